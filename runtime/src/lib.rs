@@ -1,0 +1,31 @@
+//! The irisc three-party runtime.
+//!
+//! Every executable that `irisc build` produces links this library. The generated code (the party
+//! schedule and the compute kernels) calls the `extern "C"` entry points in [`abi`]; those drive
+//! the protocols in [`protocol`] over the authenticated links of [`net`].
+//!
+//! Layout, one concept per module:
+//! - [`ring`]: arithmetic in Z_2^k stored in u16/u32/u64;
+//! - [`share`]: replicated (rep3) arithmetic shares and bit-sliced binary shares;
+//! - [`rand`]: pairwise PRF seeds and the correlated randomness derived from them (PRSS);
+//! - [`net`]: `parties.toml`, mutually authenticated TLS links, the [`net::Transport`] trait;
+//! - [`protocol`]: one protocol operation per module, named as in the papers;
+//! - [`kernels`]: the portable reference of the dot-product kernels the compiler generates;
+//! - [`io`]: share files and the plaintext NDJSON iris-code format;
+//! - [`iris`]: the plaintext model (bit layout, rotation, Algorithm 1), the reference for tests;
+//! - [`manifest`]: what the compiler embeds in an executable about its program;
+//! - [`party`]: one party's run: arguments, inputs, links, value slots, outputs;
+//! - [`abi`]: the C ABI the generated code calls.
+
+pub mod abi;
+pub mod error;
+pub mod io;
+pub mod iris;
+pub mod kernels;
+pub mod manifest;
+pub mod net;
+pub mod party;
+pub mod protocol;
+pub mod rand;
+pub mod ring;
+pub mod share;

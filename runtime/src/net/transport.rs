@@ -1,0 +1,39 @@
+use std::time::Duration;
+
+/// What can go wrong on a link. Every variant names the peer, so a user learns which party to look at.
+#[derive(Debug, thiserror::Error)]
+pub enum NetError {
+    #[error("party {peer} closed the connection (did it stop or crash?)")]
+    Closed { peer: usize },
+    #[error("party {peer} sent nothing for {waited:?}: it stalled or the network is down (timeout)")]
+    Timeout { peer: usize, waited: Duration },
+    #[error("link to party {peer}: {detail}")]
+    Io { peer: usize, detail: String },
+    #[error("party {peer} sent a malformed message: {detail}")]
+    Protocol { peer: usize, detail: String },
+}
+
+/// Ordered, reliable byte messages between this party and the two others.
+///
+/// Parties are numbered 0, 1, 2; `next` is `party + 1 mod 3` and `prev` is `party + 2 mod 3`.
+/// `send` never blocks on the peer (messages are queued); `recv` blocks until the next message
+/// from that peer arrives, at most for the transport's timeout.
+pub trait Transport {
+    /// This party's index, 0..3.
+    fn party(&self) -> usize;
+    /// Queue one message to party `to`.
+    fn send(&mut self, to: usize, message: Vec<u8>) -> Result<(), NetError>;
+    /// Receive the next message from party `from`.
+    fn recv(&mut self, from: usize) -> Result<Vec<u8>, NetError>;
+
+    fn next(&self) -> usize {
+        (self.party() + 1) % 3
+    }
+    fn prev(&self) -> usize {
+        (self.party() + 2) % 3
+    }
+    /// Bytes sent so far (payload only), for the cost accounting.
+    fn bytes_sent(&self) -> u64;
+    /// Messages sent so far.
+    fn messages_sent(&self) -> u64;
+}
