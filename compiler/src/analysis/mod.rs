@@ -1,1 +1,3 @@
-//! (to be written)
+//! Analyses on the typed program: value ranges, ring selection, costs, the leakage ledger.
+
+pub mod ring;
