@@ -1,0 +1,38 @@
+# irisc: the two commands a newcomer needs are `make demo` and `make test`.
+# Both install what is missing first (scripts/setup.sh is idempotent).
+
+CARGO ?= cargo
+LLVM_BIN := /usr/lib/llvm-22/bin
+
+.PHONY: all setup build build-release demo test test-rust test-lit fmt clean-demo
+
+all: build
+
+setup:
+	@./scripts/setup.sh
+
+build: setup
+	$(CARGO) build -p irisc-runtime -p irisc
+
+build-release: setup
+	$(CARGO) build --release -p irisc-runtime -p irisc
+
+# Compiles examples/iris_ids.irs, generates a gallery, keys and shares, runs the three parties
+# as separate processes over TLS on localhost and prints each query's answer and the time taken.
+demo: build-release
+	@./scripts/demo.sh
+
+# Every test: unit and property tests, end-to-end runs of three processes, lit tests of each stage.
+test: build test-rust test-lit
+
+test-rust:
+	$(CARGO) test --workspace -- --test-threads=2
+
+test-lit:
+	IRISC=$(CURDIR)/target/debug/irisc $(LLVM_BIN)/lit -sv tests/lit
+
+fmt:
+	$(CARGO) fmt --all
+
+clean-demo:
+	rm -rf out/demo

@@ -1,0 +1,69 @@
+//! The command line of a generated executable.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::Parser;
+
+use crate::error::RuntimeError;
+use crate::manifest::Manifest;
+
+/// Runs one of the three parties of an irisc program.
+#[derive(Debug, Clone, Parser)]
+#[command(about = "Runs one party of an irisc three-party matching program.")]
+pub struct PartyArgs {
+    /// This party's index: 0, 1 or 2.
+    #[arg(long = "party", value_parser = clap::value_parser!(u8).range(0..3), required_unless_present = "explain")]
+    party_flag: Option<u8>,
+    /// The parties file written by `irisc keys`.
+    #[arg(long, default_value = "parties.toml")]
+    pub config: PathBuf,
+    /// This party's gallery share file (from `irisc share --db`).
+    #[arg(long, required_unless_present = "explain")]
+    pub db: Option<PathBuf>,
+    /// This party's query share file (from `irisc share --query`).
+    #[arg(long, required_unless_present = "explain")]
+    pub query: Option<PathBuf>,
+    /// Seconds to wait for a peer (connecting and every message); overrides parties.toml.
+    #[arg(long)]
+    pub timeout: Option<f64>,
+    /// Threads for the dot-product kernels.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Report progress (links up, each query) on stderr.
+    #[arg(long)]
+    pub verbose: bool,
+    /// Do not print the accounting line.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Print what the compiler chose for this program (rings, costs, leakage) and exit.
+    #[arg(long)]
+    pub explain: bool,
+    #[arg(skip)]
+    pub party: usize,
+}
+
+impl PartyArgs {
+    pub fn parse(argv: Vec<OsString>, manifest: &Manifest) -> Result<PartyArgs, RuntimeError> {
+        let mut args = match PartyArgs::try_parse_from(argv) {
+            Ok(a) => a,
+            Err(e) => {
+                use clap::error::ErrorKind;
+                if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                    print!("{e}");
+                    std::process::exit(0);
+                }
+                return Err(RuntimeError::Usage(e.to_string().trim_end().to_string()));
+            }
+        };
+        if args.explain {
+            println!("{}", serde_json::to_string_pretty(&manifest.explain).unwrap_or_default());
+            std::process::exit(0);
+        }
+        args.party = args.party_flag.unwrap_or(0) as usize;
+        if args.threads == 0 {
+            return Err(RuntimeError::Usage("--threads must be at least 1".into()));
+        }
+        Ok(args)
+    }
+}

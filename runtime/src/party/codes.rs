@@ -1,0 +1,135 @@
+//! Iris codes as one party holds them: replicated shares of the masked bits, prepared for the
+//! dot product, and the public masks.
+
+use crate::io::share_file::{RingVec, ShareFile};
+use super::values::RingVecExt;
+use crate::ring::RingElem;
+
+/// `count` codes of `bits` elements each.
+///
+/// The replicated share (x_i, x_{i-1}) is kept in the prepared form of Appendix C, eq. (6):
+/// `a = x_i + x_{i-1}` and `b = x_{i-1}`, so that a party's additive share of a dot product is
+/// `<a, a'> - <b, b'>`: two plain dot products.
+#[derive(Debug)]
+pub struct Codes {
+    pub count: usize,
+    pub bits: usize,
+    /// Record ids (gallery) or query numbers.
+    pub ids: Vec<u64>,
+    /// Public masks, `bits / 64` little-endian words per code (bit i of a code is bit i % 64 of word i / 64).
+    pub masks: Vec<u64>,
+    pub a: RingVec,
+    pub b: RingVec,
+}
+
+fn prepare<T: RingElem>(own: &[T], prev: &[T]) -> (Vec<T>, Vec<T>) {
+    (own.iter().zip(prev).map(|(&x, &y)| x.wrapping_add(y)).collect(), prev.to_vec())
+}
+
+/// Public masks in the contract's byte order, as little-endian u64 words.
+fn mask_words(bytes: &[u8]) -> Vec<u64> {
+    bytes
+        .chunks(8)
+        .map(|c| {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            u64::from_le_bytes(w)
+        })
+        .collect()
+}
+
+impl Codes {
+    pub fn from_share_file(file: &ShareFile) -> Codes {
+        let (a, b) = match (&file.own, &file.prev) {
+            (RingVec::U16(o), RingVec::U16(p)) => {
+                let (a, b) = prepare(o, p);
+                (RingVec::U16(a), RingVec::U16(b))
+            }
+            (RingVec::U32(o), RingVec::U32(p)) => {
+                let (a, b) = prepare(o, p);
+                (RingVec::U32(a), RingVec::U32(b))
+            }
+            (RingVec::U64(o), RingVec::U64(p)) => {
+                let (a, b) = prepare(o, p);
+                (RingVec::U64(a), RingVec::U64(b))
+            }
+            _ => unreachable!("the share-file reader yields both components in one width"),
+        };
+        Codes {
+            count: file.header.count as usize,
+            bits: file.header.code_bits as usize,
+            ids: file.ids.clone(),
+            masks: mask_words(&file.masks),
+            a,
+            b,
+        }
+    }
+
+    pub fn words_per_code(&self) -> usize {
+        self.bits / 64
+    }
+
+    /// The codes with indices in `range`.
+    pub fn select(&self, range: std::ops::Range<usize>) -> Codes {
+        let (l, w) = (self.bits, self.words_per_code());
+        Codes {
+            count: range.len(),
+            bits: self.bits,
+            ids: self.ids[range.clone()].to_vec(),
+            masks: self.masks[range.start * w..range.end * w].to_vec(),
+            a: self.a.slice(range.start * l..range.end * l),
+            b: self.b.slice(range.start * l..range.end * l),
+        }
+    }
+
+    /// Every code rotated by each `s` in `lo..=hi`: code-major, rotation-minor.
+    ///
+    /// A rotation permutes elements (shares and mask bits alike), so it is local: no party
+    /// learns anything and nothing is sent. The rule is the contract's:
+    /// `rot(q, s)[row][col][k] = q[row][(col + s) mod cols][k]`.
+    pub fn rotations(&self, lo: i32, hi: i32) -> Codes {
+        let l = self.bits;
+        // 16 rows of `bits / 64` columns of 4-bit cells (ARCHITECTURE section 7).
+        let cols = (self.bits / 64) as i64;
+        let shifts: Vec<i32> = (lo..=hi).collect();
+        let perms: Vec<Vec<usize>> = shifts
+            .iter()
+            .map(|&s| {
+                (0..l)
+                    .map(|i| {
+                        let (row, rest) = (i / (cols as usize * 4), i % (cols as usize * 4));
+                        let (col, k) = (rest / 4, rest % 4);
+                        let from_col = (col as i64 + s as i64).rem_euclid(cols) as usize;
+                        row * cols as usize * 4 + from_col * 4 + k
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut ids = Vec::new();
+        let mut masks = Vec::new();
+        let (mut a_idx, mut code_base) = (Vec::new(), Vec::new());
+        for c in 0..self.count {
+            for p in &perms {
+                ids.push(self.ids[c]);
+                let src = &self.masks[c * self.words_per_code()..(c + 1) * self.words_per_code()];
+                let mut out = vec![0u64; self.words_per_code()];
+                for (i, &from) in p.iter().enumerate() {
+                    let bit = (src[from / 64] >> (from % 64)) & 1;
+                    out[i / 64] |= bit << (i % 64);
+                }
+                masks.extend_from_slice(&out);
+                code_base.push(c * l);
+                a_idx.push(p);
+            }
+        }
+        let gather = |v: &RingVec| {
+            let index: Vec<usize> = a_idx
+                .iter()
+                .zip(&code_base)
+                .flat_map(|(p, &base)| p.iter().map(move |&from| base + from))
+                .collect();
+            v.gather(&index)
+        };
+        Codes { count: self.count * shifts.len(), bits: l, ids, masks, a: gather(&self.a), b: gather(&self.b) }
+    }
+}

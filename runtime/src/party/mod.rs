@@ -1,0 +1,121 @@
+//! One party's run of a compiled program.
+//!
+//! The generated `main` calls [`crate::abi`], which forwards to a [`Runtime`]: it parses the
+//! command line, loads and checks this party's share files against the program's manifest,
+//! connects to the two other parties over mutually authenticated TLS, agrees PRSS seeds, and then
+//! executes the operations of the generated schedule one by one on its value slots.
+
+mod args;
+mod codes;
+mod inputs;
+mod ops;
+mod output;
+mod values;
+
+use std::time::{Duration, Instant};
+
+use crate::error::RuntimeError;
+use crate::manifest::Manifest;
+use crate::net::link::TlsTransport;
+use crate::net::Transport;
+use crate::rand::prss::Prss;
+
+pub use args::PartyArgs;
+use codes::Codes;
+use values::Value;
+
+/// Wall time spent per phase, for the accounting line printed at the end.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PhaseTimes {
+    pub load: Duration,
+    pub connect: Duration,
+    pub dot: Duration,
+    pub compare: Duration,
+}
+
+pub struct Runtime {
+    pub(crate) party: usize,
+    pub(crate) manifest: Manifest,
+    pub(crate) args: PartyArgs,
+    pub(crate) net: TlsTransport,
+    pub(crate) prss: Prss,
+    pub(crate) gallery: std::rc::Rc<Codes>,
+    pub(crate) queries: inputs::QueryBatch,
+    pub(crate) slots: Vec<Option<Value>>,
+    pub(crate) times: PhaseTimes,
+    pub(crate) rounds: u64,
+    started: Instant,
+}
+
+impl Runtime {
+    /// Everything before the first operation: arguments, inputs, links, seeds.
+    pub fn start(argv: Vec<std::ffi::OsString>, manifest: Manifest) -> Result<Runtime, RuntimeError> {
+        let started = Instant::now();
+        let args = PartyArgs::parse(argv, &manifest)?;
+        let party = args.party;
+
+        let t = Instant::now();
+        let loaded = inputs::load(&args, &manifest)?;
+        let load = t.elapsed();
+
+        let t = Instant::now();
+        let config = crate::net::config::PartiesConfig::load(&args.config)
+            .map_err(|e| RuntimeError::Setup(e.to_string()))?;
+        let timeout = args.timeout.map(Duration::from_secs_f64).unwrap_or(config.timeout);
+        let config = config.with_timeout(timeout);
+        let session = inputs::session_bytes(&manifest, &loaded);
+        let mut net = TlsTransport::connect(&config, party, &session)
+            .map_err(|e| RuntimeError::Setup(format!("party {party}: {e}")))?;
+        if args.verbose {
+            eprintln!("irisc party {party}: connected to the other two parties");
+        }
+        let prss = Prss::setup(&mut net)?;
+        let connect = t.elapsed();
+
+        Ok(Runtime {
+            party,
+            manifest,
+            args,
+            net,
+            prss,
+            gallery: std::rc::Rc::new(loaded.gallery),
+            queries: loaded.queries,
+            slots: Vec::new(),
+            times: PhaseTimes { load, connect, ..Default::default() },
+            rounds: 0,
+            started,
+        })
+    }
+
+    pub fn query_count(&self) -> u64 {
+        self.queries.count as u64
+    }
+
+    /// Closes the links (flushing what is queued) and prints this party's accounting to stderr.
+    pub fn finish(self, status: i32) -> i32 {
+        let bytes = self.net.bytes_sent();
+        let messages = self.net.messages_sent();
+        let close = self.net.close();
+        if !self.args.quiet {
+            output::print_accounting(
+                self.party,
+                &self.manifest,
+                self.queries.count,
+                self.gallery.count,
+                &self.times,
+                self.started.elapsed(),
+                bytes,
+                messages,
+                self.rounds,
+            );
+        }
+        match (status, close) {
+            (0, Ok(())) => 0,
+            (0, Err(e)) => {
+                eprintln!("irisc party {}: error: {e}", self.party);
+                1
+            }
+            (s, _) => s,
+        }
+    }
+}

@@ -1,0 +1,297 @@
+//! The operations of the generated schedule, one method per `mpc` dialect op.
+//!
+//! Each reads its operands from slots, runs the protocol step, and writes its result slot.
+
+use std::rc::Rc;
+use std::time::Instant;
+
+use crate::error::RuntimeError;
+use crate::io::share_file::RingVec;
+use crate::kernels::{MaskedDotKernelU16, MaskedDotKernelU32, MaskedDotKernelU64};
+use crate::protocol;
+use crate::ring::RingElem;
+use crate::share::rep3::Rep3Vec;
+
+use super::codes::Codes;
+use super::values::{RingVecExt, Value};
+use super::Runtime;
+
+/// The public threshold `T = floor((den - 2 num) * ml / den)` of one pair (Lemma 1, exact form).
+pub fn threshold(num: i64, den: i64, mask_len: u64) -> i128 {
+    ((den as i128 - 2 * num as i128) * mask_len as i128).div_euclid(den as i128)
+}
+
+impl Runtime {
+    fn slot(&self, i: u32) -> Result<&Value, RuntimeError> {
+        self.slots
+            .get(i as usize)
+            .and_then(|v| v.as_ref())
+            .ok_or_else(|| RuntimeError::Schedule(format!("slot {i} read before it was written")))
+    }
+
+    fn put(&mut self, i: u32, v: Value) {
+        let i = i as usize;
+        if self.slots.len() <= i {
+            self.slots.resize_with(i + 1, || None);
+        }
+        self.slots[i] = Some(v);
+    }
+
+    fn codes(&self, i: u32) -> Result<Rc<Codes>, RuntimeError> {
+        match self.slot(i)? {
+            Value::Codes(c) => Ok(c.clone()),
+            other => Err(RuntimeError::Schedule(format!("slot {i} holds {}, expected codes", other.kind()))),
+        }
+    }
+
+    pub fn load_query(&mut self, query: u64, dst: u32) -> Result<(), RuntimeError> {
+        let q = query as usize;
+        if q >= self.queries.count {
+            return Err(RuntimeError::Schedule(format!("query {q} of {}", self.queries.count)));
+        }
+        let codes = self.queries.codes.select(q..q + 1);
+        self.put(dst, Value::Codes(Rc::new(codes)));
+        Ok(())
+    }
+
+    pub fn load_gallery(&mut self, dst: u32) -> Result<(), RuntimeError> {
+        let g = self.gallery.clone();
+        self.put(dst, Value::Codes(g));
+        Ok(())
+    }
+
+    pub fn rotate(&mut self, dst: u32, src: u32, lo: i32, hi: i32) -> Result<(), RuntimeError> {
+        let rotated = self.codes(src)?.rotations(lo, hi);
+        self.put(dst, Value::Codes(Rc::new(rotated)));
+        Ok(())
+    }
+
+    /// The local half of the dot product of Appendix C: the generated kernel computes each
+    /// party's additive share `<a_q, a_g> - <b_q, b_g>` for every (record, code) pair.
+    pub fn masked_dot(&mut self, dst: u32, codes: u32, gallery: u32, kernel: *const ()) -> Result<(), RuntimeError> {
+        let t = Instant::now();
+        let (q, g) = (self.codes(codes)?, self.codes(gallery)?);
+        if q.bits != g.bits {
+            return Err(RuntimeError::Schedule("dot product of codes of different lengths".into()));
+        }
+        if kernel.is_null() {
+            return Err(RuntimeError::Schedule("null kernel".into()));
+        }
+        let threads = self.args.threads.min(g.count.max(1));
+        let out = match (&q.a, &q.b, &g.a, &g.b) {
+            (RingVec::U16(qa), RingVec::U16(qb), RingVec::U16(ga), RingVec::U16(gb)) => {
+                // SAFETY: the compiler passes the kernel generated for this storage width.
+                let k: MaskedDotKernelU16 = unsafe { std::mem::transmute(kernel) };
+                RingVec::U16(run_kernel(k, qa, qb, q.count, ga, gb, g.count, q.bits, threads))
+            }
+            (RingVec::U32(qa), RingVec::U32(qb), RingVec::U32(ga), RingVec::U32(gb)) => {
+                // SAFETY: as above.
+                let k: MaskedDotKernelU32 = unsafe { std::mem::transmute(kernel) };
+                RingVec::U32(run_kernel(k, qa, qb, q.count, ga, gb, g.count, q.bits, threads))
+            }
+            (RingVec::U64(qa), RingVec::U64(qb), RingVec::U64(ga), RingVec::U64(gb)) => {
+                // SAFETY: as above.
+                let k: MaskedDotKernelU64 = unsafe { std::mem::transmute(kernel) };
+                RingVec::U64(run_kernel(k, qa, qb, q.count, ga, gb, g.count, q.bits, threads))
+            }
+            _ => return Err(RuntimeError::Schedule("query and gallery shares differ in width".into())),
+        };
+        self.put(dst, Value::Additive(out));
+        self.times.dot += t.elapsed();
+        Ok(())
+    }
+
+    /// `ml` of every (record, code) pair from the public masks.
+    pub fn mask_len(&mut self, dst: u32, codes: u32, gallery: u32) -> Result<(), RuntimeError> {
+        let t = Instant::now();
+        let (q, g) = (self.codes(codes)?, self.codes(gallery)?);
+        let w = q.words_per_code();
+        let mut out = Vec::with_capacity(q.count * g.count);
+        for r in 0..g.count {
+            let gm = &g.masks[r * w..(r + 1) * w];
+            for c in 0..q.count {
+                let qm = &q.masks[c * w..(c + 1) * w];
+                out.push(qm.iter().zip(gm).map(|(a, b)| (a & b).count_ones() as u64).sum());
+            }
+        }
+        self.put(dst, Value::Public(out));
+        self.times.dot += t.elapsed();
+        Ok(())
+    }
+
+    pub fn reshare(&mut self, dst: u32, src: u32, ring_bits: u32) -> Result<(), RuntimeError> {
+        let t = Instant::now();
+        let Value::Additive(add) = self.slot(src)? else {
+            return Err(RuntimeError::Schedule(format!("reshare of slot {src}, which is not additive")));
+        };
+        let (own, prev) = match add {
+            RingVec::U16(v) => split(protocol::reshare::reshare(&mut self.net, &mut self.prss, v, ring_bits)?, RingVec::U16),
+            RingVec::U32(v) => split(protocol::reshare::reshare(&mut self.net, &mut self.prss, v, ring_bits)?, RingVec::U32),
+            RingVec::U64(v) => split(protocol::reshare::reshare(&mut self.net, &mut self.prss, v, ring_bits)?, RingVec::U64),
+        };
+        self.rounds += 1;
+        self.put(dst, Value::Replicated { own, prev });
+        self.times.compare += t.elapsed();
+        Ok(())
+    }
+
+    /// `T - dot` for every pair, with the public threshold added to component 0 only.
+    pub fn sub_threshold(&mut self, dst: u32, dot: u32, mask_len: u32, num: i64, den: i64, ring_bits: u32) -> Result<(), RuntimeError> {
+        let t = Instant::now();
+        let Value::Public(ml) = self.slot(mask_len)? else {
+            return Err(RuntimeError::Schedule(format!("slot {mask_len} is not public")));
+        };
+        let Value::Replicated { own, prev } = self.slot(dot)? else {
+            return Err(RuntimeError::Schedule(format!("slot {dot} is not replicated")));
+        };
+        if ml.len() != own.len() {
+            return Err(RuntimeError::Schedule("threshold and dot product sizes differ".into()));
+        }
+        let thresholds: Vec<u64> = ml.iter().map(|&m| threshold(num, den, m) as u64).collect();
+        // Party 0 holds component 0 as `own`, party 1 as `prev`.
+        let (add_own, add_prev) = (self.party == 0, self.party == 1);
+        let (own, prev) = match (own, prev) {
+            (RingVec::U16(o), RingVec::U16(p)) => {
+                let (o, p) = sub_from_public(o, p, &thresholds, add_own, add_prev, ring_bits);
+                (RingVec::U16(o), RingVec::U16(p))
+            }
+            (RingVec::U32(o), RingVec::U32(p)) => {
+                let (o, p) = sub_from_public(o, p, &thresholds, add_own, add_prev, ring_bits);
+                (RingVec::U32(o), RingVec::U32(p))
+            }
+            (RingVec::U64(o), RingVec::U64(p)) => {
+                let (o, p) = sub_from_public(o, p, &thresholds, add_own, add_prev, ring_bits);
+                (RingVec::U64(o), RingVec::U64(p))
+            }
+            _ => return Err(RuntimeError::Schedule("mixed widths".into())),
+        };
+        self.put(dst, Value::Replicated { own, prev });
+        self.times.compare += t.elapsed();
+        Ok(())
+    }
+
+    /// Algorithm 10 (BitExtract) for the most significant bit of each value.
+    pub fn msb(&mut self, dst: u32, src: u32, ring_bits: u32) -> Result<(), RuntimeError> {
+        let t = Instant::now();
+        let Value::Replicated { own, prev } = self.slot(src)? else {
+            return Err(RuntimeError::Schedule(format!("msb of slot {src}, which is not replicated")));
+        };
+        let bits = match (own, prev) {
+            (RingVec::U16(o), RingVec::U16(p)) => msb_of(self, o, p, ring_bits)?,
+            (RingVec::U32(o), RingVec::U32(p)) => msb_of(self, o, p, ring_bits)?,
+            (RingVec::U64(o), RingVec::U64(p)) => msb_of(self, o, p, ring_bits)?,
+            _ => return Err(RuntimeError::Schedule("mixed widths".into())),
+        };
+        self.rounds += ring_bits.saturating_sub(1) as u64;
+        self.put(dst, Value::Bits(bits));
+        self.times.compare += t.elapsed();
+        Ok(())
+    }
+
+    pub fn or_groups(&mut self, dst: u32, src: u32, group: u64) -> Result<(), RuntimeError> {
+        let t = Instant::now();
+        let Value::Bits(bits) = self.slot(src)? else {
+            return Err(RuntimeError::Schedule(format!("or over slot {src}, which is not binary")));
+        };
+        let group = if group == 0 { bits.len } else { group as usize };
+        if group == 0 || bits.len % group != 0 {
+            return Err(RuntimeError::Schedule(format!("or groups of {group} over {} bits", bits.len)));
+        }
+        let bits = bits.clone();
+        let out = protocol::or_tree::or_groups(&mut self.net, &mut self.prss, &bits, group)?;
+        self.rounds += (group as f64).log2().ceil() as u64;
+        self.put(dst, Value::Bits(out));
+        self.times.compare += t.elapsed();
+        Ok(())
+    }
+
+    pub fn open(&mut self, dst: u32, src: u32, to: u32) -> Result<(), RuntimeError> {
+        let t = Instant::now();
+        let Value::Bits(bits) = self.slot(src)? else {
+            return Err(RuntimeError::Schedule(format!("open of slot {src}, which is not binary")));
+        };
+        let bits = bits.clone();
+        let opened = protocol::open::open_bits(&mut self.net, &bits, to as usize)?;
+        self.rounds += 1;
+        self.put(dst, Value::Clear(opened));
+        self.times.compare += t.elapsed();
+        Ok(())
+    }
+
+    /// Prints one JSON line per query at the output party.
+    pub fn output(&mut self, query: u64, src: u32, shape: i32) -> Result<(), RuntimeError> {
+        let Value::Clear(opened) = self.slot(src)? else {
+            return Err(RuntimeError::Schedule(format!("output of slot {src}, which is not opened")));
+        };
+        let Some(bits) = opened else { return Ok(()) };
+        let line = match shape {
+            0 => super::output::any_line(query, bits),
+            1 => super::output::ids_line(query, bits, &self.gallery.ids),
+            s => return Err(RuntimeError::Schedule(format!("unknown output shape {s}"))),
+        };
+        super::output::print_line(&line)
+    }
+
+    /// Frees the slots of one query's values.
+    pub fn clear_slots(&mut self) {
+        self.slots.clear();
+    }
+}
+
+fn split<T: RingElem>(r: Rep3Vec<T>, wrap: fn(Vec<T>) -> RingVec) -> (RingVec, RingVec) {
+    (wrap(r.own), wrap(r.prev))
+}
+
+fn sub_from_public<T: RingElem>(own: &[T], prev: &[T], t: &[u64], add_own: bool, add_prev: bool, k: u32) -> (Vec<T>, Vec<T>) {
+    let mask = T::mask_to(k);
+    let f = |v: &[T], add: bool| -> Vec<T> {
+        v.iter()
+            .zip(t)
+            .map(|(&x, &th)| {
+                let neg = T::ZERO.wrapping_sub(x);
+                let y = if add { neg.wrapping_add(T::from_u64(th)) } else { neg };
+                y & mask
+            })
+            .collect()
+    };
+    (f(own, add_own), f(prev, add_prev))
+}
+
+fn msb_of<T: RingElem>(rt: &mut Runtime, own: &[T], prev: &[T], k: u32) -> Result<crate::share::binary::BitShares, RuntimeError> {
+    let x = Rep3Vec { own: own.to_vec(), prev: prev.to_vec() };
+    Ok(protocol::bit_extract::msb(&mut rt.net, &mut rt.prss, &x, k)?)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_kernel<T: RingElem + Send + Sync>(
+    kernel: unsafe extern "C" fn(*const T, *const T, i64, *const T, *const T, i64, *mut T),
+    qa: &[T],
+    qb: &[T],
+    n_codes: usize,
+    ga: &[T],
+    gb: &[T],
+    n_records: usize,
+    bits: usize,
+    threads: usize,
+) -> Vec<T> {
+    let mut out = vec![T::ZERO; n_codes * n_records];
+    if n_records == 0 || n_codes == 0 {
+        return out;
+    }
+    let per = n_records.div_ceil(threads.max(1));
+    std::thread::scope(|s| {
+        for (chunk, out_chunk) in out.chunks_mut(per * n_codes).enumerate() {
+            let first = chunk * per;
+            let n = out_chunk.len() / n_codes;
+            let (ga, gb) = (&ga[first * bits..(first + n) * bits], &gb[first * bits..(first + n) * bits]);
+            s.spawn(move || {
+                // SAFETY: every pointer covers the lengths the kernel reads and writes:
+                // n_codes * bits (queries), n * bits (records), n * n_codes (out).
+                unsafe {
+                    kernel(qa.as_ptr(), qb.as_ptr(), n_codes as i64, ga.as_ptr(), gb.as_ptr(), n as i64, out_chunk.as_mut_ptr())
+                }
+            });
+        }
+    });
+    out
+}

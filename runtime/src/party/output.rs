@@ -1,0 +1,50 @@
+//! What a party prints: result lines (output party, stdout) and accounting (stderr).
+
+use std::io::Write;
+use std::time::Duration;
+
+use crate::error::RuntimeError;
+use crate::manifest::Manifest;
+
+use super::PhaseTimes;
+
+pub fn any_line(query: u64, bits: &[bool]) -> String {
+    serde_json::json!({ "query": query, "match": bits.iter().any(|&b| b) }).to_string()
+}
+
+pub fn ids_line(query: u64, bits: &[bool], record_ids: &[u64]) -> String {
+    let ids: Vec<u64> = bits.iter().zip(record_ids).filter(|(&b, _)| b).map(|(_, &id)| id).collect();
+    serde_json::json!({ "query": query, "match": !ids.is_empty(), "ids": ids }).to_string()
+}
+
+pub fn print_line(line: &str) -> Result<(), RuntimeError> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{line}")
+        .and_then(|_| out.flush())
+        .map_err(|e| RuntimeError::Setup(format!("cannot write results: {e}")))
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn print_accounting(
+    party: usize,
+    manifest: &Manifest,
+    queries: usize,
+    records: usize,
+    t: &PhaseTimes,
+    total: Duration,
+    bytes: u64,
+    messages: u64,
+    rounds: u64,
+) {
+    eprintln!(
+        "irisc party {party} ({}): {queries} queries x {records} records; load {:.3} s, connect {:.3} s, \
+         dot phase {:.3} s, comparison phase {:.3} s, total {:.3} s; sent {} bytes in {messages} messages, {rounds} rounds",
+        manifest.program,
+        t.load.as_secs_f64(),
+        t.connect.as_secs_f64(),
+        t.dot.as_secs_f64(),
+        t.compare.as_secs_f64(),
+        total.as_secs_f64(),
+        bytes,
+    );
+}

@@ -1,0 +1,67 @@
+//! The values the generated schedule names by slot number.
+
+use std::rc::Rc;
+
+use crate::io::share_file::RingVec;
+use crate::share::binary::BitShares;
+
+use super::codes::Codes;
+
+pub enum Value {
+    /// Shares of codes with their public masks (a query's rotations, or the gallery).
+    Codes(Rc<Codes>),
+    /// Additive shares, one per (record, code) pair, record-major.
+    Additive(RingVec),
+    /// Replicated shares (x_i, x_{i-1}) over Z_2^k.
+    Replicated { own: RingVec, prev: RingVec },
+    /// Public values known to every party, one per pair (e.g. combined mask lengths).
+    Public(Vec<u64>),
+    /// Binary replicated shares, bit-sliced.
+    Bits(BitShares),
+    /// Opened bits: the values at the output party, `None` at the others.
+    Clear(Option<Vec<bool>>),
+}
+
+impl Value {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Value::Codes(_) => "codes",
+            Value::Additive(_) => "additive shares",
+            Value::Replicated { .. } => "replicated shares",
+            Value::Public(_) => "public values",
+            Value::Bits(_) => "binary shares",
+            Value::Clear(_) => "opened bits",
+        }
+    }
+}
+
+/// Width-generic helpers on ring vectors.
+pub trait RingVecExt {
+    fn len(&self) -> usize;
+    fn slice(&self, range: std::ops::Range<usize>) -> RingVec;
+    fn gather(&self, index: &[usize]) -> RingVec;
+}
+
+impl RingVecExt for RingVec {
+    fn len(&self) -> usize {
+        match self {
+            RingVec::U16(v) => v.len(),
+            RingVec::U32(v) => v.len(),
+            RingVec::U64(v) => v.len(),
+        }
+    }
+    fn slice(&self, r: std::ops::Range<usize>) -> RingVec {
+        match self {
+            RingVec::U16(v) => RingVec::U16(v[r].to_vec()),
+            RingVec::U32(v) => RingVec::U32(v[r].to_vec()),
+            RingVec::U64(v) => RingVec::U64(v[r].to_vec()),
+        }
+    }
+    fn gather(&self, index: &[usize]) -> RingVec {
+        match self {
+            RingVec::U16(v) => RingVec::U16(index.iter().map(|&i| v[i]).collect()),
+            RingVec::U32(v) => RingVec::U32(index.iter().map(|&i| v[i]).collect()),
+            RingVec::U64(v) => RingVec::U64(index.iter().map(|&i| v[i]).collect()),
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! Bad input ends in a clear message within a bounded time, never a panic or a hang.
+
+use std::io::{BufRead, BufReader};
+use std::time::{Duration, Instant};
+
+use crate::common::{self, Setup};
+use crate::data;
+
+fn small() -> std::path::PathBuf {
+    common::example("small_ids.irs")
+}
+
+fn shared_inputs(setup: &Setup, n_random: usize) -> ([std::path::PathBuf; 3], [std::path::PathBuf; 3]) {
+    let (gallery, qs) = data::edge_case_set(5, 256, n_random, 2, 3, 8, 2);
+    (setup.share(&small(), "--db", "db", &gallery), setup.share(&small(), "--query", "query", &qs))
+}
+
+fn assert_no_panic(text: &str) {
+    assert!(!text.contains("panicked"), "a process panicked:\n{text}");
+}
+
+#[test]
+fn malformed_programs_get_diagnostics_with_caret_and_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("missing_semicolon.irs", "const RATIO = 0.3\nparties a, b, c;\n"),
+        ("unknown_name.irs", "parties a, b, c;\ngallery db: iris<256> public mask;\nquery q: iris<256> public mask from a;\nreveal any d in db: fhd(q, d) < RATO to a;\n"),
+        ("two_parties.irs", "parties a, b;\n"),
+    ];
+    for (name, src) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, src).unwrap();
+        let out = common::irisc().args(["build", path.to_str().unwrap()]).output().unwrap();
+        let err = common::stderr(&out);
+        assert!(!out.status.success(), "{name} compiled");
+        assert_no_panic(&err);
+        assert!(err.contains(&format!("{name}:")), "{name}: no file:line:column in\n{err}");
+        assert!(err.contains('^'), "{name}: no caret in\n{err}");
+        assert!(err.contains("hint"), "{name}: no hint in\n{err}");
+    }
+}
+
+/// Runs the three parties where `tamper` changed some input, and checks that every party stops
+/// within the bound, at least one with a message containing `expect`.
+fn expect_failure(setup: &Setup, db: &[std::path::PathBuf; 3], q: &[std::path::PathBuf; 3], expect: &str) {
+    let started = Instant::now();
+    let outs = setup.run_three(db, q, &["--timeout", "4"]);
+    assert!(started.elapsed() < Duration::from_secs(40), "took {:?}", started.elapsed());
+    let all: String = outs.iter().map(common::stderr).collect::<Vec<_>>().join("\n");
+    assert_no_panic(&all);
+    assert!(outs.iter().any(|o| !o.status.success()), "every party succeeded:\n{all}");
+    assert!(all.contains(expect), "expected {expect:?} in:\n{all}");
+}
+
+#[test]
+fn truncated_share_file_is_refused() {
+    let setup = common::setup(&small());
+    let (db, q) = shared_inputs(&setup, 4);
+    let len = std::fs::metadata(&db[1]).unwrap().len();
+    let f = std::fs::OpenOptions::new().write(true).open(&db[1]).unwrap();
+    f.set_len(len - 7).unwrap();
+    expect_failure(&setup, &db, &q, "truncated");
+}
+
+#[test]
+fn share_file_of_another_ring_is_refused() {
+    let setup = common::setup(&small());
+    let (gallery, _) = data::edge_case_set(6, 256, 3, 1, 3, 8, 2);
+    let (db, q) = shared_inputs(&setup, 3);
+    let other = setup.dir.path().join("ring32");
+    let plain = setup.dir.path().join("g32.ndjson");
+    irisc_runtime::io::ndjson::write_file(&plain, &gallery).unwrap();
+    common::irisc_ok(&["share", "--db", plain.to_str().unwrap(), "-o", other.to_str().unwrap(), "--ring", "32"]);
+    let mixed = [other.join("db.p0.shr"), db[1].clone(), db[2].clone()];
+    expect_failure(&setup, &mixed, &q, "Z_2^32");
+}
+
+#[test]
+fn share_file_of_another_program_is_refused() {
+    let setup = common::setup(&small());
+    let (_, q) = shared_inputs(&setup, 2);
+    let dir = setup.dir.path();
+    let big = dir.join("big.ndjson");
+    common::irisc_ok(&["gen", "--count", "3", "--seed", "2", "-o", big.to_str().unwrap()]);
+    let out = dir.join("big-shares");
+    common::irisc_ok(&["share", "--db", big.to_str().unwrap(), "-o", out.to_str().unwrap(), "--ring", "9"]);
+    let db = [0, 1, 2].map(|p| out.join(format!("db.p{p}.shr")));
+    expect_failure(&setup, &db, &q, "12800");
+}
+
+#[test]
+fn shares_from_two_sharing_runs_are_not_mixed() {
+    let setup = common::setup(&small());
+    let (db, q) = shared_inputs(&setup, 3);
+    let first = db.clone().map(|p| {
+        let keep = p.with_extension("first");
+        std::fs::copy(&p, &keep).unwrap();
+        keep
+    });
+    let (db2, _) = shared_inputs(&setup, 3);
+    let mixed = [first[0].clone(), db2[1].clone(), db2[2].clone()];
+    expect_failure(&setup, &mixed, &q, "other share files");
+}
+
+#[test]
+fn party_with_the_wrong_key_is_rejected() {
+    let setup = common::setup(&small());
+    let (db, q) = shared_inputs(&setup, 3);
+    // Keys from another `irisc keys` run: a different CA, so nobody trusts party 1's certificate.
+    let other = setup.dir.path().join("other-keys");
+    common::irisc_ok(&["keys", "-o", other.to_str().unwrap(), "--base-port", "1"]);
+    let keys = setup.config.parent().unwrap();
+    std::fs::copy(other.join("party1.key"), keys.join("party1.key")).unwrap();
+    expect_failure(&setup, &db, &q, "party 1");
+}
+
+#[test]
+fn missing_peer_times_out_with_a_clear_message() {
+    let setup = common::setup(&small());
+    let (db, q) = shared_inputs(&setup, 2);
+    let started = Instant::now();
+    let children: Vec<_> = (0..2).map(|p| setup.spawn(p, &db[p], &q[p], &["--timeout", "3"])).collect();
+    let outs: Vec<_> = children.into_iter().map(|c| common::wait_bounded(c, Duration::from_secs(30))).collect();
+    assert!(started.elapsed() < Duration::from_secs(30));
+    for o in &outs {
+        let err = common::stderr(o);
+        assert!(!o.status.success());
+        assert_no_panic(&err);
+        assert!(err.contains("party 2"), "no mention of the missing party in:\n{err}");
+    }
+}
+
+#[test]
+fn peer_dying_mid_protocol_stops_the_others() {
+    let setup = common::setup(&small());
+    // Enough work that the run is still going when party 2 is killed.
+    let (db, q) = shared_inputs(&setup, 20000);
+    let mut children: Vec<_> = (0..3).map(|p| setup.spawn(p, &db[p], &q[p], &["--timeout", "5", "--verbose"])).collect();
+    // Kill party 2 as soon as it reports that its links are up.
+    let err = children[2].stderr.take().unwrap();
+    let mut lines = BufReader::new(err).lines();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match lines.next() {
+            Some(Ok(l)) if l.contains("connected") => break,
+            Some(Ok(_)) => {}
+            _ => panic!("party 2 never connected"),
+        }
+        assert!(Instant::now() < deadline);
+    }
+    children[2].kill().unwrap();
+    let _ = children[2].wait();
+    let survivors: Vec<_> = children.into_iter().take(2).map(|c| common::wait_bounded(c, Duration::from_secs(30))).collect();
+    let mut named = false;
+    for (p, o) in survivors.iter().enumerate() {
+        let err = common::stderr(o);
+        assert!(!o.status.success(), "party {p} succeeded although party 2 died");
+        assert_no_panic(&err);
+        // A survivor may first notice the other survivor stopping; one of them names party 2.
+        assert!(err.contains("party "), "party {p} gives no reason:\n{err}");
+        named |= err.contains("party 2");
+    }
+    assert!(named, "no survivor names the dead party 2");
+}

@@ -1,0 +1,126 @@
+//! Helpers for end-to-end tests: build a program with the real `irisc`, create keys and shares
+//! with the real subcommands, and run the three parties as separate OS processes over TLS.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::time::{Duration, Instant};
+
+use irisc_runtime::io::ndjson::{self, Record};
+
+pub fn irisc() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_irisc"))
+}
+
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+pub fn example(name: &str) -> PathBuf {
+    repo().join("examples").join(name)
+}
+
+/// Runs `irisc ARGS`, panicking with its stderr when it fails.
+pub fn irisc_ok(args: &[&str]) -> Output {
+    let out = irisc().args(args).output().expect("irisc runs");
+    assert!(
+        out.status.success(),
+        "irisc {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Distinct port ranges for tests running in parallel in this process.
+static NEXT_PORT: AtomicU16 = AtomicU16::new(0);
+
+pub fn base_port() -> u16 {
+    let slot = NEXT_PORT.fetch_add(1, Ordering::SeqCst);
+    20000 + (std::process::id() as u16 % 300) * 100 + slot * 3
+}
+
+/// A built program with keys, in its own folder.
+pub struct Setup {
+    pub dir: tempfile::TempDir,
+    pub exe: PathBuf,
+    pub config: PathBuf,
+}
+
+pub fn setup(program: &Path) -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("prog");
+    irisc_ok(&["build", program.to_str().unwrap(), "-o", exe.to_str().unwrap()]);
+    let keys = dir.path().join("keys");
+    irisc_ok(&["keys", "-o", keys.to_str().unwrap(), "--base-port", &base_port().to_string()]);
+    Setup { config: keys.join("parties.toml"), exe, dir }
+}
+
+impl Setup {
+    /// Writes the records as NDJSON and shares them for `program`; returns the three files.
+    pub fn share(&self, program: &Path, flag: &str, name: &str, records: &[Record]) -> [PathBuf; 3] {
+        let plain = self.dir.path().join(format!("{name}.ndjson"));
+        ndjson::write_file(&plain, records).unwrap();
+        let out = self.dir.path().join(format!("{name}-shares"));
+        let _ = std::fs::remove_dir_all(&out);
+        irisc_ok(&[
+            "share",
+            flag,
+            plain.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--program",
+            program.to_str().unwrap(),
+        ]);
+        let stem = if flag == "--db" { "db" } else { "query" };
+        [0, 1, 2].map(|p| out.join(format!("{stem}.p{p}.shr")))
+    }
+
+    pub fn spawn(&self, party: usize, db: &Path, query: &Path, extra: &[&str]) -> Child {
+        Command::new(&self.exe)
+            .args(["--party", &party.to_string(), "--config", self.config.to_str().unwrap()])
+            .args(["--db", db.to_str().unwrap(), "--query", query.to_str().unwrap()])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("party starts")
+    }
+
+    /// Runs all three parties and returns their outputs in party order.
+    pub fn run_three(&self, db: &[PathBuf; 3], query: &[PathBuf; 3], extra: &[&str]) -> Vec<Output> {
+        let children: Vec<Child> = (0..3).map(|p| self.spawn(p, &db[p], &query[p], extra)).collect();
+        children.into_iter().map(|c| wait_bounded(c, Duration::from_secs(120))).collect()
+    }
+}
+
+/// Waits for a process at most `limit`; a process still running then is a hang and fails the test.
+pub fn wait_bounded(mut child: Child, limit: Duration) -> Output {
+    let start = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            return child.wait_with_output().unwrap();
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "process hung for more than {limit:?}; stderr:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+pub fn stdout_json(out: &Output) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line {l:?}: {e}")))
+        .collect()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}

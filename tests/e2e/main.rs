@@ -1,0 +1,8 @@
+//! End-to-end tests: the real `irisc` builds real executables, and three OS processes run them
+//! over mutually authenticated TLS on loopback. Answers are compared with the plaintext
+//! definition (Algorithm 1 with rotations).
+
+mod bad_input;
+mod common;
+mod data;
+mod matching;

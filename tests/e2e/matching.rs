@@ -1,0 +1,100 @@
+//! Three processes over TLS answer exactly as the plaintext definition does.
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use proptest::prelude::*;
+
+use crate::common::{self, Setup};
+use crate::data;
+
+fn small_ids() -> PathBuf {
+    common::example("small_ids.irs")
+}
+
+fn small_any() -> PathBuf {
+    common::repo().join("tests/e2e/programs/small_any.irs")
+}
+
+fn checked(program: &std::path::Path) -> irisc::sema::Program {
+    let src = std::fs::read_to_string(program).unwrap();
+    irisc::sema::frontend(&program.display().to_string(), &src).unwrap()
+}
+
+/// The plaintext answers for `program` on NDJSON files written by [`Setup::share`].
+fn plain(setup: &Setup, program: &std::path::Path) -> Vec<serde_json::Value> {
+    let dir = setup.dir.path();
+    irisc::driver::plain::answers(&checked(program), &dir.join("db.ndjson"), &dir.join("query.ndjson")).unwrap()
+}
+
+fn output_party(outs: &[std::process::Output], party: usize) -> Vec<serde_json::Value> {
+    for (p, o) in outs.iter().enumerate() {
+        assert!(o.status.success(), "party {p} failed:\n{}", common::stderr(o));
+        if p != party {
+            assert!(o.stdout.is_empty(), "party {p} is not the output party but printed results");
+        }
+    }
+    common::stdout_json(&outs[party])
+}
+
+static IDS: OnceLock<Setup> = OnceLock::new();
+static ANY: OnceLock<Setup> = OnceLock::new();
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 8, ..ProptestConfig::default() })]
+
+    /// Random small galleries with pairs just below, at and above the threshold under rotation:
+    /// the ids the output party prints equal Algorithm 1's.
+    #[test]
+    fn ids_equal_plaintext_definition(seed in any::<u64>(), n_random in 0usize..12, queries in 1usize..4) {
+        let setup = IDS.get_or_init(|| common::setup(&small_ids()));
+        let (gallery, qs) = data::edge_case_set(seed, 256, n_random, queries, 3, 8, 2);
+        prop_assume!(!gallery.is_empty());
+        let db = setup.share(&small_ids(), "--db", "db", &gallery);
+        let q = setup.share(&small_ids(), "--query", "query", &qs);
+        let outs = setup.run_three(&db, &q, &["--timeout", "20"]);
+        let got = output_party(&outs, 0);
+        prop_assert_eq!(got, plain(setup, &small_ids()));
+    }
+
+    /// The one-bit form: the OR over every record and rotation, revealed to party 1.
+    #[test]
+    fn any_bit_equals_plaintext_definition(seed in any::<u64>(), n_random in 0usize..8) {
+        let setup = ANY.get_or_init(|| common::setup(&small_any()));
+        let (gallery, qs) = data::edge_case_set(seed, 256, n_random, 3, 3, 8, 2);
+        prop_assume!(!gallery.is_empty());
+        let db = setup.share(&small_any(), "--db", "db", &gallery);
+        let q = setup.share(&small_any(), "--query", "query", &qs);
+        let outs = setup.run_three(&db, &q, &["--timeout", "20"]);
+        let got = output_party(&outs, 1);
+        prop_assert_eq!(got, plain(setup, &small_any()));
+    }
+}
+
+/// The deployed shape: 12 800-bit codes, 31 rotations, ratio 0.345, on codes from `irisc gen`.
+#[test]
+fn example_program_on_generated_codes() {
+    let program = common::example("iris_ids.irs");
+    let setup = common::setup(&program);
+    let dir = setup.dir.path();
+    let db = dir.join("db.ndjson");
+    let q = dir.join("query.ndjson");
+    common::irisc_ok(&["gen", "--count", "60", "--seed", "11", "-o", db.to_str().unwrap()]);
+    common::irisc_ok(&["gen", "--count", "4", "--seed", "12", "--near", db.to_str().unwrap(), "-o", q.to_str().unwrap()]);
+    let out = common::irisc_ok(&[
+        "run",
+        program.to_str().unwrap(),
+        "--db",
+        db.to_str().unwrap(),
+        "--query",
+        q.to_str().unwrap(),
+        "--check",
+    ]);
+    let got: Vec<serde_json::Value> = common::stdout_json(&out);
+    let expected = irisc::driver::plain::answers(&checked(&program), &db, &q).unwrap();
+    assert_eq!(got, expected);
+    assert!(
+        expected.iter().any(|v| v["match"] == true),
+        "the generated queries should include near-duplicates of enrolled codes"
+    );
+}
