@@ -59,36 +59,32 @@ pub fn bit_planes<T: RingElem>(values: &[T], k: u32) -> Vec<Vec<u64>> {
     planes
 }
 
-/// Algorithm 5, ShareSplit: the bit planes of each component x_0, x_1, x_2 as binary shares
-/// (InpLocal, Algorithm 4: component j is held by parties j and j + 1, its other shares are 0).
-/// Local, no interaction. Returns `[planes of x_0, planes of x_1, planes of x_2]`.
+/// Algorithm 5, ShareSplit: the bit planes of each component x_0, x_1, x_2 as binary shares,
+/// each by InpLocal (Algorithm 4, [`BitShares::inp_local`]): component j is known to parties j
+/// and j + 1. Local, no interaction. Returns `[planes of x_0, planes of x_1, planes of x_2]`.
+#[doc(alias = "ShareSplit")]
 pub fn share_split<T: RingElem>(party: usize, x: &Rep3Vec<T>, k: u32) -> [Vec<BitShares>; 3] {
     let len = x.len();
     let own = bit_planes(&x.own, k);
     let prev = bit_planes(&x.prev, k);
-    let zero = vec![0u64; words_for(len)];
     std::array::from_fn(|j| {
+        // Party i knows x_i (own) and x_{i−1} (prev); the third party knows nothing of x_j.
+        let known: &[Vec<u64>] = if party == j {
+            &own
+        } else if party == (j + 1) % 3 {
+            &prev
+        } else {
+            &[]
+        };
         (0..k as usize)
-            .map(|b| BitShares {
-                // Party i holds x_i as its own component and x_{i−1} as prev.
-                own: if party == j {
-                    own[b].clone()
-                } else {
-                    zero.clone()
-                },
-                prev: if (party + 2) % 3 == j {
-                    prev[b].clone()
-                } else {
-                    zero.clone()
-                },
-                len,
-            })
+            .map(|b| BitShares::inp_local(party, j, known.get(b).map_or(&[][..], |v| v), len))
             .collect()
     })
 }
 
 /// Algorithm 6, FA, on many bit positions at once: sums s = a ⊕ b ⊕ c and carries
 /// o = (a ⊕ c)(b ⊕ c) ⊕ c, one AND each, all in one round. Returns `(sums, carries)`.
+#[doc(alias = "FA")]
 pub fn full_adder(
     net: &mut dyn Transport,
     prss: &mut Prss,
@@ -114,6 +110,7 @@ pub fn full_adder(
 /// Algorithm 7, BinAdd (ripple carry): a + b for m-bit operands given least significant bit
 /// first. Returns the m sum bits and, if `carry_out`, the carry out of the top bit as bit m.
 /// Rounds: m with the carry out, m − 1 without (the top bit's sum needs only the carry in).
+#[doc(alias = "BinAdd")]
 pub fn bin_add(
     net: &mut dyn Transport,
     prss: &mut Prss,
@@ -156,6 +153,7 @@ pub fn bin_add(
 ///
 /// Only bits up to the highest index are computed. Panics unless every index is below k and
 /// `k <= T::BITS` (both fixed by the compiler, not by peers).
+#[doc(alias = "BitExtract")]
 pub fn bit_extract<T: RingElem>(
     net: &mut dyn Transport,
     prss: &mut Prss,
@@ -396,5 +394,55 @@ mod tests {
             out[0].as_ref().unwrap(),
             Err(NetError::Protocol { peer: 2, .. })
         ));
+    }
+}
+
+/// Timing of the batch sizes the paper benchmarks; run with
+/// `cargo test --release -p irisc-runtime --lib -- --ignored --nocapture timing`.
+#[cfg(test)]
+mod timing {
+    use super::*;
+    use crate::protocol::testutil::run_protocol;
+    use crate::share::binary::reconstruct_bits;
+    use crate::share::rep3::share_vec;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha12Rng;
+    use std::time::Instant;
+
+    #[test]
+    #[ignore]
+    fn timing_msb_400k_k16() {
+        let n = 400_000;
+        let mut rng = ChaCha12Rng::seed_from_u64(1);
+        let v: Vec<u16> = (0..n).map(|_| rng.random()).collect();
+        let shares = share_vec(&v, 16, &mut rng);
+        let runs = run_protocol(shares, |net, prss, x: &Rep3Vec<u16>| {
+            let t = Instant::now();
+            let b = msb(net, prss, x, 16).unwrap();
+            let msb_time = t.elapsed();
+            let t = Instant::now();
+            let any = crate::protocol::or_groups(net, prss, &b, b.len).unwrap();
+            (b, any, msb_time, t.elapsed())
+        });
+        let got = reconstruct_bits(&[
+            runs[0].out.0.clone(),
+            runs[1].out.0.clone(),
+            runs[2].out.0.clone(),
+        ])
+        .unwrap();
+        assert!(got.iter().zip(&v).all(|(&b, &x)| b == (x >> 15 == 1)));
+        let any = reconstruct_bits(&[
+            runs[0].out.1.clone(),
+            runs[1].out.1.clone(),
+            runs[2].out.1.clone(),
+        ])
+        .unwrap();
+        assert_eq!(any, vec![true]);
+        for r in &runs {
+            println!(
+                "msb of {n} elements, k = 16: {:?}; OR tree over them: {:?}; {} bytes sent",
+                r.out.2, r.out.3, r.bytes
+            );
+        }
     }
 }

@@ -19,7 +19,7 @@ pub mod stats;
 
 pub use and::{and, and_many};
 pub use bit_extract::{bin_add, bit_extract, full_adder, msb, share_split};
-pub use dot::{masked_dot, prepare};
+pub use dot::{dot_local, masked_dot, prepare};
 pub use mux::cmux;
 pub use open::{open_all, open_bits};
 pub use or_tree::{or_all, or_groups};

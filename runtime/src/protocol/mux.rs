@@ -8,6 +8,7 @@ use super::and;
 
 /// Algorithm 11, CMux: d = b ⊕ c ∧ (a ⊕ b), i.e. `a` where `c` is set and `b` elsewhere,
 /// element-wise. One round, one AND gate per element.
+#[doc(alias = "CMux")]
 pub fn cmux(
     net: &mut dyn Transport,
     prss: &mut Prss,

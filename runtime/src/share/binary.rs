@@ -128,6 +128,23 @@ impl BitShares {
         clear_tail(target, self.len);
     }
 
+    /// Algorithm 4, InpLocal, over F_2: shares of a value known to parties `owner` and
+    /// `owner + 1`, without interaction. The value becomes component `owner` (the other two are
+    /// zero), so party `owner` holds it as `own` and party `owner + 1` as `prev`. `known` is the
+    /// bit-sliced value at those two parties and is ignored at the third.
+    #[doc(alias = "InpLocal")]
+    pub fn inp_local(party: usize, owner: usize, known: &[u64], len: usize) -> Self {
+        let mut s = BitShares::zeros(len);
+        if party == owner {
+            s.own.copy_from_slice(known);
+        } else if party == (owner + 1) % 3 {
+            s.prev.copy_from_slice(known);
+        }
+        clear_tail(&mut s.own, len);
+        clear_tail(&mut s.prev, len);
+        s
+    }
+
     /// Bitwise NOT of the shared value (XOR with the public all-ones vector).
     pub fn not(&self, party: usize) -> Self {
         let mut out = self.clone();
@@ -301,6 +318,25 @@ mod tests {
             want.extend_from_slice(&b);
             want.extend(idx.iter().map(|&e| a[e]));
             prop_assert_eq!(reconstruct_bits(&c), Some(want));
+        }
+    }
+
+    #[test]
+    fn inp_local_shares_the_known_value() {
+        let bits: Vec<bool> = (0..77).map(|i| i % 5 < 2).collect();
+        let words = pack_bits(&bits);
+        for owner in 0..3 {
+            let s: [BitShares; 3] = std::array::from_fn(|p| {
+                let knows = p == owner || p == (owner + 1) % 3;
+                BitShares::inp_local(p, owner, if knows { &words } else { &[] }, bits.len())
+            });
+            assert_eq!(reconstruct_bits(&s), Some(bits.clone()), "owner {owner}");
+            // The third party's shares are all zero: it learns nothing and contributes nothing.
+            assert!(s[(owner + 2) % 3]
+                .own
+                .iter()
+                .chain(&s[(owner + 2) % 3].prev)
+                .all(|&w| w == 0));
         }
     }
 
