@@ -1,5 +1,5 @@
 //! Compute kernels. The compiler generates the dot-product kernels in LLVM (CPU) and PTX (GPU);
-//! [`reference`] is their portable reference and the fallback the runtime uses without them.
+//! [`reference`](mod@reference) is their portable reference and the fallback the runtime uses without them.
 
 pub mod reference;
 

@@ -6,7 +6,7 @@
 //!     = (x_i + x_{i−1})(y_i + y_{i−1}) − x_{i−1} y_{i−1} + α_i             (eq. 5).
 //! Preparing each share once as (x'_i, x'_{i−1}) = (x_i + x_{i−1}, x_{i−1}) leaves
 //! z_i = x'_i y'_i − x'_{i−1} y'_{i−1} + α_i                                (eq. 6),
-//! and a dot product sums these terms before a single [`reshare`]: two plain dot products per
+//! and a dot product sums these terms before a single [`reshare()`]: two plain dot products per
 //! party and one message, whatever the vector length. The gallery is prepared once when it is
 //! loaded; the heavy loop is the generated kernel (reference: [`masked_dot_reference`]).
 //!
@@ -34,7 +34,7 @@ pub fn prepare<T: RingElem>(share: &Rep3Vec<T>) -> (Vec<T>, Vec<T>) {
 
 /// This party's additive shares of all `n_records × n_codes` dot products, record-major
 /// (`out[r * n_codes + c]`), from prepared query codes and prepared gallery records of `len`
-/// elements each. Not yet re-randomised: pass it to [`reshare`] before anything is sent.
+/// elements each. Not yet re-randomised: pass it to [`reshare()`] before anything is sent.
 pub fn dot_local<T: RingElem>(
     query: &(Vec<T>, Vec<T>),
     n_codes: usize,

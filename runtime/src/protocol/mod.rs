@@ -6,7 +6,8 @@
 //! per peer per communication round, whatever the vector length. The shapes (lengths, k, group
 //! sizes) are public and identical at all parties, so all parties draw the same amount of PRSS
 //! randomness in the same order. Every received message is length-checked; a malformed one
-//! becomes [`NetError::Protocol`], never a panic.
+//! becomes [`NetError::Protocol`], never a panic. Opening ([`open`]) needs no randomness and so
+//! is the one step that takes no [`crate::rand::Prss`].
 
 pub mod and;
 pub mod bit_extract;

@@ -9,7 +9,7 @@ pub struct Stats {
 }
 
 impl Stats {
-    /// One AND (or [`super::cmux`]) layer: one round, one gate.
+    /// One AND (or [`super::cmux()`]) layer: one round, one gate.
     pub fn and() -> Stats {
         Stats {
             rounds: 1,
@@ -17,7 +17,7 @@ impl Stats {
         }
     }
 
-    /// [`super::reshare`]: one round, no gates.
+    /// [`super::reshare()`]: one round, no gates.
     pub fn reshare() -> Stats {
         Stats {
             rounds: 1,
@@ -25,7 +25,7 @@ impl Stats {
         }
     }
 
-    /// [`super::bit_extract`] of bits up to index `m` (the highest requested): one full-adder
+    /// [`super::bit_extract()`] of bits up to index `m` (the highest requested): one full-adder
     /// layer on bits 0..m (m gates) and a ripple-carry chain for bits 1..=m that skips the carry
     /// out of the top bit (m − 1 gates, m − 1 rounds). So 2m − 1 gates in m rounds for m ≥ 1.
     pub fn bit_extract(m: u32) -> Stats {
@@ -39,12 +39,12 @@ impl Stats {
         }
     }
 
-    /// [`super::msb`] in Z_2^k: k − 1 rounds and 2k − 3 gates (29 gates, 15 rounds for k = 16).
+    /// [`super::msb()`] in Z_2^k: k − 1 rounds and 2k − 3 gates (29 gates, 15 rounds for k = 16).
     pub fn msb(k: u32) -> Stats {
         Stats::bit_extract(k.saturating_sub(1))
     }
 
-    /// [`super::or_groups`] on one group of `group` bits: a tree of ceil(log2 group) rounds and
+    /// [`super::or_groups()`] on one group of `group` bits: a tree of ceil(log2 group) rounds and
     /// group − 1 gates.
     pub fn or_group(group: usize) -> Stats {
         let rounds = if group <= 1 {

@@ -18,7 +18,7 @@ pub struct Rep3Vec<T> {
 }
 
 /// One party's additive share (its component x_i only), e.g. the local result of a dot product
-/// before [`crate::protocol::reshare`] turns it back into a replicated share.
+/// before [`crate::protocol::reshare()`] turns it back into a replicated share.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub struct AddVec<T> {
     pub own: Vec<T>,
