@@ -1,1 +1,6 @@
-//! (to be written)
+//! Correlated randomness: pairwise PRF seeds and the pseudo-random secret sharing derived from
+//! them ([`prss`]), so that re-randomisation costs no communication.
+
+pub mod prss;
+
+pub use prss::Prss;

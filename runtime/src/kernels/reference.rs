@@ -1,0 +1,100 @@
+//! Portable reference of the masked dot-product kernel (the local step of Appendix C eq. 6).
+//!
+//! For every gallery record r and query code c it computes one party's additive share of the
+//! dot product from prepared shares (see [`crate::protocol::dot::prepare`]):
+//! `out[r * n_codes + c] = Σ_i qa[c·len + i]·ga[r·len + i] − qb[c·len + i]·gb[r·len + i]`,
+//! wrapping in the storage width. The output is record-major so that a gallery shard writes one
+//! contiguous block. Generated kernels must produce exactly these words.
+
+use crate::ring::RingElem;
+
+/// The C signature of a generated kernel over Z_2^k stored in u16. The code length is a
+/// compile-time constant of the generated kernel, so it is not an argument.
+pub type MaskedDotKernelU16 = unsafe extern "C" fn(
+    qa: *const u16,
+    qb: *const u16,
+    n_codes: i64,
+    ga: *const u16,
+    gb: *const u16,
+    n_records: i64,
+    out: *mut u16,
+);
+/// As [`MaskedDotKernelU16`], storage u32.
+pub type MaskedDotKernelU32 = unsafe extern "C" fn(
+    qa: *const u32,
+    qb: *const u32,
+    n_codes: i64,
+    ga: *const u32,
+    gb: *const u32,
+    n_records: i64,
+    out: *mut u32,
+);
+/// As [`MaskedDotKernelU16`], storage u64.
+pub type MaskedDotKernelU64 = unsafe extern "C" fn(
+    qa: *const u64,
+    qb: *const u64,
+    n_codes: i64,
+    ga: *const u64,
+    gb: *const u64,
+    n_records: i64,
+    out: *mut u64,
+);
+
+/// The reference kernel. Panics if a slice is shorter than its shape says (a caller bug).
+#[allow(clippy::too_many_arguments)]
+pub fn masked_dot_reference<T: RingElem>(
+    qa: &[T],
+    qb: &[T],
+    n_codes: usize,
+    ga: &[T],
+    gb: &[T],
+    n_records: usize,
+    len: usize,
+    out: &mut [T],
+) {
+    assert!(
+        qa.len() >= n_codes * len && qb.len() >= n_codes * len,
+        "query shares shorter than n_codes * len"
+    );
+    assert!(
+        ga.len() >= n_records * len && gb.len() >= n_records * len,
+        "gallery shares shorter than n_records * len"
+    );
+    assert!(
+        out.len() >= n_records * n_codes,
+        "output shorter than n_records * n_codes"
+    );
+    for r in 0..n_records {
+        let (gar, gbr) = (&ga[r * len..(r + 1) * len], &gb[r * len..(r + 1) * len]);
+        for c in 0..n_codes {
+            let (qac, qbc) = (&qa[c * len..(c + 1) * len], &qb[c * len..(c + 1) * len]);
+            let mut acc = T::ZERO;
+            for i in 0..len {
+                acc = acc
+                    .wrapping_add(qac[i].wrapping_mul(gar[i]))
+                    .wrapping_sub(qbc[i].wrapping_mul(gbr[i]));
+            }
+            out[r * n_codes + c] = acc;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_major_layout_and_wrapping() {
+        // Two codes of length 2, three records.
+        let qa: Vec<u16> = vec![1, 2, 3, 4];
+        let qb: Vec<u16> = vec![0, 1, 1, 0];
+        let ga: Vec<u16> = vec![1, 1, 0xffff, 0, 5, 6];
+        let gb: Vec<u16> = vec![1, 0, 0, 1, 2, 2];
+        let mut out = vec![0u16; 6];
+        masked_dot_reference(&qa, &qb, 2, &ga, &gb, 3, 2, &mut out);
+        // record 0: c0 = 1+2 - 0 = 3; c1 = 3+4 - 1 = 6
+        // record 1: c0 = -1 - 1 = -2; c1 = -3 - 0 = -3
+        // record 2: c0 = 5+12 - 2 = 15; c1 = 15+24 - 2 = 37
+        assert_eq!(out, vec![3, 6, 0xfffe, 0xfffd, 15, 37]);
+    }
+}

@@ -1,0 +1,448 @@
+//! Arithmetic-to-binary bit extraction in Z_2^k (Appendix E, Algorithms 5, 6, 7 and 10) and
+//! MSB extraction, the comparison of Lemma 1.
+//!
+//! The replicated share x = x_0 + x_1 + x_2 is viewed as three binary values that every pair of
+//! parties can share without interaction (ShareSplit); a layer of full adders reduces the three
+//! to two (sums s and carries c, all bit positions in one round), and a ripple-carry adder adds
+//! s and 2c. Batches are bit-sliced: plane j holds bit j of every element, 64 elements a word.
+//!
+//! Cost for the bits up to index m: m AND gates in the full-adder layer (the carry out of bit m
+//! is never needed) and m − 1 in the ripple chain (bit 0 of 2c is zero, so there is no carry out
+//! of bit 0, and the carry out of bit m is not needed), in 1 + (m − 1) rounds. For the MSB
+//! (m = k − 1) that is 2k − 3 gates in k − 1 rounds: 29 gates and 15 rounds for k = 16.
+
+use crate::net::{NetError, Transport};
+use crate::rand::Prss;
+use crate::ring::RingElem;
+use crate::share::binary::words_for;
+use crate::share::{BitShares, Rep3Vec};
+
+use super::and_many;
+
+/// Transposes a 64×64 bit matrix in place: afterwards bit r of word c is what bit c of word r was.
+/// Swaps off-diagonal blocks of halving size (32, 16, ..., 1): 6 × 32 word operations.
+fn transpose64(a: &mut [u64; 64]) {
+    let mut j = 32;
+    let mut m: u64 = 0x0000_0000_ffff_ffff;
+    while j != 0 {
+        let mut r = 0;
+        while r < 64 {
+            // Rows r (bit j clear) and r + j: swap r's high columns with (r + j)'s low columns.
+            let t = ((a[r] >> j) ^ a[r + j]) & m;
+            a[r] ^= t << j;
+            a[r + j] ^= t;
+            r = (r + j + 1) & !j;
+        }
+        j >>= 1;
+        m ^= m << j;
+    }
+}
+
+/// Bit planes of `values`: `planes[j]` holds bit j of every element, bit-sliced.
+pub fn bit_planes<T: RingElem>(values: &[T], k: u32) -> Vec<Vec<u64>> {
+    let k = k as usize;
+    let words = words_for(values.len());
+    let mut planes = vec![vec![0u64; words]; k];
+    let mut block = [0u64; 64];
+    for (w, chunk) in values.chunks(64).enumerate() {
+        for (b, v) in block
+            .iter_mut()
+            .zip(chunk.iter().map(|v| v.to_u64()).chain(std::iter::repeat(0)))
+        {
+            *b = v;
+        }
+        transpose64(&mut block);
+        for (plane, &bits) in planes.iter_mut().zip(block.iter()) {
+            plane[w] = bits;
+        }
+    }
+    planes
+}
+
+/// Algorithm 5, ShareSplit: the bit planes of each component x_0, x_1, x_2 as binary shares,
+/// each by InpLocal (Algorithm 4, [`BitShares::inp_local`]): component j is known to parties j
+/// and j + 1. Local, no interaction. Returns `[planes of x_0, planes of x_1, planes of x_2]`.
+#[doc(alias = "ShareSplit")]
+pub fn share_split<T: RingElem>(party: usize, x: &Rep3Vec<T>, k: u32) -> [Vec<BitShares>; 3] {
+    let len = x.len();
+    let own = bit_planes(&x.own, k);
+    let prev = bit_planes(&x.prev, k);
+    std::array::from_fn(|j| {
+        // Party i knows x_i (own) and x_{i−1} (prev); the third party knows nothing of x_j.
+        let known: &[Vec<u64>] = if party == j {
+            &own
+        } else if party == (j + 1) % 3 {
+            &prev
+        } else {
+            &[]
+        };
+        (0..k as usize)
+            .map(|b| BitShares::inp_local(party, j, known.get(b).map_or(&[][..], |v| v), len))
+            .collect()
+    })
+}
+
+/// Algorithm 6, FA, on many bit positions at once: sums s = a ⊕ b ⊕ c and carries
+/// o = (a ⊕ c)(b ⊕ c) ⊕ c, one AND each, all in one round. Returns `(sums, carries)`.
+#[doc(alias = "FA")]
+pub fn full_adder(
+    net: &mut dyn Transport,
+    prss: &mut Prss,
+    a: &[BitShares],
+    b: &[BitShares],
+    c: &[BitShares],
+) -> Result<(Vec<BitShares>, Vec<BitShares>), NetError> {
+    assert!(
+        a.len() == b.len() && b.len() == c.len(),
+        "full adder: operand widths differ"
+    );
+    let t1: Vec<BitShares> = a.iter().zip(c).map(|(a, c)| a.xor(c)).collect();
+    let t2: Vec<BitShares> = b.iter().zip(c).map(|(b, c)| b.xor(c)).collect();
+    let sums = t1.iter().zip(b).map(|(t, b)| t.xor(b)).collect();
+    let pairs: Vec<(&BitShares, &BitShares)> = t1.iter().zip(&t2).collect();
+    let mut carries = and_many(net, prss, &pairs)?;
+    for (o, c) in carries.iter_mut().zip(c) {
+        o.xor_assign(c);
+    }
+    Ok((sums, carries))
+}
+
+/// Algorithm 7, BinAdd (ripple carry): a + b for m-bit operands given least significant bit
+/// first. Returns the m sum bits and, if `carry_out`, the carry out of the top bit as bit m.
+/// Rounds: m with the carry out, m − 1 without (the top bit's sum needs only the carry in).
+#[doc(alias = "BinAdd")]
+pub fn bin_add(
+    net: &mut dyn Transport,
+    prss: &mut Prss,
+    a: &[BitShares],
+    b: &[BitShares],
+    carry_out: bool,
+) -> Result<Vec<BitShares>, NetError> {
+    assert_eq!(a.len(), b.len(), "binary adder: operand widths differ");
+    let m = a.len();
+    let mut out = Vec::with_capacity(m + 1);
+    let mut carry: Option<BitShares> = None;
+    for i in 0..m {
+        let last = i + 1 == m;
+        match carry.take() {
+            None => {
+                out.push(a[i].xor(&b[i]));
+                if !last || carry_out {
+                    carry = Some(super::and(net, prss, &a[i], &b[i])?);
+                }
+            }
+            Some(c) => {
+                if last && !carry_out {
+                    out.push(a[i].xor(&b[i]).xor(&c));
+                } else {
+                    let (mut s, mut o) =
+                        full_adder(net, prss, &a[i..=i], &b[i..=i], std::slice::from_ref(&c))?;
+                    out.push(s.pop().expect("one sum"));
+                    carry = o.pop();
+                }
+            }
+        }
+    }
+    if let Some(c) = carry {
+        out.push(c);
+    }
+    Ok(out)
+}
+
+/// Algorithm 10, BitExtract: binary shares of bits `indices` of x ∈ Z_2^k (in that order).
+///
+/// Only bits up to the highest index are computed. Panics unless every index is below k and
+/// `k <= T::BITS` (both fixed by the compiler, not by peers).
+#[doc(alias = "BitExtract")]
+pub fn bit_extract<T: RingElem>(
+    net: &mut dyn Transport,
+    prss: &mut Prss,
+    x: &Rep3Vec<T>,
+    k: u32,
+    indices: &[usize],
+) -> Result<Vec<BitShares>, NetError> {
+    assert!(
+        k >= 1 && k <= T::BITS,
+        "bit extraction: k = {k} does not fit the {}-bit storage",
+        T::BITS
+    );
+    assert!(
+        indices.iter().all(|&i| i < k as usize),
+        "bit extraction: index beyond k = {k}"
+    );
+    let Some(&m) = indices.iter().max() else {
+        return Ok(Vec::new());
+    };
+    let [x0, x1, x2] = share_split(net.party(), x, m as u32 + 1);
+    // Full adders on bits 0..m: sums there, carries c[0..m]; bit m needs only its sum.
+    let (mut s, c) = full_adder(net, prss, &x0[..m], &x1[..m], &x2[..m])?;
+    s.push(x0[m].xor(&x1[m]).xor(&x2[m]));
+    // x = s + 2c: bit 0 is s[0]; bits 1..=m are s[1..=m] + c[0..m] with no carry in.
+    let mut r = vec![s[0].clone()];
+    if m >= 1 {
+        r.extend(bin_add(net, prss, &c, &s[1..=m], false)?);
+    }
+    Ok(indices.iter().map(|&i| r[i].clone()).collect())
+}
+
+/// The most significant bit of x ∈ Z_2^k (bit k − 1): with Lemma 1, the comparison x < 0 in the
+/// signed reading of Z_2^k. k − 1 rounds, 2k − 3 AND gates per element.
+pub fn msb<T: RingElem>(
+    net: &mut dyn Transport,
+    prss: &mut Prss,
+    x: &Rep3Vec<T>,
+    k: u32,
+) -> Result<BitShares, NetError> {
+    Ok(bit_extract(net, prss, x, k, &[k as usize - 1])?
+        .pop()
+        .expect("one index in, one bit out"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::testutil::{edge_values, run_protocol};
+    use crate::protocol::Stats;
+    use crate::ring::{mask, storage_for, Width};
+    use crate::share::binary::{pack_bits, reconstruct_bits, share_bits};
+    use crate::share::rep3::share_vec;
+    use proptest::prelude::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha12Rng;
+
+    #[test]
+    fn transpose_matches_naive() {
+        let mut rng = ChaCha12Rng::seed_from_u64(9);
+        let vals: Vec<u64> = (0..150).map(|_| rng.random()).collect();
+        let planes = bit_planes(&vals, 64);
+        for (j, plane) in planes.iter().enumerate() {
+            let want = pack_bits(&vals.iter().map(|v| (v >> j) & 1 == 1).collect::<Vec<_>>());
+            assert_eq!(plane, &want, "plane {j}");
+        }
+        let small: Vec<u16> = vec![0xffff, 0x8000, 1];
+        let p = bit_planes(&small, 16);
+        assert_eq!(p.len(), 16);
+        assert_eq!(p[15], vec![0b011]);
+        assert_eq!(p[0], vec![0b101]);
+    }
+
+    /// Shares `values` in Z_2^k, extracts bits `indices`, and checks them and the round count.
+    fn check<T: RingElem>(
+        values: &[u64],
+        k: u32,
+        indices: Vec<usize>,
+        seed: u64,
+    ) -> Result<(), TestCaseError> {
+        let mut rng = ChaCha12Rng::seed_from_u64(seed);
+        let v: Vec<T> = values.iter().map(|&x| T::from_u64(x & mask(k))).collect();
+        let shares = share_vec(&v, k, &mut rng);
+        let idx = indices.clone();
+        let runs = run_protocol(shares, move |net, prss, x: &Rep3Vec<T>| {
+            bit_extract(net, prss, x, k, &idx).unwrap()
+        });
+        let m = *indices.iter().max().unwrap() as u32;
+        let want_rounds = Stats::bit_extract(m).rounds;
+        prop_assert!(
+            runs.iter().all(|r| r.messages == want_rounds),
+            "rounds {} want {}",
+            runs[0].messages,
+            want_rounds
+        );
+        for (n, &i) in indices.iter().enumerate() {
+            let got = reconstruct_bits(&[
+                runs[0].out[n].clone(),
+                runs[1].out[n].clone(),
+                runs[2].out[n].clone(),
+            ]);
+            let want: Vec<bool> = values
+                .iter()
+                .map(|&x| (x & mask(k)) >> i & 1 == 1)
+                .collect();
+            prop_assert_eq!(got, Some(want), "bit {} of k = {}", i, k);
+        }
+        Ok(())
+    }
+
+    fn dispatch(
+        values: &[u64],
+        k: u32,
+        indices: Vec<usize>,
+        seed: u64,
+    ) -> Result<(), TestCaseError> {
+        match storage_for(k) {
+            Width::U16 => check::<u16>(values, k, indices, seed),
+            Width::U32 => check::<u32>(values, k, indices, seed),
+            Width::U64 => check::<u64>(values, k, indices, seed),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+        #[test]
+        fn msb_is_the_sign_bit(k in 2u32..=64, seed: u64, raw in proptest::collection::vec(any::<u64>(), 0..140)) {
+            let mut values = raw;
+            values.extend(edge_values(k));
+            dispatch(&values, k, vec![k as usize - 1], seed)?;
+        }
+
+        #[test]
+        fn bit_extract_matches_plain_bits(k in 1u32..=64, seed: u64, raw in proptest::collection::vec(any::<u64>(), 1..70), picks in proptest::collection::vec(any::<u32>(), 1..4)) {
+            let mut values = raw;
+            values.extend(edge_values(k.max(1)));
+            let indices: Vec<usize> = picks.iter().map(|p| (p % k) as usize).collect();
+            dispatch(&values, k, indices, seed)?;
+        }
+    }
+
+    #[test]
+    fn msb_rounds_and_gates_for_every_k() {
+        // 128 elements = 2 words per plane, so bytes sent = gates × 2 words × 8 bytes.
+        for k in 2u32..=64 {
+            let values: Vec<u64> = (0..128u64)
+                .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+                .collect();
+            let v: Vec<u64> = values.iter().map(|x| x & mask(k)).collect();
+            let shares = share_vec(&v, k, &mut ChaCha12Rng::seed_from_u64(k as u64));
+            let runs = run_protocol(shares, move |net, prss, x: &Rep3Vec<u64>| {
+                msb(net, prss, x, k).unwrap()
+            });
+            let want = Stats::msb(k);
+            assert_eq!(
+                want,
+                Stats {
+                    rounds: k as u64 - 1,
+                    and_gates: 2 * k as u64 - 3
+                }
+            );
+            for r in &runs {
+                assert_eq!(r.messages, want.rounds, "k = {k}");
+                assert_eq!(r.bytes, want.and_gates * 2 * 8, "k = {k}");
+            }
+            let got = reconstruct_bits(&[
+                runs[0].out.clone(),
+                runs[1].out.clone(),
+                runs[2].out.clone(),
+            ])
+            .unwrap();
+            assert!(
+                got.iter()
+                    .zip(&v)
+                    .all(|(&b, &x)| b == ((x >> (k - 1)) & 1 == 1)),
+                "k = {k}"
+            );
+        }
+    }
+
+    #[test]
+    fn bin_add_adds() {
+        let mut rng = ChaCha12Rng::seed_from_u64(4);
+        let a: Vec<u8> = (0..100).map(|_| rng.random()).collect();
+        let b: Vec<u8> = (0..100).map(|_| rng.random()).collect();
+        let planes = |v: &[u8], rng: &mut ChaCha12Rng| -> Vec<[BitShares; 3]> {
+            (0..8)
+                .map(|j| {
+                    share_bits(
+                        &v.iter().map(|x| (x >> j) & 1 == 1).collect::<Vec<_>>(),
+                        rng,
+                    )
+                })
+                .collect()
+        };
+        let (pa, pb) = (planes(&a, &mut rng), planes(&b, &mut rng));
+        let inputs: [(Vec<BitShares>, Vec<BitShares>); 3] = std::array::from_fn(|i| {
+            (
+                pa.iter().map(|p| p[i].clone()).collect(),
+                pb.iter().map(|p| p[i].clone()).collect(),
+            )
+        });
+        let runs = run_protocol(
+            inputs,
+            |net, prss, (a, b): &(Vec<BitShares>, Vec<BitShares>)| {
+                bin_add(net, prss, a, b, true).unwrap()
+            },
+        );
+        assert!(runs.iter().all(|r| r.messages == 8));
+        let bits: Vec<Vec<bool>> = (0..9)
+            .map(|j| {
+                reconstruct_bits(&[
+                    runs[0].out[j].clone(),
+                    runs[1].out[j].clone(),
+                    runs[2].out[j].clone(),
+                ])
+                .unwrap()
+            })
+            .collect();
+        for e in 0..100 {
+            let sum: u32 = (0..9).map(|j| (bits[j][e] as u32) << j).sum();
+            assert_eq!(sum, a[e] as u32 + b[e] as u32);
+        }
+    }
+
+    #[test]
+    fn malformed_carry_message_is_an_error() {
+        let out = crate::net::memory::run_three(|mut t| {
+            let mut prss = Prss::from_seeds(t.party(), [1; 16], [2; 16]);
+            let x: Rep3Vec<u16> = Rep3Vec::zeros(10);
+            if t.party() == 2 {
+                let to = t.next();
+                t.send(to, vec![0; 5]).unwrap();
+                return None;
+            }
+            Some(msb(&mut t, &mut prss, &x, 16).map(|_| ()))
+        });
+        assert!(matches!(
+            out[0].as_ref().unwrap(),
+            Err(NetError::Protocol { peer: 2, .. })
+        ));
+    }
+}
+
+/// Timing of the batch sizes the paper benchmarks; run with
+/// `cargo test --release -p irisc-runtime --lib -- --ignored --nocapture timing`.
+#[cfg(test)]
+mod timing {
+    use super::*;
+    use crate::protocol::testutil::run_protocol;
+    use crate::share::binary::reconstruct_bits;
+    use crate::share::rep3::share_vec;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha12Rng;
+    use std::time::Instant;
+
+    #[test]
+    #[ignore]
+    fn timing_msb_400k_k16() {
+        let n = 400_000;
+        let mut rng = ChaCha12Rng::seed_from_u64(1);
+        let v: Vec<u16> = (0..n).map(|_| rng.random()).collect();
+        let shares = share_vec(&v, 16, &mut rng);
+        let runs = run_protocol(shares, |net, prss, x: &Rep3Vec<u16>| {
+            let t = Instant::now();
+            let b = msb(net, prss, x, 16).unwrap();
+            let msb_time = t.elapsed();
+            let t = Instant::now();
+            let any = crate::protocol::or_groups(net, prss, &b, b.len).unwrap();
+            (b, any, msb_time, t.elapsed())
+        });
+        let got = reconstruct_bits(&[
+            runs[0].out.0.clone(),
+            runs[1].out.0.clone(),
+            runs[2].out.0.clone(),
+        ])
+        .unwrap();
+        assert!(got.iter().zip(&v).all(|(&b, &x)| b == (x >> 15 == 1)));
+        let any = reconstruct_bits(&[
+            runs[0].out.1.clone(),
+            runs[1].out.1.clone(),
+            runs[2].out.1.clone(),
+        ])
+        .unwrap();
+        assert_eq!(any, vec![true]);
+        for r in &runs {
+            println!(
+                "msb of {n} elements, k = 16: {:?}; OR tree over them: {:?}; {} bytes sent",
+                r.out.2, r.out.3, r.bytes
+            );
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! OR accumulation of comparison bits (Section 4.2, "Accumulating the Resulting Bits"):
+//! x ∨ y = x ⊕ y ⊕ (x ∧ y), evaluated as a balanced binary tree so that a group of g bits costs
+//! ceil(log2 g) rounds instead of g − 1; every level of every group shares one batched AND.
+
+use crate::net::{NetError, Transport};
+use crate::rand::Prss;
+use crate::share::BitShares;
+
+/// ORs each run of `group` consecutive elements of `bits` into one bit: output element g is the
+/// OR of elements `g·group .. min((g+1)·group, len)` (the last group may be shorter).
+/// `group == bits.len` gives a single bit. Panics if `group == 0`.
+pub fn or_groups(
+    net: &mut dyn Transport,
+    prss: &mut Prss,
+    bits: &BitShares,
+    group: usize,
+) -> Result<BitShares, NetError> {
+    assert!(group > 0, "OR over groups of zero elements");
+    // Current sizes of the groups, laid out one after another in `cur`.
+    let mut sizes: Vec<usize> = (0..bits.len.div_ceil(group))
+        .map(|g| group.min(bits.len - g * group))
+        .collect();
+    let mut cur = bits.clone();
+    while sizes.iter().any(|&s| s > 1) {
+        // Each group of size s halves to h = ceil(s/2): element j < s − h pairs with j + h,
+        // and the middle element of an odd group passes through.
+        let (mut left, mut right, mut keep) = (Vec::new(), Vec::new(), Vec::new());
+        let mut start = 0;
+        for &s in &sizes {
+            let h = s.div_ceil(2);
+            for j in 0..s - h {
+                left.push(start + j);
+                right.push(start + j + h);
+            }
+            if s % 2 == 1 {
+                keep.push(start + h - 1);
+            }
+            start += s;
+        }
+        let (l, r) = (cur.gather(&left), cur.gather(&right));
+        let both = super::and(net, prss, &l, &r)?;
+        let or = l.xor(&r).xor(&both);
+        let pass = cur.gather(&keep);
+        // Reassemble the groups in order: each group's paired results, then its passed element.
+        let mut order = Vec::with_capacity(left.len() + keep.len());
+        let (mut at_or, mut at_keep) = (0, left.len());
+        for s in sizes.iter_mut() {
+            let h = s.div_ceil(2);
+            order.extend(at_or..at_or + (*s - h));
+            at_or += *s - h;
+            if *s % 2 == 1 {
+                order.push(at_keep);
+                at_keep += 1;
+            }
+            *s = h;
+        }
+        cur = BitShares::concat(&[&or, &pass]).gather(&order);
+    }
+    Ok(cur)
+}
+
+/// OR of all bits into one bit (false for an empty vector).
+pub fn or_all(
+    net: &mut dyn Transport,
+    prss: &mut Prss,
+    bits: &BitShares,
+) -> Result<BitShares, NetError> {
+    if bits.len == 0 {
+        // The OR of nothing is false; all parties agree without talking.
+        return Ok(BitShares::zeros(1));
+    }
+    or_groups(net, prss, bits, bits.len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::testutil::run_protocol;
+    use crate::protocol::Stats;
+    use crate::share::binary::{reconstruct_bits, share_bits};
+    use proptest::prelude::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha12Rng;
+
+    fn check(bits: Vec<bool>, group: usize, seed: u64) -> Result<(), TestCaseError> {
+        let mut rng = ChaCha12Rng::seed_from_u64(seed);
+        let shares = share_bits(&bits, &mut rng);
+        let runs = run_protocol(shares, move |net, prss, b: &BitShares| {
+            or_groups(net, prss, b, group).unwrap()
+        });
+        let want: Vec<bool> = bits.chunks(group).map(|c| c.iter().any(|&b| b)).collect();
+        let got = reconstruct_bits(&[
+            runs[0].out.clone(),
+            runs[1].out.clone(),
+            runs[2].out.clone(),
+        ]);
+        prop_assert_eq!(got, Some(want));
+        let rounds = Stats::or_group(group.min(bits.len())).rounds;
+        prop_assert!(
+            runs.iter().all(|r| r.messages == rounds),
+            "rounds {} want {}",
+            runs[0].messages,
+            rounds
+        );
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+        #[test]
+        fn or_groups_matches_plain(seed: u64, len in 1usize..400, which in 0usize..5, density in 0u32..4) {
+            let mut rng = ChaCha12Rng::seed_from_u64(seed);
+            // density 0 gives all-false inputs, the case that must not leak a stray true.
+            let bits: Vec<bool> = (0..len).map(|_| density > 0 && rng.random_ratio(1, 1 << (2 * density))).collect();
+            let group = [1, 2, 3, 31, len][which];
+            check(bits, group, seed)?;
+        }
+    }
+
+    #[test]
+    fn single_true_anywhere_is_found() {
+        for len in [1usize, 2, 63, 64, 65, 130] {
+            for pos in [0, len / 2, len - 1] {
+                let mut bits = vec![false; len];
+                bits[pos] = true;
+                check(bits, len, pos as u64).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn or_all_of_nothing_is_false() {
+        let runs = run_protocol(
+            std::array::from_fn(|_| BitShares::zeros(0)),
+            |net, prss, b: &BitShares| or_all(net, prss, b).unwrap(),
+        );
+        assert_eq!(
+            reconstruct_bits(&[
+                runs[0].out.clone(),
+                runs[1].out.clone(),
+                runs[2].out.clone()
+            ]),
+            Some(vec![false])
+        );
+        assert!(runs.iter().all(|r| r.messages == 0));
+    }
+}
