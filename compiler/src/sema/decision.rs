@@ -165,7 +165,11 @@ impl Resolver<'_, '_> {
         let v = if b.negative { -v } else { v };
         if v.abs() > max {
             return Err(Diagnostic::error(format!("rotation {v} is out of range"), b.span)
-                .with_label(format!("must lie in -{max}..={max}"))
+                .with_label(if max == 0 {
+                    "must be 0: the code has a single column".to_string()
+                } else {
+                    format!("must lie in -{max}..={max}")
+                })
                 .with_hint(format!(
                     "`{}` has {} columns; a rotation shifts whole columns, so at most {max} either way",
                     query.name,
