@@ -29,26 +29,8 @@ impl Interval {
         }
     }
 
-    pub fn add(self, other: Interval) -> Self {
-        Interval {
-            lo: self.lo + other.lo,
-            hi: self.hi + other.hi,
-        }
-    }
-
-    pub fn neg(self) -> Self {
-        Interval {
-            lo: -self.hi,
-            hi: -self.lo,
-        }
-    }
-
-    pub fn sub(self, other: Interval) -> Self {
-        self.add(other.neg())
-    }
-
     pub fn contains(self, v: i128) -> bool {
-        self.lo <= v && v <= self.hi
+        (self.lo..=self.hi).contains(&v)
     }
 
     pub fn contains_interval(self, other: Interval) -> bool {
@@ -72,12 +54,39 @@ impl Interval {
 
     /// Whether every value is represented without wrapping in Z_2^k's signed range.
     pub fn fits_signed(self, k: u32) -> bool {
-        k >= 1 && k <= 126 && Interval::signed_ring(k).contains_interval(self)
+        (1..=126).contains(&k) && Interval::signed_ring(k).contains_interval(self)
     }
 
     /// The smallest k >= 1 with [`Self::fits_signed`].
     pub fn signed_bits(self) -> u32 {
         (1..=126).find(|&k| self.fits_signed(k)).unwrap_or(127)
+    }
+}
+
+impl std::ops::Add for Interval {
+    type Output = Interval;
+    fn add(self, other: Interval) -> Interval {
+        Interval {
+            lo: self.lo + other.lo,
+            hi: self.hi + other.hi,
+        }
+    }
+}
+
+impl std::ops::Neg for Interval {
+    type Output = Interval;
+    fn neg(self) -> Interval {
+        Interval {
+            lo: -self.hi,
+            hi: -self.lo,
+        }
+    }
+}
+
+impl std::ops::Sub for Interval {
+    type Output = Interval;
+    fn sub(self, other: Interval) -> Interval {
+        self + -other
     }
 }
 
@@ -95,7 +104,7 @@ mod tests {
     fn arithmetic_and_hull() {
         let a = Interval::new(3, -2);
         assert_eq!(a, Interval { lo: -2, hi: 3 });
-        assert_eq!(a.sub(Interval::new(0, 5)), Interval::new(-7, 3));
+        assert_eq!(a - Interval::new(0, 5), Interval::new(-7, 3));
         assert_eq!(a.hull(Interval::point(10)), Interval::new(-2, 10));
         assert_eq!(
             Interval::monotone_image(Interval::new(0, 4), |x| -3 * x),

@@ -79,7 +79,7 @@ pub fn ranges(code_bits: u32, ratio: Ratio) -> ComparisonRanges {
 
 /// Lemma 1's sufficient condition for `t = 2^k`: `l < t/4` and `l < t - 2^(ceil(log2 t) - 1)`.
 pub fn lemma1_conditions(code_bits: u32, k: u32) -> bool {
-    if k < 2 || k > 100 {
+    if !(2..=100).contains(&k) {
         return false;
     }
     let (l, t) = (i128::from(code_bits), 1i128 << k);

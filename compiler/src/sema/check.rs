@@ -28,8 +28,7 @@ pub fn check(
                 p.names
                     .iter()
                     .enumerate()
-                    .map(|(i, n)| globals.declare(n, SymbolKind::Party(i)))
-                    .collect()
+                    .try_for_each(|(i, n)| globals.declare(n, SymbolKind::Party(i)))
             }
             Item::Input(i) => {
                 input_items.push(i);

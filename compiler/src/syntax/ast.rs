@@ -48,6 +48,8 @@ pub struct Module {
     pub span: Span,
 }
 
+// Few nodes per program: boxing the large variants would only add noise.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Item {
     Const(ConstItem),
@@ -133,6 +135,7 @@ pub struct RevealItem {
     pub span: Span,
 }
 
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RevealBody {
     /// One opened bit per query.

@@ -142,7 +142,7 @@ mod tests {
             .with_label("not declared")
             .with_secondary(Span::new(6, 7), "a similar name")
             .with_hint("did you mean `A`?");
-        let out = render("t.irs", src, &[d.clone()], false);
+        let out = render("t.irs", src, std::slice::from_ref(&d), false);
         assert!(out.starts_with("error: unknown name `B`"), "{out}");
         assert!(out.contains("t.irs:2:9"), "{out}");
         assert!(out.contains("let x = B;"), "{out}");
@@ -156,7 +156,7 @@ mod tests {
     #[test]
     fn out_of_range_spans_do_not_panic() {
         let d = Diagnostic::error("x", Span::new(100, 200));
-        let out = render("t.irs", "ab", &[d.clone()], false);
+        let out = render("t.irs", "ab", std::slice::from_ref(&d), false);
         assert!(out.contains("error: x"));
         assert_eq!(d.line_column("ab"), (1, 3));
     }
