@@ -1,3 +1,7 @@
-//! Analyses on the typed program: value ranges, ring selection, costs, the leakage ledger.
+//! Analyses on the typed program: value ranges, ring selection (Lemma 1), costs, and the
+//! leakage ledger that `irisc explain` prints.
 
+pub mod cost;
+pub mod explain;
+pub mod range;
 pub mod ring;

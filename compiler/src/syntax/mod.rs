@@ -1,8 +1,34 @@
-//! The `.irs` front end: parser (nom), spans and diagnostics.
+//! The `.irs` front end: lexer and parser (nom), spans and diagnostics.
+//!
+//! A program states Algorithm 1 of the Large-Scale MPC paper (the iris code membership check)
+//! declaratively: which inputs exist, who supplies them, which pairs are compared with which
+//! fractional Hamming distance threshold, and what is revealed to whom.
+
+pub mod ast;
+pub mod diagnostic;
+pub mod lexer;
+pub mod parser;
+
+pub use diagnostic::{render, Diagnostic, Label};
+pub use parser::parse;
 
 /// A byte range in the source file.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Span {
     pub start: usize,
     pub end: usize,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Self {
+        Span { start, end }
+    }
+
+    /// The smallest span covering both.
+    pub fn to(self, other: Span) -> Span {
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
+    }
 }
