@@ -183,7 +183,7 @@ fn input_op<'c>(
         MaskKind::Secret => "secret",
     };
     let l = input.code_bits;
-    if l == 0 || l % 64 != 0 {
+    if l == 0 || !l.is_multiple_of(64) {
         return Err(invalid(format!(
             "`{}` has {l} bits per code; it must be a positive multiple of 64",
             input.name

@@ -100,7 +100,9 @@ pub fn masked_dot<'ctx>(
     let out = p(6)?.into_pointer_value();
     let names = ["qa", "qb", "n_codes", "ga", "gb", "n_records", "out"];
     for (i, n) in names.iter().enumerate() {
-        f.get_nth_param(i as u32).map(|v| v.set_name(n));
+        if let Some(v) = f.get_nth_param(i as u32) {
+            v.set_name(n);
+        }
     }
 
     let b = cx.create_builder();
