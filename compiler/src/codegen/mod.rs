@@ -1,1 +1,211 @@
-//! (to be written)
+//! From a typed program to what `irisc build` produces, stage by stage.
+//!
+//! `Program` -> `irs` ([`crate::lower`]) -> passes ([`crate::passes`]) -> `mpc` -> LLVM module
+//! ([`cpu`]: party schedule, kernels, manifest) -> `default<O3>` -> object -> executable
+//! ([`link`]). [`compile`] stops after the stage [`Emit`] names and returns its text or file.
+
+pub mod cpu;
+pub mod link;
+pub mod manifest;
+
+use crate::lower::{lower_program, LowerError};
+use crate::mlir::{Compiler, MlirError};
+use crate::passes::{PassError, PassManager};
+use crate::sema::Program;
+use std::path::PathBuf;
+
+pub use cpu::CodegenError;
+pub use link::LinkError;
+
+/// The stage after which `compile` stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Emit {
+    /// The typed program, as JSON.
+    Ast,
+    /// The `irs` module as lowered.
+    Irs,
+    /// The `mpc` module after all passes.
+    Mpc,
+    /// The optimised LLVM module.
+    Llvm,
+    /// An object file.
+    Obj,
+    /// A linked executable.
+    Exe,
+}
+
+#[derive(Debug, Clone)]
+pub struct BuildOptions {
+    pub emit: Emit,
+    /// Where the object or executable goes; default `<program name>.o` / `<program name>`.
+    pub output: Option<PathBuf>,
+    /// Print the module to stderr after lowering and after every pass.
+    pub print_ir_after_all: bool,
+}
+
+/// What `compile` produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Artifact {
+    /// The printed stage (Ast, Irs, Mpc, Llvm): the driver prints it.
+    Text(String),
+    /// The path of the written object or executable.
+    File(PathBuf),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CompileError {
+    #[error(transparent)]
+    Mlir(#[from] MlirError),
+    #[error(transparent)]
+    Lower(#[from] LowerError),
+    #[error(transparent)]
+    Pass(#[from] PassError),
+    #[error(transparent)]
+    Codegen(#[from] CodegenError),
+    #[error(transparent)]
+    Link(#[from] LinkError),
+    #[error("{0}")]
+    Io(String),
+}
+
+/// Compiles `program` (whose text is `source`, for locations and the fingerprint) up to
+/// `opts.emit`. `explain` is the `irisc explain --json` document embedded in the manifest.
+pub fn compile(
+    program: &Program,
+    source: &str,
+    explain: serde_json::Value,
+    opts: &BuildOptions,
+) -> Result<Artifact, CompileError> {
+    if opts.emit == Emit::Ast {
+        let json =
+            serde_json::to_string_pretty(program).map_err(|e| CompileError::Io(e.to_string()))?;
+        return Ok(Artifact::Text(json));
+    }
+    let cx = Compiler::new()?;
+    let irs = lower_program(&cx, program, source)?;
+    if opts.print_ir_after_all {
+        print_ir("lower", &irs.as_operation().to_string());
+    }
+    if opts.emit == Emit::Irs {
+        return Ok(Artifact::Text(irs.as_operation().to_string()));
+    }
+    let mut printer = |pass: &str, ir: &str| print_ir(pass, ir);
+    let printer: Option<&mut crate::passes::IrPrinter> = if opts.print_ir_after_all {
+        Some(&mut printer)
+    } else {
+        None
+    };
+    let mpc = PassManager::irs_to_mpc_pipeline().run(&cx, irs, printer)?;
+    if opts.emit == Emit::Mpc {
+        return Ok(Artifact::Text(mpc.as_operation().to_string()));
+    }
+
+    let manifest = manifest::build(program, source, explain, &mpc)?;
+    let manifest_json =
+        serde_json::to_string(&manifest).map_err(|e| CompileError::Io(e.to_string()))?;
+    let llcx = inkwell::context::Context::create();
+    let module = cpu::generate(&llcx, &program.name, &mpc, &manifest_json)?;
+    let machine = cpu::target::host_machine()?;
+    cpu::target::optimize(&module, &machine)?;
+    if opts.emit == Emit::Llvm {
+        return Ok(Artifact::Text(module.print_to_string().to_string()));
+    }
+    if opts.emit == Emit::Obj {
+        let out = opts
+            .output
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(format!("{}.o", program.name)));
+        cpu::target::write_object(&module, &machine, &out)?;
+        return Ok(Artifact::File(out));
+    }
+    let out = opts
+        .output
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(&program.name));
+    let dir = tempfile::tempdir()
+        .map_err(|e| CompileError::Io(format!("cannot create a temporary directory: {e}")))?;
+    let object = dir.path().join(format!("{}.o", program.name));
+    cpu::target::write_object(&module, &machine, &object)?;
+    link::link(&object, &out)?;
+    Ok(Artifact::File(out))
+}
+
+fn print_ir(after: &str, ir: &str) {
+    eprintln!("// -----// IR Dump After {after} //----- //\n{ir}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lower::tests::example_program;
+    use crate::sema::RevealShape;
+
+    fn opts(emit: Emit) -> BuildOptions {
+        BuildOptions {
+            emit,
+            output: None,
+            print_ir_after_all: false,
+        }
+    }
+
+    fn text(emit: Emit) -> String {
+        let p = example_program(RevealShape::AnyBit);
+        match compile(&p, "source", serde_json::json!({"ring": 16}), &opts(emit)).unwrap() {
+            Artifact::Text(t) => t,
+            other => panic!("expected text, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_text_stage_prints() {
+        assert!(text(Emit::Ast).contains("\"code_bits\": 12800"));
+        assert!(text(Emit::Irs).contains("irs.fhd_lt"));
+        assert!(text(Emit::Mpc).contains("mpc.masked_dot"));
+        let ll = text(Emit::Llvm);
+        assert!(ll.contains("define i32 @main(i32"), "{ll}");
+        assert!(ll.contains("irisc_kernel_masked_dot_L12800_u16"), "{ll}");
+    }
+
+    #[test]
+    fn manifest_is_embedded_and_parses() {
+        let ll = text(Emit::Llvm);
+        let start = ll.find("@irisc_manifest = private").unwrap();
+        let line = &ll[start..ll[start..].find('\n').unwrap() + start];
+        let json = line
+            .split("c\"")
+            .nth(1)
+            .unwrap()
+            .trim_end_matches('"')
+            .replace("\\22", "\"");
+        let m = irisc_runtime::manifest::Manifest::from_json(json.as_bytes()).unwrap();
+        assert_eq!(
+            (
+                m.code_bits,
+                m.ring_bits,
+                m.mask.as_str(),
+                m.sharing.as_str()
+            ),
+            (12800, 16, "public", "rep3")
+        );
+        assert_eq!(m.fingerprint, manifest::fingerprint("source"));
+        assert_eq!(m.explain, serde_json::json!({"ring": 16}));
+    }
+
+    #[test]
+    fn writes_an_object_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("dedup.o");
+        let p = example_program(RevealShape::MatchingIds);
+        let o = BuildOptions {
+            emit: Emit::Obj,
+            output: Some(out.clone()),
+            print_ir_after_all: false,
+        };
+        assert_eq!(
+            compile(&p, "", serde_json::Value::Null, &o).unwrap(),
+            Artifact::File(out.clone())
+        );
+        let bytes = std::fs::read(&out).unwrap();
+        assert_eq!(&bytes[..4], b"\x7fELF");
+    }
+}

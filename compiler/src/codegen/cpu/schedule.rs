@@ -1,0 +1,410 @@
+//! The party schedule: `i32 main(i32 argc, ptr argv)`, generated from the `mpc` module.
+//!
+//! `main` starts the runtime with the embedded manifest, runs the ops of `@setup` once, then the
+//! ops of `@query` for every query, each op one call into the runtime's C ABI. Every op's result
+//! lives in a value slot of the runtime, numbered here at compile time (one slot per SSA value;
+//! iterations of the query loop reuse them). Every status is checked: a failure jumps to a block
+//! that finishes the runtime with a nonzero status.
+
+use super::{abi::entry_point, kernel, CodegenError};
+use crate::mlir::{get_int, get_str, op_name, type_param};
+use inkwell::{
+    basic_block::BasicBlock,
+    builder::Builder,
+    context::Context,
+    module::{Linkage, Module},
+    values::{BasicMetadataValueEnum, FunctionValue, IntValue, PointerValue},
+    AddressSpace, IntPredicate,
+};
+use melior::ir::{
+    block::BlockLike, operation::OperationLike, BlockRef, Module as MlirModule, RegionLike,
+    ValueLike,
+};
+use std::collections::HashMap;
+
+fn err(e: impl std::fmt::Display) -> CodegenError {
+    CodegenError(e.to_string())
+}
+
+/// Where an SSA value of the `mpc` module lives at run time.
+#[derive(Clone, Copy)]
+enum Slot<'ctx> {
+    /// A runtime value slot.
+    Slot(u32),
+    /// The query number: the loop counter of the schedule.
+    Query(IntValue<'ctx>),
+}
+
+struct Schedule<'ctx, 'a> {
+    cx: &'ctx Context,
+    module: &'a Module<'ctx>,
+    b: Builder<'ctx>,
+    main: FunctionValue<'ctx>,
+    rt: PointerValue<'ctx>,
+    fail: BasicBlock<'ctx>,
+    slots: HashMap<usize, Slot<'ctx>>,
+    next_slot: u32,
+}
+
+fn key<'c>(v: impl ValueLike<'c>) -> usize {
+    v.to_raw().ptr as usize
+}
+
+/// Generates `main` into `module`, with the manifest JSON as a private constant.
+pub fn generate<'ctx>(
+    cx: &'ctx Context,
+    module: &Module<'ctx>,
+    mpc: &MlirModule<'_>,
+    manifest_json: &str,
+) -> Result<(), CodegenError> {
+    let (setup, query) = (body_of(mpc, "setup")?, body_of(mpc, "query")?);
+    let i32t = cx.i32_type();
+    let i64t = cx.i64_type();
+    let ptr = cx.ptr_type(AddressSpace::default());
+
+    let bytes = cx.const_string(manifest_json.as_bytes(), false);
+    let manifest = module.add_global(bytes.get_type(), None, "irisc_manifest");
+    manifest.set_initializer(&bytes);
+    manifest.set_constant(true);
+    manifest.set_linkage(Linkage::Private);
+
+    let main = module.add_function(
+        "main",
+        i32t.fn_type(&[i32t.into(), ptr.into()], false),
+        None,
+    );
+    let b = cx.create_builder();
+    let entry = cx.append_basic_block(main, "entry");
+    let started = cx.append_basic_block(main, "started");
+    let no_rt = cx.append_basic_block(main, "start.failed");
+    let fail = cx.append_basic_block(main, "failed");
+
+    b.position_at_end(entry);
+    let argc = main
+        .get_nth_param(0)
+        .ok_or_else(|| err("main has no argc"))?;
+    let argv = main
+        .get_nth_param(1)
+        .ok_or_else(|| err("main has no argv"))?;
+    let start =
+        entry_point(cx, module, "irisc_rt_start").ok_or_else(|| err("no irisc_rt_start"))?;
+    let len = i64t.const_int(manifest_json.len() as u64, false);
+    let rt = b
+        .build_call(
+            start,
+            &[
+                argc.into(),
+                argv.into(),
+                manifest.as_pointer_value().into(),
+                len.into(),
+            ],
+            "rt",
+        )
+        .map_err(err)?
+        .try_as_basic_value()
+        .basic()
+        .ok_or_else(|| err("irisc_rt_start returns nothing"))?
+        .into_pointer_value();
+    let is_null = b.build_is_null(rt, "rt.null").map_err(err)?;
+    b.build_conditional_branch(is_null, no_rt, started)
+        .map_err(err)?;
+    b.position_at_end(no_rt);
+    b.build_return(Some(&i32t.const_int(1, false)))
+        .map_err(err)?;
+
+    let mut s = Schedule {
+        cx,
+        module,
+        b,
+        main,
+        rt,
+        fail,
+        slots: HashMap::new(),
+        next_slot: 0,
+    };
+    s.b.position_at_end(started);
+
+    // @setup, once; its results become @query's gallery arguments.
+    let returned = s.ops(setup, None)?;
+
+    // for q in 0..query_count: @query
+    let count_fn =
+        entry_point(cx, module, "irisc_rt_query_count").ok_or_else(|| err("no query_count"))?;
+    let n = s
+        .call_value(count_fn, &[rt.into()], "queries")?
+        .into_int_value();
+    let pre =
+        s.b.get_insert_block()
+            .ok_or_else(|| err("builder has no block"))?;
+    let head = cx.append_basic_block(main, "queries");
+    let body = cx.append_basic_block(main, "query");
+    let done = cx.append_basic_block(main, "done");
+    s.b.build_unconditional_branch(head).map_err(err)?;
+    s.b.position_at_end(head);
+    let q = s.b.build_phi(i64t, "q").map_err(err)?;
+    let q_v = q.as_basic_value().into_int_value();
+    let more =
+        s.b.build_int_compare(IntPredicate::SLT, q_v, n, "more")
+            .map_err(err)?;
+    s.b.build_conditional_branch(more, body, done)
+        .map_err(err)?;
+    s.b.position_at_end(body);
+    let args = query.argument_count();
+    if args != returned.len() + 1 {
+        return Err(err(format!(
+            "@query takes {args} arguments but @setup returns {} values",
+            returned.len()
+        )));
+    }
+    s.slots
+        .insert(key(query.argument(0).map_err(err)?), Slot::Query(q_v));
+    for (i, slot) in returned.iter().enumerate() {
+        s.slots
+            .insert(key(query.argument(i + 1).map_err(err)?), *slot);
+    }
+    s.ops(query, Some(q_v))?;
+    let next =
+        s.b.build_int_add(q_v, i64t.const_int(1, false), "q.next")
+            .map_err(err)?;
+    let latch =
+        s.b.get_insert_block()
+            .ok_or_else(|| err("builder has no block"))?;
+    s.b.build_unconditional_branch(head).map_err(err)?;
+    q.add_incoming(&[(&i64t.const_zero(), pre), (&next, latch)]);
+
+    let finish =
+        entry_point(cx, module, "irisc_rt_finish").ok_or_else(|| err("no irisc_rt_finish"))?;
+    for (block, status) in [(done, 0u64), (fail, 1)] {
+        s.b.position_at_end(block);
+        let code = s.call_value(
+            finish,
+            &[rt.into(), i32t.const_int(status, false).into()],
+            "exit",
+        )?;
+        s.b.build_return(Some(&code)).map_err(err)?;
+    }
+    Ok(())
+}
+
+/// The entry block of `func.func @name`.
+fn body_of<'c, 'm>(mpc: &'m MlirModule<'c>, name: &str) -> Result<BlockRef<'c, 'm>, CodegenError> {
+    let mut op = mpc.body().first_operation();
+    while let Some(f) = op {
+        if op_name(&f) == "func.func" && get_str(&f, "sym_name").as_deref() == Ok(name) {
+            return f
+                .region(0)
+                .ok()
+                .and_then(|r| r.first_block())
+                .ok_or_else(|| err(format!("@{name} has no body")));
+        }
+        op = f.next_in_block();
+    }
+    Err(err(format!("the mpc module has no `func.func @{name}`")))
+}
+
+impl<'ctx> Schedule<'ctx, '_> {
+    /// Emits the calls for the ops of `block`; returns the slots of its `func.return` operands.
+    fn ops(
+        &mut self,
+        block: BlockRef<'_, '_>,
+        query: Option<IntValue<'ctx>>,
+    ) -> Result<Vec<Slot<'ctx>>, CodegenError> {
+        let mut cur = block.first_operation();
+        while let Some(op) = cur {
+            cur = op.next_in_block();
+            let name = op_name(&op);
+            if name == "func.return" {
+                return op.operands().map(|v| self.slot(v)).collect();
+            }
+            self.op(&name, &op, query)?;
+        }
+        Err(err("a function body has no return"))
+    }
+
+    fn slot<'c>(&self, v: impl ValueLike<'c>) -> Result<Slot<'ctx>, CodegenError> {
+        self.slots
+            .get(&key(v))
+            .copied()
+            .ok_or_else(|| err("a value is used before the schedule defines it"))
+    }
+
+    fn slot_arg<'c: 'a, 'a>(
+        &self,
+        op: &impl OperationLike<'c, 'a>,
+        i: usize,
+    ) -> Result<BasicMetadataValueEnum<'ctx>, CodegenError> {
+        match self.slot(op.operand(i).map_err(err)?)? {
+            Slot::Slot(n) => Ok(self.cx.i32_type().const_int(n.into(), false).into()),
+            Slot::Query(q) => Ok(q.into()),
+        }
+    }
+
+    fn fresh<'c: 'a, 'a>(
+        &mut self,
+        op: &impl OperationLike<'c, 'a>,
+    ) -> Result<BasicMetadataValueEnum<'ctx>, CodegenError> {
+        let n = self.next_slot;
+        self.next_slot += 1;
+        self.slots
+            .insert(key(op.result(0).map_err(err)?), Slot::Slot(n));
+        Ok(self.cx.i32_type().const_int(n.into(), false).into())
+    }
+
+    fn i32c(&self, v: i64) -> BasicMetadataValueEnum<'ctx> {
+        self.cx.i32_type().const_int(v as u64, true).into()
+    }
+
+    fn i64c(&self, v: i64) -> BasicMetadataValueEnum<'ctx> {
+        self.cx.i64_type().const_int(v as u64, true).into()
+    }
+
+    /// The ring of operand `i` (or of the result with `None`), from its type `!mpc.X<k>`.
+    fn ring<'c: 'a, 'a>(
+        &self,
+        op: &impl OperationLike<'c, 'a>,
+        operand: Option<usize>,
+    ) -> Result<u32, CodegenError> {
+        let t = match operand {
+            Some(i) => op.operand(i).map_err(err)?.r#type(),
+            None => op.result(0).map_err(err)?.r#type(),
+        };
+        type_param(t)
+            .and_then(|k| u32::try_from(k).ok())
+            .filter(|k| (2..=64).contains(k))
+            .ok_or_else(|| {
+                err(format!(
+                    "`{}` has no ring of 2..=64 bits in its type `{t}`",
+                    op_name(op)
+                ))
+            })
+    }
+
+    fn op<'c: 'a, 'a>(
+        &mut self,
+        name: &str,
+        op: &impl OperationLike<'c, 'a>,
+        query: Option<IntValue<'ctx>>,
+    ) -> Result<(), CodegenError> {
+        let rt = self.rt.into();
+        let int = |a: &str| get_int(op, a).map_err(err);
+        let (callee, args): (&str, Vec<BasicMetadataValueEnum>) = match name {
+            "mpc.load_gallery" => ("irisc_rt_load_gallery", vec![rt, self.fresh(op)?]),
+            "mpc.load_query" => {
+                let q = query.ok_or_else(|| err("`mpc.load_query` outside @query"))?;
+                ("irisc_rt_load_query", vec![rt, q.into(), self.fresh(op)?])
+            }
+            "mpc.rotate" => {
+                let src = self.slot_arg(op, 0)?;
+                let (lo, hi) = (self.i32c(int("lo")?), self.i32c(int("hi")?));
+                ("irisc_rt_rotate", vec![rt, self.fresh(op)?, src, lo, hi])
+            }
+            "mpc.masked_dot" => {
+                let code_bits = u32::try_from(int("code_bits")?).map_err(err)?;
+                let width = kernel::storage_bits(self.ring(op, Some(0))?);
+                let k = kernel::masked_dot(self.cx, self.module, code_bits, width)?;
+                let (codes, gallery) = (self.slot_arg(op, 0)?, self.slot_arg(op, 1)?);
+                let kptr = k.as_global_value().as_pointer_value().into();
+                (
+                    "irisc_rt_masked_dot",
+                    vec![rt, self.fresh(op)?, codes, gallery, kptr],
+                )
+            }
+            "mpc.reshare" => {
+                let (src, k) = (self.slot_arg(op, 0)?, self.ring(op, None)?);
+                (
+                    "irisc_rt_reshare",
+                    vec![rt, self.fresh(op)?, src, self.i32c(k.into())],
+                )
+            }
+            "mpc.mask_len" => {
+                let (codes, gallery) = (self.slot_arg(op, 0)?, self.slot_arg(op, 1)?);
+                (
+                    "irisc_rt_mask_len",
+                    vec![rt, self.fresh(op)?, codes, gallery],
+                )
+            }
+            "mpc.sub_threshold" => {
+                let (dot, ml) = (self.slot_arg(op, 0)?, self.slot_arg(op, 1)?);
+                let (num, den) = (self.i64c(int("ratio_num")?), self.i64c(int("ratio_den")?));
+                let k = self.i32c(self.ring(op, None)?.into());
+                (
+                    "irisc_rt_sub_threshold",
+                    vec![rt, self.fresh(op)?, dot, ml, num, den, k],
+                )
+            }
+            "mpc.msb" => {
+                let (src, k) = (self.slot_arg(op, 0)?, self.ring(op, Some(0))?);
+                (
+                    "irisc_rt_msb",
+                    vec![rt, self.fresh(op)?, src, self.i32c(k.into())],
+                )
+            }
+            "mpc.or_tree" => {
+                let group = match get_str(op, "group").map_err(err)?.as_str() {
+                    "all" => 0,
+                    _ => int("rotations")?,
+                };
+                let src = self.slot_arg(op, 0)?;
+                (
+                    "irisc_rt_or_groups",
+                    vec![rt, self.fresh(op)?, src, self.i64c(group)],
+                )
+            }
+            "mpc.open" => {
+                let src = self.slot_arg(op, 0)?;
+                let to = self.i32c(int("to")?);
+                ("irisc_rt_open", vec![rt, self.fresh(op)?, src, to])
+            }
+            "mpc.output" => {
+                let shape = match get_str(op, "shape").map_err(err)?.as_str() {
+                    "any" => 0,
+                    _ => 1,
+                };
+                (
+                    "irisc_rt_output",
+                    vec![
+                        rt,
+                        self.slot_arg(op, 0)?,
+                        self.slot_arg(op, 1)?,
+                        self.i32c(shape),
+                    ],
+                )
+            }
+            other => return Err(err(format!("no code generation for `{other}`"))),
+        };
+        let f = entry_point(self.cx, self.module, callee)
+            .ok_or_else(|| err(format!("no runtime entry point {callee}")))?;
+        let status = self.call_value(f, &args, "status")?.into_int_value();
+        let ok = self
+            .b
+            .build_int_compare(
+                IntPredicate::EQ,
+                status,
+                self.cx.i32_type().const_zero(),
+                "ok",
+            )
+            .map_err(err)?;
+        let next = self
+            .cx
+            .append_basic_block(self.main, &format!("after.{}", &name[4..]));
+        self.b
+            .build_conditional_branch(ok, next, self.fail)
+            .map_err(err)?;
+        self.b.position_at_end(next);
+        Ok(())
+    }
+
+    fn call_value(
+        &self,
+        f: FunctionValue<'ctx>,
+        args: &[BasicMetadataValueEnum<'ctx>],
+        name: &str,
+    ) -> Result<inkwell::values::BasicValueEnum<'ctx>, CodegenError> {
+        self.b
+            .build_call(f, args, name)
+            .map_err(err)?
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| err("a runtime call returned nothing"))
+    }
+}

@@ -1,0 +1,33 @@
+# lit configuration for irisc's emitted-IR tests.
+#
+# Run from the repository root after building the compiler:
+#   IRISC=target/debug/irisc /usr/lib/llvm-22/bin/lit -v tests/lit
+# Each test runs `irisc build` on a program in Inputs/ (kept apart so the .irs files hold only
+# the program), checks one stage with FileCheck, and re-verifies emitted MLIR against the IRDL
+# dialects with mlir-opt.
+
+import os
+
+import lit.formats
+
+config.name = "irisc"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".test"]
+config.excludes = ["Inputs"]
+config.test_source_root = os.path.dirname(os.path.abspath(__file__))
+config.test_exec_root = os.path.join(os.environ.get("IRISC_LIT_TMP", "/tmp"), "irisc-lit")
+
+llvm_bin = "/usr/lib/llvm-22/bin"
+config.environment["PATH"] = os.pathsep.join([llvm_bin, os.environ.get("PATH", "")])
+
+irisc = os.environ.get("IRISC")
+if not irisc:
+    lit_config.fatal("set IRISC to the irisc executable, e.g. IRISC=target/debug/irisc")
+irisc = os.path.abspath(irisc)
+if not os.path.isfile(irisc):
+    lit_config.fatal(f"IRISC={irisc} does not exist; build it with `cargo build -p irisc`")
+
+repo = os.path.dirname(os.path.dirname(config.test_source_root))
+config.substitutions.append(("%irisc", irisc))
+config.substitutions.append(("%dialects", os.path.join(repo, "dialects")))
+config.substitutions.append(("%mlir-opt", os.path.join(llvm_bin, "mlir-opt")))
