@@ -46,6 +46,25 @@ impl RingVec {
         })
     }
 
+    /// An empty vector for Z_2^k with room for `capacity` elements, or `None` if `k` is not in
+    /// `1..=64`.
+    pub fn with_capacity(ring_bits: u32, capacity: usize) -> Option<RingVec> {
+        Some(match Self::word_bytes_for(ring_bits)? {
+            2 => RingVec::U16(Vec::with_capacity(capacity)),
+            4 => RingVec::U32(Vec::with_capacity(capacity)),
+            _ => RingVec::U64(Vec::with_capacity(capacity)),
+        })
+    }
+
+    /// Appends `value`, keeping its low 16/32/64 bits: reduce it mod 2^k first.
+    pub fn push(&mut self, value: u64) {
+        match self {
+            RingVec::U16(v) => v.push(value as u16),
+            RingVec::U32(v) => v.push(value as u32),
+            RingVec::U64(v) => v.push(value),
+        }
+    }
+
     pub fn len(&self) -> usize {
         match self {
             RingVec::U16(v) => v.len(),
@@ -123,5 +142,9 @@ mod tests {
             Some(u64::MAX)
         );
         assert_eq!(format!("{v:?}"), "RingVec(u16 x 2)");
+        let mut w = RingVec::with_capacity(20, 2).unwrap();
+        w.push(0xFFFFF);
+        w.push(3);
+        assert_eq!(w, RingVec::U32(vec![0xFFFFF, 3]));
     }
 }
