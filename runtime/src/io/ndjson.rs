@@ -25,6 +25,12 @@ pub enum NdjsonError {
         #[source]
         source: Box<NdjsonError>,
     },
+    #[error("cannot {action}: {source}")]
+    Open {
+        action: &'static str,
+        #[source]
+        source: io::Error,
+    },
     #[error("line {line}: cannot read: {source}")]
     Io {
         line: usize,
@@ -257,8 +263,13 @@ pub fn read_from<R: BufRead>(input: R) -> Result<Vec<IrisRecord>, NdjsonError> {
 /// Opens `path` for streaming; errors from the returned reader do not name the file, so prefer
 /// [`read_file`] unless the records must be streamed.
 pub fn open(path: &Path) -> Result<NdjsonReader<BufReader<File>>, NdjsonError> {
-    let file =
-        File::open(path).map_err(|source| NdjsonError::Io { line: 0, source }.in_file(path))?;
+    let file = File::open(path).map_err(|source| {
+        NdjsonError::Open {
+            action: "open",
+            source,
+        }
+        .in_file(path)
+    })?;
     Ok(NdjsonReader::new(BufReader::new(file)))
 }
 
@@ -314,8 +325,13 @@ pub fn write_file<'a, I>(path: &Path, records: I) -> Result<(), NdjsonError>
 where
     I: IntoIterator<Item = &'a IrisRecord>,
 {
-    let file =
-        File::create(path).map_err(|source| NdjsonError::Io { line: 0, source }.in_file(path))?;
+    let file = File::create(path).map_err(|source| {
+        NdjsonError::Open {
+            action: "create",
+            source,
+        }
+        .in_file(path)
+    })?;
     let mut w = NdjsonWriter::new(BufWriter::new(file));
     for rec in records {
         w.write(rec).map_err(|e| e.in_file(path))?;
@@ -374,7 +390,7 @@ mod tests {
         let text = format!("\n{}\n\n", to_text(&records));
         assert_eq!(read_from(text.as_bytes()).unwrap(), records);
         let missing = read_file(&dir.join("nope.ndjson")).unwrap_err().to_string();
-        assert!(missing.contains("nope.ndjson"), "{missing}");
+        assert!(missing.contains("nope.ndjson: cannot open: "), "{missing}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

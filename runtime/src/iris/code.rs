@@ -24,7 +24,7 @@ pub enum IrisError {
 
 /// Checks that `bits` is a valid code length and returns the number of grid columns.
 pub fn check_code_bits(bits: usize) -> Result<usize, IrisError> {
-    if bits == 0 || bits % (ROWS * BITS_PER_CELL) != 0 {
+    if bits == 0 || !bits.is_multiple_of(ROWS * BITS_PER_CELL) {
         return Err(IrisError::BadBitCount(bits));
     }
     Ok(bits / (ROWS * BITS_PER_CELL))
