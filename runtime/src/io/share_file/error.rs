@@ -1,0 +1,45 @@
+//! What can be wrong with a share file, said so that the user knows what to do.
+
+use std::io;
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ShareFileError {
+    #[error("cannot {action} {path}: {source}")]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{path} is not an irisc share file (bad magic)")]
+    NotShareFile { path: PathBuf },
+    #[error("{path} is share-file format version {found}, but this build reads version {supported}: re-share the input with a matching irisc")]
+    Version {
+        path: PathBuf,
+        found: u32,
+        supported: u32,
+    },
+    #[error("{path}: expected {expected} bytes, found {found}: the file is truncated")]
+    Truncated {
+        path: PathBuf,
+        expected: u64,
+        found: u64,
+    },
+    #[error("{path}: expected {expected} bytes, found {found}: the file has trailing data (corrupted, or not written by irisc)")]
+    TrailingData {
+        path: PathBuf,
+        expected: u64,
+        found: u64,
+    },
+    #[error("{path} is corrupted: its body does not match the BLAKE3 hash in its header")]
+    Corrupted { path: PathBuf },
+    #[error("{path}: malformed share file: {detail}")]
+    Malformed { path: PathBuf, detail: String },
+    #[error("cannot write {path}: {detail}")]
+    Invalid { path: PathBuf, detail: String },
+    #[error("{path} {detail}")]
+    Incompatible { path: PathBuf, detail: String },
+    #[error("the operating system's random generator failed: {0}")]
+    Random(String),
+}

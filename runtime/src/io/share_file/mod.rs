@@ -1,0 +1,317 @@
+//! One party's share file: a fixed header ([`header`]) then the body
+//! `ids (count x u64) | public masks (count x bits/8) | own = x_party | prev = x_{party-1}`,
+//! all little-endian, each component `count x elements_per_record x W` bytes (W = 2/4/8).
+//!
+//! Files are written to a temporary name in the same directory and renamed, so a crash never
+//! leaves a torn file under the real name; the body hash catches later damage.
+
+mod error;
+mod header;
+mod ring_vec;
+
+pub use error::ShareFileError;
+pub use header::{
+    check_compatible, BodyLayout, Expected, MaskMode, ShareFileHeader, ShareKind, Sharing,
+    FORMAT_VERSION, HEADER_LEN, MAGIC,
+};
+pub use ring_vec::{ring_mask, RingVec};
+
+use std::fs::{self, File};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+/// Everything one party's file holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShareFile {
+    pub header: ShareFileHeader,
+    pub ids: Vec<u64>,
+    /// Plain masks, `code_bits / 8` bytes per record (empty with secret masks).
+    pub masks: Vec<u8>,
+    /// This party's component x_party of every element.
+    pub own: RingVec,
+    /// The previous party's component x_{party-1 mod 3}.
+    pub prev: RingVec,
+}
+
+/// Elements moved per I/O call: large enough to be fast, small enough to bound scratch memory.
+const CHUNK: usize = 1 << 16;
+
+/// Words stored little-endian in the file.
+trait LeWord: bytemuck::Pod {
+    fn swap_le(self) -> Self;
+}
+
+macro_rules! le_word {
+    ($($t:ty),*) => {$(
+        impl LeWord for $t {
+            fn swap_le(self) -> Self {
+                <$t>::from_le(self)
+            }
+        }
+    )*};
+}
+le_word!(u8, u16, u32, u64);
+
+fn io_err(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> ShareFileError {
+    let path = path.to_path_buf();
+    move |source| ShareFileError::Io {
+        action,
+        path,
+        source,
+    }
+}
+
+/// Writes `file` to `path` atomically and returns the header as written (with its body hash).
+pub fn write(path: &Path, file: &ShareFile) -> Result<ShareFileHeader, ShareFileError> {
+    validate(path, file)?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| ShareFileError::Invalid {
+            path: path.to_path_buf(),
+            detail: "the path does not name a file".into(),
+        })?
+        .to_string_lossy()
+        .into_owned();
+    let mut tag = [0u8; 8];
+    getrandom::fill(&mut tag).map_err(|e| ShareFileError::Random(e.to_string()))?;
+    let tmp = dir.join(format!(
+        ".{name}.{}.{}.tmp",
+        std::process::id(),
+        u64::from_le_bytes(tag)
+    ));
+    let result = write_body_then_header(&tmp, file).and_then(|header| {
+        fs::rename(&tmp, path).map_err(io_err("rename into place", path))?;
+        // Make the rename itself durable; not all platforms can sync a directory.
+        if let Ok(d) = File::open(&dir) {
+            let _ = d.sync_all();
+        }
+        Ok(header)
+    });
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+fn write_body_then_header(tmp: &Path, file: &ShareFile) -> Result<ShareFileHeader, ShareFileError> {
+    let f = File::options()
+        .write(true)
+        .create_new(true)
+        .open(tmp)
+        .map_err(io_err("create", tmp))?;
+    let mut out = BufWriter::with_capacity(1 << 20, f);
+    // Placeholder header: the hash is known only after the body.
+    out.write_all(&[0u8; HEADER_LEN])
+        .map_err(io_err("write", tmp))?;
+    let mut hasher = blake3::Hasher::new();
+    put(&mut out, &mut hasher, &file.ids, tmp)?;
+    put(&mut out, &mut hasher, &file.masks, tmp)?;
+    for component in [&file.own, &file.prev] {
+        match component {
+            RingVec::U16(v) => put(&mut out, &mut hasher, v, tmp)?,
+            RingVec::U32(v) => put(&mut out, &mut hasher, v, tmp)?,
+            RingVec::U64(v) => put(&mut out, &mut hasher, v, tmp)?,
+        }
+    }
+    let mut header = file.header.clone();
+    header.body_hash = *hasher.finalize().as_bytes();
+    out.seek(SeekFrom::Start(0)).map_err(io_err("write", tmp))?;
+    out.write_all(&header.to_bytes())
+        .map_err(io_err("write", tmp))?;
+    let f = out
+        .into_inner()
+        .map_err(|e| io_err("write", tmp)(e.into_error()))?;
+    f.sync_all().map_err(io_err("sync", tmp))?;
+    Ok(header)
+}
+
+fn put<T: LeWord>(
+    out: &mut impl Write,
+    hasher: &mut blake3::Hasher,
+    data: &[T],
+    path: &Path,
+) -> Result<(), ShareFileError> {
+    let mut scratch: Vec<T> = Vec::new();
+    for chunk in data.chunks(CHUNK) {
+        let bytes: &[u8] = if cfg!(target_endian = "little") {
+            bytemuck::cast_slice(chunk)
+        } else {
+            scratch.clear();
+            scratch.extend(chunk.iter().map(|&x| x.swap_le()));
+            bytemuck::cast_slice(&scratch)
+        };
+        hasher.update(bytes);
+        out.write_all(bytes).map_err(io_err("write", path))?;
+    }
+    Ok(())
+}
+
+/// Refuses to write a file whose parts disagree with its header.
+fn validate(path: &Path, file: &ShareFile) -> Result<(), ShareFileError> {
+    let invalid = |detail: String| ShareFileError::Invalid {
+        path: path.to_path_buf(),
+        detail,
+    };
+    let h = &file.header;
+    if h.version != FORMAT_VERSION {
+        return Err(invalid(format!(
+            "format version {} (this build writes {FORMAT_VERSION})",
+            h.version
+        )));
+    }
+    let layout = h.layout().map_err(&invalid)?;
+    if file.ids.len() as u64 != h.count {
+        return Err(invalid(format!(
+            "{} ids for {} records",
+            file.ids.len(),
+            h.count
+        )));
+    }
+    if file.masks.len() as u64 != layout.masks {
+        return Err(invalid(format!(
+            "{} mask bytes, expected {}",
+            file.masks.len(),
+            layout.masks
+        )));
+    }
+    let word = RingVec::word_bytes_for(h.ring_bits).unwrap_or(0);
+    for (name, c) in [("own", &file.own), ("prev", &file.prev)] {
+        if c.word_bytes() != word {
+            return Err(invalid(format!(
+                "{name} holds {}-byte words but Z_2^{} uses {word}-byte words",
+                c.word_bytes(),
+                h.ring_bits
+            )));
+        }
+        if (c.len() * word) as u64 != layout.component {
+            return Err(invalid(format!(
+                "{name} has {} elements, expected {}",
+                c.len(),
+                layout.component / word as u64
+            )));
+        }
+        if let Some(i) = c.first_out_of_range(h.ring_bits) {
+            return Err(invalid(format!(
+                "{name} element {i} is not reduced mod 2^{}",
+                h.ring_bits
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Reads and checks only the header (and that the file has the size the header implies).
+pub fn read_header(path: &Path) -> Result<ShareFileHeader, ShareFileError> {
+    let (header, _) = open_checked(path)?;
+    Ok(header)
+}
+
+/// Opens the file, parses its header and checks its size; returns the reader at the body.
+fn open_checked(path: &Path) -> Result<(ShareFileHeader, File), ShareFileError> {
+    let mut f = File::open(path).map_err(io_err("open", path))?;
+    let len = f.metadata().map_err(io_err("read", path))?.len();
+    let mut bytes = Vec::with_capacity(HEADER_LEN);
+    (&mut f)
+        .take(HEADER_LEN as u64)
+        .read_to_end(&mut bytes)
+        .map_err(io_err("read", path))?;
+    let header = ShareFileHeader::parse(path, &bytes, len)?;
+    let expected = header
+        .layout()
+        .map_err(|detail| ShareFileError::Malformed {
+            path: path.to_path_buf(),
+            detail,
+        })?
+        .total()
+        + HEADER_LEN as u64;
+    if len < expected {
+        return Err(ShareFileError::Truncated {
+            path: path.to_path_buf(),
+            expected,
+            found: len,
+        });
+    }
+    if len > expected {
+        return Err(ShareFileError::TrailingData {
+            path: path.to_path_buf(),
+            expected,
+            found: len,
+        });
+    }
+    Ok((header, f))
+}
+
+/// Reads the whole file, checking its header, size, body hash and that every element is a
+/// canonical residue mod 2^k.
+pub fn read(path: &Path) -> Result<ShareFile, ShareFileError> {
+    let (header, mut f) = open_checked(path)?;
+    let layout = header
+        .layout()
+        .map_err(|detail| ShareFileError::Malformed {
+            path: path.to_path_buf(),
+            detail,
+        })?;
+    let mut hasher = blake3::Hasher::new();
+    // Sizes were checked against the file's length, so these allocations are bounded by it.
+    let ids: Vec<u64> = take(&mut f, &mut hasher, layout.ids as usize / 8, path)?;
+    let masks: Vec<u8> = take(&mut f, &mut hasher, layout.masks as usize, path)?;
+    let n = layout.component as usize / RingVec::word_bytes_for(header.ring_bits).unwrap_or(8);
+    let mut component = || -> Result<RingVec, ShareFileError> {
+        Ok(match RingVec::word_bytes_for(header.ring_bits) {
+            Some(2) => RingVec::U16(take(&mut f, &mut hasher, n, path)?),
+            Some(4) => RingVec::U32(take(&mut f, &mut hasher, n, path)?),
+            _ => RingVec::U64(take(&mut f, &mut hasher, n, path)?),
+        })
+    };
+    let own = component()?;
+    let prev = component()?;
+    if *hasher.finalize().as_bytes() != header.body_hash {
+        return Err(ShareFileError::Corrupted {
+            path: path.to_path_buf(),
+        });
+    }
+    for (name, c) in [("own", &own), ("prev", &prev)] {
+        if let Some(i) = c.first_out_of_range(header.ring_bits) {
+            return Err(ShareFileError::Malformed {
+                path: path.to_path_buf(),
+                detail: format!(
+                    "{name} element {i} is not reduced mod 2^{}",
+                    header.ring_bits
+                ),
+            });
+        }
+    }
+    Ok(ShareFile {
+        header,
+        ids,
+        masks,
+        own,
+        prev,
+    })
+}
+
+/// Reads `n` little-endian words straight into their vector (no second copy) and hashes them.
+fn take<T: LeWord>(
+    f: &mut File,
+    hasher: &mut blake3::Hasher,
+    n: usize,
+    path: &Path,
+) -> Result<Vec<T>, ShareFileError> {
+    let mut v: Vec<T> = vec![T::zeroed(); n];
+    for chunk in v.chunks_mut(CHUNK) {
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(chunk);
+        f.read_exact(bytes).map_err(io_err("read", path))?;
+        hasher.update(bytes);
+        if cfg!(target_endian = "big") {
+            chunk.iter_mut().for_each(|x| *x = x.swap_le());
+        }
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,150 @@
+//! A vector of Z_2^k elements stored in the narrowest of u16/u32/u64 that holds k bits.
+
+/// Share components of one party, stored as canonical residues (`< 2^k`).
+#[derive(Clone, PartialEq, Eq)]
+pub enum RingVec {
+    U16(Vec<u16>),
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+}
+
+// Shares must never reach a log: print only the shape.
+impl std::fmt::Debug for RingVec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RingVec(u{} x {})", self.word_bytes() * 8, self.len())
+    }
+}
+
+impl RingVec {
+    /// Bytes per element for Z_2^k: 2, 4 or 8 for k <= 16, 32, 64; `None` outside `1..=64`.
+    pub fn word_bytes_for(ring_bits: u32) -> Option<usize> {
+        match ring_bits {
+            1..=16 => Some(2),
+            17..=32 => Some(4),
+            33..=64 => Some(8),
+            _ => None,
+        }
+    }
+
+    /// `len` zeros in the word type for Z_2^k, or `None` if `k` is not in `1..=64`.
+    pub fn zeros(ring_bits: u32, len: usize) -> Option<RingVec> {
+        Some(match Self::word_bytes_for(ring_bits)? {
+            2 => RingVec::U16(vec![0; len]),
+            4 => RingVec::U32(vec![0; len]),
+            _ => RingVec::U64(vec![0; len]),
+        })
+    }
+
+    /// Reduces each value mod 2^k and stores it in the word type for Z_2^k.
+    pub fn from_u64s(ring_bits: u32, values: impl IntoIterator<Item = u64>) -> Option<RingVec> {
+        let mask = ring_mask(ring_bits)?;
+        let values = values.into_iter().map(|v| v & mask);
+        Some(match Self::word_bytes_for(ring_bits)? {
+            2 => RingVec::U16(values.map(|v| v as u16).collect()),
+            4 => RingVec::U32(values.map(|v| v as u32).collect()),
+            _ => RingVec::U64(values.collect()),
+        })
+    }
+
+    /// An empty vector for Z_2^k with room for `capacity` elements, or `None` if `k` is not in
+    /// `1..=64`.
+    pub fn with_capacity(ring_bits: u32, capacity: usize) -> Option<RingVec> {
+        Some(match Self::word_bytes_for(ring_bits)? {
+            2 => RingVec::U16(Vec::with_capacity(capacity)),
+            4 => RingVec::U32(Vec::with_capacity(capacity)),
+            _ => RingVec::U64(Vec::with_capacity(capacity)),
+        })
+    }
+
+    /// Appends `value`, keeping its low 16/32/64 bits: reduce it mod 2^k first.
+    pub fn push(&mut self, value: u64) {
+        match self {
+            RingVec::U16(v) => v.push(value as u16),
+            RingVec::U32(v) => v.push(value as u32),
+            RingVec::U64(v) => v.push(value),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            RingVec::U16(v) => v.len(),
+            RingVec::U32(v) => v.len(),
+            RingVec::U64(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn word_bytes(&self) -> usize {
+        match self {
+            RingVec::U16(_) => 2,
+            RingVec::U32(_) => 4,
+            RingVec::U64(_) => 8,
+        }
+    }
+
+    /// Element `i` widened to u64.
+    pub fn get(&self, i: usize) -> Option<u64> {
+        match self {
+            RingVec::U16(v) => v.get(i).map(|&x| u64::from(x)),
+            RingVec::U32(v) => v.get(i).map(|&x| u64::from(x)),
+            RingVec::U64(v) => v.get(i).copied(),
+        }
+    }
+
+    /// All elements widened to u64.
+    pub fn iter_u64(&self) -> Box<dyn Iterator<Item = u64> + '_> {
+        match self {
+            RingVec::U16(v) => Box::new(v.iter().map(|&x| u64::from(x))),
+            RingVec::U32(v) => Box::new(v.iter().map(|&x| u64::from(x))),
+            RingVec::U64(v) => Box::new(v.iter().copied()),
+        }
+    }
+
+    /// Index of the first element that is not a canonical residue mod 2^k.
+    pub fn first_out_of_range(&self, ring_bits: u32) -> Option<usize> {
+        let mask = ring_mask(ring_bits)?;
+        self.iter_u64().position(|x| x & !mask != 0)
+    }
+}
+
+/// `2^k - 1`, or `None` if `k` is not in `1..=64`.
+pub fn ring_mask(ring_bits: u32) -> Option<u64> {
+    match ring_bits {
+        64 => Some(u64::MAX),
+        1..=63 => Some((1u64 << ring_bits) - 1),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn widths_and_reduction() {
+        assert_eq!(RingVec::word_bytes_for(0), None);
+        assert_eq!(RingVec::word_bytes_for(16), Some(2));
+        assert_eq!(RingVec::word_bytes_for(17), Some(4));
+        assert_eq!(RingVec::word_bytes_for(64), Some(8));
+        assert_eq!(RingVec::word_bytes_for(65), None);
+        let v = RingVec::from_u64s(12, [u64::MAX, 5]).unwrap();
+        assert_eq!(v, RingVec::U16(vec![0xFFF, 5]));
+        assert_eq!(v.first_out_of_range(12), None);
+        assert_eq!(
+            RingVec::U16(vec![1, 0x1000]).first_out_of_range(12),
+            Some(1)
+        );
+        assert_eq!(
+            RingVec::from_u64s(64, [u64::MAX]).unwrap().get(0),
+            Some(u64::MAX)
+        );
+        assert_eq!(format!("{v:?}"), "RingVec(u16 x 2)");
+        let mut w = RingVec::with_capacity(20, 2).unwrap();
+        w.push(0xFFFFF);
+        w.push(3);
+        assert_eq!(w, RingVec::U32(vec![0xFFFFF, 3]));
+    }
+}

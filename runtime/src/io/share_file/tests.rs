@@ -1,0 +1,323 @@
+use super::*;
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> Self {
+        let mut r = [0u8; 8];
+        getrandom::fill(&mut r).unwrap();
+        let p = std::env::temp_dir().join(format!(
+            "irisc-shr-{tag}-{}-{}",
+            std::process::id(),
+            u64::from_le_bytes(r)
+        ));
+        fs::create_dir_all(&p).unwrap();
+        TempDir(p)
+    }
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+fn sample(ring_bits: u32, mask: MaskMode, count: u64) -> ShareFile {
+    let code_bits = 128u32;
+    let header = ShareFileHeader::new(
+        ShareKind::Gallery,
+        1,
+        mask,
+        ring_bits,
+        code_bits,
+        count,
+        [7; 16],
+    );
+    let per = header.elements_per_record() as usize * count as usize;
+    let masks = match mask {
+        MaskMode::Public => (0..count as usize * 16).map(|i| i as u8).collect(),
+        MaskMode::Secret => Vec::new(),
+    };
+    let vals = |salt: u64| {
+        RingVec::from_u64s(
+            ring_bits,
+            (0..per as u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ salt),
+        )
+        .unwrap()
+    };
+    ShareFile {
+        header,
+        ids: (0..count).map(|i| 1000 + i).collect(),
+        masks,
+        own: vals(1),
+        prev: vals(2),
+    }
+}
+
+#[test]
+fn round_trip_all_widths() {
+    let dir = TempDir::new("rt");
+    for ring_bits in [1, 12, 16, 17, 32, 33, 64] {
+        for mask in [MaskMode::Public, MaskMode::Secret] {
+            let file = sample(ring_bits, mask, 3);
+            let path = dir.path(&format!("db{ring_bits}.p1.shr"));
+            let written = write(&path, &file).unwrap();
+            assert_ne!(written.body_hash, [0; 32]);
+            let back = read(&path).unwrap();
+            assert_eq!(back.header, written);
+            assert_eq!(back.ids, file.ids);
+            assert_eq!(back.masks, file.masks);
+            assert_eq!(back.own, file.own);
+            assert_eq!(back.prev, file.prev);
+            assert_eq!(read_header(&path).unwrap(), written);
+            let layout = written.layout().unwrap();
+            assert_eq!(
+                fs::metadata(&path).unwrap().len(),
+                HEADER_LEN as u64 + layout.total()
+            );
+        }
+    }
+    // No temporary files are left behind.
+    let names: Vec<_> = fs::read_dir(&dir.0)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| n.ends_with(".shr")), "{names:?}");
+}
+
+#[test]
+fn empty_file_round_trips() {
+    let dir = TempDir::new("empty");
+    let path = dir.path("q.p0.shr");
+    let file = sample(16, MaskMode::Public, 0);
+    write(&path, &file).unwrap();
+    assert_eq!(read(&path).unwrap().ids, Vec::<u64>::new());
+}
+
+#[test]
+fn header_bytes_are_little_endian_at_fixed_offsets() {
+    let mut h = ShareFileHeader::new(
+        ShareKind::Query,
+        2,
+        MaskMode::Public,
+        16,
+        12_800,
+        0x0102,
+        [9; 16],
+    );
+    h.body_hash = [5; 32];
+    let b = h.to_bytes();
+    assert_eq!(&b[0..8], b"IRISCSHR");
+    assert_eq!(&b[8..12], &[1, 0, 0, 0]);
+    assert_eq!(&b[12..16], &[1, 2, 0, 0]);
+    assert_eq!(&b[16..20], &[16, 0, 0, 0]);
+    assert_eq!(&b[20..24], &12_800u32.to_le_bytes());
+    assert_eq!(&b[24..32], &[2, 1, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(&b[32..48], &[9; 16]);
+    assert_eq!(&b[48..80], &[5; 32]);
+    assert_eq!(ShareFileHeader::parse(Path::new("x"), &b, 80).unwrap(), h);
+}
+
+fn written(tag: &str) -> (TempDir, PathBuf, Vec<u8>) {
+    let dir = TempDir::new(tag);
+    let path = dir.path("db.p1.shr");
+    write(&path, &sample(16, MaskMode::Public, 4)).unwrap();
+    let bytes = fs::read(&path).unwrap();
+    (dir, path, bytes)
+}
+
+#[test]
+fn truncated() {
+    let (_dir, path, bytes) = written("trunc");
+    fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
+    let e = read(&path).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        format!(
+            "{}: expected {} bytes, found {}: the file is truncated",
+            path.display(),
+            bytes.len(),
+            bytes.len() - 3
+        )
+    );
+    // Inside the header too.
+    fs::write(&path, &bytes[..40]).unwrap();
+    assert!(matches!(
+        read_header(&path),
+        Err(ShareFileError::Truncated {
+            expected: 80,
+            found: 40,
+            ..
+        })
+    ));
+    // Extra bytes are not silently ignored either.
+    let mut longer = bytes.clone();
+    longer.push(0);
+    fs::write(&path, &longer).unwrap();
+    assert!(matches!(
+        read(&path),
+        Err(ShareFileError::TrailingData { .. })
+    ));
+}
+
+#[test]
+fn flipped_body_byte_is_corruption() {
+    let (_dir, path, mut bytes) = written("flip");
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x01;
+    fs::write(&path, &bytes).unwrap();
+    let e = read(&path).unwrap_err();
+    assert!(matches!(e, ShareFileError::Corrupted { .. }));
+    assert!(e.to_string().contains("corrupted"), "{e}");
+    // Flipping the hash itself is caught the same way.
+    let (_dir, path, mut bytes) = written("fliphash");
+    bytes[50] ^= 0x80;
+    fs::write(&path, &bytes).unwrap();
+    assert!(matches!(read(&path), Err(ShareFileError::Corrupted { .. })));
+}
+
+#[test]
+fn wrong_magic_and_version() {
+    let (_dir, path, mut bytes) = written("magic");
+    bytes[0] = b'J';
+    fs::write(&path, &bytes).unwrap();
+    assert_eq!(
+        read(&path).unwrap_err().to_string(),
+        format!("{} is not an irisc share file (bad magic)", path.display())
+    );
+    fs::write(&path, b"{\"id\": 1}").unwrap();
+    assert!(matches!(
+        read(&path),
+        Err(ShareFileError::NotShareFile { .. })
+    ));
+    fs::write(&path, b"").unwrap();
+    assert!(matches!(
+        read(&path),
+        Err(ShareFileError::NotShareFile { .. })
+    ));
+
+    let (_dir, path, mut bytes) = written("version");
+    bytes[8] = 2;
+    fs::write(&path, &bytes).unwrap();
+    let e = read(&path).unwrap_err();
+    assert!(matches!(e, ShareFileError::Version { found: 2, .. }), "{e}");
+}
+
+#[test]
+fn malformed_header_fields() {
+    for (offset, value, needle) in [
+        (12usize, 9u8, "unknown kind 9"),
+        (13, 3, "party 3"),
+        (14, 1, "unknown sharing scheme 1"),
+        (15, 2, "unknown mask mode 2"),
+        (16, 65, "Z_2^65"),
+        (20, 100, "multiple of 64"),
+    ] {
+        let (_dir, path, mut bytes) = written("malformed");
+        bytes[offset] = value;
+        fs::write(&path, &bytes).unwrap();
+        let e = read(&path).unwrap_err().to_string();
+        assert!(e.contains(needle), "{e}");
+    }
+    // A count that would overflow is refused before any allocation.
+    let (_dir, path, mut bytes) = written("count");
+    bytes[24..32].copy_from_slice(&u64::MAX.to_le_bytes());
+    fs::write(&path, &bytes).unwrap();
+    assert!(matches!(read(&path), Err(ShareFileError::Malformed { .. })));
+}
+
+#[test]
+fn unreduced_values_are_rejected() {
+    let dir = TempDir::new("unreduced");
+    let mut file = sample(12, MaskMode::Public, 2);
+    if let RingVec::U16(v) = &mut file.own {
+        v[3] = 0x1000;
+    }
+    let e = write(&dir.path("x.shr"), &file).unwrap_err().to_string();
+    assert!(e.contains("own element 3 is not reduced mod 2^12"), "{e}");
+}
+
+#[test]
+fn inconsistent_files_are_not_written() {
+    let dir = TempDir::new("inconsistent");
+    let path = dir.path("x.shr");
+    let mut f = sample(16, MaskMode::Public, 2);
+    f.ids.pop();
+    assert!(write(&path, &f)
+        .unwrap_err()
+        .to_string()
+        .contains("1 ids for 2 records"));
+    let mut f = sample(16, MaskMode::Public, 2);
+    f.prev = RingVec::from_u64s(32, f.prev.iter_u64()).unwrap();
+    assert!(write(&path, &f)
+        .unwrap_err()
+        .to_string()
+        .contains("4-byte words"));
+    let mut f = sample(16, MaskMode::Public, 2);
+    f.masks.push(0);
+    assert!(write(&path, &f).is_err());
+    assert!(!path.exists());
+}
+
+#[test]
+fn compatibility_names_the_mismatch() {
+    let header = ShareFileHeader::new(
+        ShareKind::Gallery,
+        1,
+        MaskMode::Public,
+        32,
+        12_800,
+        10,
+        [0; 16],
+    );
+    let path = Path::new("db.p1.shr");
+    let ok = Expected {
+        kind: ShareKind::Gallery,
+        party: 1,
+        ring_bits: 32,
+        code_bits: 12_800,
+        mask: MaskMode::Public,
+    };
+    check_compatible(path, &header, &ok).unwrap();
+    let msg = |e: Expected| check_compatible(path, &header, &e).unwrap_err().to_string();
+    assert_eq!(
+        msg(Expected { ring_bits: 16, ..ok }),
+        "db.p1.shr holds shares over Z_2^32 but this program computes over Z_2^16: re-share the gallery with `irisc share --ring 16` or rebuild the program for Z_2^32"
+    );
+    assert_eq!(
+        msg(Expected { party: 0, ..ok }),
+        "db.p1.shr holds party 1's shares but this is party 0: pass this party's own file (*.p0.shr)"
+    );
+    assert_eq!(
+        msg(Expected { kind: ShareKind::Query, ..ok }),
+        "db.p1.shr holds a gallery but a query set was expected: pass the files made by `irisc share --query`"
+    );
+    assert!(msg(Expected {
+        code_bits: 6400,
+        ..ok
+    })
+    .contains("12800-bit iris codes"));
+    assert!(msg(Expected {
+        mask: MaskMode::Secret,
+        ..ok
+    })
+    .contains("holds public masks"));
+}
+
+#[test]
+fn debug_output_hides_shares() {
+    let f = sample(16, MaskMode::Public, 1);
+    let s = format!("{f:?}");
+    assert!(s.contains("RingVec(u16 x 128)"), "{s}");
+}
+
+#[test]
+fn random_set_ids_differ() {
+    assert_ne!(
+        ShareFileHeader::random_set_id().unwrap(),
+        ShareFileHeader::random_set_id().unwrap()
+    );
+}
