@@ -6,6 +6,8 @@ use std::process::ExitCode;
 use anyhow::{bail, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 
+use irisc_runtime::io::share_file::ShareKind;
+
 use crate::codegen::{Artifact, Emit};
 
 use super::pipeline;
@@ -124,7 +126,11 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Gen { count, seed, bits, near, output } => {
-            super::gen::run_cli(count, seed, bits, near.as_deref(), &output)?;
+            match near {
+                Some(db) => super::gen::write_queries(&output, &db, count, seed)?,
+                None => super::gen::write_gallery(&output, count, seed, bits as usize)?,
+            }
+            eprintln!("wrote {count} codes to {}", output.display());
             Ok(ExitCode::SUCCESS)
         }
         Command::Keys { output, base_port, force } => {
@@ -141,8 +147,8 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
                 bail!("--ring must be between 2 and 64, not {ring}");
             }
             let files = match (db, query) {
-                (Some(db), None) => super::share::share_file(&db, &output, super::share::Kind::Gallery, ring, "db")?,
-                (None, Some(q)) => super::share::share_file(&q, &output, super::share::Kind::Query, ring, "query")?,
+                (Some(db), None) => super::share::share_file(&db, &output, ShareKind::Gallery, ring, "db")?,
+                (None, Some(q)) => super::share::share_file(&q, &output, ShareKind::Query, ring, "query")?,
                 _ => bail!("give exactly one of --db and --query"),
             };
             for f in files {
@@ -160,8 +166,9 @@ fn build(program: PathBuf, output: Option<PathBuf>, emit: Option<EmitArg>, print
     let checked = pipeline::read_and_check(&program)?;
     let emit = match emit {
         Some(EmitArg::Ast) => {
-            let ast = crate::syntax::parse(&program.display().to_string(), &checked.source)
-                .map_err(|d| anyhow::anyhow!(crate::syntax::render(&program.display().to_string(), &checked.source, &d, false)))?;
+            let ast = crate::syntax::parse(&checked.source).map_err(|d| {
+                anyhow::anyhow!(crate::syntax::render(&program.display().to_string(), &checked.source, &[d], false))
+            })?;
             println!("{ast:#?}");
             return Ok(ExitCode::SUCCESS);
         }
@@ -188,7 +195,7 @@ fn build(program: PathBuf, output: Option<PathBuf>, emit: Option<EmitArg>, print
         Artifact::Text(text) => print!("{text}"),
         Artifact::File(path) => {
             eprintln!("built {} in {:.2} s", path.display(), took.as_secs_f64());
-            eprint!("{}", crate::analysis::explain::summary_text(&checked.program));
+            eprint!("{}", crate::analysis::explain::explain_text(&checked.program));
         }
     }
     Ok(ExitCode::SUCCESS)

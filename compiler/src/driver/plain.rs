@@ -21,7 +21,7 @@ pub fn answers(program: &Program, db: &Path, query: &Path) -> Result<Vec<Value>>
             let d = &reveal.decision;
             let ids: Vec<u64> = gallery
                 .iter()
-                .filter(|g| iris::matches_any_rotation(&q.code, &g.code, d.ratio.num, d.ratio.den, d.rot_lo, d.rot_hi))
+                .filter(|g| iris::matches_any_rotation(&q.iris, &g.iris, d.ratio.num, d.ratio.den, d.rot_lo as i64, d.rot_hi as i64))
                 .map(|g| g.id)
                 .collect();
             out.push(match reveal.shape {

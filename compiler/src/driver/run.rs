@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
+use irisc_runtime::io::share_file::ShareKind;
+
 use crate::codegen::Emit;
 
 use super::pipeline;
@@ -61,8 +63,8 @@ pub fn run(opts: &RunOptions) -> Result<ExitCode> {
     let config = super::keys::generate_keys(&keys, free_base_port()?, true)?;
     let ring = pipeline::program_ring_bits(&checked.program);
     let shares = work.join("shares");
-    let db = super::share::share_file(&opts.db, &shares, super::share::Kind::Gallery, ring, "db")?;
-    let query = super::share::share_file(&opts.query, &shares, super::share::Kind::Query, ring, "query")?;
+    let db = super::share::share_file(&opts.db, &shares, ShareKind::Gallery, ring, "db")?;
+    let query = super::share::share_file(&opts.query, &shares, ShareKind::Query, ring, "query")?;
 
     let run_started = Instant::now();
     let mut children: Vec<Child> = Vec::new();

@@ -23,7 +23,7 @@ pub struct Codes {
 }
 
 fn prepare<T: RingElem>(own: &[T], prev: &[T]) -> (Vec<T>, Vec<T>) {
-    (own.iter().zip(prev).map(|(&x, &y)| x.wrapping_add(y)).collect(), prev.to_vec())
+    crate::protocol::dot::prepare(&crate::share::rep3::Rep3Vec { own: own.to_vec(), prev: prev.to_vec() })
 }
 
 /// Public masks in the contract's byte order, as little-endian u64 words.

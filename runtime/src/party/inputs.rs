@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use crate::error::RuntimeError;
-use crate::io::share_file::{self, ShareFile, ShareKind};
+use crate::io::share_file::{self, Expected, MaskMode, ShareFile, ShareKind};
 use crate::manifest::Manifest;
 
 use super::args::PartyArgs;
@@ -23,16 +23,15 @@ pub struct Loaded {
 }
 
 fn load_one(path: &Path, kind: ShareKind, party: usize, manifest: &Manifest) -> Result<ShareFile, RuntimeError> {
-    let file = share_file::read(path).map_err(|e| RuntimeError::Input(format!("{}: {e}", path.display())))?;
-    share_file::check_compatible(
-        &file.header,
+    let file = share_file::read(path).map_err(|e| RuntimeError::Input(e.to_string()))?;
+    let expected = Expected {
         kind,
-        party,
-        manifest.ring_bits,
-        manifest.code_bits,
-        manifest.mask == "secret",
-    )
-    .map_err(|e| RuntimeError::Input(format!("{}: {e}", path.display())))?;
+        party: party as u8,
+        ring_bits: manifest.ring_bits,
+        code_bits: manifest.code_bits,
+        mask: if manifest.mask == "secret" { MaskMode::Secret } else { MaskMode::Public },
+    };
+    share_file::check_compatible(path, &file.header, &expected).map_err(|e| RuntimeError::Input(e.to_string()))?;
     Ok(file)
 }
 

@@ -10,7 +10,8 @@ use crate::io::share_file::RingVec;
 use crate::kernels::{MaskedDotKernelU16, MaskedDotKernelU32, MaskedDotKernelU64};
 use crate::protocol;
 use crate::ring::RingElem;
-use crate::share::rep3::Rep3Vec;
+use crate::protocol::reshare::reshare;
+use crate::share::rep3::{AddVec, Rep3Vec};
 
 use super::codes::Codes;
 use super::values::{RingVecExt, Value};
@@ -125,9 +126,9 @@ impl Runtime {
             return Err(RuntimeError::Schedule(format!("reshare of slot {src}, which is not additive")));
         };
         let (own, prev) = match add {
-            RingVec::U16(v) => split(protocol::reshare::reshare(&mut self.net, &mut self.prss, v, ring_bits)?, RingVec::U16),
-            RingVec::U32(v) => split(protocol::reshare::reshare(&mut self.net, &mut self.prss, v, ring_bits)?, RingVec::U32),
-            RingVec::U64(v) => split(protocol::reshare::reshare(&mut self.net, &mut self.prss, v, ring_bits)?, RingVec::U64),
+            RingVec::U16(v) => split(reshare(&mut self.net, &mut self.prss, AddVec { own: v.clone() }, ring_bits)?, RingVec::U16),
+            RingVec::U32(v) => split(reshare(&mut self.net, &mut self.prss, AddVec { own: v.clone() }, ring_bits)?, RingVec::U32),
+            RingVec::U64(v) => split(reshare(&mut self.net, &mut self.prss, AddVec { own: v.clone() }, ring_bits)?, RingVec::U64),
         };
         self.rounds += 1;
         self.put(dst, Value::Replicated { own, prev });
@@ -243,14 +244,13 @@ fn split<T: RingElem>(r: Rep3Vec<T>, wrap: fn(Vec<T>) -> RingVec) -> (RingVec, R
 }
 
 fn sub_from_public<T: RingElem>(own: &[T], prev: &[T], t: &[u64], add_own: bool, add_prev: bool, k: u32) -> (Vec<T>, Vec<T>) {
-    let mask = T::mask_to(k);
     let f = |v: &[T], add: bool| -> Vec<T> {
         v.iter()
             .zip(t)
             .map(|(&x, &th)| {
-                let neg = T::ZERO.wrapping_sub(x);
+                let neg = x.wrapping_neg();
                 let y = if add { neg.wrapping_add(T::from_u64(th)) } else { neg };
-                y & mask
+                y.mask_to(k)
             })
             .collect()
     };
