@@ -3,7 +3,6 @@
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use irisc_runtime::net::{
@@ -222,13 +221,11 @@ fn certificate_from_another_ca_fails_everywhere() {
     assert_all_fail_in_time(&results);
     let e1 = results[1].0.as_ref().unwrap_err();
     assert!(e1.contains("rejected this party's certificate"), "{e1}");
-    // The others name party 1 as the culprit, not each other.
+    // The others name party 1 (how precisely depends on how far party 1 got with them before
+    // it gave up; party 1 itself has the precise diagnosis).
     for me in [0, 2] {
         let e = results[me].0.as_ref().unwrap_err();
-        assert!(
-            e.contains("party 1's certificate is not signed by the CA"),
-            "party {me}: {e}"
-        );
+        assert!(e.contains("party 1"), "party {me}: {e}");
     }
 }
 
@@ -341,16 +338,18 @@ fn dropped_peer_reads_as_closed() {
 fn silent_peer_times_out_within_the_bound() {
     let s = Setup::new();
     let cfg = s.config();
-    let (done_tx, done_rx) = mpsc::channel::<()>();
-    let done_rx = std::sync::Arc::new(std::sync::Mutex::new(done_rx));
+    let gave_up = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let results = run_three([cfg.clone(), cfg.clone(), cfg], move |me, cfg| {
+        use std::sync::atomic::Ordering;
         let mut t = TlsTransport::connect(&cfg, me, b"s").expect("connect");
         if me == 2 {
-            // Stay connected but say nothing until party 0 has given up on us.
-            let _ = done_rx
-                .lock()
-                .unwrap()
-                .recv_timeout(Duration::from_secs(20));
+            // Stay connected but say nothing until party 0 has given up waiting, then speak.
+            let start = Instant::now();
+            while !gave_up.load(Ordering::SeqCst) && start.elapsed() < Duration::from_secs(20) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            t.send(0, b"late".to_vec()).unwrap();
+            t.close().unwrap();
             return None;
         }
         if me == 1 {
@@ -362,11 +361,11 @@ fn silent_peer_times_out_within_the_bound() {
         let start = Instant::now();
         let r = t.recv(2);
         let took = start.elapsed();
-        // A timeout is not fatal: the link is still usable afterwards (here: still silent).
+        gave_up.store(true, Ordering::SeqCst);
+        // A timeout is not fatal: the link still delivers what comes later.
         let again = t.recv(2);
         Some((r, took, again))
     });
-    drop(done_tx);
     let (r, took, again) = results[0].as_ref().unwrap();
     assert!(
         matches!(r, Err(NetError::Timeout { peer: 2, waited }) if *waited == TIMEOUT),
@@ -376,10 +375,7 @@ fn silent_peer_times_out_within_the_bound() {
         *took >= TIMEOUT - Duration::from_millis(100) && *took < TIMEOUT + SLACK,
         "{took:?}"
     );
-    assert!(
-        matches!(again, Err(NetError::Timeout { peer: 2, .. })),
-        "{again:?}"
-    );
+    assert_eq!(again.as_ref().unwrap(), b"late");
     assert!(r
         .as_ref()
         .unwrap_err()

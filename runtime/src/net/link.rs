@@ -57,12 +57,13 @@ pub enum SetupError {
     SessionTooLong { len: usize },
     #[error("cannot listen on {address}: {detail}")]
     Listen { address: String, detail: String },
-    #[error("could not reach party {peer} at {address} within {}: {last_error}", secs(*waited))]
+    #[error("could not reach party {peer} at {address} within {}: {last_error}{}", secs(*waited), rejected_note(rejected))]
     Unreachable {
         peer: usize,
         address: String,
         waited: Duration,
         last_error: String,
+        rejected: Option<String>,
     },
     #[error("party {peer} did not connect to this party within {}{}", secs(*waited), rejected_note(rejected))]
     NoIncoming {
@@ -80,8 +81,11 @@ pub enum SetupError {
     Refused { peer: usize, reason: String },
     #[error("party {peer} broke the setup protocol: {detail}")]
     Protocol { peer: usize, detail: String },
-    #[error("party {peer} closed the connection during setup (it may have rejected this party: see its output)")]
-    Dropped { peer: usize },
+    #[error("party {peer} closed the connection during setup (it may have rejected this party: see its output){}", rejected_note(rejected))]
+    Dropped {
+        peer: usize,
+        rejected: Option<String>,
+    },
     #[error("link to party {peer} during setup: {detail}")]
     Io { peer: usize, detail: String },
     /// Only seen internally: a link gave up because another one had already failed.
@@ -100,7 +104,7 @@ impl SetupError {
             | SetupError::SessionMismatch { peer }
             | SetupError::Refused { peer, .. }
             | SetupError::Protocol { peer, .. }
-            | SetupError::Dropped { peer }
+            | SetupError::Dropped { peer, .. }
             | SetupError::Io { peer, .. } => Some(*peer).filter(|&p| p < 3),
             _ => None,
         }
@@ -284,7 +288,15 @@ impl TlsTransport {
 
         let [d0, d1] = dialled;
         match (d0, d1, accepted) {
-            (Ok(o0), Ok(o1), (mut incoming, None)) => {
+            (
+                Ok(o0),
+                Ok(o1),
+                Accepted {
+                    links: mut incoming,
+                    error: None,
+                    ..
+                },
+            ) => {
                 let mut writers: [Option<Writer>; 3] = Default::default();
                 writers[peers[0]] = Some(Writer::start(peers[0], o0, cfg.timeout));
                 writers[peers[1]] = Some(Writer::start(peers[1], o1, cfg.timeout));
@@ -307,10 +319,35 @@ impl TlsTransport {
                     messages: 0,
                 })
             }
-            (d0, d1, (_, a)) => {
-                let errors = [d0.err(), d1.err(), a];
+            (d0, d1, a) => {
+                let errors = [d0.err(), d1.err(), a.error];
                 let worst = errors.into_iter().flatten().min_by_key(SetupError::rank);
-                Err(worst.unwrap_or(SetupError::Aborted))
+                Err(match worst {
+                    // A peer that hung up on us probably also tried to reach us and was turned
+                    // away: say why, since that is often the actual problem.
+                    Some(SetupError::Dropped {
+                        peer,
+                        rejected: None,
+                    }) => SetupError::Dropped {
+                        peer,
+                        rejected: a.rejected,
+                    },
+                    Some(SetupError::Unreachable {
+                        rejected: None,
+                        peer,
+                        address,
+                        waited,
+                        last_error,
+                    }) => SetupError::Unreachable {
+                        peer,
+                        address,
+                        waited,
+                        last_error,
+                        rejected: a.rejected,
+                    },
+                    Some(e) => e,
+                    None => SetupError::Aborted,
+                })
             }
         }
     }
@@ -675,6 +712,7 @@ fn dial(
                 address: address.clone(),
                 waited: cfg.timeout,
                 last_error,
+                rejected: None,
             });
         };
         match address.to_socket_addrs() {
@@ -800,7 +838,10 @@ fn setup_io_error(peer: usize, e: &io::Error, timeout: Duration) -> SetupError {
         };
     }
     if is_closed(e.kind()) {
-        return SetupError::Dropped { peer };
+        return SetupError::Dropped {
+            peer,
+            rejected: None,
+        };
     }
     SetupError::Io {
         peer,
@@ -841,7 +882,7 @@ enum Incoming {
 
 /// Accepts connections until every peer not already marked failed has identified itself.
 /// Connections are handled on their own threads so a silent stranger on the port cannot hold up
-/// the real peers. Returns the links it got and the most informative failure, if any.
+/// the real peers.
 fn accept_peers(
     listener: &TcpListener,
     tls: &PartyTls,
@@ -850,10 +891,7 @@ fn accept_peers(
     session: &[u8],
     deadline: Instant,
     failed: &[AtomicBool; 3],
-) -> (
-    [Option<StreamOwned<ServerConnection, TcpStream>>; 3],
-    Option<SetupError>,
-) {
+) -> Accepted {
     let (tx, rx) = channel::<Incoming>();
     let claimed = Arc::new(Mutex::new([false; 3]));
     let mut got: [Option<StreamOwned<ServerConnection, TcpStream>>; 3] = Default::default();
@@ -889,7 +927,7 @@ fn accept_peers(
             let e = SetupError::NoIncoming {
                 peer: missing,
                 waited: timeout,
-                rejected: rejected.take(),
+                rejected: rejected.clone(),
             };
             note(e, &mut error);
             break;
@@ -943,7 +981,20 @@ fn accept_peers(
             }
         }
     }
-    (got, error)
+    Accepted {
+        links: got,
+        error,
+        rejected,
+    }
+}
+
+/// What [`accept_peers`] ends with.
+struct Accepted {
+    links: [Option<StreamOwned<ServerConnection, TcpStream>>; 3],
+    /// The most informative failure about an identified peer.
+    error: Option<SetupError>,
+    /// Why the last unidentified connection was turned away (failed TLS, usually a wrong CA).
+    rejected: Option<String>,
 }
 
 /// Everything an accepting thread needs, owned so the thread can outlive a failed setup.
