@@ -60,9 +60,16 @@ impl Transport for MemoryTransport {
 
     fn recv(&mut self, from: usize) -> Result<Vec<u8>, NetError> {
         use std::sync::mpsc::RecvTimeoutError;
-        match self.from[from].as_ref().expect("no link to self").recv_timeout(self.timeout) {
+        match self.from[from]
+            .as_ref()
+            .expect("no link to self")
+            .recv_timeout(self.timeout)
+        {
             Ok(m) => Ok(m),
-            Err(RecvTimeoutError::Timeout) => Err(NetError::Timeout { peer: from, waited: self.timeout }),
+            Err(RecvTimeoutError::Timeout) => Err(NetError::Timeout {
+                peer: from,
+                waited: self.timeout,
+            }),
             Err(RecvTimeoutError::Disconnected) => Err(NetError::Closed { peer: from }),
         }
     }
@@ -88,7 +95,10 @@ pub fn run_three<R: Send + 'static>(
             std::thread::spawn(move || f(t))
         })
         .collect();
-    let mut out: Vec<R> = handles.into_iter().map(|h| h.join().expect("party thread panicked")).collect();
+    let mut out: Vec<R> = handles
+        .into_iter()
+        .map(|h| h.join().expect("party thread panicked"))
+        .collect();
     let c = out.pop().unwrap();
     let b = out.pop().unwrap();
     let a = out.pop().unwrap();

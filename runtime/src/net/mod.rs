@@ -6,7 +6,13 @@
 //! peer's own sending. [`memory`] is an in-process transport for unit tests of a single
 //! protocol step.
 
+pub mod config;
+pub mod link;
 pub mod memory;
+pub mod tls;
 mod transport;
 
+pub use config::{ConfigError, PartiesConfig, PartyEntry};
+pub use link::{SetupError, TlsTransport};
+pub use tls::TlsSetupError;
 pub use transport::{NetError, Transport};

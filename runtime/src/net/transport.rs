@@ -5,7 +5,9 @@ use std::time::Duration;
 pub enum NetError {
     #[error("party {peer} closed the connection (did it stop or crash?)")]
     Closed { peer: usize },
-    #[error("party {peer} sent nothing for {waited:?}: it stalled or the network is down (timeout)")]
+    #[error(
+        "party {peer} sent nothing for {waited:?}: it stalled or the network is down (timeout)"
+    )]
     Timeout { peer: usize, waited: Duration },
     #[error("link to party {peer}: {detail}")]
     Io { peer: usize, detail: String },
