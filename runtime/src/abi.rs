@@ -79,10 +79,7 @@ pub unsafe extern "C" fn irisc_rt_query_count(rt: *mut Runtime) -> i64 {
 
 #[no_mangle]
 pub extern "C" fn irisc_rt_load_query(rt: *mut Runtime, query: i64, dst: i32) -> i32 {
-    with_rt(rt, |r| {
-        r.clear_slots();
-        r.load_query(query as u64, dst as u32)
-    })
+    with_rt(rt, |r| r.load_query(query as u64, dst as u32))
 }
 
 #[no_mangle]

@@ -59,10 +59,11 @@ impl Runtime {
         let load = t.elapsed();
 
         let t = Instant::now();
-        let config = crate::net::config::PartiesConfig::load(&args.config)
+        let mut config = crate::net::config::PartiesConfig::load(&args.config)
             .map_err(|e| RuntimeError::Setup(e.to_string()))?;
-        let timeout = args.timeout.map(Duration::from_secs_f64).unwrap_or(config.timeout);
-        let config = config.with_timeout(timeout);
+        if let Some(t) = args.timeout {
+            config.timeout = Duration::from_secs_f64(t);
+        }
         let session = inputs::session_bytes(&manifest, &loaded);
         let mut net = TlsTransport::connect(&config, party, &session)
             .map_err(|e| RuntimeError::Setup(format!("party {party}: {e}")))?;

@@ -14,7 +14,7 @@ use crate::protocol::reshare::reshare;
 use crate::share::rep3::{AddVec, Rep3Vec};
 
 use super::codes::Codes;
-use super::values::{RingVecExt, Value};
+use super::values::Value;
 use super::Runtime;
 
 /// The public threshold `T = floor((den - 2 num) * ml / den)` of one pair (Lemma 1, exact form).
@@ -22,12 +22,17 @@ pub fn threshold(num: i64, den: i64, mask_len: u64) -> i128 {
     ((den as i128 - 2 * num as i128) * mask_len as i128).div_euclid(den as i128)
 }
 
+/// Slot `i`, borrowed from the slot table alone so the links stay free for the protocol.
+fn slot(slots: &[Option<Value>], i: u32) -> Result<&Value, RuntimeError> {
+    slots
+        .get(i as usize)
+        .and_then(|v| v.as_ref())
+        .ok_or_else(|| RuntimeError::Schedule(format!("slot {i} read before it was written")))
+}
+
 impl Runtime {
     fn slot(&self, i: u32) -> Result<&Value, RuntimeError> {
-        self.slots
-            .get(i as usize)
-            .and_then(|v| v.as_ref())
-            .ok_or_else(|| RuntimeError::Schedule(format!("slot {i} read before it was written")))
+        slot(&self.slots, i)
     }
 
     fn put(&mut self, i: u32, v: Value) {
@@ -122,7 +127,7 @@ impl Runtime {
 
     pub fn reshare(&mut self, dst: u32, src: u32, ring_bits: u32) -> Result<(), RuntimeError> {
         let t = Instant::now();
-        let Value::Additive(add) = self.slot(src)? else {
+        let Value::Additive(add) = slot(&self.slots, src)? else {
             return Err(RuntimeError::Schedule(format!("reshare of slot {src}, which is not additive")));
         };
         let (own, prev) = match add {
@@ -174,13 +179,14 @@ impl Runtime {
     /// Algorithm 10 (BitExtract) for the most significant bit of each value.
     pub fn msb(&mut self, dst: u32, src: u32, ring_bits: u32) -> Result<(), RuntimeError> {
         let t = Instant::now();
-        let Value::Replicated { own, prev } = self.slot(src)? else {
+        let Value::Replicated { own, prev } = slot(&self.slots, src)? else {
             return Err(RuntimeError::Schedule(format!("msb of slot {src}, which is not replicated")));
         };
+        let (net, prss) = (&mut self.net, &mut self.prss);
         let bits = match (own, prev) {
-            (RingVec::U16(o), RingVec::U16(p)) => msb_of(self, o, p, ring_bits)?,
-            (RingVec::U32(o), RingVec::U32(p)) => msb_of(self, o, p, ring_bits)?,
-            (RingVec::U64(o), RingVec::U64(p)) => msb_of(self, o, p, ring_bits)?,
+            (RingVec::U16(o), RingVec::U16(p)) => msb_of(net, prss, o, p, ring_bits)?,
+            (RingVec::U32(o), RingVec::U32(p)) => msb_of(net, prss, o, p, ring_bits)?,
+            (RingVec::U64(o), RingVec::U64(p)) => msb_of(net, prss, o, p, ring_bits)?,
             _ => return Err(RuntimeError::Schedule("mixed widths".into())),
         };
         self.rounds += ring_bits.saturating_sub(1) as u64;
@@ -232,11 +238,6 @@ impl Runtime {
         };
         super::output::print_line(&line)
     }
-
-    /// Frees the slots of one query's values.
-    pub fn clear_slots(&mut self) {
-        self.slots.clear();
-    }
 }
 
 fn split<T: RingElem>(r: Rep3Vec<T>, wrap: fn(Vec<T>) -> RingVec) -> (RingVec, RingVec) {
@@ -257,9 +258,15 @@ fn sub_from_public<T: RingElem>(own: &[T], prev: &[T], t: &[u64], add_own: bool,
     (f(own, add_own), f(prev, add_prev))
 }
 
-fn msb_of<T: RingElem>(rt: &mut Runtime, own: &[T], prev: &[T], k: u32) -> Result<crate::share::binary::BitShares, RuntimeError> {
+fn msb_of<T: RingElem>(
+    net: &mut dyn crate::net::Transport,
+    prss: &mut crate::rand::prss::Prss,
+    own: &[T],
+    prev: &[T],
+    k: u32,
+) -> Result<crate::share::binary::BitShares, RuntimeError> {
     let x = Rep3Vec { own: own.to_vec(), prev: prev.to_vec() };
-    Ok(protocol::bit_extract::msb(&mut rt.net, &mut rt.prss, &x, k)?)
+    Ok(protocol::bit_extract::msb(net, prss, &x, k)?)
 }
 
 #[allow(clippy::too_many_arguments)]

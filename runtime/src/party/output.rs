@@ -8,13 +8,27 @@ use crate::manifest::Manifest;
 
 use super::PhaseTimes;
 
+/// One answer line, with the fields in the contract's order: `{"query":0,"match":true,"ids":[17]}`.
+#[derive(serde::Serialize)]
+struct Answer {
+    query: u64,
+    #[serde(rename = "match")]
+    matched: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ids: Option<Vec<u64>>,
+}
+
+fn line(a: &Answer) -> String {
+    serde_json::to_string(a).expect("plain data serialises")
+}
+
 pub fn any_line(query: u64, bits: &[bool]) -> String {
-    serde_json::json!({ "query": query, "match": bits.iter().any(|&b| b) }).to_string()
+    line(&Answer { query, matched: bits.iter().any(|&b| b), ids: None })
 }
 
 pub fn ids_line(query: u64, bits: &[bool], record_ids: &[u64]) -> String {
     let ids: Vec<u64> = bits.iter().zip(record_ids).filter(|(&b, _)| b).map(|(_, &id)| id).collect();
-    serde_json::json!({ "query": query, "match": !ids.is_empty(), "ids": ids }).to_string()
+    line(&Answer { query, matched: !ids.is_empty(), ids: Some(ids) })
 }
 
 pub fn print_line(line: &str) -> Result<(), RuntimeError> {

@@ -37,19 +37,11 @@ impl Value {
 
 /// Width-generic helpers on ring vectors.
 pub trait RingVecExt {
-    fn len(&self) -> usize;
     fn slice(&self, range: std::ops::Range<usize>) -> RingVec;
     fn gather(&self, index: &[usize]) -> RingVec;
 }
 
 impl RingVecExt for RingVec {
-    fn len(&self) -> usize {
-        match self {
-            RingVec::U16(v) => v.len(),
-            RingVec::U32(v) => v.len(),
-            RingVec::U64(v) => v.len(),
-        }
-    }
     fn slice(&self, r: std::ops::Range<usize>) -> RingVec {
         match self {
             RingVec::U16(v) => RingVec::U16(v[r].to_vec()),
