@@ -196,6 +196,17 @@ impl PartiesConfig {
                 found: 3,
             });
         };
+        // Two parties at one address would have a party dial itself.
+        for (x, y) in [(&a, &b), (&a, &c), (&b, &c)] {
+            if x.address == y.address {
+                return Err(ConfigError::BadAddress {
+                    path: err_path(),
+                    index: y.index,
+                    address: y.address.clone(),
+                    reason: format!("party {} has the same address", x.index),
+                });
+            }
+        }
         Ok(PartiesConfig {
             timeout,
             ca: base.join(raw.ca),
@@ -406,6 +417,12 @@ key = "party2.key"
             .unwrap_err()
             .to_string()
             .contains("not a port number"));
+        let same = GOOD.replace("party2.example.org:7102", "127.0.0.1:7101");
+        let e = parse(&same).unwrap_err().to_string();
+        assert!(
+            e.contains("party 2 has a bad address") && e.contains("party 1 has the same address"),
+            "{e}"
+        );
         let t = GOOD.replace("2.5", "0");
         assert!(matches!(parse(&t), Err(ConfigError::BadTimeout { .. })));
         let syntax = GOOD.replace("ca = \"ca.crt\"", "ca = ca.crt");

@@ -352,7 +352,7 @@ impl TlsTransport {
         }
     }
 
-    /// The bound on every receive (and on a stalled send).
+    /// The bound on every receive (and, once closing, on a peer that takes no data).
     pub fn timeout(&self) -> Duration {
         self.timeout
     }

@@ -3,7 +3,8 @@
 //! Protocols see only the [`Transport`] trait: ordered, reliable, authenticated byte messages to
 //! and from the two other parties. The real implementation ([`link`]) runs over TCP with mutually
 //! authenticated TLS (rustls), one connection per direction so that sending never blocks on the
-//! peer's own sending. [`memory`] is an in-process transport for unit tests of a single
+//! peer's own sending. [`config`] reads `parties.toml`; [`tls`] builds the rustls
+//! configurations from it. [`memory`] is an in-process transport for unit tests of a single
 //! protocol step.
 
 pub mod config;
