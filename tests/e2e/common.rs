@@ -8,7 +8,8 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::{Duration, Instant};
 
-use irisc_runtime::io::ndjson::{self, Record};
+use irisc_runtime::io::ndjson;
+use irisc_runtime::iris::IrisRecord as Record;
 
 pub fn irisc() -> Command {
     Command::new(env!("CARGO_BIN_EXE_irisc"))

@@ -6,7 +6,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 
-use irisc_runtime::io::ndjson::Record;
+use irisc_runtime::iris::IrisRecord as Record;
 use irisc_runtime::iris::IrisCode;
 
 pub fn random_code(rng: &mut impl Rng, bits: usize) -> IrisCode {
@@ -31,7 +31,7 @@ fn popcount(v: &[u8]) -> u32 {
 /// where `pick` chooses hd from the threshold (`num/den`): see [`Edge`].
 pub fn near(rng: &mut impl Rng, q: &IrisCode, shift: i32, num: u64, den: u64, edge: Edge) -> IrisCode {
     let bits = q.code.len() * 8;
-    let base = q.rotate(shift);
+    let base = q.rotate(shift as i64);
     let mask = random_code(rng, bits).mask;
     let both: Vec<usize> = (0..bits).filter(|&i| (base.mask[i / 8] & mask[i / 8]) >> (i % 8) & 1 == 1).collect();
     let ml = both.len() as u64;
@@ -76,19 +76,19 @@ pub fn edge_case_set(seed: u64, bits: usize, n_random: usize, queries: usize, nu
         for edge in [Edge::JustBelow, Edge::AtOrAbove, Edge::WellAbove] {
             if rng.random_bool(0.8) {
                 let shift = rng.random_range(-max_rot..=max_rot);
-                gallery.push(Record { id: next_id, code: near(&mut rng, &q, shift, num, den, edge) });
+                gallery.push(Record { id: next_id, iris: near(&mut rng, &q, shift, num, den, edge) });
                 next_id += 1;
             }
         }
         // A record at a rotation the program does not check.
         if 2 * max_rot + 1 < (bits / 64) as i32 && rng.random_bool(0.5) {
-            gallery.push(Record { id: next_id, code: near(&mut rng, &q, max_rot + 1, num, den, Edge::JustBelow) });
+            gallery.push(Record { id: next_id, iris: near(&mut rng, &q, max_rot + 1, num, den, Edge::JustBelow) });
             next_id += 1;
         }
-        qs.push(Record { id: qi as u64, code: q });
+        qs.push(Record { id: qi as u64, iris: q });
     }
     for _ in 0..n_random {
-        gallery.push(Record { id: next_id, code: random_code(&mut rng, bits) });
+        gallery.push(Record { id: next_id, iris: random_code(&mut rng, bits) });
         next_id += 1;
     }
     // Shuffle so matches are spread over the gallery.

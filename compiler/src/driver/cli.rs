@@ -58,9 +58,12 @@ pub enum Command {
         /// Bits per code (a multiple of 64).
         #[arg(long, default_value_t = 12800)]
         bits: u32,
-        /// Make queries: a mix of near-duplicates of this gallery's records and fresh codes.
+        /// Make queries: a mix of near-duplicates of this gallery's records, edge cases and fresh codes.
         #[arg(long)]
         near: Option<PathBuf>,
+        /// The match ratio that the queries' threshold edge cases sit at (with --near).
+        #[arg(long, default_value = "0.345", requires = "near")]
+        ratio: String,
         #[arg(short, long)]
         output: PathBuf,
     },
@@ -125,9 +128,15 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Gen { count, seed, bits, near, output } => {
+        Command::Gen { count, seed, bits, near, ratio, output } => {
             match near {
-                Some(db) => super::gen::write_queries(&output, &db, count, seed)?,
+                Some(db) => {
+                    let Some(r) = crate::sema::consts::parse_decimal(&ratio) else {
+                        bail!("--ratio {ratio:?} is not a decimal ratio such as 0.345");
+                    };
+                    let opts = super::gen::QueryOptions { ratio: (r.num, r.den), ..Default::default() };
+                    super::gen::write_queries_with(&output, &db, count, seed, &opts)?
+                }
                 None => super::gen::write_gallery(&output, count, seed, bits as usize)?,
             }
             eprintln!("wrote {count} codes to {}", output.display());

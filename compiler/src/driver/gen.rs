@@ -364,8 +364,13 @@ pub fn write_gallery(out: &Path, count: usize, seed: u64, code_bits: usize) -> R
 
 /// `irisc gen --queries Q --from-db DB --seed S -o OUT`: writes queries against a gallery file.
 pub fn write_queries(out: &Path, from_db: &Path, count: usize, seed: u64) -> Result<()> {
+    write_queries_with(out, from_db, count, seed, &QueryOptions::default())
+}
+
+/// [`write_queries`] with explicit options (e.g. the ratio the edge cases sit at).
+pub fn write_queries_with(out: &Path, from_db: &Path, count: usize, seed: u64, opts: &QueryOptions) -> Result<()> {
     let gallery = ndjson::read_file(from_db)?;
-    let queries = generate_queries(&gallery, count, seed, &QueryOptions::default())?;
+    let queries = generate_queries(&gallery, count, seed, opts)?;
     write_records(out, &queries)
 }
 
