@@ -48,7 +48,12 @@ fn with_rt(rt: *mut Runtime, f: impl FnOnce(&mut Runtime) -> Result<(), RuntimeE
 /// # Safety
 /// `argv` must hold `argc` valid C strings and `manifest` `manifest_len` readable bytes.
 #[no_mangle]
-pub unsafe extern "C" fn irisc_rt_start(argc: i32, argv: *const *const c_char, manifest: *const u8, manifest_len: i64) -> *mut Runtime {
+pub unsafe extern "C" fn irisc_rt_start(
+    argc: i32,
+    argv: *const *const c_char,
+    manifest: *const u8,
+    manifest_len: i64,
+) -> *mut Runtime {
     let result = catch_unwind(|| {
         let args: Vec<OsString> = (0..argc.max(0) as usize)
             .map(|i| OsString::from_vec(CStr::from_ptr(*argv.add(i)).to_bytes().to_vec()))
@@ -93,8 +98,21 @@ pub extern "C" fn irisc_rt_rotate(rt: *mut Runtime, dst: i32, src: i32, lo: i32,
 }
 
 #[no_mangle]
-pub extern "C" fn irisc_rt_masked_dot(rt: *mut Runtime, dst: i32, codes: i32, gallery: i32, kernel: *const c_void) -> i32 {
-    with_rt(rt, |r| r.masked_dot(dst as u32, codes as u32, gallery as u32, kernel as *const ()))
+pub extern "C" fn irisc_rt_masked_dot(
+    rt: *mut Runtime,
+    dst: i32,
+    codes: i32,
+    gallery: i32,
+    kernel: *const c_void,
+) -> i32 {
+    with_rt(rt, |r| {
+        r.masked_dot(
+            dst as u32,
+            codes as u32,
+            gallery as u32,
+            kernel as *const (),
+        )
+    })
 }
 
 #[no_mangle]
@@ -108,12 +126,27 @@ pub extern "C" fn irisc_rt_mask_len(rt: *mut Runtime, dst: i32, codes: i32, gall
 }
 
 #[no_mangle]
-pub extern "C" fn irisc_rt_sub_threshold(rt: *mut Runtime, dst: i32, dot: i32, mask_len: i32, num: i64, den: i64, ring_bits: i32) -> i32 {
+pub extern "C" fn irisc_rt_sub_threshold(
+    rt: *mut Runtime,
+    dst: i32,
+    dot: i32,
+    mask_len: i32,
+    num: i64,
+    den: i64,
+    ring_bits: i32,
+) -> i32 {
     with_rt(rt, |r| {
         if den <= 0 || num < 0 {
             return Err(RuntimeError::Schedule(format!("invalid ratio {num}/{den}")));
         }
-        r.sub_threshold(dst as u32, dot as u32, mask_len as u32, num, den, ring_bits as u32)
+        r.sub_threshold(
+            dst as u32,
+            dot as u32,
+            mask_len as u32,
+            num,
+            den,
+            ring_bits as u32,
+        )
     })
 }
 
@@ -124,7 +157,9 @@ pub extern "C" fn irisc_rt_msb(rt: *mut Runtime, dst: i32, src: i32, ring_bits: 
 
 #[no_mangle]
 pub extern "C" fn irisc_rt_or_groups(rt: *mut Runtime, dst: i32, src: i32, group: i64) -> i32 {
-    with_rt(rt, |r| r.or_groups(dst as u32, src as u32, group.max(0) as u64))
+    with_rt(rt, |r| {
+        r.or_groups(dst as u32, src as u32, group.max(0) as u64)
+    })
 }
 
 #[no_mangle]

@@ -33,7 +33,8 @@ pub struct Manifest {
 
 impl Manifest {
     pub fn from_json(bytes: &[u8]) -> Result<Manifest, String> {
-        let m: Manifest = serde_json::from_slice(bytes).map_err(|e| format!("corrupt program manifest: {e}"))?;
+        let m: Manifest =
+            serde_json::from_slice(bytes).map_err(|e| format!("corrupt program manifest: {e}"))?;
         if m.abi != ABI_VERSION {
             return Err(format!(
                 "this executable was generated for runtime ABI {} but is linked with runtime ABI {}; rebuild it with this irisc",

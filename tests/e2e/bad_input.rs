@@ -10,9 +10,15 @@ fn small() -> std::path::PathBuf {
     common::example("small_ids.irs")
 }
 
-fn shared_inputs(setup: &Setup, n_random: usize) -> ([std::path::PathBuf; 3], [std::path::PathBuf; 3]) {
+fn shared_inputs(
+    setup: &Setup,
+    n_random: usize,
+) -> ([std::path::PathBuf; 3], [std::path::PathBuf; 3]) {
     let (gallery, qs) = data::edge_case_set(5, 256, n_random, 2, 3, 8, 2);
-    (setup.share(&small(), "--db", "db", &gallery), setup.share(&small(), "--query", "query", &qs))
+    (
+        setup.share(&small(), "--db", "db", &gallery),
+        setup.share(&small(), "--query", "query", &qs),
+    )
 }
 
 fn assert_no_panic(text: &str) {
@@ -30,11 +36,17 @@ fn malformed_programs_get_diagnostics_with_caret_and_hint() {
     for (name, src) in cases {
         let path = dir.path().join(name);
         std::fs::write(&path, src).unwrap();
-        let out = common::irisc().args(["build", path.to_str().unwrap()]).output().unwrap();
+        let out = common::irisc()
+            .args(["build", path.to_str().unwrap()])
+            .output()
+            .unwrap();
         let err = common::stderr(&out);
         assert!(!out.status.success(), "{name} compiled");
         assert_no_panic(&err);
-        assert!(err.contains(&format!("{name}:")), "{name}: no file:line:column in\n{err}");
+        assert!(
+            err.contains(&format!("{name}:")),
+            "{name}: no file:line:column in\n{err}"
+        );
         assert!(err.contains('^'), "{name}: no caret in\n{err}");
         assert!(err.contains("hint"), "{name}: no hint in\n{err}");
     }
@@ -42,13 +54,29 @@ fn malformed_programs_get_diagnostics_with_caret_and_hint() {
 
 /// Runs the three parties where `tamper` changed some input, and checks that every party stops
 /// within the bound, at least one with a message containing `expect`.
-fn expect_failure(setup: &Setup, db: &[std::path::PathBuf; 3], q: &[std::path::PathBuf; 3], expect: &str) {
+fn expect_failure(
+    setup: &Setup,
+    db: &[std::path::PathBuf; 3],
+    q: &[std::path::PathBuf; 3],
+    expect: &str,
+) {
     let started = Instant::now();
     let outs = setup.run_three(db, q, &["--timeout", "4"]);
-    assert!(started.elapsed() < Duration::from_secs(40), "took {:?}", started.elapsed());
-    let all: String = outs.iter().map(common::stderr).collect::<Vec<_>>().join("\n");
+    assert!(
+        started.elapsed() < Duration::from_secs(40),
+        "took {:?}",
+        started.elapsed()
+    );
+    let all: String = outs
+        .iter()
+        .map(common::stderr)
+        .collect::<Vec<_>>()
+        .join("\n");
     assert_no_panic(&all);
-    assert!(outs.iter().any(|o| !o.status.success()), "every party succeeded:\n{all}");
+    assert!(
+        outs.iter().any(|o| !o.status.success()),
+        "every party succeeded:\n{all}"
+    );
     assert!(all.contains(expect), "expected {expect:?} in:\n{all}");
 }
 
@@ -57,7 +85,10 @@ fn truncated_share_file_is_refused() {
     let setup = common::setup(&small());
     let (db, q) = shared_inputs(&setup, 4);
     let len = std::fs::metadata(&db[1]).unwrap().len();
-    let f = std::fs::OpenOptions::new().write(true).open(&db[1]).unwrap();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&db[1])
+        .unwrap();
     f.set_len(len - 7).unwrap();
     expect_failure(&setup, &db, &q, "truncated");
 }
@@ -70,7 +101,15 @@ fn share_file_of_another_ring_is_refused() {
     let other = setup.dir.path().join("ring32");
     let plain = setup.dir.path().join("g32.ndjson");
     irisc_runtime::io::ndjson::write_file(&plain, &gallery).unwrap();
-    common::irisc_ok(&["share", "--db", plain.to_str().unwrap(), "-o", other.to_str().unwrap(), "--ring", "32"]);
+    common::irisc_ok(&[
+        "share",
+        "--db",
+        plain.to_str().unwrap(),
+        "-o",
+        other.to_str().unwrap(),
+        "--ring",
+        "32",
+    ]);
     let mixed = [other.join("db.p0.shr"), db[1].clone(), db[2].clone()];
     expect_failure(&setup, &mixed, &q, "Z_2^32");
 }
@@ -81,9 +120,26 @@ fn share_file_of_another_program_is_refused() {
     let (_, q) = shared_inputs(&setup, 2);
     let dir = setup.dir.path();
     let big = dir.join("big.ndjson");
-    common::irisc_ok(&["gen", "--count", "3", "--seed", "2", "-o", big.to_str().unwrap()]);
+    common::irisc_ok(&[
+        "gen",
+        "--count",
+        "3",
+        "--seed",
+        "2",
+        "-o",
+        big.to_str().unwrap(),
+    ]);
     let out = dir.join("big-shares");
-    common::irisc_ok(&["share", "--db", big.to_str().unwrap(), "-o", out.to_str().unwrap(), "--ring", "9"]);
+    // The same ring as the program's, so the code length is what differs.
+    common::irisc_ok(&[
+        "share",
+        "--db",
+        big.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--ring",
+        "10",
+    ]);
     let db = [0, 1, 2].map(|p| out.join(format!("db.p{p}.shr")));
     expect_failure(&setup, &db, &q, "12800");
 }
@@ -93,7 +149,11 @@ fn shares_from_two_sharing_runs_are_not_mixed() {
     let setup = common::setup(&small());
     let (db, q) = shared_inputs(&setup, 3);
     let first = db.clone().map(|p| {
-        let keep = p.with_extension("first");
+        let keep = setup
+            .dir
+            .path()
+            .join(p.file_name().unwrap())
+            .with_extension("first");
         std::fs::copy(&p, &keep).unwrap();
         keep
     });
@@ -119,14 +179,22 @@ fn missing_peer_times_out_with_a_clear_message() {
     let setup = common::setup(&small());
     let (db, q) = shared_inputs(&setup, 2);
     let started = Instant::now();
-    let children: Vec<_> = (0..2).map(|p| setup.spawn(p, &db[p], &q[p], &["--timeout", "3"])).collect();
-    let outs: Vec<_> = children.into_iter().map(|c| common::wait_bounded(c, Duration::from_secs(30))).collect();
+    let children: Vec<_> = (0..2)
+        .map(|p| setup.spawn(p, &db[p], &q[p], &["--timeout", "3"]))
+        .collect();
+    let outs: Vec<_> = children
+        .into_iter()
+        .map(|c| common::wait_bounded(c, Duration::from_secs(30)))
+        .collect();
     assert!(started.elapsed() < Duration::from_secs(30));
     for o in &outs {
         let err = common::stderr(o);
         assert!(!o.status.success());
         assert_no_panic(&err);
-        assert!(err.contains("party 2"), "no mention of the missing party in:\n{err}");
+        assert!(
+            err.contains("party 2"),
+            "no mention of the missing party in:\n{err}"
+        );
     }
 }
 
@@ -135,7 +203,9 @@ fn peer_dying_mid_protocol_stops_the_others() {
     let setup = common::setup(&small());
     // Enough work that the run is still going when party 2 is killed.
     let (db, q) = shared_inputs(&setup, 20000);
-    let mut children: Vec<_> = (0..3).map(|p| setup.spawn(p, &db[p], &q[p], &["--timeout", "5", "--verbose"])).collect();
+    let mut children: Vec<_> = (0..3)
+        .map(|p| setup.spawn(p, &db[p], &q[p], &["--timeout", "5", "--verbose"]))
+        .collect();
     // Kill party 2 as soon as it reports that its links are up.
     let err = children[2].stderr.take().unwrap();
     let mut lines = BufReader::new(err).lines();
@@ -150,11 +220,18 @@ fn peer_dying_mid_protocol_stops_the_others() {
     }
     children[2].kill().unwrap();
     let _ = children[2].wait();
-    let survivors: Vec<_> = children.into_iter().take(2).map(|c| common::wait_bounded(c, Duration::from_secs(30))).collect();
+    let survivors: Vec<_> = children
+        .into_iter()
+        .take(2)
+        .map(|c| common::wait_bounded(c, Duration::from_secs(30)))
+        .collect();
     let mut named = false;
     for (p, o) in survivors.iter().enumerate() {
         let err = common::stderr(o);
-        assert!(!o.status.success(), "party {p} succeeded although party 2 died");
+        assert!(
+            !o.status.success(),
+            "party {p} succeeded although party 2 died"
+        );
         assert_no_panic(&err);
         // A survivor may first notice the other survivor stopping; one of them names party 2.
         assert!(err.contains("party "), "party {p} gives no reason:\n{err}");

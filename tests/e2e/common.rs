@@ -16,7 +16,10 @@ pub fn irisc() -> Command {
 }
 
 pub fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 pub fn example(name: &str) -> PathBuf {
@@ -52,15 +55,36 @@ pub struct Setup {
 pub fn setup(program: &Path) -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let exe = dir.path().join("prog");
-    irisc_ok(&["build", program.to_str().unwrap(), "-o", exe.to_str().unwrap()]);
+    irisc_ok(&[
+        "build",
+        program.to_str().unwrap(),
+        "-o",
+        exe.to_str().unwrap(),
+    ]);
     let keys = dir.path().join("keys");
-    irisc_ok(&["keys", "-o", keys.to_str().unwrap(), "--base-port", &base_port().to_string()]);
-    Setup { config: keys.join("parties.toml"), exe, dir }
+    irisc_ok(&[
+        "keys",
+        "-o",
+        keys.to_str().unwrap(),
+        "--base-port",
+        &base_port().to_string(),
+    ]);
+    Setup {
+        config: keys.join("parties.toml"),
+        exe,
+        dir,
+    }
 }
 
 impl Setup {
     /// Writes the records as NDJSON and shares them for `program`; returns the three files.
-    pub fn share(&self, program: &Path, flag: &str, name: &str, records: &[Record]) -> [PathBuf; 3] {
+    pub fn share(
+        &self,
+        program: &Path,
+        flag: &str,
+        name: &str,
+        records: &[Record],
+    ) -> [PathBuf; 3] {
         let plain = self.dir.path().join(format!("{name}.ndjson"));
         ndjson::write_file(&plain, records).unwrap();
         let out = self.dir.path().join(format!("{name}-shares"));
@@ -80,8 +104,18 @@ impl Setup {
 
     pub fn spawn(&self, party: usize, db: &Path, query: &Path, extra: &[&str]) -> Child {
         Command::new(&self.exe)
-            .args(["--party", &party.to_string(), "--config", self.config.to_str().unwrap()])
-            .args(["--db", db.to_str().unwrap(), "--query", query.to_str().unwrap()])
+            .args([
+                "--party",
+                &party.to_string(),
+                "--config",
+                self.config.to_str().unwrap(),
+            ])
+            .args([
+                "--db",
+                db.to_str().unwrap(),
+                "--query",
+                query.to_str().unwrap(),
+            ])
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -90,9 +124,19 @@ impl Setup {
     }
 
     /// Runs all three parties and returns their outputs in party order.
-    pub fn run_three(&self, db: &[PathBuf; 3], query: &[PathBuf; 3], extra: &[&str]) -> Vec<Output> {
-        let children: Vec<Child> = (0..3).map(|p| self.spawn(p, &db[p], &query[p], extra)).collect();
-        children.into_iter().map(|c| wait_bounded(c, Duration::from_secs(120))).collect()
+    pub fn run_three(
+        &self,
+        db: &[PathBuf; 3],
+        query: &[PathBuf; 3],
+        extra: &[&str],
+    ) -> Vec<Output> {
+        let children: Vec<Child> = (0..3)
+            .map(|p| self.spawn(p, &db[p], &query[p], extra))
+            .collect();
+        children
+            .into_iter()
+            .map(|c| wait_bounded(c, Duration::from_secs(120)))
+            .collect()
     }
 }
 

@@ -6,8 +6,8 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 
-use irisc_runtime::iris::IrisRecord as Record;
 use irisc_runtime::iris::IrisCode;
+use irisc_runtime::iris::IrisRecord as Record;
 
 pub fn random_code(rng: &mut impl Rng, bits: usize) -> IrisCode {
     let bytes = bits / 8;
@@ -29,14 +29,27 @@ fn popcount(v: &[u8]) -> u32 {
 
 /// A code whose distance to `rot(q, shift)` is exactly `hd(ml)` for its combined mask length `ml`,
 /// where `pick` chooses hd from the threshold (`num/den`): see [`Edge`].
-pub fn near(rng: &mut impl Rng, q: &IrisCode, shift: i32, num: u64, den: u64, edge: Edge) -> IrisCode {
+pub fn near(
+    rng: &mut impl Rng,
+    q: &IrisCode,
+    shift: i32,
+    num: u64,
+    den: u64,
+    edge: Edge,
+) -> IrisCode {
     let bits = q.code.len() * 8;
     let base = q.rotate(shift as i64);
     let mask = random_code(rng, bits).mask;
-    let both: Vec<usize> = (0..bits).filter(|&i| (base.mask[i / 8] & mask[i / 8]) >> (i % 8) & 1 == 1).collect();
+    let both: Vec<usize> = (0..bits)
+        .filter(|&i| (base.mask[i / 8] & mask[i / 8]) >> (i % 8) & 1 == 1)
+        .collect();
     let ml = both.len() as u64;
     // Largest hd that still matches: hd * den < num * ml.
-    let below = if num * ml == 0 { 0 } else { (num * ml - 1) / den };
+    let below = if num * ml == 0 {
+        0
+    } else {
+        (num * ml - 1) / den
+    };
     let hd = match edge {
         Edge::JustBelow => below,
         Edge::AtOrAbove => below + 1,
@@ -66,7 +79,15 @@ pub enum Edge {
 
 /// A gallery of `n` records and `m` queries from `seed`: every query has records at each edge of
 /// the threshold, at random rotations within `-max_rot..=max_rot`, among random records.
-pub fn edge_case_set(seed: u64, bits: usize, n_random: usize, queries: usize, num: u64, den: u64, max_rot: i32) -> (Vec<Record>, Vec<Record>) {
+pub fn edge_case_set(
+    seed: u64,
+    bits: usize,
+    n_random: usize,
+    queries: usize,
+    num: u64,
+    den: u64,
+    max_rot: i32,
+) -> (Vec<Record>, Vec<Record>) {
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
     let mut gallery = Vec::new();
     let mut qs = Vec::new();
@@ -76,19 +97,31 @@ pub fn edge_case_set(seed: u64, bits: usize, n_random: usize, queries: usize, nu
         for edge in [Edge::JustBelow, Edge::AtOrAbove, Edge::WellAbove] {
             if rng.random_bool(0.8) {
                 let shift = rng.random_range(-max_rot..=max_rot);
-                gallery.push(Record { id: next_id, iris: near(&mut rng, &q, shift, num, den, edge) });
+                gallery.push(Record {
+                    id: next_id,
+                    iris: near(&mut rng, &q, shift, num, den, edge),
+                });
                 next_id += 1;
             }
         }
         // A record at a rotation the program does not check.
         if 2 * max_rot + 1 < (bits / 64) as i32 && rng.random_bool(0.5) {
-            gallery.push(Record { id: next_id, iris: near(&mut rng, &q, max_rot + 1, num, den, Edge::JustBelow) });
+            gallery.push(Record {
+                id: next_id,
+                iris: near(&mut rng, &q, max_rot + 1, num, den, Edge::JustBelow),
+            });
             next_id += 1;
         }
-        qs.push(Record { id: qi as u64, iris: q });
+        qs.push(Record {
+            id: qi as u64,
+            iris: q,
+        });
     }
     for _ in 0..n_random {
-        gallery.push(Record { id: next_id, iris: random_code(&mut rng, bits) });
+        gallery.push(Record {
+            id: next_id,
+            iris: random_code(&mut rng, bits),
+        });
         next_id += 1;
     }
     // Shuffle so matches are spread over the gallery.

@@ -24,14 +24,26 @@ fn checked(program: &std::path::Path) -> irisc::sema::Program {
 /// The plaintext answers for `program` on NDJSON files written by [`Setup::share`].
 fn plain(setup: &Setup, program: &std::path::Path) -> Vec<serde_json::Value> {
     let dir = setup.dir.path();
-    irisc::driver::plain::answers(&checked(program), &dir.join("db.ndjson"), &dir.join("query.ndjson")).unwrap()
+    irisc::driver::plain::answers(
+        &checked(program),
+        &dir.join("db.ndjson"),
+        &dir.join("query.ndjson"),
+    )
+    .unwrap()
 }
 
 fn output_party(outs: &[std::process::Output], party: usize) -> Vec<serde_json::Value> {
     for (p, o) in outs.iter().enumerate() {
-        assert!(o.status.success(), "party {p} failed:\n{}", common::stderr(o));
+        assert!(
+            o.status.success(),
+            "party {p} failed:\n{}",
+            common::stderr(o)
+        );
         if p != party {
-            assert!(o.stdout.is_empty(), "party {p} is not the output party but printed results");
+            assert!(
+                o.stdout.is_empty(),
+                "party {p} is not the output party but printed results"
+            );
         }
     }
     common::stdout_json(&outs[party])
@@ -79,8 +91,26 @@ fn example_program_on_generated_codes() {
     let dir = setup.dir.path();
     let db = dir.join("db.ndjson");
     let q = dir.join("query.ndjson");
-    common::irisc_ok(&["gen", "--count", "60", "--seed", "11", "-o", db.to_str().unwrap()]);
-    common::irisc_ok(&["gen", "--count", "4", "--seed", "12", "--near", db.to_str().unwrap(), "-o", q.to_str().unwrap()]);
+    common::irisc_ok(&[
+        "gen",
+        "--count",
+        "60",
+        "--seed",
+        "11",
+        "-o",
+        db.to_str().unwrap(),
+    ]);
+    common::irisc_ok(&[
+        "gen",
+        "--count",
+        "4",
+        "--seed",
+        "12",
+        "--near",
+        db.to_str().unwrap(),
+        "-o",
+        q.to_str().unwrap(),
+    ]);
     let out = common::irisc_ok(&[
         "run",
         program.to_str().unwrap(),

@@ -13,7 +13,11 @@ use crate::codegen::{Artifact, Emit};
 use super::pipeline;
 
 #[derive(Debug, Parser)]
-#[command(name = "irisc", version, about = "Compiles .irs matching programs to native three-party MPC executables.")]
+#[command(
+    name = "irisc",
+    version,
+    about = "Compiles .irs matching programs to native three-party MPC executables."
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -117,24 +121,42 @@ pub enum Command {
 
 pub fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Command::Build { program, output, emit, print_ir_after_all } => build(program, output, emit, print_ir_after_all),
+        Command::Build {
+            program,
+            output,
+            emit,
+            print_ir_after_all,
+        } => build(program, output, emit, print_ir_after_all),
         Command::Explain { program, json } => {
             let checked = pipeline::read_and_check(&program)?;
             if json {
                 let v = crate::analysis::explain::explain_json(&checked.program);
                 println!("{}", serde_json::to_string_pretty(&v)?);
             } else {
-                print!("{}", crate::analysis::explain::explain_text(&checked.program));
+                print!(
+                    "{}",
+                    crate::analysis::explain::explain_text(&checked.program)
+                );
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Gen { count, seed, bits, near, ratio, output } => {
+        Command::Gen {
+            count,
+            seed,
+            bits,
+            near,
+            ratio,
+            output,
+        } => {
             match near {
                 Some(db) => {
                     let Some(r) = crate::sema::consts::parse_decimal(&ratio) else {
                         bail!("--ratio {ratio:?} is not a decimal ratio such as 0.345");
                     };
-                    let opts = super::gen::QueryOptions { ratio: (r.num, r.den), ..Default::default() };
+                    let opts = super::gen::QueryOptions {
+                        ratio: (r.num, r.den),
+                        ..Default::default()
+                    };
                     super::gen::write_queries_with(&output, &db, count, seed, &opts)?
                 }
                 None => super::gen::write_gallery(&output, count, seed, bits as usize)?,
@@ -142,12 +164,22 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             eprintln!("wrote {count} codes to {}", output.display());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Keys { output, base_port, force } => {
+        Command::Keys {
+            output,
+            base_port,
+            force,
+        } => {
             let toml = super::keys::generate_keys(&output, base_port, force)?;
             eprintln!("wrote keys and {}", toml.display());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Share { db, query, output, program, ring } => {
+        Command::Share {
+            db,
+            query,
+            output,
+            program,
+            ring,
+        } => {
             let ring = match program {
                 Some(p) => pipeline::program_ring_bits(&pipeline::read_and_check(&p)?.program),
                 None => ring,
@@ -156,8 +188,12 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
                 bail!("--ring must be between 2 and 64, not {ring}");
             }
             let files = match (db, query) {
-                (Some(db), None) => super::share::share_file(&db, &output, ShareKind::Gallery, ring, "db")?,
-                (None, Some(q)) => super::share::share_file(&q, &output, ShareKind::Query, ring, "query")?,
+                (Some(db), None) => {
+                    super::share::share_file(&db, &output, ShareKind::Gallery, ring, "db")?
+                }
+                (None, Some(q)) => {
+                    super::share::share_file(&q, &output, ShareKind::Query, ring, "query")?
+                }
                 _ => bail!("give exactly one of --db and --query"),
             };
             for f in files {
@@ -165,18 +201,42 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Run { program, db, query, work, threads, timeout, check } => {
-            super::run::run(&super::run::RunOptions { program, db, query, work, threads, timeout, check })
-        }
+        Command::Run {
+            program,
+            db,
+            query,
+            work,
+            threads,
+            timeout,
+            check,
+        } => super::run::run(&super::run::RunOptions {
+            program,
+            db,
+            query,
+            work,
+            threads,
+            timeout,
+            check,
+        }),
     }
 }
 
-fn build(program: PathBuf, output: Option<PathBuf>, emit: Option<EmitArg>, print_ir_after_all: bool) -> Result<ExitCode> {
+fn build(
+    program: PathBuf,
+    output: Option<PathBuf>,
+    emit: Option<EmitArg>,
+    print_ir_after_all: bool,
+) -> Result<ExitCode> {
     let checked = pipeline::read_and_check(&program)?;
     let emit = match emit {
         Some(EmitArg::Ast) => {
             let ast = crate::syntax::parse(&checked.source).map_err(|d| {
-                anyhow::anyhow!(crate::syntax::render(&program.display().to_string(), &checked.source, &[d], false))
+                anyhow::anyhow!(crate::syntax::render(
+                    &program.display().to_string(),
+                    &checked.source,
+                    &[d],
+                    false
+                ))
             })?;
             println!("{ast:#?}");
             return Ok(ExitCode::SUCCESS);
@@ -188,7 +248,10 @@ fn build(program: PathBuf, output: Option<PathBuf>, emit: Option<EmitArg>, print
         None => Emit::Exe,
     };
     let default_out = || {
-        let stem = program.file_stem().map(|s| s.to_os_string()).unwrap_or_else(|| "a.out".into());
+        let stem = program
+            .file_stem()
+            .map(|s| s.to_os_string())
+            .unwrap_or_else(|| "a.out".into());
         let mut p = PathBuf::from(stem);
         if matches!(emit, Emit::Obj) {
             p.set_extension("o");
@@ -204,7 +267,10 @@ fn build(program: PathBuf, output: Option<PathBuf>, emit: Option<EmitArg>, print
         Artifact::Text(text) => print!("{text}"),
         Artifact::File(path) => {
             eprintln!("built {} in {:.2} s", path.display(), took.as_secs_f64());
-            eprint!("{}", crate::analysis::explain::explain_text(&checked.program));
+            eprint!(
+                "{}",
+                crate::analysis::explain::explain_text(&checked.program)
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -368,7 +368,13 @@ pub fn write_queries(out: &Path, from_db: &Path, count: usize, seed: u64) -> Res
 }
 
 /// [`write_queries`] with explicit options (e.g. the ratio the edge cases sit at).
-pub fn write_queries_with(out: &Path, from_db: &Path, count: usize, seed: u64, opts: &QueryOptions) -> Result<()> {
+pub fn write_queries_with(
+    out: &Path,
+    from_db: &Path,
+    count: usize,
+    seed: u64,
+    opts: &QueryOptions,
+) -> Result<()> {
     let gallery = ndjson::read_file(from_db)?;
     let queries = generate_queries(&gallery, count, seed, opts)?;
     write_records(out, &queries)

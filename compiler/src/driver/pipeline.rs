@@ -18,9 +18,15 @@ pub struct Checked {
 }
 
 pub fn read_and_check(path: &Path) -> Result<Checked> {
-    let source = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let program = crate::sema::frontend(&path.display().to_string(), &source).map_err(|rendered| anyhow!(rendered))?;
-    Ok(Checked { path: path.to_path_buf(), source, program })
+    let source =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let program = crate::sema::frontend(&path.display().to_string(), &source)
+        .map_err(|rendered| anyhow!(rendered))?;
+    Ok(Checked {
+        path: path.to_path_buf(),
+        source,
+        program,
+    })
 }
 
 /// The ring every share file of this program must use (the largest any comparison needs).
@@ -37,10 +43,19 @@ pub fn program_ring_bits(program: &Program) -> u32 {
 }
 
 /// Compiles a checked program to `emit`; returns the artifact and the compile time.
-pub fn compile(checked: &Checked, emit: Emit, output: Option<PathBuf>, print_ir_after_all: bool) -> Result<(Artifact, Duration)> {
+pub fn compile(
+    checked: &Checked,
+    emit: Emit,
+    output: Option<PathBuf>,
+    print_ir_after_all: bool,
+) -> Result<(Artifact, Duration)> {
     let started = Instant::now();
     let explain = analysis::explain::explain_json(&checked.program);
-    let opts = BuildOptions { emit, output, print_ir_after_all };
+    let opts = BuildOptions {
+        emit,
+        output,
+        print_ir_after_all,
+    };
     let artifact = codegen::compile(&checked.program, &checked.source, explain, &opts)
         .map_err(|e| anyhow!("{}: {e}", checked.path.display()))?;
     Ok((artifact, started.elapsed()))

@@ -57,7 +57,11 @@ pub fn run(opts: &RunOptions) -> Result<ExitCode> {
 
     let exe = work.join(checked.program.name.clone());
     let (_, compile_time) = pipeline::compile(&checked, Emit::Exe, Some(exe.clone()), false)?;
-    eprintln!("compiled {} in {:.2} s", opts.program.display(), compile_time.as_secs_f64());
+    eprintln!(
+        "compiled {} in {:.2} s",
+        opts.program.display(),
+        compile_time.as_secs_f64()
+    );
 
     let keys = work.join("keys");
     let config = super::keys::generate_keys(&keys, free_base_port()?, true)?;
@@ -121,7 +125,10 @@ pub fn run(opts: &RunOptions) -> Result<ExitCode> {
 
     if opts.check {
         let expected = super::plain::answers(&checked.program, &opts.db, &opts.query)?;
-        let got: Vec<serde_json::Value> = answers.lines().map(serde_json::from_str).collect::<Result<_, _>>()?;
+        let got: Vec<serde_json::Value> = answers
+            .lines()
+            .map(serde_json::from_str)
+            .collect::<Result<_, _>>()?;
         if expected != got {
             bail!(
                 "the three-party answers differ from the plaintext definition\n  mpc:   {}\n  plain: {}",
@@ -154,7 +161,11 @@ fn wait_all(mut children: Vec<Child>, limit: Duration) -> Result<Vec<Outcome>> {
                 s
             });
             let e = std::thread::spawn(move || {
-                BufReader::new(err).lines().map_while(Result::ok).collect::<Vec<_>>().join("\n")
+                BufReader::new(err)
+                    .lines()
+                    .map_while(Result::ok)
+                    .collect::<Vec<_>>()
+                    .join("\n")
             });
             (o, e)
         })

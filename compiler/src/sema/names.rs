@@ -79,12 +79,13 @@ impl<'m> Globals<'m> {
             .filter(|(_, s)| fits(&s.kind))
             .map(|(n, _)| n.as_str())
             .chain(extra.iter().copied());
-        let mut d = Diagnostic::error(format!("unknown {what} `{}`", name.name), name.span)
+        let d = Diagnostic::error(format!("unknown {what} `{}`", name.name), name.span)
             .with_label("not declared");
-        if let Some(best) = suggest(&name.name, candidates) {
-            d = d.with_hint(format!("did you mean `{best}`?"));
-        }
-        d
+        let hint = match suggest(&name.name, candidates) {
+            Some(best) => format!("did you mean `{best}`?"),
+            None => format!("declare the {what} before this line, or use one that is declared"),
+        };
+        d.with_hint(hint)
     }
 }
 

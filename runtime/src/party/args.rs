@@ -57,7 +57,10 @@ impl PartyArgs {
             }
         };
         if args.explain {
-            println!("{}", serde_json::to_string_pretty(&manifest.explain).unwrap_or_default());
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&manifest.explain).unwrap_or_default()
+            );
             std::process::exit(0);
         }
         args.party = args.party_flag.unwrap_or(0) as usize;

@@ -1,8 +1,8 @@
 //! Iris codes as one party holds them: replicated shares of the masked bits, prepared for the
 //! dot product, and the public masks.
 
-use crate::io::share_file::{RingVec, ShareFile};
 use super::values::RingVecExt;
+use crate::io::share_file::{RingVec, ShareFile};
 use crate::ring::RingElem;
 
 /// `count` codes of `bits` elements each.
@@ -23,7 +23,10 @@ pub struct Codes {
 }
 
 fn prepare<T: RingElem>(own: &[T], prev: &[T]) -> (Vec<T>, Vec<T>) {
-    crate::protocol::dot::prepare(&crate::share::rep3::Rep3Vec { own: own.to_vec(), prev: prev.to_vec() })
+    crate::protocol::dot::prepare(&crate::share::rep3::Rep3Vec {
+        own: own.to_vec(),
+        prev: prev.to_vec(),
+    })
 }
 
 /// Public masks in the contract's byte order, as little-endian u64 words.
@@ -130,6 +133,13 @@ impl Codes {
                 .collect();
             v.gather(&index)
         };
-        Codes { count: self.count * shifts.len(), bits: l, ids, masks, a: gather(&self.a), b: gather(&self.b) }
+        Codes {
+            count: self.count * shifts.len(),
+            bits: l,
+            ids,
+            masks,
+            a: gather(&self.a),
+            b: gather(&self.b),
+        }
     }
 }

@@ -22,22 +22,34 @@ pub struct Loaded {
     query_set: [u8; 16],
 }
 
-fn load_one(path: &Path, kind: ShareKind, party: usize, manifest: &Manifest) -> Result<ShareFile, RuntimeError> {
+fn load_one(
+    path: &Path,
+    kind: ShareKind,
+    party: usize,
+    manifest: &Manifest,
+) -> Result<ShareFile, RuntimeError> {
     let file = share_file::read(path).map_err(|e| RuntimeError::Input(e.to_string()))?;
     let expected = Expected {
         kind,
         party: party as u8,
         ring_bits: manifest.ring_bits,
         code_bits: manifest.code_bits,
-        mask: if manifest.mask == "secret" { MaskMode::Secret } else { MaskMode::Public },
+        mask: if manifest.mask == "secret" {
+            MaskMode::Secret
+        } else {
+            MaskMode::Public
+        },
     };
-    share_file::check_compatible(path, &file.header, &expected).map_err(|e| RuntimeError::Input(e.to_string()))?;
+    share_file::check_compatible(path, &file.header, &expected)
+        .map_err(|e| RuntimeError::Input(e.to_string()))?;
     Ok(file)
 }
 
 pub fn load(args: &PartyArgs, manifest: &Manifest) -> Result<Loaded, RuntimeError> {
     let (Some(db), Some(query)) = (&args.db, &args.query) else {
-        return Err(RuntimeError::Usage("both --db and --query are required".into()));
+        return Err(RuntimeError::Usage(
+            "both --db and --query are required".into(),
+        ));
     };
     let gallery = load_one(db, ShareKind::Gallery, args.party, manifest)?;
     let queries = load_one(query, ShareKind::Query, args.party, manifest)?;
@@ -45,7 +57,10 @@ pub fn load(args: &PartyArgs, manifest: &Manifest) -> Result<Loaded, RuntimeErro
         gallery_set: gallery.header.set_id,
         query_set: queries.header.set_id,
         gallery: Codes::from_share_file(&gallery),
-        queries: QueryBatch { count: queries.header.count as usize, codes: Codes::from_share_file(&queries) },
+        queries: QueryBatch {
+            count: queries.header.count as usize,
+            codes: Codes::from_share_file(&queries),
+        },
     })
 }
 

@@ -49,7 +49,10 @@ pub struct Runtime {
 
 impl Runtime {
     /// Everything before the first operation: arguments, inputs, links, seeds.
-    pub fn start(argv: Vec<std::ffi::OsString>, manifest: Manifest) -> Result<Runtime, RuntimeError> {
+    pub fn start(
+        argv: Vec<std::ffi::OsString>,
+        manifest: Manifest,
+    ) -> Result<Runtime, RuntimeError> {
         let started = Instant::now();
         let args = PartyArgs::parse(argv, &manifest)?;
         let party = args.party;
@@ -82,7 +85,11 @@ impl Runtime {
             gallery: std::rc::Rc::new(loaded.gallery),
             queries: loaded.queries,
             slots: Vec::new(),
-            times: PhaseTimes { load, connect, ..Default::default() },
+            times: PhaseTimes {
+                load,
+                connect,
+                ..Default::default()
+            },
             rounds: 0,
             started,
         })

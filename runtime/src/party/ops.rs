@@ -9,8 +9,8 @@ use crate::error::RuntimeError;
 use crate::io::share_file::RingVec;
 use crate::kernels::{MaskedDotKernelU16, MaskedDotKernelU32, MaskedDotKernelU64};
 use crate::protocol;
-use crate::ring::RingElem;
 use crate::protocol::reshare::reshare;
+use crate::ring::RingElem;
 use crate::share::rep3::{AddVec, Rep3Vec};
 
 use super::codes::Codes;
@@ -46,14 +46,20 @@ impl Runtime {
     fn codes(&self, i: u32) -> Result<Rc<Codes>, RuntimeError> {
         match self.slot(i)? {
             Value::Codes(c) => Ok(c.clone()),
-            other => Err(RuntimeError::Schedule(format!("slot {i} holds {}, expected codes", other.kind()))),
+            other => Err(RuntimeError::Schedule(format!(
+                "slot {i} holds {}, expected codes",
+                other.kind()
+            ))),
         }
     }
 
     pub fn load_query(&mut self, query: u64, dst: u32) -> Result<(), RuntimeError> {
         let q = query as usize;
         if q >= self.queries.count {
-            return Err(RuntimeError::Schedule(format!("query {q} of {}", self.queries.count)));
+            return Err(RuntimeError::Schedule(format!(
+                "query {q} of {}",
+                self.queries.count
+            )));
         }
         let codes = self.queries.codes.select(q..q + 1);
         self.put(dst, Value::Codes(Rc::new(codes)));
@@ -74,11 +80,19 @@ impl Runtime {
 
     /// The local half of the dot product of Appendix C: the generated kernel computes each
     /// party's additive share `<a_q, a_g> - <b_q, b_g>` for every (record, code) pair.
-    pub fn masked_dot(&mut self, dst: u32, codes: u32, gallery: u32, kernel: *const ()) -> Result<(), RuntimeError> {
+    pub fn masked_dot(
+        &mut self,
+        dst: u32,
+        codes: u32,
+        gallery: u32,
+        kernel: *const (),
+    ) -> Result<(), RuntimeError> {
         let t = Instant::now();
         let (q, g) = (self.codes(codes)?, self.codes(gallery)?);
         if q.bits != g.bits {
-            return Err(RuntimeError::Schedule("dot product of codes of different lengths".into()));
+            return Err(RuntimeError::Schedule(
+                "dot product of codes of different lengths".into(),
+            ));
         }
         if kernel.is_null() {
             return Err(RuntimeError::Schedule("null kernel".into()));
@@ -88,19 +102,29 @@ impl Runtime {
             (RingVec::U16(qa), RingVec::U16(qb), RingVec::U16(ga), RingVec::U16(gb)) => {
                 // SAFETY: the compiler passes the kernel generated for this storage width.
                 let k: MaskedDotKernelU16 = unsafe { std::mem::transmute(kernel) };
-                RingVec::U16(run_kernel(k, qa, qb, q.count, ga, gb, g.count, q.bits, threads))
+                RingVec::U16(run_kernel(
+                    k, qa, qb, q.count, ga, gb, g.count, q.bits, threads,
+                ))
             }
             (RingVec::U32(qa), RingVec::U32(qb), RingVec::U32(ga), RingVec::U32(gb)) => {
                 // SAFETY: as above.
                 let k: MaskedDotKernelU32 = unsafe { std::mem::transmute(kernel) };
-                RingVec::U32(run_kernel(k, qa, qb, q.count, ga, gb, g.count, q.bits, threads))
+                RingVec::U32(run_kernel(
+                    k, qa, qb, q.count, ga, gb, g.count, q.bits, threads,
+                ))
             }
             (RingVec::U64(qa), RingVec::U64(qb), RingVec::U64(ga), RingVec::U64(gb)) => {
                 // SAFETY: as above.
                 let k: MaskedDotKernelU64 = unsafe { std::mem::transmute(kernel) };
-                RingVec::U64(run_kernel(k, qa, qb, q.count, ga, gb, g.count, q.bits, threads))
+                RingVec::U64(run_kernel(
+                    k, qa, qb, q.count, ga, gb, g.count, q.bits, threads,
+                ))
             }
-            _ => return Err(RuntimeError::Schedule("query and gallery shares differ in width".into())),
+            _ => {
+                return Err(RuntimeError::Schedule(
+                    "query and gallery shares differ in width".into(),
+                ))
+            }
         };
         self.put(dst, Value::Additive(out));
         self.times.dot += t.elapsed();
@@ -117,7 +141,12 @@ impl Runtime {
             let gm = &g.masks[r * w..(r + 1) * w];
             for c in 0..q.count {
                 let qm = &q.masks[c * w..(c + 1) * w];
-                out.push(qm.iter().zip(gm).map(|(a, b)| (a & b).count_ones() as u64).sum());
+                out.push(
+                    qm.iter()
+                        .zip(gm)
+                        .map(|(a, b)| (a & b).count_ones() as u64)
+                        .sum(),
+                );
             }
         }
         self.put(dst, Value::Public(out));
@@ -128,12 +157,38 @@ impl Runtime {
     pub fn reshare(&mut self, dst: u32, src: u32, ring_bits: u32) -> Result<(), RuntimeError> {
         let t = Instant::now();
         let Value::Additive(add) = slot(&self.slots, src)? else {
-            return Err(RuntimeError::Schedule(format!("reshare of slot {src}, which is not additive")));
+            return Err(RuntimeError::Schedule(format!(
+                "reshare of slot {src}, which is not additive"
+            )));
         };
         let (own, prev) = match add {
-            RingVec::U16(v) => split(reshare(&mut self.net, &mut self.prss, AddVec { own: v.clone() }, ring_bits)?, RingVec::U16),
-            RingVec::U32(v) => split(reshare(&mut self.net, &mut self.prss, AddVec { own: v.clone() }, ring_bits)?, RingVec::U32),
-            RingVec::U64(v) => split(reshare(&mut self.net, &mut self.prss, AddVec { own: v.clone() }, ring_bits)?, RingVec::U64),
+            RingVec::U16(v) => split(
+                reshare(
+                    &mut self.net,
+                    &mut self.prss,
+                    AddVec { own: v.clone() },
+                    ring_bits,
+                )?,
+                RingVec::U16,
+            ),
+            RingVec::U32(v) => split(
+                reshare(
+                    &mut self.net,
+                    &mut self.prss,
+                    AddVec { own: v.clone() },
+                    ring_bits,
+                )?,
+                RingVec::U32,
+            ),
+            RingVec::U64(v) => split(
+                reshare(
+                    &mut self.net,
+                    &mut self.prss,
+                    AddVec { own: v.clone() },
+                    ring_bits,
+                )?,
+                RingVec::U64,
+            ),
         };
         self.rounds += 1;
         self.put(dst, Value::Replicated { own, prev });
@@ -142,16 +197,30 @@ impl Runtime {
     }
 
     /// `T - dot` for every pair, with the public threshold added to component 0 only.
-    pub fn sub_threshold(&mut self, dst: u32, dot: u32, mask_len: u32, num: i64, den: i64, ring_bits: u32) -> Result<(), RuntimeError> {
+    pub fn sub_threshold(
+        &mut self,
+        dst: u32,
+        dot: u32,
+        mask_len: u32,
+        num: i64,
+        den: i64,
+        ring_bits: u32,
+    ) -> Result<(), RuntimeError> {
         let t = Instant::now();
         let Value::Public(ml) = self.slot(mask_len)? else {
-            return Err(RuntimeError::Schedule(format!("slot {mask_len} is not public")));
+            return Err(RuntimeError::Schedule(format!(
+                "slot {mask_len} is not public"
+            )));
         };
         let Value::Replicated { own, prev } = self.slot(dot)? else {
-            return Err(RuntimeError::Schedule(format!("slot {dot} is not replicated")));
+            return Err(RuntimeError::Schedule(format!(
+                "slot {dot} is not replicated"
+            )));
         };
         if ml.len() != own.len() {
-            return Err(RuntimeError::Schedule("threshold and dot product sizes differ".into()));
+            return Err(RuntimeError::Schedule(
+                "threshold and dot product sizes differ".into(),
+            ));
         }
         let thresholds: Vec<u64> = ml.iter().map(|&m| threshold(num, den, m) as u64).collect();
         // Party 0 holds component 0 as `own`, party 1 as `prev`.
@@ -180,7 +249,9 @@ impl Runtime {
     pub fn msb(&mut self, dst: u32, src: u32, ring_bits: u32) -> Result<(), RuntimeError> {
         let t = Instant::now();
         let Value::Replicated { own, prev } = slot(&self.slots, src)? else {
-            return Err(RuntimeError::Schedule(format!("msb of slot {src}, which is not replicated")));
+            return Err(RuntimeError::Schedule(format!(
+                "msb of slot {src}, which is not replicated"
+            )));
         };
         let (net, prss) = (&mut self.net, &mut self.prss);
         let bits = match (own, prev) {
@@ -198,11 +269,16 @@ impl Runtime {
     pub fn or_groups(&mut self, dst: u32, src: u32, group: u64) -> Result<(), RuntimeError> {
         let t = Instant::now();
         let Value::Bits(bits) = self.slot(src)? else {
-            return Err(RuntimeError::Schedule(format!("or over slot {src}, which is not binary")));
+            return Err(RuntimeError::Schedule(format!(
+                "or over slot {src}, which is not binary"
+            )));
         };
         let group = if group == 0 { bits.len } else { group as usize };
         if group == 0 || bits.len % group != 0 {
-            return Err(RuntimeError::Schedule(format!("or groups of {group} over {} bits", bits.len)));
+            return Err(RuntimeError::Schedule(format!(
+                "or groups of {group} over {} bits",
+                bits.len
+            )));
         }
         let bits = bits.clone();
         let out = protocol::or_tree::or_groups(&mut self.net, &mut self.prss, &bits, group)?;
@@ -215,7 +291,9 @@ impl Runtime {
     pub fn open(&mut self, dst: u32, src: u32, to: u32) -> Result<(), RuntimeError> {
         let t = Instant::now();
         let Value::Bits(bits) = self.slot(src)? else {
-            return Err(RuntimeError::Schedule(format!("open of slot {src}, which is not binary")));
+            return Err(RuntimeError::Schedule(format!(
+                "open of slot {src}, which is not binary"
+            )));
         };
         let bits = bits.clone();
         let opened = protocol::open::open_bits(&mut self.net, &bits, to as usize)?;
@@ -228,7 +306,9 @@ impl Runtime {
     /// Prints one JSON line per query at the output party.
     pub fn output(&mut self, query: u64, src: u32, shape: i32) -> Result<(), RuntimeError> {
         let Value::Clear(opened) = self.slot(src)? else {
-            return Err(RuntimeError::Schedule(format!("output of slot {src}, which is not opened")));
+            return Err(RuntimeError::Schedule(format!(
+                "output of slot {src}, which is not opened"
+            )));
         };
         let Some(bits) = opened else { return Ok(()) };
         let line = match shape {
@@ -244,13 +324,24 @@ fn split<T: RingElem>(r: Rep3Vec<T>, wrap: fn(Vec<T>) -> RingVec) -> (RingVec, R
     (wrap(r.own), wrap(r.prev))
 }
 
-fn sub_from_public<T: RingElem>(own: &[T], prev: &[T], t: &[u64], add_own: bool, add_prev: bool, k: u32) -> (Vec<T>, Vec<T>) {
+fn sub_from_public<T: RingElem>(
+    own: &[T],
+    prev: &[T],
+    t: &[u64],
+    add_own: bool,
+    add_prev: bool,
+    k: u32,
+) -> (Vec<T>, Vec<T>) {
     let f = |v: &[T], add: bool| -> Vec<T> {
         v.iter()
             .zip(t)
             .map(|(&x, &th)| {
                 let neg = x.wrapping_neg();
-                let y = if add { neg.wrapping_add(T::from_u64(th)) } else { neg };
+                let y = if add {
+                    neg.wrapping_add(T::from_u64(th))
+                } else {
+                    neg
+                };
                 y.mask_to(k)
             })
             .collect()
@@ -265,7 +356,10 @@ fn msb_of<T: RingElem>(
     prev: &[T],
     k: u32,
 ) -> Result<crate::share::binary::BitShares, RuntimeError> {
-    let x = Rep3Vec { own: own.to_vec(), prev: prev.to_vec() };
+    let x = Rep3Vec {
+        own: own.to_vec(),
+        prev: prev.to_vec(),
+    };
     Ok(protocol::bit_extract::msb(net, prss, &x, k)?)
 }
 
@@ -290,12 +384,23 @@ fn run_kernel<T: RingElem + Send + Sync>(
         for (chunk, out_chunk) in out.chunks_mut(per * n_codes).enumerate() {
             let first = chunk * per;
             let n = out_chunk.len() / n_codes;
-            let (ga, gb) = (&ga[first * bits..(first + n) * bits], &gb[first * bits..(first + n) * bits]);
+            let (ga, gb) = (
+                &ga[first * bits..(first + n) * bits],
+                &gb[first * bits..(first + n) * bits],
+            );
             s.spawn(move || {
                 // SAFETY: every pointer covers the lengths the kernel reads and writes:
                 // n_codes * bits (queries), n * bits (records), n * n_codes (out).
                 unsafe {
-                    kernel(qa.as_ptr(), qb.as_ptr(), n_codes as i64, ga.as_ptr(), gb.as_ptr(), n as i64, out_chunk.as_mut_ptr())
+                    kernel(
+                        qa.as_ptr(),
+                        qb.as_ptr(),
+                        n_codes as i64,
+                        ga.as_ptr(),
+                        gb.as_ptr(),
+                        n as i64,
+                        out_chunk.as_mut_ptr(),
+                    )
                 }
             });
         }

@@ -23,12 +23,25 @@ fn line(a: &Answer) -> String {
 }
 
 pub fn any_line(query: u64, bits: &[bool]) -> String {
-    line(&Answer { query, matched: bits.iter().any(|&b| b), ids: None })
+    line(&Answer {
+        query,
+        matched: bits.iter().any(|&b| b),
+        ids: None,
+    })
 }
 
 pub fn ids_line(query: u64, bits: &[bool], record_ids: &[u64]) -> String {
-    let ids: Vec<u64> = bits.iter().zip(record_ids).filter(|(&b, _)| b).map(|(_, &id)| id).collect();
-    line(&Answer { query, matched: !ids.is_empty(), ids: Some(ids) })
+    let ids: Vec<u64> = bits
+        .iter()
+        .zip(record_ids)
+        .filter(|(&b, _)| b)
+        .map(|(_, &id)| id)
+        .collect();
+    line(&Answer {
+        query,
+        matched: !ids.is_empty(),
+        ids: Some(ids),
+    })
 }
 
 pub fn print_line(line: &str) -> Result<(), RuntimeError> {
