@@ -43,11 +43,9 @@ pub struct RingChoice {
 }
 
 /// `T(ml) = floor((den - 2 num) * ml / den)`, the public threshold for one pair.
+/// The runtime computes the same value with the same function for every pair.
 pub fn threshold(ratio: Ratio, mask_len: u64) -> i128 {
-    // Sema never produces den = 0; treating it as 1 keeps this total.
-    let den = ratio.den.max(1) as i128;
-    let f_num = den - 2 * ratio.num as i128;
-    (f_num * mask_len as i128).div_euclid(den)
+    irisc_runtime::iris::public_threshold(ratio.num, ratio.den, mask_len)
 }
 
 /// The ranges that ring selection reasons about, for code length `l` at one ratio.

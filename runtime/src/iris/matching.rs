@@ -265,3 +265,38 @@ mod tests {
         assert_eq!(out[0].1, vec![30]);
     }
 }
+
+/// The public threshold of a public-mask comparison: `T(ml) = floor((den - 2 num) * ml / den)`.
+///
+/// With masked bitvectors (Appendix B of the Large-Scale MPC paper) a pair matches iff
+/// `hd * den < num * ml` iff `dot > (1 - 2 num/den) * ml` with `dot = ml - 2 hd`, and since `dot`
+/// is an integer, iff `T - dot < 0`: the MSB the parties extract. The compiler bounds this value
+/// to choose the ring (Lemma 1); the runtime computes it for every pair. One definition serves both.
+pub fn public_threshold(num: u64, den: u64, mask_len: u64) -> i128 {
+    // A zero denominator never reaches here (the front end rejects it); 1 keeps this total.
+    let den = den.max(1) as i128;
+    ((den - 2 * num as i128) * mask_len as i128).div_euclid(den)
+}
+
+#[cfg(test)]
+mod threshold_tests {
+    use super::*;
+
+    /// `T - dot < 0` is exactly Algorithm 1's `hd * den < num * ml`, ties included.
+    #[test]
+    fn threshold_sign_is_the_match_rule() {
+        for (num, den) in [(69u64, 200u64), (3, 8), (0, 1), (1, 2), (1, 1), (7, 10)] {
+            for ml in 0..=64u64 {
+                for hd in 0..=ml {
+                    let dot = ml as i128 - 2 * hd as i128;
+                    let by_msb = public_threshold(num, den, ml) - dot < 0;
+                    assert_eq!(
+                        by_msb,
+                        (hd * den) < num * ml,
+                        "num {num} den {den} ml {ml} hd {hd}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -11,4 +11,6 @@ pub use code::{
     bit_index, check_code_bits, IrisCode, IrisError, IrisRecord, MaskedBitWord, BITS_PER_CELL,
     DEFAULT_CODE_BITS, ROWS,
 };
-pub use matching::{fhd_match, matches_any_rotation, overlap_counts, plain_unique, Overlap};
+pub use matching::{
+    fhd_match, matches_any_rotation, overlap_counts, plain_unique, public_threshold, Overlap,
+};

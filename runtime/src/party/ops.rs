@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use crate::error::RuntimeError;
 use crate::io::share_file::RingVec;
+use crate::iris::public_threshold;
 use crate::kernels::{MaskedDotKernelU16, MaskedDotKernelU32, MaskedDotKernelU64};
 use crate::protocol;
 use crate::protocol::reshare::reshare;
@@ -16,11 +17,6 @@ use crate::share::rep3::{AddVec, Rep3Vec};
 use super::codes::Codes;
 use super::values::Value;
 use super::Runtime;
-
-/// The public threshold `T = floor((den - 2 num) * ml / den)` of one pair (Lemma 1, exact form).
-pub fn threshold(num: i64, den: i64, mask_len: u64) -> i128 {
-    ((den as i128 - 2 * num as i128) * mask_len as i128).div_euclid(den as i128)
-}
 
 /// Slot `i`, borrowed from the slot table alone so the links stay free for the protocol.
 fn slot(slots: &[Option<Value>], i: u32) -> Result<&Value, RuntimeError> {
@@ -222,7 +218,10 @@ impl Runtime {
                 "threshold and dot product sizes differ".into(),
             ));
         }
-        let thresholds: Vec<u64> = ml.iter().map(|&m| threshold(num, den, m) as u64).collect();
+        let thresholds: Vec<u64> = ml
+            .iter()
+            .map(|&m| public_threshold(num as u64, den as u64, m) as u64)
+            .collect();
         // Party 0 holds component 0 as `own`, party 1 as `prev`.
         let (add_own, add_prev) = (self.party == 0, self.party == 1);
         let (own, prev) = match (own, prev) {
