@@ -4,6 +4,7 @@
 use super::values::RingVecExt;
 use crate::io::share_file::{RingVec, ShareFile};
 use crate::ring::RingElem;
+use crate::share::rep3::Rep3Vec;
 
 /// `count` codes of `bits` elements each.
 ///
@@ -22,11 +23,8 @@ pub struct Codes {
     pub b: RingVec,
 }
 
-fn prepare<T: RingElem>(own: &[T], prev: &[T]) -> (Vec<T>, Vec<T>) {
-    crate::protocol::dot::prepare(&crate::share::rep3::Rep3Vec {
-        own: own.to_vec(),
-        prev: prev.to_vec(),
-    })
+fn prepare<T: RingElem>(own: Vec<T>, prev: Vec<T>) -> (Vec<T>, Vec<T>) {
+    crate::protocol::dot::prepare_owned(Rep3Vec { own, prev })
 }
 
 /// Public masks in the contract's byte order, as little-endian u64 words.
@@ -42,8 +40,8 @@ fn mask_words(bytes: &[u8]) -> Vec<u64> {
 }
 
 impl Codes {
-    pub fn from_share_file(file: &ShareFile) -> Codes {
-        let (a, b) = match (&file.own, &file.prev) {
+    pub fn from_share_file(file: ShareFile) -> Codes {
+        let (a, b) = match (file.own, file.prev) {
             (RingVec::U16(o), RingVec::U16(p)) => {
                 let (a, b) = prepare(o, p);
                 (RingVec::U16(a), RingVec::U16(b))
@@ -61,7 +59,7 @@ impl Codes {
         Codes {
             count: file.header.count as usize,
             bits: file.header.code_bits as usize,
-            ids: file.ids.clone(),
+            ids: file.ids,
             masks: mask_words(&file.masks),
             a,
             b,

@@ -56,11 +56,11 @@ pub fn load(args: &PartyArgs, manifest: &Manifest) -> Result<Loaded, RuntimeErro
     Ok(Loaded {
         gallery_set: gallery.header.set_id,
         query_set: queries.header.set_id,
-        gallery: Codes::from_share_file(&gallery),
         queries: QueryBatch {
             count: queries.header.count as usize,
-            codes: Codes::from_share_file(&queries),
+            codes: Codes::from_share_file(queries),
         },
+        gallery: Codes::from_share_file(gallery),
     })
 }
 
