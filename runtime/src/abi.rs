@@ -97,15 +97,18 @@ pub extern "C" fn irisc_rt_rotate(rt: *mut Runtime, dst: i32, src: i32, lo: i32,
     with_rt(rt, |r| r.rotate(dst as u32, src as u32, lo, hi))
 }
 
+/// # Safety
+/// `kernel` must be the masked-dot kernel the compiler generated for the program's ring.
 #[no_mangle]
-pub extern "C" fn irisc_rt_masked_dot(
+pub unsafe extern "C" fn irisc_rt_masked_dot(
     rt: *mut Runtime,
     dst: i32,
     codes: i32,
     gallery: i32,
     kernel: *const c_void,
 ) -> i32 {
-    with_rt(rt, |r| {
+    // SAFETY: forwarded from this function's contract.
+    with_rt(rt, |r| unsafe {
         r.masked_dot(
             dst as u32,
             codes as u32,

@@ -23,10 +23,6 @@ pub fn random_code(rng: &mut impl Rng, bits: usize) -> IrisCode {
     IrisCode { code, mask }
 }
 
-fn popcount(v: &[u8]) -> u32 {
-    v.iter().map(|b| b.count_ones()).sum()
-}
-
 /// A code whose distance to `rot(q, shift)` is exactly `hd(ml)` for its combined mask length `ml`,
 /// where `pick` chooses hd from the threshold (`num/den`): see [`Edge`].
 pub fn near(
@@ -64,8 +60,14 @@ pub fn near(
         let bit = chosen[i];
         code[bit / 8] ^= 1 << (bit % 8);
     }
-    debug_assert_eq!(popcount(&mask) as usize >= ml as usize, true);
-    IrisCode { code, mask }
+    let made = IrisCode { code, mask };
+    let o = irisc_runtime::iris::overlap_counts(&base, &made).expect("same length");
+    assert_eq!(
+        (o.ml as u64, o.hd as usize),
+        (ml, hd),
+        "the constructed pair has the intended distance"
+    );
+    made
 }
 
 #[derive(Debug, Clone, Copy)]

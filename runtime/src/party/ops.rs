@@ -76,7 +76,11 @@ impl Runtime {
 
     /// The local half of the dot product of Appendix C: the generated kernel computes each
     /// party's additive share `<a_q, a_g> - <b_q, b_g>` for every (record, code) pair.
-    pub fn masked_dot(
+    ///
+    /// # Safety
+    /// `kernel` must be the compiler-generated masked-dot kernel for the storage width of these
+    /// shares (the schedule passes the one generated for the program's ring).
+    pub unsafe fn masked_dot(
         &mut self,
         dst: u32,
         codes: u32,
@@ -96,7 +100,7 @@ impl Runtime {
         let threads = self.args.threads.min(g.count.max(1));
         let out = match (&q.a, &q.b, &g.a, &g.b) {
             (RingVec::U16(qa), RingVec::U16(qb), RingVec::U16(ga), RingVec::U16(gb)) => {
-                // SAFETY: the compiler passes the kernel generated for this storage width.
+                // SAFETY: the caller promises the kernel of this storage width.
                 let k: MaskedDotKernelU16 = unsafe { std::mem::transmute(kernel) };
                 RingVec::U16(run_kernel(
                     k, qa, qb, q.count, ga, gb, g.count, q.bits, threads,
