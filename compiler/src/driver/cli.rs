@@ -131,12 +131,9 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             let checked = pipeline::read_and_check(&program)?;
             if json {
                 let v = crate::analysis::explain::explain_json(&checked.program);
-                println!("{}", serde_json::to_string_pretty(&v)?);
+                write_stdout(&format!("{}\n", serde_json::to_string_pretty(&v)?))?;
             } else {
-                print!(
-                    "{}",
-                    crate::analysis::explain::explain_text(&checked.program)
-                );
+                write_stdout(&crate::analysis::explain::explain_text(&checked.program))?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -238,7 +235,7 @@ fn build(
                     false
                 ))
             })?;
-            println!("{ast:#?}");
+            write_stdout(&format!("{ast:#?}\n"))?;
             return Ok(ExitCode::SUCCESS);
         }
         Some(EmitArg::Irs) => Emit::Irs,
@@ -264,14 +261,22 @@ fn build(
     };
     let (artifact, took) = pipeline::compile(&checked, emit, output, print_ir_after_all)?;
     match artifact {
-        Artifact::Text(text) => print!("{text}"),
+        Artifact::Text(text) => write_stdout(&text)?,
         Artifact::File(path) => {
             eprintln!("built {} in {:.2} s", path.display(), took.as_secs_f64());
-            eprint!(
-                "{}",
-                crate::analysis::explain::explain_text(&checked.program)
-            );
+            eprint!("{}", crate::analysis::explain::explain_text(&checked.program));
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes a stage or report to stdout. A reader that closes the pipe early (`| head`) is not an
+/// error: the rest is simply not wanted.
+fn write_stdout(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
 }
