@@ -1,38 +1,21 @@
-//! [`TlsTransport`]: the [`Transport`] between three processes, over TCP with mutual TLS.
-//!
-//! Topology: one TLS connection per direction. Party `i` dials `j` for messages `i -> j` and
-//! only writes on that connection; it accepts `j`'s connection and only reads on it. A writer
-//! thread per outgoing link drains a queue, so `send` returns at once and no party's send waits
-//! on a peer that is itself blocked sending: three parties pushing large messages at each other
-//! simultaneously cannot deadlock.
-//!
-//! Setup, bounded by `timeout_secs` of `parties.toml`:
-//! 1. listen on this party's address; dial both peers, retrying while they start up;
-//! 2. TLS 1.3 handshake with client certificates (see [`super::tls`]);
-//! 3. on each connection the dialling side sends a hello `{party index, session bytes}`; the
-//!    accepting side checks that the certificate is the one configured for that index and that
-//!    the session bytes equal its own, then answers with its own index and session (or a refusal
-//!    that says why), which the dialler checks in turn.
-//!
-//! Frames are a little-endian `u32` length followed by the payload; frames over 1 GiB are refused.
+//! Setting up the links: listening, dialling and accepting, the TLS handshake, the hello
+//! exchange that checks each peer's certificate, party index and session, and [`SetupError`] for
+//! everything that can go wrong on the way.
 
-use std::io::{self, IoSlice, Read, Write};
+use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{channel, Receiver, Sender, TryRecvError};
+use std::sync::mpsc::channel;
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use rustls::{ClientConnection, ServerConnection, StreamOwned};
 use rustls_pki_types::CertificateDer;
 
-use super::config::{ConfigError, PartiesConfig};
-use super::tls::{self, PartyTls, TlsSetupError};
-use super::{NetError, Transport};
+use super::{is_closed, is_timeout, secs};
+use crate::net::config::{ConfigError, PartiesConfig};
+use crate::net::tls::{self, PartyTls, TlsSetupError};
 
-/// Largest payload one frame may carry.
-pub const MAX_FRAME: usize = 1 << 30;
 /// Largest session identifier `connect` accepts (it travels in the hello frame).
 pub const MAX_SESSION: usize = 64 * 1024;
 
@@ -132,538 +115,115 @@ fn rejected_note(rejected: &Option<String>) -> String {
     }
 }
 
-fn secs(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if (s - s.round()).abs() < 1e-9 {
-        format!("{} s", s.round() as u64)
-    } else {
-        format!("{s:.1} s")
-    }
+/// Both directions of the links with the two peers, authenticated and checked: what
+/// [`TlsTransport::connect`](super::TlsTransport::connect) builds the transport from.
+pub(super) struct Links {
+    /// The connections this party dialled (it only writes on them), with the peer of each.
+    pub(super) outgoing: [(usize, StreamOwned<ClientConnection, TcpStream>); 2],
+    /// The connections the peers dialled (this party only reads on them), indexed by party.
+    pub(super) incoming: [Option<StreamOwned<ServerConnection, TcpStream>>; 3],
 }
 
-/// The three-party transport over mutually authenticated TLS. Build it with
-/// [`TlsTransport::connect`]; finish with [`TlsTransport::close`] so queued messages are delivered.
-pub struct TlsTransport {
+/// Sets up the links of party `me`: see [`TlsTransport::connect`](super::TlsTransport::connect).
+pub(super) fn establish(
+    cfg: &PartiesConfig,
     me: usize,
-    timeout: Duration,
-    writers: [Option<Writer>; 3],
-    readers: [Option<Reader>; 3],
-    bytes: u64,
-    messages: u64,
-}
-
-impl std::fmt::Debug for TlsTransport {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TlsTransport")
-            .field("party", &self.me)
-            .field("timeout", &self.timeout)
-            .field("bytes_sent", &self.bytes)
-            .field("messages_sent", &self.messages)
-            .finish_non_exhaustive()
+    session: &[u8],
+) -> Result<Links, SetupError> {
+    if me >= 3 {
+        return Err(SetupError::BadParty { me });
     }
-}
-
-/// One outgoing link: a queue and the thread that writes it to the socket.
-struct Writer {
-    queue: Option<Sender<Vec<u8>>>,
-    thread: Option<JoinHandle<()>>,
-    failure: Arc<Mutex<Option<NetError>>>,
-    /// Set when the transport is closed or dropped: from then on a peer that takes no data for
-    /// the timeout is given up on. Before that a stalled write just keeps waiting, because the
-    /// peer may be busy computing, and a dead peer shows up in `recv` anyway.
-    closing: Arc<AtomicBool>,
-}
-
-impl Writer {
-    /// Tells the writer to deliver what is queued, close the link and end.
-    fn finish(&mut self) {
-        self.closing.store(true, Ordering::SeqCst);
-        self.queue.take();
+    if session.len() > MAX_SESSION {
+        return Err(SetupError::SessionTooLong { len: session.len() });
     }
-}
-
-/// One incoming link and the frame being received on it (kept across timeouts, so a receive
-/// that times out mid-frame can be retried without losing bytes).
-struct Reader {
-    stream: StreamOwned<ServerConnection, TcpStream>,
-    header: [u8; 4],
-    header_got: usize,
-    body: Option<Vec<u8>>,
-    body_got: usize,
-}
-
-/// NetError is not `Clone` (it is shared with other code); a stored writer failure is reported on
-/// every later call, so it is copied by hand.
-fn copy_error(e: &NetError) -> NetError {
-    match e {
-        NetError::Closed { peer } => NetError::Closed { peer: *peer },
-        NetError::Timeout { peer, waited } => NetError::Timeout {
-            peer: *peer,
-            waited: *waited,
-        },
-        NetError::Io { peer, detail } => NetError::Io {
-            peer: *peer,
-            detail: detail.clone(),
-        },
-        NetError::Protocol { peer, detail } => NetError::Protocol {
-            peer: *peer,
-            detail: detail.clone(),
-        },
-    }
-}
-
-fn is_closed(kind: io::ErrorKind) -> bool {
-    matches!(
-        kind,
-        io::ErrorKind::UnexpectedEof
-            | io::ErrorKind::ConnectionReset
-            | io::ErrorKind::ConnectionAborted
-            | io::ErrorKind::BrokenPipe
-            | io::ErrorKind::NotConnected
-    )
-}
-
-fn is_timeout(kind: io::ErrorKind) -> bool {
-    matches!(kind, io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut)
-}
-
-impl TlsTransport {
-    /// Sets up the links of party `me` as described in `cfg`: listens, dials the two others,
-    /// authenticates them, and checks that both run with the same `session` bytes (the caller
-    /// puts the program fingerprint and the share-set id there). Everything is bounded by
-    /// `cfg.timeout`; failures name the party concerned.
-    pub fn connect(
-        cfg: &PartiesConfig,
-        me: usize,
-        session: &[u8],
-    ) -> Result<TlsTransport, SetupError> {
-        if me >= 3 {
-            return Err(SetupError::BadParty { me });
-        }
-        if session.len() > MAX_SESSION {
-            return Err(SetupError::SessionTooLong { len: session.len() });
-        }
-        let tls = PartyTls::load(cfg, me)?;
-        let listen = &cfg.parties[me].listen;
-        let listener = TcpListener::bind(listen.as_str()).map_err(|e| SetupError::Listen {
+    let tls = PartyTls::load(cfg, me)?;
+    let listen = &cfg.parties[me].listen;
+    let listener = TcpListener::bind(listen.as_str()).map_err(|e| SetupError::Listen {
+        address: listen.clone(),
+        detail: e.to_string(),
+    })?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| SetupError::Listen {
             address: listen.clone(),
             detail: e.to_string(),
         })?;
-        listener
-            .set_nonblocking(true)
-            .map_err(|e| SetupError::Listen {
-                address: listen.clone(),
-                detail: e.to_string(),
-            })?;
-        let deadline = Instant::now() + cfg.timeout;
-        // A failure concerning one peer stops only the work with that peer: the link with the
-        // other one still completes, so that party does not see us vanish mid-setup and blame us
-        // instead of the party that is actually misconfigured.
-        let failed: [AtomicBool; 3] = Default::default();
-        let peers = [(me + 1) % 3, (me + 2) % 3];
+    let deadline = Instant::now() + cfg.timeout;
+    // A failure concerning one peer stops only the work with that peer: the link with the
+    // other one still completes, so that party does not see us vanish mid-setup and blame us
+    // instead of the party that is actually misconfigured.
+    let failed: [AtomicBool; 3] = Default::default();
+    let peers = [(me + 1) % 3, (me + 2) % 3];
 
-        let (dialled, accepted) = std::thread::scope(|s| {
-            let handles = peers.map(|j| {
-                let (tls, failed) = (&tls, &failed);
-                s.spawn(move || {
-                    let r = dial(cfg, tls, me, j, session, deadline, &failed[j]);
-                    if r.is_err() {
-                        failed[j].store(true, Ordering::SeqCst);
-                    }
-                    r
-                })
-            });
-            let accepted =
-                accept_peers(&listener, &tls, cfg.timeout, me, session, deadline, &failed);
-            let dialled = handles.map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(SetupError::Io {
-                        peer: me,
-                        detail: "dialling thread panicked".into(),
-                    })
-                })
-            });
-            (dialled, accepted)
+    let (dialled, accepted) = std::thread::scope(|s| {
+        let handles = peers.map(|j| {
+            let (tls, failed) = (&tls, &failed);
+            s.spawn(move || {
+                let r = dial(cfg, tls, me, j, session, deadline, &failed[j]);
+                if r.is_err() {
+                    failed[j].store(true, Ordering::SeqCst);
+                }
+                r
+            })
         });
-
-        let [d0, d1] = dialled;
-        match (d0, d1, accepted) {
-            (
-                Ok(o0),
-                Ok(o1),
-                Accepted {
-                    links: mut incoming,
-                    error: None,
-                    ..
-                },
-            ) => {
-                let mut writers: [Option<Writer>; 3] = Default::default();
-                writers[peers[0]] = Some(Writer::start(peers[0], o0, cfg.timeout));
-                writers[peers[1]] = Some(Writer::start(peers[1], o1, cfg.timeout));
-                let readers = std::array::from_fn(|i| {
-                    incoming[i].take().map(|stream| Reader {
-                        stream,
-                        header: [0; 4],
-                        header_got: 0,
-                        body: None,
-                        body_got: 0,
-                    })
-                });
-                tracing::debug!(party = me, "links to both peers are up");
-                Ok(TlsTransport {
-                    me,
-                    timeout: cfg.timeout,
-                    writers,
-                    readers,
-                    bytes: 0,
-                    messages: 0,
+        let accepted = accept_peers(&listener, &tls, cfg.timeout, me, session, deadline, &failed);
+        let dialled = handles.map(|h| {
+            h.join().unwrap_or_else(|_| {
+                Err(SetupError::Io {
+                    peer: me,
+                    detail: "dialling thread panicked".into(),
                 })
-            }
-            (d0, d1, a) => {
-                let errors = [d0.err(), d1.err(), a.error];
-                let worst = errors.into_iter().flatten().min_by_key(SetupError::rank);
-                Err(match worst {
-                    // A peer that hung up on us probably also tried to reach us and was turned
-                    // away: say why, since that is often the actual problem.
-                    Some(SetupError::Dropped {
-                        peer,
-                        rejected: None,
-                    }) => SetupError::Dropped {
-                        peer,
-                        rejected: a.rejected,
-                    },
-                    Some(SetupError::Unreachable {
-                        rejected: None,
-                        peer,
-                        address,
-                        waited,
-                        last_error,
-                    }) => SetupError::Unreachable {
-                        peer,
-                        address,
-                        waited,
-                        last_error,
-                        rejected: a.rejected,
-                    },
-                    Some(e) => e,
-                    None => SetupError::Aborted,
-                })
-            }
-        }
-    }
+            })
+        });
+        (dialled, accepted)
+    });
 
-    /// The bound on every receive (and, once closing, on a peer that takes no data).
-    pub fn timeout(&self) -> Duration {
-        self.timeout
-    }
-
-    /// Delivers every queued message, closes the outgoing links cleanly and waits for the writer
-    /// threads. Reports the first link failure, if any.
-    pub fn close(mut self) -> Result<(), NetError> {
-        let mut first = None;
-        for w in self.writers.iter_mut().flatten() {
-            w.finish();
-            if let Some(t) = w.thread.take() {
-                if t.join().is_err() && first.is_none() {
-                    first = Some(NetError::Io {
-                        peer: self.me,
-                        detail: "writer thread panicked".into(),
-                    });
-                }
-            }
-            if first.is_none() {
-                first = w
-                    .failure
-                    .lock()
-                    .ok()
-                    .and_then(|f| f.as_ref().map(copy_error));
-            }
-        }
-        self.readers = Default::default();
-        match first {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
-    }
-
-    /// The first failure any writer has recorded.
-    fn writer_failure(&self) -> Option<NetError> {
-        self.writers.iter().flatten().find_map(|w| {
-            w.failure
-                .lock()
-                .ok()
-                .and_then(|f| f.as_ref().map(copy_error))
-        })
-    }
-
-    fn check_peer(&self, peer: usize) -> Result<(), NetError> {
-        if peer >= 3 || peer == self.me {
-            return Err(NetError::Io {
-                peer,
-                detail: format!("party {} has no link to party {peer}", self.me),
-            });
-        }
-        Ok(())
-    }
-}
-
-impl Drop for TlsTransport {
-    fn drop(&mut self) {
-        // Without `close`, writers still deliver what is queued and then close, but nobody waits
-        // for them (a dropped transport must not hang its owner).
-        for w in self.writers.iter_mut().flatten() {
-            w.finish();
-        }
-    }
-}
-
-impl Transport for TlsTransport {
-    fn party(&self) -> usize {
-        self.me
-    }
-
-    fn send(&mut self, to: usize, message: Vec<u8>) -> Result<(), NetError> {
-        self.check_peer(to)?;
-        if let Some(e) = self.writer_failure() {
-            return Err(e);
-        }
-        if message.len() > MAX_FRAME {
-            return Err(NetError::Io {
-                peer: to,
-                detail: format!(
-                    "a message of {} bytes is over the 1 GiB frame limit",
-                    message.len()
-                ),
-            });
-        }
-        let len = message.len() as u64;
-        let w = self.writers[to]
-            .as_ref()
-            .ok_or(NetError::Closed { peer: to })?;
-        let queued = w.queue.as_ref().map(|q| q.send(message));
-        match queued {
-            Some(Ok(())) => {
-                self.bytes += len;
-                self.messages += 1;
-                Ok(())
-            }
-            // The writer thread has ended: it recorded why.
-            _ => Err(self
-                .writer_failure()
-                .unwrap_or(NetError::Closed { peer: to })),
-        }
-    }
-
-    fn recv(&mut self, from: usize) -> Result<Vec<u8>, NetError> {
-        self.check_peer(from)?;
-        if let Some(e) = self.writer_failure() {
-            return Err(e);
-        }
-        let timeout = self.timeout;
-        let r = self.readers[from]
-            .as_mut()
-            .ok_or(NetError::Closed { peer: from })?;
-        r.next_frame(from, timeout)
-    }
-
-    fn bytes_sent(&self) -> u64 {
-        self.bytes
-    }
-
-    fn messages_sent(&self) -> u64 {
-        self.messages
-    }
-}
-
-impl Reader {
-    fn next_frame(&mut self, peer: usize, timeout: Duration) -> Result<Vec<u8>, NetError> {
-        loop {
-            let read = match &mut self.body {
-                None => self.stream.read(&mut self.header[self.header_got..]),
-                Some(body) if self.body_got == body.len() => {
-                    self.header_got = 0;
-                    self.body_got = 0;
-                    return Ok(self.body.take().unwrap_or_default());
-                }
-                Some(body) => self.stream.read(&mut body[self.body_got..]),
-            };
-            match read {
-                Ok(0) => return Err(NetError::Closed { peer }),
-                Ok(n) => match &self.body {
-                    None => {
-                        self.header_got += n;
-                        if self.header_got == 4 {
-                            let len = u32::from_le_bytes(self.header) as usize;
-                            if len > MAX_FRAME {
-                                return Err(NetError::Protocol {
-                                    peer,
-                                    detail: format!("frame of {len} bytes is over the 1 GiB limit"),
-                                });
-                            }
-                            self.body = Some(vec![0; len]);
-                        }
-                    }
-                    Some(_) => self.body_got += n,
-                },
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if is_timeout(e.kind()) => {
-                    return Err(NetError::Timeout {
-                        peer,
-                        waited: timeout,
-                    })
-                }
-                Err(e) if is_closed(e.kind()) => return Err(NetError::Closed { peer }),
-                Err(e) => {
-                    return Err(match tls::rustls_error(&e) {
-                        Some(t) => NetError::Protocol {
-                            peer,
-                            detail: format!("TLS error: {t}"),
-                        },
-                        None => NetError::Io {
-                            peer,
-                            detail: e.to_string(),
-                        },
-                    })
-                }
-            }
-        }
-    }
-}
-
-impl Writer {
-    fn start(
-        peer: usize,
-        stream: StreamOwned<ClientConnection, TcpStream>,
-        timeout: Duration,
-    ) -> Writer {
-        let (tx, rx) = channel();
-        let failure = Arc::new(Mutex::new(None));
-        let slot = failure.clone();
-        let closing = Arc::new(AtomicBool::new(false));
-        let closing_flag = closing.clone();
-        let thread = std::thread::Builder::new()
-            .name(format!("irisc-send-{peer}"))
-            .spawn(move || {
-                let StreamOwned { mut conn, mut sock } = stream;
-                if let Err(e) = write_loop(&mut conn, &mut sock, &rx, &closing_flag) {
-                    let err = if is_closed(e.kind()) {
-                        NetError::Closed { peer }
-                    } else if is_timeout(e.kind()) {
-                        NetError::Io {
-                            peer,
-                            detail: format!(
-                                "party {peer} accepted no data for {} while closing (it stalled or the network is down)",
-                                secs(timeout)
-                            ),
-                        }
-                    } else {
-                        NetError::Io { peer, detail: e.to_string() }
-                    };
-                    tracing::debug!(peer, error = %err, "outgoing link failed");
-                    if let Ok(mut f) = slot.lock() {
-                        *f = Some(err);
-                    }
-                }
-            });
-        match thread {
-            Ok(t) => Writer {
-                queue: Some(tx),
-                thread: Some(t),
-                failure,
-                closing,
+    let [d0, d1] = dialled;
+    match (d0, d1, accepted) {
+        (
+            Ok(o0),
+            Ok(o1),
+            Accepted {
+                links: incoming,
+                error: None,
+                ..
             },
-            Err(e) => {
-                // No thread, so nothing can be sent: record that, and every call reports it.
-                let f = Arc::new(Mutex::new(Some(NetError::Io {
+        ) => Ok(Links {
+            outgoing: [(peers[0], o0), (peers[1], o1)],
+            incoming,
+        }),
+        (d0, d1, a) => {
+            let errors = [d0.err(), d1.err(), a.error];
+            let worst = errors.into_iter().flatten().min_by_key(SetupError::rank);
+            Err(match worst {
+                // A peer that hung up on us probably also tried to reach us and was turned
+                // away: say why, since that is often the actual problem.
+                Some(SetupError::Dropped {
                     peer,
-                    detail: format!("cannot start the sending thread: {e}"),
-                })));
-                Writer {
-                    queue: None,
-                    thread: None,
-                    failure: f,
-                    closing,
-                }
-            }
+                    rejected: None,
+                }) => SetupError::Dropped {
+                    peer,
+                    rejected: a.rejected,
+                },
+                Some(SetupError::Unreachable {
+                    rejected: None,
+                    peer,
+                    address,
+                    waited,
+                    last_error,
+                }) => SetupError::Unreachable {
+                    peer,
+                    address,
+                    waited,
+                    last_error,
+                    rejected: a.rejected,
+                },
+                Some(e) => e,
+                None => SetupError::Aborted,
+            })
         }
     }
 }
-
-/// Writes queued frames until the queue's senders are gone, then closes the TLS session.
-/// Never reads: the dialled connection is write-only after the hello.
-fn write_loop(
-    conn: &mut ClientConnection,
-    sock: &mut TcpStream,
-    rx: &Receiver<Vec<u8>>,
-    closing: &AtomicBool,
-) -> io::Result<()> {
-    let mut next = rx.recv().ok();
-    while let Some(msg) = next {
-        write_frame(conn, sock, &msg, closing)?;
-        drop(msg);
-        next = match rx.try_recv() {
-            Ok(m) => Some(m),
-            Err(TryRecvError::Empty) => {
-                // Batch small frames while more are queued; push everything out before idling.
-                push_tls(conn, sock, closing)?;
-                rx.recv().ok()
-            }
-            Err(TryRecvError::Disconnected) => None,
-        };
-    }
-    conn.send_close_notify();
-    push_tls(conn, sock, closing)?;
-    // Best effort: the peer already has every byte we wrote.
-    let _ = sock.shutdown(Shutdown::Write);
-    Ok(())
-}
-
-fn write_frame(
-    conn: &mut ClientConnection,
-    sock: &mut TcpStream,
-    payload: &[u8],
-    closing: &AtomicBool,
-) -> io::Result<()> {
-    let header = (payload.len() as u32).to_le_bytes();
-    let total = header.len() + payload.len();
-    let mut bufs = [IoSlice::new(&header), IoSlice::new(payload)];
-    let mut slices: &mut [IoSlice<'_>] = &mut bufs;
-    let mut written = 0;
-    while written < total {
-        // rustls accepts plaintext up to its buffer limit and then returns 0: write out the
-        // encrypted records and continue.
-        let n = conn.writer().write_vectored(slices)?;
-        if n == 0 {
-            push_tls(conn, sock, closing)?;
-            continue;
-        }
-        written += n;
-        IoSlice::advance_slices(&mut slices, n);
-    }
-    Ok(())
-}
-
-/// Writes all buffered TLS records to the socket. Each blocking write is bounded by the socket's
-/// write timeout; running into it is an error only once the transport is closing.
-fn push_tls(
-    conn: &mut ClientConnection,
-    sock: &mut TcpStream,
-    closing: &AtomicBool,
-) -> io::Result<()> {
-    while conn.wants_write() {
-        match conn.write_tls(sock) {
-            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) if is_timeout(e.kind()) && !closing.load(Ordering::SeqCst) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
-}
-
-// ---------------------------------------------------------------------------------------------
-// Setup.
 
 fn remaining(deadline: Instant) -> Option<Duration> {
     deadline

@@ -1,0 +1,253 @@
+//! [`TlsTransport`]: the [`Transport`] between three processes, over TCP with mutual TLS.
+//!
+//! Topology: one TLS connection per direction. Party `i` dials `j` for messages `i -> j` and
+//! only writes on that connection; it accepts `j`'s connection and only reads on it. A writer
+//! thread per outgoing link drains a queue, so `send` returns at once and no party's send waits
+//! on a peer that is itself blocked sending: three parties pushing large messages at each other
+//! simultaneously cannot deadlock.
+//!
+//! Setup, bounded by `timeout_secs` of `parties.toml`:
+//! 1. listen on this party's address; dial both peers, retrying while they start up;
+//! 2. TLS 1.3 handshake with client certificates (see [`super::tls`]);
+//! 3. on each connection the dialling side sends a hello `{party index, session bytes}`; the
+//!    accepting side checks that the certificate is the one configured for that index and that
+//!    the session bytes equal its own, then answers with its own index and session (or a refusal
+//!    that says why), which the dialler checks in turn.
+//!
+//! Frames are a little-endian `u32` length followed by the payload; frames over 1 GiB are refused.
+//!
+//! The code is split by concept: `setup` establishes and checks the links (and defines
+//! [`SetupError`]), `frame` reads and writes the length-prefixed frames, and `writer` runs the
+//! per-link writer threads; this file holds the transport itself.
+
+mod frame;
+mod setup;
+mod writer;
+
+use std::io;
+use std::time::Duration;
+
+use super::config::PartiesConfig;
+use super::{NetError, Transport};
+
+pub use frame::MAX_FRAME;
+pub use setup::{SetupError, MAX_SESSION};
+
+use frame::Reader;
+use writer::Writer;
+
+/// The three-party transport over mutually authenticated TLS. Build it with
+/// [`TlsTransport::connect`]; finish with [`TlsTransport::close`] so queued messages are delivered.
+pub struct TlsTransport {
+    me: usize,
+    timeout: Duration,
+    writers: [Option<Writer>; 3],
+    readers: [Option<Reader>; 3],
+    bytes: u64,
+    messages: u64,
+}
+
+impl std::fmt::Debug for TlsTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsTransport")
+            .field("party", &self.me)
+            .field("timeout", &self.timeout)
+            .field("bytes_sent", &self.bytes)
+            .field("messages_sent", &self.messages)
+            .finish_non_exhaustive()
+    }
+}
+
+/// NetError is not `Clone` (it is shared with other code); a stored writer failure is reported on
+/// every later call, so it is copied by hand.
+fn copy_error(e: &NetError) -> NetError {
+    match e {
+        NetError::Closed { peer } => NetError::Closed { peer: *peer },
+        NetError::Timeout { peer, waited } => NetError::Timeout {
+            peer: *peer,
+            waited: *waited,
+        },
+        NetError::Io { peer, detail } => NetError::Io {
+            peer: *peer,
+            detail: detail.clone(),
+        },
+        NetError::Protocol { peer, detail } => NetError::Protocol {
+            peer: *peer,
+            detail: detail.clone(),
+        },
+    }
+}
+
+fn is_closed(kind: io::ErrorKind) -> bool {
+    matches!(
+        kind,
+        io::ErrorKind::UnexpectedEof
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::BrokenPipe
+            | io::ErrorKind::NotConnected
+    )
+}
+
+fn is_timeout(kind: io::ErrorKind) -> bool {
+    matches!(kind, io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut)
+}
+
+fn secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if (s - s.round()).abs() < 1e-9 {
+        format!("{} s", s.round() as u64)
+    } else {
+        format!("{s:.1} s")
+    }
+}
+
+impl TlsTransport {
+    /// Sets up the links of party `me` as described in `cfg`: listens, dials the two others,
+    /// authenticates them, and checks that both run with the same `session` bytes (the caller
+    /// puts the program fingerprint and the share-set id there). Everything is bounded by
+    /// `cfg.timeout`; failures name the party concerned.
+    pub fn connect(
+        cfg: &PartiesConfig,
+        me: usize,
+        session: &[u8],
+    ) -> Result<TlsTransport, SetupError> {
+        let setup::Links { outgoing, incoming } = setup::establish(cfg, me, session)?;
+        let mut writers: [Option<Writer>; 3] = Default::default();
+        for (j, stream) in outgoing {
+            writers[j] = Some(Writer::start(j, stream, cfg.timeout));
+        }
+        let readers = incoming.map(|link| link.map(Reader::new));
+        tracing::debug!(party = me, "links to both peers are up");
+        Ok(TlsTransport {
+            me,
+            timeout: cfg.timeout,
+            writers,
+            readers,
+            bytes: 0,
+            messages: 0,
+        })
+    }
+
+    /// The bound on every receive (and, once closing, on a peer that takes no data).
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Delivers every queued message, closes the outgoing links cleanly and waits for the writer
+    /// threads. Reports the first link failure, if any.
+    pub fn close(mut self) -> Result<(), NetError> {
+        let mut first = None;
+        for w in self.writers.iter_mut().flatten() {
+            w.finish();
+            if let Some(t) = w.thread.take() {
+                if t.join().is_err() && first.is_none() {
+                    first = Some(NetError::Io {
+                        peer: self.me,
+                        detail: "writer thread panicked".into(),
+                    });
+                }
+            }
+            if first.is_none() {
+                first = w
+                    .failure
+                    .lock()
+                    .ok()
+                    .and_then(|f| f.as_ref().map(copy_error));
+            }
+        }
+        self.readers = Default::default();
+        match first {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// The first failure any writer has recorded.
+    fn writer_failure(&self) -> Option<NetError> {
+        self.writers.iter().flatten().find_map(|w| {
+            w.failure
+                .lock()
+                .ok()
+                .and_then(|f| f.as_ref().map(copy_error))
+        })
+    }
+
+    fn check_peer(&self, peer: usize) -> Result<(), NetError> {
+        if peer >= 3 || peer == self.me {
+            return Err(NetError::Io {
+                peer,
+                detail: format!("party {} has no link to party {peer}", self.me),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Drop for TlsTransport {
+    fn drop(&mut self) {
+        // Without `close`, writers still deliver what is queued and then close, but nobody waits
+        // for them (a dropped transport must not hang its owner).
+        for w in self.writers.iter_mut().flatten() {
+            w.finish();
+        }
+    }
+}
+
+impl Transport for TlsTransport {
+    fn party(&self) -> usize {
+        self.me
+    }
+
+    fn send(&mut self, to: usize, message: Vec<u8>) -> Result<(), NetError> {
+        self.check_peer(to)?;
+        if let Some(e) = self.writer_failure() {
+            return Err(e);
+        }
+        if message.len() > MAX_FRAME {
+            return Err(NetError::Io {
+                peer: to,
+                detail: format!(
+                    "a message of {} bytes is over the 1 GiB frame limit",
+                    message.len()
+                ),
+            });
+        }
+        let len = message.len() as u64;
+        let w = self.writers[to]
+            .as_ref()
+            .ok_or(NetError::Closed { peer: to })?;
+        let queued = w.queue.as_ref().map(|q| q.send(message));
+        match queued {
+            Some(Ok(())) => {
+                self.bytes += len;
+                self.messages += 1;
+                Ok(())
+            }
+            // The writer thread has ended: it recorded why.
+            _ => Err(self
+                .writer_failure()
+                .unwrap_or(NetError::Closed { peer: to })),
+        }
+    }
+
+    fn recv(&mut self, from: usize) -> Result<Vec<u8>, NetError> {
+        self.check_peer(from)?;
+        if let Some(e) = self.writer_failure() {
+            return Err(e);
+        }
+        let timeout = self.timeout;
+        let r = self.readers[from]
+            .as_mut()
+            .ok_or(NetError::Closed { peer: from })?;
+        r.next_frame(from, timeout)
+    }
+
+    fn bytes_sent(&self) -> u64 {
+        self.bytes
+    }
+
+    fn messages_sent(&self) -> u64 {
+        self.messages
+    }
+}
