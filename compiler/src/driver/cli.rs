@@ -264,7 +264,10 @@ fn build(
         Artifact::Text(text) => write_stdout(&text)?,
         Artifact::File(path) => {
             eprintln!("built {} in {:.2} s", path.display(), took.as_secs_f64());
-            eprint!("{}", crate::analysis::explain::explain_text(&checked.program));
+            eprint!(
+                "{}",
+                crate::analysis::explain::explain_text(&checked.program)
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

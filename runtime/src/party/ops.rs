@@ -15,7 +15,7 @@ use crate::ring::RingElem;
 use crate::share::rep3::{AddVec, Rep3Vec};
 
 use super::codes::Codes;
-use super::values::Value;
+use super::values::{on_pair, Value};
 use super::Runtime;
 
 /// Slot `i`, borrowed from the slot table alone so the links stay free for the protocol.
@@ -161,35 +161,15 @@ impl Runtime {
                 "reshare of slot {src}, which is not additive"
             )));
         };
-        let (own, prev) = match add {
-            RingVec::U16(v) => split(
-                reshare(
-                    &mut self.net,
-                    &mut self.prss,
-                    AddVec { own: v.clone() },
-                    ring_bits,
-                )?,
-                RingVec::U16,
-            ),
-            RingVec::U32(v) => split(
-                reshare(
-                    &mut self.net,
-                    &mut self.prss,
-                    AddVec { own: v.clone() },
-                    ring_bits,
-                )?,
-                RingVec::U32,
-            ),
-            RingVec::U64(v) => split(
-                reshare(
-                    &mut self.net,
-                    &mut self.prss,
-                    AddVec { own: v.clone() },
-                    ring_bits,
-                )?,
-                RingVec::U64,
-            ),
-        };
+        let (own, prev) = on_pair!(add, add, |v, _same| {
+            let r = reshare(
+                &mut self.net,
+                &mut self.prss,
+                AddVec { own: v.clone() },
+                ring_bits,
+            )?;
+            (RingVec::from(r.own), RingVec::from(r.prev))
+        })?;
         self.rounds += 1;
         self.put(dst, Value::Replicated { own, prev });
         self.times.compare += t.elapsed();
@@ -228,21 +208,10 @@ impl Runtime {
             .collect();
         // Party 0 holds component 0 as `own`, party 1 as `prev`.
         let (add_own, add_prev) = (self.party == 0, self.party == 1);
-        let (own, prev) = match (own, prev) {
-            (RingVec::U16(o), RingVec::U16(p)) => {
-                let (o, p) = sub_from_public(o, p, &thresholds, add_own, add_prev, ring_bits);
-                (RingVec::U16(o), RingVec::U16(p))
-            }
-            (RingVec::U32(o), RingVec::U32(p)) => {
-                let (o, p) = sub_from_public(o, p, &thresholds, add_own, add_prev, ring_bits);
-                (RingVec::U32(o), RingVec::U32(p))
-            }
-            (RingVec::U64(o), RingVec::U64(p)) => {
-                let (o, p) = sub_from_public(o, p, &thresholds, add_own, add_prev, ring_bits);
-                (RingVec::U64(o), RingVec::U64(p))
-            }
-            _ => return Err(RuntimeError::Schedule("mixed widths".into())),
-        };
+        let (own, prev) = on_pair!(own, prev, |o, p| {
+            let (o, p) = sub_from_public(o, p, &thresholds, add_own, add_prev, ring_bits);
+            (RingVec::from(o), RingVec::from(p))
+        })?;
         self.put(dst, Value::Replicated { own, prev });
         self.times.compare += t.elapsed();
         Ok(())
@@ -257,12 +226,7 @@ impl Runtime {
             )));
         };
         let (net, prss) = (&mut self.net, &mut self.prss);
-        let bits = match (own, prev) {
-            (RingVec::U16(o), RingVec::U16(p)) => msb_of(net, prss, o, p, ring_bits)?,
-            (RingVec::U32(o), RingVec::U32(p)) => msb_of(net, prss, o, p, ring_bits)?,
-            (RingVec::U64(o), RingVec::U64(p)) => msb_of(net, prss, o, p, ring_bits)?,
-            _ => return Err(RuntimeError::Schedule("mixed widths".into())),
-        };
+        let bits = on_pair!(own, prev, |o, p| msb_of(net, prss, o, p, ring_bits)?)?;
         self.rounds += ring_bits.saturating_sub(1) as u64;
         self.put(dst, Value::Bits(bits));
         self.times.compare += t.elapsed();
@@ -321,10 +285,6 @@ impl Runtime {
         };
         super::output::print_line(&line)
     }
-}
-
-fn split<T: RingElem>(r: Rep3Vec<T>, wrap: fn(Vec<T>) -> RingVec) -> (RingVec, RingVec) {
-    (wrap(r.own), wrap(r.prev))
 }
 
 fn sub_from_public<T: RingElem>(

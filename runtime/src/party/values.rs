@@ -2,6 +2,8 @@
 
 use std::rc::Rc;
 
+#[allow(unused_imports)] // used by the `on_pair!` expansions
+use crate::error::RuntimeError;
 use crate::io::share_file::RingVec;
 use crate::share::binary::BitShares;
 
@@ -34,6 +36,22 @@ impl Value {
         }
     }
 }
+
+/// Runs `$body` with the components of replicated shares bound as `$o` and `$p`, slices of one
+/// storage width; an error if the two differ in width (a bug in the schedule, never user input).
+macro_rules! on_pair {
+    ($own:expr, $prev:expr, |$o:ident, $p:ident| $body:expr) => {
+        match ($own, $prev) {
+            (RingVec::U16($o), RingVec::U16($p)) => Ok($body),
+            (RingVec::U32($o), RingVec::U32($p)) => Ok($body),
+            (RingVec::U64($o), RingVec::U64($p)) => Ok($body),
+            _ => Err(RuntimeError::Schedule(
+                "share components differ in width".into(),
+            )),
+        }
+    };
+}
+pub(crate) use on_pair;
 
 /// Width-generic helpers on ring vectors.
 pub trait RingVecExt {

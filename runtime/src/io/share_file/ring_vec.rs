@@ -119,6 +119,24 @@ pub fn ring_mask(ring_bits: u32) -> Option<u64> {
     }
 }
 
+impl From<Vec<u16>> for RingVec {
+    fn from(v: Vec<u16>) -> Self {
+        RingVec::U16(v)
+    }
+}
+
+impl From<Vec<u32>> for RingVec {
+    fn from(v: Vec<u32>) -> Self {
+        RingVec::U32(v)
+    }
+}
+
+impl From<Vec<u64>> for RingVec {
+    fn from(v: Vec<u64>) -> Self {
+        RingVec::U64(v)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
