@@ -35,10 +35,17 @@ pub fn near(
 ) -> IrisCode {
     let bits = q.code.len() * 8;
     let base = q.rotate(shift as i64);
-    let mask = random_code(rng, bits).mask;
-    let both: Vec<usize> = (0..bits)
+    let mut mask = random_code(rng, bits).mask;
+    let mut both: Vec<usize> = (0..bits)
         .filter(|&i| (base.mask[i / 8] & mask[i / 8]) >> (i % 8) & 1 == 1)
         .collect();
+    if let Edge::Exactly = edge {
+        // Mask out a few more bits so that `ratio * ml` is whole and hd can sit exactly on it.
+        for _ in 0..both.len() as u64 % den {
+            let bit = both.pop().expect("fewer than den bits to drop");
+            mask[bit / 8] &= !(1 << (bit % 8));
+        }
+    }
     let ml = both.len() as u64;
     // Largest hd that still matches: hd * den < num * ml.
     let below = if num * ml == 0 {
@@ -49,6 +56,7 @@ pub fn near(
     let hd = match edge {
         Edge::JustBelow => below,
         Edge::AtOrAbove => below + 1,
+        Edge::Exactly => num * ml / den,
         Edge::WellAbove => (ml / 2).max(below + 1),
     }
     .min(ml) as usize;
@@ -76,6 +84,8 @@ pub enum Edge {
     JustBelow,
     /// The smallest distance that does not match (exactly at the ratio when `ratio * ml` is whole).
     AtOrAbove,
+    /// `hd = ratio * ml` exactly (the mask is trimmed so that this is whole): no match.
+    Exactly,
     WellAbove,
 }
 
@@ -96,7 +106,12 @@ pub fn edge_case_set(
     let mut next_id = 100u64;
     for qi in 0..queries {
         let q = random_code(&mut rng, bits);
-        for edge in [Edge::JustBelow, Edge::AtOrAbove, Edge::WellAbove] {
+        for edge in [
+            Edge::JustBelow,
+            Edge::AtOrAbove,
+            Edge::Exactly,
+            Edge::WellAbove,
+        ] {
             if rng.random_bool(0.8) {
                 let shift = rng.random_range(-max_rot..=max_rot);
                 gallery.push(Record {
@@ -119,6 +134,24 @@ pub fn edge_case_set(
             iris: q,
         });
     }
+    // The ring edges: with full masks, an identical record puts `T - dot` at the bottom of its
+    // range (`floor(f*l) - l`) and the complement at the top (`floor(f*l) + l`).
+    let full = IrisCode {
+        code: random_code(&mut rng, bits).code,
+        mask: vec![0xff; bits / 8],
+    };
+    let complement = IrisCode {
+        code: full.code.iter().map(|b| !b).collect(),
+        mask: full.mask.clone(),
+    };
+    for iris in [full.clone(), complement] {
+        gallery.push(Record { id: next_id, iris });
+        next_id += 1;
+    }
+    qs.push(Record {
+        id: queries as u64,
+        iris: full,
+    });
     for _ in 0..n_random {
         gallery.push(Record {
             id: next_id,
