@@ -68,6 +68,12 @@ impl RevealCost {
         }
     }
 
+    /// Beaver triples a triple-based backend would consume per query: one per AND gate on the
+    /// longest execution path (paper 004). Without secret conditionals every gate is on it.
+    pub fn triples(&self, n: u64) -> u64 {
+        self.and_gates(n)
+    }
+
     /// All AND gates per query.
     pub fn and_gates(&self, n: u64) -> u64 {
         self.comparisons(n)

@@ -75,6 +75,7 @@ fn cost_json(index: usize, cost: &RevealCost) -> Value {
                 "comparisons": cost.comparisons(n),
                 "rounds": cost.rounds(n),
                 "and_gates": cost.and_gates(n),
+                "triples": cost.triples(n),
                 "bits_sent_per_party": cost.bits_sent_per_party(n),
                 "bytes_per_party_per_comparison": cost.bytes_per_comparison(n),
             })
@@ -228,9 +229,11 @@ pub fn explain_text(program: &Program) -> String {
         for n in EXAMPLE_GALLERY_SIZES {
             let _ = writeln!(
                 s,
-                "  cost at n = {n}: {} rounds, {} AND gates, {:.3} bytes per party per comparison",
+                "  cost at n = {n}: {} rounds, {} AND gates, {} triples for a triple-based backend, \
+                 {:.3} bytes per party per comparison",
                 cost.rounds(n),
                 cost.and_gates(n),
+                cost.triples(n),
                 cost.bytes_per_comparison(n)
             );
         }
