@@ -16,13 +16,10 @@ use inkwell::{
     IntPredicate,
 };
 
-/// Bits of the storage type of a ring Z_2^k: u16 for k <= 16, u32 for k <= 32, u64 otherwise.
+/// Bits of the storage type of a ring Z_2^k: u16 for k <= 16, u32 for k <= 32, u64 otherwise,
+/// as the runtime stores shares (one definition, the runtime's).
 pub fn storage_bits(ring_bits: u32) -> u32 {
-    match ring_bits {
-        0..=16 => 16,
-        17..=32 => 32,
-        _ => 64,
-    }
+    irisc_runtime::ring::storage_for(ring_bits.clamp(1, 64)).bits()
 }
 
 /// `irisc_kernel_masked_dot_L{bits}_u{width}`: the symbol the runtime's reference matches.
