@@ -13,7 +13,7 @@ use crate::manifest::Manifest;
 #[command(about = "Runs one party of an irisc three-party matching program.")]
 pub struct PartyArgs {
     /// This party's index: 0, 1 or 2.
-    #[arg(long = "party", value_parser = clap::value_parser!(u8).range(0..3), required_unless_present = "explain")]
+    #[arg(long = "party", value_name = "N", value_parser = clap::value_parser!(u8).range(0..3), required_unless_present = "explain")]
     party_flag: Option<u8>,
     /// The parties file written by `irisc keys`.
     #[arg(long, default_value = "parties.toml")]
@@ -53,7 +53,9 @@ impl PartyArgs {
                     print!("{e}");
                     std::process::exit(0);
                 }
-                return Err(RuntimeError::Usage(e.to_string().trim_end().to_string()));
+                let text = e.to_string();
+                let text = text.trim_end().trim_start_matches("error: ");
+                return Err(RuntimeError::Usage(text.to_string()));
             }
         };
         if args.explain {

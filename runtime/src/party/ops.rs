@@ -57,6 +57,14 @@ impl Runtime {
                 self.queries.count
             )));
         }
+        if self.args.verbose {
+            eprintln!(
+                "irisc party {}: query {} of {}",
+                self.party,
+                q + 1,
+                self.queries.count
+            );
+        }
         let codes = self.queries.codes.select(q..q + 1);
         self.put(dst, Value::Codes(Rc::new(codes)));
         Ok(())
