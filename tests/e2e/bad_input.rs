@@ -239,3 +239,52 @@ fn peer_dying_mid_protocol_stops_the_others() {
     }
     assert!(named, "no survivor names the dead party 2");
 }
+
+#[test]
+fn stalled_peer_is_reported_within_the_timeout() {
+    let setup = common::setup(&small());
+    let (db, q) = shared_inputs(&setup, 20000);
+    let mut children: Vec<_> = (0..3)
+        .map(|p| setup.spawn(p, &db[p], &q[p], &["--timeout", "3", "--verbose"]))
+        .collect();
+    // Freeze party 2 (it keeps its sockets open but answers nothing) once its links are up.
+    let err = children[2].stderr.take().unwrap();
+    let mut lines = BufReader::new(err).lines();
+    while let Some(Ok(l)) = lines.next() {
+        if l.contains("connected") {
+            break;
+        }
+    }
+    let pid = children[2].id().to_string();
+    let stopped = std::process::Command::new("kill")
+        .args(["-STOP", &pid])
+        .status()
+        .unwrap();
+    assert!(stopped.success());
+    let started = Instant::now();
+    let survivors: Vec<_> = children
+        .drain(..2)
+        .map(|c| common::wait_bounded(c, Duration::from_secs(30)))
+        .collect();
+    let waited = started.elapsed();
+    let _ = children[0].kill();
+    let _ = children[0].wait();
+    assert!(
+        waited < Duration::from_secs(15),
+        "the others took {waited:?} to give up"
+    );
+    let all: String = survivors
+        .iter()
+        .map(common::stderr)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_no_panic(&all);
+    assert!(
+        survivors.iter().all(|o| !o.status.success()),
+        "a survivor succeeded:\n{all}"
+    );
+    assert!(
+        all.contains("party 2") && all.contains("timeout"),
+        "no timeout naming party 2 in:\n{all}"
+    );
+}
