@@ -30,6 +30,8 @@ fn assert_inside(src: &str, d: &Diagnostic) {
         );
     }
     assert!(!d.message.is_empty());
+    // Every error tells the user what to do about it.
+    assert!(d.hint.is_some(), "no hint for: {}", d.message);
 }
 
 /// Runs the whole front end; on errors checks spans and renders them.

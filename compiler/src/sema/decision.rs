@@ -112,7 +112,8 @@ impl Resolver<'_, '_> {
                         format!("`{}` has an invalid declaration", name.name),
                         name.span,
                     )
-                    .with_secondary(sym.span, "declared here")),
+                    .with_secondary(sym.span, "declared here")
+                    .with_hint("fix the error reported at its declaration first")),
                 },
                 other => Err(Diagnostic::error(
                     format!(

@@ -188,6 +188,7 @@ fn lex_error(rest: &str, c: char, span: Span) -> Diagnostic {
         span,
     )
     .with_label("not part of any token")
+    .with_hint("programs use names, numbers, `//` comments and the symbols `= ; : , < > ( ) - ..=`")
 }
 
 /// Whitespace and `//` line comments.

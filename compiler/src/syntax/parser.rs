@@ -56,7 +56,8 @@ pub fn parse(source: &str) -> Result<Module, Diagnostic> {
         Err(Err::Incomplete(_)) => Err(Diagnostic::error(
             "unexpected end of file",
             Span::new(source.len(), source.len()),
-        )),
+        )
+        .with_hint("the file ends in the middle of a declaration")),
     }
 }
 
@@ -93,9 +94,16 @@ fn to_diagnostic(tokens: &[Token], index: usize, mut expected: Vec<String>) -> D
             "{} is a keyword and cannot be used as a name",
             found.tok.describe()
         ));
+    } else {
+        d = d.with_hint(STATEMENT_FORMS);
     }
     d
 }
+
+/// The hint for a statement that is not recognised: the form of each one.
+const STATEMENT_FORMS: &str = "statements have these forms (see examples/): `const N = 12800;`, \
+`parties a, b, c;`, `gallery db: iris<N> public mask;`, `query q: iris<N> public mask from a;`, \
+`let m = any d in db: fhd(q, d) < 0.345;`, `reveal m to a;`";
 
 /// A token slice as nom input. The slice always ends with [`Tok::Eof`], which is never consumed.
 #[derive(Debug, Clone, Copy)]
