@@ -1,0 +1,304 @@
+//! The accepting side of setup: taking connections on the listener, each on its own thread, the
+//! TLS handshake as server, checking the hello against the certificate and the session, and
+//! answering it (or refusing with a reason).
+
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::channel;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rustls::{ServerConnection, StreamOwned};
+use rustls_pki_types::CertificateDer;
+
+use super::hello::{
+    accept_reply, parse_hello, read_setup_frame, refusal, write_setup_frame, REPLY_REFUSED,
+    REPLY_SESSION_DIFFERS,
+};
+use super::{bound_socket, remaining, setup_io_error, SetupError};
+use crate::net::tls::{self, PartyTls};
+
+/// What one incoming connection amounted to.
+enum Incoming {
+    /// An authenticated, identified peer with the same session.
+    Peer(usize, Box<StreamOwned<ServerConnection, TcpStream>>),
+    /// Not a party (failed TLS, or went away before identifying itself): keep waiting.
+    Rejected(String),
+    /// A party that authenticated but is misconfigured: setup fails.
+    Fatal(SetupError),
+}
+
+/// Accepts connections until every peer not already marked failed has identified itself.
+/// Connections are handled on their own threads so a silent stranger on the port cannot hold up
+/// the real peers.
+pub(super) fn accept_peers(
+    listener: &TcpListener,
+    tls: &PartyTls,
+    timeout: Duration,
+    me: usize,
+    session: &[u8],
+    deadline: Instant,
+    failed: &[AtomicBool; 3],
+) -> Accepted {
+    let (tx, rx) = channel::<Incoming>();
+    let claimed = Arc::new(Mutex::new([false; 3]));
+    let mut got: [Option<StreamOwned<ServerConnection, TcpStream>>; 3] = Default::default();
+    let mut rejected: Option<String> = None;
+    let mut error: Option<SetupError> = None;
+    let note = |e: SetupError, error: &mut Option<SetupError>| {
+        if let Some(k) = e.peer() {
+            failed[k].store(true, Ordering::SeqCst);
+        }
+        if error.as_ref().is_none_or(|old| e.rank() < old.rank()) {
+            *error = Some(e);
+        }
+    };
+    let waiting = |got: &[Option<_>; 3]| {
+        (0..3).find(|&k| k != me && got[k].is_none() && !failed[k].load(Ordering::SeqCst))
+    };
+
+    while let Some(missing) = waiting(&got) {
+        while let Ok(outcome) = rx.try_recv() {
+            match outcome {
+                Incoming::Peer(k, stream) => got[k] = Some(*stream),
+                Incoming::Rejected(why) => {
+                    tracing::warn!(party = me, "rejected an incoming connection: {why}");
+                    rejected = Some(why);
+                }
+                Incoming::Fatal(e) => note(e, &mut error),
+            }
+        }
+        if waiting(&got).is_none() {
+            break;
+        }
+        if remaining(deadline).is_none() {
+            let e = SetupError::NoIncoming {
+                peer: missing,
+                waited: timeout,
+                rejected: rejected.clone(),
+            };
+            note(e, &mut error);
+            break;
+        }
+        match listener.accept() {
+            Ok((sock, from)) => {
+                let ctx = Handshake {
+                    server: tls.server.clone(),
+                    expected: tls.expected.clone(),
+                    session: session.to_vec(),
+                    claimed: claimed.clone(),
+                    me,
+                    deadline,
+                    timeout,
+                };
+                let tx = tx.clone();
+                let spawned = std::thread::Builder::new()
+                    .name("irisc-accept".into())
+                    .spawn(move || {
+                        // The receiver may be gone if setup already finished; nothing to do then.
+                        let _ = tx.send(ctx.run(sock, from));
+                    });
+                if let Err(e) = spawned {
+                    note(
+                        SetupError::Io {
+                            peer: missing,
+                            detail: format!("cannot start a thread: {e}"),
+                        },
+                        &mut error,
+                    );
+                    break;
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                let address = listener
+                    .local_addr()
+                    .map(|a| a.to_string())
+                    .unwrap_or_default();
+                note(
+                    SetupError::Listen {
+                        address,
+                        detail: e.to_string(),
+                    },
+                    &mut error,
+                );
+                break;
+            }
+        }
+    }
+    Accepted {
+        links: got,
+        error,
+        rejected,
+    }
+}
+
+/// What [`accept_peers`] ends with.
+pub(super) struct Accepted {
+    pub(super) links: [Option<StreamOwned<ServerConnection, TcpStream>>; 3],
+    /// The most informative failure about an identified peer.
+    pub(super) error: Option<SetupError>,
+    /// Why the last unidentified connection was turned away (failed TLS, usually a wrong CA).
+    pub(super) rejected: Option<String>,
+}
+
+/// Everything an accepting thread needs, owned so the thread can outlive a failed setup.
+struct Handshake {
+    server: Arc<rustls::ServerConfig>,
+    expected: [CertificateDer<'static>; 3],
+    session: Vec<u8>,
+    claimed: Arc<Mutex<[bool; 3]>>,
+    me: usize,
+    deadline: Instant,
+    timeout: Duration,
+}
+
+impl Handshake {
+    fn run(self, sock: TcpStream, from: SocketAddr) -> Incoming {
+        // Accepted sockets may inherit the listener's non-blocking mode on some systems.
+        if let Err(e) = sock
+            .set_nonblocking(false)
+            .and_then(|_| bound_socket(&sock, self.deadline))
+        {
+            return Incoming::Rejected(format!("from {from}: {e}"));
+        }
+        let _ = sock.set_nodelay(true);
+        let conn = match ServerConnection::new(self.server.clone()) {
+            Ok(c) => c,
+            Err(e) => {
+                return Incoming::Fatal(SetupError::Handshake {
+                    peer: self.me,
+                    detail: e.to_string(),
+                })
+            }
+        };
+        let mut stream = StreamOwned::new(conn, sock);
+        let mut hs = || -> io::Result<Vec<u8>> {
+            while stream.conn.is_handshaking() {
+                stream.conn.complete_io(&mut stream.sock)?;
+            }
+            read_setup_frame(&mut stream)
+        };
+        let hello = match hs() {
+            Ok(h) => h,
+            Err(e) => {
+                let why = match tls::rustls_error(&e) {
+                    Some(t) => tls::explain(t, None),
+                    None => e.to_string(),
+                };
+                linger(&mut stream);
+                return Incoming::Rejected(format!("from {from}: {why}"));
+            }
+        };
+        let Some((index, their_session)) = parse_hello(&hello) else {
+            linger(&mut stream);
+            return Incoming::Rejected(format!("from {from}: not an irisc hello"));
+        };
+        let k = index as usize;
+        // Who the certificate says it is, independently of the claim.
+        let by_cert = (0..3)
+            .find(|&i| tls::same_end_entity(stream.conn.peer_certificates(), &self.expected[i]));
+        if k >= 3 || k == self.me {
+            let reason = format!(
+                "party {} does not accept a peer claiming to be party {index}",
+                self.me
+            );
+            self.refuse(&mut stream, REPLY_REFUSED, &reason);
+            return match by_cert.filter(|&i| i != self.me) {
+                Some(i) => Incoming::Fatal(SetupError::WrongPeer {
+                    peer: i,
+                    detail: format!(
+                        "with party {i}'s certificate, {from} claims to be party {index}"
+                    ),
+                }),
+                None => Incoming::Rejected(format!("from {from}: claims to be party {index}")),
+            };
+        }
+        if by_cert != Some(k) {
+            let presented = match by_cert {
+                Some(i) => format!("party {i}'s certificate"),
+                None => "a certificate that is none of the three in parties.toml".to_string(),
+            };
+            let reason = format!(
+                "party {} expected party {k}'s certificate from parties.toml but got {presented} \
+                 (started with another party's certificate and key, or stale files?)",
+                self.me
+            );
+            self.refuse(&mut stream, REPLY_REFUSED, &reason);
+            return Incoming::Fatal(SetupError::WrongPeer {
+                peer: k,
+                detail: format!(
+                    "the connection from {from} presented {presented} \
+                     (it runs with another party's key or stale files)"
+                ),
+            });
+        }
+        if their_session != self.session.as_slice() {
+            self.refuse(&mut stream, REPLY_SESSION_DIFFERS, "");
+            return Incoming::Fatal(SetupError::SessionMismatch { peer: k });
+        }
+        let duplicate = match self.claimed.lock() {
+            Ok(mut c) => std::mem::replace(&mut c[k], true),
+            Err(_) => true,
+        };
+        if duplicate {
+            self.refuse(
+                &mut stream,
+                REPLY_REFUSED,
+                "this party is already connected",
+            );
+            return Incoming::Fatal(SetupError::Protocol {
+                peer: k,
+                detail: "it connected twice".into(),
+            });
+        }
+        let reply = accept_reply(self.me, &self.session);
+        if let Err(e) = write_setup_frame(&mut stream, &reply) {
+            return Incoming::Fatal(setup_io_error(k, &e, self.timeout));
+        }
+        // From now on `recv` waits at most `timeout` for each read.
+        if let Err(e) = stream.sock.set_read_timeout(Some(self.timeout)) {
+            return Incoming::Fatal(SetupError::Io {
+                peer: k,
+                detail: e.to_string(),
+            });
+        }
+        tracing::debug!(party = self.me, peer = k, "incoming link up");
+        Incoming::Peer(k, Box::new(stream))
+    }
+
+    /// Tells the dialler why it is turned away, then closes without losing that reply.
+    fn refuse(
+        &self,
+        stream: &mut StreamOwned<ServerConnection, TcpStream>,
+        code: u8,
+        reason: &str,
+    ) {
+        let reply = refusal(code, reason);
+        let _ = write_setup_frame(stream, &reply);
+        stream.conn.send_close_notify();
+        let _ = stream.flush();
+        linger(stream);
+    }
+}
+
+/// Half-closes and drains briefly, so unread input does not turn our close into a TCP reset that
+/// could destroy the alert or refusal the peer has yet to read.
+fn linger(stream: &mut StreamOwned<ServerConnection, TcpStream>) {
+    let _ = stream.sock.shutdown(Shutdown::Write);
+    let _ = stream
+        .sock
+        .set_read_timeout(Some(Duration::from_millis(500)));
+    let mut sink = [0u8; 4096];
+    let until = Instant::now() + Duration::from_secs(1);
+    while Instant::now() < until {
+        match stream.sock.read(&mut sink) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+    }
+}

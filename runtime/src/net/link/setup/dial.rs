@@ -1,0 +1,122 @@
+//! The dialling side of setup: connecting to a peer (retrying while it starts up), the TLS
+//! handshake as client, and the hello this party sends and the reply it checks.
+
+use std::io;
+use std::net::{TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use rustls::{ClientConnection, StreamOwned};
+
+use super::hello::{build_hello, check_reply, read_setup_frame, write_setup_frame};
+use super::{bound_socket, remaining, setup_io_error, SetupError};
+use crate::net::config::PartiesConfig;
+use crate::net::tls::{self, PartyTls};
+
+fn describe_connect_error(e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::ConnectionRefused => "connection refused".into(),
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => "connection timed out".into(),
+        io::ErrorKind::HostUnreachable => "host unreachable".into(),
+        io::ErrorKind::NetworkUnreachable => "network unreachable".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// Dials party `j`, retrying until `deadline`, and runs TLS and the hello exchange on the
+/// connection.
+pub(super) fn dial(
+    cfg: &PartiesConfig,
+    tls: &PartyTls,
+    me: usize,
+    j: usize,
+    session: &[u8],
+    deadline: Instant,
+    give_up: &AtomicBool,
+) -> Result<StreamOwned<ClientConnection, TcpStream>, SetupError> {
+    let address = &cfg.parties[j].address;
+    let mut last_error = String::from("no attempt finished");
+    let mut pause = Duration::from_millis(20);
+    let sock = 'connected: loop {
+        if give_up.load(Ordering::SeqCst) {
+            return Err(SetupError::Aborted);
+        }
+        let Some(left) = remaining(deadline) else {
+            return Err(SetupError::Unreachable {
+                peer: j,
+                address: address.clone(),
+                waited: cfg.timeout,
+                last_error,
+                rejected: None,
+            });
+        };
+        match address.to_socket_addrs() {
+            Ok(addrs) => {
+                for addr in addrs {
+                    match TcpStream::connect_timeout(&addr, left.min(Duration::from_secs(5))) {
+                        Ok(s) => break 'connected s,
+                        Err(e) => last_error = describe_connect_error(&e),
+                    }
+                }
+            }
+            Err(e) => last_error = format!("cannot resolve the address: {e}"),
+        }
+        // The peer may still be starting: try again shortly.
+        std::thread::sleep(pause.min(remaining(deadline).unwrap_or_default()));
+        pause = (pause * 2).min(Duration::from_millis(250));
+    };
+    let io_err = |detail: String| SetupError::Io { peer: j, detail };
+    sock.set_nodelay(true).map_err(|e| io_err(e.to_string()))?;
+    bound_socket(&sock, deadline).map_err(|e| io_err(e.to_string()))?;
+
+    let conn = ClientConnection::new(tls.client.clone(), PartyTls::name_of(j)).map_err(|e| {
+        SetupError::Handshake {
+            peer: j,
+            detail: tls::explain(&e, Some(j)),
+        }
+    })?;
+    let mut stream = StreamOwned::new(conn, sock);
+    finish_handshake(&mut stream.conn, &mut stream.sock, j, cfg.timeout)?;
+    if !tls::same_end_entity(stream.conn.peer_certificates(), &tls.expected[j]) {
+        return Err(SetupError::WrongPeer {
+            peer: j,
+            detail: format!(
+                "at {address} it presented a certificate other than party {j}'s in parties.toml \
+                 (it runs with another party's key or a stale certificate)"
+            ),
+        });
+    }
+
+    let hello = build_hello(me, session);
+    write_setup_frame(&mut stream, &hello).map_err(|e| setup_io_error(j, &e, cfg.timeout))?;
+
+    let reply = read_setup_frame(&mut stream).map_err(|e| setup_io_error(j, &e, cfg.timeout))?;
+    check_reply(&reply, j, session)?;
+    // From now on this connection only carries our frames; a stalled peer surfaces as a write
+    // timeout in the writer thread.
+    stream
+        .sock
+        .set_write_timeout(Some(cfg.timeout))
+        .map_err(|e| io_err(e.to_string()))?;
+    tracing::debug!(party = me, peer = j, "outgoing link up");
+    Ok(stream)
+}
+
+/// Runs the TLS handshake to completion (both directions of the first flight).
+fn finish_handshake<C, S>(
+    conn: &mut C,
+    sock: &mut TcpStream,
+    peer: usize,
+    timeout: Duration,
+) -> Result<(), SetupError>
+where
+    C: std::ops::DerefMut<Target = rustls::ConnectionCommon<S>>,
+    S: rustls::SideData,
+{
+    while conn.is_handshaking() {
+        if let Err(e) = conn.complete_io(sock) {
+            return Err(setup_io_error(peer, &e, timeout));
+        }
+    }
+    Ok(())
+}
