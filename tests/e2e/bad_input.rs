@@ -206,15 +206,16 @@ fn peer_dying_mid_protocol_stops_the_others() {
     let mut children: Vec<_> = (0..3)
         .map(|p| setup.spawn(p, &db[p], &q[p], &["--timeout", "5", "--verbose"]))
         .collect();
-    // Kill party 2 as soon as it reports that its links are up.
+    // Kill party 2 as soon as it starts on the first query: links and seeds are up, and the
+    // others are inside the protocol.
     let err = children[2].stderr.take().unwrap();
     let mut lines = BufReader::new(err).lines();
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         match lines.next() {
-            Some(Ok(l)) if l.contains("connected") => break,
+            Some(Ok(l)) if l.contains("query 1 of") => break,
             Some(Ok(_)) => {}
-            _ => panic!("party 2 never connected"),
+            _ => panic!("party 2 never started its first query"),
         }
         assert!(Instant::now() < deadline);
     }
@@ -247,11 +248,12 @@ fn stalled_peer_is_reported_within_the_timeout() {
     let mut children: Vec<_> = (0..3)
         .map(|p| setup.spawn(p, &db[p], &q[p], &["--timeout", "3", "--verbose"]))
         .collect();
-    // Freeze party 2 (it keeps its sockets open but answers nothing) once its links are up.
+    // Freeze party 2 (it keeps its sockets open but answers nothing) once it is inside the
+    // protocol, on the first query.
     let err = children[2].stderr.take().unwrap();
     let mut lines = BufReader::new(err).lines();
     while let Some(Ok(l)) = lines.next() {
-        if l.contains("connected") {
+        if l.contains("query 1 of") {
             break;
         }
     }
