@@ -166,7 +166,7 @@ pub fn share_file(
     share_file_with_mask(input, out_dir, kind, ring_bits, MaskMode::Public, stem)
 }
 
-/// As [`share_file`], choosing whether masks stay public or are secret-shared too.
+/// As [`share_file()`], choosing whether masks stay public or are secret-shared too.
 pub fn share_file_with_mask(
     input: &Path,
     out_dir: &Path,

@@ -1,4 +1,4 @@
-//! The parser: tokens to [`ast::Module`], written with nom combinators over a token slice.
+//! The parser: tokens to [`crate::syntax::ast::Module`], written with nom combinators over a token slice.
 //!
 //! Grammar (`;` ends every item; `//` comments are dropped by the lexer):
 //! ```text

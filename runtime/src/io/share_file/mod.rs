@@ -1,4 +1,4 @@
-//! One party's share file: a fixed header ([`header`]) then the body
+//! One party's share file: a fixed header (`header.rs`) then the body
 //! `ids (count x u64) | public masks (count x bits/8) | own = x_party | prev = x_{party-1}`,
 //! all little-endian, each component `count x elements_per_record x W` bytes (W = 2/4/8).
 //!
