@@ -235,7 +235,7 @@ fn build(
                     false
                 ))
             })?;
-            write_stdout(&format!("{ast:#?}\n"))?;
+            write_stdout(&crate::syntax::print_tree(&ast, &checked.source))?;
             return Ok(ExitCode::SUCCESS);
         }
         Some(EmitArg::Irs) => Emit::Irs,

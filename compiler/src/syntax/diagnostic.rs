@@ -57,15 +57,11 @@ impl Diagnostic {
 
     /// 1-based line and column (in characters) of the primary span's start.
     pub fn line_column(&self, source: &str) -> (usize, usize) {
-        let start = clamp_to_char_boundary(source, self.span.start);
-        let before = &source[..start];
-        let line = before.matches('\n').count() + 1;
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        (line, before[line_start..].chars().count() + 1)
+        self.span.line_column(source)
     }
 }
 
-fn clamp_to_char_boundary(source: &str, mut at: usize) -> usize {
+pub(super) fn clamp_to_char_boundary(source: &str, mut at: usize) -> usize {
     at = at.min(source.len());
     while !source.is_char_boundary(at) {
         at -= 1;

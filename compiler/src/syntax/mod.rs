@@ -8,9 +8,11 @@ pub mod ast;
 pub mod diagnostic;
 pub mod lexer;
 pub mod parser;
+pub mod print;
 
 pub use diagnostic::{render, Diagnostic, Label};
 pub use parser::parse;
+pub use print::print_tree;
 
 /// A byte range in the source file.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -22,6 +24,15 @@ pub struct Span {
 impl Span {
     pub fn new(start: usize, end: usize) -> Self {
         Span { start, end }
+    }
+
+    /// 1-based line and column (in characters) of the span's start in `source`.
+    pub fn line_column(self, source: &str) -> (usize, usize) {
+        let start = diagnostic::clamp_to_char_boundary(source, self.start);
+        let before = &source[..start];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        (line, before[line_start..].chars().count() + 1)
     }
 
     /// The smallest span covering both.
