@@ -40,9 +40,19 @@ pub fn irisc_ok(args: &[&str]) -> Output {
 /// Distinct port ranges for tests running in parallel in this process.
 static NEXT_PORT: AtomicU16 = AtomicU16::new(0);
 
+/// The first of three consecutive loopback ports that are free now, distinct from the ones other
+/// tests of this process took (below the usual ephemeral range, so outgoing connections of other
+/// programs rarely take them meanwhile).
 pub fn base_port() -> u16 {
-    let slot = NEXT_PORT.fetch_add(1, Ordering::SeqCst);
-    20000 + (std::process::id() as u16 % 300) * 100 + slot * 3
+    loop {
+        let slot = NEXT_PORT.fetch_add(1, Ordering::SeqCst);
+        let base = 20000 + (std::process::id() as u16 % 100) * 120 + slot * 3;
+        assert!(base < 32700, "ran out of test ports");
+        let free = (0..3).all(|i| std::net::TcpListener::bind(("127.0.0.1", base + i)).is_ok());
+        if free {
+            return base;
+        }
+    }
 }
 
 /// A built program with keys, in its own folder.
