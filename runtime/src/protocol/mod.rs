@@ -10,8 +10,11 @@
 //! is the one step that takes no [`crate::rand::Prss`].
 
 pub mod and;
+pub mod bin_sub;
 pub mod bit_extract;
+pub mod bit_extract_p;
 pub mod dot;
+pub mod lift_p;
 pub mod mux;
 pub mod open;
 pub mod or_tree;

@@ -3,6 +3,7 @@
 //! are in [`crate::protocol`].
 
 pub mod binary;
+pub mod fp;
 pub mod rep3;
 
 pub use binary::BitShares;
