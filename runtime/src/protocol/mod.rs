@@ -12,6 +12,7 @@
 pub mod and;
 pub mod bit_extract;
 pub mod dot;
+pub mod galois_dot;
 pub mod mux;
 pub mod open;
 pub mod or_tree;
@@ -21,6 +22,7 @@ pub mod stats;
 pub use and::{and, and_many};
 pub use bit_extract::{bin_add, bit_extract, full_adder, msb, share_split};
 pub use dot::{dot_local, masked_dot, prepare};
+pub use galois_dot::{galois_dot, galois_dot_local, prepare_query};
 pub use mux::cmux;
 pub use open::{open_all, open_bits};
 pub use or_tree::{or_all, or_groups};

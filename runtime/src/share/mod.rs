@@ -1,8 +1,9 @@
-//! Secret shares: replicated arithmetic shares over Z_2^k ([`rep3`]) and replicated binary
-//! shares bit-sliced in u64 words ([`binary`]). Everything here is local; the interactive steps
-//! are in [`crate::protocol`].
+//! Secret shares: replicated arithmetic shares over Z_2^k ([`rep3`]), replicated binary shares
+//! bit-sliced in u64 words ([`binary`]) and Shamir shares over Galois rings ([`galois`]).
+//! Everything here is local; the interactive steps are in [`crate::protocol`].
 
 pub mod binary;
+pub mod galois;
 pub mod rep3;
 
 pub use binary::BitShares;
