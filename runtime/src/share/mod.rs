@@ -1,9 +1,11 @@
-//! Secret shares: replicated arithmetic shares over Z_2^k ([`rep3`]) and replicated binary
-//! shares bit-sliced in u64 words ([`binary`]). Everything here is local; the interactive steps
-//! are in [`crate::protocol`].
+//! Secret shares: replicated arithmetic shares over Z_2^k ([`rep3`]), replicated binary shares
+//! bit-sliced in u64 words ([`binary`]), Shamir shares over Galois rings ([`galois`]) and
+//! replicated and Shamir shares over F_p ([`fp`]). Everything here is local except `fp`'s
+//! resharing; the other interactive steps are in [`crate::protocol`].
 
 pub mod binary;
 pub mod fp;
+pub mod galois;
 pub mod rep3;
 
 pub use binary::BitShares;
