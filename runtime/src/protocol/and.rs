@@ -119,6 +119,11 @@ mod tests {
                 t.send(to, vec![1, 2, 3]).unwrap();
                 return None;
             }
+            if t.party() == 2 {
+                // Stay until party 1's message arrived, so its send cannot fail first.
+                let _ = t.recv(1);
+                return None;
+            }
             let x = BitShares::zeros(100);
             Some(and(&mut t, &mut prss, &x, &x).map(|_| ()))
         });
