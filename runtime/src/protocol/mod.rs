@@ -13,22 +13,28 @@ pub mod and;
 pub mod bin_sub;
 pub mod bit_extract;
 pub mod bit_extract_p;
+pub mod bit_inject;
 pub mod dot;
 pub mod galois_dot;
+pub mod lift;
 pub mod lift_p;
 pub mod mux;
 pub mod open;
 pub mod or_tree;
+pub mod ot3;
 pub mod reshare;
 pub mod stats;
 
 pub use and::{and, and_many};
 pub use bit_extract::{bin_add, bit_extract, full_adder, msb, share_split};
+pub use bit_inject::bit_inject;
 pub use dot::{dot_local, masked_dot, prepare};
 pub use galois_dot::{galois_dot, galois_dot_local, prepare_query};
+pub use lift::{const_lift, mpc_lift};
 pub use mux::cmux;
 pub use open::{open_all, open_bits};
 pub use or_tree::{or_all, or_groups};
+pub use ot3::{ot3, Ot3Input, Ot3Roles};
 pub use reshare::reshare;
 pub use stats::Stats;
 

@@ -44,6 +44,30 @@ impl Stats {
         Stats::bit_extract(k.saturating_sub(1))
     }
 
+    /// [`super::bit_inject()`] (Algorithm 17): the 3-party OT, then the receiver forwards its
+    /// component; two rounds, no gates, one message per party.
+    pub fn bit_inject() -> Stats {
+        Stats {
+            rounds: 2,
+            and_gates: 0,
+        }
+    }
+
+    /// [`super::mpc_lift()`] (Algorithm 14) from Z_2^k to Z_2^(k+m): BitExtract of the overflow
+    /// bits k and k+1 (only k when m = 1), then one BitInject; nothing for m = 0 (a local
+    /// re-reading). k + 3 rounds and 2k + 1 gates for m ≥ 2 (19 rounds, 33 gates for k = 16).
+    pub fn mpc_lift(k: u32, m: u32) -> Stats {
+        if m == 0 {
+            return Stats::default();
+        }
+        let top = if m >= 2 { k + 1 } else { k };
+        let ex = Stats::bit_extract(top);
+        Stats {
+            rounds: ex.rounds + Stats::bit_inject().rounds,
+            and_gates: ex.and_gates,
+        }
+    }
+
     /// [`super::or_groups()`] on one group of `group` bits: a tree of ceil(log2 group) rounds and
     /// group − 1 gates.
     pub fn or_group(group: usize) -> Stats {
