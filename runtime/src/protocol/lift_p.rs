@@ -12,9 +12,8 @@
 //! 4. (local) ConstLift (Algorithm 13) turns [¬o]_{2^m} into [p·¬o]_{p·2^m} by multiplying each
 //!    component by p, and the result is [x']_{p·2^m} − [p·¬o_1] − [p·¬o_2].
 //!
-//! BitInject is a separate protocol that this module does not implement: [`lift_p`] takes it
-//! as an argument, and the two local halves ([`lift_p_overflow_bits`], [`lift_p_combine`])
-//! are public so that any injection can be placed between them.
+//! Step 3 is [`crate::protocol::bit_inject`]; the halves around it ([`lift_p_overflow_bits`],
+//! [`lift_p_combine`]) are public so a caller can batch the injection with other bits.
 //!
 //! Shares mod N = p · 2^m are [`Rep3Vec<u64>`] with every component in [0, N); this needs
 //! 1 ≤ m ≤ 47 so that N < 2^63 and a sum of two components does not overflow u64.
@@ -97,23 +96,19 @@ pub fn lift_p_combine(x: &Rep3Fp, injected: &Rep3Vec<u64>, m: u32) -> Rep3Vec<u6
 }
 
 /// Algorithm 15, LiftP: replicated shares mod p·2^m of the canonical x ∈ [0, p), from
-/// replicated shares mod p. `inject` must turn binary shares of bits into replicated shares of
-/// the same bits in Z_{2^m} (Algorithm 17, BitInject); it is called once, on all 2n bits.
-/// Cost: ℓ + 1 rounds and 66 AND gates per element, plus the injection.
+/// replicated shares mod p. The overflow bits are injected into Z_{2^m} with Algorithm 17
+/// (BitInject), once, on all 2n bits.
+/// Cost: ℓ + 1 rounds and 66 AND gates per element, plus the injection's 2 rounds.
 #[doc(alias = "LiftP")]
-pub fn lift_p<F>(
+pub fn lift_p(
     net: &mut dyn Transport,
     prss: &mut Prss,
     x: &Rep3Fp,
     m: u32,
-    inject: F,
-) -> Result<Rep3Vec<u64>, NetError>
-where
-    F: FnOnce(&mut dyn Transport, &mut Prss, &BitShares, u32) -> Result<Rep3Vec<u64>, NetError>,
-{
+) -> Result<Rep3Vec<u64>, NetError> {
     lifted_modulus(m);
     let bits = lift_p_overflow_bits(net, prss, x)?;
-    let injected = inject(net, prss, &bits, m)?;
+    let injected = crate::protocol::bit_inject::bit_inject::<u64>(net, prss, &bits, m)?;
     Ok(lift_p_combine(x, &injected, m))
 }
 
@@ -132,50 +127,12 @@ pub fn reconstruct_lifted(shares: &[Rep3Vec<u64>; 3], m: u32) -> Vec<u64> {
 mod tests {
     use super::*;
     use crate::protocol::testutil::run_protocol;
-    use crate::protocol::{recv_elems, send_elems};
-    use crate::share::binary::{reconstruct_bits, unpack_bits};
+    use crate::share::binary::reconstruct_bits;
     use crate::share::fp::share_fp;
     use crate::share::rep3::consistent;
     use proptest::prelude::*;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha12Rng;
-
-    /// A stand-in for BitInject, for tests only and NOT private: opens the bits to everybody
-    /// (each party sends its `own` to the party that lacks it) and shares them as the public
-    /// component 0. It checks LiftP's composition, not the injection.
-    fn open_and_inject(
-        net: &mut dyn Transport,
-        _prss: &mut Prss,
-        b: &BitShares,
-        _m: u32,
-    ) -> Result<Rep3Vec<u64>, NetError> {
-        let to = net.prev();
-        send_elems(net, to, &b.own)?;
-        let from = net.next();
-        let missing: Vec<u64> = recv_elems(net, from, b.words(), "test opening")?;
-        let words: Vec<u64> = (0..b.words())
-            .map(|j| b.own[j] ^ b.prev[j] ^ missing[j])
-            .collect();
-        let bits: Vec<u64> = unpack_bits(&words, b.len)
-            .into_iter()
-            .map(u64::from)
-            .collect();
-        let zero = vec![0; b.len];
-        Ok(match net.party() {
-            0 => Rep3Vec {
-                own: bits,
-                prev: zero,
-            },
-            1 => Rep3Vec {
-                own: zero,
-                prev: bits,
-            },
-            _ => Rep3Vec {
-                own: zero.clone(),
-                prev: zero,
-            },
-        })
-    }
 
     fn values(n: usize, rng: &mut ChaCha12Rng) -> Vec<u16> {
         let mut v: Vec<u16> = (0..n).map(|_| rng.random_range(0..P)).collect();
@@ -206,7 +163,7 @@ mod tests {
             let mut rng = ChaCha12Rng::seed_from_u64(seed);
             let v = values(n, &mut rng);
             let shares = share_fp(&v, &mut rng);
-            let runs = run_protocol(shares, move |net, prss, x: &Rep3Fp| lift_p(net, prss, x, m, open_and_inject).unwrap());
+            let runs = run_protocol(shares, move |net, prss, x: &Rep3Fp| lift_p(net, prss, x, m).unwrap());
             let out = [runs[0].out.clone(), runs[1].out.clone(), runs[2].out.clone()];
             prop_assert!(consistent(&out, 64));
             let big = lifted_modulus(m);
