@@ -64,7 +64,9 @@ proptest! {
         prop_assume!(!gallery.is_empty());
         let db = setup.share(&small_ids(), "--db", "db", &gallery);
         let q = setup.share(&small_ids(), "--query", "query", &qs);
-        let outs = setup.run_three(&db, &q, &["--timeout", "20"]);
+        // 1 to 3 kernel threads per party: the gallery is cut into uneven chunks.
+        let threads = (1 + seed % 3).to_string();
+        let outs = setup.run_three(&db, &q, &["--timeout", "20", "--threads", &threads]);
         let got = output_party(&outs, 0);
         prop_assert_eq!(got, plain(setup, &small_ids()));
     }
