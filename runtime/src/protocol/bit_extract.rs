@@ -386,6 +386,9 @@ mod tests {
             if t.party() == 2 {
                 let to = t.next();
                 t.send(to, vec![0; 5]).unwrap();
+                // Stay until party 1's first message, so its send cannot fail first.
+                let from = t.prev();
+                let _ = t.recv(from);
                 return None;
             }
             Some(msb(&mut t, &mut prss, &x, 16).map(|_| ()))

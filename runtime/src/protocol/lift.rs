@@ -307,6 +307,9 @@ mod tests {
             if t.party() == 2 {
                 let to = t.next();
                 t.send(to, vec![0; 3]).unwrap();
+                // Stay until party 1's first message, so its send cannot fail first.
+                let from = t.prev();
+                let _ = t.recv(from);
                 return None;
             }
             Some(mpc_lift::<u16, u32>(&mut t, &mut prss, &x, 16, 16).map(|_| ()))
