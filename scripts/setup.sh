@@ -7,7 +7,7 @@
 set -euo pipefail
 
 PACKAGES=(
-    llvm-22-dev libmlir-22-dev mlir-22-tools libpolly-22-dev clang-22
+    llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools libpolly-22-dev clang-22
     libzstd-dev libz3-dev libxml2-dev zlib1g-dev
     build-essential pkg-config
 )
