@@ -1,6 +1,7 @@
 //! Analyses on the typed program: value ranges, ring selection (Lemma 1), costs, and the
 //! leakage ledger that `irisc explain` prints.
 
+pub mod circuit;
 pub mod cost;
 pub mod explain;
 pub mod range;
