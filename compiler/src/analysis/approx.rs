@@ -347,8 +347,9 @@ mod tests {
             Rounding::Conservative,
         )
         .unwrap();
-        // 2^m > den * l = 2_560_000 guarantees it (m = 22).
-        assert!(m <= 22);
+        // 2^m > (den - 1) * l guarantees it at m = 22; parity and the gaps make m = 20 enough
+        // (a = 325059, b = 2^20).
+        assert_eq!(m, 20);
         let ap = |m| approx_pow2(R345, m, Rounding::Conservative).unwrap();
         assert!(ap(m).same_decisions(12800));
         assert!(!ap(m - 1).same_decisions(12800));
