@@ -46,7 +46,7 @@ pub fn unpack_bits(words: &[u64], len: usize) -> Vec<bool> {
 }
 
 /// One party's replicated binary shares of `len` bits.
-#[derive(Clone, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct BitShares {
     pub own: Vec<u64>,
     pub prev: Vec<u64>,
@@ -278,6 +278,13 @@ pub fn reconstruct_bits(shares: &[BitShares; 3]) -> Option<Vec<bool>> {
         .map(|j| shares[0].own[j] ^ shares[1].own[j] ^ shares[2].own[j])
         .collect();
     Some(unpack_bits(&value, len))
+}
+
+/// Shows the size only: shares are secret material and must not reach a log.
+impl std::fmt::Debug for BitShares {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "BitShares(len {}, values hidden)", self.len)
+    }
 }
 
 #[cfg(test)]

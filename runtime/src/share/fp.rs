@@ -96,7 +96,7 @@ pub fn dot(a: &[u16], b: &[u16]) -> u16 {
 }
 
 /// One party's replicated shares mod p. Invariant: every component is canonical (below p).
-#[derive(Clone, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Rep3Fp {
     /// x_i for this party i.
     pub own: Vec<u16>,
@@ -306,6 +306,13 @@ pub fn reshare_p(net: &mut dyn Transport, prss: &mut Prss, z: &[u16]) -> Result<
         });
     }
     Ok(Rep3Fp { own, prev })
+}
+
+/// Shows the size only: shares are secret material and must not reach a log.
+impl std::fmt::Debug for Rep3Fp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Rep3Fp(len {}, values hidden)", self.own.len())
+    }
 }
 
 #[cfg(test)]

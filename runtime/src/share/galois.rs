@@ -261,7 +261,7 @@ pub fn unpack<const D: usize>(elems: &[GaloisElem<D>], len: usize, packing: Pack
 /// One party's Shamir shares of a vector of ring elements, stored as their coefficients
 /// (`coefs[e·D + j]` is coefficient j of element e): one 16-bit word per packed code entry,
 /// half of a replicated share's two words.
-#[derive(Clone, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct ShamirVec<const D: usize> {
     pub coefs: Vec<u16>,
 }
@@ -350,6 +350,13 @@ pub fn reconstruct<const D: usize>(
         .zip(b.1.elems())
         .map(|(x, y)| lambda[0].mul(x).add(lambda[1].mul(y)))
         .collect()
+}
+
+/// Shows the size only: shares are secret material and must not reach a log.
+impl<const D: usize> std::fmt::Debug for ShamirVec<D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ShamirVec(len {}, values hidden)", self.coefs.len())
+    }
 }
 
 #[cfg(test)]

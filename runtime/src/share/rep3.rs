@@ -9,7 +9,7 @@ use rand_core::CryptoRng;
 use crate::ring::{mask_slice, RingElem};
 
 /// One party's replicated shares of a vector of ring elements.
-#[derive(Clone, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Rep3Vec<T> {
     /// x_i for this party i.
     pub own: Vec<T>,
@@ -19,7 +19,7 @@ pub struct Rep3Vec<T> {
 
 /// One party's additive share (its component x_i only), e.g. the local result of a dot product
 /// before [`crate::protocol::reshare()`] turns it back into a replicated share.
-#[derive(Clone, PartialEq, Eq, Debug)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct AddVec<T> {
     pub own: Vec<T>,
 }
@@ -151,8 +151,35 @@ pub fn consistent<T: RingElem>(shares: &[Rep3Vec<T>; 3], k: u32) -> bool {
     })
 }
 
+/// Shows the size only: shares are secret material and must not reach a log.
+impl<T> std::fmt::Debug for Rep3Vec<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Rep3Vec(len {}, values hidden)", self.own.len())
+    }
+}
+
+/// Shows the size only: shares are secret material and must not reach a log.
+impl<T> std::fmt::Debug for AddVec<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "AddVec(len {}, values hidden)", self.own.len())
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn debug_output_hides_share_values() {
+        let x = Rep3Vec {
+            own: vec![12345u16, 777],
+            prev: vec![54321u16, 888],
+        };
+        let shown = format!("{x:?} {:?}", AddVec { own: vec![4242u16] });
+        for secret in ["12345", "777", "54321", "888", "4242"] {
+            assert!(!shown.contains(secret), "{shown}");
+        }
+        assert!(shown.contains("len 2"), "{shown}");
+    }
+
     use super::*;
     use proptest::prelude::*;
     use rand::SeedableRng;
