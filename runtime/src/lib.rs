@@ -12,6 +12,7 @@
 //! - [`protocol`]: one protocol operation per module, named as in the papers;
 //! - [`kernels`]: the portable reference of the dot-product kernels the compiler generates;
 //! - [`io`]: share files and the plaintext NDJSON iris-code format;
+//! - [`store`]: a party's durable, memory-mapped gallery store it scans and appends to;
 //! - [`iris`]: the plaintext model (bit layout, rotation, Algorithm 1), the reference for tests;
 //! - [`manifest`]: what the compiler embeds in an executable about its program;
 //! - [`party`]: one party's run: arguments, inputs, links, value slots, outputs;
@@ -29,3 +30,4 @@ pub mod protocol;
 pub mod rand;
 pub mod ring;
 pub mod share;
+pub mod store;

@@ -1,0 +1,74 @@
+//! What can be wrong with a gallery store, said so that the operator knows what to do.
+
+use std::io;
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot {action} {path}: {source}")]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{path} is not an irisc gallery store (bad magic)")]
+    NotStore { path: PathBuf },
+    #[error(
+        "{path} is gallery-store format version {found}, but this build reads version {supported}"
+    )]
+    Version {
+        path: PathBuf,
+        found: u32,
+        supported: u32,
+    },
+    #[error("{path} is truncated: {count} records announced, {found} bytes of records found ({expected} expected)")]
+    Truncated {
+        path: PathBuf,
+        count: u64,
+        found: u64,
+        expected: u64,
+    },
+    #[error(
+        "{path}: both header slots are damaged ({first}; {second}): the store cannot be trusted"
+    )]
+    HeaderCorrupted {
+        path: PathBuf,
+        first: String,
+        second: String,
+    },
+    #[error("{path}: header slot {slot} is damaged ({detail}); slot {other} is intact with {count} records: the last commit was interrupted or the disk damaged the header; repair the store (an append also repairs it) before scanning")]
+    HeaderSlotDamaged {
+        path: PathBuf,
+        slot: usize,
+        other: usize,
+        detail: String,
+        count: u64,
+    },
+    #[error("{path} is corrupted: its records do not match the checksum in its header")]
+    RecordsCorrupted { path: PathBuf },
+    #[error("{path}: malformed gallery store: {detail}")]
+    Malformed { path: PathBuf, detail: String },
+    #[error("cannot use {path}: {detail}")]
+    Invalid { path: PathBuf, detail: String },
+    #[error("{path} {detail}")]
+    Incompatible { path: PathBuf, detail: String },
+    #[error("{path} is locked by another writer: only one process may append at a time")]
+    Locked { path: PathBuf },
+    #[error("{path} already exists: refusing to overwrite a gallery store")]
+    Exists { path: PathBuf },
+    #[error("the operating system's random generator failed: {0}")]
+    Random(String),
+}
+
+pub(crate) fn io_err(
+    action: &'static str,
+    path: &std::path::Path,
+) -> impl FnOnce(io::Error) -> StoreError {
+    let path = path.to_path_buf();
+    move |source| StoreError::Io {
+        action,
+        path,
+        source,
+    }
+}

@@ -1,0 +1,433 @@
+//! The store's header slot and record layout, and the checks a party runs on them.
+//!
+//! The file starts with two identical 256-byte header slots (a mirror, see `mod.rs` for why),
+//! then the records from byte [`RECORDS_OFFSET`]. One slot, all little-endian:
+//!
+//! | offset | size | field                                                         |
+//! |--------|------|---------------------------------------------------------------|
+//! | 0      | 8    | magic `b"IRISCGAL"`                                           |
+//! | 8      | 4    | format version (u32, = 1)                                     |
+//! | 12     | 1    | party (0, 1, 2)                                               |
+//! | 13     | 1    | sharing (0 rep3, 1 Shamir over GR(2^16, d), 2 Shamir over F_p)|
+//! | 14     | 2    | reserved, zero                                                |
+//! | 16     | 4    | sharing parameter (0 for rep3, d, or p)                       |
+//! | 20     | 4    | ring_bits k (u32)                                             |
+//! | 24     | 4    | code_bits (u32)                                               |
+//! | 28     | 4    | record size in bytes (u32, must match the computed layout)    |
+//! | 32     | 8    | committed record count (u64)                                  |
+//! | 40     | 8    | commit sequence number (u64)                                  |
+//! | 48     | 16   | share-set id (same in the three parties' stores)              |
+//! | 64     | 64   | program fingerprint, lowercase hex, zero-padded               |
+//! | 128    | 32   | records checksum (see [`RecordsSum`])                         |
+//! | 160    | 64   | reserved, zero                                                |
+//! | 224    | 32   | BLAKE3 of bytes 0..224 of this slot (derived key)             |
+//!
+//! A record is `id (u64) | public mask (code_bits/8 bytes) | shares`, each part padded to 8
+//! bytes; rep3 shares are `own (n x W) | prev (n x W)`, Shamir shares are `n x u16`, with
+//! `n = code_bits` and `W` the word width of Z_2^k (2, 4 or 8 bytes).
+
+use std::fmt;
+use std::path::Path;
+
+use super::error::StoreError;
+use crate::io::share_file::RingVec;
+use crate::iris::check_code_bits;
+
+pub const STORE_MAGIC: [u8; 8] = *b"IRISCGAL";
+pub const STORE_VERSION: u32 = 1;
+pub const SLOT_LEN: usize = 256;
+/// Two slots; a multiple of 8 so that records (and every field in them) stay 8-byte aligned.
+pub const RECORDS_OFFSET: u64 = 2 * SLOT_LEN as u64;
+pub const FINGERPRINT_MAX: usize = 64;
+
+const SLOT_HASHED: usize = 224;
+const SLOT_KEY: &str = "irisc gallery store 2024 header slot v1";
+const RECORD_KEY: &str = "irisc gallery store 2024 record v1";
+
+/// The secret-sharing scheme of a store's records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreSharing {
+    /// 3-party replicated sharing over Z_2^k: two components (x_i, x_{i-1}) per element.
+    Rep3,
+    /// Shamir sharing over the Galois ring GR(2^16, d): one 16-bit share per code element.
+    ShamirGr { degree: u8 },
+    /// Shamir sharing over F_p, p < 2^16: one 16-bit share per code element.
+    ShamirPrime { modulus: u16 },
+}
+
+impl StoreSharing {
+    /// Share components stored per code element.
+    pub fn components(self) -> usize {
+        match self {
+            StoreSharing::Rep3 => 2,
+            StoreSharing::ShamirGr { .. } | StoreSharing::ShamirPrime { .. } => 1,
+        }
+    }
+
+    /// Bytes of one stored share word; `None` where `ring_bits` does not fit the sharing.
+    pub fn element_bytes(self, ring_bits: u32) -> Option<usize> {
+        match self {
+            StoreSharing::Rep3 => RingVec::word_bytes_for(ring_bits),
+            // The Shamir sharings store 16-bit shares whatever the program's ring.
+            _ if ring_bits == 16 => Some(2),
+            _ => None,
+        }
+    }
+
+    fn code(self) -> (u8, u32) {
+        match self {
+            StoreSharing::Rep3 => (0, 0),
+            StoreSharing::ShamirGr { degree } => (1, u32::from(degree)),
+            StoreSharing::ShamirPrime { modulus } => (2, u32::from(modulus)),
+        }
+    }
+
+    fn from_code(code: u8, param: u32) -> Result<Self, String> {
+        let s = match code {
+            0 if param == 0 => StoreSharing::Rep3,
+            1 => StoreSharing::ShamirGr {
+                degree: u8::try_from(param).map_err(|_| format!("GR degree {param}"))?,
+            },
+            2 => StoreSharing::ShamirPrime {
+                modulus: u16::try_from(param).map_err(|_| format!("modulus {param} >= 2^16"))?,
+            },
+            _ => return Err(format!("unknown sharing {code} (parameter {param})")),
+        };
+        s.check()?;
+        Ok(s)
+    }
+
+    /// Three parties need three distinct non-zero evaluation points whose differences are
+    /// invertible: 2^d >= 4 in GR(2^16, d), p > 3 in F_p.
+    fn check(self) -> Result<(), String> {
+        match self {
+            StoreSharing::Rep3 => Ok(()),
+            StoreSharing::ShamirGr { degree } if degree < 2 => Err(format!(
+                "GR(2^16, {degree}) has too few exceptional points for three parties (d >= 2)"
+            )),
+            StoreSharing::ShamirPrime { modulus } if modulus <= 3 || !is_prime(modulus) => {
+                Err(format!("F_{modulus}: the modulus must be a prime > 3"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+fn is_prime(p: u16) -> bool {
+    let p = u32::from(p);
+    p >= 2 && (2..).take_while(|d| d * d <= p).all(|d| p % d != 0)
+}
+
+impl fmt::Display for StoreSharing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StoreSharing::Rep3 => f.write_str("rep3"),
+            StoreSharing::ShamirGr { degree } => write!(f, "Shamir over GR(2^16, {degree})"),
+            StoreSharing::ShamirPrime { modulus } => write!(f, "Shamir over F_{modulus}"),
+        }
+    }
+}
+
+/// What a store is created with; fixed for its lifetime.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreParams {
+    /// The fingerprint of the program whose gallery this is (lowercase hex, 1..=64 digits).
+    pub fingerprint: String,
+    pub party: u8,
+    pub sharing: StoreSharing,
+    pub ring_bits: u32,
+    pub code_bits: u32,
+    pub set_id: [u8; 16],
+}
+
+/// Byte offsets within one record; every offset and the size are multiples of 8.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordLayout {
+    pub size: usize,
+    pub mask_offset: usize,
+    pub mask_len: usize,
+    pub shares_offset: usize,
+    /// Elements per component (`code_bits`).
+    pub elements: usize,
+    /// Bytes of one component, before padding.
+    pub component_len: usize,
+    /// Distance between the starts of the two rep3 components.
+    pub component_stride: usize,
+    pub element_bytes: usize,
+}
+
+fn pad8(n: usize) -> Option<usize> {
+    n.checked_add(7).map(|n| n & !7)
+}
+
+impl StoreParams {
+    /// Checks every field's range and computes the record layout.
+    pub fn layout(&self) -> Result<RecordLayout, String> {
+        check_fingerprint(&self.fingerprint)?;
+        if self.party > 2 {
+            return Err(format!("party {} (must be 0, 1 or 2)", self.party));
+        }
+        self.sharing.check()?;
+        let element_bytes = self.sharing.element_bytes(self.ring_bits).ok_or_else(|| {
+            format!(
+                "ring Z_2^{} does not fit {} (rep3: 1..=64 bits; Shamir: 16-bit shares)",
+                self.ring_bits, self.sharing
+            )
+        })?;
+        check_code_bits(self.code_bits as usize).map_err(|e| e.to_string())?;
+        let too_big = || format!("{}-bit codes make records too large", self.code_bits);
+        let elements = self.code_bits as usize;
+        let mask_len = elements / 8;
+        let component_len = elements.checked_mul(element_bytes).ok_or_else(too_big)?;
+        let component_stride = pad8(component_len).ok_or_else(too_big)?;
+        let mask_offset = 8;
+        let shares_offset = pad8(mask_len)
+            .and_then(|m| m.checked_add(mask_offset))
+            .ok_or_else(too_big)?;
+        let size = component_stride
+            .checked_mul(self.sharing.components())
+            .and_then(|s| s.checked_add(shares_offset))
+            .filter(|&s| u32::try_from(s).is_ok())
+            .ok_or_else(too_big)?;
+        Ok(RecordLayout {
+            size,
+            mask_offset,
+            mask_len,
+            shares_offset,
+            elements,
+            component_len,
+            component_stride,
+            element_bytes,
+        })
+    }
+}
+
+pub(crate) fn check_fingerprint(fp: &str) -> Result<(), String> {
+    if fp.is_empty() || fp.len() > FINGERPRINT_MAX {
+        return Err(format!(
+            "a program fingerprint has 1 to {FINGERPRINT_MAX} hex digits, not {}",
+            fp.len()
+        ));
+    }
+    if !fp
+        .bytes()
+        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    {
+        return Err(format!("program fingerprint {fp:?} is not lowercase hex"));
+    }
+    Ok(())
+}
+
+/// The order-independent sum (mod 2^256) of a keyed BLAKE3 hash of each `(index, record)`.
+///
+/// A sum instead of one hash over the whole area lets an append extend the checksum from the
+/// new records alone, while a reader still checks every byte of every record. It detects
+/// accidental damage, not tampering: whoever can write the file can recompute it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RecordsSum(pub [u8; 32]);
+
+impl RecordsSum {
+    pub fn add_record(&mut self, index: u64, record: &[u8]) {
+        let mut h = blake3::Hasher::new_derive_key(RECORD_KEY);
+        h.update(&index.to_le_bytes());
+        h.update(record);
+        let digest = h.finalize();
+        let mut carry = 0u128;
+        for limb in 0..4 {
+            let at = limb * 8;
+            let a = u64::from_le_bytes(self.0[at..at + 8].try_into().unwrap_or([0; 8]));
+            let b = u64::from_le_bytes(digest.as_bytes()[at..at + 8].try_into().unwrap_or([0; 8]));
+            let s = u128::from(a) + u128::from(b) + carry;
+            self.0[at..at + 8].copy_from_slice(&(s as u64).to_le_bytes());
+            carry = s >> 64;
+        }
+    }
+}
+
+/// One header slot: the store's parameters and its committed state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreHeader {
+    pub version: u32,
+    pub params: StoreParams,
+    pub count: u64,
+    /// Incremented by every commit; the slot with the higher one is the newer state.
+    pub seq: u64,
+    pub records_sum: RecordsSum,
+}
+
+impl StoreHeader {
+    pub fn to_bytes(&self) -> Result<[u8; SLOT_LEN], String> {
+        let layout = self.params.layout()?;
+        let mut b = [0u8; SLOT_LEN];
+        let (code, param) = self.params.sharing.code();
+        b[0..8].copy_from_slice(&STORE_MAGIC);
+        b[8..12].copy_from_slice(&self.version.to_le_bytes());
+        b[12] = self.params.party;
+        b[13] = code;
+        b[16..20].copy_from_slice(&param.to_le_bytes());
+        b[20..24].copy_from_slice(&self.params.ring_bits.to_le_bytes());
+        b[24..28].copy_from_slice(&self.params.code_bits.to_le_bytes());
+        b[28..32].copy_from_slice(&(layout.size as u32).to_le_bytes());
+        b[32..40].copy_from_slice(&self.count.to_le_bytes());
+        b[40..48].copy_from_slice(&self.seq.to_le_bytes());
+        b[48..64].copy_from_slice(&self.params.set_id);
+        let fp = self.params.fingerprint.as_bytes();
+        b[64..64 + fp.len()].copy_from_slice(fp);
+        b[128..160].copy_from_slice(&self.records_sum.0);
+        let sum = slot_checksum(&b);
+        b[SLOT_HASHED..].copy_from_slice(&sum);
+        Ok(b)
+    }
+
+    /// Bytes of the records area this header commits, checked against overflow.
+    pub fn records_len(&self) -> Result<u64, String> {
+        let size = self.params.layout()?.size as u64;
+        self.count
+            .checked_mul(size)
+            .filter(|n| n.checked_add(RECORDS_OFFSET).is_some())
+            .ok_or_else(|| format!("{} records do not fit in a file", self.count))
+    }
+}
+
+fn slot_checksum(slot: &[u8; SLOT_LEN]) -> [u8; 32] {
+    let mut h = blake3::Hasher::new_derive_key(SLOT_KEY);
+    h.update(&slot[..SLOT_HASHED]);
+    *h.finalize().as_bytes()
+}
+
+/// Why a slot is unusable; the classes decide which error the store reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum SlotFault {
+    Magic,
+    Version(u32),
+    Damaged(String),
+}
+
+impl fmt::Display for SlotFault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SlotFault::Magic => f.write_str("bad magic"),
+            SlotFault::Version(v) => write!(f, "format version {v}"),
+            SlotFault::Damaged(d) => f.write_str(d),
+        }
+    }
+}
+
+/// Parses one slot; the checksum is checked before any field is trusted.
+pub(crate) fn parse_slot(b: &[u8; SLOT_LEN]) -> Result<StoreHeader, SlotFault> {
+    if b[0..8] != STORE_MAGIC {
+        return Err(SlotFault::Magic);
+    }
+    let version = u32_at(b, 8);
+    if version != STORE_VERSION {
+        return Err(SlotFault::Version(version));
+    }
+    if slot_checksum(b)[..] != b[SLOT_HASHED..] {
+        return Err(SlotFault::Damaged("checksum mismatch".into()));
+    }
+    let bad = SlotFault::Damaged;
+    if b[14..16] != [0, 0] || b[160..SLOT_HASHED].iter().any(|&x| x != 0) {
+        return Err(bad("reserved bytes are not zero".into()));
+    }
+    let sharing = StoreSharing::from_code(b[13], u32_at(b, 16)).map_err(bad)?;
+    let fp_len = b[64..128].iter().position(|&x| x == 0).unwrap_or(64);
+    if b[64 + fp_len..128].iter().any(|&x| x != 0) {
+        return Err(bad("fingerprint padding is not zero".into()));
+    }
+    let fingerprint = std::str::from_utf8(&b[64..64 + fp_len])
+        .map_err(|_| bad("fingerprint is not text".into()))?
+        .to_owned();
+    let mut set_id = [0u8; 16];
+    set_id.copy_from_slice(&b[48..64]);
+    let mut sum = [0u8; 32];
+    sum.copy_from_slice(&b[128..160]);
+    let header = StoreHeader {
+        version,
+        params: StoreParams {
+            fingerprint,
+            party: b[12],
+            sharing,
+            ring_bits: u32_at(b, 20),
+            code_bits: u32_at(b, 24),
+            set_id,
+        },
+        count: u64_at(b, 32),
+        seq: u64_at(b, 40),
+        records_sum: RecordsSum(sum),
+    };
+    let layout = header.params.layout().map_err(bad)?;
+    if layout.size as u64 != u64::from(u32_at(b, 28)) {
+        return Err(bad(format!(
+            "record size {} but the layout gives {}",
+            u32_at(b, 28),
+            layout.size
+        )));
+    }
+    header.records_len().map_err(bad)?;
+    Ok(header)
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().unwrap_or([0; 4]))
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or([0; 8]))
+}
+
+/// What a party's program expects of its gallery store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreExpected {
+    pub fingerprint: String,
+    pub party: u8,
+    pub sharing: StoreSharing,
+    pub ring_bits: u32,
+    pub code_bits: u32,
+}
+
+/// Checks that the store at `path` with `header` is what this party's program needs; the error
+/// names the mismatch.
+pub fn check_store_compatible(
+    path: &Path,
+    header: &StoreHeader,
+    expected: &StoreExpected,
+) -> Result<(), StoreError> {
+    let p = &header.params;
+    let fail = |detail: String| {
+        Err(StoreError::Incompatible {
+            path: path.to_path_buf(),
+            detail,
+        })
+    };
+    if p.fingerprint != expected.fingerprint {
+        return fail(format!(
+            "belongs to program {} but this is program {}: enroll the gallery again for this program",
+            p.fingerprint, expected.fingerprint
+        ));
+    }
+    if p.party != expected.party {
+        return fail(format!(
+            "holds party {}'s shares but this is party {}: use this party's own store",
+            p.party, expected.party
+        ));
+    }
+    if p.sharing != expected.sharing {
+        return fail(format!(
+            "holds {} shares but this program uses {}",
+            p.sharing, expected.sharing
+        ));
+    }
+    if p.ring_bits != expected.ring_bits {
+        return fail(format!(
+            "holds shares over Z_2^{} but this program computes over Z_2^{}",
+            p.ring_bits, expected.ring_bits
+        ));
+    }
+    if p.code_bits != expected.code_bits {
+        return fail(format!(
+            "holds {}-bit iris codes but this program expects {}-bit codes",
+            p.code_bits, expected.code_bits
+        ));
+    }
+    Ok(())
+}

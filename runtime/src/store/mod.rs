@@ -1,0 +1,424 @@
+//! A party's durable gallery store: the enrolled records it scans, memory-mapped, and appends to.
+//!
+//! File: two mirrored header slots (`header.rs`), then fixed-size records from byte
+//! [`RECORDS_OFFSET`], so record `i` starts at `RECORDS_OFFSET + i * record_size`. Only the first
+//! `count` records (the count of the chosen slot) exist; bytes past them are the remains of an
+//! interrupted append and are ignored, then cut off by the next append.
+//!
+//! # Crash safety
+//!
+//! An append ([`StoreWriter::append`]) runs four steps, each finished by an fsync:
+//! 1. cut the file to its committed length and write the new records after it;
+//! 2. fsync: the records are durable before any header points at them;
+//! 3. write header slot 1 with the new count, records checksum and `seq + 1`; fsync;
+//! 4. write header slot 0 with the same content; fsync.
+//!
+//! At rest both slots are valid and identical. A crash (or power loss) leaves:
+//! - during 1-2: both slots old, an ignored tail -> the old store;
+//! - during 3: slot 0 old and valid, slot 1 torn (power loss) or still old -> the old store;
+//! - between 3 and 4: slot 1 new, slot 0 old, both valid -> the higher `seq` wins: the new store;
+//! - during 4: slot 1 new and valid, slot 0 torn or old -> the new store.
+//!
+//! A slot is valid only if its BLAKE3 checksum matches, so a torn slot is never mistaken for a
+//! commit, and a committed count never covers records that are not durable (step 2 precedes 3).
+//! Killing the process cannot tear a 256-byte write within one page; only power loss can, and
+//! then one slot is damaged while the other holds the right state. Since the same symptom is what
+//! disk damage to a header looks like, a reader refuses a store with one damaged slot and names
+//! the intact one; [`repair`] (or the next append) rewrites the mirror from it, losing nothing.
+//!
+//! The records checksum is a sum of per-record hashes ([`RecordsSum`]), so an append hashes
+//! only its new records while [`Store::open`] still checks every byte of every record. Creation
+//! writes a temporary file, fsyncs it, links it to the final name (never overwriting) and
+//! fsyncs the directory. One writer at a time: [`StoreWriter`] holds an exclusive lock on the file.
+
+mod error;
+mod header;
+mod writer;
+
+pub use error::StoreError;
+pub use header::{
+    check_store_compatible, RecordLayout, RecordsSum, StoreExpected, StoreHeader, StoreParams,
+    StoreSharing, FINGERPRINT_MAX, RECORDS_OFFSET, SLOT_LEN, STORE_MAGIC, STORE_VERSION,
+};
+pub use writer::{create, repair, StoreWriter};
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use error::io_err;
+use header::{parse_slot, SlotFault};
+
+/// Records area size above which opening shows a progress bar while checking it.
+const PROGRESS_ABOVE: u64 = 64 << 20;
+
+/// The shares of one record, borrowed (zero-copy from the map when read).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Shares<'a> {
+    Rep3U16 {
+        own: &'a [u16],
+        prev: &'a [u16],
+    },
+    Rep3U32 {
+        own: &'a [u32],
+        prev: &'a [u32],
+    },
+    Rep3U64 {
+        own: &'a [u64],
+        prev: &'a [u64],
+    },
+    /// One 16-bit Shamir share per code element (GR(2^16, d) or F_p).
+    Shamir(&'a [u16]),
+}
+
+/// One enrolled record: its id, public mask bits and this party's shares of the code bits.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Record<'a> {
+    pub id: u64,
+    pub mask: &'a [u8],
+    pub shares: Shares<'a>,
+}
+
+// Shares must never reach a log: print only the shape.
+impl std::fmt::Debug for Record<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (kind, n) = match self.shares {
+            Shares::Rep3U16 { own, .. } => ("rep3 u16", own.len()),
+            Shares::Rep3U32 { own, .. } => ("rep3 u32", own.len()),
+            Shares::Rep3U64 { own, .. } => ("rep3 u64", own.len()),
+            Shares::Shamir(s) => ("shamir u16", s.len()),
+        };
+        write!(f, "Record(id {}, {kind} x {n})", self.id)
+    }
+}
+
+impl std::fmt::Debug for Shares<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Shares(..)")
+    }
+}
+
+/// An opened, fully verified store; records are read straight from the memory map.
+pub struct Store {
+    path: PathBuf,
+    header: StoreHeader,
+    layout: RecordLayout,
+    /// The committed records area only; `None` for an empty store.
+    map: Option<memmap2::Mmap>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("path", &self.path)
+            .field("count", &self.header.count)
+            .field("record_size", &self.layout.size)
+            .finish()
+    }
+}
+
+/// The slot a store is in, as chosen from its two header slots.
+pub(crate) struct Chosen {
+    pub header: StoreHeader,
+    /// A damaged slot and why, when the other one was taken.
+    pub damaged: Option<(usize, String)>,
+    /// Whether both slots are valid and identical (nothing to repair).
+    pub in_sync: bool,
+}
+
+/// Reads both slots from the start of `file` (of length `len`) and picks the committed state.
+pub(crate) fn read_slots(path: &Path, file: &mut File, len: u64) -> Result<Chosen, StoreError> {
+    let mut bytes = Vec::with_capacity(RECORDS_OFFSET as usize);
+    file.take(RECORDS_OFFSET)
+        .read_to_end(&mut bytes)
+        .map_err(io_err("read", path))?;
+    if bytes.len() < 8 || bytes[0..8] != STORE_MAGIC {
+        let second_magic = bytes.get(SLOT_LEN..SLOT_LEN + 8) == Some(&STORE_MAGIC[..]);
+        if !second_magic {
+            return Err(StoreError::NotStore {
+                path: path.to_path_buf(),
+            });
+        }
+    }
+    if (bytes.len() as u64) < RECORDS_OFFSET {
+        return Err(StoreError::Malformed {
+            path: path.to_path_buf(),
+            detail: format!(
+                "the file has {len} bytes but its two header slots need {RECORDS_OFFSET}"
+            ),
+        });
+    }
+    let slot = |i: usize| -> [u8; SLOT_LEN] {
+        let mut s = [0u8; SLOT_LEN];
+        s.copy_from_slice(&bytes[i * SLOT_LEN..(i + 1) * SLOT_LEN]);
+        s
+    };
+    choose(path, parse_slot(&slot(0)), parse_slot(&slot(1)))
+}
+
+fn choose(
+    path: &Path,
+    s0: Result<StoreHeader, SlotFault>,
+    s1: Result<StoreHeader, SlotFault>,
+) -> Result<Chosen, StoreError> {
+    let p = || path.to_path_buf();
+    match (s0, s1) {
+        (Ok(a), Ok(b)) => {
+            if a.params != b.params {
+                return Err(StoreError::Malformed {
+                    path: p(),
+                    detail: "the two header slots disagree on the store's parameters".into(),
+                });
+            }
+            if a.seq == b.seq && a != b {
+                return Err(StoreError::Malformed {
+                    path: p(),
+                    detail: format!("both header slots claim commit {} but differ", a.seq),
+                });
+            }
+            let in_sync = a == b;
+            let header = if b.seq > a.seq { b } else { a };
+            Ok(Chosen {
+                header,
+                damaged: None,
+                in_sync,
+            })
+        }
+        (Ok(h), Err(f)) => Ok(Chosen {
+            header: h,
+            damaged: Some((1, f.to_string())),
+            in_sync: false,
+        }),
+        (Err(f), Ok(h)) => Ok(Chosen {
+            header: h,
+            damaged: Some((0, f.to_string())),
+            in_sync: false,
+        }),
+        (Err(f0), Err(f1)) => Err(match (&f0, &f1) {
+            (SlotFault::Magic, SlotFault::Magic) => StoreError::NotStore { path: p() },
+            (SlotFault::Version(v), _) | (_, SlotFault::Version(v)) => StoreError::Version {
+                path: p(),
+                found: *v,
+                supported: STORE_VERSION,
+            },
+            _ => StoreError::HeaderCorrupted {
+                path: p(),
+                first: format!("slot 0: {f0}"),
+                second: format!("slot 1: {f1}"),
+            },
+        }),
+    }
+}
+
+/// The committed records' byte length, refusing a file too short to hold them.
+pub(crate) fn committed_len(
+    path: &Path,
+    header: &StoreHeader,
+    len: u64,
+) -> Result<u64, StoreError> {
+    let records = header
+        .records_len()
+        .map_err(|detail| StoreError::Malformed {
+            path: path.to_path_buf(),
+            detail,
+        })?;
+    let found = len.saturating_sub(RECORDS_OFFSET);
+    if found < records {
+        return Err(StoreError::Truncated {
+            path: path.to_path_buf(),
+            count: header.count,
+            found,
+            expected: records,
+        });
+    }
+    Ok(records)
+}
+
+impl Store {
+    /// Opens the store read-only: checks both header slots, the file's length and every
+    /// record against the records checksum, then maps the committed records.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        if cfg!(target_endian = "big") {
+            return Err(StoreError::Invalid {
+                path: path.to_path_buf(),
+                detail:
+                    "records are mapped in place and are little-endian: this machine is big-endian"
+                        .into(),
+            });
+        }
+        let mut file = File::open(path).map_err(io_err("open", path))?;
+        let len = file.metadata().map_err(io_err("read", path))?.len();
+        let chosen = read_slots(path, &mut file, len)?;
+        if let Some((slot, detail)) = chosen.damaged {
+            return Err(StoreError::HeaderSlotDamaged {
+                path: path.to_path_buf(),
+                slot,
+                other: 1 - slot,
+                detail,
+                count: chosen.header.count,
+            });
+        }
+        let header = chosen.header;
+        let layout = header
+            .params
+            .layout()
+            .map_err(|detail| StoreError::Malformed {
+                path: path.to_path_buf(),
+                detail,
+            })?;
+        let records = committed_len(path, &header, len)?;
+        let map = if records == 0 {
+            None
+        } else {
+            let map_len = usize::try_from(records).map_err(|_| StoreError::Invalid {
+                path: path.to_path_buf(),
+                detail: format!("{records} bytes of records do not fit in this address space"),
+            })?;
+            // SAFETY: the map covers only committed records. No irisc writer ever changes them
+            // (appends write past them; truncation stops at the highest committed count), and
+            // the header slots, which a commit rewrites, are outside the map.
+            let map = unsafe {
+                memmap2::MmapOptions::new()
+                    .offset(RECORDS_OFFSET)
+                    .len(map_len)
+                    .map(&file)
+            }
+            .map_err(io_err("map", path))?;
+            // The page-aligned map plus an 8-aligned offset; checked because the typed
+            // slices below rely on it.
+            if map.as_ptr().align_offset(8) != 0 {
+                return Err(StoreError::Invalid {
+                    path: path.to_path_buf(),
+                    detail: "the records map is not 8-byte aligned".into(),
+                });
+            }
+            Some(map)
+        };
+        let store = Store {
+            path: path.to_path_buf(),
+            header,
+            layout,
+            map,
+        };
+        store.verify()?;
+        Ok(store)
+    }
+
+    fn verify(&self) -> Result<(), StoreError> {
+        let area = self.records_bytes();
+        let bar = (area.len() as u64 > PROGRESS_ABOVE).then(|| {
+            let bar = indicatif::ProgressBar::new(area.len() as u64);
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "checking {msg} {bar:40} {bytes}/{total_bytes} ({eta})",
+            ) {
+                bar.set_style(style);
+            }
+            bar.set_message(self.path.display().to_string());
+            bar
+        });
+        let mut sum = RecordsSum::default();
+        let mut since = 0usize;
+        for (i, record) in area.chunks_exact(self.layout.size).enumerate() {
+            sum.add_record(i as u64, record);
+            since += record.len();
+            if since >= 1 << 22 {
+                if let Some(bar) = &bar {
+                    bar.inc(since as u64);
+                }
+                since = 0;
+            }
+        }
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+        }
+        if sum != self.header.records_sum {
+            return Err(StoreError::RecordsCorrupted {
+                path: self.path.clone(),
+            });
+        }
+        Ok(())
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn header(&self) -> &StoreHeader {
+        &self.header
+    }
+
+    pub fn layout(&self) -> &RecordLayout {
+        &self.layout
+    }
+
+    /// Committed records.
+    pub fn len(&self) -> usize {
+        self.header.count as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.header.count == 0
+    }
+
+    /// The whole committed records area, `len() * layout().size` bytes, 8-byte aligned.
+    pub fn records_bytes(&self) -> &[u8] {
+        self.map.as_deref().unwrap_or(&[])
+    }
+
+    /// Record `i`, zero-copy, or `None` past the end.
+    pub fn record(&self, i: usize) -> Option<Record<'_>> {
+        let size = self.layout.size;
+        let bytes = self
+            .records_bytes()
+            .get(i.checked_mul(size)?..i.checked_mul(size)?.checked_add(size)?)?;
+        Some(view(&self.layout, self.header.params.sharing, bytes))
+    }
+
+    /// All committed records in order, zero-copy.
+    pub fn records(&self) -> impl ExactSizeIterator<Item = Record<'_>> + '_ {
+        let layout = self.layout;
+        let sharing = self.header.params.sharing;
+        self.records_bytes()
+            .chunks_exact(layout.size)
+            .map(move |b| view(&layout, sharing, b))
+    }
+
+    /// Checks that this store is the one the program expects.
+    pub fn check_compatible(&self, expected: &StoreExpected) -> Result<(), StoreError> {
+        check_store_compatible(&self.path, &self.header, expected)
+    }
+}
+
+/// Typed views into one record's bytes. `bytes` is 8-byte aligned (checked at open) and every
+/// offset in the layout is a multiple of 8, so the casts cannot fail.
+fn view<'a>(layout: &RecordLayout, sharing: StoreSharing, bytes: &'a [u8]) -> Record<'a> {
+    let id = u64::from_le_bytes(bytes[0..8].try_into().unwrap_or([0; 8]));
+    let mask = &bytes[layout.mask_offset..layout.mask_offset + layout.mask_len];
+    let c0 = layout.shares_offset;
+    let c1 = c0 + layout.component_stride;
+    let own = &bytes[c0..c0 + layout.component_len];
+    let shares = match (sharing, layout.element_bytes) {
+        (StoreSharing::Rep3, w) => {
+            let prev = &bytes[c1..c1 + layout.component_len];
+            match w {
+                2 => Shares::Rep3U16 {
+                    own: bytemuck::cast_slice(own),
+                    prev: bytemuck::cast_slice(prev),
+                },
+                4 => Shares::Rep3U32 {
+                    own: bytemuck::cast_slice(own),
+                    prev: bytemuck::cast_slice(prev),
+                },
+                _ => Shares::Rep3U64 {
+                    own: bytemuck::cast_slice(own),
+                    prev: bytemuck::cast_slice(prev),
+                },
+            }
+        }
+        _ => Shares::Shamir(bytemuck::cast_slice(own)),
+    };
+    Record { id, mask, shares }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,554 @@
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use super::*;
+
+const CODE_BITS: u32 = 128;
+
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+/// Owned test data for one record.
+#[derive(Debug, Clone, PartialEq)]
+enum Owned {
+    R16(Vec<u16>, Vec<u16>),
+    R32(Vec<u32>, Vec<u32>),
+    R64(Vec<u64>, Vec<u64>),
+    Shamir(Vec<u16>),
+}
+
+struct Rec {
+    id: u64,
+    mask: Vec<u8>,
+    shares: Owned,
+}
+
+impl Rec {
+    fn as_record(&self) -> Record<'_> {
+        let shares = match &self.shares {
+            Owned::R16(a, b) => Shares::Rep3U16 { own: a, prev: b },
+            Owned::R32(a, b) => Shares::Rep3U32 { own: a, prev: b },
+            Owned::R64(a, b) => Shares::Rep3U64 { own: a, prev: b },
+            Owned::Shamir(s) => Shares::Shamir(s),
+        };
+        Record {
+            id: self.id,
+            mask: &self.mask,
+            shares,
+        }
+    }
+}
+
+fn params(sharing: StoreSharing, ring_bits: u32) -> StoreParams {
+    StoreParams {
+        fingerprint: "0123456789abcdef".into(),
+        party: 1,
+        sharing,
+        ring_bits,
+        code_bits: CODE_BITS,
+        set_id: [7; 16],
+    }
+}
+
+/// Record `id` of a store with `p`, derived from the id so that any copy can be checked.
+fn rec(p: &StoreParams, id: u64) -> Rec {
+    let n = p.code_bits as usize;
+    let v = |j: usize, salt: u64| splitmix(id ^ (salt << 56) ^ ((j as u64) << 20));
+    let ring = crate::io::share_file::ring_mask(p.ring_bits).unwrap_or(u64::MAX);
+    let comp = |salt| (0..n).map(|j| v(j, salt) & ring).collect::<Vec<u64>>();
+    let shares = match (p.sharing, p.sharing.element_bytes(p.ring_bits)) {
+        (StoreSharing::Rep3, Some(2)) => Owned::R16(
+            comp(1).iter().map(|&x| x as u16).collect(),
+            comp(2).iter().map(|&x| x as u16).collect(),
+        ),
+        (StoreSharing::Rep3, Some(4)) => Owned::R32(
+            comp(1).iter().map(|&x| x as u32).collect(),
+            comp(2).iter().map(|&x| x as u32).collect(),
+        ),
+        (StoreSharing::Rep3, _) => Owned::R64(comp(1), comp(2)),
+        (StoreSharing::ShamirPrime { modulus }, _) => Owned::Shamir(
+            (0..n)
+                .map(|j| (v(j, 3) % u64::from(modulus)) as u16)
+                .collect(),
+        ),
+        _ => Owned::Shamir((0..n).map(|j| v(j, 3) as u16).collect()),
+    };
+    Rec {
+        id,
+        mask: (0..n / 8).map(|j| v(j, 4) as u8).collect(),
+        shares,
+    }
+}
+
+fn append_ids(path: &Path, p: &StoreParams, ids: std::ops::Range<u64>) -> u64 {
+    let recs: Vec<Rec> = ids.map(|i| rec(p, i)).collect();
+    let refs: Vec<Record<'_>> = recs.iter().map(Rec::as_record).collect();
+    StoreWriter::open(path).unwrap().append(&refs).unwrap()
+}
+
+/// Asserts the store holds exactly records `0..count` as `rec` makes them.
+fn assert_holds(path: &Path, p: &StoreParams, count: u64) {
+    let store = Store::open(path).unwrap();
+    assert_eq!(store.len() as u64, count);
+    assert_eq!(store.records().len() as u64, count);
+    for (i, r) in store.records().enumerate() {
+        let want = rec(p, i as u64);
+        assert_eq!(r, want.as_record(), "record {i}");
+        assert_eq!(store.record(i), Some(want.as_record()));
+    }
+    assert!(store.record(count as usize).is_none());
+}
+
+fn setup(sharing: StoreSharing, ring_bits: u32) -> (tempfile::TempDir, PathBuf, StoreParams) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("gallery.p1.store");
+    let p = params(sharing, ring_bits);
+    create(&path, &p).unwrap();
+    (dir, path, p)
+}
+
+fn flip(path: &Path, at: u64) {
+    let mut b = fs::read(path).unwrap();
+    b[at as usize] ^= 0x10;
+    fs::write(path, b).unwrap();
+}
+
+fn err(path: &Path) -> String {
+    Store::open(path).unwrap_err().to_string()
+}
+
+#[test]
+fn round_trip_each_sharing() {
+    for (sharing, ring) in [
+        (StoreSharing::Rep3, 16),
+        (StoreSharing::Rep3, 13),
+        (StoreSharing::Rep3, 32),
+        (StoreSharing::Rep3, 64),
+        (StoreSharing::ShamirGr { degree: 4 }, 16),
+        (StoreSharing::ShamirPrime { modulus: 65521 }, 16),
+    ] {
+        let (_d, path, p) = setup(sharing, ring);
+        assert_holds(&path, &p, 0);
+        assert_eq!(append_ids(&path, &p, 0..5), 5);
+        assert_eq!(append_ids(&path, &p, 5..8), 8);
+        assert_holds(&path, &p, 8);
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.header().params, p);
+        assert_eq!(store.records_bytes().as_ptr().align_offset(8), 0);
+        let size = store.layout().size as u64;
+        assert_eq!(size % 8, 0);
+        assert_eq!(
+            fs::metadata(&path).unwrap().len(),
+            RECORDS_OFFSET + 8 * size
+        );
+    }
+}
+
+#[test]
+fn layout_sizes() {
+    let l = params(StoreSharing::Rep3, 16).layout().unwrap();
+    assert_eq!(l.size, 8 + 16 + 2 * 256);
+    let l = params(StoreSharing::Rep3, 64).layout().unwrap();
+    assert_eq!(l.size, 8 + 16 + 2 * 1024);
+    let l = params(StoreSharing::ShamirPrime { modulus: 65521 }, 16)
+        .layout()
+        .unwrap();
+    assert_eq!(l.size, 8 + 16 + 256);
+}
+
+#[test]
+fn truncated_store_is_refused() {
+    let (_d, path, p) = setup(StoreSharing::Rep3, 16);
+    append_ids(&path, &p, 0..4);
+    let len = fs::metadata(&path).unwrap().len();
+    fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(len - 10)
+        .unwrap();
+    let size = p.layout().unwrap().size as u64;
+    let e = err(&path);
+    assert!(
+        e.contains(&format!(
+            "is truncated: 4 records announced, {} bytes of records found",
+            4 * size - 10
+        )),
+        "{e}"
+    );
+    assert!(matches!(
+        StoreWriter::open(&path),
+        Err(StoreError::Truncated { count: 4, .. })
+    ));
+    // Shorter than the header slots.
+    fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(300)
+        .unwrap();
+    assert!(
+        err(&path).contains("header slots need 512"),
+        "{}",
+        err(&path)
+    );
+}
+
+#[test]
+fn uncommitted_tail_is_ignored_then_cut() {
+    let (_d, path, p) = setup(StoreSharing::Rep3, 32);
+    append_ids(&path, &p, 0..3);
+    let len = fs::metadata(&path).unwrap().len();
+    let mut b = fs::read(&path).unwrap();
+    b.extend_from_slice(&[0xAB; 1000]);
+    fs::write(&path, b).unwrap();
+    assert_holds(&path, &p, 3);
+    append_ids(&path, &p, 3..4);
+    assert_holds(&path, &p, 4);
+    assert_eq!(
+        fs::metadata(&path).unwrap().len(),
+        len + p.layout().unwrap().size as u64
+    );
+}
+
+#[test]
+fn damaged_header_slot_is_refused_then_repaired() {
+    // Offsets: count (32), fingerprint (70), records checksum (130), slot checksum (240), magic.
+    for (slot, field) in [
+        (0u64, 32u64),
+        (1, 32),
+        (0, 70),
+        (1, 130),
+        (0, 240),
+        (1, 255),
+        (0, 1),
+    ] {
+        let (_d, path, p) = setup(StoreSharing::Rep3, 16);
+        append_ids(&path, &p, 0..3);
+        flip(&path, slot * SLOT_LEN as u64 + field);
+        let e = err(&path);
+        assert!(
+            e.contains(&format!("header slot {slot} is damaged"))
+                && e.contains(&format!("slot {} is intact with 3 records", 1 - slot)),
+            "{e}"
+        );
+        assert_eq!(repair(&path).unwrap().count, 3);
+        assert_holds(&path, &p, 3);
+    }
+}
+
+#[test]
+fn both_slots_damaged_is_refused() {
+    let (_d, path, p) = setup(StoreSharing::Rep3, 16);
+    append_ids(&path, &p, 0..2);
+    flip(&path, 130);
+    flip(&path, SLOT_LEN as u64 + 40);
+    let e = err(&path);
+    assert!(e.contains("both header slots are damaged"), "{e}");
+    assert!(matches!(
+        StoreWriter::open(&path),
+        Err(StoreError::HeaderCorrupted { .. })
+    ));
+}
+
+#[test]
+fn flipped_record_byte_is_refused() {
+    let (_d, path, p) = setup(StoreSharing::ShamirGr { degree: 8 }, 16);
+    append_ids(&path, &p, 0..5);
+    let size = p.layout().unwrap().size as u64;
+    for at in [0, 3, 8 + 2, 24 + 5, 2 * size + 100, 5 * size - 1] {
+        let (_d2, copy, _) = setup(StoreSharing::Rep3, 16);
+        fs::copy(&path, &copy).unwrap();
+        flip(&copy, RECORDS_OFFSET + at);
+        let e = err(&copy);
+        assert!(
+            e.contains("is corrupted: its records do not match the checksum"),
+            "{e}"
+        );
+    }
+    assert_holds(&path, &p, 5);
+}
+
+#[test]
+fn not_a_store_and_other_versions_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x");
+    let mut b = vec![0u8; 4096];
+    b[..8].copy_from_slice(b"IRISCSHR");
+    fs::write(&path, &b).unwrap();
+    assert!(err(&path).contains("is not an irisc gallery store"));
+    let (_d, path, _) = setup(StoreSharing::Rep3, 16);
+    let mut b = fs::read(&path).unwrap();
+    for slot in [0, SLOT_LEN] {
+        b[slot + 8..slot + 12].copy_from_slice(&9u32.to_le_bytes());
+    }
+    fs::write(&path, b).unwrap();
+    let e = err(&path);
+    assert!(
+        e.contains("format version 9") && e.contains("reads version 1"),
+        "{e}"
+    );
+}
+
+#[test]
+fn incompatible_stores_are_refused() {
+    let (_d, path, p) = setup(StoreSharing::Rep3, 16);
+    let store = Store::open(&path).unwrap();
+    let ok = StoreExpected {
+        fingerprint: p.fingerprint.clone(),
+        party: 1,
+        sharing: StoreSharing::Rep3,
+        ring_bits: 16,
+        code_bits: CODE_BITS,
+    };
+    store.check_compatible(&ok).unwrap();
+    let cases: [(StoreExpected, &str); 5] = [
+        (
+            StoreExpected {
+                fingerprint: "ffff".into(),
+                ..ok.clone()
+            },
+            "belongs to program 0123456789abcdef but this is program ffff",
+        ),
+        (
+            StoreExpected {
+                ring_bits: 32,
+                ..ok.clone()
+            },
+            "over Z_2^16 but this program computes over Z_2^32",
+        ),
+        (
+            StoreExpected {
+                sharing: StoreSharing::ShamirPrime { modulus: 65521 },
+                ..ok.clone()
+            },
+            "holds rep3 shares but this program uses Shamir over F_65521",
+        ),
+        (
+            StoreExpected {
+                code_bits: 64,
+                ..ok.clone()
+            },
+            "holds 128-bit iris codes but this program expects 64-bit codes",
+        ),
+        (
+            StoreExpected {
+                party: 2,
+                ..ok.clone()
+            },
+            "holds party 1's shares but this is party 2",
+        ),
+    ];
+    for (expected, msg) in cases {
+        let e = store.check_compatible(&expected).unwrap_err().to_string();
+        assert!(e.contains(msg), "{e}");
+    }
+}
+
+#[test]
+fn invalid_parameters_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = [
+        StoreParams {
+            fingerprint: "XYZ".into(),
+            ..params(StoreSharing::Rep3, 16)
+        },
+        StoreParams {
+            fingerprint: "a".repeat(65),
+            ..params(StoreSharing::Rep3, 16)
+        },
+        params(StoreSharing::ShamirPrime { modulus: 65535 }, 16),
+        params(StoreSharing::ShamirGr { degree: 1 }, 16),
+        params(StoreSharing::ShamirGr { degree: 4 }, 32),
+        params(StoreSharing::Rep3, 65),
+        StoreParams {
+            code_bits: 100,
+            ..params(StoreSharing::Rep3, 16)
+        },
+        StoreParams {
+            party: 3,
+            ..params(StoreSharing::Rep3, 16)
+        },
+    ];
+    for (i, p) in bad.iter().enumerate() {
+        let path = dir.path().join(format!("s{i}"));
+        assert!(
+            matches!(create(&path, p), Err(StoreError::Invalid { .. })),
+            "{p:?}"
+        );
+        assert!(!path.exists());
+    }
+}
+
+#[test]
+fn create_never_overwrites() {
+    let (_d, path, p) = setup(StoreSharing::Rep3, 16);
+    append_ids(&path, &p, 0..2);
+    assert!(matches!(create(&path, &p), Err(StoreError::Exists { .. })));
+    assert_holds(&path, &p, 2);
+    let leftovers = fs::read_dir(path.parent().unwrap()).unwrap().count();
+    assert_eq!(leftovers, 1);
+}
+
+#[test]
+fn bad_records_are_refused_and_change_nothing() {
+    let (_d, path, p) = setup(StoreSharing::Rep3, 13);
+    append_ids(&path, &p, 0..2);
+    let mut w = StoreWriter::open(&path).unwrap();
+    let good = rec(&p, 2);
+    let mut big = rec(&p, 2);
+    if let Owned::R16(own, _) = &mut big.shares {
+        own[5] = 1 << 13;
+    }
+    let mut short_mask = rec(&p, 2);
+    short_mask.mask.pop();
+    let wrong_width = rec(&params(StoreSharing::Rep3, 32), 2);
+    for bad in [&big, &short_mask, &wrong_width] {
+        let e = w
+            .append(&[good.as_record(), bad.as_record()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("record 1 (id 2)"), "{e}");
+    }
+    drop(w);
+    assert_holds(&path, &p, 2);
+
+    let (_d, path, p) = setup(StoreSharing::ShamirPrime { modulus: 251 }, 16);
+    let mut r = rec(&p, 0);
+    if let Owned::Shamir(s) = &mut r.shares {
+        s[0] = 251;
+    }
+    let e = StoreWriter::open(&path)
+        .unwrap()
+        .append(&[r.as_record()])
+        .unwrap_err();
+    assert!(e.to_string().contains("not a canonical residue"), "{e}");
+}
+
+#[test]
+fn one_writer_at_a_time() {
+    let (_d, path, _) = setup(StoreSharing::Rep3, 16);
+    let w = StoreWriter::open(&path).unwrap();
+    assert!(matches!(
+        StoreWriter::open(&path),
+        Err(StoreError::Locked { .. })
+    ));
+    drop(w);
+    StoreWriter::open(&path).unwrap();
+}
+
+#[test]
+fn debug_never_shows_shares() {
+    let p = params(StoreSharing::Rep3, 16);
+    let r = rec(&p, 42);
+    let shown = format!("{:?}", r.as_record());
+    assert_eq!(shown, "Record(id 42, rep3 u16 x 128)");
+}
+
+/// Crash points of an append, simulated by running its steps partway and damaging the file
+/// as a power loss could.
+mod crash_between_steps {
+    use super::*;
+
+    fn staged(path: &Path, p: &StoreParams) -> (StoreWriter, StoreHeader) {
+        append_ids(path, p, 0..3);
+        let recs: Vec<Rec> = (3..7).map(|i| rec(p, i)).collect();
+        let refs: Vec<Record<'_>> = recs.iter().map(Rec::as_record).collect();
+        let mut w = StoreWriter::open(path).unwrap();
+        let next = w.stage(&refs).unwrap();
+        (w, next)
+    }
+
+    fn tear_slot(path: &Path, slot: usize, header: &StoreHeader) {
+        let mut b = fs::read(path).unwrap();
+        let new = header.to_bytes().unwrap();
+        let at = slot * SLOT_LEN;
+        b[at..at + SLOT_LEN / 2].copy_from_slice(&new[..SLOT_LEN / 2]);
+        fs::write(path, b).unwrap();
+    }
+
+    #[test]
+    fn before_any_header_write_the_old_store_stands() {
+        let (_d, path, p) = setup(StoreSharing::Rep3, 16);
+        let (w, _) = staged(&path, &p);
+        drop(w);
+        assert_holds(&path, &p, 3);
+        // The next append cuts the staged tail and commits its own records.
+        append_ids(&path, &p, 3..5);
+        assert_holds(&path, &p, 5);
+    }
+
+    #[test]
+    fn records_half_written_the_old_store_stands() {
+        let (_d, path, p) = setup(StoreSharing::Rep3, 64);
+        let (w, _) = staged(&path, &p);
+        drop(w);
+        let size = p.layout().unwrap().size as u64;
+        fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(RECORDS_OFFSET + 4 * size + size / 2)
+            .unwrap();
+        assert_holds(&path, &p, 3);
+    }
+
+    #[test]
+    fn torn_first_slot_keeps_the_old_store() {
+        let (_d, path, p) = setup(StoreSharing::ShamirGr { degree: 4 }, 16);
+        let (w, next) = staged(&path, &p);
+        drop(w);
+        tear_slot(&path, 1, &next);
+        let e = err(&path);
+        assert!(
+            e.contains("header slot 1 is damaged") && e.contains("slot 0 is intact with 3 records"),
+            "{e}"
+        );
+        assert_eq!(repair(&path).unwrap().count, 3);
+        assert_holds(&path, &p, 3);
+    }
+
+    #[test]
+    fn first_slot_written_the_new_store_stands() {
+        let (_d, path, p) = setup(StoreSharing::Rep3, 32);
+        let (mut w, next) = staged(&path, &p);
+        w.write_slot(1, &next).unwrap();
+        drop(w);
+        assert_holds(&path, &p, 7);
+        // A writer brings the mirror back in step.
+        let w = StoreWriter::open(&path).unwrap();
+        assert_eq!(w.header().count, 7);
+        drop(w);
+        let b = fs::read(&path).unwrap();
+        assert_eq!(b[..SLOT_LEN], b[SLOT_LEN..2 * SLOT_LEN]);
+    }
+
+    #[test]
+    fn torn_second_slot_keeps_the_new_store() {
+        let (_d, path, p) = setup(StoreSharing::ShamirPrime { modulus: 65521 }, 16);
+        let (mut w, next) = staged(&path, &p);
+        w.write_slot(1, &next).unwrap();
+        drop(w);
+        tear_slot(&path, 0, &next);
+        let e = err(&path);
+        assert!(
+            e.contains("header slot 0 is damaged") && e.contains("slot 1 is intact with 7 records"),
+            "{e}"
+        );
+        assert_eq!(repair(&path).unwrap().count, 7);
+        assert_holds(&path, &p, 7);
+    }
+
+    #[test]
+    fn full_commit_the_new_store_stands() {
+        let (_d, path, p) = setup(StoreSharing::Rep3, 16);
+        let (mut w, next) = staged(&path, &p);
+        w.commit(&next).unwrap();
+        drop(w);
+        assert_holds(&path, &p, 7);
+    }
+}
