@@ -198,6 +198,16 @@ fn missing_peer_times_out_with_a_clear_message() {
     }
 }
 
+/// Reads a `--verbose` party's stderr until it starts on its first query.
+fn wait_until_inside_the_protocol(party: &mut std::process::Child) {
+    let err = party.stderr.take().expect("stderr is piped");
+    let found = BufReader::new(err)
+        .lines()
+        .map_while(Result::ok)
+        .any(|l| l.contains("query 1 of"));
+    assert!(found, "the party stopped before its first query");
+}
+
 #[test]
 fn peer_dying_mid_protocol_stops_the_others() {
     let setup = common::setup(&small());
@@ -208,17 +218,7 @@ fn peer_dying_mid_protocol_stops_the_others() {
         .collect();
     // Kill party 2 as soon as it starts on the first query: links and seeds are up, and the
     // others are inside the protocol.
-    let err = children[2].stderr.take().unwrap();
-    let mut lines = BufReader::new(err).lines();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        match lines.next() {
-            Some(Ok(l)) if l.contains("query 1 of") => break,
-            Some(Ok(_)) => {}
-            _ => panic!("party 2 never started its first query"),
-        }
-        assert!(Instant::now() < deadline);
-    }
+    wait_until_inside_the_protocol(&mut children[2]);
     children[2].kill().unwrap();
     let _ = children[2].wait();
     let survivors: Vec<_> = children
@@ -250,13 +250,7 @@ fn stalled_peer_is_reported_within_the_timeout() {
         .collect();
     // Freeze party 2 (it keeps its sockets open but answers nothing) once it is inside the
     // protocol, on the first query.
-    let err = children[2].stderr.take().unwrap();
-    let mut lines = BufReader::new(err).lines();
-    while let Some(Ok(l)) = lines.next() {
-        if l.contains("query 1 of") {
-            break;
-        }
-    }
+    wait_until_inside_the_protocol(&mut children[2]);
     let pid = children[2].id().to_string();
     let stopped = std::process::Command::new("kill")
         .args(["-STOP", &pid])
