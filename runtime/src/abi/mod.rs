@@ -14,7 +14,7 @@ use crate::error::RuntimeError;
 use crate::manifest::Manifest;
 use crate::party::Runtime;
 
-fn report(party: Option<usize>, e: &RuntimeError) {
+pub(crate) fn report(party: Option<usize>, e: &RuntimeError) {
     match party {
         Some(p) => eprintln!("irisc party {p}: error: {e}"),
         None => eprintln!("irisc: error: {e}"),
@@ -22,7 +22,7 @@ fn report(party: Option<usize>, e: &RuntimeError) {
 }
 
 /// Runs `f` on the runtime, turning errors and panics into a nonzero status.
-fn with_rt(rt: *mut Runtime, f: impl FnOnce(&mut Runtime) -> Result<(), RuntimeError>) -> i32 {
+pub(crate) fn with_rt(rt: *mut Runtime, f: impl FnOnce(&mut Runtime) -> Result<(), RuntimeError>) -> i32 {
     // SAFETY: `rt` comes from `irisc_rt_start` and is used by one thread until `irisc_rt_finish`.
     let Some(rt) = (unsafe { rt.as_mut() }) else {
         eprintln!("irisc: error: runtime used before it started");
@@ -187,3 +187,7 @@ pub unsafe extern "C" fn irisc_rt_finish(rt: *mut Runtime, status: i32) -> i32 {
     let rt = Box::from_raw(rt);
     catch_unwind(AssertUnwindSafe(|| rt.finish(status))).unwrap_or(2)
 }
+
+// The entry points added with the whole language, one file per concern.
+mod inputs;
+mod protocol;
