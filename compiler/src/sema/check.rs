@@ -3,7 +3,7 @@
 use super::consts::{int_operand, literal_value};
 use super::decision::{Resolver, Var, VarKind};
 use super::names::{Globals, SymbolKind};
-use super::program::*;
+use super::legacy::*;
 use crate::syntax::ast::{self, InputKind, Item, MaskAnn, RevealBody};
 use crate::syntax::{Diagnostic, Span};
 

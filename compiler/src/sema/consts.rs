@@ -4,7 +4,7 @@
 //! is `floor((1 - 2 r) * ml)` and must not depend on floating-point rounding.
 
 use super::names::{Globals, SymbolKind};
-use super::program::{ConstValue, Ratio};
+use super::legacy::{ConstValue, Ratio};
 use crate::syntax::ast::{LitKind, Literal, Operand};
 use crate::syntax::Diagnostic;
 

@@ -3,7 +3,7 @@
 
 use super::consts::{int_operand, ratio_operand};
 use super::names::{duplicate, Globals, SymbolKind};
-use super::program::{Decision, Input, InputRole};
+use super::legacy::{Decision, Input, InputRole};
 use crate::syntax::ast::{Binder, Bound, Expr, FhdLt, Ident, Rotations, Source};
 use crate::syntax::{Diagnostic, Span};
 

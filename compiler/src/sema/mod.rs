@@ -5,10 +5,11 @@ mod check;
 pub mod consts;
 mod decision;
 pub mod names;
-mod program;
+pub mod legacy;
+pub mod program;
 
 pub use check::{check, MAX_CODE_BITS};
-pub use program::*;
+pub use legacy::*;
 
 use crate::syntax::{self, render};
 
