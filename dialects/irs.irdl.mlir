@@ -1,64 +1,78 @@
-// The `irs` dialect: what the user wrote in a `.irs` program, before any choice of ring or protocol.
+// The `irs` dialect: what the user wrote in a `.irs` program, before any choice of ring, sharing
+// or protocol variant.
 //
-// Values are secret or public iris-code data; no op says how the parties compute it. One
-// `func.func @query` holds the program for one query: the inputs it reads, the comparisons,
-// and what it reveals. The `ring-select` pass annotates comparisons, `irs-to-mpc` lowers to `mpc`.
+// One `func.func @query` holds the program as it applies to the current query of the batch: the
+// inputs it reads, the comparisons, the boolean structure and what it reveals. Secret bits carry
+// no shape in their type; their layout (one per query, per record, or per (record, rotation),
+// record-major) is fixed by the program and checked by the front end. The `ring-select` and
+// `variant-select` passes annotate every comparison; `irs-to-mpc` lowers to `mpc`.
 irdl.dialect @irs {
-  // A secret-shared gallery of iris codes of L bits each (`C_DB`, `M_DB` in Algorithm 1).
-  // (Named `db`: IRDL types and ops share one symbol table, and the op is `irs.gallery`.)
-  irdl.type @db {
-    %l = irdl.base "#builtin.integer"
-    irdl.parameters(bits: %l)
-  }
-  // One query iris code of L bits (`c`, `m` in Algorithm 1).
+  // One iris code of L bits with its mask: the current query's (`c`, `m` of Algorithm 1).
   irdl.type @code {
     %l = irdl.base "#builtin.integer"
     irdl.parameters(bits: %l)
   }
-  // A batch of codes of L bits: the rotations of one query, in rotation order.
+  // Many iris codes of L bits: the records of a gallery (`C_DB`, `M_DB`), the earlier queries
+  // of the batch, or the rotations of one query.
   irdl.type @codes {
     %l = irdl.base "#builtin.integer"
     irdl.parameters(bits: %l)
   }
-  // One secret bit per (gallery record, rotation), record-major.
-  irdl.type @secret_matrix {}
-  // One secret bit per gallery record.
-  irdl.type @secret_bits {}
-  // One secret bit.
-  irdl.type @secret_bit {}
+  // One fixed-point embedding of N components (the current query's).
+  irdl.type @vector {
+    %n = irdl.base "#builtin.integer"
+    irdl.parameters(dim: %n)
+  }
+  // Many embeddings of N components (the records of a gallery).
+  irdl.type @vectors {
+    %n = irdl.base "#builtin.integer"
+    irdl.parameters(dim: %n)
+  }
+  // Secret bits.
+  irdl.type @bits {}
+  // A secret integer per query (a count).
+  irdl.type @number {}
 
-  // Declares the gallery input `name`: `code_bits` bits per code, masks "public" or "secret".
-  irdl.operation @gallery {
+  // The current query's value of query input number `input` (`name` as declared). `kind` is
+  // "iris" (with `mask`), "embedding" (with `scale`) or "bit".
+  irdl.operation @query_value {
     %s = irdl.base "#builtin.string"
     %i = irdl.base "#builtin.integer"
-    %pub = irdl.is "public"
-    %sec = irdl.is "secret"
-    %mask = irdl.any_of(%pub, %sec)
-    irdl.attributes { "name" = %s, "code_bits" = %i, "mask" = %mask }
-    %t = irdl.base @irs::@db
-    irdl.results(gallery: %t)
+    %iris = irdl.is "iris"
+    %emb = irdl.is "embedding"
+    %bit = irdl.is "bit"
+    %kind = irdl.any_of(%iris, %emb, %bit)
+    irdl.attributes { "name" = %s, "input" = %i, "kind" = %kind, "owner" = %i }
+    %c = irdl.base @irs::@code
+    %v = irdl.base @irs::@vector
+    %b = irdl.base @irs::@bits
+    %r = irdl.any_of(%c, %v, %b)
+    irdl.results(value: %r)
   }
 
-  // Declares the query input `name`, supplied by party `owner` (0, 1 or 2).
-  irdl.operation @query {
+  // The records a record binder ranges over, field of input number `input`: `source` "gallery"
+  // (a gallery, or one gallery of a zip: the runtime checks that zipped galleries agree on
+  // ids) or "earlier" (the queries before the current one: intra-batch uniqueness).
+  irdl.operation @records {
     %s = irdl.base "#builtin.string"
-    %owner = irdl.base "#builtin.integer"
     %i = irdl.base "#builtin.integer"
-    %pub = irdl.is "public"
-    %sec = irdl.is "secret"
-    %mask = irdl.any_of(%pub, %sec)
-    irdl.attributes { "name" = %s, "owner" = %owner, "code_bits" = %i, "mask" = %mask }
-    %t = irdl.base @irs::@code
-    irdl.results(code: %t)
+    %g = irdl.is "gallery"
+    %e = irdl.is "earlier"
+    %src = irdl.any_of(%g, %e)
+    irdl.attributes { "name" = %s, "input" = %i, "source" = %src }
+    %c = irdl.base @irs::@codes
+    %v = irdl.base @irs::@vectors
+    %b = irdl.base @irs::@bits
+    %r = irdl.any_of(%c, %v, %b)
+    irdl.results(records: %r)
   }
 
-  // rot(q, s) for s = lo..=hi, in that order (the rotations of Section 2: shift by s columns of
-  // 4 bits within each of the 16 rows). Masks rotate with their codes.
+  // rot(q, s) for s = lo..=hi, in that order (shift by s columns of 4 bits within each of the 16
+  // rows, as the deployed system rotates). Masks rotate with their codes.
   irdl.operation @rotate {
     %lo = irdl.base "#builtin.integer"
     %hi = irdl.base "#builtin.integer"
     irdl.attributes { "lo" = %lo, "hi" = %hi }
-    // The same code length in and out (one constraint variable binds both).
     %l = irdl.any
     %c = irdl.parametric @irs::@code<%l>
     irdl.operands(code: %c)
@@ -66,49 +80,113 @@ irdl.dialect @irs {
     irdl.results(codes: %cs)
   }
 
-  // For every (record d, code c): fhd(c, d) < ratio_num / ratio_den, i.e. hd < ratio * ml with
-  // ml = popcount(m_c & m_d), hd = popcount((c ^ d) & m_c & m_d); ml = 0 never matches.
-  // This is the test in the loop of Algorithm 1. `ring-select` adds the discardable attributes
-  // `ring_bits`, `range_lo`, `range_hi` (Lemma 1); IRDL has no optional attributes, so they are
-  // not declared here, and `irs-to-mpc` checks that they are present.
+  // For every (record d, code c), record-major: fhd(c, d) < ratio_num / ratio_den, i.e.
+  // hd < ratio * ml with ml = popcount(m_c & m_d), hd = popcount((c ^ d) & m_c & m_d) (the test
+  // of Algorithms 1-3). `test` numbers the comparison in the program's plan. `ring-select` and
+  // `variant-select` add discardable attributes (IRDL has no optional attributes, so they are
+  // not declared here; `irs-to-mpc` checks them).
   irdl.operation @fhd_lt {
-    %num = irdl.base "#builtin.integer"
-    %den = irdl.base "#builtin.integer"
-    irdl.attributes { "ratio_num" = %num, "ratio_den" = %den }
+    %i = irdl.base "#builtin.integer"
+    %pub = irdl.is "public"
+    %sec = irdl.is "secret"
+    %mask = irdl.any_of(%pub, %sec)
+    irdl.attributes { "ratio_num" = %i, "ratio_den" = %i, "mask" = %mask, "test" = %i }
     %l = irdl.any
+    %c = irdl.parametric @irs::@code<%l>
     %cs = irdl.parametric @irs::@codes<%l>
-    %g = irdl.parametric @irs::@db<%l>
-    irdl.operands(codes: %cs, gallery: %g)
-    %m = irdl.base @irs::@secret_matrix
-    irdl.results(matches: %m)
+    %q = irdl.any_of(%c, %cs)
+    irdl.operands(query: %q, records: %cs)
+    %b = irdl.base @irs::@bits
+    irdl.results(matches: %b)
   }
 
-  // OR of a match matrix: over "all" entries (one bit: "is this query a duplicate?", the
-  // `return true` of Algorithm 1) or over the "rotations" of each record (one bit per record).
+  // For every record y: cosine(x, y) >= tau (`strict` = 1: >), tau = (negative ? -1 : 1) *
+  // num / den, decided without square roots (paper 002, Section 2.4).
+  irdl.operation @cosine_ge {
+    %i = irdl.base "#builtin.integer"
+    irdl.attributes { "num" = %i, "den" = %i, "negative" = %i, "strict" = %i, "test" = %i }
+    %n = irdl.any
+    %v = irdl.parametric @irs::@vector<%n>
+    %vs = irdl.parametric @irs::@vectors<%n>
+    irdl.operands(query: %v, records: %vs)
+    %b = irdl.base @irs::@bits
+    irdl.results(matches: %b)
+  }
+
+  // A public constant bit.
+  irdl.operation @const {
+    %i = irdl.base "#builtin.integer"
+    irdl.attributes { "value" = %i }
+    %b = irdl.base @irs::@bits
+    irdl.results(bit: %b)
+  }
+
+  // Elementwise logic on secret bits; a one-bit operand is broadcast.
+  irdl.operation @not {
+    %b = irdl.base @irs::@bits
+    irdl.operands(x: %b)
+    irdl.results(r: %b)
+  }
+  irdl.operation @and {
+    %b = irdl.base @irs::@bits
+    irdl.operands(x: %b, y: %b)
+    irdl.results(r: %b)
+  }
+  irdl.operation @or {
+    %b = irdl.base @irs::@bits
+    irdl.operands(x: %b, y: %b)
+    irdl.results(r: %b)
+  }
+
+  // The secret conditional `if cond { then } else { els }`: both branches are computed and
+  // the result is selected without revealing `cond`.
+  irdl.operation @select {
+    %b = irdl.base @irs::@bits
+    irdl.operands(cond: %b, then: %b, els: %b)
+    irdl.results(r: %b)
+  }
+
+  // OR (`any`) / AND (`all`) over consecutive groups of `group` bits (0: all bits, one result).
   irdl.operation @any {
-    %all = irdl.is "all"
-    %rot = irdl.is "rotations"
-    %over = irdl.any_of(%all, %rot)
-    irdl.attributes { "over" = %over }
-    %m = irdl.base @irs::@secret_matrix
-    irdl.operands(matches: %m)
-    %bit = irdl.base @irs::@secret_bit
-    %bits = irdl.base @irs::@secret_bits
-    %r = irdl.any_of(%bit, %bits)
-    irdl.results(result: %r)
+    %i = irdl.base "#builtin.integer"
+    irdl.attributes { "group" = %i }
+    %b = irdl.base @irs::@bits
+    irdl.operands(bits: %b)
+    irdl.results(r: %b)
+  }
+  irdl.operation @all {
+    %i = irdl.base "#builtin.integer"
+    irdl.attributes { "group" = %i }
+    %b = irdl.base @irs::@bits
+    irdl.operands(bits: %b)
+    irdl.results(r: %b)
   }
 
-  // Reveals a secret value to party `to`: shape "any" is one bit per query, "ids" the ids of
-  // the matching records. Nothing else about the value is learnt by any party.
+  // The number of set bits, in secret.
+  irdl.operation @count {
+    %b = irdl.base @irs::@bits
+    irdl.operands(bits: %b)
+    %c = irdl.base @irs::@number
+    irdl.results(count: %c)
+  }
+
+  // Reveals a value to party `to` under the output field `label`: shape "bit" (one bit per
+  // query), "ids" (the ids of the `records` whose bit is set) or "count". Nothing else about the
+  // value is learnt by any party.
   irdl.operation @reveal {
     %i = irdl.base "#builtin.integer"
-    %any = irdl.is "any"
+    %s = irdl.base "#builtin.string"
+    %bit = irdl.is "bit"
     %ids = irdl.is "ids"
-    %shape = irdl.any_of(%any, %ids)
-    irdl.attributes { "to" = %i, "shape" = %shape }
-    %bit = irdl.base @irs::@secret_bit
-    %bits = irdl.base @irs::@secret_bits
-    %v = irdl.any_of(%bit, %bits)
-    irdl.operands(value: %v)
+    %cnt = irdl.is "count"
+    %shape = irdl.any_of(%bit, %ids, %cnt)
+    irdl.attributes { "to" = %i, "shape" = %shape, "label" = %s }
+    %b = irdl.base @irs::@bits
+    %c = irdl.base @irs::@number
+    %v = irdl.any_of(%b, %c)
+    %cs = irdl.base @irs::@codes
+    %vs = irdl.base @irs::@vectors
+    %r = irdl.any_of(%cs, %vs, %b)
+    irdl.operands(value: %v, records: variadic %r)
   }
 }

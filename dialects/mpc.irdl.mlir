@@ -1,57 +1,94 @@
-// The `mpc` dialect: what the three parties compute, step by step, in the rep3 protocol
-// (semi-honest ABY3, Appendix C). Every share type carries its ring Z_2^k, chosen by
-// `ring-select`; ops of one comparison agree on k (one IRDL constraint variable binds them).
+// The `mpc` dialect: what the three parties compute, step by step (semi-honest rep3 / ABY3,
+// Appendix C of the Large-Scale MPC paper, with the Shamir dot products of Section 4.3.2).
+// Every share type carries its ring: Z_2^k for `code`/`add`/`rep`/`pub`, F_p (p = 65519) for
+// `add_p`/`rep_p`, Z_(p*2^m) for `rep_mod<m>`; binary shares are `bits`.
 //
-// A module holds `func.func @setup() -> !mpc.code<k>...` (inputs loaded once per run) and
-// `func.func @query(%query: i64, %gallery...: !mpc.code<k>)` (the work for one query). The
-// generated party schedule runs `@setup` once and `@query` for every query, in order.
+// A module holds `func.func @setup() -> (...)` (gallery inputs, loaded once per run) and
+// `func.func @query(%query: i64, %gallery...)` (the work for one query). The generated party
+// schedule runs `@setup` once and `@query` for every query, in order; every op is one call into
+// the runtime. Length-1 operands of elementwise ops are broadcast.
 irdl.dialect @mpc {
-  // Replicated shares of a batch of masked iris codes (Section 4.1.1: bit b of code c under mask
-  // m is c' = m ? 1 - 2b : 0, shared over Z_2^k), together with their masks in plain.
+  // Replicated shares of iris codes as masked bitvectors (Section 4.1.1: bit b under mask m is
+  // m ? 1 - 2b : 0), of secret mask bits (Section 5), or of fixed-point vectors, over Z_2^k;
+  // public masks travel with them.
   irdl.type @code {
     %k = irdl.base "#builtin.integer"
     irdl.parameters(ring_bits: %k)
   }
-  // Additive (not replicated) shares over Z_2^k: one per (record, rotation), record-major.
+  // Degree-1 Shamir shares of codes: "fp" over F_p, "gr2"/"gr4" over GR(2^16, d) (one
+  // component per party).
+  irdl.type @shamir {
+    %s = irdl.base "#builtin.string"
+    irdl.parameters(sharing: %s)
+  }
+  // Additive (3-out-of-3) shares over Z_2^k, one per (record, code), record-major.
   irdl.type @add {
     %k = irdl.base "#builtin.integer"
     irdl.parameters(ring_bits: %k)
   }
-  // Replicated shares over Z_2^k: one per (record, rotation), record-major.
+  // Replicated shares over Z_2^k.
   irdl.type @rep {
     %k = irdl.base "#builtin.integer"
     irdl.parameters(ring_bits: %k)
   }
-  // Public values in Z_2^k known to all parties: one per (record, rotation), record-major.
+  // Public values in Z_2^k known to all parties (combined mask lengths).
   irdl.type @pub {
     %k = irdl.base "#builtin.integer"
     irdl.parameters(ring_bits: %k)
   }
-  // Binary replicated shares (one secret bit per entry, bit-sliced).
+  // Additive and replicated shares over F_p, p = 2^16 - 17.
+  irdl.type @add_p {}
+  irdl.type @rep_p {}
+  // Replicated shares over Z_t, t = p * 2^m (the target of LiftP, Algorithm 15).
+  irdl.type @rep_mod {
+    %m = irdl.base "#builtin.integer"
+    irdl.parameters(lift_bits: %m)
+  }
+  // Binary replicated shares (bit-sliced).
   irdl.type @bits {}
-  // Bits in the clear at one party after `mpc.open`.
+  // Values in the clear at one party after an open (bits or integers).
   irdl.type @clear_bits {}
+  irdl.type @clear_ints {}
 
-  // Loads this party's shares of the gallery `name` (the parties' input `[C_DB]`, Algorithm 2).
+  // This party's shares of gallery input number `input` (`name`): `part` 0 codes, 1 secret
+  // masks, 2 embeddings, 3 bits; reduced locally to the ring of the result type.
   irdl.operation @load_gallery {
     %s = irdl.base "#builtin.string"
-    %l = irdl.base "#builtin.integer"
-    irdl.attributes { "name" = %s, "code_bits" = %l }
-    %t = irdl.base @mpc::@code
-    irdl.results(gallery: %t)
+    %i = irdl.base "#builtin.integer"
+    irdl.attributes { "name" = %s, "input" = %i, "part" = %i }
+    %c = irdl.base @mpc::@code
+    %sh = irdl.base @mpc::@shamir
+    %b = irdl.base @mpc::@bits
+    %r = irdl.any_of(%c, %sh, %b)
+    irdl.results(gallery: %r)
   }
 
-  // Loads this party's shares of query number `query` of input `name` (`[c]`, Algorithm 2),
-  // which party `owner` shared.
+  // This party's shares of query number `query` of query input `input` (shared by `owner`).
   irdl.operation @load_query {
     %s = irdl.base "#builtin.string"
-    %o = irdl.base "#builtin.integer"
-    %l = irdl.base "#builtin.integer"
-    irdl.attributes { "name" = %s, "owner" = %o, "code_bits" = %l }
+    %i = irdl.base "#builtin.integer"
+    irdl.attributes { "name" = %s, "input" = %i, "part" = %i }
     %i64 = irdl.is i64
     irdl.operands(query: %i64)
-    %t = irdl.base @mpc::@code
-    irdl.results(code: %t)
+    %c = irdl.base @mpc::@code
+    %sh = irdl.base @mpc::@shamir
+    %b = irdl.base @mpc::@bits
+    %r = irdl.any_of(%c, %sh, %b)
+    irdl.results(value: %r)
+  }
+
+  // The queries before query number `query` of input `input`, as records (intra-batch
+  // uniqueness); empty for the first query.
+  irdl.operation @load_earlier {
+    %s = irdl.base "#builtin.string"
+    %i = irdl.base "#builtin.integer"
+    irdl.attributes { "name" = %s, "input" = %i, "part" = %i }
+    %i64 = irdl.is i64
+    irdl.operands(query: %i64)
+    %c = irdl.base @mpc::@code
+    %b = irdl.base @mpc::@bits
+    %r = irdl.any_of(%c, %b)
+    irdl.results(records: %r)
   }
 
   // The rotations lo..=hi of every code, in that order; local (a permutation of shares).
@@ -59,15 +96,15 @@ irdl.dialect @mpc {
     %lo = irdl.base "#builtin.integer"
     %hi = irdl.base "#builtin.integer"
     irdl.attributes { "lo" = %lo, "hi" = %hi }
-    %k = irdl.any
-    %c = irdl.parametric @mpc::@code<%k>
-    irdl.operands(code: %c)
-    irdl.results(codes: %c)
+    %c = irdl.base @mpc::@code
+    %sh = irdl.base @mpc::@shamir
+    %t = irdl.any_of(%c, %sh)
+    irdl.operands(code: %t)
+    irdl.results(codes: %t)
   }
 
-  // Additive shares of <c', d'> for every (record d, code c): two plain dot products per party,
-  // z_i = x'_i . y'_i - x'_{i-1} . y'_{i-1} (Appendix C, eq. 6), before re-randomisation.
-  // `code_bits` is the vector length, a compile-time constant of the generated kernel.
+  // Additive shares of <x, y> for every (record y, code x): z_i = x'_i . y'_i - x'_{i-1} .
+  // y'_{i-1} (Appendix C, eq. 6), the generated kernel; `code_bits` is the vector length.
   irdl.operation @masked_dot {
     %l = irdl.base "#builtin.integer"
     irdl.attributes { "code_bits" = %l }
@@ -76,6 +113,27 @@ irdl.dialect @mpc {
     irdl.operands(codes: %c, gallery: %c)
     %a = irdl.parametric @mpc::@add<%k>
     irdl.results(dot: %a)
+  }
+
+  // Additive shares of <y, y> for every record y (the norms of the cosine test).
+  irdl.operation @self_dot {
+    %k = irdl.any
+    %c = irdl.parametric @mpc::@code<%k>
+    irdl.operands(codes: %c)
+    %a = irdl.parametric @mpc::@add<%k>
+    irdl.results(dot: %a)
+  }
+
+  // Dot products of Shamir shares: the Lagrange coefficient is folded into the query, so each
+  // party computes one plain dot product and holds an additive share (Section 4.3.2): over
+  // Z_2^16 for Galois rings, mod p for F_p.
+  irdl.operation @shamir_dot {
+    %sh = irdl.base @mpc::@shamir
+    irdl.operands(codes: %sh, gallery: %sh)
+    %a = irdl.base @mpc::@add
+    %ap = irdl.base @mpc::@add_p
+    %r = irdl.any_of(%a, %ap)
+    irdl.results(dot: %r)
   }
 
   // Additive to replicated: adds a fresh sharing of zero and sends the share to the next party
@@ -87,56 +145,202 @@ irdl.dialect @mpc {
     %r = irdl.parametric @mpc::@rep<%k>
     irdl.results(shares: %r)
   }
+  irdl.operation @reshare_p {
+    %a = irdl.base @mpc::@add_p
+    irdl.operands(dot: %a)
+    %r = irdl.base @mpc::@rep_p
+    irdl.results(shares: %r)
+  }
 
-  // ml = popcount(m_c & m_d) for every (record, code): computed locally from the public masks
-  // (the `ml` of Algorithm 2).
+  // ml = popcount(m_c & m_d) for every (record, code), from the public masks (Algorithm 2).
   irdl.operation @mask_len {
-    %k = irdl.any
-    %c = irdl.parametric @mpc::@code<%k>
-    irdl.operands(codes: %c, gallery: %c)
-    %p = irdl.parametric @mpc::@pub<%k>
+    %c = irdl.base @mpc::@code
+    %sh = irdl.base @mpc::@shamir
+    %t = irdl.any_of(%c, %sh)
+    irdl.operands(codes: %t, gallery: %t)
+    %p = irdl.base @mpc::@pub
     irdl.results(mask_len: %p)
   }
 
-  // T - dot with the public threshold T = floor((den - 2 num) * ml / den) (Lemma 1; the
-  // argument of MSB in Algorithm 2): negative iff the pair matches. Local.
+  // T - dot with the public threshold T = floor((den - 2 num) * ml / den) (Lemma 1): negative
+  // iff the pair matches. Local. `_p`: the same mod p.
   irdl.operation @sub_threshold {
-    %num = irdl.base "#builtin.integer"
-    %den = irdl.base "#builtin.integer"
-    irdl.attributes { "ratio_num" = %num, "ratio_den" = %den }
+    %i = irdl.base "#builtin.integer"
+    irdl.attributes { "ratio_num" = %i, "ratio_den" = %i }
     %k = irdl.any
     %r = irdl.parametric @mpc::@rep<%k>
     %p = irdl.parametric @mpc::@pub<%k>
     irdl.operands(dot: %r, mask_len: %p)
     irdl.results(diff: %r)
   }
+  irdl.operation @sub_threshold_p {
+    %i = irdl.base "#builtin.integer"
+    irdl.attributes { "ratio_num" = %i, "ratio_den" = %i }
+    %r = irdl.base @mpc::@rep_p
+    %p = irdl.base @mpc::@pub
+    irdl.operands(dot: %r, mask_len: %p)
+    irdl.results(diff: %r)
+  }
 
-  // Binary shares of the most significant bit of every value (BitExtract, Algorithm 10: one
-  // full-adder layer, then a ripple-carry adder over k bits).
-  irdl.operation @msb {
+  // a * x - b * y, local (the argument of MSB in Algorithm 3: a*ml - b*dot).
+  irdl.operation @lin {
+    %i = irdl.base "#builtin.integer"
+    irdl.attributes { "a" = %i, "b" = %i }
     %k = irdl.any
     %r = irdl.parametric @mpc::@rep<%k>
+    irdl.operands(x: %r, y: %r)
+    irdl.results(r: %r)
+  }
+
+  // ConstLift (Algorithm 13): [x] over Z_2^(k-m) -> [2^m x] over Z_2^k, local.
+  irdl.operation @const_lift {
+    %m = irdl.base "#builtin.integer"
+    irdl.attributes { "lift_bits" = %m }
+    %r = irdl.base @mpc::@rep
+    irdl.operands(x: %r)
+    irdl.results(r: %r)
+  }
+
+  // Lift (Algorithm 14, MPCLift): [x] over Z_2^k -> [x] over Z_2^k' (bit extraction of the two
+  // overflow bits, bit injection, local correction).
+  irdl.operation @lift {
+    %r = irdl.base @mpc::@rep
+    irdl.operands(x: %r)
+    irdl.results(r: %r)
+  }
+
+  // Elementwise products of replicated shares: additive shares (ABY3 multiplication), then
+  // `reshare`.
+  irdl.operation @mul {
+    %k = irdl.any
+    %r = irdl.parametric @mpc::@rep<%k>
+    irdl.operands(x: %r, y: %r)
+    %a = irdl.parametric @mpc::@add<%k>
+    irdl.results(r: %a)
+  }
+
+  // Binary shares of the most significant bit (BitExtract, Algorithm 10: one full-adder layer,
+  // then a ripple-carry adder over k bits).
+  irdl.operation @msb {
+    %r = irdl.base @mpc::@rep
     irdl.operands(value: %r)
     %b = irdl.base @mpc::@bits
     irdl.results(bits: %b)
   }
 
-  // OR of groups of bits, as a tree of AND gates on negations (log-depth): group "all" ORs
-  // every bit (the `return true` of Algorithms 1 and 2), group "rotations" ORs the `rotations`
-  // consecutive bits of each record (one bit per record).
+  // F_p: the MSB of the representative in [0, p) (BitExtractP, Algorithm 12).
+  irdl.operation @msb_p {
+    %r = irdl.base @mpc::@rep_p
+    irdl.operands(value: %r)
+    %b = irdl.base @mpc::@bits
+    irdl.results(bits: %b)
+  }
+
+  // LiftP (Algorithm 15): [x] mod p -> [x] mod p * 2^m.
+  irdl.operation @lift_p {
+    %r = irdl.base @mpc::@rep_p
+    irdl.operands(x: %r)
+    %t = irdl.base @mpc::@rep_mod
+    irdl.results(r: %t)
+  }
+
+  // ConstLift over F_p (Algorithm 13): [x] mod p -> [2^m x] mod p * 2^m, local.
+  irdl.operation @const_lift_p {
+    %r = irdl.base @mpc::@rep_p
+    irdl.operands(x: %r)
+    %t = irdl.base @mpc::@rep_mod
+    irdl.results(r: %t)
+  }
+
+  // a * x - b * y mod p * 2^m, local.
+  irdl.operation @lin_mod {
+    %i = irdl.base "#builtin.integer"
+    irdl.attributes { "a" = %i, "b" = %i }
+    %m = irdl.any
+    %t = irdl.parametric @mpc::@rep_mod<%m>
+    irdl.operands(x: %t, y: %t)
+    irdl.results(r: %t)
+  }
+
+  // The comparison bit of Lemma 2 over Z_t, t = p * 2^m: set iff the representative is at least
+  // 2^(ceil(log2 t) - 1).
+  irdl.operation @msb_mod {
+    %t = irdl.base @mpc::@rep_mod
+    irdl.operands(value: %t)
+    %b = irdl.base @mpc::@bits
+    irdl.results(bits: %b)
+  }
+
+  // A public constant bit, shared trivially.
+  irdl.operation @const_bits {
+    %i = irdl.base "#builtin.integer"
+    irdl.attributes { "value" = %i }
+    %b = irdl.base @mpc::@bits
+    irdl.results(bits: %b)
+  }
+
+  // NOT (local), AND (one AND gate: one round, ABY3), OR (x ^ y ^ xy: one AND gate) of binary
+  // shares.
+  irdl.operation @not {
+    %b = irdl.base @mpc::@bits
+    irdl.operands(x: %b)
+    irdl.results(r: %b)
+  }
+  irdl.operation @and {
+    %b = irdl.base @mpc::@bits
+    irdl.operands(x: %b, y: %b)
+    irdl.results(r: %b)
+  }
+  irdl.operation @or {
+    %b = irdl.base @mpc::@bits
+    irdl.operands(x: %b, y: %b)
+    irdl.results(r: %b)
+  }
+
+  // CMux (Algorithm 11): cond ? x : y = y ^ (cond & (x ^ y)), one AND gate per output bit.
+  irdl.operation @mux {
+    %b = irdl.base @mpc::@bits
+    irdl.operands(cond: %b, x: %b, y: %b)
+    irdl.results(r: %b)
+  }
+
+  // OR / AND of consecutive groups of `group` bits (0: all), as a balanced tree of AND gates
+  // (ceil(log2 group) rounds; Section 4.2, "Accumulating the Resulting Bits").
   irdl.operation @or_tree {
-    %all = irdl.is "all"
-    %rot = irdl.is "rotations"
-    %g = irdl.any_of(%all, %rot)
-    %n = irdl.base "#builtin.integer"
-    irdl.attributes { "group" = %g, "rotations" = %n }
+    %i = irdl.base "#builtin.integer"
+    irdl.attributes { "group" = %i }
+    %b = irdl.base @mpc::@bits
+    irdl.operands(bits: %b)
+    irdl.results(result: %b)
+  }
+  irdl.operation @and_tree {
+    %i = irdl.base "#builtin.integer"
+    irdl.attributes { "group" = %i }
     %b = irdl.base @mpc::@bits
     irdl.operands(bits: %b)
     irdl.results(result: %b)
   }
 
-  // Sends the other parties' missing shares to party `to`, which reconstructs the bits
-  // (the final reconstruction of Algorithm 2). The other parties learn nothing.
+  // BitInject (Algorithms 16 and 17, 3-party OT): binary shares -> replicated shares over Z_2^k.
+  irdl.operation @bit_inject {
+    %b = irdl.base @mpc::@bits
+    irdl.operands(bits: %b)
+    %r = irdl.base @mpc::@rep
+    irdl.results(r: %r)
+  }
+
+  // Sum of consecutive groups of `group` values (0: all), local.
+  irdl.operation @sum {
+    %i = irdl.base "#builtin.integer"
+    irdl.attributes { "group" = %i }
+    %k = irdl.any
+    %r = irdl.parametric @mpc::@rep<%k>
+    irdl.operands(x: %r)
+    irdl.results(r: %r)
+  }
+
+  // Sends party `to` the component it lacks; it reconstructs the values. The other parties
+  // learn nothing.
   irdl.operation @open {
     %i = irdl.base "#builtin.integer"
     irdl.attributes { "to" = %i }
@@ -145,16 +349,35 @@ irdl.dialect @mpc {
     %c = irdl.base @mpc::@clear_bits
     irdl.results(clear: %c)
   }
+  irdl.operation @open_int {
+    %i = irdl.base "#builtin.integer"
+    irdl.attributes { "to" = %i }
+    %r = irdl.base @mpc::@rep
+    irdl.operands(x: %r)
+    %c = irdl.base @mpc::@clear_ints
+    irdl.results(clear: %c)
+  }
 
-  // Prints the result of query number `query` at the output party: shape "any" one bit,
-  // "ids" the ids of the records whose bit is set.
+  // Records an output field of query number `query` at the output party: shape "bit", "ids"
+  // (the ids of the `records` whose opened bit is set) or "count"; printed by `mpc.emit`.
   irdl.operation @output {
-    %any = irdl.is "any"
+    %s = irdl.base "#builtin.string"
+    %bit = irdl.is "bit"
     %ids = irdl.is "ids"
-    %shape = irdl.any_of(%any, %ids)
-    irdl.attributes { "shape" = %shape }
+    %cnt = irdl.is "count"
+    %shape = irdl.any_of(%bit, %ids, %cnt)
+    irdl.attributes { "shape" = %shape, "label" = %s }
     %i64 = irdl.is i64
-    %c = irdl.base @mpc::@clear_bits
-    irdl.operands(query: %i64, value: %c)
+    %cb = irdl.base @mpc::@clear_bits
+    %ci = irdl.base @mpc::@clear_ints
+    %v = irdl.any_of(%cb, %ci)
+    %rec = irdl.any
+    irdl.operands(query: %i64, value: %v, records: variadic %rec)
+  }
+
+  // Prints the output party's JSON object for query number `query`.
+  irdl.operation @emit {
+    %i64 = irdl.is i64
+    irdl.operands(query: %i64)
   }
 }

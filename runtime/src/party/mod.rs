@@ -9,6 +9,7 @@ mod args;
 mod codes;
 mod inputs;
 mod ops;
+mod ops_vector;
 mod output;
 mod values;
 

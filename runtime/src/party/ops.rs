@@ -27,11 +27,11 @@ fn slot(slots: &[Option<Value>], i: u32) -> Result<&Value, RuntimeError> {
 }
 
 impl Runtime {
-    fn slot(&self, i: u32) -> Result<&Value, RuntimeError> {
+    pub(super) fn slot(&self, i: u32) -> Result<&Value, RuntimeError> {
         slot(&self.slots, i)
     }
 
-    fn put(&mut self, i: u32, v: Value) {
+    pub(super) fn put(&mut self, i: u32, v: Value) {
         let i = i as usize;
         if self.slots.len() <= i {
             self.slots.resize_with(i + 1, || None);

@@ -14,46 +14,54 @@ enum A {
 }
 
 /// (name, result, arguments) of every entry point.
-const ENTRY_POINTS: &[(&str, A, &[A])] = &[
-    ("irisc_rt_start", A::Ptr, &[A::I32, A::Ptr, A::Ptr, A::I64]),
-    ("irisc_rt_query_count", A::I64, &[A::Ptr]),
-    ("irisc_rt_load_query", A::I32, &[A::Ptr, A::I64, A::I32]),
-    ("irisc_rt_load_gallery", A::I32, &[A::Ptr, A::I32]),
-    (
-        "irisc_rt_rotate",
-        A::I32,
-        &[A::Ptr, A::I32, A::I32, A::I32, A::I32],
-    ),
-    (
-        "irisc_rt_masked_dot",
-        A::I32,
-        &[A::Ptr, A::I32, A::I32, A::I32, A::Ptr],
-    ),
-    (
-        "irisc_rt_reshare",
-        A::I32,
-        &[A::Ptr, A::I32, A::I32, A::I32],
-    ),
-    (
-        "irisc_rt_mask_len",
-        A::I32,
-        &[A::Ptr, A::I32, A::I32, A::I32],
-    ),
-    (
-        "irisc_rt_sub_threshold",
-        A::I32,
-        &[A::Ptr, A::I32, A::I32, A::I32, A::I64, A::I64, A::I32],
-    ),
-    ("irisc_rt_msb", A::I32, &[A::Ptr, A::I32, A::I32, A::I32]),
-    (
-        "irisc_rt_or_groups",
-        A::I32,
-        &[A::Ptr, A::I32, A::I32, A::I64],
-    ),
-    ("irisc_rt_open", A::I32, &[A::Ptr, A::I32, A::I32, A::I32]),
-    ("irisc_rt_output", A::I32, &[A::Ptr, A::I64, A::I32, A::I32]),
-    ("irisc_rt_finish", A::I32, &[A::Ptr, A::I32]),
-];
+const ENTRY_POINTS: &[(&str, A, &[A])] = {
+    use A::{I32, I64, Ptr};
+    &[
+        ("irisc_rt_start", Ptr, &[I32, Ptr, Ptr, I64]),
+        ("irisc_rt_query_count", I64, &[Ptr]),
+        ("irisc_rt_finish", I32, &[Ptr, I32]),
+        // (rt, dst, input, part, query or -1, ring_bits)
+        ("irisc_rt_load_input", I32, &[Ptr, I32, I32, I32, I64, I32]),
+        ("irisc_rt_load_earlier", I32, &[Ptr, I32, I32, I32, I64, I32]),
+        ("irisc_rt_rotate", I32, &[Ptr, I32, I32, I32, I32]),
+        ("irisc_rt_masked_dot", I32, &[Ptr, I32, I32, I32, Ptr]),
+        ("irisc_rt_self_dot", I32, &[Ptr, I32, I32]),
+        ("irisc_rt_shamir_dot", I32, &[Ptr, I32, I32, I32]),
+        ("irisc_rt_reshare", I32, &[Ptr, I32, I32, I32]),
+        ("irisc_rt_reshare_p", I32, &[Ptr, I32, I32]),
+        ("irisc_rt_mask_len", I32, &[Ptr, I32, I32, I32]),
+        // (rt, dst, dot, ml, num, den, k)
+        ("irisc_rt_sub_threshold", I32, &[Ptr, I32, I32, I32, I64, I64, I32]),
+        ("irisc_rt_sub_threshold_p", I32, &[Ptr, I32, I32, I32, I64, I64]),
+        // (rt, dst, x, y, a, b, k)
+        ("irisc_rt_lin", I32, &[Ptr, I32, I32, I32, I64, I64, I32]),
+        ("irisc_rt_lin_mod", I32, &[Ptr, I32, I32, I32, I64, I64, I32]),
+        // (rt, dst, src, m, k_out)
+        ("irisc_rt_const_lift", I32, &[Ptr, I32, I32, I32, I32]),
+        // (rt, dst, src, k_in, k_out)
+        ("irisc_rt_lift", I32, &[Ptr, I32, I32, I32, I32]),
+        ("irisc_rt_lift_p", I32, &[Ptr, I32, I32, I32]),
+        ("irisc_rt_const_lift_p", I32, &[Ptr, I32, I32, I32]),
+        ("irisc_rt_mul", I32, &[Ptr, I32, I32, I32, I32]),
+        ("irisc_rt_msb", I32, &[Ptr, I32, I32, I32]),
+        ("irisc_rt_msb_p", I32, &[Ptr, I32, I32]),
+        ("irisc_rt_msb_mod", I32, &[Ptr, I32, I32, I32]),
+        ("irisc_rt_const_bits", I32, &[Ptr, I32, I32]),
+        ("irisc_rt_not", I32, &[Ptr, I32, I32]),
+        ("irisc_rt_and", I32, &[Ptr, I32, I32, I32]),
+        ("irisc_rt_or", I32, &[Ptr, I32, I32, I32]),
+        ("irisc_rt_mux", I32, &[Ptr, I32, I32, I32, I32]),
+        ("irisc_rt_or_groups", I32, &[Ptr, I32, I32, I64]),
+        ("irisc_rt_and_groups", I32, &[Ptr, I32, I32, I64]),
+        ("irisc_rt_bit_inject", I32, &[Ptr, I32, I32, I32]),
+        ("irisc_rt_sum_groups", I32, &[Ptr, I32, I32, I64]),
+        ("irisc_rt_open", I32, &[Ptr, I32, I32, I32]),
+        ("irisc_rt_open_int", I32, &[Ptr, I32, I32, I32]),
+        // (rt, query, src, records or -1, shape, field, field_len)
+        ("irisc_rt_output", I32, &[Ptr, I64, I32, I32, I32, Ptr, I64]),
+        ("irisc_rt_emit", I32, &[Ptr, I64]),
+    ]
+};
 
 /// The declaration of runtime entry point `name` in `module` (declared on first use).
 /// `None` for a name the ABI does not have.

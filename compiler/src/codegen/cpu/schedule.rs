@@ -7,7 +7,7 @@
 //! that finishes the runtime with a nonzero status.
 
 use super::{abi::entry_point, kernel, CodegenError};
-use crate::mlir::{get_int, get_str, op_name, type_param};
+use crate::mlir::{get_int, get_str, op_name, type_name, type_param};
 use inkwell::{
     basic_block::BasicBlock,
     builder::Builder,
@@ -279,6 +279,27 @@ impl<'ctx> Schedule<'ctx, '_> {
             })
     }
 
+    /// The ring a load passes to the runtime: k of `!mpc.code<k>`, 16 for Shamir shares (their
+    /// elements are 16-bit), 1 for bits.
+    fn load_ring<'c: 'a, 'a>(&self, op: &impl OperationLike<'c, 'a>) -> Result<i64, CodegenError> {
+        let t = op.result(0).map_err(err)?.r#type();
+        Ok(match type_name(t).as_str() {
+            "mpc.code" => self.ring(op, None)?.into(),
+            "mpc.shamir" => 16,
+            _ => 1,
+        })
+    }
+
+    /// A pointer to the bytes of `s` as a private constant (output labels).
+    fn string_ptr(&mut self, s: &str) -> BasicMetadataValueEnum<'ctx> {
+        let bytes = self.cx.const_string(s.as_bytes(), false);
+        let g = self.module.add_global(bytes.get_type(), None, "irisc_label");
+        g.set_initializer(&bytes);
+        g.set_constant(true);
+        g.set_linkage(Linkage::Private);
+        g.as_pointer_value().into()
+    }
+
     fn op<'c: 'a, 'a>(
         &mut self,
         name: &str,
@@ -287,11 +308,26 @@ impl<'ctx> Schedule<'ctx, '_> {
     ) -> Result<(), CodegenError> {
         let rt = self.rt.into();
         let int = |a: &str| get_int(op, a).map_err(err);
+        let q = || query.ok_or_else(|| err(format!("`{name}` outside @query")));
+        let ring_out = || self.ring(op, None).map(|k| self.i32c(k.into()));
+        let ring_in = || self.ring(op, Some(0)).map(|k| self.i32c(k.into()));
         let (callee, args): (&str, Vec<BasicMetadataValueEnum>) = match name {
-            "mpc.load_gallery" => ("irisc_rt_load_gallery", vec![rt, self.fresh(op)?]),
-            "mpc.load_query" => {
-                let q = query.ok_or_else(|| err("`mpc.load_query` outside @query"))?;
-                ("irisc_rt_load_query", vec![rt, q.into(), self.fresh(op)?])
+            "mpc.load_gallery" => {
+                let ring = self.i32c(self.load_ring(op)?);
+                let (input, part) = (self.i32c(int("input")?), self.i32c(int("part")?));
+                let dst = self.fresh(op)?;
+                ("irisc_rt_load_input", vec![rt, dst, input, part, self.i64c(-1), ring])
+            }
+            "mpc.load_query" | "mpc.load_earlier" => {
+                let ring = self.i32c(self.load_ring(op)?);
+                let (input, part) = (self.i32c(int("input")?), self.i32c(int("part")?));
+                let dst = self.fresh(op)?;
+                let callee = if name == "mpc.load_query" {
+                    "irisc_rt_load_input"
+                } else {
+                    "irisc_rt_load_earlier"
+                };
+                (callee, vec![rt, dst, input, part, q()?.into(), ring])
             }
             "mpc.rotate" => {
                 let src = self.slot_arg(op, 0)?;
@@ -310,66 +346,117 @@ impl<'ctx> Schedule<'ctx, '_> {
                 )
             }
             "mpc.reshare" => {
-                let (src, k) = (self.slot_arg(op, 0)?, self.ring(op, None)?);
-                (
-                    "irisc_rt_reshare",
-                    vec![rt, self.fresh(op)?, src, self.i32c(k.into())],
-                )
+                let (src, k) = (self.slot_arg(op, 0)?, ring_out()?);
+                ("irisc_rt_reshare", vec![rt, self.fresh(op)?, src, k])
             }
-            "mpc.mask_len" => {
-                let (codes, gallery) = (self.slot_arg(op, 0)?, self.slot_arg(op, 1)?);
-                (
-                    "irisc_rt_mask_len",
-                    vec![rt, self.fresh(op)?, codes, gallery],
-                )
-            }
-            "mpc.sub_threshold" => {
+            "mpc.sub_threshold" | "mpc.sub_threshold_p" => {
                 let (dot, ml) = (self.slot_arg(op, 0)?, self.slot_arg(op, 1)?);
                 let (num, den) = (self.i64c(int("ratio_num")?), self.i64c(int("ratio_den")?));
-                let k = self.i32c(self.ring(op, None)?.into());
-                (
-                    "irisc_rt_sub_threshold",
-                    vec![rt, self.fresh(op)?, dot, ml, num, den, k],
-                )
+                let dst = self.fresh(op)?;
+                if name == "mpc.sub_threshold" {
+                    let k = self.i32c(self.ring(op, None)?.into());
+                    ("irisc_rt_sub_threshold", vec![rt, dst, dot, ml, num, den, k])
+                } else {
+                    ("irisc_rt_sub_threshold_p", vec![rt, dst, dot, ml, num, den])
+                }
             }
-            "mpc.msb" => {
-                let (src, k) = (self.slot_arg(op, 0)?, self.ring(op, Some(0))?);
-                (
-                    "irisc_rt_msb",
-                    vec![rt, self.fresh(op)?, src, self.i32c(k.into())],
-                )
+            "mpc.lin" | "mpc.lin_mod" => {
+                let (x, y) = (self.slot_arg(op, 0)?, self.slot_arg(op, 1)?);
+                let (a, b) = (self.i64c(int("a")?), self.i64c(int("b")?));
+                let k = ring_out()?;
+                let dst = self.fresh(op)?;
+                let callee = if name == "mpc.lin" { "irisc_rt_lin" } else { "irisc_rt_lin_mod" };
+                (callee, vec![rt, dst, x, y, a, b, k])
             }
-            "mpc.or_tree" => {
-                let group = match get_str(op, "group").map_err(err)?.as_str() {
-                    "all" => 0,
-                    _ => int("rotations")?,
+            "mpc.const_lift" => {
+                let (src, m, k) = (self.slot_arg(op, 0)?, self.i32c(int("lift_bits")?), ring_out()?);
+                ("irisc_rt_const_lift", vec![rt, self.fresh(op)?, src, m, k])
+            }
+            "mpc.lift" => {
+                let (src, kin, kout) = (self.slot_arg(op, 0)?, ring_in()?, ring_out()?);
+                ("irisc_rt_lift", vec![rt, self.fresh(op)?, src, kin, kout])
+            }
+            "mpc.lift_p" | "mpc.const_lift_p" => {
+                let (src, m) = (self.slot_arg(op, 0)?, ring_out()?);
+                let callee = if name == "mpc.lift_p" { "irisc_rt_lift_p" } else { "irisc_rt_const_lift_p" };
+                (callee, vec![rt, self.fresh(op)?, src, m])
+            }
+            "mpc.mul" => {
+                let (x, y, k) = (self.slot_arg(op, 0)?, self.slot_arg(op, 1)?, ring_out()?);
+                ("irisc_rt_mul", vec![rt, self.fresh(op)?, x, y, k])
+            }
+            "mpc.msb" | "mpc.msb_mod" | "mpc.bit_inject" => {
+                let src = self.slot_arg(op, 0)?;
+                let k = if name == "mpc.bit_inject" { ring_out()? } else { ring_in()? };
+                let callee = match name {
+                    "mpc.msb" => "irisc_rt_msb",
+                    "mpc.msb_mod" => "irisc_rt_msb_mod",
+                    _ => "irisc_rt_bit_inject",
                 };
-                let src = self.slot_arg(op, 0)?;
-                (
-                    "irisc_rt_or_groups",
-                    vec![rt, self.fresh(op)?, src, self.i64c(group)],
-                )
+                (callee, vec![rt, self.fresh(op)?, src, k])
             }
-            "mpc.open" => {
+            "mpc.const_bits" => {
+                let v = self.i32c(int("value")?);
+                ("irisc_rt_const_bits", vec![rt, self.fresh(op)?, v])
+            }
+            "mpc.self_dot" | "mpc.reshare_p" | "mpc.msb_p" | "mpc.not" => {
                 let src = self.slot_arg(op, 0)?;
-                let to = self.i32c(int("to")?);
-                ("irisc_rt_open", vec![rt, self.fresh(op)?, src, to])
+                let callee = match name {
+                    "mpc.self_dot" => "irisc_rt_self_dot",
+                    "mpc.reshare_p" => "irisc_rt_reshare_p",
+                    "mpc.msb_p" => "irisc_rt_msb_p",
+                    _ => "irisc_rt_not",
+                };
+                (callee, vec![rt, self.fresh(op)?, src])
+            }
+            "mpc.mask_len" | "mpc.shamir_dot" | "mpc.and" | "mpc.or" => {
+                let (x, y) = (self.slot_arg(op, 0)?, self.slot_arg(op, 1)?);
+                let callee = match name {
+                    "mpc.mask_len" => "irisc_rt_mask_len",
+                    "mpc.shamir_dot" => "irisc_rt_shamir_dot",
+                    "mpc.and" => "irisc_rt_and",
+                    _ => "irisc_rt_or",
+                };
+                (callee, vec![rt, self.fresh(op)?, x, y])
+            }
+            "mpc.mux" => {
+                let (c, x, y) = (self.slot_arg(op, 0)?, self.slot_arg(op, 1)?, self.slot_arg(op, 2)?);
+                ("irisc_rt_mux", vec![rt, self.fresh(op)?, c, x, y])
+            }
+            "mpc.or_tree" | "mpc.and_tree" | "mpc.sum" => {
+                let (src, group) = (self.slot_arg(op, 0)?, self.i64c(int("group")?));
+                let callee = match name {
+                    "mpc.or_tree" => "irisc_rt_or_groups",
+                    "mpc.and_tree" => "irisc_rt_and_groups",
+                    _ => "irisc_rt_sum_groups",
+                };
+                (callee, vec![rt, self.fresh(op)?, src, group])
+            }
+            "mpc.open" | "mpc.open_int" => {
+                let (src, to) = (self.slot_arg(op, 0)?, self.i32c(int("to")?));
+                let callee = if name == "mpc.open" { "irisc_rt_open" } else { "irisc_rt_open_int" };
+                (callee, vec![rt, self.fresh(op)?, src, to])
             }
             "mpc.output" => {
                 let shape = match get_str(op, "shape").map_err(err)?.as_str() {
-                    "any" => 0,
-                    _ => 1,
+                    "bit" => 0,
+                    "ids" => 1,
+                    _ => 2,
                 };
+                let label = get_str(op, "label").map_err(err)?;
+                let records = if op.operand_count() > 2 {
+                    self.slot_arg(op, 2)?
+                } else {
+                    self.i32c(-1)
+                };
+                let (value, len) = (self.slot_arg(op, 1)?, self.i64c(label.len() as i64));
+                let ptr = self.string_ptr(&label);
                 (
                     "irisc_rt_output",
-                    vec![
-                        rt,
-                        self.slot_arg(op, 0)?,
-                        self.slot_arg(op, 1)?,
-                        self.i32c(shape),
-                    ],
+                    vec![rt, q()?.into(), value, records, self.i32c(shape), ptr, len],
                 )
             }
+            "mpc.emit" => ("irisc_rt_emit", vec![rt, q()?.into()]),
             other => return Err(err(format!("no code generation for `{other}`"))),
         };
         let f = entry_point(self.cx, self.module, callee)

@@ -1,0 +1,369 @@
+//! The state of `irs-to-mpc`: the `@query` block being built, what each `irs` value became,
+//! and the gallery loads `@setup` must provide.
+
+use std::collections::HashMap;
+
+use super::{fail, PassError};
+use crate::mlir::{get_int, get_str, int_attr, op_name, parse_type, str_attr, Compiler};
+use melior::{
+    dialect::func,
+    ir::{
+        attribute::{StringAttribute, TypeAttribute},
+        block::BlockLike,
+        operation::{OperationBuilder, OperationLike, OperationRef},
+        r#type::{FunctionType, IntegerType},
+        Attribute, Block, Identifier, Location, Module, Region, RegionLike, Type, Value, ValueLike,
+    },
+};
+
+/// What an `irs` operand names, before a comparison decides the ring and sharing to load it in.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Src {
+    /// The current query of input `input`.
+    Query { input: i64, name: String },
+    /// The current query rotated by `lo..=hi`.
+    Rotated { input: i64, name: String, lo: i64, hi: i64 },
+    /// Records: a gallery (`earlier = false`) or the earlier queries of the batch.
+    Records { input: i64, name: String, earlier: bool },
+}
+
+/// Parts of an input, as the runtime loads them.
+pub const PART_CODE: i64 = 0;
+pub const PART_MASK: i64 = 1;
+pub const PART_VECTOR: i64 = 2;
+pub const PART_BIT: i64 = 3;
+
+/// A gallery load of `@setup`: input, part and result type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct GalleryLoad {
+    input: i64,
+    name: String,
+    part: i64,
+    ty: String,
+}
+
+
+pub struct Emitter<'c> {
+    pub cx: &'c Compiler,
+    query: Block<'c>,
+    galleries: Vec<GalleryLoad>,
+    // Keys are raw pointers of values of `query`, which lives as long as the emitter.
+    map: HashMap<usize, LoweredKey>,
+    loads: HashMap<(Src, i64, String), usize>,
+    values: Vec<RawValue>,
+}
+
+/// Values are stored by their raw handle so the emitter can own the block they live in.
+#[derive(Clone, Copy)]
+struct RawValue(mlir_sys::MlirValue);
+
+enum LoweredKey {
+    Src(Src),
+    Bits(usize),
+    Number(usize),
+}
+
+pub fn key<'c>(v: impl ValueLike<'c>) -> usize {
+    v.to_raw().ptr as usize
+}
+
+impl<'c> Emitter<'c> {
+    pub fn new(cx: &'c Compiler) -> Self {
+        let i64_t: Type = IntegerType::new(cx.context(), 64).into();
+        Emitter {
+            cx,
+            query: Block::new(&[(i64_t, cx.unknown_location())]),
+            galleries: Vec::new(),
+            map: HashMap::new(),
+            loads: HashMap::new(),
+            values: Vec::new(),
+        }
+    }
+
+    fn store(&mut self, v: Value<'c, '_>) -> usize {
+        self.values.push(RawValue(v.to_raw()));
+        self.values.len() - 1
+    }
+
+    fn value(&self, i: usize) -> Value<'c, '_> {
+        // SAFETY: every stored value is a result or argument of `self.query`, which is alive.
+        unsafe { Value::from_raw(self.values[i].0) }
+    }
+
+    pub fn ty(&self, text: &str) -> Result<Type<'c>, PassError> {
+        parse_type(self.cx.context(), text).map_err(fail)
+    }
+
+    pub fn int(&self, name: &str, v: i64) -> (Identifier<'c>, Attribute<'c>) {
+        int_attr(self.cx.context(), name, v)
+    }
+
+    pub fn string(&self, name: &str, v: &str) -> (Identifier<'c>, Attribute<'c>) {
+        str_attr(self.cx.context(), name, v)
+    }
+
+    /// The query number (argument 0 of `@query`).
+    pub fn query_index(&self) -> Value<'c, '_> {
+        self.query.argument(0).expect("@query has its index argument").into()
+    }
+
+    /// Appends `name(operands) {attrs} : result` to `@query`; returns the result's handle.
+    pub fn op(
+        &mut self,
+        name: &str,
+        at: Location<'c>,
+        operands: &[Handle],
+        attrs: &[(Identifier<'c>, Attribute<'c>)],
+        result: Option<&str>,
+    ) -> Result<Option<Handle>, PassError> {
+        let operands: Vec<Value> = operands.iter().map(|h| self.get(*h)).collect();
+        let mut b = OperationBuilder::new(name, at)
+            .add_operands(&operands)
+            .add_attributes(attrs);
+        if let Some(t) = result {
+            b = b.add_results(&[self.ty(t)?]);
+        }
+        let op = b.build().map_err(|e| fail(format!("building `{name}`: {e}")))?;
+        let op = self.query.append_operation(op);
+        match result {
+            Some(_) => {
+                let v: Value = op.result(0).map_err(|e| fail(e.to_string()))?.into();
+                let raw = v.to_raw();
+                self.values.push(RawValue(raw));
+                Ok(Some(Handle(self.values.len() - 1)))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Like [`Self::op`] for ops with one result.
+    pub fn op1(
+        &mut self,
+        name: &str,
+        at: Location<'c>,
+        operands: &[Handle],
+        attrs: &[(Identifier<'c>, Attribute<'c>)],
+        result: &str,
+    ) -> Result<Handle, PassError> {
+        Ok(self
+            .op(name, at, operands, attrs, Some(result))?
+            .expect("an op with a result type has a result"))
+    }
+
+    pub fn get(&self, h: Handle) -> Value<'c, '_> {
+        if h.0 == usize::MAX {
+            return self.query_index();
+        }
+        self.value(h.0)
+    }
+
+    /// The handle of the query number.
+    pub fn query_handle(&self) -> Handle {
+        Handle(usize::MAX)
+    }
+
+    /// Records what an `irs.query_value` / `irs.records` / `irs.rotate` names.
+    pub fn source<'a>(&mut self, op: &OperationRef<'c, 'a>) -> Result<(), PassError> {
+        let src = match op_name(op).as_str() {
+            "irs.query_value" => Src::Query {
+                input: get_int(op, "input").map_err(fail)?,
+                name: get_str(op, "name").map_err(fail)?,
+            },
+            "irs.records" => Src::Records {
+                input: get_int(op, "input").map_err(fail)?,
+                name: get_str(op, "name").map_err(fail)?,
+                earlier: get_str(op, "source").map_err(fail)? == "earlier",
+            },
+            "irs.rotate" => {
+                let Src::Query { input, name } = self.src_of(op, 0)? else {
+                    return Err(fail("`irs.rotate` of something other than a query"));
+                };
+                Src::Rotated {
+                    input,
+                    name,
+                    lo: get_int(op, "lo").map_err(fail)?,
+                    hi: get_int(op, "hi").map_err(fail)?,
+                }
+            }
+            other => return Err(fail(format!("`{other}` is not an operand source"))),
+        };
+        let r = op.result(0).map_err(|e| fail(e.to_string()))?;
+        self.map.insert(key(r), LoweredKey::Src(src));
+        Ok(())
+    }
+
+    /// What operand `i` of `op` names.
+    pub fn src_of<'a>(&self, op: &OperationRef<'c, 'a>, i: usize) -> Result<Src, PassError> {
+        let v = op.operand(i).map_err(|e| fail(e.to_string()))?;
+        match self.map.get(&key(v)) {
+            Some(LoweredKey::Src(s)) => Ok(s.clone()),
+            _ => Err(fail(format!(
+                "operand {i} of `{}` is not an input, a rotation or records",
+                op_name(op)
+            ))),
+        }
+    }
+
+    /// Operand `i` of `op` as binary shares: a computed bit vector, or a `bit` input loaded.
+    pub fn bits_of<'a>(&mut self, op: &OperationRef<'c, 'a>, i: usize) -> Result<Handle, PassError> {
+        let v = op.operand(i).map_err(|e| fail(e.to_string()))?;
+        match self.map.get(&key(v)) {
+            Some(LoweredKey::Bits(h)) => Ok(Handle(*h)),
+            Some(LoweredKey::Src(s)) => {
+                let s = s.clone();
+                self.load(&s, PART_BIT, "!mpc.bits", op.location())
+            }
+            _ => Err(fail(format!("operand {i} of `{}` is not a bit vector", op_name(op)))),
+        }
+    }
+
+    /// Operand `i` of `op` as a secret count.
+    pub fn number_of<'a>(&self, op: &OperationRef<'c, 'a>, i: usize) -> Result<Handle, PassError> {
+        let v = op.operand(i).map_err(|e| fail(e.to_string()))?;
+        match self.map.get(&key(v)) {
+            Some(LoweredKey::Number(h)) => Ok(Handle(*h)),
+            _ => Err(fail(format!("operand {i} of `{}` is not a count", op_name(op)))),
+        }
+    }
+
+    pub fn set_bits<'a>(&mut self, op: &OperationRef<'c, 'a>, h: Handle) -> Result<(), PassError> {
+        let r = op.result(0).map_err(|e| fail(e.to_string()))?;
+        self.map.insert(key(r), LoweredKey::Bits(h.0));
+        Ok(())
+    }
+
+    pub fn set_number<'a>(&mut self, op: &OperationRef<'c, 'a>, h: Handle) -> Result<(), PassError> {
+        let r = op.result(0).map_err(|e| fail(e.to_string()))?;
+        self.map.insert(key(r), LoweredKey::Number(h.0));
+        Ok(())
+    }
+
+    /// `src`'s `part` in the share type `ty` (`!mpc.code<k>`, `!mpc.shamir<"gr4">`, `!mpc.bits`),
+    /// loaded once: galleries in `@setup`, queries and earlier queries per query.
+    pub fn load(&mut self, src: &Src, part: i64, ty: &str, at: Location<'c>) -> Result<Handle, PassError> {
+        let k = (src.clone(), part, ty.to_string());
+        if let Some(h) = self.loads.get(&k) {
+            return Ok(Handle(*h));
+        }
+        let q = self.query_handle();
+        let h = match src {
+            Src::Query { input, name } => {
+                let attrs = [self.string("name", name), self.int("input", *input), self.int("part", part)];
+                self.op1("mpc.load_query", at, &[q], &attrs, ty)?
+            }
+            Src::Rotated { input, name, lo, hi } => {
+                let base = self.load(
+                    &Src::Query {
+                        input: *input,
+                        name: name.clone(),
+                    },
+                    part,
+                    ty,
+                    at,
+                )?;
+                let attrs = [self.int("lo", *lo), self.int("hi", *hi)];
+                self.op1("mpc.rotate", at, &[base], &attrs, ty)?
+            }
+            Src::Records {
+                input,
+                name,
+                earlier: true,
+            } => {
+                let attrs = [self.string("name", name), self.int("input", *input), self.int("part", part)];
+                self.op1("mpc.load_earlier", at, &[q], &attrs, ty)?
+            }
+            Src::Records {
+                input,
+                name,
+                earlier: false,
+            } => {
+                self.galleries.push(GalleryLoad {
+                    input: *input,
+                    name: name.clone(),
+                    part,
+                    ty: ty.to_string(),
+                });
+                let t = self.ty(ty)?;
+                let v = self.query.add_argument(t, self.cx.unknown_location());
+                Handle(self.store(v))
+            }
+        };
+        self.loads.insert(k, h.0);
+        Ok(h)
+    }
+
+    /// Some loaded form of `src` (for the record ids of an `ids` output).
+    pub fn any_load(&self, src: &Src) -> Option<Handle> {
+        self.loads
+            .iter()
+            .filter(|((s, part, _), _)| s == src && *part != PART_BIT)
+            .map(|(_, h)| Handle(*h))
+            .min_by_key(|h| h.0)
+    }
+
+    /// Ends `@query` and builds the module: `@setup` loading every gallery, then `@query`.
+    pub fn finish(mut self, at: Location<'c>) -> Result<Module<'c>, PassError> {
+        let q = self.query_handle();
+        self.op("mpc.emit", self.cx.unknown_location(), &[q], &[], None)?;
+        self.query
+            .append_operation(func::r#return(&[], self.cx.unknown_location()));
+        let cx = self.cx;
+        let ctx = cx.context();
+        let out = Module::new(at);
+
+        let setup = Block::new(&[]);
+        let mut types = Vec::new();
+        let mut loaded = Vec::new();
+        for g in &self.galleries {
+            let t = self.ty(&g.ty)?;
+            let op = OperationBuilder::new("mpc.load_gallery", cx.unknown_location())
+                .add_attributes(&[
+                    self.string("name", &g.name),
+                    self.int("input", g.input),
+                    self.int("part", g.part),
+                ])
+                .add_results(&[t])
+                .build()
+                .map_err(|e| fail(e.to_string()))?;
+            let op = setup.append_operation(op);
+            loaded.push(op.result(0).map_err(|e| fail(e.to_string()))?.into());
+            types.push(t);
+        }
+        setup.append_operation(func::r#return(&loaded, cx.unknown_location()));
+        drop(loaded);
+        out.body()
+            .append_operation(function(cx, "setup", &[], &types, setup));
+
+        let i64_t: Type = IntegerType::new(ctx, 64).into();
+        let mut inputs = vec![i64_t];
+        inputs.extend(types);
+        self.values.clear();
+        out.body()
+            .append_operation(function(cx, "query", &inputs, &[], self.query));
+        Ok(out)
+    }
+}
+
+/// A value of `@query`, by index (the query number is `Handle(usize::MAX)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Handle(usize);
+
+fn function<'c>(
+    cx: &'c Compiler,
+    name: &str,
+    inputs: &[Type<'c>],
+    results: &[Type<'c>],
+    body: Block<'c>,
+) -> melior::ir::Operation<'c> {
+    let ctx = cx.context();
+    let region = Region::new();
+    region.append_block(body);
+    func::func(
+        ctx,
+        StringAttribute::new(ctx, name),
+        TypeAttribute::new(FunctionType::new(ctx, inputs, results).into()),
+        region,
+        &[],
+        cx.unknown_location(),
+    )
+}

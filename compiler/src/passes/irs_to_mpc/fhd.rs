@@ -1,0 +1,212 @@
+//! `irs.fhd_lt` to `mpc`: the four comparison variants of the Large-Scale MPC paper (Table 2) in
+//! the three sharings.
+//!
+//! Every variant ends with one MSB extraction whose bit is the match bit (negative iff match):
+//! - `plain_mask` (public masks, Lemma 1): `T - <c', d'>` with the public threshold
+//!   `T = floor((1 - 2r) ml)`;
+//! - `no_lift` (secret masks, Algorithm 3): both dot products directly in the comparison ring,
+//!   `a*ml - b*dot` with small `a, b`;
+//! - `const_lift`: the code dot product in Z_2^16 multiplied by `b = 2^m` for free (Algorithm 13),
+//!   the mask dot product in the comparison ring;
+//! - `mpc_lift`: both in Z_2^16 (or F_p, or GR(2^16, d)); `ml` lifted by Algorithm 14 (LiftP,
+//!   Algorithm 15, over F_p), `dot` by Algorithm 13.
+
+use super::emitter::{Emitter, Handle, Src, PART_CODE, PART_MASK};
+use super::{fail, PassError};
+use crate::mlir::{get_int, get_str, type_param};
+use melior::ir::{operation::OperationLike, operation::OperationRef, Location, ValueLike};
+
+/// The annotations `ring-select` and `variant-select` put on a comparison.
+struct Choice {
+    variant: String,
+    sharing: String,
+    ring: i64,
+    dot_ring: i64,
+    ml_ring: i64,
+    a: i64,
+    b: i64,
+    lift_bits: i64,
+    num: i64,
+    den: i64,
+    code_bits: i64,
+}
+
+fn choice<'c, 'a>(op: &OperationRef<'c, 'a>) -> Result<Choice, PassError> {
+    let int = |n: &str| {
+        get_int(op, n).map_err(|e| fail(format!("{e} (did ring-select and variant-select run?)")))
+    };
+    let code_bits = type_param(op.operand(1).map_err(|e| fail(e.to_string()))?.r#type())
+        .ok_or_else(|| fail("`irs.fhd_lt` records have no code length"))? as i64;
+    Ok(Choice {
+        variant: get_str(op, "variant").map_err(fail)?,
+        sharing: get_str(op, "sharing").map_err(fail)?,
+        ring: int("ring_bits")?,
+        dot_ring: int("dot_ring")?,
+        ml_ring: int("ml_ring")?,
+        a: int("a")?,
+        b: int("b")?,
+        lift_bits: int("lift_bits")?,
+        num: int("ratio_num")?,
+        den: int("ratio_den")?,
+        code_bits,
+    })
+}
+
+pub fn lower<'c, 'a>(e: &mut Emitter<'c>, op: &OperationRef<'c, 'a>) -> Result<(), PassError> {
+    let c = choice(op)?;
+    let (q, r) = (e.src_of(op, 0)?, e.src_of(op, 1)?);
+    let at = op.location();
+    let bits = match (c.variant.as_str(), c.sharing.as_str()) {
+        ("plain_mask", "rep3") => plain_mask_rep3(e, &c, &q, &r, at)?,
+        ("plain_mask", "gr2" | "gr4") => plain_mask_galois(e, &c, &q, &r, at)?,
+        ("plain_mask", "fp") => plain_mask_fp(e, &c, &q, &r, at)?,
+        ("no_lift", "rep3") => no_lift(e, &c, &q, &r, at)?,
+        ("const_lift", "rep3") => const_lift(e, &c, &q, &r, at)?,
+        ("mpc_lift", "rep3" | "gr2" | "gr4") => mpc_lift(e, &c, &q, &r, at)?,
+        ("mpc_lift", "fp") => mpc_lift_fp(e, &c, &q, &r, at)?,
+        (v, s) => return Err(fail(format!("no lowering of variant `{v}` with sharing `{s}`"))),
+    };
+    e.set_bits(op, bits)
+}
+
+fn code_ty(k: i64) -> String {
+    format!("!mpc.code<{k}>")
+}
+
+/// Additive then replicated shares of `<x, y>` over Z_2^k (replicated dot product, Appendix C).
+fn rep3_dot<'c>(
+    e: &mut Emitter<'c>,
+    (q, r): (&Src, &Src),
+    part: i64,
+    k: i64,
+    code_bits: i64,
+    at: Location<'c>,
+) -> Result<(Handle, Handle, Handle), PassError> {
+    let (x, y) = (e.load(q, part, &code_ty(k), at)?, e.load(r, part, &code_ty(k), at)?);
+    let attrs = [e.int("code_bits", code_bits)];
+    let add = e.op1("mpc.masked_dot", at, &[x, y], &attrs, &format!("!mpc.add<{k}>"))?;
+    let rep = e.op1("mpc.reshare", at, &[add], &[], &format!("!mpc.rep<{k}>"))?;
+    Ok((rep, x, y))
+}
+
+/// The Shamir dot product of a part and its reshare: Z_2^16 for Galois rings, F_p for `fp`.
+fn shamir_dot<'c>(
+    e: &mut Emitter<'c>,
+    c: &Choice,
+    (q, r): (&Src, &Src),
+    part: i64,
+    at: Location<'c>,
+) -> Result<(Handle, Handle, Handle), PassError> {
+    let ty = format!("!mpc.shamir<\"{}\">", c.sharing);
+    let (x, y) = (e.load(q, part, &ty, at)?, e.load(r, part, &ty, at)?);
+    let rep = if c.sharing == "fp" {
+        let add = e.op1("mpc.shamir_dot", at, &[x, y], &[], "!mpc.add_p")?;
+        e.op1("mpc.reshare_p", at, &[add], &[], "!mpc.rep_p")?
+    } else {
+        let add = e.op1("mpc.shamir_dot", at, &[x, y], &[], "!mpc.add<16>")?;
+        e.op1("mpc.reshare", at, &[add], &[], "!mpc.rep<16>")?
+    };
+    Ok((rep, x, y))
+}
+
+fn msb<'c>(e: &mut Emitter<'c>, x: Handle, at: Location<'c>) -> Result<Handle, PassError> {
+    e.op1("mpc.msb", at, &[x], &[], "!mpc.bits")
+}
+
+fn plain_mask_rep3<'c>(e: &mut Emitter<'c>, c: &Choice, q: &Src, r: &Src, at: Location<'c>) -> Result<Handle, PassError> {
+    let k = c.ring;
+    let (dot, x, y) = rep3_dot(e, (q, r), PART_CODE, k, c.code_bits, at)?;
+    let ml = e.op1("mpc.mask_len", at, &[x, y], &[], &format!("!mpc.pub<{k}>"))?;
+    let attrs = [e.int("ratio_num", c.num), e.int("ratio_den", c.den)];
+    let diff = e.op1("mpc.sub_threshold", at, &[dot, ml], &attrs, &format!("!mpc.rep<{k}>"))?;
+    msb(e, diff, at)
+}
+
+fn plain_mask_galois<'c>(e: &mut Emitter<'c>, c: &Choice, q: &Src, r: &Src, at: Location<'c>) -> Result<Handle, PassError> {
+    if c.ring != 16 {
+        return Err(fail(format!("Galois-ring dot products end in Z_2^16, not Z_2^{}", c.ring)));
+    }
+    let (dot, x, y) = shamir_dot(e, c, (q, r), PART_CODE, at)?;
+    let ml = e.op1("mpc.mask_len", at, &[x, y], &[], "!mpc.pub<16>")?;
+    let attrs = [e.int("ratio_num", c.num), e.int("ratio_den", c.den)];
+    let diff = e.op1("mpc.sub_threshold", at, &[dot, ml], &attrs, "!mpc.rep<16>")?;
+    msb(e, diff, at)
+}
+
+fn plain_mask_fp<'c>(e: &mut Emitter<'c>, c: &Choice, q: &Src, r: &Src, at: Location<'c>) -> Result<Handle, PassError> {
+    let (dot, x, y) = shamir_dot(e, c, (q, r), PART_CODE, at)?;
+    let ml = e.op1("mpc.mask_len", at, &[x, y], &[], "!mpc.pub<16>")?;
+    let attrs = [e.int("ratio_num", c.num), e.int("ratio_den", c.den)];
+    let diff = e.op1("mpc.sub_threshold_p", at, &[dot, ml], &attrs, "!mpc.rep_p")?;
+    e.op1("mpc.msb_p", at, &[diff], &[], "!mpc.bits")
+}
+
+/// `MSB(a*ml - y)` over Z_2^k with `y` already `b*dot` (or `dot` with `b` applied by `lin`).
+fn compare<'c>(e: &mut Emitter<'c>, ml: Handle, y: Handle, a: i64, b: i64, k: i64, at: Location<'c>) -> Result<Handle, PassError> {
+    let attrs = [e.int("a", a), e.int("b", b)];
+    let v = e.op1("mpc.lin", at, &[ml, y], &attrs, &format!("!mpc.rep<{k}>"))?;
+    msb(e, v, at)
+}
+
+fn no_lift<'c>(e: &mut Emitter<'c>, c: &Choice, q: &Src, r: &Src, at: Location<'c>) -> Result<Handle, PassError> {
+    let k = c.ring;
+    let (dot, ..) = rep3_dot(e, (q, r), PART_CODE, k, c.code_bits, at)?;
+    let (ml, ..) = rep3_dot(e, (q, r), PART_MASK, k, c.code_bits, at)?;
+    compare(e, ml, dot, c.a, c.b, k, at)
+}
+
+fn check_lift(c: &Choice) -> Result<(), PassError> {
+    if c.b != 1i64 << c.lift_bits || c.dot_ring + c.lift_bits != c.ring {
+        return Err(fail(format!(
+            "ConstLift needs b = 2^m and a comparison ring of dot_ring + m bits; got b = {}, m = {}, rings {} and {}",
+            c.b, c.lift_bits, c.dot_ring, c.ring
+        )));
+    }
+    Ok(())
+}
+
+fn const_lift<'c>(e: &mut Emitter<'c>, c: &Choice, q: &Src, r: &Src, at: Location<'c>) -> Result<Handle, PassError> {
+    check_lift(c)?;
+    let k = c.ring;
+    let (dot, ..) = rep3_dot(e, (q, r), PART_CODE, c.dot_ring, c.code_bits, at)?;
+    let attrs = [e.int("lift_bits", c.lift_bits)];
+    let lifted = e.op1("mpc.const_lift", at, &[dot], &attrs, &format!("!mpc.rep<{k}>"))?;
+    let (ml, ..) = rep3_dot(e, (q, r), PART_MASK, c.ml_ring, c.code_bits, at)?;
+    if c.ml_ring != k {
+        return Err(fail("ConstLift computes the mask dot product in the comparison ring"));
+    }
+    compare(e, ml, lifted, c.a, 1, k, at)
+}
+
+fn mpc_lift<'c>(e: &mut Emitter<'c>, c: &Choice, q: &Src, r: &Src, at: Location<'c>) -> Result<Handle, PassError> {
+    check_lift(c)?;
+    let k = c.ring;
+    let (dot, ml) = if c.sharing == "rep3" {
+        let (dot, ..) = rep3_dot(e, (q, r), PART_CODE, c.dot_ring, c.code_bits, at)?;
+        let (ml, ..) = rep3_dot(e, (q, r), PART_MASK, c.ml_ring, c.code_bits, at)?;
+        (dot, ml)
+    } else {
+        let (dot, ..) = shamir_dot(e, c, (q, r), PART_CODE, at)?;
+        let (ml, ..) = shamir_dot(e, c, (q, r), PART_MASK, at)?;
+        (dot, ml)
+    };
+    let rep_k = format!("!mpc.rep<{k}>");
+    let ml = e.op1("mpc.lift", at, &[ml], &[], &rep_k)?;
+    let attrs = [e.int("lift_bits", c.lift_bits)];
+    let lifted = e.op1("mpc.const_lift", at, &[dot], &attrs, &rep_k)?;
+    compare(e, ml, lifted, c.a, 1, k, at)
+}
+
+fn mpc_lift_fp<'c>(e: &mut Emitter<'c>, c: &Choice, q: &Src, r: &Src, at: Location<'c>) -> Result<Handle, PassError> {
+    if c.b != 1i64 << c.lift_bits {
+        return Err(fail(format!("LiftP needs b = 2^m; got b = {}, m = {}", c.b, c.lift_bits)));
+    }
+    let (dot, ..) = shamir_dot(e, c, (q, r), PART_CODE, at)?;
+    let (ml, ..) = shamir_dot(e, c, (q, r), PART_MASK, at)?;
+    let t = format!("!mpc.rep_mod<{}>", c.lift_bits);
+    let ml = e.op1("mpc.lift_p", at, &[ml], &[], &t)?;
+    let lifted = e.op1("mpc.const_lift_p", at, &[dot], &[], &t)?;
+    let attrs = [e.int("a", c.a), e.int("b", 1)];
+    let v = e.op1("mpc.lin_mod", at, &[ml, lifted], &attrs, &t)?;
+    e.op1("mpc.msb_mod", at, &[v], &[], "!mpc.bits")
+}

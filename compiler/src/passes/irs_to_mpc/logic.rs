@@ -1,0 +1,89 @@
+//! Boolean structure, counts and reveals to `mpc`.
+//!
+//! `and`/`or` are one AND gate per element (ABY3), `not` is local, `select` is CMux (Algorithm
+//! 11: one AND gate per output bit, both branches computed), `any`/`all` are OR/AND trees over
+//! groups, `count` injects the bits into Z_2^32 (Algorithms 16-17) and sums locally. A reveal
+//! opens exactly the declared output to its party and records it for that query's JSON line.
+
+use super::emitter::{Emitter, Src};
+use super::{fail, PassError};
+use crate::mlir::{get_int, get_str, op_name};
+use melior::ir::{operation::OperationLike, operation::OperationRef};
+
+/// The ring counts are computed in: up to 2^32 - 1 records per query.
+pub const COUNT_RING_BITS: i64 = 32;
+
+pub fn lower<'c, 'a>(e: &mut Emitter<'c>, op: &OperationRef<'c, 'a>) -> Result<(), PassError> {
+    let at = op.location();
+    let name = op_name(op);
+    if name == "irs.count" {
+        let bits = e.bits_of(op, 0)?;
+        let rep = format!("!mpc.rep<{COUNT_RING_BITS}>");
+        let injected = e.op1("mpc.bit_inject", at, &[bits], &[], &rep)?;
+        let attrs = [e.int("group", 0)];
+        let sum = e.op1("mpc.sum", at, &[injected], &attrs, &rep)?;
+        return e.set_number(op, sum);
+    }
+    let bits = match name.as_str() {
+        "irs.const" => {
+            let attrs = [e.int("value", get_int(op, "value").map_err(fail)?)];
+            e.op1("mpc.const_bits", at, &[], &attrs, "!mpc.bits")?
+        }
+        "irs.not" => {
+            let x = e.bits_of(op, 0)?;
+            e.op1("mpc.not", at, &[x], &[], "!mpc.bits")?
+        }
+        "irs.and" | "irs.or" => {
+            let (x, y) = (e.bits_of(op, 0)?, e.bits_of(op, 1)?);
+            let m = if name == "irs.and" { "mpc.and" } else { "mpc.or" };
+            e.op1(m, at, &[x, y], &[], "!mpc.bits")?
+        }
+        "irs.select" => {
+            let (c, x, y) = (e.bits_of(op, 0)?, e.bits_of(op, 1)?, e.bits_of(op, 2)?);
+            e.op1("mpc.mux", at, &[c, x, y], &[], "!mpc.bits")?
+        }
+        "irs.any" | "irs.all" => {
+            let x = e.bits_of(op, 0)?;
+            let attrs = [e.int("group", get_int(op, "group").map_err(fail)?)];
+            let m = if name == "irs.any" { "mpc.or_tree" } else { "mpc.and_tree" };
+            e.op1(m, at, &[x], &attrs, "!mpc.bits")?
+        }
+        other => return Err(fail(format!("`{other}` is not a boolean op"))),
+    };
+    e.set_bits(op, bits)
+}
+
+pub fn reveal<'c, 'a>(e: &mut Emitter<'c>, op: &OperationRef<'c, 'a>) -> Result<(), PassError> {
+    let at = op.location();
+    let to = get_int(op, "to").map_err(fail)?;
+    let shape = get_str(op, "shape").map_err(fail)?;
+    let label = get_str(op, "label").map_err(fail)?;
+    let out_attrs = [e.string("shape", &shape), e.string("label", &label)];
+    let q = e.query_handle();
+    match shape.as_str() {
+        "bit" => {
+            let bits = e.bits_of(op, 0)?;
+            let clear = e.op1("mpc.open", at, &[bits], &[e.int("to", to)], "!mpc.clear_bits")?;
+            e.op("mpc.output", at, &[q, clear], &out_attrs, None)?;
+        }
+        "ids" => {
+            let bits = e.bits_of(op, 0)?;
+            let records = e.src_of(op, 1)?;
+            if !matches!(records, Src::Records { .. }) {
+                return Err(fail("an `ids` reveal names something other than records"));
+            }
+            let recs = e
+                .any_load(&records)
+                .ok_or_else(|| fail("the records of an `ids` reveal are never loaded"))?;
+            let clear = e.op1("mpc.open", at, &[bits], &[e.int("to", to)], "!mpc.clear_bits")?;
+            e.op("mpc.output", at, &[q, clear, recs], &out_attrs, None)?;
+        }
+        "count" => {
+            let n = e.number_of(op, 0)?;
+            let clear = e.op1("mpc.open_int", at, &[n], &[e.int("to", to)], "!mpc.clear_ints")?;
+            e.op("mpc.output", at, &[q, clear], &out_attrs, None)?;
+        }
+        other => return Err(fail(format!("unknown reveal shape `{other}`"))),
+    }
+    Ok(())
+}

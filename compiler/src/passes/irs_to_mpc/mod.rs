@@ -1,0 +1,113 @@
+//! `irs-to-mpc`: lowers what the user wrote to what the parties compute.
+//!
+//! Each `irs` op becomes the `mpc` ops of its protocol, as `ring-select` and `variant-select`
+//! annotated it: a comparison becomes dot products (replicated, or Shamir over F_p / GR(2^16, d)
+//! with a reshare to replicated), lifts and an MSB extraction ([`fhd`], [`cosine`]); boolean
+//! structure becomes AND/OR/MUX gates and trees; reveals become opens and outputs ([`logic`]).
+//! The module is split by when work happens: `@setup` loads every gallery once per run (in each
+//! ring and sharing a comparison needs), `@query` receives the query number and the loaded
+//! galleries and does the per-query work.
+//!
+//! Before (after `ring-select` and `variant-select`):
+//! ```mlir
+//! func.func @query() {
+//!   %0 = "irs.query_value"() {input = 1, kind = "iris", name = "q", owner = 0} : () -> !irs.code<12800>
+//!   %1 = "irs.rotate"(%0) {hi = 15, lo = -15} : (!irs.code<12800>) -> !irs.codes<12800>
+//!   %2 = "irs.records"() {input = 0, name = "db", source = "gallery"} : () -> !irs.codes<12800>
+//!   %3 = "irs.fhd_lt"(%1, %2) {ring_bits = 16, variant = "plain_mask", sharing = "rep3", ...} : (...) -> !irs.bits
+//!   %4 = "irs.any"(%3) {group = 31} : (!irs.bits) -> !irs.bits
+//!   "irs.reveal"(%4, %2) {label = "ids", shape = "ids", to = 0} : (...) -> ()
+//! }
+//! ```
+//! After:
+//! ```mlir
+//! func.func @setup() -> !mpc.code<16> {
+//!   %0 = "mpc.load_gallery"() {input = 0, name = "db", part = 0} : () -> !mpc.code<16>
+//!   return %0 : !mpc.code<16>
+//! }
+//! func.func @query(%arg0: i64, %arg1: !mpc.code<16>) {
+//!   %0 = "mpc.load_query"(%arg0) {input = 1, name = "q", part = 0} : (i64) -> !mpc.code<16>
+//!   %1 = "mpc.rotate"(%0) {hi = 15, lo = -15} : (!mpc.code<16>) -> !mpc.code<16>
+//!   %2 = "mpc.masked_dot"(%1, %arg1) {code_bits = 12800} : (...) -> !mpc.add<16>
+//!   %3 = "mpc.reshare"(%2) : (!mpc.add<16>) -> !mpc.rep<16>
+//!   %4 = "mpc.mask_len"(%1, %arg1) : (...) -> !mpc.pub<16>
+//!   %5 = "mpc.sub_threshold"(%3, %4) {ratio_den = 200, ratio_num = 69} : (...) -> !mpc.rep<16>
+//!   %6 = "mpc.msb"(%5) : (!mpc.rep<16>) -> !mpc.bits
+//!   %7 = "mpc.or_tree"(%6) {group = 31} : (!mpc.bits) -> !mpc.bits
+//!   %8 = "mpc.open"(%7) {to = 0} : (!mpc.bits) -> !mpc.clear_bits
+//!   "mpc.output"(%arg0, %8, %arg1) {label = "ids", shape = "ids"} : (...) -> ()
+//!   "mpc.emit"(%arg0) : (i64) -> ()
+//! }
+//! ```
+
+mod cosine;
+mod emitter;
+mod fhd;
+mod logic;
+
+use super::{Pass, PassError};
+use crate::mlir::{op_name, Compiler};
+use emitter::Emitter;
+use melior::ir::{
+    block::BlockLike, operation::OperationLike, operation::OperationRef, Module, RegionLike,
+};
+
+pub struct IrsToMpc;
+
+pub(crate) const NAME: &str = "irs-to-mpc";
+
+pub(crate) fn fail(message: impl Into<String>) -> PassError {
+    PassError::Unsupported {
+        pass: NAME,
+        message: message.into(),
+    }
+}
+
+impl Pass for IrsToMpc {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn run<'c>(&self, cx: &'c Compiler, module: Module<'c>) -> Result<Module<'c>, PassError> {
+        let ops = query_ops(&module)?;
+        let mut e = Emitter::new(cx);
+        for op in &ops {
+            match op_name(op).as_str() {
+                "irs.query_value" | "irs.records" | "irs.rotate" => e.source(op)?,
+                "irs.fhd_lt" => fhd::lower(&mut e, op)?,
+                "irs.cosine_ge" => cosine::lower(&mut e, op)?,
+                "irs.const" | "irs.not" | "irs.and" | "irs.or" | "irs.select" | "irs.any"
+                | "irs.all" | "irs.count" => logic::lower(&mut e, op)?,
+                "irs.reveal" => logic::reveal(&mut e, op)?,
+                "func.return" => {}
+                other => return Err(fail(format!("no lowering for `{other}`"))),
+            }
+        }
+        e.finish(module.as_operation().location())
+    }
+}
+
+/// The ops of `func.func @query` in the `irs` module.
+fn query_ops<'c, 'm>(module: &'m Module<'c>) -> Result<Vec<OperationRef<'c, 'm>>, PassError> {
+    let mut f = module.body().first_operation();
+    while let Some(func) = f {
+        let is_query = op_name(&func) == "func.func"
+            && crate::mlir::get_str(&func, "sym_name").as_deref() == Ok("query");
+        if is_query {
+            let block = func
+                .region(0)
+                .ok()
+                .and_then(|r| r.first_block())
+                .ok_or_else(|| fail("@query has no body"))?;
+            let mut ops = Vec::new();
+            let mut op = block.first_operation();
+            while let Some(o) = op {
+                op = o.next_in_block();
+                ops.push(o);
+            }
+            return Ok(ops);
+        }
+        f = func.next_in_block();
+    }
+    Err(fail("the module has no `func.func @query`"))
+}
