@@ -18,6 +18,7 @@
 //! types; the checks here guard the contract, so a malformed `Program` is an error, not a panic.
 
 mod expr;
+pub use expr::number_tests;
 pub mod layout;
 
 use crate::mlir::{int_attr, parse_type, str_attr, Compiler, MlirError};
