@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use irisc_runtime::io::share_file::ShareKind;
 
@@ -32,6 +32,44 @@ pub enum EmitArg {
     Obj,
 }
 
+/// What the compiler may be told to choose instead of its cost model.
+#[derive(Debug, Clone, Default, Args)]
+pub struct PlanArgs {
+    /// Sharing of the iris dot products: rep3 (replicated Z_2^k), fp (Shamir over F_p,
+    /// p = 65519), gr2 / gr4 (Shamir over the Galois ring GR(2^16, d)). Default: the cheapest.
+    #[arg(long, value_parser = ["rep3", "fp", "gr2", "gr4"])]
+    pub sharing: Option<String>,
+    /// Comparison variant of every fhd test: plain-mask (public masks), no-lift, const-lift,
+    /// mpc-lift (secret masks). Default: the cheapest.
+    #[arg(long, value_parser = ["plain-mask", "no-lift", "const-lift", "mpc-lift"])]
+    pub variant: Option<String>,
+    /// Bits of precision m of the secret-mask threshold a/b with b = 2^m (default 16, as deployed).
+    #[arg(long)]
+    pub precision: Option<u32>,
+}
+
+impl PlanArgs {
+    pub fn options(&self) -> Result<crate::analysis::plan::PlanOptions> {
+        use crate::analysis::plan::{PlanOptions, Sharing, Variant};
+        let sharing = match self.sharing.as_deref() {
+            None => None,
+            Some(s) => Some(Sharing::parse(s).ok_or_else(|| anyhow::anyhow!("unknown sharing {s}"))?),
+        };
+        let variant = match self.variant.as_deref() {
+            None => None,
+            Some(v) => Some(
+                Variant::parse(&v.replace('-', "_"))
+                    .ok_or_else(|| anyhow::anyhow!("unknown variant {v}"))?,
+            ),
+        };
+        Ok(PlanOptions {
+            sharing,
+            variant,
+            precision_bits: self.precision,
+        })
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Compile a program to an executable that each party runs with `--party N`.
@@ -46,12 +84,19 @@ pub enum Command {
         /// Print the MLIR module after every pass (to stderr).
         #[arg(long)]
         print_ir_after_all: bool,
+        #[command(flatten)]
+        plan: PlanArgs,
     },
     /// Show what the compiler chose (rings and why), what it costs, and what each party learns.
     Explain {
         program: PathBuf,
         #[arg(long)]
         json: bool,
+        /// Records per query for the per-query totals (rounds do not depend on it).
+        #[arg(long, default_value_t = 1)]
+        records: u64,
+        #[command(flatten)]
+        plan: PlanArgs,
     },
     /// Generate synthetic iris codes (NDJSON): a gallery, or queries near a gallery.
     Gen {
@@ -126,14 +171,22 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             output,
             emit,
             print_ir_after_all,
-        } => build(program, output, emit, print_ir_after_all),
-        Command::Explain { program, json } => {
+            plan,
+        } => build(program, output, emit, print_ir_after_all, &plan),
+        Command::Explain {
+            program,
+            json,
+            records,
+            plan,
+        } => {
             let checked = pipeline::read_and_check(&program)?;
+            let planned = pipeline::plan(&checked, &plan.options()?)?;
+            use crate::analysis::explain_v2 as ex;
             if json {
-                let v = crate::analysis::explain::explain_json(&checked.program);
+                let v = ex::explain_program_json(&checked.program, &planned.plan, records);
                 write_stdout(&format!("{}\n", serde_json::to_string_pretty(&v)?))?;
             } else {
-                write_stdout(&crate::analysis::explain::explain_text(&checked.program))?;
+                write_stdout(&ex::explain_program_text(&checked.program, &planned.plan, records))?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -223,8 +276,10 @@ fn build(
     output: Option<PathBuf>,
     emit: Option<EmitArg>,
     print_ir_after_all: bool,
+    plan: &PlanArgs,
 ) -> Result<ExitCode> {
     let checked = pipeline::read_and_check(&program)?;
+    let planned = pipeline::plan(&checked, &plan.options()?)?;
     let emit = match emit {
         Some(EmitArg::Ast) => {
             let ast = crate::syntax::parse(&checked.source).map_err(|d| {
@@ -259,14 +314,15 @@ fn build(
         Emit::Exe | Emit::Obj => Some(output.unwrap_or_else(default_out)),
         _ => output,
     };
-    let (artifact, took) = pipeline::compile(&checked, emit, output, print_ir_after_all)?;
+    let (artifact, took) =
+        pipeline::compile(&checked, &planned, emit, output, print_ir_after_all)?;
     match artifact {
         Artifact::Text(text) => write_stdout(&text)?,
         Artifact::File(path) => {
             eprintln!("built {} in {:.2} s", path.display(), took.as_secs_f64());
             eprint!(
                 "{}",
-                crate::analysis::explain::explain_text(&checked.program)
+                crate::analysis::explain_v2::explain_program_text(&checked.program, &planned.plan, 1)
             );
         }
     }
