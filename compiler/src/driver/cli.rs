@@ -57,10 +57,7 @@ impl PlanArgs {
         };
         let variant = match self.variant.as_deref() {
             None => None,
-            Some(v) => Some(
-                Variant::parse(&v.replace('-', "_"))
-                    .ok_or_else(|| anyhow::anyhow!("unknown variant {v}"))?,
-            ),
+            Some(v) => Some(Variant::parse(v).ok_or_else(|| anyhow::anyhow!("unknown variant {v}"))?),
         };
         Ok(PlanOptions {
             sharing,

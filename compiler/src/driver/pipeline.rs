@@ -62,7 +62,7 @@ pub fn choices(plan: &Plan) -> Choices {
             .iter()
             .map(|t| match t {
                 TestPlan::Fhd(f) => TestChoice::Fhd {
-                    variant: f.variant.name().into(),
+                    variant: f.variant.name().replace('-', "_"),
                     sharing: f.sharing.name().into(),
                     ring_bits: f.compare_ring,
                     dot_ring: f.dot_ring,
