@@ -3,8 +3,10 @@
 
 use super::cpu::CodegenError;
 use crate::mlir::{op_name, type_param};
-use crate::sema::{MaskKind, Program};
-use irisc_runtime::manifest::{Manifest, ABI_VERSION};
+use crate::sema::{InputRole, MaskKind, Program};
+use irisc_runtime::manifest::{
+    self, InputKind, InputMask, InputSharing, Manifest, ManifestInput, ABI_VERSION,
+};
 use melior::ir::{block::BlockLike, operation::OperationLike, Module, RegionLike, ValueLike};
 
 /// Hex BLAKE3 of the program source.
@@ -13,38 +15,49 @@ pub fn fingerprint(source: &str) -> String {
 }
 
 /// The manifest of `program` compiled to `mpc`.
+///
+/// Every input is an iris input shared rep3 over the ring the `mpc` module loads its shares in
+/// (issue-2 programs have one). The lead's sema v2 fills the other kinds and sharings.
 pub fn build(
     program: &Program,
     source: &str,
     explain: serde_json::Value,
     mpc: &Module<'_>,
 ) -> Result<Manifest, CodegenError> {
-    let first = program
-        .inputs
-        .first()
-        .ok_or_else(|| CodegenError("the program has no inputs".into()))?;
-    if let Some(other) = program
+    if program.inputs.is_empty() {
+        return Err(CodegenError("the program has no inputs".into()));
+    }
+    let ring_bits = share_ring(mpc)?;
+    let inputs = program
         .inputs
         .iter()
-        .find(|i| i.code_bits != first.code_bits || i.mask != first.mask)
-    {
-        return Err(CodegenError(format!(
-            "inputs `{}` and `{}` differ in code length or mask kind; one executable takes one kind of share file",
-            first.name, other.name
-        )));
-    }
+        .map(|i| ManifestInput {
+            name: i.name.clone(),
+            role: match i.role {
+                InputRole::Gallery => manifest::InputRole::Gallery,
+                InputRole::Query { .. } => manifest::InputRole::Query,
+            },
+            owner: match i.role {
+                InputRole::Gallery => None,
+                InputRole::Query { owner } => u8::try_from(owner).ok(),
+            },
+            kind: InputKind::Iris,
+            elements: i.code_bits,
+            mask: match i.mask {
+                MaskKind::Public => InputMask::Public,
+                MaskKind::Secret => InputMask::Secret,
+            },
+            sharing: InputSharing::Rep3,
+            ring_bits,
+            scale_bits: 0,
+        })
+        .collect();
     Ok(Manifest {
         abi: ABI_VERSION,
         program: program.name.clone(),
         fingerprint: fingerprint(source),
-        code_bits: first.code_bits,
-        ring_bits: share_ring(mpc)?,
-        mask: match first.mask {
-            MaskKind::Public => "public",
-            MaskKind::Secret => "secret",
-        }
-        .into(),
-        sharing: "rep3".into(),
+        inputs,
+        zips: Vec::new(),
         parties: program.parties.clone(),
         explain,
     })

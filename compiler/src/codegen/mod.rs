@@ -178,14 +178,15 @@ mod tests {
             .trim_end_matches('"')
             .replace("\\22", "\"");
         let m = irisc_runtime::manifest::Manifest::from_json(json.as_bytes()).unwrap();
+        let i = &m.inputs[0];
         assert_eq!(
             (
-                m.code_bits,
-                m.ring_bits,
-                m.mask.as_str(),
-                m.sharing.as_str()
+                i.elements,
+                i.ring_bits,
+                i.mask.to_string(),
+                i.sharing.to_string()
             ),
-            (12800, 16, "public", "rep3")
+            (12800, 16, "public".to_string(), "rep3".to_string())
         );
         assert_eq!(m.fingerprint, manifest::fingerprint("source"));
         assert_eq!(m.explain, serde_json::json!({"ring": 16}));

@@ -51,7 +51,11 @@ const ENTRY_POINTS: &[(&str, A, &[A])] = &[
         &[A::Ptr, A::I32, A::I32, A::I64],
     ),
     ("irisc_rt_open", A::I32, &[A::Ptr, A::I32, A::I32, A::I32]),
-    ("irisc_rt_output", A::I32, &[A::Ptr, A::I64, A::I32, A::I32]),
+    (
+        "irisc_rt_output",
+        A::I32,
+        &[A::Ptr, A::I64, A::I32, A::I32, A::I32, A::Ptr, A::I64],
+    ),
     ("irisc_rt_finish", A::I32, &[A::Ptr, A::I32]),
 ];
 

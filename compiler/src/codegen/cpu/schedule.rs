@@ -360,13 +360,19 @@ impl<'ctx> Schedule<'ctx, '_> {
                     "any" => 0,
                     _ => 1,
                 };
+                // ABI 2: records -1 (the only gallery's ids) and no field name (the shape's
+                // default: `match` / `ids`), which prints the issue-2 lines.
+                let null = self.cx.ptr_type(Default::default()).const_null();
                 (
                     "irisc_rt_output",
                     vec![
                         rt,
                         self.slot_arg(op, 0)?,
                         self.slot_arg(op, 1)?,
+                        self.i32c(-1),
                         self.i32c(shape),
+                        null.into(),
+                        self.i64c(0),
                     ],
                 )
             }
