@@ -1,13 +1,17 @@
 //! What the compiler embeds in every executable about its program, as JSON.
 //!
-//! The runtime checks it against the share files it is given (ring, code length, masks, sharing)
-//! and refuses to run on a mismatch, so a share file of another program or ring is caught before
-//! any protocol message is sent.
+//! The runtime checks every share file it is given against the program's input of that name
+//! (role, kind, sharing, ring, elements, mask) and refuses to run on a mismatch, so a share file
+//! of another program, input or ring is caught before any protocol message is sent.
+
+use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever the C ABI between generated code and the runtime changes.
-pub const ABI_VERSION: u32 = 1;
+/// 2: named inputs of any kind (`irisc_rt_load_input`), named output fields (`irisc_rt_output`
+/// with records and field, `irisc_rt_emit`).
+pub const ABI_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {
@@ -17,18 +21,126 @@ pub struct Manifest {
     pub program: String,
     /// Hex BLAKE3 of the program source; printed in errors and accounting.
     pub fingerprint: String,
-    /// Bits per iris code.
-    pub code_bits: u32,
-    /// k of Z_2^k that the gallery and query shares must use.
-    pub ring_bits: u32,
-    /// "public" or "secret".
-    pub mask: String,
-    /// "rep3".
-    pub sharing: String,
+    /// Every declared input, in declaration order; `irisc_rt_load_input`'s `input` indexes this.
+    pub inputs: Vec<ManifestInput>,
+    /// Galleries used together in `zip(g1, g2, ...)`: each group must have equal record ids
+    /// (the runtime checks before computing).
+    #[serde(default)]
+    pub zips: Vec<Vec<String>>,
     /// The party names, in `--party` order.
     pub parties: [String; 3],
     /// The `irisc explain --json` document of the program, for `--explain` on the executable.
     pub explain: serde_json::Value,
+}
+
+/// One declared input and the share file it needs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestInput {
+    pub name: String,
+    pub role: InputRole,
+    /// The party that supplies a query input (`from p0`); `None` for galleries.
+    #[serde(default)]
+    pub owner: Option<u8>,
+    pub kind: InputKind,
+    /// Bits per iris code, the dimension of an embedding, 1 for a bit.
+    pub elements: u32,
+    pub mask: InputMask,
+    pub sharing: InputSharing,
+    /// k of Z_2^k that the input's share file must have (16 for Shamir sharings, whose words are
+    /// F_p or GR(2^16, d) coefficients; 1 or more for bits).
+    pub ring_bits: u32,
+    /// Fixed-point scale of an embedding: values are round(v * 2^scale_bits); 0 otherwise.
+    #[serde(default)]
+    pub scale_bits: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InputRole {
+    Gallery,
+    Query,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InputKind {
+    Iris,
+    Embedding,
+    Bit,
+}
+
+/// Iris masks: public (plain in every share file) or secret-shared; `None` for other kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InputMask {
+    Public,
+    Secret,
+    None,
+}
+
+/// How an input is secret-shared: replicated over Z_2^k, or degree-1 Shamir over F_p
+/// (p = 65519) or the Galois ring GR(2^16, d), d = 2 or 4.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InputSharing {
+    Rep3,
+    Fp,
+    Gr2,
+    Gr4,
+}
+
+impl InputSharing {
+    pub const ALL: [InputSharing; 4] = [
+        InputSharing::Rep3,
+        InputSharing::Fp,
+        InputSharing::Gr2,
+        InputSharing::Gr4,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            InputSharing::Rep3 => "rep3",
+            InputSharing::Fp => "fp",
+            InputSharing::Gr2 => "gr2",
+            InputSharing::Gr4 => "gr4",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<InputSharing> {
+        Self::ALL.into_iter().find(|x| x.name() == s)
+    }
+
+    pub fn is_shamir(self) -> bool {
+        self != InputSharing::Rep3
+    }
+}
+
+macro_rules! display_lowercase {
+    ($($t:ty => { $($v:ident => $s:literal),* }),*) => {$(
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(match self { $(<$t>::$v => $s),* })
+            }
+        }
+    )*};
+}
+display_lowercase!(
+    InputRole => { Gallery => "gallery", Query => "query" },
+    InputKind => { Iris => "iris", Embedding => "embedding", Bit => "bit" },
+    InputMask => { Public => "public", Secret => "secret", None => "none" }
+);
+
+impl fmt::Display for InputSharing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl ManifestInput {
+    /// The `--input` argument that names this input's file, e.g. `--input left=PATH`.
+    pub fn flag(&self) -> String {
+        format!("--input {}=PATH", self.name)
+    }
 }
 
 impl Manifest {
@@ -42,5 +154,64 @@ impl Manifest {
             ));
         }
         Ok(m)
+    }
+
+    /// The index of the input called `name`.
+    pub fn input_index(&self, name: &str) -> Option<usize> {
+        self.inputs.iter().position(|i| i.name == name)
+    }
+
+    /// Indices of the inputs with `role`.
+    pub fn inputs_with(&self, role: InputRole) -> Vec<usize> {
+        (0..self.inputs.len())
+            .filter(|&i| self.inputs[i].role == role)
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_names_are_the_designs() {
+        let i = ManifestInput {
+            name: "ql".into(),
+            role: InputRole::Query,
+            owner: Some(0),
+            kind: InputKind::Iris,
+            elements: 12_800,
+            mask: InputMask::Secret,
+            sharing: InputSharing::Gr4,
+            ring_bits: 16,
+            scale_bits: 0,
+        };
+        let v = serde_json::to_value(&i).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"name": "ql", "role": "query", "owner": 0, "kind": "iris",
+                "elements": 12800, "mask": "secret", "sharing": "gr4", "ring_bits": 16,
+                "scale_bits": 0})
+        );
+        let m = Manifest {
+            abi: ABI_VERSION,
+            program: "p".into(),
+            fingerprint: "f".into(),
+            inputs: vec![i],
+            zips: vec![],
+            parties: ["a".into(), "b".into(), "c".into()],
+            explain: serde_json::Value::Null,
+        };
+        let bytes = serde_json::to_vec(&m).unwrap();
+        assert_eq!(Manifest::from_json(&bytes).unwrap(), m);
+        let mut old = m.clone();
+        old.abi = 1;
+        let e = Manifest::from_json(&serde_json::to_vec(&old).unwrap()).unwrap_err();
+        assert!(
+            e.contains("runtime ABI 1 but is linked with runtime ABI 2"),
+            "{e}"
+        );
+        assert_eq!(InputSharing::parse("fp"), Some(InputSharing::Fp));
+        assert_eq!(InputSharing::parse("gr3"), None);
     }
 }

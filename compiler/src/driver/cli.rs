@@ -7,6 +7,7 @@ use anyhow::{bail, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use irisc_runtime::io::share_file::ShareKind;
+use irisc_runtime::manifest::InputSharing;
 
 use crate::codegen::{Artifact, Emit};
 
@@ -67,6 +68,17 @@ impl PlanArgs {
     }
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum GenKind {
+    Iris,
+    Embedding,
+    Bit,
+}
+
+fn parse_sharing(s: &str) -> Result<InputSharing, String> {
+    InputSharing::parse(s).ok_or_else(|| format!("unknown sharing {s:?}: use rep3, fp, gr2 or gr4"))
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Compile a program to an executable that each party runs with `--party N`.
@@ -95,10 +107,15 @@ pub enum Command {
         #[command(flatten)]
         plan: PlanArgs,
     },
-    /// Generate synthetic iris codes (NDJSON): a gallery, or queries near a gallery.
+    /// Generate synthetic inputs (NDJSON): iris codes (a gallery, or queries near a gallery),
+    /// speaker embeddings, or bits.
     Gen {
-        #[arg(long)]
-        count: usize,
+        /// What to generate.
+        #[arg(long, value_enum, default_value_t = GenKind::Iris)]
+        kind: GenKind,
+        /// Records (iris, bit).
+        #[arg(long, required_unless_present_any = ["speakers"])]
+        count: Option<usize>,
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// Bits per code (a multiple of 64).
@@ -110,6 +127,21 @@ pub enum Command {
         /// The match ratio that the queries' threshold edge cases sit at (with --near).
         #[arg(long, default_value = "0.345", requires = "near")]
         ratio: String,
+        /// Embeddings: speakers 0..S (ids are speaker * 1000 + utterance).
+        #[arg(long)]
+        speakers: Option<usize>,
+        /// Embeddings: utterances per speaker (at most 1000).
+        #[arg(long, default_value_t = 1)]
+        per_speaker: usize,
+        /// Embeddings: dimension.
+        #[arg(long, default_value_t = 192)]
+        dim: usize,
+        /// Embeddings: noise relative to the speaker direction (same-speaker cosine ≈ 1/(1+noise²)).
+        #[arg(long, default_value_t = 0.5)]
+        noise: f64,
+        /// Embeddings: seeds the speakers' directions; keep it equal for a gallery and its queries.
+        #[arg(long, default_value_t = 7)]
+        voices: u64,
         #[arg(short, long)]
         output: PathBuf,
     },
@@ -124,28 +156,43 @@ pub enum Command {
         #[arg(long)]
         force: bool,
     },
-    /// Secret-share a gallery (--db) or queries (--query) into one file per party.
+    /// Secret-share inputs into one file per party: `--program P.irs --input NAME=FILE ...`
+    /// writes DIR/p{0,1,2}/NAME.shares; `--db` / `--query` write DIR/db.p{0,1,2}.shr (rep3 iris).
     Share {
-        #[arg(long, conflicts_with = "query", required_unless_present = "query")]
+        /// Input NAME of the program from the NDJSON FILE (repeatable; needs --program).
+        #[arg(long = "input", value_name = "NAME=FILE", requires = "program")]
+        inputs: Vec<String>,
+        #[arg(long, conflicts_with = "query")]
         db: Option<PathBuf>,
         #[arg(long)]
         query: Option<PathBuf>,
         #[arg(short, long)]
         output: PathBuf,
-        /// The program the shares are for (its ring is used).
+        /// The program the shares are for (its inputs' kinds, sharings and rings are used).
         #[arg(long, conflicts_with = "ring")]
         program: Option<PathBuf>,
         /// The ring Z_2^k to share over, when no program is given.
         #[arg(long, default_value_t = 16)]
         ring: u32,
+        /// Force a sharing (rep3, fp, gr2, gr4) instead of the program's choice.
+        #[arg(long, value_parser = parse_sharing)]
+        sharing: Option<InputSharing>,
     },
     /// Build, key, share and run all three parties on this machine, and print the answers.
     Run {
         program: PathBuf,
+        /// Input NAME of the program from the NDJSON FILE (repeatable).
+        #[arg(long = "input", value_name = "NAME=FILE")]
+        inputs: Vec<String>,
+        /// The gallery, for programs with one gallery input.
         #[arg(long)]
-        db: PathBuf,
+        db: Option<PathBuf>,
+        /// The queries, for programs with one query input.
         #[arg(long)]
-        query: PathBuf,
+        query: Option<PathBuf>,
+        /// Force a sharing (rep3, fp, gr2, gr4) for every input instead of the program's choice.
+        #[arg(long, value_parser = parse_sharing)]
+        sharing: Option<InputSharing>,
         /// Keep the executable, keys and shares here (default: a temporary folder).
         #[arg(long)]
         work: Option<PathBuf>,
@@ -188,27 +235,64 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Gen {
+            kind,
             count,
             seed,
             bits,
             near,
             ratio,
+            speakers,
+            per_speaker,
+            dim,
+            noise,
+            voices,
             output,
         } => {
-            match near {
-                Some(db) => {
-                    let Some(r) = crate::sema::consts::parse_decimal(&ratio) else {
-                        bail!("--ratio {ratio:?} is not a decimal ratio such as 0.345");
-                    };
-                    let opts = super::gen::QueryOptions {
-                        ratio: (r.num, r.den),
-                        ..Default::default()
-                    };
-                    super::gen::write_queries_with(&output, &db, count, seed, &opts)?
+            let need_count =
+                || count.ok_or_else(|| anyhow::anyhow!("--count is required for --kind {kind:?}"));
+            let written = match kind {
+                GenKind::Iris => {
+                    let count = need_count()?;
+                    match near {
+                        Some(db) => {
+                            let Some(r) = crate::sema::consts::parse_decimal(&ratio) else {
+                                bail!("--ratio {ratio:?} is not a decimal ratio such as 0.345");
+                            };
+                            let opts = super::gen::QueryOptions {
+                                ratio: (r.num, r.den),
+                                ..Default::default()
+                            };
+                            super::gen::write_queries_with(&output, &db, count, seed, &opts)?
+                        }
+                        None => super::gen::write_gallery(&output, count, seed, bits as usize)?,
+                    }
+                    format!("{count} codes")
                 }
-                None => super::gen::write_gallery(&output, count, seed, bits as usize)?,
-            }
-            eprintln!("wrote {count} codes to {}", output.display());
+                GenKind::Embedding => {
+                    let Some(speakers) = speakers else {
+                        bail!("--kind embedding needs --speakers S (and --per-speaker N)");
+                    };
+                    let opts = super::gen_values::EmbeddingOptions {
+                        speakers,
+                        per_speaker,
+                        dim,
+                        noise,
+                        seed,
+                        voices,
+                    };
+                    let recs = super::gen_values::generate_embeddings(&opts)?;
+                    irisc_runtime::io::ndjson_values::write_embeddings(&output, &recs)
+                        .map_err(anyhow::Error::msg)?;
+                    format!("{} embeddings", recs.len())
+                }
+                GenKind::Bit => {
+                    let recs = super::gen_values::generate_bits(need_count()?, seed);
+                    irisc_runtime::io::ndjson_values::write_bits(&output, &recs)
+                        .map_err(anyhow::Error::msg)?;
+                    format!("{} bits", recs.len())
+                }
+            };
+            eprintln!("wrote {written} to {}", output.display());
             Ok(ExitCode::SUCCESS)
         }
         Command::Keys {
@@ -221,45 +305,88 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Share {
+            inputs,
             db,
             query,
             output,
             program,
             ring,
+            sharing,
         } => {
-            let ring = match program {
-                Some(p) => pipeline::program_ring_bits(&pipeline::read_and_check(&p)?.program),
-                None => ring,
+            let checked = match &program {
+                Some(p) => Some(pipeline::read_and_check(p)?),
+                None => None,
             };
-            if !(2..=64).contains(&ring) {
-                bail!("--ring must be between 2 and 64, not {ring}");
+            let mut written = Vec::new();
+            if !inputs.is_empty() {
+                let checked = checked
+                    .as_ref()
+                    .ok_or_else(|| anyhow::anyhow!("--input needs --program"))?;
+                let manifest = super::share::program_manifest(checked)?;
+                let specs = super::share::input_specs(&manifest);
+                for arg in &inputs {
+                    let (name, file) = super::share::parse_input_arg(arg)?;
+                    let spec = specs
+                        .iter()
+                        .find(|s| s.name == name)
+                        .map(Ok)
+                        .unwrap_or_else(|| super::share::find_input(&manifest, &name))?;
+                    written.extend(super::share::share_input(spec, sharing, &file, &output)?);
+                }
+            } else if db.is_none() && query.is_none() {
+                bail!("give the inputs to share: --program P.irs --input NAME=FILE (repeatable), or --db / --query");
             }
-            let files = match (db, query) {
-                (Some(db), None) => {
-                    super::share::share_file(&db, &output, ShareKind::Gallery, ring, "db")?
+            if db.is_some() || query.is_some() {
+                if sharing.is_some_and(|s| s != InputSharing::Rep3) {
+                    bail!("--db and --query share iris codes with rep3; use --program P.irs --input NAME=FILE for other sharings");
                 }
-                (None, Some(q)) => {
-                    super::share::share_file(&q, &output, ShareKind::Query, ring, "query")?
+                let ring = match &checked {
+                    Some(c) => pipeline::program_ring_bits(&c.program),
+                    None => ring,
+                };
+                if !(2..=64).contains(&ring) {
+                    bail!("--ring must be between 2 and 64, not {ring}");
                 }
-                _ => bail!("give exactly one of --db and --query"),
-            };
-            for f in files {
+                if let Some(db) = db {
+                    written.extend(super::share::share_file(
+                        &db,
+                        &output,
+                        ShareKind::Gallery,
+                        ring,
+                        "db",
+                    )?);
+                }
+                if let Some(q) = query {
+                    written.extend(super::share::share_file(
+                        &q,
+                        &output,
+                        ShareKind::Query,
+                        ring,
+                        "query",
+                    )?);
+                }
+            }
+            for f in written {
                 eprintln!("wrote {}", f.display());
             }
             Ok(ExitCode::SUCCESS)
         }
         Command::Run {
             program,
+            inputs,
             db,
             query,
+            sharing,
             work,
             threads,
             timeout,
             check,
         } => super::run::run(&super::run::RunOptions {
             program,
+            inputs,
             db,
             query,
+            sharing,
             work,
             threads,
             timeout,

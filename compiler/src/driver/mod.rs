@@ -3,7 +3,9 @@
 //! Each subcommand lives in its own module; this file only parses arguments and dispatches.
 
 mod cli;
+pub mod deal;
 pub mod gen;
+pub mod gen_values;
 pub mod keys;
 pub mod pipeline;
 pub mod plain;

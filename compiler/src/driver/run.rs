@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use irisc_runtime::io::share_file::ShareKind;
+use irisc_runtime::manifest::{InputRole, InputSharing, Manifest};
 
 use crate::codegen::Emit;
 
@@ -17,8 +17,13 @@ use super::pipeline;
 
 pub struct RunOptions {
     pub program: PathBuf,
-    pub db: PathBuf,
-    pub query: PathBuf,
+    /// `NAME=FILE` plaintext NDJSON per input.
+    pub inputs: Vec<String>,
+    /// Shorthands for the only gallery / query input.
+    pub db: Option<PathBuf>,
+    pub query: Option<PathBuf>,
+    /// Forces a sharing for every input (else the program's).
+    pub sharing: Option<InputSharing>,
     pub work: Option<PathBuf>,
     pub threads: usize,
     pub timeout: f64,
@@ -43,6 +48,9 @@ fn free_base_port() -> Result<u16> {
 pub fn run(opts: &RunOptions) -> Result<ExitCode> {
     let started = Instant::now();
     let checked = pipeline::read_and_check(&opts.program)?;
+    // Every input must have its file before anything is built.
+    let manifest = super::share::program_manifest(&checked)?;
+    let files = plaintext_files(opts, &manifest)?;
     let temp;
     let work: &Path = match &opts.work {
         Some(w) => {
@@ -65,10 +73,16 @@ pub fn run(opts: &RunOptions) -> Result<ExitCode> {
 
     let keys = work.join("keys");
     let config = super::keys::generate_keys(&keys, free_base_port()?, true)?;
-    let ring = pipeline::program_ring_bits(&checked.program);
     let shares = work.join("shares");
-    let db = super::share::share_file(&opts.db, &shares, ShareKind::Gallery, ring, "db")?;
-    let query = super::share::share_file(&opts.query, &shares, ShareKind::Query, ring, "query")?;
+    let specs = super::share::input_specs(&manifest);
+    let mut party_args: [Vec<String>; 3] = Default::default();
+    for (spec, file) in specs.iter().zip(&files) {
+        let paths = super::share::share_input(spec, opts.sharing, file, &shares)?;
+        for (args, path) in party_args.iter_mut().zip(&paths) {
+            args.push("--input".into());
+            args.push(format!("{}={}", spec.name, path.display()));
+        }
+    }
 
     let run_started = Instant::now();
     let mut children: Vec<Child> = Vec::new();
@@ -78,10 +92,7 @@ pub fn run(opts: &RunOptions) -> Result<ExitCode> {
             .arg(party.to_string())
             .arg("--config")
             .arg(&config)
-            .arg("--db")
-            .arg(&db[party])
-            .arg("--query")
-            .arg(&query[party])
+            .args(&party_args[party])
             .arg("--threads")
             .arg(opts.threads.to_string())
             .arg("--timeout")
@@ -124,7 +135,15 @@ pub fn run(opts: &RunOptions) -> Result<ExitCode> {
     );
 
     if opts.check {
-        let expected = super::plain::answers(&checked.program, &opts.db, &opts.query)?;
+        // The plaintext oracle covers programs with one gallery and one query input.
+        let one = |role: InputRole| {
+            let of_role = manifest.inputs_with(role);
+            (of_role.len() == 1).then(|| files[of_role[0]].clone())
+        };
+        let (Some(db), Some(query)) = (one(InputRole::Gallery), one(InputRole::Query)) else {
+            bail!("--check supports programs with exactly one gallery and one query input for now");
+        };
+        let expected = super::plain::answers(&checked.program, &db, &query)?;
         let got: Vec<serde_json::Value> = answers
             .lines()
             .map(serde_json::from_str)
@@ -139,6 +158,52 @@ pub fn run(opts: &RunOptions) -> Result<ExitCode> {
         eprintln!("checked: the answers equal the plaintext definition (Algorithm 1)");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The plaintext file of every manifest input, in manifest order, from `--input NAME=FILE`,
+/// `--db` and `--query`; errors name a missing input and the flag to give it.
+pub fn plaintext_files(opts: &RunOptions, manifest: &Manifest) -> Result<Vec<PathBuf>> {
+    let mut files: Vec<Option<PathBuf>> = vec![None; manifest.inputs.len()];
+    let mut set = |i: usize, p: PathBuf| -> Result<()> {
+        if files[i].replace(p).is_some() {
+            bail!("input `{}` is given twice", manifest.inputs[i].name);
+        }
+        Ok(())
+    };
+    for arg in &opts.inputs {
+        let (name, path) = super::share::parse_input_arg(arg)?;
+        super::share::find_input(manifest, &name)?;
+        set(manifest.input_index(&name).unwrap_or(0), path)?;
+    }
+    for (flag, role, given) in [
+        ("--db", InputRole::Gallery, &opts.db),
+        ("--query", InputRole::Query, &opts.query),
+    ] {
+        let Some(p) = given else { continue };
+        let of_role = manifest.inputs_with(role);
+        if of_role.len() != 1 {
+            bail!(
+                "{flag} is for programs with exactly one {role} input, but this one has {}: use --input NAME=FILE for each",
+                of_role.len()
+            );
+        }
+        set(of_role[0], p.clone())?;
+    }
+    files
+        .into_iter()
+        .enumerate()
+        .map(|(i, f)| {
+            f.ok_or_else(|| {
+                let spec = &manifest.inputs[i];
+                anyhow::anyhow!(
+                    "no plaintext file for {} input `{}`: pass --input {}=FILE.ndjson",
+                    spec.role,
+                    spec.name,
+                    spec.name
+                )
+            })
+        })
+        .collect()
 }
 
 struct Outcome {

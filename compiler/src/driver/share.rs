@@ -9,11 +9,14 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
-use irisc_runtime::io::ndjson;
 use irisc_runtime::io::share_file::{self, ring_mask, RingVec, ShareFile, ShareFileHeader};
+use irisc_runtime::io::{ndjson, ndjson_values};
 use irisc_runtime::iris::{IrisCode, IrisRecord};
+use irisc_runtime::manifest::{InputKind, InputSharing, Manifest, ManifestInput};
 use rand::rngs::OsRng;
-use rand::TryCryptoRng;
+use rand::{SeedableRng, TryCryptoRng};
+
+use super::deal::Plain;
 
 pub use irisc_runtime::io::share_file::{MaskMode, ShareKind};
 
@@ -92,7 +95,7 @@ pub fn deal<R: TryCryptoRng>(
     let k_mask = ring_mask(ring_bits).unwrap_or(u64::MAX);
     let word = RingVec::word_bytes_for(ring_bits).unwrap_or(8);
     let per_record = match mask {
-        MaskMode::Public => code_bits,
+        MaskMode::Public | MaskMode::None => code_bits,
         MaskMode::Secret => 2 * code_bits,
     };
     let total = records.len() * per_record;
@@ -286,6 +289,174 @@ pub fn reconstruct(files: &[ShareFile; 3]) -> Result<Vec<u64>> {
         .collect())
 }
 
+// ---------------------------------------------------------------------------------------
+// Named inputs of any kind (manifest v2): `irisc share --program P.irs --input NAME=FILE`.
+
+/// The manifest the compiler would embed in `checked`'s executable: lowering and passes, no
+/// LLVM. The single place the share path learns a program's inputs from.
+pub fn program_manifest(checked: &super::pipeline::Checked) -> Result<Manifest> {
+    let explain = crate::analysis::explain::explain_json(&checked.program);
+    let cx = crate::mlir::Compiler::new().map_err(|e| anyhow!("{e}"))?;
+    let irs = crate::lower::lower_program(&cx, &checked.program, &checked.source)
+        .map_err(|e| anyhow!("{}: {e}", checked.path.display()))?;
+    let mpc = crate::passes::PassManager::irs_to_mpc_pipeline()
+        .run(&cx, irs, None)
+        .map_err(|e| anyhow!("{}: {e}", checked.path.display()))?;
+    crate::codegen::manifest::build(&checked.program, &checked.source, explain, &mpc)
+        .map_err(|e| anyhow!("{}: {e}", checked.path.display()))
+}
+
+/// Every input's sharing plan (kind, elements, mask, sharing, ring, scale, owner), taken from
+/// the manifest, so that `irisc share` follows whatever the compiler decides.
+pub fn input_specs(manifest: &Manifest) -> Vec<ManifestInput> {
+    manifest.inputs.clone()
+}
+
+/// `DIR/p0/NAME.shares`, `DIR/p1/NAME.shares`, `DIR/p2/NAME.shares`.
+pub fn input_paths(out_dir: &Path, name: &str) -> [PathBuf; 3] {
+    [0, 1, 2].map(|i| out_dir.join(format!("p{i}")).join(format!("{name}.shares")))
+}
+
+/// Reads the plaintext NDJSON of input `spec` (iris, embedding or bit records) and encodes it
+/// as the values the share file holds.
+pub fn read_plain(spec: &ManifestInput, path: &Path) -> Result<Plain> {
+    let mask = spec.mask;
+    let (ids, masks, values) = match spec.kind {
+        InputKind::Iris => {
+            let records = ndjson::open(path)?
+                .expect_bits(spec.elements as usize)
+                .collect::<Result<Vec<_>, _>>()
+                .with_context(|| format!("{} (input `{}`)", path.display(), spec.name))?;
+            let mut values = Vec::with_capacity(records.len() * spec.elements as usize);
+            let mut masks = Vec::new();
+            for r in &records {
+                values.extend(r.iris.masked_bits::<u64>().iter().map(|&v| v as i64));
+                match mask {
+                    MaskMode::Secret => {
+                        values.extend((0..r.iris.bits()).map(|i| i64::from(r.iris.mask_bit(i))))
+                    }
+                    _ => masks.extend_from_slice(&r.iris.mask),
+                }
+            }
+            (
+                records.iter().map(|r| r.id).collect::<Vec<u64>>(),
+                masks,
+                values,
+            )
+        }
+        InputKind::Embedding => {
+            let records = ndjson_values::read_embeddings(path, Some(spec.elements as usize))
+                .map_err(|e| anyhow!("{e} (input `{}`)", spec.name))?;
+            let values = records
+                .iter()
+                .flat_map(|r| {
+                    r.embedding
+                        .iter()
+                        .map(|&v| ndjson_values::quantise(v, spec.scale_bits))
+                })
+                .collect();
+            (records.iter().map(|r| r.id).collect(), Vec::new(), values)
+        }
+        InputKind::Bit => {
+            let records = ndjson_values::read_bits(path)
+                .map_err(|e| anyhow!("{e} (input `{}`)", spec.name))?;
+            let values = records.iter().map(|r| i64::from(r.bit)).collect();
+            (records.iter().map(|r| r.id).collect(), Vec::new(), values)
+        }
+    };
+    if ids.is_empty() {
+        bail!(
+            "{} holds no records to share (input `{}`)",
+            path.display(),
+            spec.name
+        );
+    }
+    Ok(Plain {
+        role: spec.role,
+        payload: spec.kind,
+        mask,
+        elements: spec.elements,
+        scale_bits: u8::try_from(spec.scale_bits)
+            .map_err(|_| anyhow!("scale 2^{} is too large", spec.scale_bits))?,
+        ids,
+        masks,
+        values,
+    })
+}
+
+/// The sharing and ring a file of `spec` is made with: the manifest's, or `sharing` when the
+/// user forces one (Shamir sharings are always 16-bit words).
+pub fn sharing_for(spec: &ManifestInput, sharing: Option<InputSharing>) -> (InputSharing, u32) {
+    match sharing {
+        None => (spec.sharing, spec.ring_bits),
+        Some(s) if s.is_shamir() => (s, 16),
+        Some(s) if spec.sharing.is_shamir() => (s, 16),
+        Some(s) => (s, spec.ring_bits),
+    }
+}
+
+/// Shares the NDJSON file `input` as the program's input `spec` into `DIR/p{0,1,2}/NAME.shares`.
+pub fn share_input(
+    spec: &ManifestInput,
+    sharing: Option<InputSharing>,
+    input: &Path,
+    out_dir: &Path,
+) -> Result<[PathBuf; 3]> {
+    let plain = read_plain(spec, input)?;
+    let (sharing, ring_bits) = sharing_for(spec, sharing);
+    let mut rng = rand_chacha::ChaCha20Rng::try_from_os_rng()
+        .map_err(|e| anyhow!("the operating system's random generator failed: {e}"))?;
+    let files = super::deal::deal(&plain, sharing, ring_bits, &mut rng)
+        .with_context(|| format!("cannot share {} as input `{}`", input.display(), spec.name))?;
+    drop(plain);
+    let paths = input_paths(out_dir, &spec.name);
+    let result = (|| -> Result<()> {
+        for (file, path) in files.iter().zip(&paths) {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("cannot create {}", dir.display()))?;
+            }
+            share_file::write(path, file)?;
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        // Never leave a partial set behind: the files of one run belong together.
+        for p in &paths {
+            let _ = std::fs::remove_file(p);
+        }
+        return Err(e);
+    }
+    Ok(paths)
+}
+
+/// Splits `NAME=PATH`.
+pub fn parse_input_arg(arg: &str) -> Result<(String, PathBuf)> {
+    match arg.split_once('=') {
+        Some((n, p)) if !n.is_empty() && !p.is_empty() => Ok((n.to_string(), PathBuf::from(p))),
+        _ => bail!("--input {arg:?} must have the form NAME=PATH"),
+    }
+}
+
+/// The input of `manifest` called `name`, or an error listing the program's inputs.
+pub fn find_input<'m>(manifest: &'m Manifest, name: &str) -> Result<&'m ManifestInput> {
+    manifest
+        .inputs
+        .iter()
+        .find(|i| i.name == name)
+        .ok_or_else(|| {
+            let names: Vec<String> = manifest
+                .inputs
+                .iter()
+                .map(|i| format!("`{}`", i.name))
+                .collect();
+            anyhow!(
+                "the program has no input `{name}`; its inputs are {}",
+                names.join(", ")
+            )
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -361,11 +532,15 @@ mod tests {
             assert_eq!(f.masks.len(), 6 * 1600);
             assert_eq!(&f.masks[1600..3200], &recs[1].iris.mask[..]);
             let expected = Expected {
+                input: "db".into(),
                 kind: ShareKind::Gallery,
                 party: i as u8,
+                sharing: irisc_runtime::io::share_file::Sharing::Rep3,
+                payload: irisc_runtime::io::share_file::Payload::Iris,
                 ring_bits: 16,
-                code_bits: 12_800,
+                elements: 12_800,
                 mask: MaskMode::Public,
+                scale_bits: 0,
             };
             check_compatible(&paths[i], &f.header, &expected).unwrap();
         }
@@ -435,5 +610,137 @@ mod tests {
         let e = share_file(&input, dir.path(), ShareKind::Gallery, 16, "db").unwrap_err();
         assert!(e.to_string().contains("line 1: code is missing"), "{e}");
         assert!(!dir.path().join("db.p0.shr").exists());
+    }
+
+    fn spec(name: &str, role: ShareKind, kind: InputKind, elements: u32) -> ManifestInput {
+        ManifestInput {
+            name: name.into(),
+            role,
+            owner: (role == ShareKind::Query).then_some(0),
+            kind,
+            elements,
+            mask: if kind == InputKind::Iris {
+                MaskMode::Secret
+            } else {
+                MaskMode::None
+            },
+            sharing: InputSharing::Rep3,
+            ring_bits: if kind == InputKind::Bit { 1 } else { 20 },
+            scale_bits: if kind == InputKind::Embedding { 8 } else { 0 },
+        }
+    }
+
+    #[test]
+    fn named_inputs_of_every_kind_are_shared_for_the_program() {
+        use irisc_runtime::io::ndjson_values::{
+            write_bits, write_embeddings, BitRecord, EmbeddingRecord,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("shares");
+        // Iris with secret masks, forced to GR(2^16, 4).
+        let iris = dir.path().join("left.ndjson");
+        let recs = gallery(128);
+        ndjson::write_file(&iris, &recs).unwrap();
+        let g = spec("left", ShareKind::Gallery, InputKind::Iris, 128);
+        let paths = share_input(&g, Some(InputSharing::Gr4), &iris, &out).unwrap();
+        assert_eq!(paths[2], out.join("p2").join("left.shares"));
+        let files = paths.clone().map(|p| read(&p).unwrap());
+        assert_eq!(files[0].header.sharing, InputSharing::Gr4);
+        assert_eq!(files[0].header.ring_bits, 16);
+        let want: Vec<u64> = expected_values(&recs, 16, MaskMode::Secret);
+        assert_eq!(super::super::deal::open(&files).unwrap(), want);
+        // The runtime's check accepts them for a gr4 program and names the input otherwise.
+        let mut g4 = g.clone();
+        (g4.sharing, g4.ring_bits) = (InputSharing::Gr4, 16);
+        check_compatible(&paths[1], &files[1].header, &Expected::for_input(&g4, 1)).unwrap();
+        let e =
+            check_compatible(&paths[1], &files[1].header, &Expected::for_input(&g, 1)).unwrap_err();
+        assert!(e.to_string().contains("input `left`"), "{e}");
+
+        // Embeddings: quantised round(v * 2^8), clamped.
+        let emb = dir.path().join("v.ndjson");
+        write_embeddings(
+            &emb,
+            &[
+                EmbeddingRecord {
+                    id: 5,
+                    embedding: vec![0.5, -0.25, 1.5],
+                },
+                EmbeddingRecord {
+                    id: 6,
+                    embedding: vec![-2.0, 0.0, 0.00390625],
+                },
+            ],
+        )
+        .unwrap();
+        let v = spec("v", ShareKind::Query, InputKind::Embedding, 3);
+        let files = share_input(&v, None, &emb, &out)
+            .unwrap()
+            .map(|p| read(&p).unwrap());
+        let m = (1u64 << 20) - 1;
+        let want: Vec<u64> = [128i64, -64, 256, -256, 0, 1]
+            .iter()
+            .map(|&x| x as u64 & m)
+            .collect();
+        assert_eq!(super::super::deal::open(&files).unwrap(), want);
+        assert_eq!(files[0].ids, vec![5, 6]);
+        assert_eq!(files[0].header.scale_bits, 8);
+        let wrong_dim = spec("v", ShareKind::Query, InputKind::Embedding, 4);
+        let e = share_input(&wrong_dim, None, &emb, &out)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("dimension 4") && e.contains("input `v`"), "{e}");
+
+        // Bits, and an iris file given for a bit input.
+        let bits = dir.path().join("tier.ndjson");
+        write_bits(
+            &bits,
+            &[
+                BitRecord { id: 0, bit: true },
+                BitRecord { id: 1, bit: false },
+            ],
+        )
+        .unwrap();
+        let b = spec("tier", ShareKind::Query, InputKind::Bit, 1);
+        let files = share_input(&b, None, &bits, &out)
+            .unwrap()
+            .map(|p| read(&p).unwrap());
+        assert_eq!(super::super::deal::open(&files).unwrap(), vec![1, 0]);
+        let e = share_input(&b, None, &iris, &out).unwrap_err().to_string();
+        assert!(
+            e.contains("bit is missing") && e.contains("input `tier`"),
+            "{e}"
+        );
+        let e = share_input(&g, None, &bits, &out).unwrap_err();
+        assert!(format!("{e:#}").contains("code is missing"), "{e:#}");
+    }
+
+    #[test]
+    fn sharing_plans_follow_the_manifest() {
+        let g = spec("left", ShareKind::Gallery, InputKind::Iris, 128);
+        assert_eq!(sharing_for(&g, None), (InputSharing::Rep3, 20));
+        assert_eq!(
+            sharing_for(&g, Some(InputSharing::Fp)),
+            (InputSharing::Fp, 16)
+        );
+        let m = irisc_runtime::manifest::Manifest {
+            abi: irisc_runtime::manifest::ABI_VERSION,
+            program: "p".into(),
+            fingerprint: "f".into(),
+            inputs: vec![g.clone()],
+            zips: vec![],
+            parties: ["a".into(), "b".into(), "c".into()],
+            explain: serde_json::Value::Null,
+        };
+        assert_eq!(input_specs(&m), vec![g]);
+        assert!(find_input(&m, "right")
+            .unwrap_err()
+            .to_string()
+            .contains("its inputs are `left`"));
+        assert_eq!(
+            parse_input_arg("a=b/c=d").unwrap(),
+            ("a".to_string(), PathBuf::from("b/c=d"))
+        );
+        assert!(parse_input_arg("a").is_err());
     }
 }

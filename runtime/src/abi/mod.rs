@@ -22,7 +22,10 @@ pub(crate) fn report(party: Option<usize>, e: &RuntimeError) {
 }
 
 /// Runs `f` on the runtime, turning errors and panics into a nonzero status.
-pub(crate) fn with_rt(rt: *mut Runtime, f: impl FnOnce(&mut Runtime) -> Result<(), RuntimeError>) -> i32 {
+pub(crate) fn with_rt(
+    rt: *mut Runtime,
+    f: impl FnOnce(&mut Runtime) -> Result<(), RuntimeError>,
+) -> i32 {
     // SAFETY: `rt` comes from `irisc_rt_start` and is used by one thread until `irisc_rt_finish`.
     let Some(rt) = (unsafe { rt.as_mut() }) else {
         eprintln!("irisc: error: runtime used before it started");
@@ -168,11 +171,6 @@ pub extern "C" fn irisc_rt_or_groups(rt: *mut Runtime, dst: i32, src: i32, group
 #[no_mangle]
 pub extern "C" fn irisc_rt_open(rt: *mut Runtime, dst: i32, src: i32, to_party: i32) -> i32 {
     with_rt(rt, |r| r.open(dst as u32, src as u32, to_party as u32))
-}
-
-#[no_mangle]
-pub extern "C" fn irisc_rt_output(rt: *mut Runtime, query: i64, src: i32, shape: i32) -> i32 {
-    with_rt(rt, |r| r.output(query as u64, src as u32, shape))
 }
 
 /// Ends the run and returns the process exit code.

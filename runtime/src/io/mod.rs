@@ -1,7 +1,9 @@
 //! Files the parties and the dealer-side tools exchange.
 //!
 //! - [`ndjson`]: the plaintext iris-code format (one JSON record a line);
-//! - [`share_file`]: one party's secret shares of a gallery or a query set.
+//! - [`ndjson_values`]: the plaintext embedding and bit formats;
+//! - [`share_file`]: one party's secret shares of one input (any kind and sharing).
 
 pub mod ndjson;
+pub mod ndjson_values;
 pub mod share_file;

@@ -18,11 +18,15 @@ pub struct PartyArgs {
     /// The parties file written by `irisc keys`.
     #[arg(long, default_value = "parties.toml")]
     pub config: PathBuf,
-    /// This party's gallery share file (from `irisc share --db`).
-    #[arg(long, required_unless_present = "explain")]
+    /// This party's share file of input NAME (from `irisc share --input NAME=...`); repeat for
+    /// every input of the program.
+    #[arg(long = "input", value_name = "NAME=PATH")]
+    pub inputs: Vec<String>,
+    /// This party's gallery share file, for programs with exactly one gallery input.
+    #[arg(long)]
     pub db: Option<PathBuf>,
-    /// This party's query share file (from `irisc share --query`).
-    #[arg(long, required_unless_present = "explain")]
+    /// This party's query share file, for programs with exactly one query input.
+    #[arg(long)]
     pub query: Option<PathBuf>,
     /// Seconds to wait for a peer (connecting and every message); overrides parties.toml.
     #[arg(long)]

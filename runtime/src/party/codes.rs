@@ -40,8 +40,30 @@ fn mask_words(bytes: &[u8]) -> Vec<u64> {
 }
 
 impl Codes {
+    /// All of a rep3 file's records at the file's ring: `bits` = the shared elements per record
+    /// (both sections when iris masks are secret), masks the file's public masks or all ones.
     pub fn from_share_file(file: ShareFile) -> Codes {
-        let (a, b) = match (file.own, file.prev) {
+        let count = file.header.count as usize;
+        let bits = file.header.elements_per_record() as usize;
+        let masks = if file.masks.is_empty() {
+            vec![u64::MAX; count * bits.div_ceil(64)]
+        } else {
+            mask_words(&file.masks)
+        };
+        Codes::from_components(file.own, file.prev, count, bits, file.ids, masks)
+    }
+
+    /// Codes from replicated components (x_i, x_{i-1}) of `count` records of `bits` elements
+    /// (a multiple of 64), in one storage width.
+    pub fn from_components(
+        own: RingVec,
+        prev: RingVec,
+        count: usize,
+        bits: usize,
+        ids: Vec<u64>,
+        masks: Vec<u64>,
+    ) -> Codes {
+        let (a, b) = match (own, prev) {
             (RingVec::U16(o), RingVec::U16(p)) => {
                 let (a, b) = prepare(o, p);
                 (RingVec::U16(a), RingVec::U16(b))
@@ -57,13 +79,22 @@ impl Codes {
             _ => unreachable!("the share-file reader yields both components in one width"),
         };
         Codes {
-            count: file.header.count as usize,
-            bits: file.header.code_bits as usize,
-            ids: file.ids,
-            masks: mask_words(&file.masks),
+            count,
+            bits,
+            ids,
+            masks,
             a,
             b,
         }
+    }
+
+    /// This party's replicated components (x_i, x_{i-1}) of element `i`, recovered from the
+    /// prepared form (`x_i = a - b` in the storage width, exact since x_i < 2^k).
+    pub fn components(&self, i: usize) -> (u64, u64) {
+        let (a, b) = (self.a.get(i).unwrap_or(0), self.b.get(i).unwrap_or(0));
+        let w = self.a.word_bytes() * 8;
+        let m = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
+        (a.wrapping_sub(b) & m, b)
     }
 
     pub fn words_per_code(&self) -> usize {

@@ -27,11 +27,11 @@ fn slot(slots: &[Option<Value>], i: u32) -> Result<&Value, RuntimeError> {
 }
 
 impl Runtime {
-    pub(super) fn slot(&self, i: u32) -> Result<&Value, RuntimeError> {
+    pub(crate) fn slot(&self, i: u32) -> Result<&Value, RuntimeError> {
         slot(&self.slots, i)
     }
 
-    pub(super) fn put(&mut self, i: u32, v: Value) {
+    pub(crate) fn put(&mut self, i: u32, v: Value) {
         let i = i as usize;
         if self.slots.len() <= i {
             self.slots.resize_with(i + 1, || None);
@@ -49,30 +49,30 @@ impl Runtime {
         }
     }
 
+    /// Issue-2 entry point: query `query` of the program's only query input (part 0 at its
+    /// share ring). Forwards to [`super::load`].
     pub fn load_query(&mut self, query: u64, dst: u32) -> Result<(), RuntimeError> {
-        let q = query as usize;
-        if q >= self.queries.count {
-            return Err(RuntimeError::Schedule(format!(
-                "query {q} of {}",
-                self.queries.count
-            )));
-        }
+        let input = self.inputs.single(crate::manifest::InputRole::Query)?;
         if self.args.verbose {
             eprintln!(
                 "irisc party {}: query {} of {}",
                 self.party,
-                q + 1,
-                self.queries.count
+                query + 1,
+                self.inputs.query_count()
             );
         }
-        let codes = self.queries.codes.select(q..q + 1);
-        self.put(dst, Value::Codes(Rc::new(codes)));
+        let k = self.inputs.ring_bits(input) as i32;
+        let v = self.inputs.load_input(input as i32, 0, query as i64, k)?;
+        self.put(dst, v);
         Ok(())
     }
 
+    /// Issue-2 entry point: the program's only gallery input (part 0 at its share ring).
     pub fn load_gallery(&mut self, dst: u32) -> Result<(), RuntimeError> {
-        let g = self.gallery.clone();
-        self.put(dst, Value::Codes(g));
+        let input = self.inputs.single(crate::manifest::InputRole::Gallery)?;
+        let k = self.inputs.ring_bits(input) as i32;
+        let v = self.inputs.load_input(input as i32, 0, -1, k)?;
+        self.put(dst, v);
         Ok(())
     }
 
@@ -276,22 +276,6 @@ impl Runtime {
         self.put(dst, Value::Clear(opened));
         self.times.compare += t.elapsed();
         Ok(())
-    }
-
-    /// Prints one JSON line per query at the output party.
-    pub fn output(&mut self, query: u64, src: u32, shape: i32) -> Result<(), RuntimeError> {
-        let Value::Clear(opened) = self.slot(src)? else {
-            return Err(RuntimeError::Schedule(format!(
-                "output of slot {src}, which is not opened"
-            )));
-        };
-        let Some(bits) = opened else { return Ok(()) };
-        let line = match shape {
-            0 => super::output::any_line(query, bits),
-            1 => super::output::ids_line(query, bits, &self.gallery.ids),
-            s => return Err(RuntimeError::Schedule(format!("unknown output shape {s}"))),
-        };
-        super::output::print_line(&line)
     }
 }
 

@@ -22,6 +22,12 @@ pub enum Value {
     Bits(BitShares),
     /// Opened bits: the values at the output party, `None` at the others.
     Clear(Option<Vec<bool>>),
+    // --- Added with named inputs and outputs (party/load.rs, party/output.rs). ---
+    /// An input shared with Shamir (F_p or GR(2^16, d)): this party's shares.
+    ShamirCodes(Rc<super::shamir_codes::ShamirCodes>),
+    /// Opened integers (e.g. a revealed count): the values at the output party, `None` at the
+    /// others.
+    ClearInts(Option<Vec<u64>>),
 }
 
 impl Value {
@@ -33,6 +39,8 @@ impl Value {
             Value::Public(_) => "public values",
             Value::Bits(_) => "binary shares",
             Value::Clear(_) => "opened bits",
+            Value::ShamirCodes(_) => "Shamir shares",
+            Value::ClearInts(_) => "opened integers",
         }
     }
 }

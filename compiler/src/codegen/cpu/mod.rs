@@ -61,7 +61,7 @@ mod tests {
             "call i32 @irisc_rt_msb(ptr %rt, i32 7, i32 6, i32 16)",
             "call i32 @irisc_rt_or_groups(ptr %rt, i32 8, i32 7, i64 0)",
             "call i32 @irisc_rt_open(ptr %rt, i32 9, i32 8, i32 0)",
-            "call i32 @irisc_rt_output(ptr %rt, i64 %q, i32 9, i32 0)",
+            "call i32 @irisc_rt_output(ptr %rt, i64 %q, i32 9, i32 -1, i32 0, ptr null, i64 0)",
         ];
         let mut at = 0;
         for call in order {

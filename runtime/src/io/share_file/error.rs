@@ -14,7 +14,7 @@ pub enum ShareFileError {
     },
     #[error("{path} is not an irisc share file (bad magic)")]
     NotShareFile { path: PathBuf },
-    #[error("{path} is share-file format version {found}, but this build reads version {supported}: re-share the input with a matching irisc")]
+    #[error("{path} is share-file format version {found}, but this build reads version {supported}{}: re-share the input with this irisc (`irisc share --program P.irs --input NAME=FILE`)", if *found < *supported { " (older files have no payload kind or sharing scheme)" } else { "" })]
     Version {
         path: PathBuf,
         found: u32,

@@ -1,73 +1,39 @@
-//! The fixed-size little-endian header of a share file, and the checks a party runs on it.
+//! The fixed-size little-endian header of a share file (format version 2), and the checks a
+//! party runs on it.
 //!
-//! | offset | size | field                                         |
-//! |--------|------|-----------------------------------------------|
-//! | 0      | 8    | magic `b"IRISCSHR"`                           |
-//! | 8      | 4    | format version (u32, = 1)                     |
-//! | 12     | 1    | kind (0 gallery, 1 query)                     |
-//! | 13     | 1    | party (0, 1, 2)                               |
-//! | 14     | 1    | sharing (0 = rep3)                            |
-//! | 15     | 1    | mask (0 public, 1 secret)                     |
-//! | 16     | 4    | ring_bits k (u32)                             |
-//! | 20     | 4    | code_bits (u32)                               |
-//! | 24     | 8    | count of records (u64)                        |
-//! | 32     | 16   | set_id (same in the three files of one run)   |
-//! | 48     | 32   | BLAKE3 hash of the body                       |
+//! | offset | size | field                                                     |
+//! |--------|------|-----------------------------------------------------------|
+//! | 0      | 8    | magic `b"IRISCSHR"`                                       |
+//! | 8      | 4    | format version (u32, = 2)                                 |
+//! | 12     | 1    | role (0 gallery, 1 query)                                 |
+//! | 13     | 1    | party (0, 1, 2)                                           |
+//! | 14     | 1    | sharing (0 rep3, 1 Shamir F_p, 2 Shamir GR(2^16,2), 3 GR(2^16,4)) |
+//! | 15     | 1    | mask (0 public, 1 secret, 2 none)                         |
+//! | 16     | 4    | ring_bits k (u32; 16 for Shamir sharings)                 |
+//! | 20     | 4    | elements per record (u32: code bits, dimension, or 1)     |
+//! | 24     | 8    | count of records (u64)                                    |
+//! | 32     | 16   | set_id (same in the three files of one run)               |
+//! | 48     | 32   | BLAKE3 hash of the body                                   |
+//! | 80     | 1    | payload kind (0 iris, 1 embedding, 2 bit)                 |
+//! | 81     | 1    | scale_bits (embeddings; 0 otherwise)                      |
+//! | 82     | 6    | reserved, zero                                            |
 //!
-//! 80 bytes keep every body section 8-byte aligned within the file.
+//! 88 bytes keep every body section 8-byte aligned within the file. Version 1 files (80-byte
+//! header, rep3 iris only) are refused with a message that says to re-share.
 
-use std::fmt;
 use std::path::Path;
 
 use super::error::ShareFileError;
 use super::ring_vec::RingVec;
 use crate::iris::check_code_bits;
 
+pub use crate::manifest::{
+    InputKind as Payload, InputMask as MaskMode, InputRole as ShareKind, InputSharing as Sharing,
+};
+
 pub const MAGIC: [u8; 8] = *b"IRISCSHR";
-pub const FORMAT_VERSION: u32 = 1;
-pub const HEADER_LEN: usize = 80;
-
-/// Whether a file holds gallery records or queries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ShareKind {
-    Gallery = 0,
-    Query = 1,
-}
-
-/// The secret-sharing scheme of the components.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sharing {
-    /// 3-party replicated sharing over Z_2^k: party i holds (x_i, x_{i-1}).
-    Rep3 = 0,
-}
-
-/// Whether masks are public (plain in every file, Section 4) or secret-shared (Section 5).
-///
-/// With secret masks the plain mask section is empty and each record has `2 * code_bits`
-/// shared elements: the masked bits, then the mask bits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MaskMode {
-    Public = 0,
-    Secret = 1,
-}
-
-impl fmt::Display for ShareKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            ShareKind::Gallery => "gallery",
-            ShareKind::Query => "query set",
-        })
-    }
-}
-
-impl fmt::Display for MaskMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            MaskMode::Public => "public masks",
-            MaskMode::Secret => "secret-shared masks",
-        })
-    }
-}
+pub const FORMAT_VERSION: u32 = 2;
+pub const HEADER_LEN: usize = 88;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShareFileHeader {
@@ -77,30 +43,93 @@ pub struct ShareFileHeader {
     pub sharing: Sharing,
     pub mask: MaskMode,
     pub ring_bits: u32,
-    pub code_bits: u32,
+    /// Elements per record: bits per iris code, an embedding's dimension, or 1 for a bit.
+    pub elements: u32,
     pub count: u64,
     pub set_id: [u8; 16],
     pub body_hash: [u8; 32],
+    pub payload: Payload,
+    pub scale_bits: u8,
 }
 
-/// Byte sizes of the four body sections.
+/// Byte sizes of the body sections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BodyLayout {
     pub ids: u64,
     pub masks: u64,
-    /// Each of `own` and `prev`.
+    /// Each share component (two for rep3: own and prev; one for Shamir).
     pub component: u64,
+    pub components: u64,
 }
 
 impl BodyLayout {
     pub fn total(&self) -> u64 {
         // Cannot overflow: `layout` checked each part and their sum.
-        self.ids + self.masks + 2 * self.component
+        self.ids + self.masks + self.components * self.component
+    }
+}
+
+/// The GR extension degree d of a Galois-ring sharing, `None` for rep3 and F_p.
+pub fn galois_degree(sharing: Sharing) -> Option<usize> {
+    match sharing {
+        Sharing::Gr2 => Some(2),
+        Sharing::Gr4 => Some(4),
+        _ => None,
+    }
+}
+
+fn role_byte(k: ShareKind) -> u8 {
+    match k {
+        ShareKind::Gallery => 0,
+        ShareKind::Query => 1,
+    }
+}
+
+fn sharing_byte(s: Sharing) -> u8 {
+    match s {
+        Sharing::Rep3 => 0,
+        Sharing::Fp => 1,
+        Sharing::Gr2 => 2,
+        Sharing::Gr4 => 3,
+    }
+}
+
+fn mask_byte(m: MaskMode) -> u8 {
+    match m {
+        MaskMode::Public => 0,
+        MaskMode::Secret => 1,
+        MaskMode::None => 2,
+    }
+}
+
+fn payload_byte(p: Payload) -> u8 {
+    match p {
+        Payload::Iris => 0,
+        Payload::Embedding => 1,
+        Payload::Bit => 2,
+    }
+}
+
+/// How a file's sharing is named to users.
+pub fn sharing_text(s: Sharing) -> &'static str {
+    match s {
+        Sharing::Rep3 => "replicated (rep3) shares",
+        Sharing::Fp => "Shamir shares over F_p (fp)",
+        Sharing::Gr2 => "Shamir shares over GR(2^16, 2) (gr2)",
+        Sharing::Gr4 => "Shamir shares over GR(2^16, 4) (gr4)",
+    }
+}
+
+fn mask_text(m: MaskMode) -> &'static str {
+    match m {
+        MaskMode::Public => "public masks",
+        MaskMode::Secret => "secret-shared masks",
+        MaskMode::None => "no masks",
     }
 }
 
 impl ShareFileHeader {
-    /// A version-1 rep3 header with an empty hash (filled in when the file is written).
+    /// A rep3 iris header with an empty hash (filled in when the file is written).
     pub fn new(
         kind: ShareKind,
         party: u8,
@@ -117,10 +146,12 @@ impl ShareFileHeader {
             sharing: Sharing::Rep3,
             mask,
             ring_bits,
-            code_bits,
+            elements: code_bits,
             count,
             set_id,
             body_hash: [0; 32],
+            payload: Payload::Iris,
+            scale_bits: 0,
         }
     }
 
@@ -131,38 +162,93 @@ impl ShareFileHeader {
         Ok(id)
     }
 
-    /// Shared ring elements per record (masked bits, plus mask bits when masks are secret).
-    pub fn elements_per_record(&self) -> u64 {
-        match self.mask {
-            MaskMode::Public => u64::from(self.code_bits),
-            MaskMode::Secret => 2 * u64::from(self.code_bits),
+    /// Shared sections per record: the values, plus the mask bits when iris masks are secret.
+    pub fn sections(&self) -> u64 {
+        if self.payload == Payload::Iris && self.mask == MaskMode::Secret {
+            2
+        } else {
+            1
         }
     }
 
-    /// Checks the fields' ranges and computes the body layout; the message says what is wrong.
+    /// Share words per section of one record: `elements`, rounded up to a multiple of d for
+    /// GR(2^16, d) (each d entries are packed into one ring element's coefficients).
+    pub fn words_per_section(&self) -> u64 {
+        let e = u64::from(self.elements);
+        match galois_degree(self.sharing) {
+            Some(d) => e.div_ceil(d as u64) * d as u64,
+            None => e,
+        }
+    }
+
+    /// Share words per record in each component.
+    pub fn elements_per_record(&self) -> u64 {
+        self.sections() * self.words_per_section()
+    }
+
+    /// Checks the fields' ranges and their combination and computes the body layout; the
+    /// message says what is wrong.
     pub fn layout(&self) -> Result<BodyLayout, String> {
         if self.party > 2 {
             return Err(format!("party {} (must be 0, 1 or 2)", self.party));
         }
         let word = RingVec::word_bytes_for(self.ring_bits)
             .ok_or_else(|| format!("ring Z_2^{} (k must be 1..=64)", self.ring_bits))?;
-        check_code_bits(self.code_bits as usize).map_err(|e| e.to_string())?;
+        if self.sharing.is_shamir() && self.ring_bits != 16 {
+            return Err(format!(
+                "{} stored over Z_2^{} (Shamir shares are 16-bit words)",
+                sharing_text(self.sharing),
+                self.ring_bits
+            ));
+        }
+        match self.payload {
+            Payload::Iris => {
+                check_code_bits(self.elements as usize).map_err(|e| e.to_string())?;
+                if self.mask == MaskMode::None {
+                    return Err("iris codes without a mask mode".into());
+                }
+            }
+            Payload::Embedding => {
+                if self.elements == 0 {
+                    return Err("embeddings of dimension 0".into());
+                }
+                if self.mask != MaskMode::None {
+                    return Err(format!("embeddings with {}", mask_text(self.mask)));
+                }
+            }
+            Payload::Bit => {
+                if self.elements != 1 || self.mask != MaskMode::None {
+                    return Err(format!(
+                        "bits must have 1 element and no mask, found {} elements and {}",
+                        self.elements,
+                        mask_text(self.mask)
+                    ));
+                }
+                if self.sharing != Sharing::Rep3 {
+                    return Err(format!(
+                        "bits as {} (bits are always rep3)",
+                        sharing_text(self.sharing)
+                    ));
+                }
+            }
+        }
         let too_big = || format!("{} records do not fit in a file", self.count);
         let ids = self.count.checked_mul(8).ok_or_else(too_big)?;
-        let masks = match self.mask {
-            MaskMode::Public => self
+        let masks = match (self.payload, self.mask) {
+            (Payload::Iris, MaskMode::Public) => self
                 .count
-                .checked_mul(u64::from(self.code_bits) / 8)
+                .checked_mul(u64::from(self.elements) / 8)
                 .ok_or_else(too_big)?,
-            MaskMode::Secret => 0,
+            _ => 0,
         };
         let component = self
             .count
             .checked_mul(self.elements_per_record())
             .and_then(|n| n.checked_mul(word as u64))
             .ok_or_else(too_big)?;
+        let components = if self.sharing.is_shamir() { 1 } else { 2 };
         component
-            .checked_mul(2)
+            .checked_mul(components)
             .and_then(|c| c.checked_add(ids))
             .and_then(|c| c.checked_add(masks))
             .and_then(|c| c.checked_add(HEADER_LEN as u64))
@@ -171,6 +257,7 @@ impl ShareFileHeader {
             ids,
             masks,
             component,
+            components,
         })
     }
 
@@ -178,15 +265,17 @@ impl ShareFileHeader {
         let mut b = [0u8; HEADER_LEN];
         b[0..8].copy_from_slice(&MAGIC);
         b[8..12].copy_from_slice(&self.version.to_le_bytes());
-        b[12] = self.kind as u8;
+        b[12] = role_byte(self.kind);
         b[13] = self.party;
-        b[14] = self.sharing as u8;
-        b[15] = self.mask as u8;
+        b[14] = sharing_byte(self.sharing);
+        b[15] = mask_byte(self.mask);
         b[16..20].copy_from_slice(&self.ring_bits.to_le_bytes());
-        b[20..24].copy_from_slice(&self.code_bits.to_le_bytes());
+        b[20..24].copy_from_slice(&self.elements.to_le_bytes());
         b[24..32].copy_from_slice(&self.count.to_le_bytes());
         b[32..48].copy_from_slice(&self.set_id);
         b[48..80].copy_from_slice(&self.body_hash);
+        b[80] = payload_byte(self.payload);
+        b[81] = self.scale_bits;
         b
     }
 
@@ -224,17 +313,30 @@ impl ShareFileHeader {
         let kind = match bytes[12] {
             0 => ShareKind::Gallery,
             1 => ShareKind::Query,
-            k => return Err(malformed(format!("unknown kind {k}"))),
+            k => return Err(malformed(format!("unknown role {k}"))),
         };
         let sharing = match bytes[14] {
             0 => Sharing::Rep3,
+            1 => Sharing::Fp,
+            2 => Sharing::Gr2,
+            3 => Sharing::Gr4,
             s => return Err(malformed(format!("unknown sharing scheme {s}"))),
         };
         let mask = match bytes[15] {
             0 => MaskMode::Public,
             1 => MaskMode::Secret,
+            2 => MaskMode::None,
             m => return Err(malformed(format!("unknown mask mode {m}"))),
         };
+        let payload = match bytes[80] {
+            0 => Payload::Iris,
+            1 => Payload::Embedding,
+            2 => Payload::Bit,
+            k => return Err(malformed(format!("unknown payload kind {k}"))),
+        };
+        if bytes[82..88].iter().any(|&b| b != 0) {
+            return Err(malformed("reserved header bytes are not zero".into()));
+        }
         let mut set_id = [0u8; 16];
         set_id.copy_from_slice(&bytes[32..48]);
         let mut body_hash = [0u8; 32];
@@ -246,10 +348,12 @@ impl ShareFileHeader {
             sharing,
             mask,
             ring_bits: u32_at(bytes, 16),
-            code_bits: u32_at(bytes, 20),
+            elements: u32_at(bytes, 20),
             count: u64::from_le_bytes(bytes[24..32].try_into().unwrap_or([0; 8])),
             set_id,
             body_hash,
+            payload,
+            scale_bits: bytes[81],
         };
         header.layout().map_err(malformed)?;
         Ok(header)
@@ -260,18 +364,48 @@ fn u32_at(bytes: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or([0; 4]))
 }
 
-/// What a party's program expects of an input file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a party's program expects of one input file (from its manifest entry).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Expected {
+    /// The input's name in the program, for messages.
+    pub input: String,
     pub kind: ShareKind,
     pub party: u8,
+    pub sharing: Sharing,
+    pub payload: Payload,
     pub ring_bits: u32,
-    pub code_bits: u32,
+    pub elements: u32,
     pub mask: MaskMode,
+    pub scale_bits: u8,
 }
 
-/// Checks that the file at `path` with `header` is what this party's program needs; the error
-/// names the mismatch and how to fix it.
+impl Expected {
+    /// What the manifest entry `input` needs of party `party`'s file.
+    pub fn for_input(input: &crate::manifest::ManifestInput, party: u8) -> Expected {
+        Expected {
+            input: input.name.clone(),
+            kind: input.role,
+            party,
+            sharing: input.sharing,
+            payload: input.kind,
+            ring_bits: input.ring_bits,
+            elements: input.elements,
+            mask: input.mask,
+            scale_bits: input.scale_bits.min(255) as u8,
+        }
+    }
+}
+
+fn elements_text(payload: Payload, n: u32) -> String {
+    match payload {
+        Payload::Iris => format!("{n}-bit iris codes"),
+        Payload::Embedding => format!("{n}-dimensional embeddings"),
+        Payload::Bit => "bits".into(),
+    }
+}
+
+/// Checks that the file at `path` with `header` is what this party's program needs for the
+/// input `expected.input`; the error names the mismatch and how to fix it.
 pub fn check_compatible(
     path: &Path,
     header: &ShareFileHeader,
@@ -283,38 +417,58 @@ pub fn check_compatible(
             detail,
         })
     };
-    let flag = match expected.kind {
-        ShareKind::Gallery => "--db",
-        ShareKind::Query => "--query",
-    };
+    let name = &expected.input;
+    let reshare = format!("re-share it with `irisc share --program P.irs --input {name}=FILE`");
+    if header.payload != expected.payload {
+        return fail(format!(
+            "holds {} data but input `{name}` is {}: pass the file made for `{name}` ({reshare})",
+            header.payload, expected.payload
+        ));
+    }
     if header.kind != expected.kind {
         return fail(format!(
-            "holds a {} but a {} was expected: pass the files made by `irisc share {flag}`",
+            "holds a {} but input `{name}` is a {}: pass the file made for `{name}`",
             header.kind, expected.kind
         ));
     }
     if header.party != expected.party {
         return fail(format!(
-            "holds party {}'s shares but this is party {}: pass this party's own file (*.p{}.shr)",
+            "holds party {}'s shares but this is party {}: pass this party's own file (p{}/{name}.shares)",
             header.party, expected.party, expected.party
+        ));
+    }
+    if header.sharing != expected.sharing {
+        return fail(format!(
+            "holds {} but this program reads input `{name}` as {}: {reshare} --sharing {}",
+            sharing_text(header.sharing),
+            sharing_text(expected.sharing),
+            expected.sharing
         ));
     }
     if header.ring_bits != expected.ring_bits {
         return fail(format!(
-            "holds shares over Z_2^{} but this program computes over Z_2^{}: re-share the {} with `irisc share --ring {}` or rebuild the program for Z_2^{}",
-            header.ring_bits, expected.ring_bits, expected.kind, expected.ring_bits, header.ring_bits
+            "holds shares over Z_2^{} but this program computes input `{name}` over Z_2^{}: {reshare} (or `--ring {}`), or rebuild the program for Z_2^{}",
+            header.ring_bits, expected.ring_bits, expected.ring_bits, header.ring_bits
         ));
     }
-    if header.code_bits != expected.code_bits {
+    if header.elements != expected.elements {
         return fail(format!(
-            "holds {}-bit iris codes but this program expects {}-bit codes",
-            header.code_bits, expected.code_bits
+            "holds {} but this program expects {} for input `{name}`",
+            elements_text(header.payload, header.elements),
+            elements_text(expected.payload, expected.elements)
         ));
     }
     if header.mask != expected.mask {
         return fail(format!(
-            "holds {} but this program expects {}: re-share the {} for this program",
-            header.mask, expected.mask, expected.kind
+            "holds {} but this program expects {} for input `{name}`: {reshare}",
+            mask_text(header.mask),
+            mask_text(expected.mask)
+        ));
+    }
+    if header.payload == Payload::Embedding && header.scale_bits != expected.scale_bits {
+        return fail(format!(
+            "holds embeddings at scale 2^{} but this program expects scale 2^{} for input `{name}`: {reshare}",
+            header.scale_bits, expected.scale_bits
         ));
     }
     Ok(())

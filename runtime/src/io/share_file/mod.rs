@@ -1,6 +1,16 @@
 //! One party's share file: a fixed header (`header.rs`) then the body
-//! `ids (count x u64) | public masks (count x bits/8) | own = x_party | prev = x_{party-1}`,
-//! all little-endian, each component `count x elements_per_record x W` bytes (W = 2/4/8).
+//! `ids (count x u64) | public masks (count x bits/8) | own | prev`, all little-endian, each
+//! component `count x elements_per_record x W` bytes (W = 2/4/8).
+//!
+//! - rep3: `own = x_party`, `prev = x_{party-1}` of x = x_0 + x_1 + x_2 mod 2^k;
+//! - Shamir (F_p, GR(2^16, d)): one component, `own` = this party's evaluation of the degree-1
+//!   polynomial; `prev` is absent from the file (and empty in [`ShareFile`]). F_p words are
+//!   canonical (< p = 65519); GR words are the coefficients of packed ring elements (galleries
+//!   packed reversed, queries plainly, see [`crate::share::galois`]), each section (codes, then
+//!   secret masks) padded to a multiple of d.
+//!
+//! A record's shared elements are its payload: an iris code's masked bits (then its mask bits
+//! when masks are secret), an embedding's fixed-point values, or one bit.
 //!
 //! Files are written to a temporary name in the same directory and renamed, so a crash never
 //! leaves a torn file under the real name; the body hash catches later damage.
@@ -11,8 +21,8 @@ mod ring_vec;
 
 pub use error::ShareFileError;
 pub use header::{
-    check_compatible, BodyLayout, Expected, MaskMode, ShareFileHeader, ShareKind, Sharing,
-    FORMAT_VERSION, HEADER_LEN, MAGIC,
+    check_compatible, galois_degree, sharing_text, BodyLayout, Expected, MaskMode, Payload,
+    ShareFileHeader, ShareKind, Sharing, FORMAT_VERSION, HEADER_LEN, MAGIC,
 };
 pub use ring_vec::{ring_mask, RingVec};
 
@@ -27,9 +37,9 @@ pub struct ShareFile {
     pub ids: Vec<u64>,
     /// Plain masks, `code_bits / 8` bytes per record (empty with secret masks).
     pub masks: Vec<u8>,
-    /// This party's component x_party of every element.
+    /// This party's component x_party of every element (rep3), or its Shamir share.
     pub own: RingVec,
-    /// The previous party's component x_{party-1 mod 3}.
+    /// The previous party's component x_{party-1 mod 3} (rep3); empty for Shamir sharings.
     pub prev: RingVec,
 }
 
@@ -110,7 +120,12 @@ fn write_body_then_header(tmp: &Path, file: &ShareFile) -> Result<ShareFileHeade
     let mut hasher = blake3::Hasher::new();
     put(&mut out, &mut hasher, &file.ids, tmp)?;
     put(&mut out, &mut hasher, &file.masks, tmp)?;
-    for component in [&file.own, &file.prev] {
+    let components: &[&RingVec] = if file.header.sharing.is_shamir() {
+        &[&file.own]
+    } else {
+        &[&file.own, &file.prev]
+    };
+    for component in components {
         match component {
             RingVec::U16(v) => put(&mut out, &mut hasher, v, tmp)?,
             RingVec::U32(v) => put(&mut out, &mut hasher, v, tmp)?,
@@ -179,7 +194,19 @@ fn validate(path: &Path, file: &ShareFile) -> Result<(), ShareFileError> {
         )));
     }
     let word = RingVec::word_bytes_for(h.ring_bits).unwrap_or(0);
-    for (name, c) in [("own", &file.own), ("prev", &file.prev)] {
+    if h.sharing.is_shamir() && !file.prev.is_empty() {
+        return Err(invalid(format!(
+            "{} hold one component, but `prev` has {} elements",
+            sharing_text(h.sharing),
+            file.prev.len()
+        )));
+    }
+    let components: &[(&str, &RingVec)] = if h.sharing.is_shamir() {
+        &[("own", &file.own)]
+    } else {
+        &[("own", &file.own), ("prev", &file.prev)]
+    };
+    for &(name, c) in components {
         if c.word_bytes() != word {
             return Err(invalid(format!(
                 "{name} holds {}-byte words but Z_2^{} uses {word}-byte words",
@@ -194,14 +221,25 @@ fn validate(path: &Path, file: &ShareFile) -> Result<(), ShareFileError> {
                 layout.component / word as u64
             )));
         }
-        if let Some(i) = c.first_out_of_range(h.ring_bits) {
-            return Err(invalid(format!(
-                "{name} element {i} is not reduced mod 2^{}",
-                h.ring_bits
-            )));
+        if let Some(detail) = out_of_range(h, name, c) {
+            return Err(invalid(detail));
         }
     }
     Ok(())
+}
+
+/// The first element that is not a canonical residue of the file's ring (mod 2^k, or mod p for
+/// F_p), described; `None` if all are.
+fn out_of_range(h: &ShareFileHeader, name: &str, c: &RingVec) -> Option<String> {
+    if h.sharing == Sharing::Fp {
+        let p = u64::from(crate::share::fp::P);
+        return c
+            .iter_u64()
+            .position(|x| x >= p)
+            .map(|i| format!("{name} element {i} is not reduced mod p = {p}"));
+    }
+    c.first_out_of_range(h.ring_bits)
+        .map(|i| format!("{name} element {i} is not reduced mod 2^{}", h.ring_bits))
 }
 
 /// Reads and checks only the header (and that the file has the size the header implies).
@@ -268,20 +306,21 @@ pub fn read(path: &Path) -> Result<ShareFile, ShareFileError> {
         })
     };
     let own = component()?;
-    let prev = component()?;
+    let prev = if layout.components == 2 {
+        component()?
+    } else {
+        RingVec::zeros(header.ring_bits, 0).unwrap_or(RingVec::U16(Vec::new()))
+    };
     if *hasher.finalize().as_bytes() != header.body_hash {
         return Err(ShareFileError::Corrupted {
             path: path.to_path_buf(),
         });
     }
     for (name, c) in [("own", &own), ("prev", &prev)] {
-        if let Some(i) = c.first_out_of_range(header.ring_bits) {
+        if let Some(detail) = out_of_range(&header, name, c) {
             return Err(ShareFileError::Malformed {
                 path: path.to_path_buf(),
-                detail: format!(
-                    "{name} element {i} is not reduced mod 2^{}",
-                    header.ring_bits
-                ),
+                detail,
             });
         }
     }

@@ -39,7 +39,7 @@ fn sample(ring_bits: u32, mask: MaskMode, count: u64) -> ShareFile {
     let per = header.elements_per_record() as usize * count as usize;
     let masks = match mask {
         MaskMode::Public => (0..count as usize * 16).map(|i| i as u8).collect(),
-        MaskMode::Secret => Vec::new(),
+        MaskMode::Secret | MaskMode::None => Vec::new(),
     };
     let vals = |salt: u64| {
         RingVec::from_u64s(
@@ -111,20 +111,30 @@ fn header_bytes_are_little_endian_at_fixed_offsets() {
     h.body_hash = [5; 32];
     let b = h.to_bytes();
     assert_eq!(&b[0..8], b"IRISCSHR");
-    assert_eq!(&b[8..12], &[1, 0, 0, 0]);
+    assert_eq!(&b[8..12], &[2, 0, 0, 0]);
     assert_eq!(&b[12..16], &[1, 2, 0, 0]);
     assert_eq!(&b[16..20], &[16, 0, 0, 0]);
     assert_eq!(&b[20..24], &12_800u32.to_le_bytes());
     assert_eq!(&b[24..32], &[2, 1, 0, 0, 0, 0, 0, 0]);
     assert_eq!(&b[32..48], &[9; 16]);
     assert_eq!(&b[48..80], &[5; 32]);
-    assert_eq!(ShareFileHeader::parse(Path::new("x"), &b, 80).unwrap(), h);
+    assert_eq!(&b[80..88], &[0; 8]);
+    assert_eq!(ShareFileHeader::parse(Path::new("x"), &b, 88).unwrap(), h);
+    h.sharing = Sharing::Gr4;
+    h.payload = Payload::Embedding;
+    h.mask = MaskMode::None;
+    h.elements = 192;
+    h.scale_bits = 8;
+    let b = h.to_bytes();
+    assert_eq!(&b[12..16], &[1, 2, 3, 2]);
+    assert_eq!(&b[80..82], &[1, 8]);
+    assert_eq!(ShareFileHeader::parse(Path::new("x"), &b, 88).unwrap(), h);
 }
 
 fn written(tag: &str) -> (TempDir, PathBuf, Vec<u8>) {
     let dir = TempDir::new(tag);
     let path = dir.path("db.p1.shr");
-    write(&path, &sample(16, MaskMode::Public, 4)).unwrap();
+    write(&path, &sample(17, MaskMode::Public, 4)).unwrap();
     let bytes = fs::read(&path).unwrap();
     (dir, path, bytes)
 }
@@ -148,7 +158,7 @@ fn truncated() {
     assert!(matches!(
         read_header(&path),
         Err(ShareFileError::Truncated {
-            expected: 80,
+            expected: 88,
             found: 40,
             ..
         })
@@ -200,21 +210,34 @@ fn wrong_magic_and_version() {
     ));
 
     let (_dir, path, mut bytes) = written("version");
-    bytes[8] = 2;
+    bytes[8] = 3;
     fs::write(&path, &bytes).unwrap();
     let e = read(&path).unwrap_err();
-    assert!(matches!(e, ShareFileError::Version { found: 2, .. }), "{e}");
+    assert!(matches!(e, ShareFileError::Version { found: 3, .. }), "{e}");
+    // A version-1 file (80-byte header) is named as such, with the remedy.
+    bytes[8] = 1;
+    fs::write(&path, &bytes[..80]).unwrap();
+    let e = read(&path).unwrap_err().to_string();
+    assert!(
+        e.contains("is share-file format version 1, but this build reads version 2 (older files have no payload kind or sharing scheme): re-share the input"),
+        "{e}"
+    );
 }
 
 #[test]
 fn malformed_header_fields() {
     for (offset, value, needle) in [
-        (12usize, 9u8, "unknown kind 9"),
+        (12usize, 9u8, "unknown role 9"),
         (13, 3, "party 3"),
-        (14, 1, "unknown sharing scheme 1"),
-        (15, 2, "unknown mask mode 2"),
+        (14, 4, "unknown sharing scheme 4"),
+        (14, 1, "Shamir shares over F_p (fp) stored over Z_2^17"),
+        (15, 3, "unknown mask mode 3"),
+        (15, 2, "iris codes without a mask mode"),
         (16, 65, "Z_2^65"),
         (20, 100, "multiple of 64"),
+        (80, 3, "unknown payload kind 3"),
+        (80, 2, "bits must have 1 element and no mask"),
+        (84, 1, "reserved header bytes are not zero"),
     ] {
         let (_dir, path, mut bytes) = written("malformed");
         bytes[offset] = value;
@@ -273,38 +296,222 @@ fn compatibility_names_the_mismatch() {
         10,
         [0; 16],
     );
-    let path = Path::new("db.p1.shr");
+    let path = Path::new("p1/left.shares");
     let ok = Expected {
+        input: "left".into(),
         kind: ShareKind::Gallery,
         party: 1,
+        sharing: Sharing::Rep3,
+        payload: Payload::Iris,
         ring_bits: 32,
-        code_bits: 12_800,
+        elements: 12_800,
         mask: MaskMode::Public,
+        scale_bits: 0,
     };
     check_compatible(path, &header, &ok).unwrap();
     let msg = |e: Expected| check_compatible(path, &header, &e).unwrap_err().to_string();
     assert_eq!(
-        msg(Expected { ring_bits: 16, ..ok }),
-        "db.p1.shr holds shares over Z_2^32 but this program computes over Z_2^16: re-share the gallery with `irisc share --ring 16` or rebuild the program for Z_2^32"
+        msg(Expected { ring_bits: 16, ..ok.clone() }),
+        "p1/left.shares holds shares over Z_2^32 but this program computes input `left` over Z_2^16: re-share it with `irisc share --program P.irs --input left=FILE` (or `--ring 16`), or rebuild the program for Z_2^32"
     );
     assert_eq!(
-        msg(Expected { party: 0, ..ok }),
-        "db.p1.shr holds party 1's shares but this is party 0: pass this party's own file (*.p0.shr)"
+        msg(Expected { party: 0, ..ok.clone() }),
+        "p1/left.shares holds party 1's shares but this is party 0: pass this party's own file (p0/left.shares)"
     );
     assert_eq!(
-        msg(Expected { kind: ShareKind::Query, ..ok }),
-        "db.p1.shr holds a gallery but a query set was expected: pass the files made by `irisc share --query`"
+        msg(Expected {
+            kind: ShareKind::Query,
+            ..ok.clone()
+        }),
+        "p1/left.shares holds a gallery but input `left` is a query: pass the file made for `left`"
+    );
+    assert_eq!(
+        msg(Expected { sharing: Sharing::Gr4, ring_bits: 16, ..ok.clone() }),
+        "p1/left.shares holds replicated (rep3) shares but this program reads input `left` as Shamir shares over GR(2^16, 4) (gr4): re-share it with `irisc share --program P.irs --input left=FILE` --sharing gr4"
+    );
+    assert_eq!(
+        msg(Expected { payload: Payload::Embedding, elements: 192, mask: MaskMode::None, ..ok.clone() }),
+        "p1/left.shares holds iris data but input `left` is embedding: pass the file made for `left` (re-share it with `irisc share --program P.irs --input left=FILE`)"
     );
     assert!(msg(Expected {
-        code_bits: 6400,
-        ..ok
+        elements: 6400,
+        ..ok.clone()
     })
-    .contains("12800-bit iris codes"));
+    .contains(
+        "holds 12800-bit iris codes but this program expects 6400-bit iris codes for input `left`"
+    ));
     assert!(msg(Expected {
         mask: MaskMode::Secret,
-        ..ok
+        ..ok.clone()
     })
-    .contains("holds public masks"));
+    .contains("holds public masks but this program expects secret-shared masks for input `left`"));
+    let mut emb = header.clone();
+    emb.payload = Payload::Embedding;
+    emb.mask = MaskMode::None;
+    emb.elements = 192;
+    emb.scale_bits = 8;
+    let want = Expected {
+        payload: Payload::Embedding,
+        elements: 192,
+        mask: MaskMode::None,
+        scale_bits: 10,
+        ..ok
+    };
+    let e = check_compatible(path, &emb, &want).unwrap_err().to_string();
+    assert!(
+        e.contains("scale 2^8 but this program expects scale 2^10"),
+        "{e}"
+    );
+}
+
+/// A file of `payload` shared with `sharing` (values need not be a real sharing here).
+fn kinded(
+    sharing: Sharing,
+    payload: Payload,
+    mask: MaskMode,
+    elements: u32,
+    count: u64,
+) -> ShareFile {
+    let ring_bits = if sharing.is_shamir() {
+        16
+    } else if payload == Payload::Bit {
+        1
+    } else {
+        24
+    };
+    let mut header = ShareFileHeader::new(
+        ShareKind::Query,
+        2,
+        mask,
+        ring_bits,
+        elements,
+        count,
+        [3; 16],
+    );
+    header.sharing = sharing;
+    header.payload = payload;
+    header.scale_bits = if payload == Payload::Embedding { 8 } else { 0 };
+    let n = (count * header.elements_per_record()) as usize;
+    let vals = |salt: u64| {
+        RingVec::from_u64s(ring_bits, (0..n as u64).map(|i| (i * 7 + salt) % 65519)).unwrap()
+    };
+    let masks = if payload == Payload::Iris && mask == MaskMode::Public {
+        vec![0xA5; (count * u64::from(elements) / 8) as usize]
+    } else {
+        Vec::new()
+    };
+    ShareFile {
+        header,
+        ids: (0..count).collect(),
+        masks,
+        own: vals(1),
+        prev: if sharing.is_shamir() {
+            RingVec::U16(Vec::new())
+        } else {
+            vals(2)
+        },
+    }
+}
+
+#[test]
+fn every_sharing_and_payload_round_trips() {
+    let dir = TempDir::new("kinds");
+    let cases = [
+        (Sharing::Rep3, Payload::Embedding, MaskMode::None, 192, 192),
+        (Sharing::Rep3, Payload::Bit, MaskMode::None, 1, 1),
+        (Sharing::Rep3, Payload::Iris, MaskMode::Secret, 128, 256),
+        (Sharing::Fp, Payload::Iris, MaskMode::Public, 128, 128),
+        (Sharing::Fp, Payload::Iris, MaskMode::Secret, 64, 128),
+        (Sharing::Fp, Payload::Embedding, MaskMode::None, 5, 5),
+        (Sharing::Gr2, Payload::Iris, MaskMode::Secret, 64, 128),
+        (Sharing::Gr2, Payload::Embedding, MaskMode::None, 5, 6),
+        (Sharing::Gr4, Payload::Iris, MaskMode::Public, 128, 128),
+        (Sharing::Gr4, Payload::Embedding, MaskMode::None, 5, 8),
+    ];
+    for (i, (sharing, payload, mask, elements, words)) in cases.into_iter().enumerate() {
+        let file = kinded(sharing, payload, mask, elements, 3);
+        assert_eq!(file.header.elements_per_record(), words, "case {i}");
+        let path = dir.path(&format!("{i}.shares"));
+        let h = write(&path, &file).unwrap();
+        let back = read(&path).unwrap();
+        assert_eq!(back.header, h, "case {i}");
+        assert_eq!(back.own, file.own, "case {i}");
+        assert_eq!(back.prev.len(), file.prev.len(), "case {i}");
+        assert_eq!(back.masks, file.masks);
+        let layout = h.layout().unwrap();
+        let components = if sharing.is_shamir() { 1 } else { 2 };
+        assert_eq!(layout.components, components);
+        assert_eq!(
+            fs::metadata(&path).unwrap().len(),
+            HEADER_LEN as u64
+                + 24
+                + layout.masks
+                + components
+                    * 3
+                    * words
+                    * 2
+                    * if sharing.is_shamir() || payload == Payload::Bit {
+                        1
+                    } else {
+                        2
+                    }
+        );
+        // Truncating any of these is caught before the body is read.
+        let bytes = fs::read(&path).unwrap();
+        fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
+        assert!(
+            matches!(read(&path), Err(ShareFileError::Truncated { .. })),
+            "case {i}"
+        );
+    }
+}
+
+#[test]
+fn shamir_and_bit_files_are_checked() {
+    let dir = TempDir::new("shamir");
+    let path = dir.path("x.shares");
+    // F_p words must be canonical.
+    let mut f = kinded(Sharing::Fp, Payload::Embedding, MaskMode::None, 4, 2);
+    if let RingVec::U16(v) = &mut f.own {
+        v[5] = 65519;
+    }
+    let e = write(&path, &f).unwrap_err().to_string();
+    assert!(
+        e.contains("own element 5 is not reduced mod p = 65519"),
+        "{e}"
+    );
+    // And a canonical file whose word is later made non-canonical (hash fixed) is refused on read.
+    let f = kinded(Sharing::Fp, Payload::Embedding, MaskMode::None, 4, 2);
+    write(&path, &f).unwrap();
+    let mut bytes = fs::read(&path).unwrap();
+    let at = HEADER_LEN + 16;
+    bytes[at..at + 2].copy_from_slice(&65535u16.to_le_bytes());
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(&bytes[HEADER_LEN..]);
+    bytes[48..80].copy_from_slice(hasher.finalize().as_bytes());
+    fs::write(&path, &bytes).unwrap();
+    let e = read(&path).unwrap_err().to_string();
+    assert!(
+        e.contains("malformed share file: own element 0 is not reduced mod p"),
+        "{e}"
+    );
+    // Shamir files hold one component.
+    let mut f = kinded(Sharing::Gr2, Payload::Embedding, MaskMode::None, 4, 2);
+    f.prev = f.own.clone();
+    let e = write(&path, &f).unwrap_err().to_string();
+    assert!(e.contains("hold one component"), "{e}");
+    // Bits are rep3 only; embeddings have no masks.
+    let mut f = kinded(Sharing::Rep3, Payload::Bit, MaskMode::None, 1, 2);
+    f.header.sharing = Sharing::Fp;
+    f.header.ring_bits = 16;
+    let e = write(&path, &f).unwrap_err().to_string();
+    assert!(e.contains("bits are always rep3"), "{e}");
+    let mut f = kinded(Sharing::Rep3, Payload::Embedding, MaskMode::None, 8, 2);
+    f.header.mask = MaskMode::Secret;
+    assert!(write(&path, &f)
+        .unwrap_err()
+        .to_string()
+        .contains("embeddings with secret-shared masks"));
 }
 
 #[test]

@@ -1,0 +1,588 @@
+//! Every input of the program, loaded from this party's share files and checked against the
+//! manifest, and the values `irisc_rt_load_input` / `irisc_rt_load_earlier` make of them.
+//!
+//! Files are named on the command line with `--input NAME=PATH` (or `--db` / `--query` when the
+//! program has exactly one gallery / one query input). Before anything is sent the runtime
+//! checks that every input is given, that each file is this party's share of that input (kind,
+//! role, sharing, ring, elements, mask), that all query inputs hold the same number of queries
+//! (they form one batch), and that zipped galleries hold the same ids in the same order.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use crate::error::RuntimeError;
+use crate::io::share_file::{
+    self, Expected, MaskMode, Payload, RingVec, ShareFile, ShareFileHeader, Sharing,
+};
+use crate::manifest::{InputRole, Manifest, ManifestInput};
+use crate::share::binary::{words_for, BitShares};
+
+use super::args::PartyArgs;
+use super::codes::Codes;
+use super::shamir_codes::ShamirCodes;
+use super::values::Value;
+
+/// `part` of `irisc_rt_load_input`: what of an input's records to load.
+pub const PART_CODES: i32 = 0;
+pub const PART_MASKS: i32 = 1;
+pub const PART_EMBEDDING: i32 = 2;
+pub const PART_BIT: i32 = 3;
+
+/// One input as loaded: rep3 inputs in the prepared form of [`Codes`] (all sections of each
+/// record, at the file's ring), Shamir inputs as the party's words.
+enum Stored {
+    Rep3(Rc<Codes>),
+    Shamir(Rc<ShamirCodes>),
+}
+
+struct LoadedInput {
+    spec: ManifestInput,
+    header: ShareFileHeader,
+    stored: Stored,
+}
+
+/// All inputs of one party's run.
+pub struct Inputs {
+    list: Vec<LoadedInput>,
+    query_count: usize,
+    /// Views of whole inputs made for a (part, ring): galleries are loaded once per query by
+    /// the schedule, so they are built once.
+    rep3_views: HashMap<(usize, i32, u32), Rc<Codes>>,
+    shamir_views: HashMap<(usize, i32), Rc<ShamirCodes>>,
+}
+
+fn input_err(msg: String) -> RuntimeError {
+    RuntimeError::Input(msg)
+}
+
+/// The file of every manifest input, in manifest order, from `--input NAME=PATH`, `--db` and
+/// `--query`.
+pub fn resolve_paths(args: &PartyArgs, manifest: &Manifest) -> Result<Vec<PathBuf>, RuntimeError> {
+    let names = || {
+        manifest
+            .inputs
+            .iter()
+            .map(|i| format!("`{}`", i.name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut paths: Vec<Option<PathBuf>> = vec![None; manifest.inputs.len()];
+    let mut set = |i: usize, p: PathBuf, how: &str| -> Result<(), RuntimeError> {
+        if paths[i].is_some() {
+            return Err(RuntimeError::Usage(format!(
+                "input `{}` is given twice (again by {how})",
+                manifest.inputs[i].name
+            )));
+        }
+        paths[i] = Some(p);
+        Ok(())
+    };
+    for spec in &args.inputs {
+        let Some((name, path)) = spec.split_once('=') else {
+            return Err(RuntimeError::Usage(format!(
+                "--input {spec:?} must have the form NAME=PATH"
+            )));
+        };
+        let Some(i) = manifest.input_index(name) else {
+            return Err(RuntimeError::Usage(format!(
+                "this program has no input `{name}`; its inputs are {}",
+                names()
+            )));
+        };
+        if path.is_empty() {
+            return Err(RuntimeError::Usage(format!(
+                "--input {name}= names no file"
+            )));
+        }
+        set(i, PathBuf::from(path), &format!("--input {name}=..."))?;
+    }
+    for (flag, role, given) in [
+        ("--db", InputRole::Gallery, &args.db),
+        ("--query", InputRole::Query, &args.query),
+    ] {
+        let Some(path) = given else { continue };
+        let of_role = manifest.inputs_with(role);
+        if of_role.len() != 1 {
+            return Err(RuntimeError::Usage(format!(
+                "{flag} is a shorthand for programs with exactly one {role} input, but this one has {}: name each file with --input NAME=PATH (inputs: {})",
+                of_role.len(),
+                names()
+            )));
+        }
+        set(of_role[0], path.clone(), flag)?;
+    }
+    paths
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| {
+            p.ok_or_else(|| {
+                let spec = &manifest.inputs[i];
+                let short = match spec.role {
+                    InputRole::Gallery if manifest.inputs_with(InputRole::Gallery).len() == 1 => {
+                        " (or --db PATH)"
+                    }
+                    InputRole::Query if manifest.inputs_with(InputRole::Query).len() == 1 => {
+                        " (or --query PATH)"
+                    }
+                    _ => "",
+                };
+                RuntimeError::Usage(format!(
+                    "no share file for {} input `{}`: pass {}{short}",
+                    spec.role,
+                    spec.name,
+                    spec.flag()
+                ))
+            })
+        })
+        .collect()
+}
+
+fn load_one(path: &Path, spec: &ManifestInput, party: usize) -> Result<LoadedInput, RuntimeError> {
+    let file = share_file::read(path).map_err(|e| input_err(e.to_string()))?;
+    let expected = Expected::for_input(spec, party as u8);
+    share_file::check_compatible(path, &file.header, &expected)
+        .map_err(|e| input_err(e.to_string()))?;
+    let header = file.header.clone();
+    let stored = if header.sharing.is_shamir() {
+        Stored::Shamir(Rc::new(shamir_from_file(file)))
+    } else {
+        Stored::Rep3(Rc::new(Codes::from_share_file(file)))
+    };
+    Ok(LoadedInput {
+        spec: spec.clone(),
+        header,
+        stored,
+    })
+}
+
+fn shamir_from_file(file: ShareFile) -> ShamirCodes {
+    let h = &file.header;
+    let count = h.count as usize;
+    let elements = h.elements as usize;
+    let masks = if file.masks.is_empty() {
+        vec![u64::MAX; count * h.sections() as usize * (h.elements as usize).div_ceil(64)]
+    } else {
+        file.masks
+            .chunks(8)
+            .map(|c| {
+                let mut w = [0u8; 8];
+                w[..c.len()].copy_from_slice(c);
+                u64::from_le_bytes(w)
+            })
+            .collect()
+    };
+    let data = match file.own {
+        RingVec::U16(v) => v,
+        other => other.iter_u64().map(|x| x as u16).collect(),
+    };
+    ShamirCodes {
+        sharing: h.sharing,
+        packed_as: h.kind,
+        count,
+        elements: h.sections() as usize * elements,
+        words: h.elements_per_record() as usize,
+        ids: file.ids,
+        masks,
+        data,
+    }
+}
+
+impl Inputs {
+    /// Loads and checks every input named on the command line.
+    pub fn load(args: &PartyArgs, manifest: &Manifest) -> Result<Inputs, RuntimeError> {
+        let paths = resolve_paths(args, manifest)?;
+        let list = paths
+            .iter()
+            .zip(&manifest.inputs)
+            .map(|(p, spec)| load_one(p, spec, args.party))
+            .collect::<Result<Vec<_>, _>>()?;
+        Inputs::from_loaded(list, manifest, &paths)
+    }
+
+    fn from_loaded(
+        list: Vec<LoadedInput>,
+        manifest: &Manifest,
+        paths: &[PathBuf],
+    ) -> Result<Inputs, RuntimeError> {
+        let mut query_count = None;
+        for (i, l) in list.iter().enumerate() {
+            if l.spec.role != InputRole::Query {
+                continue;
+            }
+            match query_count {
+                None => query_count = Some((i, l.header.count)),
+                Some((first, n)) if n != l.header.count => {
+                    return Err(input_err(format!(
+                        "query inputs form one batch, but `{}` ({}) holds {n} queries and `{}` ({}) holds {}: share the same number of queries for every query input",
+                        list[first].spec.name,
+                        paths[first].display(),
+                        l.spec.name,
+                        paths[i].display(),
+                        l.header.count
+                    )))
+                }
+                Some(_) => {}
+            }
+        }
+        for group in &manifest.zips {
+            let idx = group
+                .iter()
+                .map(|name| {
+                    manifest.input_index(name).ok_or_else(|| {
+                        RuntimeError::Setup(format!("the manifest zips unknown input `{name}`"))
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let Some((&first, rest)) = idx.split_first() else {
+                continue;
+            };
+            for &j in rest {
+                let (a, b) = (list[first].ids(), list[j].ids());
+                if a != b {
+                    let at = a.iter().zip(b).position(|(x, y)| x != y);
+                    let detail = match at {
+                        Some(k) => format!(
+                            "record {k} has id {} in one and {} in the other",
+                            a[k], b[k]
+                        ),
+                        None => format!("they hold {} and {} records", a.len(), b.len()),
+                    };
+                    return Err(input_err(format!(
+                        "galleries `{}` ({}) and `{}` ({}) are zipped, so they must hold the same ids in the same order, but {detail}",
+                        list[first].spec.name,
+                        paths[first].display(),
+                        list[j].spec.name,
+                        paths[j].display()
+                    )));
+                }
+            }
+        }
+        Ok(Inputs {
+            list,
+            // A program without query inputs answers once.
+            query_count: query_count.map_or(1, |(_, n)| n as usize),
+            rep3_views: HashMap::new(),
+            shamir_views: HashMap::new(),
+        })
+    }
+
+    /// The number of queries in the batch.
+    pub fn query_count(&self) -> usize {
+        self.query_count
+    }
+
+    /// Records of all galleries together (for the accounting line).
+    pub fn gallery_records(&self) -> usize {
+        self.list
+            .iter()
+            .filter(|l| l.spec.role == InputRole::Gallery)
+            .map(|l| l.header.count as usize)
+            .sum()
+    }
+
+    /// What the three parties must agree on before computing: the same program, and share
+    /// files of the same sharing runs: every file's set id, in manifest input order. Sent in the
+    /// hello of every link.
+    pub fn session_bytes(&self, manifest: &Manifest) -> Vec<u8> {
+        let mut s = manifest.fingerprint.as_bytes().to_vec();
+        for l in &self.list {
+            s.extend_from_slice(&l.header.set_id);
+        }
+        s
+    }
+
+    /// The index of the only input with `role` (the issue-2 entry points `load_query` and
+    /// `load_gallery` serve programs with one gallery and one query).
+    pub fn single(&self, role: InputRole) -> Result<usize, RuntimeError> {
+        let of_role: Vec<usize> = (0..self.list.len())
+            .filter(|&i| self.list[i].spec.role == role)
+            .collect();
+        match of_role[..] {
+            [i] => Ok(i),
+            _ => Err(RuntimeError::Schedule(format!(
+                "load of the {role} in a program with {} {role} inputs; use irisc_rt_load_input",
+                of_role.len()
+            ))),
+        }
+    }
+
+    /// The share ring of input `input`.
+    pub fn ring_bits(&self, input: usize) -> u32 {
+        self.list.get(input).map_or(0, |l| l.header.ring_bits)
+    }
+
+    fn get(&self, input: i32) -> Result<&LoadedInput, RuntimeError> {
+        usize::try_from(input)
+            .ok()
+            .and_then(|i| self.list.get(i))
+            .ok_or_else(|| {
+                RuntimeError::Schedule(format!(
+                    "input {input} of a program with {} inputs",
+                    self.list.len()
+                ))
+            })
+    }
+
+    /// `irisc_rt_load_input`: part `part` of input `input` for query `query` (-1 for a
+    /// gallery), its shares reduced locally mod 2^`ring_bits` (rep3).
+    pub fn load_input(
+        &mut self,
+        input: i32,
+        part: i32,
+        query: i64,
+        ring_bits: i32,
+    ) -> Result<Value, RuntimeError> {
+        let l = self.get(input)?;
+        let range = match l.spec.role {
+            InputRole::Gallery => 0..l.header.count as usize,
+            InputRole::Query => {
+                let q = self.query_index(query, &l.spec)?;
+                q..q + 1
+            }
+        };
+        self.load_range(input, part, range, ring_bits, false)
+    }
+
+    /// `irisc_rt_load_earlier`: the queries `0..query` of query input `input`, in gallery form,
+    /// their ids the query indices. Empty for query 0.
+    pub fn load_earlier(
+        &mut self,
+        input: i32,
+        part: i32,
+        query: i64,
+        ring_bits: i32,
+    ) -> Result<Value, RuntimeError> {
+        let l = self.get(input)?;
+        if l.spec.role != InputRole::Query {
+            return Err(RuntimeError::Schedule(format!(
+                "earlier() of gallery `{}`",
+                l.spec.name
+            )));
+        }
+        if l.header.sharing == Sharing::Gr4 && part != PART_BIT {
+            return Err(RuntimeError::Input(format!(
+                "earlier({}) compares queries with each other, but `{}` is shared over GR(2^16, 4), whose queries are packed for query-side use only: share it with --sharing rep3, fp or gr2",
+                l.spec.name, l.spec.name
+            )));
+        }
+        let q = self.query_index(query, &l.spec)?;
+        self.load_range(input, part, 0..q, ring_bits, true)
+    }
+
+    fn query_index(&self, query: i64, spec: &ManifestInput) -> Result<usize, RuntimeError> {
+        usize::try_from(query)
+            .ok()
+            .filter(|&q| q < self.query_count)
+            .ok_or_else(|| {
+                RuntimeError::Schedule(format!(
+                    "query {query} of query input `{}`, which has {}",
+                    spec.name, self.query_count
+                ))
+            })
+    }
+
+    fn load_range(
+        &mut self,
+        input: i32,
+        part: i32,
+        range: std::ops::Range<usize>,
+        ring_bits: i32,
+        index_ids: bool,
+    ) -> Result<Value, RuntimeError> {
+        let i = input as usize;
+        let l = &self.list[i];
+        check_part(l, part)?;
+        if part == PART_BIT {
+            let Stored::Rep3(codes) = &l.stored else {
+                return Err(RuntimeError::Schedule(format!(
+                    "bit input `{}` is not rep3",
+                    l.spec.name
+                )));
+            };
+            return Ok(Value::Bits(bits_of(codes, range)));
+        }
+        let full_ids = index_ids.then(|| (range.start as u64..range.end as u64).collect());
+        match &l.stored {
+            Stored::Rep3(_) => {
+                let k = u32::try_from(ring_bits).unwrap_or(0);
+                let view = self.rep3_view(i, part, k)?;
+                let mut c = if range.len() == view.count {
+                    return Ok(Value::Codes(match full_ids {
+                        Some(ids) => Rc::new(Codes {
+                            ids,
+                            ..view.select(range)
+                        }),
+                        None => view,
+                    }));
+                } else {
+                    view.select(range)
+                };
+                if let Some(ids) = full_ids {
+                    c.ids = ids;
+                }
+                Ok(Value::Codes(Rc::new(c)))
+            }
+            Stored::Shamir(_) => {
+                let view = self.shamir_view(i, part)?;
+                if range.len() == view.count && full_ids.is_none() {
+                    return Ok(Value::ShamirCodes(view));
+                }
+                let mut c = view.select(range);
+                if let Some(ids) = full_ids {
+                    c.ids = ids;
+                }
+                Ok(Value::ShamirCodes(Rc::new(c)))
+            }
+        }
+    }
+
+    /// Part `part` of every record of rep3 input `i`, reduced mod 2^k, each record padded with
+    /// zeros to a multiple of 64 elements.
+    fn rep3_view(&mut self, i: usize, part: i32, k: u32) -> Result<Rc<Codes>, RuntimeError> {
+        if let Some(v) = self.rep3_views.get(&(i, part, k)) {
+            return Ok(v.clone());
+        }
+        let l = &self.list[i];
+        let Stored::Rep3(full) = &l.stored else {
+            unreachable!("rep3_view of a Shamir input")
+        };
+        let file_k = l.header.ring_bits;
+        if !(1..=64).contains(&k) || k > file_k {
+            return Err(RuntimeError::Schedule(format!(
+                "input `{}` is shared over Z_2^{file_k}: it cannot be loaded over Z_2^{k} locally (only smaller rings are; lift it instead)",
+                l.spec.name
+            )));
+        }
+        let elements = l.header.elements as usize;
+        let padded = elements.div_ceil(64) * 64;
+        let whole = l.header.sections() == 1 && padded == elements;
+        let view = if whole && k == file_k {
+            full.clone()
+        } else {
+            let offset = if part == PART_MASKS { elements } else { 0 };
+            let per = full.bits;
+            let m = crate::io::share_file::ring_mask(k).unwrap_or(u64::MAX);
+            let n = full.count * padded;
+            let (mut own, mut prev) = (Vec::with_capacity(n), Vec::with_capacity(n));
+            for r in 0..full.count {
+                for j in 0..padded {
+                    let (o, p) = if j < elements {
+                        full.components(r * per + offset + j)
+                    } else {
+                        (0, 0)
+                    };
+                    own.push(o & m);
+                    prev.push(p & m);
+                }
+            }
+            let masks = if part == PART_CODES && l.header.mask == MaskMode::Public {
+                full.masks.clone()
+            } else {
+                vec![u64::MAX; full.count * padded / 64]
+            };
+            let own = RingVec::from_u64s(k, own).unwrap_or(RingVec::U64(Vec::new()));
+            let prev = RingVec::from_u64s(k, prev).unwrap_or(RingVec::U64(Vec::new()));
+            Rc::new(Codes::from_components(
+                own,
+                prev,
+                full.count,
+                padded,
+                full.ids.clone(),
+                masks,
+            ))
+        };
+        self.rep3_views.insert((i, part, k), view.clone());
+        Ok(view)
+    }
+
+    /// Part `part` (one section) of every record of Shamir input `i`.
+    fn shamir_view(&mut self, i: usize, part: i32) -> Result<Rc<ShamirCodes>, RuntimeError> {
+        if let Some(v) = self.shamir_views.get(&(i, part)) {
+            return Ok(v.clone());
+        }
+        let l = &self.list[i];
+        let Stored::Shamir(full) = &l.stored else {
+            unreachable!("shamir_view of a rep3 input")
+        };
+        let view = if l.header.sections() == 1 {
+            full.clone()
+        } else {
+            let words = l.header.words_per_section() as usize;
+            let offset = if part == PART_MASKS { words } else { 0 };
+            let data = full
+                .data
+                .chunks_exact(full.words)
+                .flat_map(|r| r[offset..offset + words].iter().copied())
+                .collect();
+            let elements = l.header.elements as usize;
+            let masks = if part == PART_CODES && l.header.mask == MaskMode::Public {
+                full.masks.clone()
+            } else {
+                vec![u64::MAX; full.count * elements.div_ceil(64)]
+            };
+            Rc::new(ShamirCodes {
+                sharing: full.sharing,
+                packed_as: full.packed_as,
+                count: full.count,
+                elements,
+                words,
+                ids: full.ids.clone(),
+                masks,
+                data,
+            })
+        };
+        self.shamir_views.insert((i, part), view.clone());
+        Ok(view)
+    }
+
+    /// The record ids of input `input`.
+    pub fn ids(&self, input: usize) -> &[u64] {
+        self.list.get(input).map_or(&[], |l| l.ids())
+    }
+}
+
+impl LoadedInput {
+    fn ids(&self) -> &[u64] {
+        match &self.stored {
+            Stored::Rep3(c) => &c.ids,
+            Stored::Shamir(s) => &s.ids,
+        }
+    }
+}
+
+/// Whether `part` exists for this input's kind.
+fn check_part(l: &LoadedInput, part: i32) -> Result<(), RuntimeError> {
+    let ok = match (l.header.payload, part) {
+        (Payload::Iris, PART_CODES) => true,
+        (Payload::Iris, PART_MASKS) => l.header.mask == MaskMode::Secret,
+        (Payload::Embedding, PART_EMBEDDING) => true,
+        (Payload::Bit, PART_BIT) => true,
+        _ => false,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(RuntimeError::Schedule(format!(
+            "part {part} of {} input `{}` ({}): parts are 0 codes, 1 secret masks, 2 embedding, 3 bit",
+            l.header.payload, l.spec.name, l.header.mask
+        )))
+    }
+}
+
+/// Binary replicated shares of bits `range` of a rep3 bit input: additive shares mod 2^k of a
+/// bit reduced mod 2 are XOR shares of it (x mod 2 is a ring homomorphism), so this is local.
+fn bits_of(codes: &Codes, range: std::ops::Range<usize>) -> BitShares {
+    let len = range.len();
+    let (mut own, mut prev) = (vec![0u64; words_for(len)], vec![0u64; words_for(len)]);
+    for (j, r) in range.enumerate() {
+        let (o, p) = codes.components(r * codes.bits);
+        own[j / 64] |= (o & 1) << (j % 64);
+        prev[j / 64] |= (p & 1) << (j % 64);
+    }
+    BitShares::from_words(own, prev, len)
+}
+
+#[cfg(test)]
+#[path = "load_tests.rs"]
+mod tests;
