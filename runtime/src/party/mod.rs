@@ -6,10 +6,16 @@
 //! executes the operations of the generated schedule one by one on its value slots.
 
 mod args;
+mod chains;
 mod codes;
+mod exec;
 mod inputs;
 mod ops;
+mod ops_arith;
+mod ops_logic;
+mod ops_shamir;
 mod output;
+pub mod shamir_codes;
 mod values;
 
 use std::time::{Duration, Instant};
