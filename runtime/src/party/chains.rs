@@ -173,5 +173,57 @@ mod tests {
             let want: Vec<bool> = p.iter().map(|&(ml, hd)| rule(ml, hd, a, b)).collect();
             prop_assert_eq!(open(runs), want);
         }
+
+        #[test]
+        fn fp_public_mask_chain_from_shamir_codes(seed: u64, num in 0u64..100, n_g in 0usize..5) {
+            // Codes c' = m ? 1 − 2b : 0 Shamir-shared over F_p, public masks: shamir_dot,
+            // reshare_p, sub_threshold_p with the mask lengths, msb_p = Algorithm 1's
+            // hd·den < num·ml.
+            use crate::party::ops_shamir::{mask_lengths, msb_p, reshare_p, shamir_dot, sub_threshold_p};
+            use crate::party::shamir_codes::{ShamirCodes, ShamirKind, Side};
+            use crate::share::fp::shamir_share;
+            let (den, len, n_q) = (200u64, 128usize, 2usize);
+            let mut rng = ChaCha12Rng::seed_from_u64(seed);
+            let code = |rng: &mut ChaCha12Rng, n: usize| -> (Vec<u64>, Vec<u64>) {
+                // Dense masks for some codes, sparse for others; ml = 0 happens too.
+                ((0..n * 2).map(|_| rng.random()).collect(), (0..n * 2).map(|_| rng.random::<u64>() & rng.random::<u64>()).collect())
+            };
+            let (qb, mut qm) = code(&mut rng, n_q);
+            let (gb, gm) = code(&mut rng, n_g);
+            qm[2] = 0;
+            qm[3] = 0;
+            let entries = |b: &[u64], m: &[u64]| -> Vec<u16> {
+                (0..b.len() * 64).map(|i| {
+                    let (bit, mask) = ((b[i / 64] >> (i % 64)) & 1, (m[i / 64] >> (i % 64)) & 1);
+                    if mask == 0 { 0 } else if bit == 0 { 1 } else { P - 1 }
+                }).collect()
+            };
+            let (sq, sg) = (shamir_share(&entries(&qb, &qm), &mut rng), shamir_share(&entries(&gb, &gm), &mut rng));
+            let inputs: [(Vec<u16>, Vec<u16>); 3] = std::array::from_fn(|p| (sq[p].clone(), sg[p].clone()));
+            let (qm2, gm2) = (qm.clone(), gm.clone());
+            let runs = run3(inputs, move |cx, (q, g): &(Vec<u16>, Vec<u16>)| {
+                let q = ShamirCodes::new(ShamirKind::Fp, Side::Query, n_q, len, vec![0, 1], qm2.clone(), q.clone()).unwrap();
+                let g = ShamirCodes::new(ShamirKind::Fp, Side::Gallery, n_g, len, (0..n_g as u64).collect(), gm2.clone(), g.clone()).unwrap();
+                let ml = Value::Public(mask_lengths(&q, &g).unwrap());
+                let z = shamir_dot(cx, &Value::Shamir(std::rc::Rc::new(q)), &Value::Shamir(std::rc::Rc::new(g))).unwrap();
+                let d = reshare_p(cx, &z).unwrap();
+                let c = sub_threshold_p(cx, &d, &ml, num as i64, den as i64).unwrap();
+                let Value::Bits(b) = msb_p(cx, &c).unwrap() else { panic!("bits expected") };
+                b
+            });
+            let mut want = Vec::new();
+            for r in 0..n_g {
+                for c in 0..n_q {
+                    let (mut ml, mut hd) = (0u64, 0u64);
+                    for w in 0..2 {
+                        let m = qm[c * 2 + w] & gm[r * 2 + w];
+                        ml += m.count_ones() as u64;
+                        hd += ((qb[c * 2 + w] ^ gb[r * 2 + w]) & m).count_ones() as u64;
+                    }
+                    want.push(hd * den < num * ml);
+                }
+            }
+            prop_assert_eq!(open(runs), want);
+        }
     }
 }
