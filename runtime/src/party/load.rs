@@ -15,12 +15,13 @@ use crate::error::RuntimeError;
 use crate::io::share_file::{
     self, Expected, MaskMode, Payload, RingVec, ShareFile, ShareFileHeader, Sharing,
 };
+use crate::io::share_file::ShareKind;
 use crate::manifest::{InputRole, Manifest, ManifestInput};
 use crate::share::binary::{words_for, BitShares};
 
 use super::args::PartyArgs;
 use super::codes::Codes;
-use super::shamir_codes::ShamirCodes;
+use super::shamir_codes::{ShamirCodes, ShamirKind, Side};
 use super::values::Value;
 
 /// `part` of `irisc_rt_load_input`: what of an input's records to load.
@@ -145,7 +146,7 @@ fn load_one(path: &Path, spec: &ManifestInput, party: usize) -> Result<LoadedInp
         .map_err(|e| input_err(e.to_string()))?;
     let header = file.header.clone();
     let stored = if header.sharing.is_shamir() {
-        Stored::Shamir(Rc::new(shamir_from_file(file)))
+        Stored::Shamir(Rc::new(shamir_from_file(file)?))
     } else {
         Stored::Rep3(Rc::new(Codes::from_share_file(file)))
     };
@@ -156,13 +157,32 @@ fn load_one(path: &Path, spec: &ManifestInput, party: usize) -> Result<LoadedInp
     })
 }
 
-fn shamir_from_file(file: ShareFile) -> ShamirCodes {
+fn shamir_kind(sharing: Sharing) -> ShamirKind {
+    match sharing {
+        Sharing::Fp => ShamirKind::Fp,
+        Sharing::Gr2 => ShamirKind::Gr2,
+        _ => ShamirKind::Gr4,
+    }
+}
+
+fn shamir_side(kind: ShareKind) -> Side {
+    match kind {
+        ShareKind::Gallery => Side::Gallery,
+        ShareKind::Query => Side::Query,
+    }
+}
+
+/// The Shamir shares of a file, all sections of a record together (one code of
+/// `sections * words_per_section` words); [`Inputs::shamir_view`] splits the sections.
+fn shamir_from_file(file: ShareFile) -> Result<ShamirCodes, RuntimeError> {
     let h = &file.header;
     let count = h.count as usize;
     let elements = h.elements as usize;
+    let sections = h.sections() as usize;
     let masks = if file.masks.is_empty() {
-        vec![u64::MAX; count * h.sections() as usize * (h.elements as usize).div_ceil(64)]
+        vec![u64::MAX; count * (sections * elements).div_ceil(64)]
     } else {
+        // Public masks cover the code section only; the loader pairs them with the codes.
         file.masks
             .chunks(8)
             .map(|c| {
@@ -176,16 +196,21 @@ fn shamir_from_file(file: ShareFile) -> ShamirCodes {
         RingVec::U16(v) => v,
         other => other.iter_u64().map(|x| x as u16).collect(),
     };
-    ShamirCodes {
-        sharing: h.sharing,
-        packed_as: h.kind,
+    let kind = shamir_kind(h.sharing);
+    let side = shamir_side(h.kind);
+    if sections == 1 {
+        return ShamirCodes::new(kind, side, count, elements, file.ids, masks, data);
+    }
+    // Keep the whole record as one code; the views re-wrap each section.
+    Ok(ShamirCodes {
+        kind,
+        side,
         count,
-        elements: h.sections() as usize * elements,
-        words: h.elements_per_record() as usize,
+        len: sections * elements,
         ids: file.ids,
         masks,
-        data,
-    }
+        words: data,
+    })
 }
 
 impl Inputs {
@@ -426,13 +451,13 @@ impl Inputs {
             Stored::Shamir(_) => {
                 let view = self.shamir_view(i, part)?;
                 if range.len() == view.count && full_ids.is_none() {
-                    return Ok(Value::ShamirCodes(view));
+                    return Ok(Value::Shamir(view));
                 }
                 let mut c = view.select(range);
                 if let Some(ids) = full_ids {
                     c.ids = ids;
                 }
-                Ok(Value::ShamirCodes(Rc::new(c)))
+                Ok(Value::Shamir(Rc::new(c)))
             }
         }
     }
@@ -509,10 +534,11 @@ impl Inputs {
             full.clone()
         } else {
             let words = l.header.words_per_section() as usize;
+            let per = l.header.elements_per_record() as usize;
             let offset = if part == PART_MASKS { words } else { 0 };
             let data = full
-                .data
-                .chunks_exact(full.words)
+                .words
+                .chunks_exact(per)
                 .flat_map(|r| r[offset..offset + words].iter().copied())
                 .collect();
             let elements = l.header.elements as usize;
@@ -521,16 +547,15 @@ impl Inputs {
             } else {
                 vec![u64::MAX; full.count * elements.div_ceil(64)]
             };
-            Rc::new(ShamirCodes {
-                sharing: full.sharing,
-                packed_as: full.packed_as,
-                count: full.count,
+            Rc::new(ShamirCodes::new(
+                full.kind,
+                full.side,
+                full.count,
                 elements,
-                words,
-                ids: full.ids.clone(),
+                full.ids.clone(),
                 masks,
                 data,
-            })
+            )?)
         };
         self.shamir_views.insert((i, part), view.clone());
         Ok(view)

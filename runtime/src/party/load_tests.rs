@@ -377,7 +377,7 @@ fn shamir_data(
     earlier: bool,
 ) -> [Rc<ShamirCodes>; 3] {
     load_all(ins, input, part, q, 16, earlier).map(|v| match v {
-        Value::ShamirCodes(c) => c,
+        Value::Shamir(c) => c,
         other => panic!("{}", other.kind()),
     })
 }
@@ -425,11 +425,11 @@ fn shamir_inputs_reconstruct() {
     // GR(2^16, 4) gallery, secret masks: each section reconstructs (parties 0 and 2).
     for (part, s) in [(PART_CODES, 0), (PART_MASKS, 1)] {
         let c = shamir_data(&mut ins, 0, part, -1, false);
-        assert_eq!((c[0].count, c[0].elements, c[0].words), (2, 64, 64));
-        assert_eq!(c[0].packed_as, InputRole::Gallery);
+        assert_eq!((c[0].count, c[0].len, c[0].words_per_code()), (2, 64, 64));
+        assert_eq!(c[0].side, crate::party::shamir_codes::Side::Gallery);
         for r in 0..2 {
             let share = |p: usize| galois::ShamirVec::<4> {
-                coefs: c[p].data[r * 64..(r + 1) * 64].to_vec(),
+                coefs: c[p].words[r * 64..(r + 1) * 64].to_vec(),
             };
             let (a, b) = (share(0), share(2));
             let elems = galois::reconstruct::<4>((0, &a), (2, &b));
@@ -443,16 +443,16 @@ fn shamir_inputs_reconstruct() {
     }
     // F_p query: query 1 reconstructs from any two parties.
     let c = shamir_data(&mut ins, 1, PART_EMBEDDING, 1, false);
-    assert_eq!((c[0].count, c[0].words, c[0].ids.clone()), (1, 6, vec![2]));
+    assert_eq!((c[0].count, c[0].words_per_code(), c[0].ids.clone()), (1, 6, vec![2]));
     assert_eq!(
-        fp::shamir_reconstruct((1, &c[1].data), (2, &c[2].data)),
+        fp::shamir_reconstruct((1, &c[1].words), (2, &c[2].words)),
         vec![3, 3, 3, 3, 3, 65000]
     );
     // earlier() over F_p works; over GR(2^16, 4) queries it is refused with the remedy.
     let c = shamir_data(&mut ins, 1, PART_EMBEDDING, 1, true);
     assert_eq!(c[0].ids, vec![0]);
     assert_eq!(
-        fp::shamir_reconstruct((0, &c[0].data), (1, &c[1].data)),
+        fp::shamir_reconstruct((0, &c[0].words), (1, &c[1].words)),
         vec![1, 65518, 0, 5, 7, 9]
     );
     let e = ins[0]
@@ -463,9 +463,9 @@ fn shamir_inputs_reconstruct() {
     assert!(e.contains("--sharing rep3, fp or gr2"), "{e}");
     // GR embeddings of dimension 3 are padded to one ring element.
     let c = shamir_data(&mut ins, 2, PART_EMBEDDING, 0, false);
-    assert_eq!((c[0].elements, c[0].words), (3, 4));
+    assert_eq!((c[0].len, c[0].words_per_code()), (3, 4));
     let share = |p: usize| galois::ShamirVec::<4> {
-        coefs: c[p].data.clone(),
+        coefs: c[p].words.clone(),
     };
     let elems = galois::reconstruct::<4>((0, &share(0)), (1, &share(1)));
     assert_eq!(

@@ -6,9 +6,14 @@
 //! executes the operations of the generated schedule one by one on its value slots.
 
 mod args;
+mod chains;
 mod codes;
+mod exec;
 pub mod load;
 mod ops;
+mod ops_arith;
+mod ops_logic;
+mod ops_shamir;
 mod ops_vector;
 mod output;
 pub mod shamir_codes;

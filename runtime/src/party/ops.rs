@@ -77,6 +77,11 @@ impl Runtime {
     }
 
     pub fn rotate(&mut self, dst: u32, src: u32, lo: i32, hi: i32) -> Result<(), RuntimeError> {
+        if let Value::Shamir(s) = self.slot(src)? {
+            let rotated = s.rotations(lo, hi)?;
+            self.put(dst, Value::Shamir(Rc::new(rotated)));
+            return Ok(());
+        }
         let rotated = self.codes(src)?.rotations(lo, hi);
         self.put(dst, Value::Codes(Rc::new(rotated)));
         Ok(())
@@ -142,6 +147,12 @@ impl Runtime {
     /// `ml` of every (record, code) pair from the public masks.
     pub fn mask_len(&mut self, dst: u32, codes: u32, gallery: u32) -> Result<(), RuntimeError> {
         let t = Instant::now();
+        if let (Value::Shamir(q), Value::Shamir(g)) = (self.slot(codes)?, self.slot(gallery)?) {
+            let out = super::ops_shamir::mask_lengths(q, g)?;
+            self.put(dst, Value::Public(out));
+            self.times.dot += t.elapsed();
+            return Ok(());
+        }
         let (q, g) = (self.codes(codes)?, self.codes(gallery)?);
         let w = q.words_per_code();
         let mut out = Vec::with_capacity(q.count * g.count);

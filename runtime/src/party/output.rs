@@ -204,7 +204,7 @@ impl Runtime {
         } else {
             match self.slot(records as u32)? {
                 Value::Codes(c) => c.ids.clone(),
-                Value::ShamirCodes(c) => c.ids.clone(),
+                Value::Shamir(c) => c.ids.clone(),
                 other => {
                     return Err(RuntimeError::Schedule(format!(
                         "ids output over slot {records}, which holds {}, not records",

@@ -8,6 +8,9 @@ use crate::io::share_file::RingVec;
 use crate::share::binary::BitShares;
 
 use super::codes::Codes;
+use super::shamir_codes::ShamirCodes;
+use crate::share::fp::Rep3Fp;
+use crate::share::Rep3Vec;
 
 pub enum Value {
     /// Shares of codes with their public masks (a query's rotations, or the gallery).
@@ -22,12 +25,18 @@ pub enum Value {
     Bits(BitShares),
     /// Opened bits: the values at the output party, `None` at the others.
     Clear(Option<Vec<bool>>),
-    // --- Added with named inputs and outputs (party/load.rs, party/output.rs). ---
-    /// An input shared with Shamir (F_p or GR(2^16, d)): this party's shares.
-    ShamirCodes(Rc<super::shamir_codes::ShamirCodes>),
-    /// Opened integers (e.g. a revealed count): the values at the output party, `None` at the
-    /// others.
+    /// Opened integers (e.g. a count): the values at the output party, `None` at the others.
+    /// Read by the output step of the count shape.
+    #[allow(dead_code)]
     ClearInts(Option<Vec<u64>>),
+    /// Shamir shares of codes (F_p or GR(2^16, d)), one component per party.
+    Shamir(Rc<ShamirCodes>),
+    /// Additive shares mod p (canonical, below p), e.g. after a Shamir dot product over F_p.
+    AdditiveP(Vec<u16>),
+    /// Replicated shares mod p.
+    ReplicatedP(Rep3Fp),
+    /// Replicated shares mod t = p * 2^m, components canonical (below t), 1 <= m <= 47.
+    ReplicatedMod { m: u32, x: Rep3Vec<u64> },
 }
 
 impl Value {
@@ -39,8 +48,11 @@ impl Value {
             Value::Public(_) => "public values",
             Value::Bits(_) => "binary shares",
             Value::Clear(_) => "opened bits",
-            Value::ShamirCodes(_) => "Shamir shares",
             Value::ClearInts(_) => "opened integers",
+            Value::Shamir(_) => "Shamir-shared codes",
+            Value::AdditiveP(_) => "additive shares mod p",
+            Value::ReplicatedP(_) => "replicated shares mod p",
+            Value::ReplicatedMod { .. } => "replicated shares mod p*2^m",
         }
     }
 }

@@ -12,6 +12,7 @@
 pub mod and;
 pub mod bin_sub;
 pub mod bit_extract;
+pub mod bit_extract_mod;
 pub mod bit_extract_p;
 pub mod bit_inject;
 pub mod dot;

@@ -1,0 +1,685 @@
+//! Ops of the Shamir instantiations (Bloemen et al., Section 4.3.2 and Section 5): dot
+//! products of Shamir shares over GR(2^16, d) or F_p, the conversion to replicated shares mod p,
+//! the F_p comparison (Algorithm 12), and the lifted comparison over Z_t, t = p·2^m
+//! (Algorithms 13 and 15, Lemma 2).
+
+use std::time::Instant;
+
+use crate::error::RuntimeError;
+use crate::io::share_file::RingVec;
+use crate::iris::public_threshold;
+use crate::protocol::bit_extract_mod::{msb_mod as msb_mod_protocol, msb_mod_cost};
+use crate::protocol::bit_extract_p::{bit_extract_p_cost, msb_p as msb_p_protocol};
+use crate::protocol::galois_dot::{galois_dot_local, prepare_query};
+use crate::protocol::lift_p::lift_p as lift_p_protocol;
+use crate::protocol::Stats;
+use crate::share::fp::{self, Rep3Fp, P};
+use crate::share::galois::ShamirVec;
+use crate::share::Rep3Vec;
+
+use super::exec::{at, broadcast_len, get, sched, Ctx};
+use super::shamir_codes::{ShamirCodes, ShamirKind, Side};
+use super::values::Value;
+use super::Runtime;
+
+fn shamir<'v>(v: &'v Value, op: &str) -> Result<&'v ShamirCodes, RuntimeError> {
+    match v {
+        Value::Shamir(c) => Ok(c),
+        other => Err(sched(format!(
+            "{op}: operand holds {}, expected Shamir-shared codes",
+            other.kind()
+        ))),
+    }
+}
+
+fn rep_p<'v>(v: &'v Value, op: &str) -> Result<&'v Rep3Fp, RuntimeError> {
+    match v {
+        Value::ReplicatedP(x) => Ok(x),
+        other => Err(sched(format!(
+            "{op}: operand holds {}, expected replicated shares mod p",
+            other.kind()
+        ))),
+    }
+}
+
+/// The lift exponents this runtime supports: t = p·2^m < 2^63.
+fn lift_exponent(m: u32, op: &str) -> Result<u64, RuntimeError> {
+    if (1..=47).contains(&m) {
+        Ok((P as u64) << m)
+    } else {
+        Err(sched(format!("{op}: m = {m} is not in 1..=47")))
+    }
+}
+
+/// Party-side dot products of Shamir shares (Section 4.3.2), record-major and query-code-minor
+/// (`out[r·codes + c]`) like `masked_dot`:
+/// - GR(2^16, d): the Lagrange coefficient is folded into the query and each product is one
+///   plain 16-bit dot product ([`crate::protocol::galois_dot`]); additive shares over Z_2^16
+///   (`Value::Additive` in u16 words), to be reshared with `reshare` (any k ≤ 16);
+/// - F_p: the degree-2 products times the party's Lagrange coefficient at 0; additive shares
+///   mod p (`Value::AdditiveP`), to be reshared with `reshare_p`.
+///
+/// Local. The query must be packed as a query and the gallery as a gallery (GR only).
+pub fn shamir_dot(cx: &mut Ctx<'_>, query: &Value, gallery: &Value) -> Result<Value, RuntimeError> {
+    let (q, g) = (shamir(query, "shamir_dot")?, shamir(gallery, "shamir_dot")?);
+    if q.kind != g.kind {
+        return Err(sched(format!(
+            "shamir_dot: query over {:?}, gallery over {:?}",
+            q.kind, g.kind
+        )));
+    }
+    if q.len != g.len {
+        return Err(sched(format!(
+            "shamir_dot: codes of {} and {} entries",
+            q.len, g.len
+        )));
+    }
+    if q.kind != ShamirKind::Fp && (q.side != Side::Query || g.side != Side::Gallery) {
+        return Err(sched(
+            "shamir_dot: the query must be packed as a query and the gallery as a gallery",
+        ));
+    }
+    let party = cx.party();
+    let words = q.words_per_code();
+    Ok(match q.kind {
+        ShamirKind::Gr2 | ShamirKind::Gr4 => {
+            let prepared = match q.kind {
+                ShamirKind::Gr2 => prepare_query::<2>(
+                    party,
+                    &ShamirVec {
+                        coefs: q.words.clone(),
+                    },
+                ),
+                _ => prepare_query::<4>(
+                    party,
+                    &ShamirVec {
+                        coefs: q.words.clone(),
+                    },
+                ),
+            };
+            let z = galois_dot_local(&prepared, q.count, &g.words, g.count, words);
+            Value::Additive(RingVec::U16(z.own))
+        }
+        ShamirKind::Fp => {
+            let mut out = Vec::with_capacity(q.count * g.count);
+            if words > 0 {
+                for r in g.words.chunks_exact(words) {
+                    for c in q.words.chunks_exact(words) {
+                        out.push(fp::dot(c, r));
+                    }
+                }
+            } else {
+                out.resize(q.count * g.count, 0);
+            }
+            Value::AdditiveP(fp::shamir_to_additive(party, &out))
+        }
+    })
+}
+
+/// `ml` of every (record, code) pair from the public masks of Shamir-shared codes,
+/// record-major like [`shamir_dot`].
+pub fn mask_lengths(q: &ShamirCodes, g: &ShamirCodes) -> Result<Vec<u64>, RuntimeError> {
+    if q.len != g.len {
+        return Err(sched(format!(
+            "mask_len: codes of {} and {} entries",
+            q.len, g.len
+        )));
+    }
+    let w = q.mask_words_per_code();
+    let mut out = Vec::with_capacity(q.count * g.count);
+    if w == 0 {
+        out.resize(q.count * g.count, 0);
+        return Ok(out);
+    }
+    for gm in g.masks.chunks_exact(w) {
+        for qm in q.masks.chunks_exact(w) {
+            out.push(
+                qm.iter()
+                    .zip(gm)
+                    .map(|(a, b)| (a & b).count_ones() as u64)
+                    .sum(),
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// Additive shares mod p to fresh replicated shares mod p (Section 4.3.2): one round.
+pub fn reshare_p(cx: &mut Ctx<'_>, src: &Value) -> Result<Value, RuntimeError> {
+    let Value::AdditiveP(z) = src else {
+        return Err(sched(format!(
+            "reshare_p: operand holds {}, expected additive shares mod p",
+            src.kind()
+        )));
+    };
+    if z.is_empty() {
+        return Ok(Value::ReplicatedP(Rep3Fp::zeros(0)));
+    }
+    let x = fp::reshare_p(cx.net, cx.prss, z)?;
+    cx.rounds += Stats::reshare().rounds;
+    Ok(Value::ReplicatedP(x))
+}
+
+/// `T(ml) − dot` mod p for public masks, T(ml) = ⌊(den − 2·num)·ml / den⌋ (the public
+/// threshold of Algorithm 1 in the masked-bitvector form; it may be negative). Local; the
+/// threshold enters through component 0. Length-1 operands broadcast.
+pub fn sub_threshold_p(
+    cx: &mut Ctx<'_>,
+    dot: &Value,
+    ml: &Value,
+    num: i64,
+    den: i64,
+) -> Result<Value, RuntimeError> {
+    if den <= 0 || num < 0 {
+        return Err(sched(format!("sub_threshold_p: invalid ratio {num}/{den}")));
+    }
+    let d = rep_p(dot, "sub_threshold_p")?;
+    let Value::Public(ml) = ml else {
+        return Err(sched(format!(
+            "sub_threshold_p: mask lengths hold {}, expected public values",
+            ml.kind()
+        )));
+    };
+    let n = broadcast_len(&[d.len(), ml.len()], "sub_threshold_p")?;
+    let t: Vec<u16> = (0..n)
+        .map(|i| public_threshold(num as u64, den as u64, at(ml, i)).rem_euclid(P as i128) as u16)
+        .collect();
+    let idx: Vec<usize> = (0..n).map(|i| if d.len() == 1 { 0 } else { i }).collect();
+    let mut out = Rep3Fp {
+        own: idx.iter().map(|&i| fp::neg(d.own[i])).collect(),
+        prev: idx.iter().map(|&i| fp::neg(d.prev[i])).collect(),
+    };
+    out.add_public(cx.party(), &t);
+    Ok(Value::ReplicatedP(out))
+}
+
+/// Algorithm 12 (BitExtractP): bit 15 of the canonical representative in [0, p), the MSB of
+/// Lemma 1 over F_p. 2ℓ + 1 = 33 rounds.
+#[doc(alias = "BitExtractP")]
+pub fn msb_p(cx: &mut Ctx<'_>, src: &Value) -> Result<Value, RuntimeError> {
+    let x = rep_p(src, "msb_p")?;
+    let b = msb_p_protocol(cx.net, cx.prss, x)?;
+    if !x.is_empty() {
+        cx.rounds += bit_extract_p_cost(1).rounds;
+    }
+    Ok(Value::Bits(b))
+}
+
+/// Algorithm 15 (LiftP, Section 5.1): shares mod p of x ∈ [0, p) to shares mod p·2^m of the
+/// same x ([`crate::protocol::lift_p`]): ℓ + 1 rounds of overflow-bit extraction, then the two
+/// rounds of BitInject.
+#[doc(alias = "LiftP")]
+pub fn lift_p(cx: &mut Ctx<'_>, src: &Value, m: u32) -> Result<Value, RuntimeError> {
+    lift_exponent(m, "lift_p")?;
+    let x = rep_p(src, "lift_p")?;
+    if x.is_empty() {
+        return Ok(Value::ReplicatedMod {
+            m,
+            x: Rep3Vec::zeros(0),
+        });
+    }
+    let y = lift_p_protocol(cx.net, cx.prss, x, m)?;
+    cx.rounds += crate::share::fp::L as u64 + 1 + Stats::bit_inject().rounds;
+    Ok(Value::ReplicatedMod { m, x: y })
+}
+
+/// Algorithm 13 (ConstLift) mod p: \[2^m·x\] mod p·2^m from \[x\] mod p. Each component c < p,
+/// read as an integer and multiplied by 2^m, is below p·2^m, and the three sum to
+/// 2^m·(x + p·q) ≡ 2^m·x (mod p·2^m), for negative x (p − v) too: 2^m·(p − v) ≡ −2^m·v. Local.
+#[doc(alias = "ConstLift")]
+pub fn const_lift_p(_cx: &mut Ctx<'_>, src: &Value, m: u32) -> Result<Value, RuntimeError> {
+    lift_exponent(m, "const_lift_p")?;
+    let x = rep_p(src, "const_lift_p")?;
+    let up = |v: &[u16]| -> Vec<u64> { v.iter().map(|&c| (c as u64) << m).collect() };
+    Ok(Value::ReplicatedMod {
+        m,
+        x: Rep3Vec {
+            own: up(&x.own),
+            prev: up(&x.prev),
+        },
+    })
+}
+
+/// Components mod t of an operand of `lin_mod`/`msb_mod`: replicated shares mod p·2^m with this
+/// m (checked, components below t), or public values (the trivial sharing).
+fn rep_mod(
+    party: usize,
+    v: &Value,
+    m: u32,
+    t: u64,
+    op: &str,
+) -> Result<Rep3Vec<u64>, RuntimeError> {
+    match v {
+        Value::ReplicatedMod { m: vm, x } => {
+            if *vm != m {
+                return Err(sched(format!(
+                    "{op}: operand is mod p*2^{vm}, expected p*2^{m}"
+                )));
+            }
+            if x.own.len() != x.prev.len() || x.own.iter().chain(&x.prev).any(|&c| c >= t) {
+                return Err(sched(format!(
+                    "{op}: operand components are not below p*2^{m}"
+                )));
+            }
+            Ok(x.clone())
+        }
+        Value::Public(p) => {
+            let val: Vec<u64> = p.iter().map(|&x| x % t).collect();
+            let zero = vec![0; p.len()];
+            Ok(match party {
+                0 => Rep3Vec {
+                    own: val,
+                    prev: zero,
+                },
+                1 => Rep3Vec {
+                    own: zero,
+                    prev: val,
+                },
+                _ => Rep3Vec {
+                    own: zero.clone(),
+                    prev: zero,
+                },
+            })
+        }
+        other => Err(sched(format!(
+            "{op}: operand holds {}, expected replicated shares mod p*2^m",
+            other.kind()
+        ))),
+    }
+}
+
+/// a·x − b·y mod t = p·2^m for every element (length-1 operands broadcast). Local.
+pub fn lin_mod(
+    cx: &mut Ctx<'_>,
+    x: &Value,
+    y: &Value,
+    a: i64,
+    b: i64,
+    m: u32,
+) -> Result<Value, RuntimeError> {
+    let t = lift_exponent(m, "lin_mod")?;
+    let party = cx.party();
+    let (x, y) = (
+        rep_mod(party, x, m, t, "lin_mod")?,
+        rep_mod(party, y, m, t, "lin_mod")?,
+    );
+    let n = broadcast_len(&[x.len(), y.len()], "lin_mod")?;
+    let tt = t as u128;
+    let a = (a as i128).rem_euclid(t as i128) as u128;
+    let nb = (-(b as i128)).rem_euclid(t as i128) as u128;
+    let f = |xs: &[u64], ys: &[u64]| -> Vec<u64> {
+        (0..n)
+            .map(|i| ((a * at(xs, i) as u128 + nb * at(ys, i) as u128) % tt) as u64)
+            .collect()
+    };
+    Ok(Value::ReplicatedMod {
+        m,
+        x: Rep3Vec {
+            own: f(&x.own, &y.own),
+            prev: f(&x.prev, &y.prev),
+        },
+    })
+}
+
+/// The comparison bit of Lemma 2 over Z_t, t = p·2^m: 1 iff the representative in [0, t) is
+/// at least 2^(⌈log2 t⌉ − 1) = 2^(15+m), i.e. the value is negative under the lemma's bounds.
+/// Algorithm 12 generalised to the modulus t as Section 5.2 prescribes
+/// ([`crate::protocol::bit_extract_mod`]): 3K − m bits in 2K − m + 1 rounds, K = 16 + m.
+pub fn msb_mod(cx: &mut Ctx<'_>, src: &Value, m: u32) -> Result<Value, RuntimeError> {
+    let t = lift_exponent(m, "msb_mod")?;
+    let x = rep_mod(cx.party(), src, m, t, "msb_mod")?;
+    if matches!(src, Value::Public(_)) {
+        return Err(sched("msb_mod: operand is public"));
+    }
+    let b = msb_mod_protocol(cx.net, cx.prss, &x, t)?;
+    if !x.is_empty() {
+        cx.rounds += msb_mod_cost(t).0;
+    }
+    Ok(Value::Bits(b))
+}
+
+impl Runtime {
+    pub fn shamir_dot(&mut self, dst: u32, codes: u32, gallery: u32) -> Result<(), RuntimeError> {
+        let t = Instant::now();
+        let before = self.times.compare;
+        self.exec(dst, |cx, s| {
+            shamir_dot(cx, get(s, codes)?, get(s, gallery)?)
+        })?;
+        // The dot product is its own phase in the accounting.
+        self.times.compare = before;
+        self.times.dot += t.elapsed();
+        Ok(())
+    }
+
+    pub fn reshare_p(&mut self, dst: u32, src: u32) -> Result<(), RuntimeError> {
+        self.exec(dst, |cx, s| reshare_p(cx, get(s, src)?))
+    }
+
+    pub fn sub_threshold_p(
+        &mut self,
+        dst: u32,
+        dot: u32,
+        ml: u32,
+        num: i64,
+        den: i64,
+    ) -> Result<(), RuntimeError> {
+        self.exec(dst, |cx, s| {
+            sub_threshold_p(cx, get(s, dot)?, get(s, ml)?, num, den)
+        })
+    }
+
+    pub fn msb_p(&mut self, dst: u32, src: u32) -> Result<(), RuntimeError> {
+        self.exec(dst, |cx, s| msb_p(cx, get(s, src)?))
+    }
+
+    pub fn lift_p(&mut self, dst: u32, src: u32, m: u32) -> Result<(), RuntimeError> {
+        self.exec(dst, |cx, s| lift_p(cx, get(s, src)?, m))
+    }
+
+    pub fn const_lift_p(&mut self, dst: u32, src: u32, m: u32) -> Result<(), RuntimeError> {
+        self.exec(dst, |cx, s| const_lift_p(cx, get(s, src)?, m))
+    }
+
+    pub fn lin_mod(
+        &mut self,
+        dst: u32,
+        x: u32,
+        y: u32,
+        a: i64,
+        b: i64,
+        m: u32,
+    ) -> Result<(), RuntimeError> {
+        self.exec(dst, |cx, s| lin_mod(cx, get(s, x)?, get(s, y)?, a, b, m))
+    }
+
+    pub fn msb_mod(&mut self, dst: u32, src: u32, m: u32) -> Result<(), RuntimeError> {
+        self.exec(dst, |cx, s| msb_mod(cx, get(s, src)?, m))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::party::exec::testkit::run3;
+    use crate::share::binary::reconstruct_bits;
+    use crate::share::fp::{reconstruct_fp, shamir_share, share_fp};
+    use crate::share::galois::{share_codes, Packing};
+    use proptest::prelude::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha12Rng;
+    use std::rc::Rc;
+
+    /// Plain record-major dot products of `q` (n_q codes) and `g` (n_g codes), wrapping u64.
+    fn plain_dots(q: &[i64], n_q: usize, g: &[i64], n_g: usize, len: usize) -> Vec<i64> {
+        let mut out = Vec::new();
+        for r in 0..n_g {
+            for c in 0..n_q {
+                out.push((0..len).map(|i| q[c * len + i] * g[r * len + i]).sum());
+            }
+        }
+        out
+    }
+
+    /// Shares masked-bitvector codes (entries −1, 0, 1) with `kind`, computes the Shamir dot
+    /// products and their resharing at the three parties, returns the opened dot products
+    /// (mod 2^16 for GR, mod p for F_p) and whether masks were read right.
+    fn shamir_run(
+        kind: ShamirKind,
+        n_q: usize,
+        n_g: usize,
+        len: usize,
+        seed: u64,
+    ) -> (Vec<u64>, Vec<i64>) {
+        let mut rng = ChaCha12Rng::seed_from_u64(seed);
+        let q: Vec<i64> = (0..n_q * len).map(|_| rng.random_range(-1..=1)).collect();
+        let g: Vec<i64> = (0..n_g * len).map(|_| rng.random_range(-1..=1)).collect();
+        let want = plain_dots(&q, n_q, &g, n_g, len);
+        let (qs, gs): ([Vec<u16>; 3], [Vec<u16>; 3]) = match kind {
+            ShamirKind::Fp => {
+                let f = |v: &[i64]| -> Vec<u16> {
+                    v.iter().map(|&x| x.rem_euclid(P as i64) as u16).collect()
+                };
+                (
+                    shamir_share(&f(&q), &mut rng),
+                    shamir_share(&f(&g), &mut rng),
+                )
+            }
+            _ => {
+                let f = |v: &[i64]| -> Vec<u16> { v.iter().map(|&x| x as u16).collect() };
+                let (qv, gv) = (f(&q), f(&g));
+                if kind == ShamirKind::Gr2 {
+                    (
+                        share_codes::<2>(&qv, n_q, len, Packing::Plain, &mut rng).map(|s| s.coefs),
+                        share_codes::<2>(&gv, n_g, len, Packing::Reversed, &mut rng)
+                            .map(|s| s.coefs),
+                    )
+                } else {
+                    (
+                        share_codes::<4>(&qv, n_q, len, Packing::Plain, &mut rng).map(|s| s.coefs),
+                        share_codes::<4>(&gv, n_g, len, Packing::Reversed, &mut rng)
+                            .map(|s| s.coefs),
+                    )
+                }
+            }
+        };
+        let inputs: [(Vec<u16>, Vec<u16>); 3] =
+            std::array::from_fn(|p| (qs[p].clone(), gs[p].clone()));
+        let mw = len.div_ceil(64);
+        let runs = run3(inputs, move |cx, (qw, gw): &(Vec<u16>, Vec<u16>)| {
+            let qc = ShamirCodes::new(
+                kind,
+                Side::Query,
+                n_q,
+                len,
+                (0..n_q as u64).collect(),
+                vec![u64::MAX; n_q * mw],
+                qw.clone(),
+            )
+            .unwrap();
+            let gc = ShamirCodes::new(
+                kind,
+                Side::Gallery,
+                n_g,
+                len,
+                (0..n_g as u64).collect(),
+                vec![u64::MAX; n_g * mw],
+                gw.clone(),
+            )
+            .unwrap();
+            let z =
+                shamir_dot(cx, &Value::Shamir(Rc::new(qc)), &Value::Shamir(Rc::new(gc))).unwrap();
+            match z {
+                Value::AdditiveP(_) => {
+                    let Value::ReplicatedP(x) = reshare_p(cx, &z).unwrap() else {
+                        panic!()
+                    };
+                    (
+                        x.own.iter().map(|&v| v as u64).collect::<Vec<u64>>(),
+                        x.prev.iter().map(|&v| v as u64).collect::<Vec<u64>>(),
+                        cx.rounds,
+                    )
+                }
+                Value::Additive(RingVec::U16(a)) => {
+                    let r = crate::protocol::reshare(
+                        cx.net,
+                        cx.prss,
+                        crate::share::AddVec { own: a },
+                        16,
+                    )
+                    .unwrap();
+                    (
+                        r.own.iter().map(|&v| v as u64).collect(),
+                        r.prev.iter().map(|&v| v as u64).collect(),
+                        1,
+                    )
+                }
+                _ => panic!("unexpected dot product result"),
+            }
+        });
+        for (p, r) in runs.iter().enumerate() {
+            assert_eq!(r.out.1, runs[(p + 2) % 3].out.0, "replication");
+        }
+        let modulus: u64 = if kind == ShamirKind::Fp {
+            P as u64
+        } else {
+            1 << 16
+        };
+        let got: Vec<u64> = (0..want.len())
+            .map(|i| (runs[0].out.0[i] + runs[1].out.0[i] + runs[2].out.0[i]) % modulus)
+            .collect();
+        let want = want.iter().map(|&w| w.rem_euclid(modulus as i64)).collect();
+        (got, want)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(16))]
+        #[test]
+        fn shamir_dot_matches_plain(which in 0usize..3, n_q in 0usize..4, n_g in 0usize..4, len in prop_oneof![Just(0usize), Just(64), 1usize..150], seed: u64) {
+            let kind = [ShamirKind::Fp, ShamirKind::Gr2, ShamirKind::Gr4][which];
+            let (got, want) = shamir_run(kind, n_q, n_g, len, seed);
+            prop_assert_eq!(got, want.into_iter().map(|w| w as u64).collect::<Vec<_>>());
+        }
+
+        #[test]
+        fn sub_threshold_p_then_msb_p_is_algorithm_1(seed: u64, pairs in proptest::collection::vec((0u64..=12_800, 0.0f64..=1.0), 0..40), num in 0i64..100, one_ml in any::<bool>()) {
+            // Public masks over F_p: match iff hd·den < num·ml, i.e. MSB_p(T(ml) − dot).
+            let den = 200i64;
+            let mut rng = ChaCha12Rng::seed_from_u64(seed);
+            let mut ml: Vec<u64> = pairs.iter().map(|p| p.0).collect();
+            if one_ml { ml.truncate(1); if ml.is_empty() { ml.push(12_800); } }
+            let g = |v: &[u64], i: usize| if v.len() == 1 { v[0] } else { v[i] };
+            let hd: Vec<u64> = pairs.iter().enumerate().map(|(i, p)| (g(&ml, i) as f64 * p.1) as u64).collect();
+            let dot: Vec<u16> = hd.iter().enumerate().map(|(i, &h)| (g(&ml, i) as i64 - 2 * h as i64).rem_euclid(P as i64) as u16).collect();
+            let want: Vec<bool> = hd.iter().enumerate().map(|(i, &h)| (h as i64) * den < num * g(&ml, i) as i64).collect();
+            let s = share_fp(&dot, &mut rng);
+            let runs = run3(s, move |cx, x: &Rep3Fp| {
+                let d = sub_threshold_p(cx, &Value::ReplicatedP(x.clone()), &Value::Public(ml.clone()), num, den).unwrap();
+                let Value::Bits(b) = msb_p(cx, &d).unwrap() else { panic!() };
+                b
+            });
+            let got = reconstruct_bits(&[runs[0].out.clone(), runs[1].out.clone(), runs[2].out.clone()]).unwrap();
+            let rounds = if got.is_empty() { 0 } else { bit_extract_p_cost(1).rounds };
+            prop_assert_eq!(got, want);
+            prop_assert!(runs.iter().all(|r| r.rounds == rounds));
+        }
+
+        #[test]
+        fn lifts_and_lin_mod_match_plain(seed: u64, m in prop_oneof![Just(1u32), Just(20), Just(47), 1u32..=47], xs in proptest::collection::vec(0u16..P, 0..30), a: i64, b: i64, by in any::<bool>()) {
+            let t = (P as i128) << m;
+            let mut xs = xs;
+            xs.extend([0, 1, P - 1, P / 2, P / 2 + 1]);
+            let ys: Vec<u16> = if by { vec![P - 5] } else { xs.iter().rev().copied().collect() };
+            let mut rng = ChaCha12Rng::seed_from_u64(seed);
+            let (sx, sy) = (share_fp(&xs, &mut rng), share_fp(&ys, &mut rng));
+            let inputs: [(Rep3Fp, Rep3Fp); 3] = std::array::from_fn(|p| (sx[p].clone(), sy[p].clone()));
+            let runs = run3(inputs, move |cx, (x, y): &(Rep3Fp, Rep3Fp)| {
+                let lx = lift_p(cx, &Value::ReplicatedP(x.clone()), m).unwrap();
+                let cy = const_lift_p(cx, &Value::ReplicatedP(y.clone()), m).unwrap();
+                let Value::ReplicatedMod { x: r, .. } = lin_mod(cx, &lx, &cy, a, b, m).unwrap() else { panic!() };
+                let Value::ReplicatedMod { x: l, .. } = lx else { panic!() };
+                (r, l)
+            });
+            let open = |f: &dyn Fn(usize) -> Vec<u64>| -> Vec<i128> {
+                let (a0, a1, a2) = (f(0), f(1), f(2));
+                (0..a0.len()).map(|i| (a0[i] as i128 + a1[i] as i128 + a2[i] as i128) % t).collect()
+            };
+            let lifted = open(&|p| runs[p].out.1.own.clone());
+            prop_assert_eq!(lifted, xs.iter().map(|&x| x as i128).collect::<Vec<_>>());
+            let got = open(&|p| runs[p].out.0.own.clone());
+            let g = |v: &[u16], i: usize| if v.len() == 1 { v[0] } else { v[i] } as i128;
+            // y is read as a signed value of F_p (centred), scaled by 2^m: ConstLift keeps signs.
+            let centred = |v: i128| if v > (P as i128 - 1) / 2 { v - P as i128 } else { v };
+            let want: Vec<i128> = (0..xs.len())
+                .map(|i| (a as i128 * g(&xs, i) - b as i128 * (centred(g(&ys, i)) << m)).rem_euclid(t))
+                .collect();
+            prop_assert_eq!(got, want);
+            for r in &runs {
+                prop_assert!(r.out.0.own.iter().chain(&r.out.0.prev).all(|&c| (c as i128) < t));
+            }
+        }
+    }
+
+    #[test]
+    fn bad_operands_are_schedule_errors() {
+        let runs = run3([(), (), ()], |cx, _| {
+            let p = Value::ReplicatedP(Rep3Fp::zeros(2));
+            let m5 = Value::ReplicatedMod {
+                m: 5,
+                x: Rep3Vec::zeros(2),
+            };
+            let big = Value::ReplicatedMod {
+                m: 5,
+                x: Rep3Vec {
+                    own: vec![u64::MAX],
+                    prev: vec![0],
+                },
+            };
+            let fp = Value::Shamir(Rc::new(
+                ShamirCodes::new(
+                    ShamirKind::Fp,
+                    Side::Query,
+                    1,
+                    64,
+                    vec![0],
+                    vec![0],
+                    vec![0; 64],
+                )
+                .unwrap(),
+            ));
+            let gr = Value::Shamir(Rc::new(
+                ShamirCodes::new(
+                    ShamirKind::Gr4,
+                    Side::Query,
+                    1,
+                    64,
+                    vec![0],
+                    vec![0],
+                    vec![0; 64],
+                )
+                .unwrap(),
+            ));
+            [
+                lift_p(cx, &p, 0).err(),
+                lift_p(cx, &p, 48).err(),
+                const_lift_p(cx, &m5, 5).err(),
+                lin_mod(cx, &m5, &m5, 1, 1, 6).err(),
+                msb_mod(cx, &big, 5).err(),
+                msb_mod(cx, &Value::Public(vec![1]), 5).err(),
+                sub_threshold_p(cx, &p, &Value::Public(vec![1, 2, 3]), 1, 2).err(),
+                sub_threshold_p(cx, &p, &Value::Public(vec![1, 2]), 1, 0).err(),
+                shamir_dot(cx, &fp, &gr).err(),
+                // Both packed as queries: the GR dot product would be wrong.
+                shamir_dot(cx, &gr, &gr).err(),
+                reshare_p(cx, &p).err(),
+                msb_p(cx, &m5).err(),
+            ]
+            .map(|e| e.map(|e| e.to_string()))
+        });
+        for r in &runs {
+            assert_eq!(r.messages, 0);
+            for e in &r.out {
+                let e = e.as_ref().expect("an error");
+                assert!(
+                    e.contains("internal error in the generated schedule"),
+                    "{e}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn empty_batches_send_nothing() {
+        let runs = run3([(), (), ()], |cx, _| {
+            let p = Value::ReplicatedP(Rep3Fp::zeros(0));
+            let lifted = lift_p(cx, &p, 20).unwrap();
+            let bits = msb_mod(cx, &lifted, 20).unwrap();
+            let bp = msb_p(cx, &p).unwrap();
+            let r = reshare_p(cx, &Value::AdditiveP(vec![])).unwrap();
+            matches!((bits, bp, r), (Value::Bits(a), Value::Bits(b), Value::ReplicatedP(c)) if a.len == 0 && b.len == 0 && c.is_empty())
+        });
+        assert!(runs
+            .iter()
+            .all(|r| r.out && r.messages == 0 && r.rounds == 0));
+        let _ = reconstruct_fp;
+    }
+}
