@@ -94,6 +94,35 @@ impl NetlistBuilder {
         self.outputs.push(n.0);
     }
 
+    /// Copies `nl`'s gates into this builder, its inputs read from `inputs`; returns the wires of
+    /// its outputs (in order).
+    ///
+    /// # Panics
+    /// If `inputs.len()` differs from `nl.num_inputs()`.
+    pub fn append(&mut self, nl: &Netlist, inputs: &[Wire]) -> Vec<Wire> {
+        assert_eq!(inputs.len(), nl.num_inputs(), "appended netlist input width");
+        let mut map: Vec<Option<Wire>> = vec![None; nl.graph.node_count()];
+        let mut outs: Vec<Option<Wire>> = vec![None; nl.num_outputs()];
+        // Index order is topological (see [`Netlist`]), so operands are mapped first.
+        for n in nl.graph.node_indices() {
+            let [a, b] = nl.operands(n).map(|o| o.and_then(|o| map[o.index()]));
+            let w = match nl.graph[n] {
+                Gate::Input(i) => inputs[i],
+                Gate::And => self.and(a.expect("AND operand"), b.expect("AND operand")),
+                Gate::Xor => self.xor(a.expect("XOR operand"), b.expect("XOR operand")),
+                Gate::Not => self.not(a.expect("NOT operand")),
+                Gate::Output(i) => {
+                    outs[i] = a;
+                    a.expect("output operand")
+                }
+            };
+            map[n.index()] = Some(w);
+        }
+        outs.into_iter()
+            .map(|o| o.expect("every output is driven"))
+            .collect()
+    }
+
     pub fn finish(self) -> Netlist {
         Netlist {
             graph: self.graph,

@@ -90,6 +90,29 @@ pub fn or_tree(n: usize) -> Netlist {
     b.finish()
 }
 
+/// AND of `n` bits as a balanced tree: `n - 1` ANDs in `ceil(log2 n)` rounds (`all`).
+///
+/// # Panics
+/// If `n == 0`.
+pub fn and_tree(n: usize) -> Netlist {
+    assert!(n >= 1, "AND of no bits");
+    let mut b = NetlistBuilder::new();
+    let mut layer = b.inputs(n);
+    while layer.len() > 1 {
+        let mut next = Vec::with_capacity(layer.len().div_ceil(2));
+        for pair in layer.chunks(2) {
+            next.push(match *pair {
+                [x, y] => b.and(x, y),
+                [x] => x,
+                _ => unreachable!("chunks(2) yields one or two wires"),
+            });
+        }
+        layer = next;
+    }
+    b.output(layer[0]);
+    b.finish()
+}
+
 /// The multiplexer that leaves a conditional (Fig. 4 `mux`, Eq. (1)): inputs `t`, then the
 /// `width` outputs of branch 0, then those of branch 1; output `x0 XOR t(x0 XOR x1) = x_t`.
 /// One AND per output bit, all in one round (Algorithm 11 CMux, bit by bit).

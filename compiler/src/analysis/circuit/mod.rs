@@ -3,11 +3,17 @@
 //!
 //! `C ::= Netlist(gates) | Cond(C0, C1) | Seq(C', C'')`
 //!
+//! plus one convenience, `Par(C1, C2)`: both side by side on disjoint wires (inputs and outputs
+//! concatenated). It equals `Seq(C1 ⊗ id, id ⊗ C2)` with identity wires that bypass every
+//! conditional inside `C1`/`C2` instead of passing through its multiplexer, which the paper's
+//! syntax cannot say (there every wire next to a `Cond` would cost a mux gate). Triples: the sum.
+//!
 //! A conditional's first input bit is the branch condition `t`; branch `C_t` gets the remaining
 //! inputs and its outputs are the conditional's. A sequence feeds the outputs of `C'` to `C''`.
 //! [`triples`] counts what evaluating such a circuit costs, naively and with masked triples
 //! (Fig. 4, `neededtriples`). Groundwork for secret conditionals: nothing lowers to it yet.
 
+pub mod build;
 pub mod gates;
 pub mod library;
 pub mod triples;
@@ -27,6 +33,7 @@ enum Node {
     Netlist(Netlist),
     Cond(Box<Circuit>, Box<Circuit>),
     Seq(Box<Circuit>, Box<Circuit>),
+    Par(Box<Circuit>, Box<Circuit>),
 }
 
 /// A borrowed view of a circuit's top-level constructor.
@@ -35,6 +42,7 @@ pub enum Kind<'a> {
     Netlist(&'a Netlist),
     Cond(&'a Circuit, &'a Circuit),
     Seq(&'a Circuit, &'a Circuit),
+    Par(&'a Circuit, &'a Circuit),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -89,11 +97,21 @@ impl Circuit {
         })
     }
 
+    /// `Par(a, b)`: `a` on the first inputs, `b` on the rest; outputs `a`'s then `b`'s.
+    pub fn par(a: Circuit, b: Circuit) -> Self {
+        Circuit {
+            inputs: a.inputs + b.inputs,
+            outputs: a.outputs + b.outputs,
+            node: Node::Par(Box::new(a), Box::new(b)),
+        }
+    }
+
     pub fn kind(&self) -> Kind<'_> {
         match &self.node {
             Node::Netlist(n) => Kind::Netlist(n),
             Node::Cond(a, b) => Kind::Cond(a, b),
             Node::Seq(a, b) => Kind::Seq(a, b),
+            Node::Par(a, b) => Kind::Par(a, b),
         }
     }
 
@@ -111,7 +129,7 @@ impl Circuit {
         match &self.node {
             Node::Netlist(_) => 0,
             Node::Cond(a, b) => 1 + a.conditionals() + b.conditionals(),
-            Node::Seq(a, b) => a.conditionals() + b.conditionals(),
+            Node::Seq(a, b) | Node::Par(a, b) => a.conditionals() + b.conditionals(),
         }
     }
 
@@ -136,6 +154,11 @@ impl Circuit {
                 branch.eval(&inputs[1..])
             }
             Node::Seq(a, b) => b.eval(&a.eval(inputs)?),
+            Node::Par(a, b) => {
+                let mut out = a.eval(&inputs[..a.inputs])?;
+                out.extend(b.eval(&inputs[a.inputs..])?);
+                Ok(out)
+            }
         }
     }
 }

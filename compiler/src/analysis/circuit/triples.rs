@@ -22,6 +22,7 @@ pub enum NodeKind {
     Netlist,
     Cond,
     Seq,
+    Par,
 }
 
 /// Why one node of the circuit tree costs what it costs; children in constructor order.
@@ -93,6 +94,19 @@ pub fn explain(c: &Circuit) -> Explanation {
                 children: vec![a, b],
             }
         }
+        Kind::Par(a, b) => {
+            let (a, b) = (explain(a), explain(b));
+            Explanation {
+                kind: NodeKind::Par,
+                own_and_gates: 0,
+                naive: a.naive.saturating_add(b.naive),
+                masked: a.masked.saturating_add(b.masked),
+                mask_bits: 0,
+                rounds: a.rounds.max(b.rounds),
+                rule: format!("{} + {} (side by side)", a.masked, b.masked),
+                children: vec![a, b],
+            }
+        }
         Kind::Cond(c0, c1) => {
             let mux = c.num_outputs() as u64;
             let (a, b) = (explain(c0), explain(c1));
@@ -118,7 +132,7 @@ pub fn explain(c: &Circuit) -> Explanation {
 pub fn naive_triples(c: &Circuit) -> u64 {
     match c.kind() {
         Kind::Netlist(n) => n.and_count(),
-        Kind::Seq(a, b) => naive_triples(a).saturating_add(naive_triples(b)),
+        Kind::Seq(a, b) | Kind::Par(a, b) => naive_triples(a).saturating_add(naive_triples(b)),
         Kind::Cond(a, b) => naive_triples(a)
             .saturating_add(naive_triples(b))
             .saturating_add(c.num_outputs() as u64),
@@ -129,7 +143,7 @@ pub fn naive_triples(c: &Circuit) -> u64 {
 pub fn masked_triples(c: &Circuit) -> u64 {
     match c.kind() {
         Kind::Netlist(n) => n.and_count(),
-        Kind::Seq(a, b) => masked_triples(a).saturating_add(masked_triples(b)),
+        Kind::Seq(a, b) | Kind::Par(a, b) => masked_triples(a).saturating_add(masked_triples(b)),
         Kind::Cond(a, b) => masked_triples(a)
             .max(masked_triples(b))
             .saturating_add(c.num_outputs() as u64),
@@ -316,7 +330,7 @@ mod tests {
                 number(a, ids);
                 number(b, ids);
             }
-            Kind::Seq(a, b) => {
+            Kind::Seq(a, b) | Kind::Par(a, b) => {
                 number(a, ids);
                 number(b, ids);
             }
@@ -327,7 +341,9 @@ mod tests {
     fn path_ands(c: &Circuit, ids: &[*const Circuit], choice: u32) -> u64 {
         match c.kind() {
             Kind::Netlist(n) => n.and_count(),
-            Kind::Seq(a, b) => path_ands(a, ids, choice) + path_ands(b, ids, choice),
+            Kind::Seq(a, b) | Kind::Par(a, b) => {
+                path_ands(a, ids, choice) + path_ands(b, ids, choice)
+            }
             Kind::Cond(a, b) => {
                 let i = ids.iter().position(|p| std::ptr::eq(*p, c)).unwrap();
                 let taken = if choice >> i & 1 == 1 { b } else { a };
@@ -349,7 +365,7 @@ mod tests {
     fn all_ands(c: &Circuit) -> u64 {
         match c.kind() {
             Kind::Netlist(n) => n.and_count(),
-            Kind::Seq(a, b) => all_ands(a) + all_ands(b),
+            Kind::Seq(a, b) | Kind::Par(a, b) => all_ands(a) + all_ands(b),
             Kind::Cond(a, b) => c.mux().unwrap().and_count() + all_ands(a) + all_ands(b),
         }
     }

@@ -1,0 +1,455 @@
+//! The compiler's choices for a whole program (design §5–6): per fhd test the sharing and the
+//! variant of the Large-Scale MPC paper (Section 5, Tables 2–3: Plain Mask / MPCLift / ConstLift
+//! / NoLift, over rep3, Shamir mod p or Shamir over a Galois ring), their rings (Lemma 1 for
+//! public masks, Lemma 2 for secret ones), and per cosine test its ring.
+//!
+//! Applicability:
+//! - PlainMask only with public masks; MPCLift, ConstLift, NoLift only with secret masks.
+//! - NoLift and ConstLift only over rep3 (they need a dot product in a large power-of-two ring);
+//!   MPCLift over rep3, GR(2^16, d) and F_p.
+//! - Shamir sharings (GR, F_p) only for tests whose record side is a gallery (not `earlier(q)`:
+//!   the Galois-ring dot product needs the gallery in its reversed packing) and whose ranges fit
+//!   the 16-bit ring / the prime.
+//! - Cosine tests are always rep3.
+//!
+//! Rings: PlainMask rep3 uses [`select_ring`] (Lemma 1, exact range); GR uses Z_2^16, F_p uses p.
+//! ConstLift and MPCLift take `b = 2^m` ([`approx_pow2`], conservative, `m = precision_bits`,
+//! default 16 as deployed) and the comparison ring of [`select_secret_ring`] (Lemma 2, exact
+//! range); NoLift takes the best conservative `a/b` with `b < 2^16` ([`approx_bounded`]) and
+//! computes both dot products directly in the smallest ring Lemma 2's range allows.
+//!
+//! Choice: one sharing for every iris input (an input has one share format); for each sharing,
+//! every fhd test takes its cheapest applicable variant under [`cost`]'s score, weighted by the
+//! comparisons per record (rotations); the sharing with the lowest total wins (ties: Rep3, Gr2,
+//! Gr4, Fp). [`PlanOptions`] forces the sharing and/or the variant; a forced choice that does
+//! not apply is a [`PlanError`] saying why and what to change.
+
+pub mod cost;
+mod fhd;
+#[cfg(test)]
+pub(crate) mod tests;
+
+pub use cost::TestCost;
+
+use super::cosine::select_cosine_ring;
+use crate::sema::program::{
+    BinderKind, BoolExpr, CosineTest, FhdTest, Operand, Program, Records, RevealShape,
+};
+use crate::syntax::Span;
+
+/// How iris inputs are secret-shared (`--sharing`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Sharing {
+    /// Replicated sharing over Z_2^k (ABY3).
+    Rep3,
+    /// Shamir sharing mod p = 2^16 - 17.
+    Fp,
+    /// Shamir sharing over GR(2^16, 2).
+    Gr2,
+    /// Shamir sharing over GR(2^16, 4).
+    Gr4,
+}
+
+/// How an fhd comparison is computed (`--variant`; Table 2 of the Large-Scale MPC paper).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Variant {
+    /// Public masks: `MSB(T - dot)` with the public threshold `T = floor(f*ml)` (Section 4).
+    PlainMask,
+    /// Both dot products in 16 bits, `ml` lifted by Algorithm 14/15, `dot` by ConstLift.
+    MpcLift,
+    /// `ml` computed in the comparison ring, `dot` in 16 bits and lifted for free (Alg. 13).
+    ConstLift,
+    /// Both dot products computed in the comparison ring, small `a, b` (`b < 2^16`).
+    NoLift,
+}
+
+impl Sharing {
+    pub const ALL: [Sharing; 4] = [Sharing::Rep3, Sharing::Gr2, Sharing::Gr4, Sharing::Fp];
+
+    /// The flag spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            Sharing::Rep3 => "rep3",
+            Sharing::Fp => "fp",
+            Sharing::Gr2 => "gr2",
+            Sharing::Gr4 => "gr4",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Sharing> {
+        Sharing::ALL.into_iter().find(|v| v.name() == s)
+    }
+
+    /// Shamir (GR or F_p).
+    pub fn is_shamir(self) -> bool {
+        self != Sharing::Rep3
+    }
+}
+
+impl Variant {
+    pub const ALL: [Variant; 4] = [
+        Variant::PlainMask,
+        Variant::MpcLift,
+        Variant::ConstLift,
+        Variant::NoLift,
+    ];
+
+    /// The flag spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::PlainMask => "plain-mask",
+            Variant::MpcLift => "mpc-lift",
+            Variant::ConstLift => "const-lift",
+            Variant::NoLift => "no-lift",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Variant> {
+        Variant::ALL.into_iter().find(|v| v.name() == s)
+    }
+}
+
+impl std::fmt::Display for Sharing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::fmt::Display for Variant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What the user forces (`--sharing`, `--variant`, `--precision`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PlanOptions {
+    pub sharing: Option<Sharing>,
+    pub variant: Option<Variant>,
+    /// m of `b = 2^m` (ConstLift, MPCLift); default [`crate::analysis::approx::DEFAULT_M`].
+    pub precision_bits: Option<u32>,
+}
+
+/// The plan of one fhd test.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct FhdPlan {
+    pub variant: Variant,
+    pub sharing: Sharing,
+    /// k of the code dot product (16 for GR; 0 means "mod p").
+    pub dot_ring: u32,
+    /// Secret masks: k of the mask dot product (0 means "mod p").
+    pub ml_ring: Option<u32>,
+    /// k of the MSB (F_p: 0 with public masks, the comparison is mod p; with secret masks m,
+    /// the ring is p*2^m).
+    pub compare_ring: u32,
+    /// Secret masks: `a/b ~ 1 - 2r`; public masks: the ratio as `num/den`.
+    pub a: i64,
+    pub b: u64,
+    /// m of ConstLift / MPCLift (`b = 2^m`).
+    pub lift_bits: Option<u32>,
+    /// The exact range of the compared value.
+    pub compared_lo: i128,
+    pub compared_hi: i128,
+    pub justification: String,
+    pub cost: TestCost,
+}
+
+/// The plan of one cosine test (always rep3).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CosinePlan {
+    pub ring: u32,
+    pub num: u64,
+    pub den: u64,
+    pub negative: bool,
+    pub strict: bool,
+    pub justification: String,
+    pub cost: TestCost,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "snake_case", tag = "test")]
+pub enum TestPlan {
+    Fhd(FhdPlan),
+    Cosine(CosinePlan),
+}
+
+impl TestPlan {
+    pub fn cost(&self) -> &TestCost {
+        match self {
+            TestPlan::Fhd(f) => &f.cost,
+            TestPlan::Cosine(c) => &c.cost,
+        }
+    }
+
+    /// The ring the MSB is extracted in, as a number of bits (F_p: 16, p*2^m: 16 + m).
+    pub fn msb_bits(&self) -> u32 {
+        match self {
+            TestPlan::Fhd(f) => match (f.sharing, f.variant) {
+                (Sharing::Fp, Variant::PlainMask) => 16,
+                (Sharing::Fp, _) => 16 + f.compare_ring,
+                _ => f.compare_ring,
+            },
+            TestPlan::Cosine(c) => c.ring,
+        }
+    }
+}
+
+/// What the chosen plan costs per record (one record of every record binder; rotations
+/// counted): the quantity the choice minimised. `irisc explain` gives per-query totals.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, Default)]
+pub struct ProgramCost {
+    pub comparisons_per_record: u64,
+    /// Rounds of all comparisons, lowered one after another.
+    pub rounds: u64,
+    pub bytes_per_party_per_record: f64,
+    pub and_gates_per_record: u64,
+    pub work_per_record: u64,
+    pub score_per_record: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Plan {
+    /// The sharing of every iris input.
+    pub sharing: Sharing,
+    /// One per comparison, in reveal order and, within a reveal, [`BoolExpr::tests`] order.
+    pub tests: Vec<TestPlan>,
+    pub cost: ProgramCost,
+}
+
+/// A choice that cannot be made, and what to change.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct PlanError {
+    pub message: String,
+    pub hint: String,
+    #[serde(skip)]
+    pub span: Span,
+}
+
+impl std::fmt::Display for PlanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (hint: {})", self.message, self.hint)
+    }
+}
+
+impl std::error::Error for PlanError {}
+
+/// A comparison in context: how many times it runs per record and query.
+#[derive(Debug, Clone, Copy)]
+pub struct TestSite<'a> {
+    pub expr: &'a BoolExpr,
+    pub reveal: usize,
+    /// Product of the rotation counts of the quantifiers around it.
+    pub per_record: u64,
+    /// Record binders quantified around it inside the reveal's value (a `bit` reveal's
+    /// `any d in db`): each multiplies by the record count.
+    pub record_quantifiers: u32,
+}
+
+/// Every comparison of the program with its multiplicities, in plan order.
+pub fn test_sites(program: &Program) -> Vec<TestSite<'_>> {
+    fn go<'a>(
+        program: &'a Program,
+        e: &'a BoolExpr,
+        reveal: usize,
+        per_record: u64,
+        recq: u32,
+        out: &mut Vec<TestSite<'a>>,
+    ) {
+        match e {
+            BoolExpr::Fhd(_) | BoolExpr::Cosine(_) => out.push(TestSite {
+                expr: e,
+                reveal,
+                per_record,
+                record_quantifiers: recq,
+            }),
+            BoolExpr::Const(_) | BoolExpr::Bit(_) => {}
+            BoolExpr::Not(x) => go(program, x, reveal, per_record, recq, out),
+            BoolExpr::And(a, b) | BoolExpr::Or(a, b) => {
+                go(program, a, reveal, per_record, recq, out);
+                go(program, b, reveal, per_record, recq, out);
+            }
+            BoolExpr::If { cond, then, els } => {
+                for x in [cond, then, els] {
+                    go(program, x, reveal, per_record, recq, out);
+                }
+            }
+            BoolExpr::Quant { binders, body, .. } => {
+                let (mut rot, mut rq) = (per_record, recq);
+                for &b in binders {
+                    match program.binders.get(b).map(|b| (&b.kind, b.rotation_count())) {
+                        Some((_, Some(r))) => rot = rot.saturating_mul(u64::from(r)),
+                        Some((BinderKind::Records(_), None)) => rq += 1,
+                        _ => {}
+                    }
+                }
+                go(program, body, reveal, rot, rq, out)
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (i, r) in program.reveals.iter().enumerate() {
+        go(program, &r.value, i, 1, 0, &mut out);
+    }
+    out
+}
+
+/// Whether the record side of an fhd test is an earlier query (`earlier(q)`): Shamir sharings
+/// do not apply.
+fn uses_earlier(program: &Program, t: &FhdTest) -> bool {
+    [t.query, t.record].iter().any(|o| match *o {
+        Operand::Record { binder, .. } => matches!(
+            program.binders.get(binder).map(|b| &b.kind),
+            Some(BinderKind::Records(Records::Earlier(_)))
+        ),
+        _ => false,
+    })
+}
+
+fn cosine_plan(t: &CosineTest) -> Result<CosinePlan, PlanError> {
+    let ring = select_cosine_ring(t.dim, t.scale_bits, t.tau, t.strict).map_err(|e| PlanError {
+        message: e.to_string(),
+        hint: e.hint(),
+        span: t.span,
+    })?;
+    let k = ring.ring_bits;
+    // p and yy: replicated dot products per record (xx once per query); p*p and xx*yy: two
+    // multiplications (3 local products each) and one reshare each; the scaled difference.
+    let n = t.dim;
+    let acc = cost::Acc::default()
+        .rep3_dot(n, k)
+        .rep3_dot(n, k)
+        .reshare(k)
+        .reshare(k)
+        .rep3_dot(3, k)
+        .reshare(k)
+        .reshare(k)
+        .lin(k)
+        .msb(k)
+        .msb(k);
+    let mut c = acc.finish();
+    // The combining AND/OR gate.
+    c.and_gates += 1;
+    c.rounds += 1;
+    c.bytes_per_party += 1.0 / 8.0;
+    c.score = cost::score(c.rounds, c.bytes_per_party, c.work);
+    Ok(CosinePlan {
+        ring: k,
+        num: t.tau.abs.num,
+        den: t.tau.abs.den,
+        negative: t.tau.negative,
+        strict: t.strict,
+        justification: ring.justification,
+        cost: c,
+    })
+}
+
+/// Chooses sharing, variants and rings for every comparison of `program` (module comment).
+pub fn plan(program: &Program, options: &PlanOptions) -> Result<Plan, PlanError> {
+    let m = options
+        .precision_bits
+        .unwrap_or(crate::analysis::approx::DEFAULT_M);
+    let sites = test_sites(program);
+    let sharings: Vec<Sharing> = match options.sharing {
+        Some(s) => vec![s],
+        None => Sharing::ALL.to_vec(),
+    };
+    let variants: Vec<Variant> = match options.variant {
+        Some(v) => vec![v],
+        None => Variant::ALL.to_vec(),
+    };
+    // Per sharing: the plans of the fhd tests, or the first error.
+    let mut best: Option<(f64, Sharing, Vec<Option<FhdPlan>>)> = None;
+    let mut first_error: Option<PlanError> = None;
+    'sharing: for &sharing in &sharings {
+        let mut total = 0.0;
+        let mut plans = Vec::with_capacity(sites.len());
+        for site in &sites {
+            let BoolExpr::Fhd(t) = site.expr else {
+                plans.push(None);
+                continue;
+            };
+            let shamir_ok = !uses_earlier(program, t);
+            let mut chosen: Option<FhdPlan> = None;
+            let mut err: Option<PlanError> = None;
+            for &v in &variants {
+                match fhd::plan_fhd(t, sharing, v, m, shamir_ok) {
+                    Ok(p) => {
+                        if chosen.as_ref().is_none_or(|c| p.cost.score < c.cost.score) {
+                            chosen = Some(p);
+                        }
+                    }
+                    Err(e) => {
+                        // Keep the most telling error: a forced variant's, else the error of
+                        // the variant the masks call for.
+                        let primary = options.variant.is_some()
+                            || matches!(
+                                (t.mask, v),
+                                (crate::sema::program::MaskKind::Public, Variant::PlainMask)
+                                    | (crate::sema::program::MaskKind::Secret, Variant::MpcLift)
+                            );
+                        if primary && err.is_none() {
+                            err = Some(e);
+                        }
+                    }
+                }
+            }
+            match chosen {
+                Some(p) => {
+                    total += p.cost.score * site.per_record as f64;
+                    plans.push(Some(p));
+                }
+                None => {
+                    if first_error.is_none() && (sharing == Sharing::Rep3 || options.sharing.is_some())
+                    {
+                        first_error = err;
+                    }
+                    continue 'sharing;
+                }
+            }
+        }
+        if best.as_ref().is_none_or(|(s, _, _)| total < *s) {
+            best = Some((total, sharing, plans));
+        }
+    }
+    let Some((_, sharing, fhd_plans)) = best else {
+        return Err(first_error.unwrap_or_else(|| PlanError {
+            message: "no sharing applies to every fhd test of the program".into(),
+            hint: "use --sharing rep3".into(),
+            span: Span::default(),
+        }));
+    };
+    let mut tests = Vec::with_capacity(sites.len());
+    let mut cost = ProgramCost::default();
+    for (site, fp) in sites.iter().zip(fhd_plans) {
+        let tp = match (site.expr, fp) {
+            (_, Some(p)) => TestPlan::Fhd(p),
+            (BoolExpr::Cosine(t), None) => TestPlan::Cosine(cosine_plan(t)?),
+            _ => unreachable!("test_sites yields fhd and cosine tests only"),
+        };
+        let c = tp.cost();
+        let k = site.per_record;
+        cost.comparisons_per_record += k;
+        cost.rounds += c.rounds;
+        cost.bytes_per_party_per_record += c.bytes_per_party * k as f64;
+        cost.and_gates_per_record += c.and_gates * k;
+        cost.work_per_record += c.work * k;
+        cost.score_per_record += c.score * k as f64;
+        tests.push(tp);
+    }
+    Ok(Plan {
+        sharing,
+        tests,
+        cost,
+    })
+}
+
+/// The reveal shapes' names, for messages.
+pub fn shape_name(s: RevealShape) -> &'static str {
+    match s {
+        RevealShape::Bit => "bit",
+        RevealShape::Ids => "ids",
+        RevealShape::Count => "count",
+    }
+}
