@@ -22,8 +22,8 @@ pub struct RunOptions {
     /// Shorthands for the only gallery / query input.
     pub db: Option<PathBuf>,
     pub query: Option<PathBuf>,
-    /// Forces a sharing for every input (else the program's).
-    pub sharing: Option<InputSharing>,
+    /// What the compiler is told to choose (sharing, variant, precision); the shares follow.
+    pub plan: crate::analysis::plan::PlanOptions,
     pub work: Option<PathBuf>,
     pub threads: usize,
     pub timeout: f64,
@@ -48,8 +48,9 @@ fn free_base_port() -> Result<u16> {
 pub fn run(opts: &RunOptions) -> Result<ExitCode> {
     let started = Instant::now();
     let checked = pipeline::read_and_check(&opts.program)?;
+    let planned = pipeline::plan(&checked, &opts.plan)?;
     // Every input must have its file before anything is built.
-    let manifest = super::share::program_manifest(&checked)?;
+    let manifest = super::share::program_manifest(&checked, &planned)?;
     let files = plaintext_files(opts, &manifest)?;
     let temp;
     let work: &Path = match &opts.work {
@@ -64,7 +65,7 @@ pub fn run(opts: &RunOptions) -> Result<ExitCode> {
     };
 
     let exe = work.join(checked.program.name.clone());
-    let (_, compile_time) = pipeline::compile(&checked, Emit::Exe, Some(exe.clone()), false)?;
+    let (_, compile_time) = pipeline::compile(&checked, &planned, Emit::Exe, Some(exe.clone()), false)?;
     eprintln!(
         "compiled {} in {:.2} s",
         opts.program.display(),
@@ -77,7 +78,7 @@ pub fn run(opts: &RunOptions) -> Result<ExitCode> {
     let specs = super::share::input_specs(&manifest);
     let mut party_args: [Vec<String>; 3] = Default::default();
     for (spec, file) in specs.iter().zip(&files) {
-        let paths = super::share::share_input(spec, opts.sharing, file, &shares)?;
+        let paths = super::share::share_input(spec, None, file, &shares)?;
         for (args, path) in party_args.iter_mut().zip(&paths) {
             args.push("--input".into());
             args.push(format!("{}={}", spec.name, path.display()));
@@ -135,27 +136,25 @@ pub fn run(opts: &RunOptions) -> Result<ExitCode> {
     );
 
     if opts.check {
-        // The plaintext oracle covers programs with one gallery and one query input.
-        let one = |role: InputRole| {
-            let of_role = manifest.inputs_with(role);
-            (of_role.len() == 1).then(|| files[of_role[0]].clone())
-        };
-        let (Some(db), Some(query)) = (one(InputRole::Gallery), one(InputRole::Query)) else {
-            bail!("--check supports programs with exactly one gallery and one query input for now");
-        };
-        let expected = super::plain::answers(&checked.program, &db, &query)?;
-        let got: Vec<serde_json::Value> = answers
-            .lines()
-            .map(serde_json::from_str)
-            .collect::<Result<_, _>>()?;
-        if expected != got {
-            bail!(
-                "the three-party answers differ from the plaintext definition\n  mpc:   {}\n  plain: {}",
-                serde_json::to_string(&got)?,
-                serde_json::to_string(&expected)?
-            );
+        let plain = plain_inputs(&manifest, &files)?;
+        let expected = super::plain::answers(&checked.program, &planned.choices, &plain)?;
+        // Each output party prints its own objects; compare party by party.
+        for (party, o) in outcome.iter().enumerate() {
+            let got: Vec<serde_json::Value> = o
+                .stdout
+                .lines()
+                .map(serde_json::from_str)
+                .collect::<Result<_, _>>()?;
+            let want = expected.get(&party).cloned().unwrap_or_default();
+            if want != got {
+                bail!(
+                    "party {party}'s answers differ from the plaintext definition\n  mpc:   {}\n  plain: {}",
+                    serde_json::to_string(&got)?,
+                    serde_json::to_string(&want)?
+                );
+            }
         }
-        eprintln!("checked: the answers equal the plaintext definition (Algorithm 1)");
+        eprintln!("checked: the answers equal the plaintext definition of the program");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -271,4 +270,49 @@ fn wait_all(mut children: Vec<Child>, limit: Duration) -> Result<Vec<Outcome>> {
             stderr: e.join().unwrap_or_default(),
         })
         .collect())
+}
+
+/// The plaintext values of every input, as the oracle reads them: iris codes, embeddings
+/// quantised exactly as `irisc share` quantises them, bits.
+pub fn plain_inputs(manifest: &Manifest, files: &[PathBuf]) -> Result<Vec<super::plain::PlainInput>> {
+    use irisc_runtime::io::{ndjson, ndjson_values};
+    use irisc_runtime::manifest::InputKind;
+    use super::plain::PlainInput;
+    manifest
+        .inputs
+        .iter()
+        .zip(files)
+        .map(|(spec, path)| {
+            Ok(match spec.kind {
+                InputKind::Iris => PlainInput::Iris(
+                    ndjson::read_file(path)
+                        .with_context(|| format!("reading {}", path.display()))?
+                        .into_iter()
+                        .map(|r| (r.id, r.iris))
+                        .collect(),
+                ),
+                InputKind::Embedding => PlainInput::Embedding(
+                    ndjson_values::read_embeddings(path, Some(spec.elements as usize))
+                        .map_err(|e| anyhow::anyhow!("{e}"))?
+                        .into_iter()
+                        .map(|r| {
+                            let v = r
+                                .embedding
+                                .iter()
+                                .map(|&x| ndjson_values::quantise(x, spec.scale_bits))
+                                .collect();
+                            (r.id, v)
+                        })
+                        .collect(),
+                ),
+                InputKind::Bit => PlainInput::Bit(
+                    ndjson_values::read_bits(path)
+                        .map_err(|e| anyhow::anyhow!("{e}"))?
+                        .into_iter()
+                        .map(|r| (r.id, r.bit))
+                        .collect(),
+                ),
+            })
+        })
+        .collect()
 }

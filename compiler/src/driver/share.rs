@@ -292,14 +292,17 @@ pub fn reconstruct(files: &[ShareFile; 3]) -> Result<Vec<u64>> {
 // ---------------------------------------------------------------------------------------
 // Named inputs of any kind (manifest v2): `irisc share --program P.irs --input NAME=FILE`.
 
-/// The manifest the compiler would embed in `checked`'s executable: lowering and passes, no
-/// LLVM. The single place the share path learns a program's inputs from.
-pub fn program_manifest(checked: &super::pipeline::Checked) -> Result<Manifest> {
-    let explain = crate::analysis::explain::explain_json(&checked.program);
+/// The manifest the compiler would embed in `checked`'s executable under `planned`: lowering
+/// and passes, no LLVM. The single place the share path learns a program's inputs from.
+pub fn program_manifest(
+    checked: &super::pipeline::Checked,
+    planned: &super::pipeline::Planned,
+) -> Result<Manifest> {
+    let explain = super::pipeline::explain_json(checked, planned);
     let cx = crate::mlir::Compiler::new().map_err(|e| anyhow!("{e}"))?;
     let irs = crate::lower::lower_program(&cx, &checked.program, &checked.source)
         .map_err(|e| anyhow!("{}: {e}", checked.path.display()))?;
-    let mpc = crate::passes::PassManager::irs_to_mpc_pipeline()
+    let mpc = crate::passes::PassManager::irs_to_mpc_pipeline(planned.choices.clone())
         .run(&cx, irs, None)
         .map_err(|e| anyhow!("{}: {e}", checked.path.display()))?;
     crate::codegen::manifest::build(&checked.program, &checked.source, explain, &mpc)
