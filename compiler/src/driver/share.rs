@@ -388,10 +388,11 @@ pub fn read_plain(spec: &ManifestInput, path: &Path) -> Result<Plain> {
 }
 
 /// The sharing and ring a file of `spec` is made with: the manifest's, or `sharing` when the
-/// user forces one (Shamir sharings are always 16-bit words).
+/// user forces one (Shamir sharings are always 16-bit words; bits always stay rep3).
 pub fn sharing_for(spec: &ManifestInput, sharing: Option<InputSharing>) -> (InputSharing, u32) {
     match sharing {
         None => (spec.sharing, spec.ring_bits),
+        Some(_) if spec.kind == InputKind::Bit => (InputSharing::Rep3, spec.ring_bits),
         Some(s) if s.is_shamir() => (s, 16),
         Some(s) if spec.sharing.is_shamir() => (s, 16),
         Some(s) => (s, spec.ring_bits),
@@ -745,5 +746,54 @@ mod tests {
             ("a".to_string(), PathBuf::from("b/c=d"))
         );
         assert!(parse_input_arg("a").is_err());
+    }
+
+    #[test]
+    fn program_manifest_gives_the_sharing_plan() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/iris_ids.irs");
+        let checked = super::super::pipeline::read_and_check(&path).unwrap();
+        let specs = input_specs(&program_manifest(&checked).unwrap());
+        let ring = super::super::pipeline::program_ring_bits(&checked.program);
+        let summary: Vec<_> = specs
+            .iter()
+            .map(|s| {
+                (
+                    s.name.as_str(),
+                    s.role,
+                    s.owner,
+                    s.kind,
+                    s.elements,
+                    s.mask,
+                    s.sharing,
+                    s.ring_bits,
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                (
+                    "db",
+                    ShareKind::Gallery,
+                    None,
+                    InputKind::Iris,
+                    12_800,
+                    MaskMode::Public,
+                    InputSharing::Rep3,
+                    ring
+                ),
+                (
+                    "q",
+                    ShareKind::Query,
+                    Some(0),
+                    InputKind::Iris,
+                    12_800,
+                    MaskMode::Public,
+                    InputSharing::Rep3,
+                    ring
+                ),
+            ]
+        );
     }
 }

@@ -132,9 +132,10 @@ fn write_lines(path: &Path, lines: impl Iterator<Item = String>) -> Result<(), S
 pub fn write_embeddings(path: &Path, records: &[EmbeddingRecord]) -> Result<(), String> {
     write_lines(
         path,
-        records
-            .iter()
-            .map(|r| serde_json::json!({"id": r.id, "embedding": r.embedding}).to_string()),
+        records.iter().map(|r| {
+            let values = serde_json::to_string(&r.embedding).unwrap_or_else(|_| "[]".into());
+            format!("{{\"id\": {}, \"embedding\": {values}}}", r.id)
+        }),
     )
 }
 
@@ -143,7 +144,7 @@ pub fn write_bits(path: &Path, records: &[BitRecord]) -> Result<(), String> {
         path,
         records
             .iter()
-            .map(|r| serde_json::json!({"id": r.id, "bit": r.bit}).to_string()),
+            .map(|r| format!("{{\"id\": {}, \"bit\": {}}}", r.id, r.bit)),
     )
 }
 
@@ -166,6 +167,11 @@ mod tests {
             },
         ];
         write_embeddings(&p, &recs).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(
+            text.starts_with("{\"id\": 1, \"embedding\": [0.5,-0.25,1.0]}\n"),
+            "{text}"
+        );
         assert_eq!(read_embeddings(&p, Some(3)).unwrap(), recs);
         let e = read_embeddings(&p, Some(192)).unwrap_err();
         assert!(
@@ -194,6 +200,10 @@ mod tests {
             BitRecord { id: 1, bit: false },
         ];
         write_bits(&b, &bits).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&b).unwrap(),
+            "{\"id\": 0, \"bit\": true}\n{\"id\": 1, \"bit\": false}\n"
+        );
         assert_eq!(read_bits(&b).unwrap(), bits);
         std::fs::write(&b, "{\"id\":1,\"bit\":1}\n").unwrap();
         assert!(read_bits(&b)

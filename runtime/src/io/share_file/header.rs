@@ -439,7 +439,7 @@ pub fn check_compatible(
     }
     if header.sharing != expected.sharing {
         return fail(format!(
-            "holds {} but this program reads input `{name}` as {}: {reshare} --sharing {}",
+            "holds {} but this program reads input `{name}` as {}: re-share it with `irisc share --program P.irs --input {name}=FILE --sharing {}`",
             sharing_text(header.sharing),
             sharing_text(expected.sharing),
             expected.sharing

@@ -327,7 +327,7 @@ fn compatibility_names_the_mismatch() {
     );
     assert_eq!(
         msg(Expected { sharing: Sharing::Gr4, ring_bits: 16, ..ok.clone() }),
-        "p1/left.shares holds replicated (rep3) shares but this program reads input `left` as Shamir shares over GR(2^16, 4) (gr4): re-share it with `irisc share --program P.irs --input left=FILE` --sharing gr4"
+        "p1/left.shares holds replicated (rep3) shares but this program reads input `left` as Shamir shares over GR(2^16, 4) (gr4): re-share it with `irisc share --program P.irs --input left=FILE --sharing gr4`"
     );
     assert_eq!(
         msg(Expected { payload: Payload::Embedding, elements: 192, mask: MaskMode::None, ..ok.clone() }),
