@@ -7,7 +7,7 @@ use anyhow::{bail, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use irisc_runtime::io::share_file::ShareKind;
-use irisc_runtime::manifest::InputSharing;
+use irisc_runtime::manifest::{InputRole, InputSharing};
 
 use crate::codegen::{Artifact, Emit};
 
@@ -75,9 +75,6 @@ pub enum GenKind {
     Bit,
 }
 
-fn parse_sharing(s: &str) -> Result<InputSharing, String> {
-    InputSharing::parse(s).ok_or_else(|| format!("unknown sharing {s:?}: use rep3, fp, gr2 or gr4"))
-}
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -174,9 +171,9 @@ pub enum Command {
         /// The ring Z_2^k to share over, when no program is given.
         #[arg(long, default_value_t = 16)]
         ring: u32,
-        /// Force a sharing (rep3, fp, gr2, gr4) instead of the program's choice.
-        #[arg(long, value_parser = parse_sharing)]
-        sharing: Option<InputSharing>,
+        /// The choices the program is compiled with (the shares must match them).
+        #[command(flatten)]
+        plan: PlanArgs,
     },
     /// Build, key, share and run all three parties on this machine, and print the answers.
     Run {
@@ -190,9 +187,8 @@ pub enum Command {
         /// The queries, for programs with one query input.
         #[arg(long)]
         query: Option<PathBuf>,
-        /// Force a sharing (rep3, fp, gr2, gr4) for every input instead of the program's choice.
-        #[arg(long, value_parser = parse_sharing)]
-        sharing: Option<InputSharing>,
+        #[command(flatten)]
+        plan: PlanArgs,
         /// Keep the executable, keys and shares here (default: a temporary folder).
         #[arg(long)]
         work: Option<PathBuf>,
@@ -311,18 +307,21 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             output,
             program,
             ring,
-            sharing,
+            plan,
         } => {
-            let checked = match &program {
-                Some(p) => Some(pipeline::read_and_check(p)?),
+            let manifest = match &program {
+                Some(p) => {
+                    let checked = pipeline::read_and_check(p)?;
+                    let planned = pipeline::plan(&checked, &plan.options()?)?;
+                    Some(super::share::program_manifest(&checked, &planned)?)
+                }
                 None => None,
             };
             let mut written = Vec::new();
             if !inputs.is_empty() {
-                let checked = checked
+                let manifest = manifest
                     .as_ref()
                     .ok_or_else(|| anyhow::anyhow!("--input needs --program"))?;
-                let manifest = super::share::program_manifest(checked)?;
                 let specs = super::share::input_specs(&manifest);
                 for arg in &inputs {
                     let (name, file) = super::share::parse_input_arg(arg)?;
@@ -330,24 +329,31 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
                         .iter()
                         .find(|s| s.name == name)
                         .map(Ok)
-                        .unwrap_or_else(|| super::share::find_input(&manifest, &name))?;
-                    written.extend(super::share::share_input(spec, sharing, &file, &output)?);
+                        .unwrap_or_else(|| super::share::find_input(manifest, &name))?;
+                    written.extend(super::share::share_input(spec, None, &file, &output)?);
                 }
             } else if db.is_none() && query.is_none() {
                 bail!("give the inputs to share: --program P.irs --input NAME=FILE (repeatable), or --db / --query");
             }
             if db.is_some() || query.is_some() {
-                if sharing.is_some_and(|s| s != InputSharing::Rep3) {
-                    bail!("--db and --query share iris codes with rep3; use --program P.irs --input NAME=FILE for other sharings");
-                }
-                let ring = match &checked {
-                    Some(c) => pipeline::program_ring_bits(&c.program),
-                    None => ring,
+                // The ring of the program's only gallery / query input (rep3 iris codes).
+                let ring_for = |role: InputRole| -> Result<u32> {
+                    let Some(m) = &manifest else { return Ok(ring) };
+                    let of_role = m.inputs_with(role);
+                    let [i] = of_role[..] else {
+                        bail!("--db / --query are for programs with one gallery and one query input; use --input NAME=FILE");
+                    };
+                    let spec = &m.inputs[i];
+                    if spec.sharing != InputSharing::Rep3 {
+                        bail!("--db and --query write rep3 shares, but the program shares `{}` with {}: use --input {}=FILE", spec.name, spec.sharing, spec.name);
+                    }
+                    Ok(spec.ring_bits)
                 };
                 if !(2..=64).contains(&ring) {
                     bail!("--ring must be between 2 and 64, not {ring}");
                 }
                 if let Some(db) = db {
+                    let ring = ring_for(InputRole::Gallery)?;
                     written.extend(super::share::share_file(
                         &db,
                         &output,
@@ -357,6 +363,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
                     )?);
                 }
                 if let Some(q) = query {
+                    let ring = ring_for(InputRole::Query)?;
                     written.extend(super::share::share_file(
                         &q,
                         &output,
@@ -376,7 +383,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             inputs,
             db,
             query,
-            sharing,
+            plan,
             work,
             threads,
             timeout,
@@ -386,7 +393,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             inputs,
             db,
             query,
-            sharing,
+            plan: plan.options()?,
             work,
             threads,
             timeout,
