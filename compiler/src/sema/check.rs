@@ -1,17 +1,16 @@
-//! The checker: a parsed module to a typed [`Program`], or every error found.
+//! The checker: a parsed module to a typed [`Program`] (v2), or every error found.
 
-use super::consts::{int_operand, literal_value};
-use super::decision::{Resolver, Var, VarKind};
+use super::consts::literal_value;
+use super::expr::{Resolver, RevealValue};
+use super::inputs::{check_input, check_parties, party};
 use super::names::{Globals, SymbolKind};
-use super::legacy::*;
-use crate::syntax::ast::{self, InputKind, Item, MaskAnn, RevealBody};
+use super::program::*;
+use crate::syntax::ast::{self, Item};
 use crate::syntax::{Diagnostic, Span};
 
-/// Longest supported iris code: the dot products and thresholds stay far inside 64-bit rings.
-pub const MAX_CODE_BITS: i64 = 1 << 20;
-
-/// Checks names, parties, constants, inputs and reveals; collects all independent errors.
-pub fn check(
+/// Checks names, parties, constants, inputs, `let`s and reveals; collects all independent errors
+/// (one per declaration or statement).
+pub fn check_program(
     file_name: &str,
     source: &str,
     module: &ast::Module,
@@ -44,45 +43,55 @@ pub fn check(
         .map_err(|e| errors.push(e))
         .ok();
 
+    let mut consts = Vec::new();
     for item in &module.items {
         if let Item::Const(c) = item {
-            errors.extend(literal_value(&c.value).err());
+            match literal_value(&c.value) {
+                Ok(value) => consts.push(ConstDecl {
+                    name: c.name.name.clone(),
+                    value,
+                }),
+                Err(e) => errors.push(e),
+            }
         }
     }
-    let consts = module
-        .items
-        .iter()
-        .filter_map(|i| match i {
-            Item::Const(c) => literal_value(&c.value).ok().map(|value| ConstDecl {
-                name: c.name.name.clone(),
-                value,
-            }),
-            _ => None,
-        })
-        .collect();
 
     let inputs: Vec<Option<Input>> = input_items
         .iter()
         .map(|i| check_input(i, &globals).map_err(|e| errors.push(e)).ok())
         .collect();
+    let has_query = input_items
+        .iter()
+        .any(|i| matches!(i.kind, ast::InputKind::Query { .. }));
+    if !has_query {
+        let at = input_items
+            .first()
+            .map_or(Span::new(0, source.len().min(1)), |i| i.span);
+        errors.push(
+            Diagnostic::error("the program has no query input", at)
+                .with_label("every reveal is answered once per query of the batch")
+                .with_hint("declare the batch, e.g. `query q: iris<12800> public mask from p0;`"),
+        );
+    }
 
-    let mut resolver = Resolver {
-        globals: &globals,
-        inputs: &inputs,
-        expanding: Vec::new(),
-    };
-    // Every `let` is checked, used or not, so that a mistake is not hidden until it is revealed.
+    let mut resolver = Resolver::new(&globals, &inputs);
+    // Every `let` is checked, used or not, so that a mistake is not hidden until it is revealed;
+    // its binders are entered again at each use (a `let` is inlined).
     for item in &module.items {
         if let Item::Let(l) = item {
-            errors.extend(resolver.decision(&l.value, &mut Vec::new()).err());
+            let mark = resolver.binders.len();
+            errors.extend(resolver.reveal(&l.value).err());
+            resolver.binders.truncate(mark);
         }
     }
-    let mut reveals = Vec::new();
+    let mut checked: Vec<(RevealValue, usize, &ast::RevealItem)> = Vec::new();
     for item in &module.items {
         if let Item::Reveal(r) = item {
-            match check_reveal(r, &mut resolver) {
-                Ok(rv) => reveals.push(rv),
-                Err(e) => errors.push(e),
+            let value = resolver.reveal(&r.value);
+            let to = party(&r.to, &globals);
+            match (value, to) {
+                (Ok(v), Ok(to)) => checked.push((v, to, r)),
+                (v, to) => errors.extend(v.err().into_iter().chain(to.err())),
             }
         }
     }
@@ -95,6 +104,8 @@ pub fn check(
                 .with_hint("add e.g. `reveal ids d in db: fhd(q, d) < 0.345 to p0;`"),
         );
     }
+    let labels = labels(&checked).map_err(|e| errors.extend(e)).ok();
+    let binders = resolver.binders;
 
     // A broken `let` is reported where it is checked and again where it is revealed.
     let mut unique: Vec<Diagnostic> = Vec::new();
@@ -103,16 +114,96 @@ pub fn check(
             unique.push(e);
         }
     }
-    let errors = unique;
-    match parties {
-        Some(parties) if errors.is_empty() => Ok(Program {
-            name: program_name(file_name),
-            parties,
-            consts,
-            inputs: inputs.into_iter().flatten().collect(),
-            reveals,
-        }),
-        _ => Err(errors),
+    match (parties, labels) {
+        (Some(parties), Some(labels)) if unique.is_empty() => {
+            let reveals = checked
+                .into_iter()
+                .zip(labels)
+                .map(|((v, to, r), label)| Reveal {
+                    shape: v.shape,
+                    records: v.records,
+                    value: v.value,
+                    to,
+                    label,
+                    span: r.span,
+                })
+                .collect();
+            Ok(Program {
+                name: program_name(file_name),
+                parties,
+                consts,
+                inputs: inputs.into_iter().flatten().collect(),
+                binders,
+                reveals,
+            })
+        }
+        _ => Err(unique),
+    }
+}
+
+/// The JSON field of each reveal (design §1): `as NAME` if given; otherwise, for the first
+/// reveal to a party, `match` (bit), `ids` (ids) or `count` (count); for later ones to the same
+/// party, the `let` name revealed or `reveal<i>` (`i` = the reveal's 0-based index in the
+/// program). An `ids` output named `ids` also prints `match`, so that field is taken too.
+fn labels(
+    reveals: &[(RevealValue, usize, &ast::RevealItem)],
+) -> Result<Vec<String>, Vec<Diagnostic>> {
+    let mut taken: Vec<(usize, String, Span)> = Vec::new();
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for (i, (v, to, r)) in reveals.iter().enumerate() {
+        let first_to_party = !reveals[..i].iter().any(|(_, t, _)| t == to);
+        let (label, span) = match &r.label {
+            Some(l) => (l.name.clone(), l.span),
+            None if first_to_party => (
+                match v.shape {
+                    RevealShape::Bit => "match",
+                    RevealShape::Ids => "ids",
+                    RevealShape::Count => "count",
+                }
+                .to_string(),
+                r.span,
+            ),
+            None => (
+                v.let_name.clone().unwrap_or_else(|| format!("reveal{i}")),
+                r.span,
+            ),
+        };
+        if label == "query" {
+            errors.push(
+                Diagnostic::error("`query` cannot name an output", span)
+                    .with_label("reserved")
+                    .with_hint("each output object starts with `\"query\": i`; choose another name with `as NAME`"),
+            );
+        }
+        let mut fields = vec![label.clone()];
+        if v.shape == RevealShape::Ids && label == "ids" {
+            fields.push("match".to_string());
+        }
+        for f in &fields {
+            if let Some((_, _, prev)) = taken.iter().find(|(p, n, _)| p == to && n == f) {
+                errors.push(
+                    Diagnostic::error(
+                        format!("two outputs to the same party are named `{f}`"),
+                        span,
+                    )
+                    .with_label(format!("also printed as `{f}`"))
+                    .with_secondary(*prev, "the first one")
+                    .with_hint(
+                        "name this output with `as NAME`, e.g. `reveal ... to p0 as second;`",
+                    ),
+                );
+            }
+        }
+        for f in fields {
+            taken.push((*to, f, span));
+        }
+        out.push(label);
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
     }
 }
 
@@ -122,122 +213,4 @@ fn program_name(file_name: &str) -> String {
         || file_name.to_string(),
         |s| s.to_string_lossy().into_owned(),
     )
-}
-
-fn check_parties(items: &[&ast::PartiesItem], source: &str) -> Result<[String; 3], Diagnostic> {
-    let Some(first) = items.first() else {
-        return Err(Diagnostic::error(
-            "no `parties` declaration",
-            Span::new(0, source.len().min(1)),
-        )
-        .with_label("the program must name its three computing parties")
-        .with_hint("add `parties p0, p1, p2;` (in `--party` order)"));
-    };
-    if let Some(second) = items.get(1) {
-        return Err(
-            Diagnostic::error("`parties` is declared twice", second.span)
-                .with_label("second declaration")
-                .with_secondary(first.span, "first declared here"),
-        );
-    }
-    match <[ast::Ident; 3]>::try_from(first.names.clone()) {
-        Ok(names) => Ok(names.map(|n| n.name)),
-        Err(names) => Err(Diagnostic::error(
-            format!("expected exactly three parties, found {}", names.len()),
-            first.span,
-        )
-        .with_label(format!("{} part{} declared", names.len(), if names.len() == 1 { "y" } else { "ies" }))
-        .with_hint("the replicated three-party protocol runs with exactly three parties: `parties p0, p1, p2;`")),
-    }
-}
-
-fn check_input(item: &ast::InputItem, globals: &Globals) -> Result<Input, Diagnostic> {
-    let bits_span = item.ty.bits.span();
-    let bits = int_operand(&item.ty.bits, globals, "a code length")?;
-    if bits <= 0 || bits % 64 != 0 || bits > MAX_CODE_BITS {
-        let why = if bits <= 0 {
-            "must be positive".to_string()
-        } else if bits > MAX_CODE_BITS {
-            format!("at most {MAX_CODE_BITS} bits are supported")
-        } else {
-            format!("{bits} is not a multiple of 64")
-        };
-        return Err(Diagnostic::error(format!("invalid code length {bits}"), bits_span)
-            .with_label(why)
-            .with_hint("an iris code is 16 rows x columns x 4 bits, so its length is a multiple of 64 (e.g. 12800 = 16 x 200 x 4)"));
-    }
-    if item.ty.mask == MaskAnn::Secret {
-        return Err(
-            Diagnostic::error("secret masks are not supported yet", item.ty.mask_span)
-                .with_label("only public masks are implemented")
-                .with_hint(
-                    "declare `public mask`: the parties then see the masks in plain (Section 4)",
-                ),
-        );
-    }
-    let role = match &item.kind {
-        InputKind::Gallery => InputRole::Gallery,
-        InputKind::Query { from } => InputRole::Query {
-            owner: party(from, globals)?,
-        },
-    };
-    Ok(Input {
-        name: item.name.name.clone(),
-        role,
-        code_bits: bits as u32,
-        mask: MaskKind::Public,
-        span: item.span,
-    })
-}
-
-/// The index of party `name`, or an error naming the parties.
-fn party(name: &ast::Ident, globals: &Globals) -> Result<usize, Diagnostic> {
-    match globals.get(&name.name) {
-        Some(sym) => match sym.kind {
-            SymbolKind::Party(i) => Ok(i),
-            other => Err(Diagnostic::error(
-                format!("`{}` is {}, not a party", name.name, other.describe()),
-                name.span,
-            )
-            .with_label("a party is expected here")
-            .with_secondary(sym.span, "declared here")),
-        },
-        None => Err(globals.unknown(name, "party", &[], |k| matches!(k, SymbolKind::Party(_)))),
-    }
-}
-
-fn check_reveal(r: &ast::RevealItem, resolver: &mut Resolver) -> Result<Reveal, Diagnostic> {
-    let (decision, shape) = match &r.body {
-        RevealBody::Value(e) => (resolver.decision(e, &mut Vec::new())?, RevealShape::AnyBit),
-        RevealBody::Ids { binder, body } => {
-            let var = resolver.bind(binder, &[])?;
-            if !matches!(var.kind, VarKind::Record { .. }) {
-                return Err(Diagnostic::error(
-                    "`reveal ids` must range over a gallery",
-                    binder.span,
-                )
-                .with_label("not a gallery's records")
-                .with_hint("write `reveal ids d in db: ... to p0;`"));
-            }
-            let mut env: Vec<Var> = vec![var];
-            let d = resolver.decision(body, &mut env)?;
-            if !env[0].used {
-                return Err(Diagnostic::error(
-                    format!("record variable `{}` is never used", binder.name.name),
-                    binder.name.span,
-                )
-                .with_label("bound here")
-                .with_secondary(body.span(), "the condition does not mention it"));
-            }
-            (d, RevealShape::MatchingIds)
-        }
-    };
-    // A condition with no record variable (e.g. `fhd(q, q)`) is rejected in `fhd` already.
-    let to = party(&r.to, resolver.globals)?;
-    Ok(Reveal {
-        decision,
-        shape,
-        to,
-        span: r.span,
-    })
 }

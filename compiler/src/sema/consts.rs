@@ -4,7 +4,7 @@
 //! is `floor((1 - 2 r) * ml)` and must not depend on floating-point rounding.
 
 use super::names::{Globals, SymbolKind};
-use super::legacy::{ConstValue, Ratio};
+use super::program::{ConstValue, Ratio};
 use crate::syntax::ast::{LitKind, Literal, Operand};
 use crate::syntax::Diagnostic;
 
@@ -14,11 +14,13 @@ pub fn literal_value(lit: &Literal) -> Result<ConstValue, Diagnostic> {
         LitKind::Int(text) => text.parse::<i64>().map(ConstValue::Int).map_err(|_| {
             Diagnostic::error("integer literal is too large", lit.span)
                 .with_label("does not fit in 64 bits")
+                .with_hint("code lengths, dimensions and rotations are small numbers, e.g. `12800`")
         }),
         LitKind::Decimal(text) => {
             let ratio = parse_decimal(text).ok_or_else(|| {
                 Diagnostic::error("decimal has too many digits", lit.span)
                     .with_label("at most 18 digits are supported")
+                    .with_hint("write the ratio with fewer digits, e.g. `0.345`")
             })?;
             if ratio.num > ratio.den {
                 return Err(Diagnostic::error(
@@ -74,7 +76,8 @@ pub fn operand_value(op: &Operand, globals: &Globals) -> Result<ConstValue, Diag
                     n.span,
                 )
                 .with_label("a number is expected here")
-                .with_secondary(sym.span, "declared here")),
+                .with_secondary(sym.span, "declared here")
+                .with_hint("write a number, or the name of a `const`")),
             },
             None => Err(globals.unknown(n, "constant", &[], |k| matches!(k, SymbolKind::Const(_)))),
         },

@@ -1,23 +1,39 @@
-//! Semantic analysis: resolves names, checks types, secrecy and owners, and produces the typed
-//! [`Program`] that every later stage consumes.
+//! Semantic analysis: resolves names, checks types, secrecy, owners and binders, and produces the
+//! typed [`program::Program`] (v2) that every later stage consumes. The stages that still take
+//! the issue-2 model get it through [`legacy::from_v2`] ([`frontend`]).
 
+mod binders;
 mod check;
 pub mod consts;
-mod decision;
-pub mod names;
+mod expr;
+pub mod inputs;
 pub mod legacy;
+pub mod names;
 pub mod program;
 
-pub use check::{check, MAX_CODE_BITS};
+pub use check::check_program;
+pub use inputs::MAX_CODE_BITS;
 pub use legacy::*;
 
-use crate::syntax::{self, render};
+use crate::syntax::{self, render, Diagnostic};
 
-/// Parses and checks `source`; on failure returns the rendered diagnostics (no color).
-/// `path_display` names the file in messages and gives the program its name (the file stem).
+/// Parses and checks `source` into the v2 program; on failure returns the rendered diagnostics
+/// (no color). `path_display` names the file in messages and gives the program its name (the
+/// file stem).
+pub fn frontend_program(path_display: &str, source: &str) -> Result<program::Program, String> {
+    check_source(path_display, source).map_err(|ds| render(path_display, source, &ds, false))
+}
+
+/// Parses and checks `source`: the diagnostics unrendered.
+pub fn check_source(path_display: &str, source: &str) -> Result<program::Program, Vec<Diagnostic>> {
+    let module = syntax::parse(source).map_err(|d| vec![d])?;
+    check_program(path_display, source, &module)
+}
+
+/// [`frontend_program`], then the conversion to the issue-2 model the later stages still take.
 pub fn frontend(path_display: &str, source: &str) -> Result<Program, String> {
-    let module = syntax::parse(source).map_err(|d| render(path_display, source, &[d], false))?;
-    check(path_display, source, &module).map_err(|ds| render(path_display, source, &ds, false))
+    let program = frontend_program(path_display, source)?;
+    from_v2(&program).map_err(|d| render(path_display, source, &[d], false))
 }
 
 #[cfg(test)]

@@ -99,7 +99,7 @@ pub enum InputKind {
 pub struct InputItem {
     pub kind: InputKind,
     pub name: Ident,
-    pub ty: IrisType,
+    pub ty: TypeAnn,
     pub span: Span,
 }
 
@@ -107,6 +107,25 @@ pub struct InputItem {
 pub enum MaskAnn {
     Public,
     Secret,
+}
+
+/// The type of an input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TypeAnn {
+    Iris(IrisType),
+    Embedding(EmbeddingType),
+    /// `bit`: one secret bit.
+    Bit(Span),
+}
+
+impl TypeAnn {
+    pub fn span(&self) -> Span {
+        match self {
+            TypeAnn::Iris(t) => t.span,
+            TypeAnn::Embedding(t) => t.span,
+            TypeAnn::Bit(s) => *s,
+        }
+    }
 }
 
 /// `iris<BITS> public mask`
@@ -119,6 +138,14 @@ pub struct IrisType {
     pub span: Span,
 }
 
+/// `embedding<DIM>` or `embedding<DIM> scale S`
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmbeddingType {
+    pub dim: Operand,
+    pub scale: Option<Operand>,
+    pub span: Span,
+}
+
 /// `let NAME = EXPR;`
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LetItem {
@@ -127,54 +154,96 @@ pub struct LetItem {
     pub span: Span,
 }
 
-/// `reveal EXPR to PARTY;` or `reveal ids d in db: EXPR to PARTY;`
+/// `reveal EXPR to PARTY [as NAME];`, e.g. `reveal ids d in db: fhd(q, d) < 0.345 to p0;`
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RevealItem {
-    pub body: RevealBody,
+    pub value: Expr,
     pub to: Ident,
+    /// `as NAME`: the JSON field the output is printed under.
+    pub label: Option<Ident>,
     pub span: Span,
 }
 
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RevealBody {
-    /// One opened bit per query.
-    Value(Expr),
-    /// The ids of the records `binder` ranges over for which `body` holds.
-    Ids { binder: Binder, body: Expr },
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QuantOp {
+    /// `any`: true iff the body holds for some choice of the binders.
+    Any,
+    /// `all`: true iff the body holds for every choice.
+    All,
+    /// `count`: how many records satisfy the body (only as the whole revealed value).
+    Count,
+    /// `ids`: which records satisfy the body (only as the whole revealed value).
+    Ids,
+}
+
+impl QuantOp {
+    pub fn text(self) -> &'static str {
+        match self {
+            QuantOp::Any => "any",
+            QuantOp::All => "all",
+            QuantOp::Count => "count",
+            QuantOp::Ids => "ids",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Expr {
-    /// `any b1, b2: body`: true iff `body` holds for some choice of the binders.
-    Any(AnyExpr),
+    /// `any|all|count|ids b1, b2: body`
+    Quant(QuantExpr),
+    Or(Box<Expr>, Box<Expr>, Span),
+    And(Box<Expr>, Box<Expr>, Span),
+    Not(Box<Expr>, Span),
+    /// `true` / `false`
+    Bool(bool, Span),
+    /// `if c { x } else { y }`
+    If(IfExpr),
     /// `fhd(x, y) < RATIO`
     FhdLt(FhdLt),
-    /// A `let` name.
+    /// `cosine(x, y) >= TAU` / `> TAU`
+    Cosine(CosineCmp),
+    /// A `let` name or a `bit` input (or a binder of bits).
     Name(Ident),
 }
 
 impl Expr {
     pub fn span(&self) -> Span {
         match self {
-            Expr::Any(a) => a.span,
+            Expr::Quant(a) => a.span,
+            Expr::Or(_, _, s) | Expr::And(_, _, s) | Expr::Not(_, s) | Expr::Bool(_, s) => *s,
+            Expr::If(i) => i.span,
             Expr::FhdLt(f) => f.span,
+            Expr::Cosine(c) => c.span,
             Expr::Name(n) => n.span,
         }
     }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AnyExpr {
+pub struct QuantExpr {
+    pub op: QuantOp,
+    /// The span of the keyword.
+    pub op_span: Span,
     pub binders: Vec<Binder>,
     pub body: Box<Expr>,
     pub span: Span,
 }
 
-/// `d in db` or `c in rotations(q, -15..=15)`
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IfExpr {
+    pub cond: Box<Expr>,
+    pub then: Box<Expr>,
+    pub els: Box<Expr>,
+    pub span: Span,
+}
+
+/// `d in db`, `(l, r) in zip(left, right)`, `e in earlier(q)` or `c in rotations(q, -15..=15)`
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Binder {
-    pub name: Ident,
+    /// One name, or one per zipped gallery.
+    pub names: Vec<Ident>,
+    /// Whether the names were written as a tuple `(a, b)`.
+    pub tuple: bool,
     pub source: Source,
     pub span: Span,
 }
@@ -183,7 +252,21 @@ pub struct Binder {
 pub enum Source {
     /// The records of a gallery (or the codes of a query).
     Input(Ident),
+    /// `zip(g1, g2, ...)`: index-aligned galleries.
+    Zip(Vec<Ident>, Span),
+    /// `earlier(q)`: the queries before the current one in the batch.
+    Earlier(Ident, Span),
     Rotations(Rotations),
+}
+
+impl Source {
+    pub fn span(&self) -> Span {
+        match self {
+            Source::Input(i) => i.span,
+            Source::Zip(_, s) | Source::Earlier(_, s) => *s,
+            Source::Rotations(r) => r.span,
+        }
+    }
 }
 
 /// `rotations(q, lo..=hi)`: the query rotated by every column offset in `lo..=hi`.
@@ -209,5 +292,16 @@ pub struct FhdLt {
     pub lhs: Ident,
     pub rhs: Ident,
     pub ratio: Operand,
+    pub span: Span,
+}
+
+/// `cosine(x, y) >= TAU`, `> TAU`, with TAU optionally negated (`>= -0.2`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CosineCmp {
+    pub lhs: Ident,
+    pub rhs: Ident,
+    /// `>` rather than `>=`.
+    pub strict: bool,
+    pub tau: Bound,
     pub span: Span,
 }

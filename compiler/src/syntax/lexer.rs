@@ -31,10 +31,26 @@ pub enum Kw {
     To,
     Rotations,
     Fhd,
+    All,
+    Count,
+    And,
+    Or,
+    Not,
+    True,
+    False,
+    If,
+    Else,
+    Cosine,
+    Zip,
+    Earlier,
+    Embedding,
+    Scale,
+    Bit,
+    As,
 }
 
 impl Kw {
-    pub const ALL: [Kw; 17] = [
+    pub const ALL: [Kw; 33] = [
         Kw::Const,
         Kw::Parties,
         Kw::Gallery,
@@ -52,6 +68,22 @@ impl Kw {
         Kw::To,
         Kw::Rotations,
         Kw::Fhd,
+        Kw::All,
+        Kw::Count,
+        Kw::And,
+        Kw::Or,
+        Kw::Not,
+        Kw::True,
+        Kw::False,
+        Kw::If,
+        Kw::Else,
+        Kw::Cosine,
+        Kw::Zip,
+        Kw::Earlier,
+        Kw::Embedding,
+        Kw::Scale,
+        Kw::Bit,
+        Kw::As,
     ];
 
     pub fn text(self) -> &'static str {
@@ -73,6 +105,22 @@ impl Kw {
             Kw::To => "to",
             Kw::Rotations => "rotations",
             Kw::Fhd => "fhd",
+            Kw::All => "all",
+            Kw::Count => "count",
+            Kw::And => "and",
+            Kw::Or => "or",
+            Kw::Not => "not",
+            Kw::True => "true",
+            Kw::False => "false",
+            Kw::If => "if",
+            Kw::Else => "else",
+            Kw::Cosine => "cosine",
+            Kw::Zip => "zip",
+            Kw::Earlier => "earlier",
+            Kw::Embedding => "embedding",
+            Kw::Scale => "scale",
+            Kw::Bit => "bit",
+            Kw::As => "as",
         }
     }
 }
@@ -91,8 +139,12 @@ pub enum Tok {
     Eq,
     Lt,
     Gt,
+    /// `>=`
+    Ge,
     LParen,
     RParen,
+    LBrace,
+    RBrace,
     Minus,
     /// `..=`, the inclusive range of rotations.
     DotDotEq,
@@ -119,6 +171,9 @@ impl Tok {
             Tok::Eq => "=",
             Tok::Lt => "<",
             Tok::Gt => ">",
+            Tok::Ge => ">=",
+            Tok::LBrace => "{",
+            Tok::RBrace => "}",
             Tok::LParen => "(",
             Tok::RParen => ")",
             Tok::Minus => "-",
@@ -188,7 +243,9 @@ fn lex_error(rest: &str, c: char, span: Span) -> Diagnostic {
         span,
     )
     .with_label("not part of any token")
-    .with_hint("programs use names, numbers, `//` comments and the symbols `= ; : , < > ( ) - ..=`")
+    .with_hint(
+        "programs use names, numbers, `//` comments and the symbols `= ; : , < > >= ( ) { } - ..=`",
+    )
 }
 
 /// Whitespace and `//` line comments.
@@ -238,7 +295,10 @@ fn punct(input: &str) -> IResult<&str, Tok> {
         value(Tok::Colon, char(':')),
         value(Tok::Eq, char('=')),
         value(Tok::Lt, char('<')),
+        value(Tok::Ge, tag(">=")),
         value(Tok::Gt, char('>')),
+        value(Tok::LBrace, char('{')),
+        value(Tok::RBrace, char('}')),
         value(Tok::LParen, char('(')),
         value(Tok::RParen, char(')')),
         value(Tok::Minus, char('-')),

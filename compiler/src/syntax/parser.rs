@@ -8,15 +8,32 @@
 //!          | "gallery" NAME ":" type ";"
 //!          | "query" NAME ":" type "from" NAME ";"
 //!          | "let" NAME "=" expr ";"
-//!          | "reveal" ("ids" binder ":" expr | expr) "to" NAME ";"
+//!          | "reveal" expr "to" NAME ("as" NAME)? ";"
 //! type     = "iris" "<" operand ">" ("public" | "secret") "mask"
-//! expr     = "any" binder ("," binder)* ":" expr
+//!          | "embedding" "<" operand ">" ("scale" operand)?
+//!          | "bit"
+//! expr     = quant | or_expr                      (precedence low to high: or, and, not)
+//! quant    = ("any" | "all" | "count" | "ids") binder ("," binder)* ":" expr
+//! or_expr  = and_expr ("or" and_expr)*
+//! and_expr = not_expr ("and" not_expr)*
+//! not_expr = "not" not_expr | primary
+//! primary  = "(" expr ")" | "true" | "false"
+//!          | "if" expr "{" expr "}" "else" "{" expr "}"
 //!          | "fhd" "(" NAME "," NAME ")" "<" operand
+//!          | "cosine" "(" NAME "," NAME ")" (">=" | ">") bound
+//!          | NAME                                 (a `let`, a `bit` input or a bound bit)
+//! binder   = NAME "in" source
+//!          | "(" NAME ("," NAME)+ ")" "in" source  (source: a `zip`)
+//! source   = "rotations" "(" NAME "," bound "..=" bound ")"
+//!          | "zip" "(" NAME ("," NAME)* ")"
+//!          | "earlier" "(" NAME ")"
 //!          | NAME
-//! binder   = NAME "in" (NAME | "rotations" "(" NAME "," bound "..=" bound ")")
 //! bound    = "-"? operand
 //! operand  = INT | DECIMAL | NAME
 //! ```
+//! A quantifier's body extends as far right as possible, so a quantifier combined with `and`/`or`
+//! is written in parentheses. `ids`/`count` parse anywhere; `sema` allows them only as the whole
+//! revealed value.
 //! After an item's keyword the parser commits (`cut`), so an error names the token that broke
 //! that item rather than "expected an item".
 
@@ -89,6 +106,15 @@ fn to_diagnostic(tokens: &[Token], index: usize, mut expected: Vec<String>) -> D
         d = d.with_hint("every declaration and statement ends with `;`");
     } else if found.tok == Tok::Eof {
         d = d.with_hint("the file ends in the middle of a declaration");
+    } else if matches!(&found.tok, Tok::Kw(Kw::Any | Kw::All | Kw::Count | Kw::Ids))
+        && unique.iter().any(|e| e == "`(`")
+    {
+        d = d.with_hint(format!(
+            "a quantifier's body extends to the end of the expression: to combine {} with \
+             `and`/`or`/`not`, put it in parentheses, e.g. `(any c in rotations(q, -15..=15): \
+             fhd(c, d) < 0.345) and ...`",
+            found.tok.describe()
+        ));
     } else if matches!(&found.tok, Tok::Kw(_)) && unique.iter().any(|e| e.starts_with("a name")) {
         d = d.with_hint(format!(
             "{} is a keyword and cannot be used as a name",
@@ -102,8 +128,10 @@ fn to_diagnostic(tokens: &[Token], index: usize, mut expected: Vec<String>) -> D
 
 /// The hint for a statement that is not recognised: the form of each one.
 const STATEMENT_FORMS: &str = "statements have these forms (see examples/): `const N = 12800;`, \
-`parties a, b, c;`, `gallery db: iris<N> public mask;`, `query q: iris<N> public mask from a;`, \
-`let m = any d in db: fhd(q, d) < 0.345;`, `reveal m to a;`";
+`parties a, b, c;`, `gallery db: iris<N> public mask;`, `query q: iris<N> secret mask from a;`, \
+`query v: embedding<192> scale 8 from a;`, `query t: bit from a;`, \
+`let m = any d in db: fhd(q, d) < 0.345;`, `reveal m to a;`, \
+`reveal ids d in db: fhd(q, d) < 0.345 to a as matches;`";
 
 /// A token slice as nom input. The slice always ends with [`Tok::Eof`], which is never consumed.
 #[derive(Debug, Clone, Copy)]
@@ -293,7 +321,7 @@ fn input_item(input: Toks<'_>) -> R<'_, InputItem> {
             cut((
                 name("the gallery's name"),
                 tok(Tok::Colon),
-                iris_type,
+                type_ann,
                 tok(Tok::Semi),
             )),
         ),
@@ -310,7 +338,7 @@ fn input_item(input: Toks<'_>) -> R<'_, InputItem> {
             cut((
                 name("the query's name"),
                 tok(Tok::Colon),
-                iris_type,
+                type_ann,
                 kw(Kw::From),
                 name("the party that supplies the query"),
                 tok(Tok::Semi),
@@ -324,6 +352,15 @@ fn input_item(input: Toks<'_>) -> R<'_, InputItem> {
         },
     );
     alt((gallery, query)).parse(input)
+}
+
+fn type_ann(input: Toks<'_>) -> R<'_, TypeAnn> {
+    alt((
+        map(iris_type, TypeAnn::Iris),
+        map(embedding_type, TypeAnn::Embedding),
+        map(kw(Kw::Bit), TypeAnn::Bit),
+    ))
+    .parse(input)
 }
 
 fn iris_type(input: Toks<'_>) -> R<'_, IrisType> {
@@ -341,6 +378,26 @@ fn iris_type(input: Toks<'_>) -> R<'_, IrisType> {
             mask,
             mask_span: mask_start.to(mask_end),
             span: start.to(mask_end),
+        },
+    ))
+}
+
+fn embedding_type(input: Toks<'_>) -> R<'_, EmbeddingType> {
+    let (input, start) = kw(Kw::Embedding)(input)?;
+    let (input, (_, dim, gt, scale)) = cut((
+        tok(Tok::Lt),
+        operand,
+        tok(Tok::Gt),
+        opt(preceded(kw(Kw::Scale), cut(operand))),
+    ))
+    .parse(input)?;
+    let end = scale.as_ref().map_or(gt, Operand::span);
+    Ok((
+        input,
+        EmbeddingType {
+            dim,
+            scale,
+            span: start.to(end),
         },
     ))
 }
@@ -366,44 +423,64 @@ fn let_item(input: Toks<'_>) -> R<'_, LetItem> {
 
 fn reveal_item(input: Toks<'_>) -> R<'_, RevealItem> {
     let (input, start) = kw(Kw::Reveal)(input)?;
-    let ids = map(
-        (kw(Kw::Ids), cut((binder, tok(Tok::Colon), expr))),
-        |(_, (binder, _, body))| RevealBody::Ids { binder, body },
-    );
-    let (input, (body, _, to, end)) = cut((
-        alt((ids, map(expr, RevealBody::Value))),
+    let (input, (value, _, to, label, end)) = cut((
+        expr,
         kw(Kw::To),
         name("the party that learns the result"),
+        opt(preceded(kw(Kw::As), cut(label))),
         tok(Tok::Semi),
     ))
     .parse(input)?;
     Ok((
         input,
         RevealItem {
-            body,
+            value,
             to,
+            label,
             span: start.to(end),
         },
     ))
 }
 
-fn expr(input: Toks<'_>) -> R<'_, Expr> {
-    alt((
-        map(any_expr, Expr::Any),
-        map(fhd_lt, Expr::FhdLt),
-        map(name("a value"), Expr::Name),
-    ))
-    .parse(input)
+/// The output's field name after `as`: a name, or a keyword (`as count`, `as ids`), since JSON
+/// field names are not reserved.
+fn label(input: Toks<'_>) -> R<'_, Ident> {
+    match input.0.first() {
+        Some(Token {
+            tok: Tok::Kw(k),
+            span,
+        }) => Ok((
+            Toks(&input.0[1..]),
+            Ident {
+                name: k.text().to_string(),
+                span: *span,
+            },
+        )),
+        _ => name("the output's field name")(input),
+    }
 }
 
-fn any_expr(input: Toks<'_>) -> R<'_, AnyExpr> {
-    let (input, start) = kw(Kw::Any)(input)?;
+/// `quant | or_expr`.
+pub fn expr(input: Toks<'_>) -> R<'_, Expr> {
+    alt((map(quant, Expr::Quant), or_expr)).parse(input)
+}
+
+fn quant(input: Toks<'_>) -> R<'_, QuantExpr> {
+    let (input, (op, op_span)) = alt((
+        map(kw(Kw::Any), |s| (QuantOp::Any, s)),
+        map(kw(Kw::All), |s| (QuantOp::All, s)),
+        map(kw(Kw::Count), |s| (QuantOp::Count, s)),
+        map(kw(Kw::Ids), |s| (QuantOp::Ids, s)),
+    ))
+    .parse(input)?;
     let (input, (binders, _, body)) =
         cut((comma_list(binder), tok(Tok::Colon), expr)).parse(input)?;
-    let span = start.to(body.span());
+    let span = op_span.to(body.span());
     Ok((
         input,
-        AnyExpr {
+        QuantExpr {
+            op,
+            op_span,
             binders,
             body: Box::new(body),
             span,
@@ -411,22 +488,147 @@ fn any_expr(input: Toks<'_>) -> R<'_, AnyExpr> {
     ))
 }
 
+/// A left-associative chain `first (op next)*`, committing after each operator.
+fn chain<'a>(
+    input: Toks<'a>,
+    op: Kw,
+    next: fn(Toks<'a>) -> R<'a, Expr>,
+    build: fn(Box<Expr>, Box<Expr>, Span) -> Expr,
+) -> R<'a, Expr> {
+    let (mut input, mut acc) = next(input)?;
+    loop {
+        match kw(op)(input) {
+            Ok((rest, _)) => {
+                let (rest, rhs) = cut(next).parse(rest)?;
+                let span = acc.span().to(rhs.span());
+                acc = build(Box::new(acc), Box::new(rhs), span);
+                input = rest;
+            }
+            Err(Err::Error(_)) => return Ok((input, acc)),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn or_expr(input: Toks<'_>) -> R<'_, Expr> {
+    chain(input, Kw::Or, and_expr, Expr::Or)
+}
+
+fn and_expr(input: Toks<'_>) -> R<'_, Expr> {
+    chain(input, Kw::And, not_expr, Expr::And)
+}
+
+fn not_expr(input: Toks<'_>) -> R<'_, Expr> {
+    alt((not_op, primary)).parse(input)
+}
+
+fn not_op(input: Toks<'_>) -> R<'_, Expr> {
+    let (rest, start) = kw(Kw::Not)(input)?;
+    let (rest, inner) = cut(not_expr).parse(rest)?;
+    let span = start.to(inner.span());
+    Ok((rest, Expr::Not(Box::new(inner), span)))
+}
+
+fn primary(input: Toks<'_>) -> R<'_, Expr> {
+    alt((
+        paren,
+        map(kw(Kw::True), |s| Expr::Bool(true, s)),
+        map(kw(Kw::False), |s| Expr::Bool(false, s)),
+        map(if_expr, Expr::If),
+        map(fhd_lt, Expr::FhdLt),
+        map(cosine, Expr::Cosine),
+        map(name("a value"), Expr::Name),
+    ))
+    .parse(input)
+}
+
+/// `( expr )`: the inner expression (its span excludes the parentheses).
+fn paren(input: Toks<'_>) -> R<'_, Expr> {
+    let (input, _) = tok(Tok::LParen)(input)?;
+    let (input, (e, _)) = cut((expr, tok(Tok::RParen))).parse(input)?;
+    Ok((input, e))
+}
+
+fn if_expr(input: Toks<'_>) -> R<'_, IfExpr> {
+    let (input, start) = kw(Kw::If)(input)?;
+    let (input, (cond, _, then, _, _, _, els, end)) = cut((
+        expr,
+        tok(Tok::LBrace),
+        expr,
+        tok(Tok::RBrace),
+        kw(Kw::Else),
+        tok(Tok::LBrace),
+        expr,
+        tok(Tok::RBrace),
+    ))
+    .parse(input)?;
+    Ok((
+        input,
+        IfExpr {
+            cond: Box::new(cond),
+            then: Box::new(then),
+            els: Box::new(els),
+            span: start.to(end),
+        },
+    ))
+}
+
 fn binder(input: Toks<'_>) -> R<'_, Binder> {
-    let (input, (name, _, source)) = (
-        name("a variable"),
-        cut(kw(Kw::In)),
-        cut(alt((
-            map(rotations, Source::Rotations),
-            map(self::name("a gallery or query"), Source::Input),
-        ))),
-    )
-        .parse(input)?;
-    let end = match &source {
-        Source::Input(i) => i.span,
-        Source::Rotations(r) => r.span,
-    };
-    let span = name.span.to(end);
-    Ok((input, Binder { name, source, span }))
+    let tuple = map(
+        (
+            tok(Tok::LParen),
+            cut((
+                comma_list(name("a variable")),
+                tok(Tok::RParen),
+                kw(Kw::In),
+                source,
+            )),
+        ),
+        |(start, (names, _, _, source))| (start, names, true, source),
+    );
+    let single = map(
+        (name("a variable"), cut(kw(Kw::In)), cut(source)),
+        |(n, _, source)| (n.span, vec![n], false, source),
+    );
+    let (input, (start, names, tuple, source)) = alt((tuple, single)).parse(input)?;
+    let span = start.to(source.span());
+    Ok((
+        input,
+        Binder {
+            names,
+            tuple,
+            source,
+            span,
+        },
+    ))
+}
+
+fn source(input: Toks<'_>) -> R<'_, Source> {
+    alt((
+        map(rotations, Source::Rotations),
+        zip,
+        earlier,
+        map(name("a gallery or query"), Source::Input),
+    ))
+    .parse(input)
+}
+
+fn zip(input: Toks<'_>) -> R<'_, Source> {
+    let (input, start) = kw(Kw::Zip)(input)?;
+    let (input, (_, names, end)) = cut((
+        tok(Tok::LParen),
+        comma_list(name("a gallery")),
+        tok(Tok::RParen),
+    ))
+    .parse(input)?;
+    Ok((input, Source::Zip(names, start.to(end))))
+}
+
+fn earlier(input: Toks<'_>) -> R<'_, Source> {
+    let (input, start) = kw(Kw::Earlier)(input)?;
+    let (input, (_, q, end)) =
+        cut((tok(Tok::LParen), name("a query"), tok(Tok::RParen))).parse(input)?;
+    Ok((input, Source::Earlier(q, start.to(end))))
 }
 
 fn rotations(input: Toks<'_>) -> R<'_, Rotations> {
@@ -489,6 +691,32 @@ fn fhd_lt(input: Toks<'_>) -> R<'_, FhdLt> {
     ))
 }
 
+fn cosine(input: Toks<'_>) -> R<'_, CosineCmp> {
+    let (input, start) = kw(Kw::Cosine)(input)?;
+    let cmp = alt((map(tok(Tok::Ge), |_| false), map(tok(Tok::Gt), |_| true)));
+    let (input, (_, lhs, _, rhs, _, strict, tau)) = cut((
+        tok(Tok::LParen),
+        name("a query"),
+        tok(Tok::Comma),
+        name("a gallery record"),
+        tok(Tok::RParen),
+        cmp,
+        bound,
+    ))
+    .parse(input)?;
+    let span = start.to(tau.span);
+    Ok((
+        input,
+        CosineCmp {
+            lhs,
+            rhs,
+            strict,
+            tau,
+            span,
+        },
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -506,9 +734,10 @@ mod tests {
         let Item::Let(l) = &m.items[5] else {
             panic!("expected let")
         };
-        let Expr::Any(a) = &l.value else {
+        let Expr::Quant(a) = &l.value else {
             panic!("expected any")
         };
+        assert_eq!(a.op, QuantOp::Any);
         assert_eq!(a.binders.len(), 2);
         let Source::Rotations(r) = &a.binders[1].source else {
             panic!("expected rotations")
@@ -529,8 +758,115 @@ mod tests {
             panic!("expected reveal")
         };
         assert_eq!(r.to.name, "p0");
-        assert!(matches!(&r.body, RevealBody::Ids { binder, .. } if binder.name.name == "d"));
+        assert!(r.label.is_none());
+        let Expr::Quant(q) = &r.value else {
+            panic!("expected ids")
+        };
+        assert_eq!(q.op, QuantOp::Ids);
+        assert_eq!(q.binders[0].names[0].name, "d");
         assert_eq!(r.span, Span::new(0, src.len()));
+    }
+
+    fn reveal_value(src: &str) -> Expr {
+        let m = parse(src).unwrap_or_else(|d| panic!("{}: {src}", d.message));
+        let Some(Item::Reveal(r)) = m.items.into_iter().last() else {
+            panic!("expected reveal")
+        };
+        r.value
+    }
+
+    /// The expression with explicit parentheses, to check precedence.
+    fn show(e: &Expr) -> String {
+        match e {
+            Expr::Quant(q) => format!("{}[{}]({})", q.op.text(), q.binders.len(), show(&q.body)),
+            Expr::Or(a, b, _) => format!("({} or {})", show(a), show(b)),
+            Expr::And(a, b, _) => format!("({} and {})", show(a), show(b)),
+            Expr::Not(a, _) => format!("not {}", show(a)),
+            Expr::Bool(b, _) => b.to_string(),
+            Expr::If(i) => format!(
+                "if {} {{{}}} else {{{}}}",
+                show(&i.cond),
+                show(&i.then),
+                show(&i.els)
+            ),
+            Expr::FhdLt(f) => format!("fhd({},{})", f.lhs.name, f.rhs.name),
+            Expr::Cosine(c) => format!(
+                "cos({},{}){}{}",
+                c.lhs.name,
+                c.rhs.name,
+                if c.strict { ">" } else { ">=" },
+                if c.tau.negative { "-" } else { "" }
+            ),
+            Expr::Name(n) => n.name.clone(),
+        }
+    }
+
+    #[test]
+    fn precedence_or_and_not() {
+        let e = reveal_value("reveal a or b and not c or not not d to p0;");
+        assert_eq!(show(&e), "((a or (b and not c)) or not not d)");
+        let e = reveal_value("reveal (a or b) and c to p0;");
+        assert_eq!(show(&e), "((a or b) and c)");
+        let e = reveal_value("reveal any d in db: x and y or true to p0;");
+        assert_eq!(show(&e), "any[1](((x and y) or true))");
+        let e = reveal_value("reveal if t { a and b } else { false } or c to p0;");
+        assert_eq!(show(&e), "(if t {(a and b)} else {false} or c)");
+    }
+
+    #[test]
+    fn parses_every_test_and_binder_form() {
+        let src = "reveal ids (l, r) in zip(left, right): (all c in rotations(ql, -1..=1): \
+            fhd(c, l) < 0.3) and cosine(v, r) > -0.25 to p1 as both;";
+        let m = parse(src).unwrap();
+        let Item::Reveal(r) = &m.items[0] else {
+            panic!()
+        };
+        assert_eq!(r.label.as_ref().unwrap().name, "both");
+        let Expr::Quant(q) = &r.value else { panic!() };
+        let b = &q.binders[0];
+        assert!(b.tuple);
+        assert_eq!(b.names.len(), 2);
+        assert!(matches!(&b.source, Source::Zip(g, _) if g.len() == 2));
+        assert_eq!(&src[b.span.start..b.span.end], "(l, r) in zip(left, right)");
+        assert_eq!(show(&q.body), "(all[1](fhd(c,l)) and cos(v,r)>-)");
+        let e = reveal_value("reveal count e in earlier(q): cosine(v, e) >= 0.5 to p0;");
+        let Expr::Quant(q) = &e else { panic!() };
+        assert!(matches!(&q.binders[0].source, Source::Earlier(n, _) if n.name == "q"));
+        assert_eq!(show(&e), "count[1](cos(v,e)>=)");
+    }
+
+    #[test]
+    fn parses_every_input_type() {
+        let src = "gallery a: embedding<192> scale 8;\nquery b: embedding<16> from p0;\n\
+                   query t: bit from p0;\ngallery g: iris<256> secret mask;";
+        let m = parse(src).unwrap();
+        let tys: Vec<&TypeAnn> = m
+            .items
+            .iter()
+            .map(|i| match i {
+                Item::Input(i) => &i.ty,
+                _ => panic!(),
+            })
+            .collect();
+        assert!(matches!(tys[0], TypeAnn::Embedding(e) if e.scale.is_some()));
+        assert!(matches!(tys[1], TypeAnn::Embedding(e) if e.scale.is_none()));
+        assert!(matches!(tys[2], TypeAnn::Bit(_)));
+        assert!(matches!(tys[3], TypeAnn::Iris(i) if i.mask == MaskAnn::Secret));
+        assert_eq!(
+            &src[tys[0].span().start..tys[0].span().end],
+            "embedding<192> scale 8"
+        );
+    }
+
+    #[test]
+    fn quantifier_after_and_gets_a_parenthesis_hint() {
+        let d = parse("reveal x and any d in db: y to p0;").unwrap_err();
+        assert!(d.message.ends_with("found `any`"), "{}", d.message);
+        assert!(d.hint.unwrap().contains("parentheses"));
+        let d = parse("reveal if x { y } { z } to p0;").unwrap_err();
+        assert_eq!(d.message, "expected `else`, found `{`");
+        let d = parse("reveal cosine(v, s) < 0.3 to p0;").unwrap_err();
+        assert_eq!(d.message, "expected one of `>=` or `>`, found `<`");
     }
 
     #[test]

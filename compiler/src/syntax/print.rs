@@ -37,25 +37,48 @@ fn bound(b: &Bound) -> String {
     format!("{}{}", if b.negative { "-" } else { "" }, operand(&b.value))
 }
 
-fn iris(t: &IrisType) -> String {
-    let mask = match t.mask {
-        MaskAnn::Public => "public",
-        MaskAnn::Secret => "secret",
-    };
-    format!("iris<{}> {mask} mask", operand(&t.bits))
+fn type_ann(t: &TypeAnn) -> String {
+    match t {
+        TypeAnn::Iris(t) => {
+            let mask = match t.mask {
+                MaskAnn::Public => "public",
+                MaskAnn::Secret => "secret",
+            };
+            format!("iris<{}> {mask} mask", operand(&t.bits))
+        }
+        TypeAnn::Embedding(e) => match &e.scale {
+            Some(s) => format!("embedding<{}> scale {}", operand(&e.dim), operand(s)),
+            None => format!("embedding<{}>", operand(&e.dim)),
+        },
+        TypeAnn::Bit(_) => "bit".to_string(),
+    }
+}
+
+fn names(ns: &[Ident]) -> String {
+    ns.iter()
+        .map(|n| n.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn binder(b: &Binder) -> String {
-    match &b.source {
-        Source::Input(i) => format!("{} in {}", b.name.name, i.name),
+    let lhs = if b.tuple {
+        format!("({})", names(&b.names))
+    } else {
+        names(&b.names)
+    };
+    let src = match &b.source {
+        Source::Input(i) => i.name.clone(),
+        Source::Zip(gs, _) => format!("zip({})", names(gs)),
+        Source::Earlier(q, _) => format!("earlier({})", q.name),
         Source::Rotations(r) => format!(
-            "{} in rotations({}, {}..={})",
-            b.name.name,
+            "rotations({}, {}..={})",
             r.of.name,
             bound(&r.lo),
             bound(&r.hi)
         ),
-    }
+    };
+    format!("{lhs} in {src}")
 }
 
 impl Printer<'_> {
@@ -73,15 +96,12 @@ impl Printer<'_> {
                 };
                 self.node(d, "const", &format!("{} = {v}", c.name.name), c.span)
             }
-            Item::Parties(p) => {
-                let names: Vec<&str> = p.names.iter().map(|n| n.name.as_str()).collect();
-                self.node(d, "parties", &names.join(", "), p.span)
-            }
+            Item::Parties(p) => self.node(d, "parties", &names(&p.names), p.span),
             Item::Input(i) => {
                 let text = match &i.kind {
-                    InputKind::Gallery => format!("{}: {}", i.name.name, iris(&i.ty)),
+                    InputKind::Gallery => format!("{}: {}", i.name.name, type_ann(&i.ty)),
                     InputKind::Query { from } => {
-                        format!("{}: {} from {}", i.name.name, iris(&i.ty), from.name)
+                        format!("{}: {} from {}", i.name.name, type_ann(&i.ty), from.name)
                     }
                 };
                 let kind = match i.kind {
@@ -95,26 +115,45 @@ impl Printer<'_> {
                 self.expr(d + 1, &l.value);
             }
             Item::Reveal(r) => {
-                self.node(d, "reveal", &format!("to {}", r.to.name), r.span);
-                match &r.body {
-                    RevealBody::Value(e) => self.expr(d + 1, e),
-                    RevealBody::Ids { binder: b, body } => {
-                        self.node(d + 1, "ids", &binder(b), b.span);
-                        self.expr(d + 2, body);
-                    }
-                }
+                let text = match &r.label {
+                    Some(l) => format!("to {} as {}", r.to.name, l.name),
+                    None => format!("to {}", r.to.name),
+                };
+                self.node(d, "reveal", &text, r.span);
+                self.expr(d + 1, &r.value);
             }
         }
     }
 
     fn expr(&mut self, d: usize, e: &Expr) {
         match e {
-            Expr::Any(a) => {
-                self.node(d, "any", "", a.span);
-                for b in &a.binders {
+            Expr::Quant(q) => {
+                self.node(d, q.op.text(), "", q.span);
+                for b in &q.binders {
                     self.node(d + 1, "binder", &binder(b), b.span);
                 }
-                self.expr(d + 1, &a.body);
+                self.expr(d + 1, &q.body);
+            }
+            Expr::Or(a, b, s) | Expr::And(a, b, s) => {
+                let kind = if matches!(e, Expr::Or(..)) {
+                    "or"
+                } else {
+                    "and"
+                };
+                self.node(d, kind, "", *s);
+                self.expr(d + 1, a);
+                self.expr(d + 1, b);
+            }
+            Expr::Not(a, s) => {
+                self.node(d, "not", "", *s);
+                self.expr(d + 1, a);
+            }
+            Expr::Bool(b, s) => self.node(d, "bool", &b.to_string(), *s),
+            Expr::If(i) => {
+                self.node(d, "if", "", i.span);
+                self.expr(d + 1, &i.cond);
+                self.expr(d + 1, &i.then);
+                self.expr(d + 1, &i.els);
             }
             Expr::FhdLt(f) => self.node(
                 d,
@@ -126,6 +165,18 @@ impl Printer<'_> {
                     operand(&f.ratio)
                 ),
                 f.span,
+            ),
+            Expr::Cosine(c) => self.node(
+                d,
+                if c.strict { "cosine_gt" } else { "cosine_ge" },
+                &format!(
+                    "cosine({}, {}) {} {}",
+                    c.lhs.name,
+                    c.rhs.name,
+                    if c.strict { ">" } else { ">=" },
+                    bound(&c.tau)
+                ),
+                c.span,
             ),
             Expr::Name(n) => self.node(d, "name", &n.name, n.span),
         }
@@ -168,14 +219,43 @@ mod tests {
             "{tree}"
         );
         assert!(
-            lines[6].starts_with("ids d in db") && lines[6].ends_with("5:12"),
+            lines[6].starts_with("ids") && lines[6].ends_with("5:8"),
             "{tree}"
         );
-        assert!(lines[7].starts_with("any"), "{tree}");
         assert!(
-            lines[8].starts_with("binder c in rotations(q, -2..=2)"),
+            lines[7].starts_with("binder d in db") && lines[7].ends_with("5:12"),
             "{tree}"
         );
-        assert!(lines[9].starts_with("fhd_lt fhd(c, d) < R"), "{tree}");
+        assert!(lines[8].starts_with("any"), "{tree}");
+        assert!(
+            lines[9].starts_with("binder c in rotations(q, -2..=2)"),
+            "{tree}"
+        );
+        assert!(lines[10].starts_with("fhd_lt fhd(c, d) < R"), "{tree}");
+    }
+
+    #[test]
+    fn outline_of_the_v2_constructs() {
+        let src = "query t: bit from a;\ngallery v: embedding<16> scale 4;\n\
+                   reveal count (l, r) in zip(x, y): not (if t { true } else { cosine(w, l) > -0.5 }) \
+                   to a as n;\n";
+        let tree = print_tree(&crate::syntax::parse(src).unwrap(), src);
+        let lines: Vec<&str> = tree.lines().map(str::trim).collect();
+        assert!(lines[1].starts_with("query t: bit from a"), "{tree}");
+        assert!(
+            lines[2].starts_with("gallery v: embedding<16> scale 4"),
+            "{tree}"
+        );
+        assert!(lines[3].starts_with("reveal to a as n"), "{tree}");
+        assert!(lines[4].starts_with("count"), "{tree}");
+        assert!(lines[5].starts_with("binder (l, r) in zip(x, y)"), "{tree}");
+        assert!(lines[6].starts_with("not"), "{tree}");
+        assert!(lines[7].starts_with("if"), "{tree}");
+        assert!(lines[8].starts_with("name t"), "{tree}");
+        assert!(lines[9].starts_with("bool true"), "{tree}");
+        assert!(
+            lines[10].starts_with("cosine_gt cosine(w, l) > -0.5"),
+            "{tree}"
+        );
     }
 }
