@@ -42,7 +42,9 @@ irdl.dialect @irs {
     %emb = irdl.is "embedding"
     %bit = irdl.is "bit"
     %kind = irdl.any_of(%iris, %emb, %bit)
-    irdl.attributes { "name" = %s, "input" = %i, "kind" = %kind, "owner" = %i }
+    %i_input = irdl.base "#builtin.integer"
+    %i_owner = irdl.base "#builtin.integer"
+    irdl.attributes { "name" = %s, "input" = %i_input, "kind" = %kind, "owner" = %i_owner }
     %c = irdl.base @irs::@code
     %v = irdl.base @irs::@vector
     %b = irdl.base @irs::@bits
@@ -90,7 +92,10 @@ irdl.dialect @irs {
     %pub = irdl.is "public"
     %sec = irdl.is "secret"
     %mask = irdl.any_of(%pub, %sec)
-    irdl.attributes { "ratio_num" = %i, "ratio_den" = %i, "mask" = %mask, "test" = %i }
+    %i_ratio_num = irdl.base "#builtin.integer"
+    %i_ratio_den = irdl.base "#builtin.integer"
+    %i_test = irdl.base "#builtin.integer"
+    irdl.attributes { "ratio_num" = %i_ratio_num, "ratio_den" = %i_ratio_den, "mask" = %mask, "test" = %i_test }
     %l = irdl.any
     %c = irdl.parametric @irs::@code<%l>
     %cs = irdl.parametric @irs::@codes<%l>
@@ -104,7 +109,12 @@ irdl.dialect @irs {
   // num / den, decided without square roots (paper 002, Section 2.4).
   irdl.operation @cosine_ge {
     %i = irdl.base "#builtin.integer"
-    irdl.attributes { "num" = %i, "den" = %i, "negative" = %i, "strict" = %i, "test" = %i }
+    %i_num = irdl.base "#builtin.integer"
+    %i_den = irdl.base "#builtin.integer"
+    %i_negative = irdl.base "#builtin.integer"
+    %i_strict = irdl.base "#builtin.integer"
+    %i_test = irdl.base "#builtin.integer"
+    irdl.attributes { "num" = %i_num, "den" = %i_den, "negative" = %i_negative, "strict" = %i_strict, "test" = %i_test }
     %n = irdl.any
     %v = irdl.parametric @irs::@vector<%n>
     %vs = irdl.parametric @irs::@vectors<%n>

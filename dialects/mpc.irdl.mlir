@@ -55,7 +55,9 @@ irdl.dialect @mpc {
   irdl.operation @load_gallery {
     %s = irdl.base "#builtin.string"
     %i = irdl.base "#builtin.integer"
-    irdl.attributes { "name" = %s, "input" = %i, "part" = %i }
+    %i_input = irdl.base "#builtin.integer"
+    %i_part = irdl.base "#builtin.integer"
+    irdl.attributes { "name" = %s, "input" = %i_input, "part" = %i_part }
     %c = irdl.base @mpc::@code
     %sh = irdl.base @mpc::@shamir
     %b = irdl.base @mpc::@bits
@@ -67,7 +69,9 @@ irdl.dialect @mpc {
   irdl.operation @load_query {
     %s = irdl.base "#builtin.string"
     %i = irdl.base "#builtin.integer"
-    irdl.attributes { "name" = %s, "input" = %i, "part" = %i }
+    %i_input = irdl.base "#builtin.integer"
+    %i_part = irdl.base "#builtin.integer"
+    irdl.attributes { "name" = %s, "input" = %i_input, "part" = %i_part }
     %i64 = irdl.is i64
     irdl.operands(query: %i64)
     %c = irdl.base @mpc::@code
@@ -82,7 +86,9 @@ irdl.dialect @mpc {
   irdl.operation @load_earlier {
     %s = irdl.base "#builtin.string"
     %i = irdl.base "#builtin.integer"
-    irdl.attributes { "name" = %s, "input" = %i, "part" = %i }
+    %i_input = irdl.base "#builtin.integer"
+    %i_part = irdl.base "#builtin.integer"
+    irdl.attributes { "name" = %s, "input" = %i_input, "part" = %i_part }
     %i64 = irdl.is i64
     irdl.operands(query: %i64)
     %c = irdl.base @mpc::@code
@@ -166,7 +172,9 @@ irdl.dialect @mpc {
   // iff the pair matches. Local. `_p`: the same mod p.
   irdl.operation @sub_threshold {
     %i = irdl.base "#builtin.integer"
-    irdl.attributes { "ratio_num" = %i, "ratio_den" = %i }
+    %i_ratio_num = irdl.base "#builtin.integer"
+    %i_ratio_den = irdl.base "#builtin.integer"
+    irdl.attributes { "ratio_num" = %i_ratio_num, "ratio_den" = %i_ratio_den }
     %k = irdl.any
     %r = irdl.parametric @mpc::@rep<%k>
     %p = irdl.parametric @mpc::@pub<%k>
@@ -175,7 +183,9 @@ irdl.dialect @mpc {
   }
   irdl.operation @sub_threshold_p {
     %i = irdl.base "#builtin.integer"
-    irdl.attributes { "ratio_num" = %i, "ratio_den" = %i }
+    %i_ratio_num = irdl.base "#builtin.integer"
+    %i_ratio_den = irdl.base "#builtin.integer"
+    irdl.attributes { "ratio_num" = %i_ratio_num, "ratio_den" = %i_ratio_den }
     %r = irdl.base @mpc::@rep_p
     %p = irdl.base @mpc::@pub
     irdl.operands(dot: %r, mask_len: %p)
@@ -185,7 +195,9 @@ irdl.dialect @mpc {
   // a * x - b * y, local (the argument of MSB in Algorithm 3: a*ml - b*dot).
   irdl.operation @lin {
     %i = irdl.base "#builtin.integer"
-    irdl.attributes { "a" = %i, "b" = %i }
+    %i_a = irdl.base "#builtin.integer"
+    %i_b = irdl.base "#builtin.integer"
+    irdl.attributes { "a" = %i_a, "b" = %i_b }
     %k = irdl.any
     %r = irdl.parametric @mpc::@rep<%k>
     irdl.operands(x: %r, y: %r)
@@ -196,16 +208,18 @@ irdl.dialect @mpc {
   irdl.operation @const_lift {
     %m = irdl.base "#builtin.integer"
     irdl.attributes { "lift_bits" = %m }
+    %x = irdl.base @mpc::@rep
+    irdl.operands(x: %x)
     %r = irdl.base @mpc::@rep
-    irdl.operands(x: %r)
     irdl.results(r: %r)
   }
 
   // Lift (Algorithm 14, MPCLift): [x] over Z_2^k -> [x] over Z_2^k' (bit extraction of the two
   // overflow bits, bit injection, local correction).
   irdl.operation @lift {
+    %x = irdl.base @mpc::@rep
+    irdl.operands(x: %x)
     %r = irdl.base @mpc::@rep
-    irdl.operands(x: %r)
     irdl.results(r: %r)
   }
 
@@ -255,7 +269,9 @@ irdl.dialect @mpc {
   // a * x - b * y mod p * 2^m, local.
   irdl.operation @lin_mod {
     %i = irdl.base "#builtin.integer"
-    irdl.attributes { "a" = %i, "b" = %i }
+    %i_a = irdl.base "#builtin.integer"
+    %i_b = irdl.base "#builtin.integer"
+    irdl.attributes { "a" = %i_a, "b" = %i_b }
     %m = irdl.any
     %t = irdl.parametric @mpc::@rep_mod<%m>
     irdl.operands(x: %t, y: %t)

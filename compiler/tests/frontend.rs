@@ -142,7 +142,7 @@ fn secret_masks_check_but_the_legacy_stages_do_not_lower_them() {
         "iris<CODE_BITS> secret mask from",
         1,
     );
-    frontend_program("bad.irs", &src).unwrap();
+    frontend("bad.irs", &src).unwrap();
     let out = frontend("bad.irs", &src).unwrap_err();
     assert_error(
         &out,
@@ -241,7 +241,7 @@ reveal ids s in voices: cosine(v, s) >= 0.34 to p1;
 fn v2_error_after(from: &str, to: &str) -> (String, String) {
     assert!(GOOD_V2.contains(from), "{from}");
     let src = GOOD_V2.replacen(from, to, 1);
-    let out = frontend_program("bad.irs", &src).expect_err("expected an error");
+    let out = frontend("bad.irs", &src).expect_err("expected an error");
     (out, src)
 }
 
@@ -264,7 +264,7 @@ fn assert_v2(from: &str, to: &str, message: &str, (context, needle): (&str, &str
 
 #[test]
 fn good_v2_program_checks() {
-    let p = frontend_program("good.irs", GOOD_V2).unwrap();
+    let p = frontend("good.irs", GOOD_V2).unwrap();
     let labels: Vec<&str> = p.reveals.iter().map(|r| r.label.as_str()).collect();
     assert_eq!(labels, ["ids", "tiered", "ids"]);
     assert_eq!(p.zips(), vec![vec![0, 1]]);

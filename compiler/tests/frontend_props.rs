@@ -470,7 +470,7 @@ fn examples_survive_the_token_round_trip() {
         assert!(run(&src), "{src}");
         let rebuilt = token_texts(&src).join(" ");
         assert!(
-            irisc::sema::frontend_program("p.irs", &rebuilt).is_ok(),
+            irisc::sema::frontend("p.irs", &rebuilt).is_ok(),
             "{rebuilt}"
         );
     }

@@ -1,293 +1,435 @@
-//! `irisc explain`: per comparison, the ranges and ring that Lemma 1's argument proves, the cost
-//! model, and the leakage ledger (every value opened, to whom, and why nothing more leaks).
+//! `irisc explain` for the whole language (program v2): per comparison its ranges, ring,
+//! sharing, variant, `(a, b)`, lift bits and justification; per boolean node its gates and
+//! rounds; per reveal and for the program the rounds, bytes per party, AND gates and triples
+//! (longest execution path and naive, paper 004) per query for `records` records; and the
+//! leakage ledger (every opening, to whom, how many bits, and why nothing beyond the declared
+//! outputs is revealed).
 
 use serde_json::{json, Value};
 
-use super::cost::RevealCost;
-use super::ring::{ranges, select_ring, RingChoice};
-use crate::sema::{InputRole, Program, Ratio, Reveal, RevealShape};
+use super::circuit::build::{quantifier_size, summarize, summarize_logic, Summary};
+use super::circuit::build::comparison_netlist;
+use super::plan::{cost, test_sites, Plan, TestPlan};
+use crate::sema::program::{BinderKind, BoolExpr, Operand, Program, Records, RevealShape};
+use crate::syntax::Span;
 
-/// Gallery sizes at which the cost formulas are evaluated for the reader.
-pub const EXAMPLE_GALLERY_SIZES: [u64; 2] = [1_000, 1_000_000];
+fn span_json(span: Span, source: Option<&str>) -> Value {
+    match source {
+        Some(src) => {
+            let (l, c) = span.line_column(src);
+            json!({ "line": l, "column": c, "text": format!("{l}:{c}") })
+        }
+        None => json!({ "start": span.start, "end": span.end }),
+    }
+}
 
-/// The ring chosen for each reveal's comparison, in program order.
-pub fn ring_choices(program: &Program) -> Vec<RingChoice> {
-    program
+/// Human words for an operand.
+pub fn operand_name(program: &Program, o: &Operand) -> String {
+    match *o {
+        Operand::Query(i) => program.inputs.get(i).map_or("?".into(), |x| x.name.clone()),
+        Operand::Rotated(b) => match program.binders.get(b) {
+            Some(bd) => match bd.kind {
+                BinderKind::Rotations { query, lo, hi } => format!(
+                    "{} (rotations of {} {lo}..={hi})",
+                    bd.names.join(", "),
+                    program.inputs.get(query).map_or("?", |x| x.name.as_str())
+                ),
+                _ => bd.names.join(", "),
+            },
+            None => "?".into(),
+        },
+        Operand::Record { binder, field } => match program.binders.get(binder) {
+            Some(bd) => {
+                let name = bd.names.get(field).cloned().unwrap_or_default();
+                let src = match &bd.kind {
+                    BinderKind::Records(Records::Galleries(g)) => g
+                        .get(field)
+                        .and_then(|&i| program.inputs.get(i))
+                        .map_or("?".to_string(), |x| format!("record of {}", x.name)),
+                    BinderKind::Records(Records::Earlier(q)) => format!(
+                        "earlier query of {}",
+                        program.inputs.get(*q).map_or("?", |x| x.name.as_str())
+                    ),
+                    _ => "?".into(),
+                };
+                format!("{name} ({src})")
+            }
+            None => "?".into(),
+        },
+    }
+}
+
+fn pair(lo: i128, hi: i128) -> Value {
+    json!([lo.to_string(), hi.to_string()])
+}
+
+fn test_json(program: &Program, e: &BoolExpr, plan: &TestPlan, source: Option<&str>) -> Value {
+    match (e, plan) {
+        (BoolExpr::Fhd(t), TestPlan::Fhd(p)) => {
+            let rg = crate::analysis::ring::ranges(t.code_bits, t.ratio);
+            json!({
+                "kind": "fhd",
+                "span": span_json(t.span, source),
+                "operands": [operand_name(program, &t.query), operand_name(program, &t.record)],
+                "code_bits": t.code_bits,
+                "ratio": { "num": t.ratio.num, "den": t.ratio.den },
+                "mask": t.mask,
+                "test": if p.ml_ring.is_some() {
+                    "match iff MSB(a*ml - b*dot) = 1, i.e. b*dot > a*ml (dot = ml - 2hd)"
+                } else {
+                    "match iff MSB(T - dot) = 1, T = floor((1 - 2r) * ml) (Algorithm 1)"
+                },
+                "ranges": {
+                    "ml": pair(rg.ml.lo, rg.ml.hi),
+                    "dot": pair(rg.dot.lo, rg.dot.hi),
+                    "compared": pair(p.compared_lo, p.compared_hi),
+                },
+                "sharing": p.sharing,
+                "variant": p.variant,
+                "dot_ring": p.dot_ring,
+                "ml_ring": p.ml_ring,
+                "compare_ring": p.compare_ring,
+                "a": p.a,
+                "b": p.b,
+                "lift_bits": p.lift_bits,
+                "justification": p.justification,
+                "cost": p.cost,
+            })
+        }
+        (BoolExpr::Cosine(t), TestPlan::Cosine(p)) => {
+            let r = crate::analysis::cosine::ranges(t.dim, t.scale_bits, t.tau, t.strict);
+            let rj = r.map(|r| {
+                let mut m = serde_json::Map::new();
+                for (name, i) in r.all() {
+                    m.insert(name.into(), pair(i.lo, i.hi));
+                }
+                Value::Object(m)
+            });
+            json!({
+                "kind": "cosine",
+                "span": span_json(t.span, source),
+                "operands": [operand_name(program, &t.query), operand_name(program, &t.record)],
+                "dim": t.dim,
+                "scale_bits": t.scale_bits,
+                "tau": { "negative": p.negative, "num": p.num, "den": p.den },
+                "strict": p.strict,
+                "ranges": rj,
+                "sharing": "rep3",
+                "ring": p.ring,
+                "justification": p.justification,
+                "cost": p.cost,
+            })
+        }
+        _ => json!({ "kind": "mismatch", "error": "plan and program disagree" }),
+    }
+}
+
+/// Every boolean (non-comparison) node in pre-order: op, own AND gates, own rounds.
+fn node_list(program: &Program, e: &BoolExpr, records: u64, out: &mut Vec<Value>) {
+    let own = |op: &str, gates: u64, rounds: u64, note: String| {
+        json!({ "op": op, "and_gates": gates, "rounds": rounds, "note": note })
+    };
+    match e {
+        BoolExpr::Fhd(_) | BoolExpr::Cosine(_) => {}
+        BoolExpr::Const(b) => out.push(own("const", 0, 0, format!("{b}, public"))),
+        BoolExpr::Bit(o) => out.push(own("bit", 0, 0, operand_name(program, o))),
+        BoolExpr::Not(x) => {
+            out.push(own("not", 0, 0, "local".into()));
+            node_list(program, x, records, out);
+        }
+        BoolExpr::And(a, b) | BoolExpr::Or(a, b) => {
+            let op = if matches!(e, BoolExpr::And(..)) { "and" } else { "or" };
+            out.push(own(op, 1, 1, "one AND gate".into()));
+            node_list(program, a, records, out);
+            node_list(program, b, records, out);
+        }
+        BoolExpr::If { cond, then, els } => {
+            out.push(own(
+                "if",
+                1,
+                2,
+                "mux (Algorithm 11, one AND); masked triples: the branches share triples, \
+                 one opening of s XOR t"
+                    .into(),
+            ));
+            for x in [cond, then, els] {
+                node_list(program, x, records, out);
+            }
+        }
+        BoolExpr::Quant { op, binders, body } => {
+            let g = quantifier_size(program, binders, records);
+            let depth = if g <= 1 { 0 } else { u64::from(64 - (g - 1).leading_zeros()) };
+            let name = match op {
+                crate::sema::program::Quantifier::Any => "any",
+                crate::sema::program::Quantifier::All => "all",
+            };
+            out.push(own(
+                name,
+                g.saturating_sub(1),
+                depth,
+                format!("{} tree over {g} combinations", if name == "any" { "OR" } else { "AND" }),
+            ));
+            node_list(program, body, records, out);
+        }
+    }
+}
+
+/// Per-query totals of one reveal.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize)]
+pub struct RevealTotals {
+    pub comparisons: u64,
+    pub rounds: u64,
+    pub bytes_per_party: f64,
+    pub and_gates: u64,
+    pub triples_longest_path: u64,
+    pub triples_naive: u64,
+    pub opened_bits: u64,
+}
+
+fn bits_for(n: u64) -> u64 {
+    u64::from(64 - n.leading_zeros()).max(1)
+}
+
+/// The per-query totals of every reveal, for `records` records per record binder.
+pub fn reveal_totals(program: &Program, plan: &Plan, records: u64) -> Vec<RevealTotals> {
+    let sites = test_sites(program);
+    let mut out = Vec::new();
+    let mut offset = 0;
+    for (ri, r) in program.reveals.iter().enumerate() {
+        let count = r.value.tests().len();
+        let plans = &plan.tests[offset.min(plan.tests.len())..(offset + count).min(plan.tests.len())];
+        let per_reveal = matches!(r.shape, RevealShape::Ids | RevealShape::Count);
+        let copies = if per_reveal { records } else { 1 };
+        let circuit = summarize(program, plans, &r.value, records).unwrap_or_default();
+        let logic = summarize_logic(program, plans, &r.value, records).unwrap_or_default();
+        let mut t = RevealTotals::default();
+        let mut extra_gates = 0u64;
+        let mut pre_msb_rounds = 0u64;
+        for (site, p) in sites.iter().filter(|s| s.reveal == ri).zip(plans) {
+            let n = site
+                .per_record
+                .saturating_mul(records.saturating_pow(site.record_quantifiers))
+                .saturating_mul(copies);
+            let c = p.cost();
+            t.comparisons += n;
+            t.bytes_per_party += c.bytes_per_party * n as f64;
+            let nl = comparison_netlist(p);
+            extra_gates += c.and_gates.saturating_sub(nl.and_count()).saturating_mul(n);
+            pre_msb_rounds += c.rounds.saturating_sub(nl.and_depth());
+        }
+        let logic_gates = logic.naive.saturating_mul(copies);
+        t.bytes_per_party += logic_gates as f64 / 8.0;
+        let (out_rounds, opened, out_bytes) = match r.shape {
+            RevealShape::Bit => (1, 1, 1.0 / 8.0),
+            RevealShape::Ids => (1, records, records as f64 / 8.0),
+            RevealShape::Count => {
+                let w = cost::word_bytes(bits_for(records) as u32) as f64;
+                // BitInject of one bit per record (party 0 sends 2 elements each), one opening.
+                (3, bits_for(records), 2.0 * records as f64 * w + w)
+            }
+        };
+        t.bytes_per_party += out_bytes;
+        t.opened_bits = opened;
+        t.rounds = pre_msb_rounds + circuit.rounds + out_rounds;
+        t.triples_longest_path = circuit.masked.saturating_mul(copies) + extra_gates;
+        t.triples_naive = circuit.naive.saturating_mul(copies) + extra_gates;
+        t.and_gates = t.triples_naive;
+        out.push(t);
+        offset += count;
+    }
+    out
+}
+
+fn leakage(program: &Program, records: u64) -> Vec<Value> {
+    let party = |i: usize| program.parties.get(i).cloned().unwrap_or_else(|| format!("p{i}"));
+    let mut out: Vec<Value> = program
         .reveals
         .iter()
         .map(|r| {
-            let bits = program.inputs[r.decision.gallery].code_bits;
-            select_ring(bits, r.decision.ratio)
-        })
-        .collect()
-}
-
-fn ratio_json(r: Ratio) -> Value {
-    json!({ "num": r.num, "den": r.den, "value": r.num as f64 / r.den.max(1) as f64 })
-}
-
-/// `f = 1 - 2r` as a signed fraction.
-fn f_json(r: Ratio) -> Value {
-    let num = r.den as i128 - 2 * r.num as i128;
-    json!({ "num": num, "den": r.den, "value": num as f64 / r.den.max(1) as f64 })
-}
-
-fn party(program: &Program, i: usize) -> &str {
-    program.parties.get(i).map_or("?", String::as_str)
-}
-
-fn comparison_json(program: &Program, index: usize, reveal: &Reveal, ring: &RingChoice) -> Value {
-    let d = &reveal.decision;
-    let l = program.inputs[d.gallery].code_bits;
-    let rg = ranges(l, d.ratio);
-    let pair = |i: super::range::Interval| json!([i.lo, i.hi]);
-    json!({
-        "reveal": index,
-        "query": program.inputs[d.query].name,
-        "gallery": program.inputs[d.gallery].name,
-        "code_bits": l,
-        "rotations": { "lo": d.rot_lo, "hi": d.rot_hi, "count": d.rot_hi - d.rot_lo + 1 },
-        "ratio": ratio_json(d.ratio),
-        "f": f_json(d.ratio),
-        "test": "match iff MSB(T - dot) = 1, T = floor(f * ml), dot = <c', d'>",
-        "ranges": {
-            "ml": pair(rg.ml),
-            "dot": pair(rg.dot),
-            "T": pair(rg.threshold),
-            "compared": pair(rg.compared),
-        },
-        "ring_bits": ring.ring_bits,
-        "justification": ring.justification,
-        "lemma1_holds": ring.lemma1_holds,
-        "lemma1_ring_bits": ring.lemma1_ring_bits,
-        "lemma1_at_chosen_ring": ring.lemma1_at_chosen_ring,
-        "variant": "public-mask",
-        "sharing": "rep3",
-    })
-}
-
-fn cost_json(index: usize, cost: &RevealCost) -> Value {
-    let at: Vec<Value> = EXAMPLE_GALLERY_SIZES
-        .iter()
-        .map(|&n| {
+            let earlier = r.records.and_then(|b| program.binders.get(b)).is_some_and(|b| {
+                matches!(b.kind, BinderKind::Records(Records::Earlier(_)))
+            });
+            let (what, bits, why) = match r.shape {
+                RevealShape::Bit => (
+                    "one bit per query".to_string(),
+                    "1".to_string(),
+                    "the opened bit is the declared output itself".to_string(),
+                ),
+                RevealShape::Ids => (
+                    "one bit per record per query".into(),
+                    if earlier { "i (query i has i earlier queries)".into() } else { records.to_string() },
+                    "bit i is whether record i is among the declared ids: the ids are exactly \
+                     the positions of the 1 bits, so the bits are the output"
+                        .into(),
+                ),
+                RevealShape::Count => (
+                    "one integer per query".into(),
+                    bits_for(records).to_string(),
+                    "the opened integer is the declared count; the per-record bits are \
+                     bit-injected (Algorithm 17) and summed in secret, never opened"
+                        .into(),
+                ),
+            };
             json!({
-                "n": n,
-                "comparisons": cost.comparisons(n),
-                "rounds": cost.rounds(n),
-                "and_gates": cost.and_gates(n),
-                "triples": cost.triples(n),
-                "bits_sent_per_party": cost.bits_sent_per_party(n),
-                "bytes_per_party_per_comparison": cost.bytes_per_comparison(n),
+                "open": r.label,
+                "value": what,
+                "to": party(r.to),
+                "bits_per_query": bits,
+                "why": why,
             })
         })
         .collect();
-    json!({
-        "reveal": index,
-        "ring_bits": cost.ring_bits,
-        "rotations": cost.rotations,
-        "word_bytes": cost.word_bytes(),
-        "msb_and_gates_per_comparison": cost.msb_and_gates(),
-        "formulas": cost.formulas(),
-        "at": at,
-    })
-}
-
-/// The leakage ledger: one entry per kind of value any party sees.
-fn ledger(program: &Program) -> Vec<Value> {
-    let all = program.parties.join(", ");
-    let mut out = Vec::new();
-    for input in &program.inputs {
-        let what = match input.role {
-            InputRole::Gallery => "secret-shared among the three parties".to_string(),
-            InputRole::Query { owner } => {
-                format!(
-                    "supplied by {}, secret-shared to the others",
-                    party(program, owner)
-                )
-            }
-        };
-        out.push(json!({
-            "value": format!("masks of `{}`", input.name),
-            "to": all,
-            "why": format!("masks are public in this program; the codes are {what}"),
-        }));
-    }
     out.push(json!({
-        "value": "ml per (query rotation, record)",
-        "to": all,
-        "why": "masks are public in this program so every party learns ml per pair (and the threshold T)",
+        "open": "(none)",
+        "value": "reshares, AND-gate and MSB-extraction messages",
+        "to": "the next party",
+        "bits_per_query": "see bytes_per_party",
+        "why": "every sent component is masked by fresh PRSS zero-sharing randomness: each \
+                message alone is uniformly random and independent of the inputs",
     }));
     out.push(json!({
-        "value": "reshare messages of the dot products",
-        "to": all,
-        "why": "reshare messages are masked with fresh PRSS zero shares: each is uniformly random alone",
+        "open": "(none)",
+        "value": "BitInject / 3-party OT messages (MPCLift, LiftP, count)",
+        "to": "the parties of the OT",
+        "bits_per_query": "see bytes_per_party",
+        "why": "the OT messages are masked by the PRSS pads c_0, c_2 (Algorithm 17): the \
+                receiver learns a uniformly random component",
     }));
     out.push(json!({
-        "value": "AND-gate messages of MSB extraction and the OR tree",
-        "to": all,
-        "why": "binary shares are re-randomised with PRSS zero shares; no intermediate bit is opened",
-    }));
-    for (i, r) in program.reveals.iter().enumerate() {
-        let to = party(program, r.to);
-        let what = match r.shape {
-            RevealShape::AnyBit => format!(
-                "{to} learns one bit per query: whether any record of `{}` matches any rotation",
-                program.inputs[r.decision.gallery].name
-            ),
-            RevealShape::MatchingIds => format!(
-                "{to} learns one bit per (query, record): exactly the revealed ids, not which rotation matched"
-            ),
-        };
-        out.push(json!({
-            "value": format!("reveal {i}"),
-            "to": to,
-            "why": format!("{what}; only {to} receives the missing share, the other parties learn nothing"),
-        }));
-    }
-    out.push(json!({
-        "value": "sizes: gallery size, batch size, code length, rotations",
-        "to": all,
-        "why": "public parameters of the program and of the data sets",
+        "open": "(nothing else)",
+        "value": "no other value is opened",
+        "to": "-",
+        "bits_per_query": "0",
+        "why": "the rings, (a, b) and the schedule depend only on the program, not on the data; \
+                public masks and the numbers of queries and records are public by declaration",
     }));
     out
 }
 
-/// Everything `irisc explain --json` prints.
-pub fn explain_json(program: &Program) -> Value {
-    let rings = ring_choices(program);
-    let comparisons: Vec<Value> = program
+/// The explanation as JSON, spans as byte offsets.
+pub fn explain_program_json(program: &Program, plan: &Plan, records: u64) -> Value {
+    explain_program_json_with_source(program, plan, records, None)
+}
+
+/// The explanation as JSON; with the source text, spans as `line:column`.
+pub fn explain_program_json_with_source(
+    program: &Program,
+    plan: &Plan,
+    records: u64,
+    source: Option<&str>,
+) -> Value {
+    let sites = test_sites(program);
+    let comparisons: Vec<Value> = sites
+        .iter()
+        .zip(&plan.tests)
+        .enumerate()
+        .map(|(i, (s, p))| {
+            let mut v = test_json(program, s.expr, p, source);
+            v["index"] = json!(i);
+            v["reveal"] = json!(s.reveal);
+            v["per_record"] = json!(s.per_record);
+            v
+        })
+        .collect();
+    let totals = reveal_totals(program, plan, records);
+    let mut offset = 0;
+    let reveals: Vec<Value> = program
         .reveals
         .iter()
-        .zip(&rings)
-        .enumerate()
-        .map(|(i, (r, ring))| comparison_json(program, i, r, ring))
+        .zip(&totals)
+        .map(|(r, t)| {
+            let count = r.value.tests().len();
+            let plans = &plan.tests[offset.min(plan.tests.len())..(offset + count).min(plan.tests.len())];
+            offset += count;
+            let mut nodes = Vec::new();
+            node_list(program, &r.value, records, &mut nodes);
+            let per_record: Option<Summary> = summarize(program, plans, &r.value, 1).ok();
+            json!({
+                "label": r.label,
+                "to": program.parties.get(r.to),
+                "shape": crate::analysis::plan::shape_name(r.shape),
+                "span": span_json(r.span, source),
+                "boolean_nodes": nodes,
+                "circuit_one_record": per_record,
+                "per_query": t,
+            })
+        })
         .collect();
-    let costs: Vec<Value> = program
-        .reveals
-        .iter()
-        .zip(&rings)
-        .enumerate()
-        .map(|(i, (r, ring))| cost_json(i, &RevealCost::new(r, ring)))
-        .collect();
+    let sum = |f: fn(&RevealTotals) -> u64| totals.iter().map(f).sum::<u64>();
     json!({
         "program": program.name,
-        "parties": program.parties,
-        "protocol": "rep3",
+        "sharing": plan.sharing,
+        "records": records,
+        "cost_model": {
+            "score": "ROUND_WEIGHT*rounds + BYTE_WEIGHT*bytes_per_party + WORK_WEIGHT*work (ns per comparison)",
+            "round_weight": cost::ROUND_WEIGHT,
+            "byte_weight": cost::BYTE_WEIGHT,
+            "work_weight": cost::WORK_WEIGHT,
+            "work": "ring multiply-adds per party, x1 for 16-bit, x2 for 32-bit, x4 for 64-bit words",
+        },
         "comparisons": comparisons,
-        "costs": costs,
-        "leakage": ledger(program),
+        "reveals": reveals,
+        "per_query": {
+            "comparisons": sum(|t| t.comparisons),
+            "rounds": sum(|t| t.rounds),
+            "bytes_per_party": totals.iter().map(|t| t.bytes_per_party).sum::<f64>(),
+            "and_gates": sum(|t| t.and_gates),
+            "triples_longest_path": sum(|t| t.triples_longest_path),
+            "triples_naive": sum(|t| t.triples_naive),
+        },
+        "plan_cost_per_record": plan.cost,
+        "leakage": leakage(program, records),
     })
 }
 
-/// The same facts for a human reader.
-pub fn explain_text(program: &Program) -> String {
+/// The explanation as text.
+pub fn explain_program_text(program: &Program, plan: &Plan, records: u64) -> String {
+    explain_program_text_with_source(program, plan, records, None)
+}
+
+/// The explanation as text; with the source text, spans as `line:column`.
+pub fn explain_program_text_with_source(
+    program: &Program,
+    plan: &Plan,
+    records: u64,
+    source: Option<&str>,
+) -> String {
     use std::fmt::Write;
-    let rings = ring_choices(program);
+    let j = explain_program_json_with_source(program, plan, records, source);
     let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "program {} (parties {}; rep3, public masks)",
-        program.name,
-        program.parties.join(", ")
-    );
-    for (i, (r, ring)) in program.reveals.iter().zip(&rings).enumerate() {
-        let d = &r.decision;
-        let l = program.inputs[d.gallery].code_bits;
-        let rg = ranges(l, d.ratio);
-        let cost = RevealCost::new(r, ring);
-        let shape = match r.shape {
-            RevealShape::AnyBit => "one bit per query",
-            RevealShape::MatchingIds => "matching ids",
-        };
-        let _ = writeln!(
-            s,
-            "\nreveal {i}: {shape} to {}; fhd({}, {}) < {}/{} over rotations {}..={}",
-            party(program, r.to),
-            program.inputs[d.query].name,
-            program.inputs[d.gallery].name,
-            d.ratio.num,
-            d.ratio.den,
-            d.rot_lo,
-            d.rot_hi
-        );
-        let _ = writeln!(
-            s,
-            "  ranges: ml {}, dot {}, T {}, T - dot {}",
-            rg.ml, rg.dot, rg.threshold, rg.compared
-        );
-        let _ = writeln!(s, "  ring: Z_2^{} ({})", ring.ring_bits, ring.justification);
-        let _ = writeln!(
-            s,
-            "  Lemma 1: {} (its ring: Z_2^{})",
-            if ring.lemma1_holds {
-                "applies"
-            } else {
-                "does not apply (ratio > 0.5)"
-            },
-            ring.lemma1_ring_bits
-        );
-        for n in EXAMPLE_GALLERY_SIZES {
+    let _ = writeln!(s, "program {} — sharing {}, {records} record(s) per binder", program.name, plan.sharing);
+    for c in j["comparisons"].as_array().into_iter().flatten() {
+        let at = c["span"]["text"].as_str().map_or_else(|| c["span"].to_string(), str::to_string);
+        let _ = writeln!(s, "comparison {} ({}, reveal {}, at {at}): {}", c["index"], c["kind"], c["reveal"], c["operands"]);
+        if c["kind"] == "fhd" {
             let _ = writeln!(
                 s,
-                "  cost at n = {n}: {} rounds, {} AND gates, {} triples for a triple-based backend, \
-                 {:.3} bytes per party per comparison",
-                cost.rounds(n),
-                cost.and_gates(n),
-                cost.triples(n),
-                cost.bytes_per_comparison(n)
+                "  {} over {}, a = {}, b = {}, rings dot {} / ml {} / compare {}, lift bits {}",
+                c["variant"], c["sharing"], c["a"], c["b"], c["dot_ring"], c["ml_ring"], c["compare_ring"], c["lift_bits"]
             );
+            let _ = writeln!(s, "  ranges {}", c["ranges"]);
+        } else {
+            let _ = writeln!(s, "  rep3 ring Z_2^{}, tau {}", c["ring"], c["tau"]);
         }
+        let _ = writeln!(s, "  why: {}", c["justification"].as_str().unwrap_or(""));
+        let _ = writeln!(s, "  cost per comparison: {}", c["cost"]);
     }
-    let _ = writeln!(s, "\nleakage:");
-    for e in ledger(program) {
+    for r in j["reveals"].as_array().into_iter().flatten() {
+        let _ = writeln!(s, "reveal {} ({}) to {}:", r["label"], r["shape"], r["to"]);
+        for n in r["boolean_nodes"].as_array().into_iter().flatten() {
+            let _ = writeln!(s, "  {} — {} AND gate(s), {} round(s): {}", n["op"], n["and_gates"], n["rounds"], n["note"].as_str().unwrap_or(""));
+        }
+        let _ = writeln!(s, "  per query: {}", r["per_query"]);
+    }
+    let _ = writeln!(s, "program per query: {}", j["per_query"]);
+    let _ = writeln!(s, "cost model: {}", j["cost_model"]);
+    let _ = writeln!(s, "leakage ledger:");
+    for l in j["leakage"].as_array().into_iter().flatten() {
         let _ = writeln!(
             s,
-            "  {} -> {}: {}",
-            e["value"].as_str().unwrap_or(""),
-            e["to"].as_str().unwrap_or(""),
-            e["why"].as_str().unwrap_or("")
+            "  open {} ({}) to {}, {} bit(s) per query: {}",
+            l["open"], l["value"].as_str().unwrap_or(""), l["to"], l["bits_per_query"], l["why"].as_str().unwrap_or("")
         );
     }
     s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::sema::frontend;
-
-    fn example(file: &str) -> Program {
-        let path = format!("{}/../examples/{file}", env!("CARGO_MANIFEST_DIR"));
-        let src = std::fs::read_to_string(&path).unwrap();
-        frontend(&path, &src).unwrap_or_else(|e| panic!("{e}"))
-    }
-
-    #[test]
-    fn json_for_the_deployed_program() {
-        let v = explain_json(&example("iris_unique.irs"));
-        let c = &v["comparisons"][0];
-        assert_eq!(c["code_bits"], 12800);
-        assert_eq!(c["ring_bits"], 16);
-        assert_eq!(c["ranges"]["compared"], json!([-8832, 16768]));
-        assert_eq!(c["ranges"]["T"], json!([0, 3968]));
-        assert_eq!(c["f"]["num"], 62);
-        assert_eq!(c["lemma1_holds"], true);
-        assert_eq!(c["variant"], "public-mask");
-        assert_eq!(v["costs"][0]["at"][1]["rounds"], 42);
-        let ledger = v["leakage"].to_string();
-        assert!(ledger.contains("p0 learns one bit per query"), "{ledger}");
-        assert!(ledger.contains("fresh PRSS zero shares"));
-    }
-
-    #[test]
-    fn ids_ledger_and_text() {
-        let p = example("iris_ids.irs");
-        let v = explain_json(&p);
-        assert!(v["leakage"]
-            .to_string()
-            .contains("exactly the revealed ids"));
-        let t = explain_text(&p);
-        assert!(t.contains("ring: Z_2^16 (T - dot in [-8832, 16768]"), "{t}");
-        assert!(t.contains("matching ids to p0"), "{t}");
-    }
 }

@@ -5,9 +5,7 @@
 pub mod approx;
 pub mod circuit;
 pub mod cosine;
-pub mod cost;
 pub mod explain;
-pub mod explain_v2;
 pub mod lemma2;
 pub mod plan;
 pub mod range;

@@ -221,7 +221,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         } => {
             let checked = pipeline::read_and_check(&program)?;
             let planned = pipeline::plan(&checked, &plan.options()?)?;
-            use crate::analysis::explain_v2 as ex;
+            use crate::analysis::explain as ex;
             if json {
                 let v = ex::explain_program_json(&checked.program, &planned.plan, records);
                 write_stdout(&format!("{}\n", serde_json::to_string_pretty(&v)?))?;
@@ -453,7 +453,7 @@ fn build(
             eprintln!("built {} in {:.2} s", path.display(), took.as_secs_f64());
             eprint!(
                 "{}",
-                crate::analysis::explain_v2::explain_program_text(&checked.program, &planned.plan, 1)
+                crate::analysis::explain::explain_program_text(&checked.program, &planned.plan, 1)
             );
         }
     }

@@ -30,7 +30,7 @@ impl Checked {
 pub fn read_and_check(path: &Path) -> Result<Checked> {
     let source =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let program = crate::sema::frontend_program(&path.display().to_string(), &source)
+    let program = crate::sema::frontend(&path.display().to_string(), &source)
         .map_err(|rendered| anyhow!(rendered))?;
     Ok(Checked {
         path: path.to_path_buf(),
@@ -83,7 +83,7 @@ pub fn choices(plan: &Plan) -> Choices {
 
 /// The `irisc explain --json` document (embedded in every executable).
 pub fn explain_json(checked: &Checked, planned: &Planned) -> serde_json::Value {
-    crate::analysis::explain_v2::explain_program_json(&checked.program, &planned.plan, 1)
+    crate::analysis::explain::explain_program_json(&checked.program, &planned.plan, 1)
 }
 
 /// Compiles a planned program to `emit`; returns the artifact and the compile time.

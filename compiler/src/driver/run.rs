@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use irisc_runtime::manifest::{InputRole, InputSharing, Manifest};
+use irisc_runtime::manifest::{InputRole, Manifest};
 
 use crate::codegen::Emit;
 

@@ -21,7 +21,7 @@ mod expr;
 pub use expr::number_tests;
 pub mod layout;
 
-use crate::mlir::{int_attr, parse_type, str_attr, Compiler, MlirError};
+use crate::mlir::{parse_type, Compiler, MlirError};
 use crate::sema::program::{InputRole, InputType, Program, RevealShape};
 use crate::syntax::Span;
 use melior::{
@@ -29,7 +29,7 @@ use melior::{
     ir::{
         attribute::{StringAttribute, TypeAttribute},
         block::BlockLike,
-        operation::{OperationBuilder, OperationLike},
+        operation::OperationBuilder,
         r#type::FunctionType,
         Attribute, Block, Identifier, Location, Module, Region, RegionLike, Value,
     },
@@ -153,6 +153,5 @@ pub(crate) fn location<'c>(cx: &'c Compiler, file: &str, source: &str, span: Spa
     Location::new(cx.context(), file, line, col)
 }
 
-pub(crate) use int_attr as int;
-pub(crate) use str_attr as string;
+pub(crate) use crate::mlir::{int_attr as int, str_attr as string};
 

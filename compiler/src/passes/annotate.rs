@@ -6,7 +6,7 @@ use super::PassError;
 use crate::mlir::get_int;
 use melior::ir::{
     block::BlockLike,
-    operation::{OperationMutLike, OperationRefMut},
+    operation::{OperationLike, OperationRefMut},
     Module, RegionLike,
 };
 

@@ -1,26 +1,24 @@
 //! Semantic analysis: resolves names, checks types, secrecy, owners and binders, and produces the
-//! typed [`program::Program`] (v2) that every later stage consumes. The stages that still take
-//! the issue-2 model get it through [`legacy::from_v2`] ([`frontend`]).
+//! typed [`program::Program`] that every later stage consumes.
 
 mod binders;
 mod check;
 pub mod consts;
 mod expr;
 pub mod inputs;
-pub mod legacy;
 pub mod names;
 pub mod program;
 
 pub use check::check_program;
 pub use inputs::MAX_CODE_BITS;
-pub use legacy::*;
+pub use program::*;
 
 use crate::syntax::{self, render, Diagnostic};
 
 /// Parses and checks `source` into the v2 program; on failure returns the rendered diagnostics
 /// (no color). `path_display` names the file in messages and gives the program its name (the
 /// file stem).
-pub fn frontend_program(path_display: &str, source: &str) -> Result<program::Program, String> {
+pub fn frontend(path_display: &str, source: &str) -> Result<program::Program, String> {
     check_source(path_display, source).map_err(|ds| render(path_display, source, &ds, false))
 }
 
@@ -30,11 +28,6 @@ pub fn check_source(path_display: &str, source: &str) -> Result<program::Program
     check_program(path_display, source, &module)
 }
 
-/// [`frontend_program`], then the conversion to the issue-2 model the later stages still take.
-pub fn frontend(path_display: &str, source: &str) -> Result<Program, String> {
-    let program = frontend_program(path_display, source)?;
-    from_v2(&program).map_err(|d| render(path_display, source, &[d], false))
-}
 
 #[cfg(test)]
 mod tests;

@@ -22,7 +22,7 @@ const V2: &str = "parties p0, p1, p2;\n\
 
 fn v2_ok(head: &str, body: &str) -> v2::Program {
     let src = format!("{head}{body}");
-    frontend_program("t.irs", &src).unwrap_or_else(|e| panic!("{e}"))
+    frontend("t.irs", &src).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn ok(body: &str) -> Program {
@@ -652,7 +652,7 @@ fn every_example_checks() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "irs") {
             let src = std::fs::read_to_string(&path).unwrap();
-            frontend_program(&path.display().to_string(), &src).unwrap_or_else(|e| panic!("{e}"));
+            frontend(&path.display().to_string(), &src).unwrap_or_else(|e| panic!("{e}"));
             n += 1;
         }
     }

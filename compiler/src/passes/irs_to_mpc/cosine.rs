@@ -19,7 +19,7 @@ pub fn lower<'c, 'a>(e: &mut Emitter<'c>, op: &OperationRef<'c, 'a>) -> Result<(
     let dim = type_param(op.operand(1).map_err(|e| fail(e.to_string()))?.r#type())
         .ok_or_else(|| fail("`irs.cosine_ge` records have no dimension"))? as i64;
     // Vectors are padded with zeros to whole 64-element blocks (the kernel's unit).
-    let padded = dim.div_ceil(64) * 64;
+    let padded = (dim + 63) / 64 * 64;
     let (num2, den2) = (num * num, den * den);
     let at = op.location();
     let (q, r) = (e.src_of(op, 0)?, e.src_of(op, 1)?);
