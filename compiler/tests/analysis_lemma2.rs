@@ -26,13 +26,22 @@ fn check(l: u32, ap: &Approximation, samples: &[(u32, u32)]) -> Result<(), TestC
     let k = c.ring_bits;
     let ex = extreme_witnesses(l);
     for &(ml, hd) in ex.iter().chain(samples) {
-        prop_assert_eq!(msb(ap.a, ap.b, ml, hd, k), matches(ap.a, ap.b, ml, hd), "ml {} hd {} k {}", ml, hd, k);
+        prop_assert_eq!(
+            msb(ap.a, ap.b, ml, hd, k),
+            matches(ap.a, ap.b, ml, hd),
+            "ml {} hd {} k {}",
+            ml,
+            hd,
+            k
+        );
     }
     // Minimal: unless the range fits one bit (k = 2 is the floor), k - 1 misjudges an extreme.
     if Interval::new(c.lo, c.hi).signed_bits() >= 2 {
         prop_assert!(
-            ex.iter().any(|&(ml, hd)| msb(ap.a, ap.b, ml, hd, k - 1) != matches(ap.a, ap.b, ml, hd)),
-            "k - 1 = {} still decides both extremes", k - 1
+            ex.iter()
+                .any(|&(ml, hd)| msb(ap.a, ap.b, ml, hd, k - 1) != matches(ap.a, ap.b, ml, hd)),
+            "k - 1 = {} still decides both extremes",
+            k - 1
         );
     }
     Ok(())
@@ -81,9 +90,24 @@ proptest! {
 fn cosine_witness_bits(dim: u32, s: u32, tau: SignedRatio) -> u32 {
     // x = y = (2^s, ..): p = xx = yy = X, the products X^2 and their scalings.
     let x = i128::from(dim) << (2 * s);
-    let (n2, d2) = (i128::from(tau.abs.num).pow(2), i128::from(tau.abs.den).pow(2));
-    let vals = [x, -x, x * x, d2 * x * x, n2 * x * x, (d2 - n2) * x * x, (n2 - d2) * x * x];
-    vals.iter().map(|&v| Interval::point(v).signed_bits()).max().unwrap().max(2)
+    let (n2, d2) = (
+        i128::from(tau.abs.num).pow(2),
+        i128::from(tau.abs.den).pow(2),
+    );
+    let vals = [
+        x,
+        -x,
+        x * x,
+        d2 * x * x,
+        n2 * x * x,
+        (d2 - n2) * x * x,
+        (n2 - d2) * x * x,
+    ];
+    vals.iter()
+        .map(|&v| Interval::point(v).signed_bits())
+        .max()
+        .unwrap()
+        .max(2)
 }
 
 proptest! {

@@ -237,7 +237,13 @@ pub fn decide_exact(x: &[i64], y: &[i64], tau: SignedRatio, strict: bool) -> boo
 /// whenever k holds the operands' ranges.
 pub fn decide_in_ring(x: &[i64], y: &[i64], tau: SignedRatio, strict: bool, k: u32) -> bool {
     let k = k.clamp(1, 64);
-    let red = |v: u128| if k == 64 { v & u128::from(u64::MAX) } else { v & ((1u128 << k) - 1) };
+    let red = |v: u128| {
+        if k == 64 {
+            v & u128::from(u64::MAX)
+        } else {
+            v & ((1u128 << k) - 1)
+        }
+    };
     let msb = |v: u128| (red(v) >> (k - 1)) & 1 == 1;
     let dotw = |a: &[i64], b: &[i64]| {
         a.iter().zip(b).fold(0u128, |acc, (&u, &v)| {
@@ -283,10 +289,17 @@ mod tests {
         let x = 192i128 << 16;
         assert_eq!(c.ranges.p, Interval::new(-x, x));
         assert_eq!(c.ranges.scaled_pp.hi, 2500 * x * x);
-        assert_eq!(c.ranges.e, Interval::new(-289 * x * x, (2500 - 289) * x * x));
+        assert_eq!(
+            c.ranges.e,
+            Interval::new(-289 * x * x, (2500 - 289) * x * x)
+        );
         assert_eq!(c.ring_bits, Interval::point(2500 * x * x).signed_bits());
         assert_eq!(c.ring_bits, 60);
-        assert!(c.justification.contains("k = 59 would wrap den^2 p^2"), "{}", c.justification);
+        assert!(
+            c.justification.contains("k = 59 would wrap den^2 p^2"),
+            "{}",
+            c.justification
+        );
     }
 
     #[test]

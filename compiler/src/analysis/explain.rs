@@ -7,8 +7,8 @@
 
 use serde_json::{json, Value};
 
-use super::circuit::build::{quantifier_size, summarize, summarize_logic, Summary};
 use super::circuit::build::comparison_netlist;
+use super::circuit::build::{quantifier_size, summarize, summarize_logic, Summary};
 use super::plan::{cost, test_sites, Plan, TestPlan};
 use crate::sema::program::{BinderKind, BoolExpr, Operand, Program, Records, RevealShape};
 use crate::syntax::Span;
@@ -126,9 +126,7 @@ fn test_json(program: &Program, e: &BoolExpr, plan: &TestPlan, source: Option<&s
 
 /// Every boolean (non-comparison) node in pre-order: op, own AND gates, own rounds.
 fn node_list(program: &Program, e: &BoolExpr, records: u64, out: &mut Vec<Value>) {
-    let own = |op: &str, gates: u64, rounds: u64, note: String| {
-        json!({ "op": op, "and_gates": gates, "rounds": rounds, "note": note })
-    };
+    let own = |op: &str, gates: u64, rounds: u64, note: String| json!({ "op": op, "and_gates": gates, "rounds": rounds, "note": note });
     match e {
         BoolExpr::Fhd(_) | BoolExpr::Cosine(_) => {}
         BoolExpr::Const(b) => out.push(own("const", 0, 0, format!("{b}, public"))),
@@ -138,7 +136,11 @@ fn node_list(program: &Program, e: &BoolExpr, records: u64, out: &mut Vec<Value>
             node_list(program, x, records, out);
         }
         BoolExpr::And(a, b) | BoolExpr::Or(a, b) => {
-            let op = if matches!(e, BoolExpr::And(..)) { "and" } else { "or" };
+            let op = if matches!(e, BoolExpr::And(..)) {
+                "and"
+            } else {
+                "or"
+            };
             out.push(own(op, 1, 1, "one AND gate".into()));
             node_list(program, a, records, out);
             node_list(program, b, records, out);
@@ -158,7 +160,11 @@ fn node_list(program: &Program, e: &BoolExpr, records: u64, out: &mut Vec<Value>
         }
         BoolExpr::Quant { op, binders, body } => {
             let g = quantifier_size(program, binders, records);
-            let depth = if g <= 1 { 0 } else { u64::from(64 - (g - 1).leading_zeros()) };
+            let depth = if g <= 1 {
+                0
+            } else {
+                u64::from(64 - (g - 1).leading_zeros())
+            };
             let name = match op {
                 crate::sema::program::Quantifier::Any => "any",
                 crate::sema::program::Quantifier::All => "all",
@@ -167,7 +173,10 @@ fn node_list(program: &Program, e: &BoolExpr, records: u64, out: &mut Vec<Value>
                 name,
                 g.saturating_sub(1),
                 depth,
-                format!("{} tree over {g} combinations", if name == "any" { "OR" } else { "AND" }),
+                format!(
+                    "{} tree over {g} combinations",
+                    if name == "any" { "OR" } else { "AND" }
+                ),
             ));
             node_list(program, body, records, out);
         }
@@ -197,7 +206,8 @@ pub fn reveal_totals(program: &Program, plan: &Plan, records: u64) -> Vec<Reveal
     let mut offset = 0;
     for (ri, r) in program.reveals.iter().enumerate() {
         let count = r.value.tests().len();
-        let plans = &plan.tests[offset.min(plan.tests.len())..(offset + count).min(plan.tests.len())];
+        let plans =
+            &plan.tests[offset.min(plan.tests.len())..(offset + count).min(plan.tests.len())];
         let per_reveal = matches!(r.shape, RevealShape::Ids | RevealShape::Count);
         let copies = if per_reveal { records } else { 1 };
         let circuit = summarize(program, plans, &r.value, records).unwrap_or_default();
@@ -241,14 +251,21 @@ pub fn reveal_totals(program: &Program, plan: &Plan, records: u64) -> Vec<Reveal
 }
 
 fn leakage(program: &Program, records: u64) -> Vec<Value> {
-    let party = |i: usize| program.parties.get(i).cloned().unwrap_or_else(|| format!("p{i}"));
+    let party = |i: usize| {
+        program
+            .parties
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| format!("p{i}"))
+    };
     let mut out: Vec<Value> = program
         .reveals
         .iter()
         .map(|r| {
-            let earlier = r.records.and_then(|b| program.binders.get(b)).is_some_and(|b| {
-                matches!(b.kind, BinderKind::Records(Records::Earlier(_)))
-            });
+            let earlier = r
+                .records
+                .and_then(|b| program.binders.get(b))
+                .is_some_and(|b| matches!(b.kind, BinderKind::Records(Records::Earlier(_))));
             let (what, bits, why) = match r.shape {
                 RevealShape::Bit => (
                     "one bit per query".to_string(),
@@ -257,7 +274,11 @@ fn leakage(program: &Program, records: u64) -> Vec<Value> {
                 ),
                 RevealShape::Ids => (
                     "one bit per record per query".into(),
-                    if earlier { "i (query i has i earlier queries)".into() } else { records.to_string() },
+                    if earlier {
+                        "i (query i has i earlier queries)".into()
+                    } else {
+                        records.to_string()
+                    },
                     "bit i is whether record i is among the declared ids: the ids are exactly \
                      the positions of the 1 bits, so the bits are the output"
                         .into(),
@@ -339,7 +360,8 @@ pub fn explain_program_json_with_source(
         .zip(&totals)
         .map(|(r, t)| {
             let count = r.value.tests().len();
-            let plans = &plan.tests[offset.min(plan.tests.len())..(offset + count).min(plan.tests.len())];
+            let plans =
+                &plan.tests[offset.min(plan.tests.len())..(offset + count).min(plan.tests.len())];
             offset += count;
             let mut nodes = Vec::new();
             node_list(program, &r.value, records, &mut nodes);
@@ -397,15 +419,32 @@ pub fn explain_program_text_with_source(
     use std::fmt::Write;
     let j = explain_program_json_with_source(program, plan, records, source);
     let mut s = String::new();
-    let _ = writeln!(s, "program {} — sharing {}, {records} record(s) per binder", program.name, plan.sharing);
+    let _ = writeln!(
+        s,
+        "program {} — sharing {}, {records} record(s) per binder",
+        program.name, plan.sharing
+    );
     for c in j["comparisons"].as_array().into_iter().flatten() {
-        let at = c["span"]["text"].as_str().map_or_else(|| c["span"].to_string(), str::to_string);
-        let _ = writeln!(s, "comparison {} ({}, reveal {}, at {at}): {}", c["index"], c["kind"], c["reveal"], c["operands"]);
+        let at = c["span"]["text"]
+            .as_str()
+            .map_or_else(|| c["span"].to_string(), str::to_string);
+        let _ = writeln!(
+            s,
+            "comparison {} ({}, reveal {}, at {at}): {}",
+            c["index"], c["kind"], c["reveal"], c["operands"]
+        );
         if c["kind"] == "fhd" {
             let _ = writeln!(
                 s,
                 "  {} over {}, a = {}, b = {}, rings dot {} / ml {} / compare {}, lift bits {}",
-                c["variant"], c["sharing"], c["a"], c["b"], c["dot_ring"], c["ml_ring"], c["compare_ring"], c["lift_bits"]
+                c["variant"],
+                c["sharing"],
+                c["a"],
+                c["b"],
+                c["dot_ring"],
+                c["ml_ring"],
+                c["compare_ring"],
+                c["lift_bits"]
             );
             let _ = writeln!(s, "  ranges {}", c["ranges"]);
         } else {
@@ -417,7 +456,14 @@ pub fn explain_program_text_with_source(
     for r in j["reveals"].as_array().into_iter().flatten() {
         let _ = writeln!(s, "reveal {} ({}) to {}:", r["label"], r["shape"], r["to"]);
         for n in r["boolean_nodes"].as_array().into_iter().flatten() {
-            let _ = writeln!(s, "  {} — {} AND gate(s), {} round(s): {}", n["op"], n["and_gates"], n["rounds"], n["note"].as_str().unwrap_or(""));
+            let _ = writeln!(
+                s,
+                "  {} — {} AND gate(s), {} round(s): {}",
+                n["op"],
+                n["and_gates"],
+                n["rounds"],
+                n["note"].as_str().unwrap_or("")
+            );
         }
         let _ = writeln!(s, "  per query: {}", r["per_query"]);
     }
@@ -428,8 +474,99 @@ pub fn explain_program_text_with_source(
         let _ = writeln!(
             s,
             "  open {} ({}) to {}, {} bit(s) per query: {}",
-            l["open"], l["value"].as_str().unwrap_or(""), l["to"], l["bits_per_query"], l["why"].as_str().unwrap_or("")
+            l["open"],
+            l["value"].as_str().unwrap_or(""),
+            l["to"],
+            l["bits_per_query"],
+            l["why"].as_str().unwrap_or("")
         );
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::plan::tests::program;
+    use crate::analysis::plan::{plan, PlanOptions, Sharing};
+    use crate::sema::program::*;
+
+    fn deployed(mask: MaskKind) -> Program {
+        let body = BoolExpr::Fhd(FhdTest {
+            query: Operand::Rotated(1),
+            record: Operand::Record {
+                binder: 0,
+                field: 0,
+            },
+            ratio: Ratio { num: 69, den: 200 },
+            mask,
+            code_bits: 12800,
+            span: Span::new(4, 9),
+        });
+        let any = BoolExpr::Quant {
+            op: Quantifier::Any,
+            binders: vec![1],
+            body: Box::new(body),
+        };
+        program(12800, mask, vec![(RevealShape::Ids, any)])
+    }
+
+    #[test]
+    fn public_mask_ids_totals_and_ledger() {
+        let prog = deployed(MaskKind::Public);
+        let o = PlanOptions {
+            sharing: Some(Sharing::Rep3),
+            ..Default::default()
+        };
+        let p = plan(&prog, &o).unwrap();
+        let j = explain_program_json_with_source(&prog, &p, 1000, Some("a\n  fhd(c, d)"));
+        let c = &j["comparisons"][0];
+        assert_eq!(c["kind"], "fhd");
+        assert_eq!(c["span"]["text"], "2:3");
+        assert_eq!(c["variant"], "plain-mask");
+        assert_eq!(c["compare_ring"], 16);
+        assert_eq!(c["ranges"]["compared"], json!(["-8832", "16768"]));
+        assert_eq!(c["operands"][1], "d (record of db)");
+        let q = &j["per_query"];
+        assert_eq!(q["comparisons"], 31_000);
+        // Per record: 31 MSBs of 29 ANDs and an OR tree of 30; no conditionals.
+        assert_eq!(q["triples_longest_path"], 1000 * (31 * 29 + 30));
+        assert_eq!(q["triples_naive"], q["triples_longest_path"]);
+        // reshare 1, MSB 15, OR tree 5, open 1.
+        assert_eq!(q["rounds"], 1 + 15 + 5 + 1);
+        let ledger = j["leakage"].as_array().unwrap();
+        assert_eq!(ledger[0]["to"], "p0");
+        assert_eq!(ledger[0]["bits_per_query"], "1000");
+        assert!(ledger
+            .iter()
+            .any(|l| l["why"].as_str().unwrap().contains("PRSS")));
+        let nodes = j["reveals"][0]["boolean_nodes"].as_array().unwrap();
+        assert_eq!(
+            (nodes[0]["op"].as_str(), nodes[0]["and_gates"].as_u64()),
+            (Some("any"), Some(30))
+        );
+        let text = explain_program_text(&prog, &p, 1000);
+        assert!(
+            text.contains("leakage ledger") && text.contains("plain-mask"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn mpc_lift_gates_count_on_every_path() {
+        let prog = deployed(MaskKind::Secret);
+        let o = PlanOptions {
+            sharing: Some(Sharing::Rep3),
+            ..Default::default()
+        };
+        let p = plan(&prog, &o).unwrap();
+        let j = explain_program_json(&prog, &p, 10);
+        // MSB in Z_2^32: 61 ANDs; MPCLift 16 -> 32: 33 ANDs outside the boolean circuit.
+        assert_eq!(
+            j["per_query"]["triples_longest_path"],
+            10 * (31 * (61 + 33) + 30)
+        );
+        assert_eq!(j["comparisons"][0]["lift_bits"], 16);
+        assert_eq!(j["comparisons"][0]["span"]["start"], 4);
+    }
 }

@@ -184,11 +184,17 @@ mod tests {
         // MPCLift 16 -> 32: 19 rounds, 33 gates, party 0 injects 2 bits as 2 u16 each.
         let c = Acc::default().mpc_lift(16, 16).finish();
         assert_eq!((c.rounds, c.and_gates), (19, 33));
-        assert!((c.bytes_per_party - (33.0 / 8.0 + 8.0)).abs() < 1e-9, "{c:?}");
+        assert!(
+            (c.bytes_per_party - (33.0 / 8.0 + 8.0)).abs() < 1e-9,
+            "{c:?}"
+        );
         let c = Acc::default().msb_p().finish();
         assert_eq!(c.and_gates + 16, 48);
         assert_eq!(Acc::default().rep3_dot(12800, 32).finish().work, 51200);
         assert_eq!(Acc::default().shamir_dot(12800).finish().work, 12800);
-        assert_eq!((width_factor(16), width_factor(17), width_factor(64)), (1, 2, 4));
+        assert_eq!(
+            (width_factor(16), width_factor(17), width_factor(64)),
+            (1, 2, 4)
+        );
     }
 }

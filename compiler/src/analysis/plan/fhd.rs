@@ -83,7 +83,13 @@ pub fn plan_fhd(
     } else {
         approx_pow2(t.ratio, m, Rounding::Conservative)
     }
-    .map_err(|e| err(t, e.to_string(), "use --precision 16 (the deployed b = 2^16)"))?;
+    .map_err(|e| {
+        err(
+            t,
+            e.to_string(),
+            "use --precision 16 (the deployed b = 2^16)",
+        )
+    })?;
     let ring = select_secret_ring(t.code_bits, &ap).map_err(|e| {
         err(
             t,
@@ -161,7 +167,15 @@ fn no_lift(t: &FhdTest, ap: &Approximation, ring: &SecretRingChoice) -> FhdPlan 
         ap.b,
         lemma2_note(ring)
     );
-    secret_plan(Variant::NoLift, Sharing::Rep3, (k, k, k), ring, None, why, acc)
+    secret_plan(
+        Variant::NoLift,
+        Sharing::Rep3,
+        (k, k, k),
+        ring,
+        None,
+        why,
+        acc,
+    )
 }
 
 /// ConstLift (rep3): `dot` in Z_2^(k-m), lifted by `b = 2^m` for free; `ml` in Z_2^k.
@@ -181,7 +195,15 @@ fn const_lift(t: &FhdTest, ap: &Approximation, ring: &SecretRingChoice, m: u32) 
         ap.a,
         lemma2_note(ring)
     );
-    secret_plan(Variant::ConstLift, Sharing::Rep3, (n, k, k), ring, Some(m), why, acc)
+    secret_plan(
+        Variant::ConstLift,
+        Sharing::Rep3,
+        (n, k, k),
+        ring,
+        Some(m),
+        why,
+        acc,
+    )
 }
 
 /// MPCLift (rep3): both dot products in Z_2^n (n = max(k - m, bits of l)), `ml` lifted to k by
@@ -207,7 +229,15 @@ fn mpc_lift_rep3(t: &FhdTest, ap: &Approximation, ring: &SecretRingChoice, m: u3
         ap.a,
         lemma2_note(ring)
     );
-    secret_plan(Variant::MpcLift, Sharing::Rep3, (n, n, k), ring, Some(m), why, acc)
+    secret_plan(
+        Variant::MpcLift,
+        Sharing::Rep3,
+        (n, n, k),
+        ring,
+        Some(m),
+        why,
+        acc,
+    )
 }
 
 /// MPCLift over GR(2^16, d): both dot products in Z_2^16, needs `k - m <= 16` and `l < 2^16`.
@@ -245,7 +275,15 @@ fn mpc_lift_gr(
         lemma2_note(ring),
         if sharing == Sharing::Gr2 { 2 } else { 4 }
     );
-    Ok(secret_plan(Variant::MpcLift, sharing, (16, 16, k), ring, Some(m), why, acc))
+    Ok(secret_plan(
+        Variant::MpcLift,
+        sharing,
+        (16, 16, k),
+        ring,
+        Some(m),
+        why,
+        acc,
+    ))
 }
 
 /// MPCLift mod p: LiftP (Algorithm 15) of `ml`, ConstLift of `dot`, comparison mod `p*2^m`,
@@ -292,7 +330,15 @@ fn mpc_lift_fp(
         ring.hi,
         15 + m
     );
-    Ok(secret_plan(Variant::MpcLift, Sharing::Fp, (0, 0, m), ring, Some(m), why, acc))
+    Ok(secret_plan(
+        Variant::MpcLift,
+        Sharing::Fp,
+        (0, 0, m),
+        ring,
+        Some(m),
+        why,
+        acc,
+    ))
 }
 
 /// PlainMask: `MSB(T - dot)` with the public `T = floor(f*ml)` (Lemma 1).
@@ -313,7 +359,11 @@ fn plain_mask(t: &FhdTest, sharing: Sharing) -> Result<FhdPlan, PlanError> {
             let why = format!(
                 "{} (Lemma 1 {}: its sufficient condition needs k = {})",
                 ring.justification,
-                if ring.lemma1_holds { "applies" } else { "does not apply (r > 1/2)" },
+                if ring.lemma1_holds {
+                    "applies"
+                } else {
+                    "does not apply (r > 1/2)"
+                },
                 ring.lemma1_ring_bits
             );
             (k, k, acc, why)

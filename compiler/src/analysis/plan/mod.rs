@@ -278,7 +278,11 @@ pub fn test_sites(program: &Program) -> Vec<TestSite<'_>> {
             BoolExpr::Quant { binders, body, .. } => {
                 let (mut rot, mut rq) = (per_record, recq);
                 for &b in binders {
-                    match program.binders.get(b).map(|b| (&b.kind, b.rotation_count())) {
+                    match program
+                        .binders
+                        .get(b)
+                        .map(|b| (&b.kind, b.rotation_count()))
+                    {
                         Some((_, Some(r))) => rot = rot.saturating_mul(u64::from(r)),
                         Some((BinderKind::Records(_), None)) => rq += 1,
                         _ => {}
@@ -401,7 +405,8 @@ pub fn plan(program: &Program, options: &PlanOptions) -> Result<Plan, PlanError>
                     plans.push(Some(p));
                 }
                 None => {
-                    if first_error.is_none() && (sharing == Sharing::Rep3 || options.sharing.is_some())
+                    if first_error.is_none()
+                        && (sharing == Sharing::Rep3 || options.sharing.is_some())
                     {
                         first_error = err;
                     }

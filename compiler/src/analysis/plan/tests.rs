@@ -30,13 +30,39 @@ pub(crate) fn program(l: u32, mask: MaskKind, values: Vec<(RevealShape, BoolExpr
         parties: ["p0".into(), "p1".into(), "p2".into()],
         consts: vec![],
         inputs: vec![
-            Input { name: "db".into(), role: InputRole::Gallery, ty: iris, span: Span::default() },
-            Input { name: "q".into(), role: InputRole::Query { owner: 0 }, ty: iris, span: Span::default() },
+            Input {
+                name: "db".into(),
+                role: InputRole::Gallery,
+                ty: iris,
+                span: Span::default(),
+            },
+            Input {
+                name: "q".into(),
+                role: InputRole::Query { owner: 0 },
+                ty: iris,
+                span: Span::default(),
+            },
         ],
         binders: vec![
-            Binder { names: vec!["d".into()], kind: BinderKind::Records(Records::Galleries(vec![0])), span: Span::default() },
-            Binder { names: vec!["c".into()], kind: BinderKind::Rotations { query: 1, lo: -15, hi: 15 }, span: Span::default() },
-            Binder { names: vec!["e".into()], kind: BinderKind::Records(Records::Earlier(1)), span: Span::default() },
+            Binder {
+                names: vec!["d".into()],
+                kind: BinderKind::Records(Records::Galleries(vec![0])),
+                span: Span::default(),
+            },
+            Binder {
+                names: vec!["c".into()],
+                kind: BinderKind::Rotations {
+                    query: 1,
+                    lo: -15,
+                    hi: 15,
+                },
+                span: Span::default(),
+            },
+            Binder {
+                names: vec!["e".into()],
+                kind: BinderKind::Records(Records::Earlier(1)),
+                span: Span::default(),
+            },
         ],
         reveals: values
             .into_iter()
@@ -53,11 +79,19 @@ pub(crate) fn program(l: u32, mask: MaskKind, values: Vec<(RevealShape, BoolExpr
 }
 
 fn any_rot(body: BoolExpr) -> BoolExpr {
-    BoolExpr::Quant { op: Quantifier::Any, binders: vec![1], body: Box::new(body) }
+    BoolExpr::Quant {
+        op: Quantifier::Any,
+        binders: vec![1],
+        body: Box::new(body),
+    }
 }
 
 fn deployed(mask: MaskKind) -> Program {
-    program(12800, mask, vec![(RevealShape::Ids, any_rot(fhd(12800, mask, R345, 0)))])
+    program(
+        12800,
+        mask,
+        vec![(RevealShape::Ids, any_rot(fhd(12800, mask, R345, 0)))],
+    )
 }
 
 fn only_fhd(p: &Plan) -> &FhdPlan {
@@ -88,10 +122,16 @@ fn public_masks_take_plain_mask_at_lemma1_ring() {
     assert_eq!(p.sharing, Sharing::Gr2, "GR2 and GR4 tie; GR2 comes first");
     assert!((f.cost.score - gr).abs() < 1e-9, "{} vs {gr}", f.cost.score);
     // Forced rep3: Lemma 1's ring, 16 bits for l = 12800.
-    let o = PlanOptions { sharing: Some(Sharing::Rep3), ..Default::default() };
+    let o = PlanOptions {
+        sharing: Some(Sharing::Rep3),
+        ..Default::default()
+    };
     let p = plan(&deployed(MaskKind::Public), &o).unwrap();
     let f = only_fhd(&p);
-    assert_eq!((f.sharing, f.variant, f.dot_ring, f.compare_ring), (Sharing::Rep3, Variant::PlainMask, 16, 16));
+    assert_eq!(
+        (f.sharing, f.variant, f.dot_ring, f.compare_ring),
+        (Sharing::Rep3, Variant::PlainMask, 16, 16)
+    );
     assert!((f.cost.score - rep3).abs() < 1e-9);
     assert_eq!((f.compared_lo, f.compared_hi), (-8832, 16768));
 }
@@ -103,43 +143,92 @@ fn secret_masks_default_is_the_minimal_score() {
     // k = 32 (Lemma 2, a = 20317, b = 2^16); dot rings 16.
     let msb32 = (31.0, 61.0 / 8.0);
     let lift = (19.0, 33.0 / 8.0 + 2.0 * 2.0 * 2.0);
-    let rep3_mpc = score(2.0 + lift.0 + msb32.0, 4.0 + lift.1 + msb32.1, 4.0 * l + 4.0);
+    let rep3_mpc = score(
+        2.0 + lift.0 + msb32.0,
+        4.0 + lift.1 + msb32.1,
+        4.0 * l + 4.0,
+    );
     let rep3_const = score(2.0 + msb32.0, 2.0 + 4.0 + msb32.1, 2.0 * l + 4.0 * l + 4.0);
-    let gr_mpc = score(2.0 + lift.0 + msb32.0, 4.0 + lift.1 + msb32.1, 2.0 * l + 4.0);
+    let gr_mpc = score(
+        2.0 + lift.0 + msb32.0,
+        4.0 + lift.1 + msb32.1,
+        2.0 * l + 4.0,
+    );
     // LiftP: 17 + 2 rounds, 66 gate bits, 2 u16 per injected bit at party 0; MSB mod p*2^16:
     // 3*32 - 16 bits in 2*32 - 16 + 1 rounds; lin in 64-bit words.
-    let fp_mpc = score(2.0 + 19.0 + 49.0, 4.0 + 66.0 / 8.0 + 8.0 + 80.0 / 8.0, 2.0 * l + 8.0);
+    let fp_mpc = score(
+        2.0 + 19.0 + 49.0,
+        4.0 + 66.0 / 8.0 + 8.0 + 80.0 / 8.0,
+        2.0 * l + 8.0,
+    );
     let k_nolift = {
-        let ap = crate::analysis::approx::approx_bounded(R345, (1 << 16) - 1, crate::analysis::approx::Rounding::Conservative).unwrap();
-        crate::analysis::lemma2::select_secret_ring(12800, &ap).unwrap().ring_bits
+        let ap = crate::analysis::approx::approx_bounded(
+            R345,
+            (1 << 16) - 1,
+            crate::analysis::approx::Rounding::Conservative,
+        )
+        .unwrap();
+        crate::analysis::lemma2::select_secret_ring(12800, &ap)
+            .unwrap()
+            .ring_bits
     };
     let w = if k_nolift <= 32 { 2.0 } else { 4.0 };
     let wb = 2.0 * w;
-    let rep3_no = score(2.0 + (k_nolift - 1) as f64, 2.0 * wb + (2 * k_nolift - 3) as f64 / 8.0, 4.0 * l * w + 2.0 * w);
+    let rep3_no = score(
+        2.0 + (k_nolift - 1) as f64,
+        2.0 * wb + (2 * k_nolift - 3) as f64 / 8.0,
+        4.0 * l * w + 2.0 * w,
+    );
     let all = [rep3_mpc, rep3_const, gr_mpc, fp_mpc, rep3_no];
     let min = all.iter().cloned().fold(f64::INFINITY, f64::min);
     assert_eq!(min, gr_mpc);
     assert_eq!(p.sharing, Sharing::Gr2);
     let f = only_fhd(&p);
     assert_eq!(f.variant, Variant::MpcLift);
-    assert!((f.cost.score - gr_mpc).abs() < 1e-9, "{} vs {gr_mpc}", f.cost.score);
-    assert_eq!((f.a, f.b, f.compare_ring, f.dot_ring, f.lift_bits), (20317, 65536, 32, 16, Some(16)));
+    assert!(
+        (f.cost.score - gr_mpc).abs() < 1e-9,
+        "{} vs {gr_mpc}",
+        f.cost.score
+    );
+    assert_eq!(
+        (f.a, f.b, f.compare_ring, f.dot_ring, f.lift_bits),
+        (20317, 65536, 32, 16, Some(16))
+    );
     // Rep3 only: MPCLift beats ConstLift and NoLift.
-    let o = PlanOptions { sharing: Some(Sharing::Rep3), ..Default::default() };
+    let o = PlanOptions {
+        sharing: Some(Sharing::Rep3),
+        ..Default::default()
+    };
     let f = plan(&deployed(MaskKind::Secret), &o).unwrap().tests[0].clone();
     let TestPlan::Fhd(f) = f else { panic!() };
     assert!(rep3_mpc < rep3_const && rep3_mpc < rep3_no);
-    assert_eq!((f.variant, f.dot_ring, f.ml_ring), (Variant::MpcLift, 16, Some(16)));
+    assert_eq!(
+        (f.variant, f.dot_ring, f.ml_ring),
+        (Variant::MpcLift, 16, Some(16))
+    );
     assert!((f.cost.score - rep3_mpc).abs() < 1e-9);
 }
 
 #[test]
 fn forced_variants() {
     let prog = deployed(MaskKind::Secret);
-    let force = |s, v| PlanOptions { sharing: s, variant: Some(v), precision_bits: None };
+    let force = |s, v| PlanOptions {
+        sharing: s,
+        variant: Some(v),
+        precision_bits: None,
+    };
     let p = plan(&prog, &force(Some(Sharing::Rep3), Variant::ConstLift)).unwrap();
     let f = only_fhd(&p);
-    assert_eq!((f.variant, f.dot_ring, f.ml_ring, f.compare_ring, f.lift_bits), (Variant::ConstLift, 16, Some(32), 32, Some(16)));
+    assert_eq!(
+        (
+            f.variant,
+            f.dot_ring,
+            f.ml_ring,
+            f.compare_ring,
+            f.lift_bits
+        ),
+        (Variant::ConstLift, 16, Some(32), 32, Some(16))
+    );
     let p = plan(&prog, &force(None, Variant::NoLift)).unwrap();
     assert_eq!(p.sharing, Sharing::Rep3, "no-lift is rep3 only");
     let f = only_fhd(&p);
@@ -152,7 +241,11 @@ fn forced_variants() {
     let f = only_fhd(&p);
     assert_eq!((f.dot_ring, f.ml_ring, f.compare_ring), (0, Some(0), 16));
     // Precision: m = 20 as in Table 2 gives k = 36.
-    let o = PlanOptions { sharing: Some(Sharing::Rep3), variant: Some(Variant::ConstLift), precision_bits: Some(20) };
+    let o = PlanOptions {
+        sharing: Some(Sharing::Rep3),
+        variant: Some(Variant::ConstLift),
+        precision_bits: Some(20),
+    };
     let f = plan(&prog, &o).unwrap().tests[0].clone();
     let TestPlan::Fhd(f) = f else { panic!() };
     assert_eq!((f.b, f.compare_ring, f.dot_ring), (1 << 20, 36, 16));
@@ -161,15 +254,40 @@ fn forced_variants() {
 #[test]
 fn inapplicable_forced_choices_are_errors_with_hints() {
     let secret = deployed(MaskKind::Secret);
-    let e = plan(&secret, &PlanOptions { variant: Some(Variant::PlainMask), ..Default::default() }).unwrap_err();
+    let e = plan(
+        &secret,
+        &PlanOptions {
+            variant: Some(Variant::PlainMask),
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
     assert!(e.message.contains("plain-mask needs public masks"), "{e}");
-    assert_eq!(e.hint, "plain-mask needs public masks: declare `public mask` or drop --variant");
+    assert_eq!(
+        e.hint,
+        "plain-mask needs public masks: declare `public mask` or drop --variant"
+    );
     assert_eq!(e.span, Span::new(10, 20));
-    let e = plan(&secret, &PlanOptions { sharing: Some(Sharing::Gr4), variant: Some(Variant::NoLift), ..Default::default() }).unwrap_err();
+    let e = plan(
+        &secret,
+        &PlanOptions {
+            sharing: Some(Sharing::Gr4),
+            variant: Some(Variant::NoLift),
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
     assert!(e.message.contains("only the replicated sharing"), "{e}");
     assert!(e.hint.contains("--sharing rep3"));
     let public = deployed(MaskKind::Public);
-    let e = plan(&public, &PlanOptions { variant: Some(Variant::MpcLift), ..Default::default() }).unwrap_err();
+    let e = plan(
+        &public,
+        &PlanOptions {
+            variant: Some(Variant::MpcLift),
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
     assert!(e.hint.contains("plain-mask"), "{e}");
 }
 
@@ -181,7 +299,14 @@ fn earlier_records_exclude_shamir() {
     let p = plan(&prog, &PlanOptions::default()).unwrap();
     assert_eq!(p.sharing, Sharing::Rep3);
     assert_eq!(only_fhd(&p).variant, Variant::MpcLift);
-    let e = plan(&prog, &PlanOptions { sharing: Some(Sharing::Fp), ..Default::default() }).unwrap_err();
+    let e = plan(
+        &prog,
+        &PlanOptions {
+            sharing: Some(Sharing::Fp),
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
     assert!(e.message.contains("earlier"), "{e}");
     assert!(e.hint.contains("--sharing rep3"));
 }
@@ -189,37 +314,72 @@ fn earlier_records_exclude_shamir() {
 #[test]
 fn rings_too_large_or_too_wide_for_16_bits() {
     // m = 62: a*ml - b*dot needs more than 64 bits.
-    let o = PlanOptions { sharing: Some(Sharing::Rep3), variant: Some(Variant::ConstLift), precision_bits: Some(62) };
+    let o = PlanOptions {
+        sharing: Some(Sharing::Rep3),
+        variant: Some(Variant::ConstLift),
+        precision_bits: Some(62),
+    };
     let e = plan(&deployed(MaskKind::Secret), &o).unwrap_err();
     assert!(e.message.contains("more than 64"), "{e}");
     assert!(e.hint.contains("lower the precision m"), "{}", e.hint);
     // r = 0 with l = 16384: T - dot in [0, 32768] needs 17 bits: GR and F_p do not apply.
     let zero = Ratio { num: 0, den: 1 };
-    let prog = program(16384, MaskKind::Public, vec![(RevealShape::Ids, fhd(16384, MaskKind::Public, zero, 0))]);
+    let prog = program(
+        16384,
+        MaskKind::Public,
+        vec![(RevealShape::Ids, fhd(16384, MaskKind::Public, zero, 0))],
+    );
     let p = plan(&prog, &PlanOptions::default()).unwrap();
     assert_eq!((p.sharing, only_fhd(&p).compare_ring), (Sharing::Rep3, 17));
-    let e = plan(&prog, &PlanOptions { sharing: Some(Sharing::Gr2), ..Default::default() }).unwrap_err();
+    let e = plan(
+        &prog,
+        &PlanOptions {
+            sharing: Some(Sharing::Gr2),
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
     assert!(e.message.contains("needs k = 17"), "{e}");
 }
 
 #[test]
 fn cosine_is_rep3_and_too_large_is_an_error() {
-    let cos = |scale_bits| BoolExpr::Cosine(CosineTest {
-        query: Operand::Query(1),
-        record: Operand::Record { binder: 0, field: 0 },
-        tau: SignedRatio { negative: false, abs: Ratio { num: 17, den: 50 } },
-        strict: false,
-        dim: 192,
-        scale_bits,
-        span: Span::new(3, 4),
-    });
+    let cos = |scale_bits| {
+        BoolExpr::Cosine(CosineTest {
+            query: Operand::Query(1),
+            record: Operand::Record {
+                binder: 0,
+                field: 0,
+            },
+            tau: SignedRatio {
+                negative: false,
+                abs: Ratio { num: 17, den: 50 },
+            },
+            strict: false,
+            dim: 192,
+            scale_bits,
+            span: Span::new(3, 4),
+        })
+    };
     let prog = program(64, MaskKind::Public, vec![(RevealShape::Ids, cos(8))]);
-    let p = plan(&prog, &PlanOptions { sharing: Some(Sharing::Fp), ..Default::default() }).unwrap();
-    let TestPlan::Cosine(c) = &p.tests[0] else { panic!() };
+    let p = plan(
+        &prog,
+        &PlanOptions {
+            sharing: Some(Sharing::Fp),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let TestPlan::Cosine(c) = &p.tests[0] else {
+        panic!()
+    };
     assert_eq!(c.ring, 60);
     let prog = program(64, MaskKind::Public, vec![(RevealShape::Ids, cos(12))]);
     let e = plan(&prog, &PlanOptions::default()).unwrap_err();
-    assert!(e.hint.contains("lower the scale") && e.hint.contains("smaller denominator"), "{e}");
+    assert!(
+        e.hint.contains("lower the scale") && e.hint.contains("smaller denominator"),
+        "{e}"
+    );
     assert_eq!(e.span, Span::new(3, 4));
 }
 
@@ -228,11 +388,22 @@ fn tests_come_in_reveal_then_tests_order() {
     let r = Ratio { num: 1, den: 4 };
     let a = fhd(12800, MaskKind::Public, R345, 0);
     let b = fhd(6400, MaskKind::Public, r, 0);
-    let prog = program(12800, MaskKind::Public, vec![
-        (RevealShape::Ids, BoolExpr::And(Box::new(a), Box::new(b))),
-        (RevealShape::Count, fhd(64, MaskKind::Public, r, 0)),
-    ]);
-    let p = plan(&prog, &PlanOptions { sharing: Some(Sharing::Rep3), ..Default::default() }).unwrap();
+    let prog = program(
+        12800,
+        MaskKind::Public,
+        vec![
+            (RevealShape::Ids, BoolExpr::And(Box::new(a), Box::new(b))),
+            (RevealShape::Count, fhd(64, MaskKind::Public, r, 0)),
+        ],
+    );
+    let p = plan(
+        &prog,
+        &PlanOptions {
+            sharing: Some(Sharing::Rep3),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let rings: Vec<u32> = p.tests.iter().map(|t| t.msb_bits()).collect();
     let expect: Vec<u32> = [(12800, R345), (6400, r), (64, r)]
         .iter()
