@@ -7,7 +7,7 @@ use anyhow::{bail, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use irisc_runtime::io::share_file::ShareKind;
-use irisc_runtime::manifest::{InputRole, InputSharing};
+use irisc_runtime::manifest::InputRole;
 
 use crate::codegen::{Artifact, Emit};
 
@@ -223,10 +223,20 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             let planned = pipeline::plan(&checked, &plan.options()?)?;
             use crate::analysis::explain as ex;
             if json {
-                let v = ex::explain_program_json(&checked.program, &planned.plan, records);
+                let v = ex::explain_program_json_with_source(
+                    &checked.program,
+                    &planned.plan,
+                    records,
+                    Some(&checked.source),
+                );
                 write_stdout(&format!("{}\n", serde_json::to_string_pretty(&v)?))?;
             } else {
-                write_stdout(&ex::explain_program_text(&checked.program, &planned.plan, records))?;
+                write_stdout(&ex::explain_program_text_with_source(
+                    &checked.program,
+                    &planned.plan,
+                    records,
+                    Some(&checked.source),
+                ))?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -336,41 +346,32 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
                 bail!("give the inputs to share: --program P.irs --input NAME=FILE (repeatable), or --db / --query");
             }
             if db.is_some() || query.is_some() {
-                // The ring of the program's only gallery / query input (rep3 iris codes).
-                let ring_for = |role: InputRole| -> Result<u32> {
-                    let Some(m) = &manifest else { return Ok(ring) };
+                // With a program: the sharing and ring of its only gallery / query input.
+                let spec_for = |role: InputRole| -> Result<Option<&irisc_runtime::manifest::ManifestInput>> {
+                    let Some(m) = &manifest else { return Ok(None) };
                     let of_role = m.inputs_with(role);
                     let [i] = of_role[..] else {
                         bail!("--db / --query are for programs with one gallery and one query input; use --input NAME=FILE");
                     };
-                    let spec = &m.inputs[i];
-                    if spec.sharing != InputSharing::Rep3 {
-                        bail!("--db and --query write rep3 shares, but the program shares `{}` with {}: use --input {}=FILE", spec.name, spec.sharing, spec.name);
-                    }
-                    Ok(spec.ring_bits)
+                    Ok(Some(&m.inputs[i]))
                 };
                 if !(2..=64).contains(&ring) {
                     bail!("--ring must be between 2 and 64, not {ring}");
                 }
-                if let Some(db) = db {
-                    let ring = ring_for(InputRole::Gallery)?;
-                    written.extend(super::share::share_file(
-                        &db,
-                        &output,
-                        ShareKind::Gallery,
-                        ring,
-                        "db",
-                    )?);
-                }
-                if let Some(q) = query {
-                    let ring = ring_for(InputRole::Query)?;
-                    written.extend(super::share::share_file(
-                        &q,
-                        &output,
-                        ShareKind::Query,
-                        ring,
-                        "query",
-                    )?);
+                for (file, role, kind, stem) in [
+                    (&db, InputRole::Gallery, ShareKind::Gallery, "db"),
+                    (&query, InputRole::Query, ShareKind::Query, "query"),
+                ] {
+                    let Some(file) = file else { continue };
+                    written.extend(match spec_for(role)? {
+                        Some(spec) => super::share::share_input_to(
+                            spec,
+                            None,
+                            file,
+                            super::share::share_paths(&output, stem),
+                        )?,
+                        None => super::share::share_file(file, &output, kind, ring, stem)?,
+                    });
                 }
             }
             for f in written {
@@ -453,7 +454,12 @@ fn build(
             eprintln!("built {} in {:.2} s", path.display(), took.as_secs_f64());
             eprint!(
                 "{}",
-                crate::analysis::explain::explain_program_text(&checked.program, &planned.plan, 1)
+                crate::analysis::explain::explain_program_text_with_source(
+                    &checked.program,
+                    &planned.plan,
+                    1,
+                    Some(&checked.source),
+                )
             );
         }
     }

@@ -83,7 +83,7 @@ pub fn choices(plan: &Plan) -> Choices {
 
 /// The `irisc explain --json` document (embedded in every executable).
 pub fn explain_json(checked: &Checked, planned: &Planned) -> serde_json::Value {
-    crate::analysis::explain::explain_program_json(&checked.program, &planned.plan, 1)
+    crate::analysis::explain::explain_program_json_with_source(&checked.program, &planned.plan, 1, Some(&checked.source))
 }
 
 /// Compiles a planned program to `emit`; returns the artifact and the compile time.

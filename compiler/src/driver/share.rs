@@ -406,6 +406,16 @@ pub fn share_input(
     input: &Path,
     out_dir: &Path,
 ) -> Result<[PathBuf; 3]> {
+    share_input_to(spec, sharing, input, input_paths(out_dir, &spec.name))
+}
+
+/// [`share_input`] into the given three files (party 0, 1, 2).
+pub fn share_input_to(
+    spec: &ManifestInput,
+    sharing: Option<InputSharing>,
+    input: &Path,
+    paths: [PathBuf; 3],
+) -> Result<[PathBuf; 3]> {
     let plain = read_plain(spec, input)?;
     let (sharing, ring_bits) = sharing_for(spec, sharing);
     let mut rng = rand_chacha::ChaCha20Rng::try_from_os_rng()
@@ -413,7 +423,6 @@ pub fn share_input(
     let files = super::deal::deal(&plain, sharing, ring_bits, &mut rng)
         .with_context(|| format!("cannot share {} as input `{}`", input.display(), spec.name))?;
     drop(plain);
-    let paths = input_paths(out_dir, &spec.name);
     let result = (|| -> Result<()> {
         for (file, path) in files.iter().zip(&paths) {
             if let Some(dir) = path.parent() {
