@@ -18,3 +18,5 @@ pub mod mlir;
 pub mod passes;
 pub mod sema;
 pub mod syntax;
+#[cfg(test)]
+pub(crate) mod testing;

@@ -1,7 +1,7 @@
 //! Malformed programs: each error is checked for its message, `file:line:column`, the caret under
 //! the offending text, and the hint, as a user sees them from `irisc build`.
 
-use irisc::sema::{frontend, frontend_program};
+use irisc::sema::frontend;
 
 const GOOD: &str = "\
 const CODE_BITS = 256;
@@ -131,7 +131,7 @@ fn bad_ratio() {
 }
 
 #[test]
-fn secret_masks_check_but_the_legacy_stages_do_not_lower_them() {
+fn secret_masks_check() {
     let src = GOOD.replacen(
         "iris<CODE_BITS> public mask;",
         "iris<CODE_BITS> secret mask;",
@@ -142,16 +142,11 @@ fn secret_masks_check_but_the_legacy_stages_do_not_lower_them() {
         "iris<CODE_BITS> secret mask from",
         1,
     );
-    frontend("bad.irs", &src).unwrap();
-    let out = frontend("bad.irs", &src).unwrap_err();
-    assert_error(
-        &out,
-        "this stage does not lower secret masks yet",
-        4,
-        1,
-        "gallery db: iris<CODE_BITS> secret mask;".len(),
-        Some("declare `public mask`: the parties then see the masks in plain (Section 4)"),
-    );
+    let p = frontend("good.irs", &src).unwrap();
+    assert!(p
+        .inputs
+        .iter()
+        .all(|i| matches!(i.ty, irisc::sema::InputType::Iris { mask: irisc::sema::MaskKind::Secret, .. })));
 }
 
 #[test]
@@ -268,9 +263,6 @@ fn good_v2_program_checks() {
     let labels: Vec<&str> = p.reveals.iter().map(|r| r.label.as_str()).collect();
     assert_eq!(labels, ["ids", "tiered", "ids"]);
     assert_eq!(p.zips(), vec![vec![0, 1]]);
-    // The legacy stages do not take it, and say why.
-    let out = frontend("good.irs", GOOD_V2).unwrap_err();
-    assert!(out.contains("this stage does not lower"), "{out}");
 }
 
 #[test]

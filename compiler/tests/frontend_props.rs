@@ -1,7 +1,7 @@
 //! Property tests: random well-formed v2 programs check; random and mutated programs never make
 //! the front end panic, and every diagnostic points inside the source and carries a hint.
 
-use irisc::sema::{check_program, legacy};
+use irisc::sema::check_program;
 use irisc::syntax::{self, lexer, render, Diagnostic};
 use proptest::prelude::*;
 
@@ -45,19 +45,16 @@ fn assert_inside(src: &str, d: &Diagnostic) {
 fn run(src: &str) -> bool {
     let diags = match syntax::parse(src) {
         Ok(m) => match check_program("p.irs", src, &m) {
-            Ok(p) => match legacy::from_v2(&p) {
-                Ok(l) => {
-                    // A program the legacy stages take must also be explainable.
-                    let _ = irisc::analysis::explain::explain_json(&l);
+            // A checked program is planned and explained, or the plan says why not, at a span
+            // inside the source and with a hint (e.g. a ring above 64 bits).
+            Ok(p) => match irisc::analysis::plan::plan(&p, &Default::default()) {
+                Ok(plan) => {
+                    let _ = irisc::analysis::explain::explain_program_json(&p, &plan, 1);
                     return true;
                 }
-                Err(d) => {
-                    assert!(
-                        d.message.starts_with("this stage does not lower"),
-                        "{}",
-                        d.message
-                    );
-                    assert_inside(src, &d);
+                Err(e) => {
+                    assert!(!e.hint.is_empty(), "{}", e.message);
+                    assert_inside(src, &Diagnostic::error(e.message, e.span).with_hint(e.hint));
                     return true;
                 }
             },

@@ -16,20 +16,22 @@ fn small_any() -> PathBuf {
     common::repo().join("tests/e2e/programs/small_any.irs")
 }
 
-fn checked(program: &std::path::Path) -> irisc::sema::Program {
-    let src = std::fs::read_to_string(program).unwrap();
-    irisc::sema::frontend(&program.display().to_string(), &src).unwrap()
+/// The plaintext answers of `program` (with the compiler's default choices) on NDJSON files.
+fn plain_answers(
+    program: &std::path::Path,
+    db: &std::path::Path,
+    query: &std::path::Path,
+) -> Vec<serde_json::Value> {
+    use irisc::driver::pipeline;
+    let checked = pipeline::read_and_check(program).unwrap();
+    let planned = pipeline::plan(&checked, &Default::default()).unwrap();
+    irisc::driver::plain::answers_db_query(&checked.program, &planned.choices, db, query).unwrap()
 }
 
 /// The plaintext answers for `program` on NDJSON files written by [`Setup::share`].
 fn plain(setup: &Setup, program: &std::path::Path) -> Vec<serde_json::Value> {
     let dir = setup.dir.path();
-    irisc::driver::plain::answers(
-        &checked(program),
-        &dir.join("db.ndjson"),
-        &dir.join("query.ndjson"),
-    )
-    .unwrap()
+    plain_answers(program, &dir.join("db.ndjson"), &dir.join("query.ndjson"))
 }
 
 fn output_party(outs: &[std::process::Output], party: usize) -> Vec<serde_json::Value> {
@@ -123,7 +125,7 @@ fn example_program_on_generated_codes() {
         "--check",
     ]);
     let got: Vec<serde_json::Value> = common::stdout_json(&out);
-    let expected = irisc::driver::plain::answers(&checked(&program), &db, &q).unwrap();
+    let expected = plain_answers(&program, &db, &q);
     assert_eq!(got, expected);
     assert!(
         expected.iter().any(|v| v["match"] == true),

@@ -111,6 +111,33 @@ pub fn answers(
     Ok(out)
 }
 
+/// The output party's objects for a program with exactly one gallery and one query input of
+/// iris codes, read from NDJSON files (the issue-2 command line: `--db`, `--query`).
+pub fn answers_db_query(
+    program: &Program,
+    choices: &Choices,
+    db: &std::path::Path,
+    query: &std::path::Path,
+) -> Result<Vec<Value>> {
+    use irisc_runtime::io::ndjson;
+    use crate::sema::program::InputRole;
+    let read = |p: &std::path::Path| -> Result<PlainInput> {
+        Ok(PlainInput::Iris(
+            ndjson::read_file(p)?.into_iter().map(|r| (r.id, r.iris)).collect(),
+        ))
+    };
+    let inputs = program
+        .inputs
+        .iter()
+        .map(|i| match i.role {
+            InputRole::Gallery => read(db),
+            InputRole::Query { .. } => read(query),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let to = program.reveals.first().map_or(0, |r| r.to);
+    Ok(answers(program, choices, &inputs)?.remove(&to).unwrap_or_default())
+}
+
 #[derive(Default)]
 struct Env {
     /// Record binder -> record index.

@@ -762,8 +762,14 @@ mod tests {
         let path =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/iris_ids.irs");
         let checked = super::super::pipeline::read_and_check(&path).unwrap();
-        let specs = input_specs(&program_manifest(&checked).unwrap());
-        let ring = super::super::pipeline::program_ring_bits(&checked.program);
+        // Forced to rep3: the ring is then Lemma 1's 16 bits for 12 800-bit codes.
+        let options = crate::analysis::plan::PlanOptions {
+            sharing: Some(crate::analysis::plan::Sharing::Rep3),
+            ..Default::default()
+        };
+        let planned = super::super::pipeline::plan(&checked, &options).unwrap();
+        let specs = input_specs(&program_manifest(&checked, &planned).unwrap());
+        let ring = 16;
         let summary: Vec<_> = specs
             .iter()
             .map(|s| {

@@ -128,10 +128,10 @@ mod tests {
 
     const EXAMPLE: &str = r#"
       func.func @query() {
-        %0 = "irs.gallery"() {name = "db", code_bits = 64 : i64, mask = "public"} : () -> !irs.db<64>
-        %1 = "irs.query"() {name = "q", owner = 0 : i64, code_bits = 64 : i64, mask = "public"} : () -> !irs.code<64>
+        %0 = "irs.records"() {name = "db", input = 0 : i64, source = "gallery"} : () -> !irs.codes<64>
+        %1 = "irs.query_value"() {name = "q", input = 1 : i64, kind = "iris", owner = 0 : i64} : () -> !irs.code<64>
         %2 = "irs.rotate"(%1) {lo = 0 : i64, hi = 0 : i64} : (!irs.code<64>) -> !irs.codes<64>
-        %3 = "irs.fhd_lt"(%2, %0) {ratio_num = 1 : i64, ratio_den = 3 : i64} : (!irs.codes<64>, !irs.db<64>) -> !irs.secret_matrix
+        %3 = "irs.fhd_lt"(%2, %0) {ratio_num = 1 : i64, ratio_den = 3 : i64, mask = "public", test = 0 : i64} : (!irs.codes<64>, !irs.codes<64>) -> !irs.bits
         return
       }"#;
 
@@ -145,9 +145,10 @@ mod tests {
     fn irdl_constraints_are_enforced() {
         let cx = Compiler::new().unwrap();
         // Code lengths of the two operands of fhd_lt must agree.
-        let bad = EXAMPLE
-            .replace("!irs.db<64>) ->", "!irs.db<128>) ->")
-            .replace("-> !irs.db<64>", "-> !irs.db<128>");
+        let bad = EXAMPLE.replace(
+            "() -> !irs.codes<64>\n",
+            "() -> !irs.codes<128>\n",
+        ).replace("!irs.codes<64>, !irs.codes<64>) ->", "!irs.codes<64>, !irs.codes<128>) ->");
         let err = cx.parse_module(&bad).unwrap_err();
         assert!(err.diagnostics.iter().any(|d| d.contains("64")), "{err}");
         // Wrong operand count.
@@ -163,8 +164,8 @@ mod tests {
         assert!(cx.parse_module(&bad).is_err());
         // Enumerated string attribute.
         let bad = EXAMPLE.replace(
-            r#"mask = "public"} : () -> !irs.db"#,
-            r#"mask = "hidden"} : () -> !irs.db"#,
+            r#"source = "gallery"}"#,
+            r#"source = "hidden"}"#,
         );
         assert!(cx.parse_module(&bad).is_err());
     }

@@ -25,11 +25,6 @@ fn v2_ok(head: &str, body: &str) -> v2::Program {
     frontend("t.irs", &src).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn ok(body: &str) -> Program {
-    let src = format!("{HEAD}{body}");
-    frontend("t.irs", &src).unwrap_or_else(|e| panic!("{e}"))
-}
-
 fn errs(src: &str) -> Vec<Diagnostic> {
     let m = crate::syntax::parse(src).unwrap_or_else(|d| panic!("parse: {}", d.message));
     check_program("t.irs", src, &m).expect_err("expected errors")
@@ -301,65 +296,6 @@ fn default_scale_and_secret_masks() {
         }
     );
     assert_eq!(p.inputs[1].role, InputRole::Query { owner: 2 });
-}
-
-#[test]
-fn legacy_conversion_of_the_supported_subset() {
-    let p =
-        ok("let dup = any d in db, c in rotations(q, -2..=3): fhd(c, d) < R;\nreveal dup to p2;");
-    assert_eq!(p.name, "t");
-    assert_eq!(p.parties, ["p0", "p1", "p2"].map(String::from));
-    assert_eq!(p.inputs[1].role, InputRole::Query { owner: 1 });
-    let r = &p.reveals[0];
-    assert_eq!((r.shape, r.to), (legacy::RevealShape::AnyBit, 2));
-    assert_eq!((r.decision.query, r.decision.gallery), (1, 0));
-    assert_eq!((r.decision.rot_lo, r.decision.rot_hi), (-2, 3));
-    assert_eq!(r.decision.ratio, Ratio { num: 3, den: 8 });
-    let p = ok("reveal ids d in db: fhd(q, d) < 0.345 to p0;\n\
-        reveal any d in db: any c in rotations(q, -1..=1): fhd(c, d) < R to p0;");
-    assert_eq!(p.reveals[0].shape, legacy::RevealShape::MatchingIds);
-    assert_eq!(
-        (p.reveals[0].decision.rot_lo, p.reveals[0].decision.rot_hi),
-        (0, 0)
-    );
-    assert_eq!(p.reveals[0].decision.ratio, Ratio { num: 69, den: 200 });
-    assert_eq!(
-        (p.reveals[1].decision.rot_lo, p.reveals[1].decision.rot_hi),
-        (-1, 1)
-    );
-}
-
-#[test]
-fn legacy_conversion_names_what_it_cannot_lower() {
-    for (body, what) in [
-        (
-            "reveal count d in db: fhd(q, d) < R to p0;",
-            "`count` reveals",
-        ),
-        ("reveal all d in db: fhd(q, d) < R to p0;", "`all`"),
-        (
-            "reveal ids d in db: fhd(q, d) < R or fhd(q, d) < 0.3 to p0;",
-            "`or`",
-        ),
-        (
-            "reveal ids e in earlier(q): fhd(q, e) < R to p0;",
-            "`earlier`",
-        ),
-    ] {
-        let src = format!("{HEAD}{body}");
-        let out = frontend("t.irs", &src).unwrap_err();
-        assert!(
-            out.starts_with(&format!("error: this stage does not lower {what} yet")),
-            "{out}"
-        );
-        assert!(out.contains("= hint: "), "{out}");
-    }
-    let src = V2.to_string() + "reveal ids d in db: fhd(q, d) < 0.3 to p0;";
-    let out = frontend("t.irs", &src).unwrap_err();
-    assert!(
-        out.starts_with("error: this stage does not lower secret masks yet"),
-        "{out}"
-    );
 }
 
 #[test]
@@ -665,8 +601,15 @@ fn every_example_checks() {
         let path = format!("{dir}/{file}");
         let src = std::fs::read_to_string(&path).unwrap();
         let p = frontend(&path, &src).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(p.inputs[0].code_bits, bits);
-        assert_eq!(p.reveals[0].decision.rot_hi, rot);
-        assert_eq!(p.reveals[0].decision.rot_lo, -rot);
+        assert!(matches!(p.inputs[0].ty, InputType::Iris { code_bits, .. } if code_bits == bits));
+        let rotations: Vec<_> = p
+            .binders
+            .iter()
+            .filter_map(|b| match b.kind {
+                BinderKind::Rotations { lo, hi, .. } => Some((lo, hi)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(rotations, [(-rot, rot)]);
     }
 }

@@ -133,20 +133,11 @@ pub fn mux(width: usize) -> Netlist {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::cost::RevealCost;
-    use crate::sema::RevealShape;
+    use irisc_runtime::protocol::stats::Stats;
     use proptest::prelude::*;
 
     fn bits(v: u64, k: u32) -> impl Iterator<Item = bool> {
         (0..k).map(move |i| (v >> i) & 1 == 1)
-    }
-
-    fn cost(k: u32, r: u64, shape: RevealShape) -> RevealCost {
-        RevealCost {
-            ring_bits: k,
-            rotations: r,
-            shape,
-        }
     }
 
     #[test]
@@ -155,18 +146,15 @@ mod tests {
             let nl = msb_extraction(k);
             assert_eq!(nl.and_count(), u64::from(2 * k - 3), "k = {k}");
             assert_eq!(nl.and_depth(), u64::from(k - 1), "k = {k}");
-            let c = cost(k, 1, RevealShape::AnyBit);
-            assert_eq!(nl.and_count(), c.msb_and_gates(), "k = {k}");
-            // cost.rs: rounds = 1 (reshare) + (k - 1) (MSB) + 0 (OR of one bit) + 1 (open).
-            assert_eq!(nl.and_depth() + 2, c.rounds(1), "k = {k}");
+            // The runtime counts the same gates and rounds for its MSB extraction.
+            let st = Stats::msb(k);
+            assert_eq!(nl.and_count(), st.and_gates, "k = {k}");
+            assert_eq!(nl.and_depth(), st.rounds, "k = {k}");
             assert_eq!((nl.num_inputs(), nl.num_outputs()), (3 * k as usize, 1));
         }
         let one = msb_extraction(1);
         assert_eq!((one.and_count(), one.and_depth()), (0, 0));
-        assert_eq!(
-            one.and_count(),
-            cost(1, 1, RevealShape::AnyBit).msb_and_gates()
-        );
+        assert_eq!(one.and_count(), Stats::msb(1).and_gates);
     }
 
     #[test]
@@ -179,10 +167,9 @@ mod tests {
     fn or_tree_counts_match_cost_model() {
         for n in 1..=300usize {
             let nl = or_tree(n);
-            // AnyBit with one record: the OR group is the r rotations.
-            let c = cost(16, n as u64, RevealShape::AnyBit);
-            assert_eq!(nl.and_count(), c.or_and_gates(1), "n = {n}");
-            assert_eq!(nl.and_depth(), c.rounds(1) - 1 - 15 - 1, "n = {n}");
+            // n - 1 ORs of one AND each, in ceil(log2 n) levels.
+            assert_eq!(nl.and_count(), n as u64 - 1, "n = {n}");
+            assert_eq!(nl.and_depth(), u64::from(usize::BITS - (n - 1).leading_zeros()), "n = {n}");
         }
         let nl = or_tree(5);
         for v in 0..32u64 {

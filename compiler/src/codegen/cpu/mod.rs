@@ -33,16 +33,17 @@ pub fn generate<'ctx>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lower::{lower_program, tests::example_program};
+    use crate::lower::lower_program;
     use crate::mlir::Compiler;
     use crate::passes::PassManager;
-    use crate::sema::RevealShape;
+    use crate::testing::{planned_rep3, DEDUP};
 
     #[test]
     fn schedule_calls_the_runtime_in_order_and_checks_status() {
         let cx = Compiler::new().unwrap();
-        let m = lower_program(&cx, &example_program(RevealShape::AnyBit), "").unwrap();
-        let mpc = PassManager::irs_to_mpc_pipeline()
+        let (program, choices) = planned_rep3(DEDUP);
+        let m = lower_program(&cx, &program, DEDUP).unwrap();
+        let mpc = PassManager::irs_to_mpc_pipeline(choices)
             .run(&cx, m, None)
             .unwrap();
         let llcx = Context::create();
@@ -50,18 +51,19 @@ mod tests {
         let ir = module.print_to_string().to_string();
         let order = [
             "call ptr @irisc_rt_start(i32 %0, ptr %1, ptr @irisc_manifest, i64 9)",
-            "call i32 @irisc_rt_load_gallery(ptr %rt, i32 0)",
+            "call i32 @irisc_rt_load_input(ptr %rt, i32 0, i32 0, i32 0, i64 -1, i32 16)",
             "call i64 @irisc_rt_query_count(ptr %rt)",
-            "call i32 @irisc_rt_load_query(ptr %rt, i64 %q, i32 1)",
+            "call i32 @irisc_rt_load_input(ptr %rt, i32 1, i32 1, i32 0, i64 %q, i32 16)",
             "call i32 @irisc_rt_rotate(ptr %rt, i32 2, i32 1, i32 -15, i32 15)",
             "call i32 @irisc_rt_masked_dot(ptr %rt, i32 3, i32 2, i32 0, ptr @irisc_kernel_masked_dot_L12800_u16)",
             "call i32 @irisc_rt_reshare(ptr %rt, i32 4, i32 3, i32 16)",
             "call i32 @irisc_rt_mask_len(ptr %rt, i32 5, i32 2, i32 0)",
-            "call i32 @irisc_rt_sub_threshold(ptr %rt, i32 6, i32 4, i32 5, i64 345, i64 1000, i32 16)",
+            "call i32 @irisc_rt_sub_threshold(ptr %rt, i32 6, i32 4, i32 5, i64 69, i64 200, i32 16)",
             "call i32 @irisc_rt_msb(ptr %rt, i32 7, i32 6, i32 16)",
             "call i32 @irisc_rt_or_groups(ptr %rt, i32 8, i32 7, i64 0)",
             "call i32 @irisc_rt_open(ptr %rt, i32 9, i32 8, i32 0)",
-            "call i32 @irisc_rt_output(ptr %rt, i64 %q, i32 9, i32 -1, i32 0, ptr null, i64 0)",
+            "call i32 @irisc_rt_output(ptr %rt, i64 %q, i32 9, i32 -1, i32 0, ptr @irisc_label, i64 5)",
+            "call i32 @irisc_rt_emit(ptr %rt, i64 %q)",
         ];
         let mut at = 0;
         for call in order {
@@ -79,8 +81,8 @@ mod tests {
             ir.contains("call i32 @irisc_rt_finish(ptr %rt, i32 1)"),
             "{ir}"
         );
-        // One status check per runtime op (11 ops).
-        assert_eq!(ir.matches("br i1 %ok").count(), 11, "{ir}");
+        // One status check per runtime op (12 ops).
+        assert_eq!(ir.matches("br i1 %ok").count(), 12, "{ir}");
         assert!(
             ir.contains(r#"@irisc_manifest = private constant [9 x i8] c"{\22abi\22:1}""#),
             "{ir}"
