@@ -62,6 +62,10 @@ pub struct Setup {
     pub config: PathBuf,
 }
 
+/// The choices these tests build with: replicated sharing, so that ring mismatches are what
+/// the bad-input tests provoke (the sharings and variants have their own tests).
+pub const PLAN: [&str; 2] = ["--sharing", "rep3"];
+
 pub fn setup(program: &Path) -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let exe = dir.path().join("prog");
@@ -70,6 +74,8 @@ pub fn setup(program: &Path) -> Setup {
         program.to_str().unwrap(),
         "-o",
         exe.to_str().unwrap(),
+        PLAN[0],
+        PLAN[1],
     ]);
     let keys = dir.path().join("keys");
     irisc_ok(&[
@@ -107,6 +113,8 @@ impl Setup {
             out.to_str().unwrap(),
             "--program",
             program.to_str().unwrap(),
+            PLAN[0],
+            PLAN[1],
         ]);
         let stem = if flag == "--db" { "db" } else { "query" };
         [0, 1, 2].map(|p| out.join(format!("{stem}.p{p}.shr")))

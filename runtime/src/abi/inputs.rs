@@ -19,6 +19,7 @@ pub extern "C" fn irisc_rt_load_input(
     ring_bits: i32,
 ) -> i32 {
     with_rt(rt, |r| {
+        r.announce_query(query);
         let v = r.inputs.load_input(input, part, query, ring_bits)?;
         r.put(slot(dst)?, v);
         Ok(())

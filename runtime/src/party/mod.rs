@@ -50,10 +50,25 @@ pub struct Runtime {
     pub(crate) slots: Vec<Option<Value>>,
     pub(crate) times: PhaseTimes,
     pub(crate) rounds: u64,
+    /// The last query announced with `--verbose`.
+    announced: Option<i64>,
     started: Instant,
 }
 
 impl Runtime {
+    /// With `--verbose`, says (once per query) that query `query` starts.
+    pub(crate) fn announce_query(&mut self, query: i64) {
+        if query >= 0 && self.args.verbose && self.announced != Some(query) {
+            self.announced = Some(query);
+            eprintln!(
+                "irisc party {}: query {} of {}",
+                self.party,
+                query + 1,
+                self.inputs.query_count()
+            );
+        }
+    }
+
     /// Everything before the first operation: arguments, inputs, links, seeds.
     pub fn start(
         argv: Vec<std::ffi::OsString>,
@@ -97,6 +112,7 @@ impl Runtime {
                 ..Default::default()
             },
             rounds: 0,
+            announced: None,
             started,
         })
     }
