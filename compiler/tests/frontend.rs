@@ -401,3 +401,21 @@ fn duplicate_output_names() {
         "name this output with `as NAME`, e.g. `reveal ... to p0 as second;`",
     );
 }
+
+#[test]
+fn a_secret_value_where_a_public_number_is_required() {
+    let src = "parties p0, p1, p2;\n\
+        gallery db: iris<256> public mask;\n\
+        query q: iris<256> public mask from p0;\n\
+        query tier: bit from p0;\n\
+        reveal ids d in db: fhd(q, d) < tier to p0;\n";
+    let out = frontend("secret.irs", src).unwrap_err();
+    assert_error(
+        &out,
+        "`tier` is a query, a secret value, but a public number is required here",
+        5,
+        33,
+        4,
+        Some("write a number or a `const`; to choose between public values by a secret bit, compare with each and select: `if bit { fhd(c, d) < 0.30 } else { fhd(c, d) < 0.375 }`"),
+    );
+}

@@ -332,7 +332,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
                 let manifest = manifest
                     .as_ref()
                     .ok_or_else(|| anyhow::anyhow!("--input needs --program"))?;
-                let specs = super::share::input_specs(&manifest);
+                let specs = super::share::input_specs(manifest);
                 for arg in &inputs {
                     let (name, file) = super::share::parse_input_arg(arg)?;
                     let spec = specs

@@ -87,13 +87,13 @@ pub fn run(opts: &RunOptions) -> Result<ExitCode> {
 
     let run_started = Instant::now();
     let mut children: Vec<Child> = Vec::new();
-    for party in 0..3 {
+    for (party, args) in party_args.iter().enumerate() {
         let child = Command::new(&exe)
             .arg("--party")
             .arg(party.to_string())
             .arg("--config")
             .arg(&config)
-            .args(&party_args[party])
+            .args(args)
             .arg("--threads")
             .arg(opts.threads.to_string())
             .arg("--timeout")

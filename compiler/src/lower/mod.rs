@@ -128,10 +128,10 @@ pub(crate) fn append<'c, 'b>(
         .build()
         .map_err(|e| invalid(format!("building `{name}`: {e}")))?;
     let op = block.append_operation(op);
-    Ok((0..results.len())
+    (0..results.len())
         .map(|i| op.result(i).map(Into::into))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| invalid(e.to_string()))?)
+        .map_err(|e| invalid(e.to_string()))
 }
 
 pub(crate) fn shape_name(shape: RevealShape) -> &'static str {

@@ -71,6 +71,22 @@ pub fn operand_value(op: &Operand, globals: &Globals) -> Result<ConstValue, Diag
         Operand::Name(n) => match globals.get(&n.name) {
             Some(sym) => match sym.kind {
                 SymbolKind::Const(c) => literal_value(&c.value),
+                // Secret values (inputs, lets over them) cannot stand where the compiler needs a
+                // public number: thresholds, lengths and rotation bounds shape the protocol.
+                SymbolKind::Input(..) | SymbolKind::Let(_) => Err(Diagnostic::error(
+                    format!(
+                        "`{}` is {}, a secret value, but a public number is required here",
+                        n.name,
+                        sym.kind.describe()
+                    ),
+                    n.span,
+                )
+                .with_label("a public number is expected here")
+                .with_secondary(sym.span, "declared here")
+                .with_hint(
+                    "write a number or a `const`; to choose between public values by a secret \
+                     bit, compare with each and select: `if bit { fhd(c, d) < 0.30 } else { fhd(c, d) < 0.375 }`",
+                )),
                 other => Err(Diagnostic::error(
                     format!("`{}` is {}, not a constant", n.name, other.describe()),
                     n.span,

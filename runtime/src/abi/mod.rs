@@ -86,16 +86,6 @@ pub unsafe extern "C" fn irisc_rt_query_count(rt: *mut Runtime) -> i64 {
 }
 
 #[no_mangle]
-pub extern "C" fn irisc_rt_load_query(rt: *mut Runtime, query: i64, dst: i32) -> i32 {
-    with_rt(rt, |r| r.load_query(query as u64, dst as u32))
-}
-
-#[no_mangle]
-pub extern "C" fn irisc_rt_load_gallery(rt: *mut Runtime, dst: i32) -> i32 {
-    with_rt(rt, |r| r.load_gallery(dst as u32))
-}
-
-#[no_mangle]
 pub extern "C" fn irisc_rt_rotate(rt: *mut Runtime, dst: i32, src: i32, lo: i32, hi: i32) -> i32 {
     with_rt(rt, |r| r.rotate(dst as u32, src as u32, lo, hi))
 }

@@ -49,33 +49,6 @@ impl Runtime {
         }
     }
 
-    /// Issue-2 entry point: query `query` of the program's only query input (part 0 at its
-    /// share ring). Forwards to [`super::load`].
-    pub fn load_query(&mut self, query: u64, dst: u32) -> Result<(), RuntimeError> {
-        let input = self.inputs.single(crate::manifest::InputRole::Query)?;
-        if self.args.verbose {
-            eprintln!(
-                "irisc party {}: query {} of {}",
-                self.party,
-                query + 1,
-                self.inputs.query_count()
-            );
-        }
-        let k = self.inputs.ring_bits(input) as i32;
-        let v = self.inputs.load_input(input as i32, 0, query as i64, k)?;
-        self.put(dst, v);
-        Ok(())
-    }
-
-    /// Issue-2 entry point: the program's only gallery input (part 0 at its share ring).
-    pub fn load_gallery(&mut self, dst: u32) -> Result<(), RuntimeError> {
-        let input = self.inputs.single(crate::manifest::InputRole::Gallery)?;
-        let k = self.inputs.ring_bits(input) as i32;
-        let v = self.inputs.load_input(input as i32, 0, -1, k)?;
-        self.put(dst, v);
-        Ok(())
-    }
-
     pub fn rotate(&mut self, dst: u32, src: u32, lo: i32, hi: i32) -> Result<(), RuntimeError> {
         if let Value::Shamir(s) = self.slot(src)? {
             let rotated = s.rotations(lo, hi)?;

@@ -4,6 +4,7 @@
 //! nothing below wraps) and `tau = ±num/den`:
 //! - `tau >= 0`: `cos >= tau` iff `p >= 0` and `den^2 p^2 - num^2 xx yy >= 0`: two MSBs, AND;
 //! - `tau < 0`: iff `p >= 0` or `num^2 xx yy - den^2 p^2 >= 0`: two MSBs, OR.
+//!
 //! With `>` the second test is strict (the MSB of the negated difference), and for `tau >= 0` so
 //! is the first. Products are ABY3 multiplications with one reshare each.
 
