@@ -18,7 +18,8 @@ pub enum TestChoice {
         /// masks, where no mask dot product is computed).
         dot_ring: u32,
         ml_ring: u32,
-        /// Secret masks: `a/b ~ 1 - 2r`; public masks: unused (0, 1).
+        /// Secret masks: `a/b ~ 1 - 2r`; public masks: the ratio `r` itself (for the record:
+        /// the lowering reads the ratio from the op).
         a: i64,
         b: u64,
         /// m of ConstLift / MPCLift / LiftP (0 when nothing is lifted).

@@ -12,7 +12,7 @@
 //! ```
 //! After:
 //! ```mlir
-//! %3 = "irs.fhd_lt"(%1, %2) {a = 0, b = 1, dot_ring = 16, lift_bits = 0, mask = "public", ml_ring = 16,
+//! %3 = "irs.fhd_lt"(%1, %2) {a = 69, b = 200, dot_ring = 16, lift_bits = 0, mask = "public", ml_ring = 16,
 //!        ratio_den = 200, ratio_num = 69, ring_bits = 16, ring_why = "T - dot in [-8832, 16768] ...", test = 0} : ...
 //! ```
 

@@ -50,6 +50,9 @@ pub struct Emitter<'c> {
     // Keys are raw pointers of values of `query`, which lives as long as the emitter.
     map: HashMap<usize, LoweredKey>,
     loads: HashMap<(Src, i64, String), usize>,
+    /// Results computed once per (op, operands, attributes): two comparisons of the same pair
+    /// (e.g. the branches of a secret `if`) share their dot products.
+    memo: HashMap<String, usize>,
     values: Vec<RawValue>,
 }
 
@@ -76,6 +79,7 @@ impl<'c> Emitter<'c> {
             galleries: Vec::new(),
             map: HashMap::new(),
             loads: HashMap::new(),
+            memo: HashMap::new(),
             values: Vec::new(),
         }
     }
@@ -134,6 +138,28 @@ impl<'c> Emitter<'c> {
             }
             None => Ok(None),
         }
+    }
+
+    /// Like [`Self::op1`], but an op with the same name, operands, attributes and result type as
+    /// an earlier one reuses its result (only for ops without side effects or randomness).
+    pub fn op1_memo(
+        &mut self,
+        name: &str,
+        at: Location<'c>,
+        operands: &[Handle],
+        attrs: &[(Identifier<'c>, Attribute<'c>)],
+        result: &str,
+    ) -> Result<Handle, PassError> {
+        let key = format!(
+            "{name}{operands:?}{:?}{result}",
+            attrs.iter().map(|(k, v)| format!("{}={v}", k.as_string_ref().as_str().unwrap_or(""))).collect::<Vec<_>>()
+        );
+        if let Some(h) = self.memo.get(&key) {
+            return Ok(Handle(*h));
+        }
+        let h = self.op1(name, at, operands, attrs, result)?;
+        self.memo.insert(key, h.0);
+        Ok(h)
     }
 
     /// Like [`Self::op`] for ops with one result.

@@ -84,8 +84,9 @@ fn rep3_dot<'c>(
 ) -> Result<(Handle, Handle, Handle), PassError> {
     let (x, y) = (e.load(q, part, &code_ty(k), at)?, e.load(r, part, &code_ty(k), at)?);
     let attrs = [e.int("code_bits", code_bits)];
-    let add = e.op1("mpc.masked_dot", at, &[x, y], &attrs, &format!("!mpc.add<{k}>"))?;
-    let rep = e.op1("mpc.reshare", at, &[add], &[], &format!("!mpc.rep<{k}>"))?;
+    // The same pair's dot product serves every comparison of it (it is reshared once).
+    let add = e.op1_memo("mpc.masked_dot", at, &[x, y], &attrs, &format!("!mpc.add<{k}>"))?;
+    let rep = e.op1_memo("mpc.reshare", at, &[add], &[], &format!("!mpc.rep<{k}>"))?;
     Ok((rep, x, y))
 }
 
@@ -100,11 +101,11 @@ fn shamir_dot<'c>(
     let ty = format!("!mpc.shamir<\"{}\">", c.sharing);
     let (x, y) = (e.load(q, part, &ty, at)?, e.load(r, part, &ty, at)?);
     let rep = if c.sharing == "fp" {
-        let add = e.op1("mpc.shamir_dot", at, &[x, y], &[], "!mpc.add_p")?;
-        e.op1("mpc.reshare_p", at, &[add], &[], "!mpc.rep_p")?
+        let add = e.op1_memo("mpc.shamir_dot", at, &[x, y], &[], "!mpc.add_p")?;
+        e.op1_memo("mpc.reshare_p", at, &[add], &[], "!mpc.rep_p")?
     } else {
-        let add = e.op1("mpc.shamir_dot", at, &[x, y], &[], "!mpc.add<16>")?;
-        e.op1("mpc.reshare", at, &[add], &[], "!mpc.rep<16>")?
+        let add = e.op1_memo("mpc.shamir_dot", at, &[x, y], &[], "!mpc.add<16>")?;
+        e.op1_memo("mpc.reshare", at, &[add], &[], "!mpc.rep<16>")?
     };
     Ok((rep, x, y))
 }
@@ -116,7 +117,7 @@ fn msb<'c>(e: &mut Emitter<'c>, x: Handle, at: Location<'c>) -> Result<Handle, P
 fn plain_mask_rep3<'c>(e: &mut Emitter<'c>, c: &Choice, q: &Src, r: &Src, at: Location<'c>) -> Result<Handle, PassError> {
     let k = c.ring;
     let (dot, x, y) = rep3_dot(e, (q, r), PART_CODE, k, c.code_bits, at)?;
-    let ml = e.op1("mpc.mask_len", at, &[x, y], &[], &format!("!mpc.pub<{k}>"))?;
+    let ml = e.op1_memo("mpc.mask_len", at, &[x, y], &[], &format!("!mpc.pub<{k}>"))?;
     let attrs = [e.int("ratio_num", c.num), e.int("ratio_den", c.den)];
     let diff = e.op1("mpc.sub_threshold", at, &[dot, ml], &attrs, &format!("!mpc.rep<{k}>"))?;
     msb(e, diff, at)
