@@ -5,4 +5,5 @@
 mod bad_input;
 mod common;
 mod data;
+mod language;
 mod matching;
