@@ -409,7 +409,7 @@ fn a_secret_value_where_a_public_number_is_required() {
         query q: iris<256> public mask from p0;\n\
         query tier: bit from p0;\n\
         reveal ids d in db: fhd(q, d) < tier to p0;\n";
-    let out = frontend("secret.irs", src).unwrap_err();
+    let out = frontend("bad.irs", src).unwrap_err();
     assert_error(
         &out,
         "`tier` is a query, a secret value, but a public number is required here",
