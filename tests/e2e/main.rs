@@ -2,6 +2,7 @@
 //! over mutually authenticated TLS on loopback. Answers are compared with the plaintext
 //! definition (Algorithm 1 with rotations).
 
+mod accounting;
 mod bad_input;
 mod common;
 mod data;
