@@ -284,3 +284,44 @@ fn stalled_peer_is_reported_within_the_timeout() {
         "no timeout naming party 2 in:\n{all}"
     );
 }
+
+/// Inputs that do not fit together are refused before any protocol message, with a message that
+/// names them: zipped galleries with different ids, query inputs with different batch sizes.
+#[test]
+fn misaligned_inputs_are_refused_with_a_message() {
+    let work = tempfile::tempdir().unwrap();
+    let path = |n: &str| work.path().join(n).to_str().unwrap().to_string();
+    let gen = |args: &[&str], out: &str| {
+        let o = path(out);
+        let mut all = vec!["gen"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["-o", &o]);
+        common::irisc_ok(&all);
+    };
+    gen(&["--count", "12", "--seed", "1", "--bits", "256"], "left.ndjson");
+    gen(&["--count", "10", "--seed", "2", "--bits", "256"], "right.ndjson");
+    gen(&["--count", "12", "--seed", "3", "--bits", "256"], "right12.ndjson");
+    gen(&["--count", "3", "--seed", "4", "--bits", "256"], "ql.ndjson");
+    gen(&["--count", "2", "--seed", "5", "--bits", "256"], "qr.ndjson");
+    gen(&["--count", "3", "--seed", "6", "--bits", "256"], "qr3.ndjson");
+    let program = common::example("small_eyes.irs");
+    let run = |right: &str, qr: &str| {
+        let out = common::irisc()
+            .args(["run", program.to_str().unwrap(), "--timeout", "10"])
+            .args(["--input", &format!("left={}", path("left.ndjson"))])
+            .args(["--input", &format!("right={}", path(right))])
+            .args(["--input", &format!("ql={}", path("ql.ndjson"))])
+            .args(["--input", &format!("qr={}", path(qr))])
+            .output()
+            .unwrap();
+        let err = common::stderr(&out);
+        assert!(!out.status.success(), "{err}");
+        assert!(out.stdout.is_empty(), "answers printed despite the error");
+        assert_no_panic(&err);
+        err
+    };
+    let err = run("right.ndjson", "qr3.ndjson");
+    assert!(err.contains("are zipped, so they must hold the same ids"), "{err}");
+    let err = run("right12.ndjson", "qr.ndjson");
+    assert!(err.contains("query inputs form one batch"), "{err}");
+}
