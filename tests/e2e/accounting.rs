@@ -50,27 +50,30 @@ fn explain_predicts_the_rounds_and_bytes_the_parties_spend() {
         "gen", "--count", "4", "--seed", "4", "--bits", "256", "--near", db.to_str().unwrap(),
         "--ratio", "0.375", "-o", q.to_str().unwrap(),
     ]);
-    let cases: [(&str, &[&str]); 6] = [
+    let tier = work.path().join("tier.ndjson");
+    common::irisc_ok(&["gen", "--kind", "bit", "--count", "4", "--seed", "5", "-o", tier.to_str().unwrap()]);
+    let tier_input = format!("tier={}", tier.to_str().unwrap());
+    let cases: [(&str, &[&str]); 7] = [
         ("small_ids.irs", &["--sharing", "rep3"]),
         ("small_ids.irs", &["--sharing", "gr4"]),
         ("small_secret.irs", &["--variant", "no-lift"]),
         ("small_secret.irs", &["--variant", "const-lift"]),
         ("small_secret.irs", &["--variant", "mpc-lift", "--sharing", "rep3"]),
         ("small_count.irs", &[]),
+        // Two comparisons of the same pair: the schedule computes their dot products once.
+        ("small_tiered.irs", &["--input", &tier_input]),
     ];
     for (name, flags) in cases {
         let program = common::example(name);
-        let (rounds, bytes) = predicted(&program, records, flags);
-        let mut args = vec![
-            "run",
-            program.to_str().unwrap(),
-            "--db",
-            db.to_str().unwrap(),
-            "--query",
-            q.to_str().unwrap(),
-            "--threads",
-            "1",
-        ];
+        let plan_flags: Vec<&str> = if flags.first() == Some(&"--input") { vec![] } else { flags.to_vec() };
+        let (rounds, bytes) = predicted(&program, records, &plan_flags);
+        let (db_input, q_input) = (format!("db={}", db.display()), format!("q={}", q.display()));
+        let mut args = vec!["run", program.to_str().unwrap(), "--threads", "1"];
+        if plan_flags.is_empty() && !flags.is_empty() {
+            args.extend_from_slice(&["--input", &db_input, "--input", &q_input]);
+        } else {
+            args.extend_from_slice(&["--db", db.to_str().unwrap(), "--query", q.to_str().unwrap()]);
+        }
         args.extend_from_slice(flags);
         let out = common::irisc_ok(&args);
         let (got_rounds, got_bytes) = measured(&String::from_utf8_lossy(&out.stderr));

@@ -187,12 +187,84 @@ fn node_list(program: &Program, e: &BoolExpr, records: u64, out: &mut Vec<Value>
 #[derive(Debug, Clone, Copy, Default, serde::Serialize)]
 pub struct RevealTotals {
     pub comparisons: u64,
+    /// Rounds of the generated schedule, which runs its ops one after another.
     pub rounds: u64,
+    /// Rounds on the circuit's critical path: what merging independent rounds could reach.
+    pub rounds_critical_path: u64,
     pub bytes_per_party: f64,
     pub and_gates: u64,
     pub triples_longest_path: u64,
     pub triples_naive: u64,
     pub opened_bits: u64,
+}
+
+/// Rounds of the schedule `irs-to-mpc` generates for `e` (ops run one after another: the two
+/// sides of `and`/`or` and the three parts of an `if` add up; a quantifier adds its tree), and
+/// the bytes per record that comparisons save by sharing an earlier comparison's dot products
+/// (same operands, sharing and rings: `irs-to-mpc` computes and reshares them once).
+fn schedule_rounds(
+    program: &Program,
+    plans: &[TestPlan],
+    e: &BoolExpr,
+    records: u64,
+    idx: &mut usize,
+    seen: &mut std::collections::HashSet<String>,
+) -> (u64, f64) {
+    match e {
+        BoolExpr::Fhd(t) => {
+            let Some(p) = plans.get(*idx) else { return (0, 0.0) };
+            *idx += 1;
+            let TestPlan::Fhd(f) = p else { return (p.cost().rounds, 0.0) };
+            let key = format!("{:?} {:?} {} {} {:?}", t.query, t.record, f.sharing, f.dot_ring, f.ml_ring);
+            if !seen.insert(key) {
+                // The reshares of the shared dot products: one round and one element each.
+                let (reshares, bytes) = match f.ml_ring {
+                    Some(ml) => (2, cost::word_bytes(f.dot_ring) + cost::word_bytes(ml)),
+                    None => (1, cost::word_bytes(f.dot_ring)),
+                };
+                let per_record = t_rotations(program, &t.query) as f64 * bytes as f64;
+                return (p.cost().rounds.saturating_sub(reshares), per_record);
+            }
+            (p.cost().rounds, 0.0)
+        }
+        BoolExpr::Cosine(_) => {
+            let r = plans.get(*idx).map_or(0, |p| p.cost().rounds);
+            *idx += 1;
+            (r, 0.0)
+        }
+        BoolExpr::Const(_) | BoolExpr::Bit(_) => (0, 0.0),
+        BoolExpr::Not(x) => schedule_rounds(program, plans, x, records, idx, seen),
+        BoolExpr::And(a, b) | BoolExpr::Or(a, b) => {
+            let (ra, sa) = schedule_rounds(program, plans, a, records, idx, seen);
+            let (rb, sb) = schedule_rounds(program, plans, b, records, idx, seen);
+            (ra + rb + 1, sa + sb)
+        }
+        BoolExpr::If { cond, then, els } => {
+            let (rc, sc) = schedule_rounds(program, plans, cond, records, idx, seen);
+            let (rt, st) = schedule_rounds(program, plans, then, records, idx, seen);
+            let (re, se) = schedule_rounds(program, plans, els, records, idx, seen);
+            // CMux: one AND layer.
+            (rc + rt + re + 1, sc + st + se)
+        }
+        BoolExpr::Quant { binders, body, .. } => {
+            let g = quantifier_size(program, binders, records);
+            let (r, s) = schedule_rounds(program, plans, body, records, idx, seen);
+            let tree = if g <= 1 { 0 } else { u64::from(64 - (g - 1).leading_zeros()) };
+            (r + tree, s)
+        }
+    }
+}
+
+/// The number of codes an fhd test's query side stands for (its rotations, or 1).
+fn t_rotations(program: &Program, o: &Operand) -> u64 {
+    match *o {
+        Operand::Rotated(b) => program
+            .binders
+            .get(b)
+            .and_then(|b| b.rotation_count())
+            .map_or(1, u64::from),
+        _ => 1,
+    }
 }
 
 fn bits_for(n: u64) -> u64 {
@@ -240,7 +312,14 @@ pub fn reveal_totals(program: &Program, plan: &Plan, records: u64) -> Vec<Reveal
         };
         t.bytes_per_party += out_bytes;
         t.opened_bits = opened;
-        t.rounds = pre_msb_rounds + circuit.rounds + out_rounds;
+        t.rounds_critical_path = pre_msb_rounds + circuit.rounds + out_rounds;
+        let mut seen = std::collections::HashSet::new();
+        let mut idx = 0;
+        let (rounds, shared) =
+            schedule_rounds(program, plans, &r.value, records, &mut idx, &mut seen);
+        t.rounds = rounds + out_rounds;
+        // Comparisons of the same pair share their dot products (and their reshares).
+        t.bytes_per_party -= shared * copies as f64;
         t.triples_longest_path = circuit.masked.saturating_mul(copies) + extra_gates;
         t.triples_naive = circuit.naive.saturating_mul(copies) + extra_gates;
         t.and_gates = t.triples_naive;
@@ -394,6 +473,7 @@ pub fn explain_program_json_with_source(
         "per_query": {
             "comparisons": sum(|t| t.comparisons),
             "rounds": sum(|t| t.rounds),
+            "rounds_critical_path": sum(|t| t.rounds_critical_path),
             "bytes_per_party": totals.iter().map(|t| t.bytes_per_party).sum::<f64>(),
             "and_gates": sum(|t| t.and_gates),
             "triples_longest_path": sum(|t| t.triples_longest_path),
