@@ -257,6 +257,7 @@ pub fn run(opts: &Table2Options) -> Result<Vec<Row>, RuntimeError> {
 }
 
 /// A measured row with the opened bits and the plaintext expectation (for the tests).
+#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) struct Measured {
     pub row: Row,
     pub got: Vec<bool>,
