@@ -16,9 +16,11 @@
 //! - [`iris`]: the plaintext model (bit layout, rotation, Algorithm 1), the reference for tests;
 //! - [`manifest`]: what the compiler embeds in an executable about its program;
 //! - [`party`]: one party's run: arguments, inputs, links, value slots, outputs;
-//! - [`abi`]: the C ABI the generated code calls.
+//! - [`abi`]: the C ABI the generated code calls;
+//! - [`bench`]: benchmarks of the protocol steps (the paper's Table 2), for `irisc bench`.
 
 pub mod abi;
+pub mod bench;
 pub mod error;
 pub mod io;
 pub mod iris;

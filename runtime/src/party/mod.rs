@@ -8,16 +8,16 @@
 mod args;
 mod chains;
 mod codes;
-mod exec;
+pub(crate) mod exec;
 pub mod load;
-mod ops;
-mod ops_arith;
+pub(crate) mod ops;
+pub(crate) mod ops_arith;
 mod ops_logic;
 mod ops_shamir;
 mod ops_vector;
 mod output;
 pub mod shamir_codes;
-mod values;
+pub(crate) mod values;
 
 use std::time::{Duration, Instant};
 

@@ -263,7 +263,7 @@ impl Runtime {
     }
 }
 
-fn sub_from_public<T: RingElem>(
+pub(crate) fn sub_from_public<T: RingElem>(
     own: &[T],
     prev: &[T],
     t: &[u64],
@@ -288,7 +288,7 @@ fn sub_from_public<T: RingElem>(
     (f(own, add_own), f(prev, add_prev))
 }
 
-fn msb_of<T: RingElem>(
+pub(crate) fn msb_of<T: RingElem>(
     net: &mut dyn crate::net::Transport,
     prss: &mut crate::rand::prss::Prss,
     own: &[T],
