@@ -202,6 +202,18 @@ pub enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// Measure the generated kernels and the runtime; writes DIR/<section>.json and PNG charts.
+    Bench {
+        /// Folder for the reports and charts.
+        #[arg(long, default_value = "bench-out")]
+        out: PathBuf,
+        /// Sections to run, comma-separated (default: all). Known: dot.
+        #[arg(long, value_delimiter = ',')]
+        sections: Vec<String>,
+        /// Tiny sizes and short timings (checks the pipeline; the figures mean little).
+        #[arg(long)]
+        quick: bool,
+    },
 }
 
 pub fn dispatch(cli: Cli) -> Result<ExitCode> {
@@ -400,6 +412,22 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             timeout,
             check,
         }),
+        Command::Bench {
+            out,
+            sections,
+            quick,
+        } => {
+            let files = crate::bench::run(&crate::bench::BenchOptions {
+                out,
+                sections,
+                quick,
+                progress: true,
+            })?;
+            for f in files {
+                println!("{}", f.display());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

@@ -1,0 +1,70 @@
+//! `irisc bench`: measurements of the code irisc emits and of the runtime, written as one JSON
+//! report (`DIR/<section>.json`, with machine information and units) and PNG charts per section.
+//!
+//! Timings are reported, never asserted: the tests only check that a `--quick` run produces
+//! well-formed output.
+
+pub mod dot;
+pub mod jit;
+pub mod plot;
+pub mod report;
+
+use anyhow::{bail, Result};
+use std::path::{Path, PathBuf};
+
+/// What one `irisc bench` run does.
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
+    /// Folder for the JSON reports and PNG charts (created).
+    pub out: PathBuf,
+    /// Section names (see [`SECTIONS`]); empty means all.
+    pub sections: Vec<String>,
+    /// Tiny sizes and short timings: checks the pipeline, the figures mean nothing.
+    pub quick: bool,
+    /// Show a progress bar on stderr.
+    pub progress: bool,
+}
+
+/// A section: name, one-line description, and the function that measures and writes it.
+pub struct Section {
+    pub name: &'static str,
+    pub about: &'static str,
+    pub run: fn(&BenchOptions, &Path) -> Result<Vec<PathBuf>>,
+}
+
+/// Every section, in the order they run.
+pub const SECTIONS: &[Section] = &[Section {
+    name: "dot",
+    about: "dot products per second per core: Z16/Z32/Z64 (LLVM kernel), GR16 d=2,4, F_p, vs naive loops",
+    run: dot::run,
+}];
+
+/// Runs the selected sections; returns the files written.
+pub fn run(opts: &BenchOptions) -> Result<Vec<PathBuf>> {
+    let selected: Vec<&Section> = if opts.sections.is_empty() {
+        SECTIONS.iter().collect()
+    } else {
+        let mut v = Vec::new();
+        for name in &opts.sections {
+            match SECTIONS.iter().find(|s| s.name == name.trim()) {
+                Some(s) => v.push(s),
+                None => bail!(
+                    "unknown bench section `{name}` (known: {})",
+                    SECTIONS
+                        .iter()
+                        .map(|s| s.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }
+        }
+        v
+    };
+    std::fs::create_dir_all(&opts.out)?;
+    let mut files = Vec::new();
+    for s in selected {
+        eprintln!("irisc bench: section `{}`: {}", s.name, s.about);
+        files.extend((s.run)(opts, &opts.out)?);
+    }
+    Ok(files)
+}
