@@ -8,6 +8,7 @@ pub mod dot;
 pub mod jit;
 pub mod plot;
 pub mod report;
+pub mod table2;
 
 use anyhow::{bail, Result};
 use std::path::{Path, PathBuf};
@@ -33,11 +34,18 @@ pub struct Section {
 }
 
 /// Every section, in the order they run.
-pub const SECTIONS: &[Section] = &[Section {
-    name: "dot",
-    about: "dot products per second per core: Z16/Z32/Z64 (LLVM kernel), GR16 d=2,4, F_p, vs naive loops",
-    run: dot::run,
-}];
+pub const SECTIONS: &[Section] = &[
+    Section {
+        name: "dot",
+        about: "dot products per second per core: Z16/Z32/Z64 (LLVM kernel), GR16 d=2,4, F_p, vs naive loops",
+        run: dot::run,
+    },
+    Section {
+        name: "table2",
+        about: "Table 2 rows (Plain Mask, MPCLift, ConstLift, NoLift, Or Tree) at batch 100 000",
+        run: table2::run,
+    },
+];
 
 /// Runs the selected sections; returns the files written.
 pub fn run(opts: &BenchOptions) -> Result<Vec<PathBuf>> {
