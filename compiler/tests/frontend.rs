@@ -143,10 +143,13 @@ fn secret_masks_check() {
         1,
     );
     let p = frontend("good.irs", &src).unwrap();
-    assert!(p
-        .inputs
-        .iter()
-        .all(|i| matches!(i.ty, irisc::sema::InputType::Iris { mask: irisc::sema::MaskKind::Secret, .. })));
+    assert!(p.inputs.iter().all(|i| matches!(
+        i.ty,
+        irisc::sema::InputType::Iris {
+            mask: irisc::sema::MaskKind::Secret,
+            ..
+        }
+    )));
 }
 
 #[test]

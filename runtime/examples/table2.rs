@@ -30,5 +30,8 @@ fn main() {
             r.correct.map(|x| x.to_string()).unwrap_or_default(),
         );
     }
-    println!("{}", serde_json::to_string_pretty(&rows).expect("rows serialize"));
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&rows).expect("rows serialize")
+    );
 }

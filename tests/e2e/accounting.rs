@@ -14,7 +14,9 @@ fn measured(stderr: &str) -> (u64, u64) {
         .find(|l| l.contains("[party 0]") && l.contains(" rounds"))
         .unwrap_or_else(|| panic!("no accounting line from party 0 in:\n{stderr}"));
     let num_before = |word: &str| -> u64 {
-        let at = line.find(word).unwrap_or_else(|| panic!("no `{word}` in {line}"));
+        let at = line
+            .find(word)
+            .unwrap_or_else(|| panic!("no `{word}` in {line}"));
         line[..at]
             .split_whitespace()
             .last()
@@ -45,27 +47,65 @@ fn explain_predicts_the_rounds_and_bytes_the_parties_spend() {
     let (records, queries) = (40usize, 4usize);
     let db = work.path().join("db.ndjson");
     let q = work.path().join("q.ndjson");
-    common::irisc_ok(&["gen", "--count", "40", "--seed", "3", "--bits", "256", "-o", db.to_str().unwrap()]);
     common::irisc_ok(&[
-        "gen", "--count", "4", "--seed", "4", "--bits", "256", "--near", db.to_str().unwrap(),
-        "--ratio", "0.375", "-o", q.to_str().unwrap(),
+        "gen",
+        "--count",
+        "40",
+        "--seed",
+        "3",
+        "--bits",
+        "256",
+        "-o",
+        db.to_str().unwrap(),
+    ]);
+    common::irisc_ok(&[
+        "gen",
+        "--count",
+        "4",
+        "--seed",
+        "4",
+        "--bits",
+        "256",
+        "--near",
+        db.to_str().unwrap(),
+        "--ratio",
+        "0.375",
+        "-o",
+        q.to_str().unwrap(),
     ]);
     let tier = work.path().join("tier.ndjson");
-    common::irisc_ok(&["gen", "--kind", "bit", "--count", "4", "--seed", "5", "-o", tier.to_str().unwrap()]);
+    common::irisc_ok(&[
+        "gen",
+        "--kind",
+        "bit",
+        "--count",
+        "4",
+        "--seed",
+        "5",
+        "-o",
+        tier.to_str().unwrap(),
+    ]);
     let tier_input = format!("tier={}", tier.to_str().unwrap());
     let cases: [(&str, &[&str]); 7] = [
         ("small_ids.irs", &["--sharing", "rep3"]),
         ("small_ids.irs", &["--sharing", "gr4"]),
         ("small_secret.irs", &["--variant", "no-lift"]),
         ("small_secret.irs", &["--variant", "const-lift"]),
-        ("small_secret.irs", &["--variant", "mpc-lift", "--sharing", "rep3"]),
+        (
+            "small_secret.irs",
+            &["--variant", "mpc-lift", "--sharing", "rep3"],
+        ),
         ("small_count.irs", &[]),
         // Two comparisons of the same pair: the schedule computes their dot products once.
         ("small_tiered.irs", &["--input", &tier_input]),
     ];
     for (name, flags) in cases {
         let program = common::example(name);
-        let plan_flags: Vec<&str> = if flags.first() == Some(&"--input") { vec![] } else { flags.to_vec() };
+        let plan_flags: Vec<&str> = if flags.first() == Some(&"--input") {
+            vec![]
+        } else {
+            flags.to_vec()
+        };
         let (rounds, bytes) = predicted(&program, records, &plan_flags);
         let (db_input, q_input) = (format!("db={}", db.display()), format!("q={}", q.display()));
         let mut args = vec!["run", program.to_str().unwrap(), "--threads", "1"];
@@ -77,7 +117,11 @@ fn explain_predicts_the_rounds_and_bytes_the_parties_spend() {
         args.extend_from_slice(flags);
         let out = common::irisc_ok(&args);
         let (got_rounds, got_bytes) = measured(&String::from_utf8_lossy(&out.stderr));
-        assert_eq!(got_rounds, rounds * queries as u64, "{name} {flags:?}: rounds");
+        assert_eq!(
+            got_rounds,
+            rounds * queries as u64,
+            "{name} {flags:?}: rounds"
+        );
         // The payload is a lower bound; headers and word padding add at most a quarter here.
         let payload = bytes * queries as f64;
         assert!(

@@ -298,12 +298,30 @@ fn misaligned_inputs_are_refused_with_a_message() {
         all.extend_from_slice(&["-o", &o]);
         common::irisc_ok(&all);
     };
-    gen(&["--count", "12", "--seed", "1", "--bits", "256"], "left.ndjson");
-    gen(&["--count", "10", "--seed", "2", "--bits", "256"], "right.ndjson");
-    gen(&["--count", "12", "--seed", "3", "--bits", "256"], "right12.ndjson");
-    gen(&["--count", "3", "--seed", "4", "--bits", "256"], "ql.ndjson");
-    gen(&["--count", "2", "--seed", "5", "--bits", "256"], "qr.ndjson");
-    gen(&["--count", "3", "--seed", "6", "--bits", "256"], "qr3.ndjson");
+    gen(
+        &["--count", "12", "--seed", "1", "--bits", "256"],
+        "left.ndjson",
+    );
+    gen(
+        &["--count", "10", "--seed", "2", "--bits", "256"],
+        "right.ndjson",
+    );
+    gen(
+        &["--count", "12", "--seed", "3", "--bits", "256"],
+        "right12.ndjson",
+    );
+    gen(
+        &["--count", "3", "--seed", "4", "--bits", "256"],
+        "ql.ndjson",
+    );
+    gen(
+        &["--count", "2", "--seed", "5", "--bits", "256"],
+        "qr.ndjson",
+    );
+    gen(
+        &["--count", "3", "--seed", "6", "--bits", "256"],
+        "qr3.ndjson",
+    );
     let program = common::example("small_eyes.irs");
     let run = |right: &str, qr: &str| {
         let out = common::irisc()
@@ -321,7 +339,10 @@ fn misaligned_inputs_are_refused_with_a_message() {
         err
     };
     let err = run("right.ndjson", "qr3.ndjson");
-    assert!(err.contains("are zipped, so they must hold the same ids"), "{err}");
+    assert!(
+        err.contains("are zipped, so they must hold the same ids"),
+        "{err}"
+    );
     let err = run("right12.ndjson", "qr.ndjson");
     assert!(err.contains("query inputs form one batch"), "{err}");
 }

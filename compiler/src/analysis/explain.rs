@@ -212,10 +212,17 @@ fn schedule_rounds(
 ) -> (u64, f64) {
     match e {
         BoolExpr::Fhd(t) => {
-            let Some(p) = plans.get(*idx) else { return (0, 0.0) };
+            let Some(p) = plans.get(*idx) else {
+                return (0, 0.0);
+            };
             *idx += 1;
-            let TestPlan::Fhd(f) = p else { return (p.cost().rounds, 0.0) };
-            let key = format!("{:?} {:?} {} {} {:?}", t.query, t.record, f.sharing, f.dot_ring, f.ml_ring);
+            let TestPlan::Fhd(f) = p else {
+                return (p.cost().rounds, 0.0);
+            };
+            let key = format!(
+                "{:?} {:?} {} {} {:?}",
+                t.query, t.record, f.sharing, f.dot_ring, f.ml_ring
+            );
             if !seen.insert(key) {
                 // The reshares of the shared dot products: one round and one element each.
                 let (reshares, bytes) = match f.ml_ring {
@@ -249,7 +256,11 @@ fn schedule_rounds(
         BoolExpr::Quant { binders, body, .. } => {
             let g = quantifier_size(program, binders, records);
             let (r, s) = schedule_rounds(program, plans, body, records, idx, seen);
-            let tree = if g <= 1 { 0 } else { u64::from(64 - (g - 1).leading_zeros()) };
+            let tree = if g <= 1 {
+                0
+            } else {
+                u64::from(64 - (g - 1).leading_zeros())
+            };
             (r + tree, s)
         }
     }

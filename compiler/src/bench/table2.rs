@@ -42,8 +42,7 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
         ..Default::default()
     };
     let rows = table2::run(&t2).map_err(|e| anyhow!("table2: {e}"))?;
-    let (measured, paper): (Vec<&Row>, Vec<&Row>) =
-        rows.iter().partition(|r| r.correct.is_some());
+    let (measured, paper): (Vec<&Row>, Vec<&Row>) = rows.iter().partition(|r| r.correct.is_some());
     if let Some(bad) = measured.iter().find(|r| r.correct != Some(true)) {
         return Err(anyhow!("table2: {} computed wrong bits", bad.protocol));
     }
@@ -92,13 +91,19 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
         })
         .collect();
     let series = vec![
-        ("irisc".to_string(), measured.iter().map(|r| r.mel_per_s).collect()),
+        (
+            "irisc".to_string(),
+            measured.iter().map(|r| r.mel_per_s).collect(),
+        ),
         ("paper (first reference row)".to_string(), paper_v1),
     ];
     let path = dir.join("table2.png");
     plot::grouped_bars(
         &path,
-        &format!("Table 2 at batch {}: comparison phase, M elements / s", t2.batch),
+        &format!(
+            "Table 2 at batch {}: comparison phase, M elements / s",
+            t2.batch
+        ),
         "M elements / s",
         &groups,
         &series,
@@ -128,7 +133,9 @@ mod tests {
             serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
         let m = json["measurements"].as_array().unwrap();
         assert_eq!(m.len(), 5 * 4);
-        assert!(m.iter().all(|x| x["correct"] == true && x["value"].as_f64().unwrap() > 0.0));
+        assert!(m
+            .iter()
+            .all(|x| x["correct"] == true && x["value"].as_f64().unwrap() > 0.0));
         for p in ["Plain Mask", "MPCLift", "ConstLift", "NoLift", "Or Tree"] {
             assert!(m.iter().any(|x| x["protocol"] == p), "{p}");
         }

@@ -84,7 +84,11 @@ pub fn build(
         zips: program
             .zips()
             .into_iter()
-            .map(|z| z.into_iter().map(|i| program.inputs[i].name.clone()).collect())
+            .map(|z| {
+                z.into_iter()
+                    .map(|i| program.inputs[i].name.clone())
+                    .collect()
+            })
             .collect(),
         parties: program.parties.clone(),
         explain,
@@ -106,14 +110,19 @@ pub fn input_shares(mpc: &Module<'_>) -> Result<HashMap<usize, InputShares>, Cod
                         continue;
                     }
                     let input = get_int(&o, "input").map_err(CodegenError)? as usize;
-                    let t = o.result(0).map_err(|e| CodegenError(e.to_string()))?.r#type();
+                    let t = o
+                        .result(0)
+                        .map_err(|e| CodegenError(e.to_string()))?
+                        .r#type();
                     let text = t.to_string();
                     let this = match type_name(t).as_str() {
                         "mpc.code" => InputShares {
                             sharing: InputSharing::Rep3,
                             ring_bits: type_param(t)
                                 .and_then(|k| u32::try_from(k).ok())
-                                .ok_or_else(|| CodegenError(format!("cannot read the ring of `{t}`")))?,
+                                .ok_or_else(|| {
+                                    CodegenError(format!("cannot read the ring of `{t}`"))
+                                })?,
                         },
                         "mpc.shamir" => InputShares {
                             sharing: ["fp", "gr2", "gr4"]

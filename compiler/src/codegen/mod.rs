@@ -135,4 +135,3 @@ pub fn compile(
 fn print_ir(after: &str, ir: &str) {
     eprintln!("// -----// IR Dump After {after} //----- //\n{ir}");
 }
-

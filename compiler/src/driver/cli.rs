@@ -54,11 +54,15 @@ impl PlanArgs {
         use crate::analysis::plan::{PlanOptions, Sharing, Variant};
         let sharing = match self.sharing.as_deref() {
             None => None,
-            Some(s) => Some(Sharing::parse(s).ok_or_else(|| anyhow::anyhow!("unknown sharing {s}"))?),
+            Some(s) => {
+                Some(Sharing::parse(s).ok_or_else(|| anyhow::anyhow!("unknown sharing {s}"))?)
+            }
         };
         let variant = match self.variant.as_deref() {
             None => None,
-            Some(v) => Some(Variant::parse(v).ok_or_else(|| anyhow::anyhow!("unknown variant {v}"))?),
+            Some(v) => {
+                Some(Variant::parse(v).ok_or_else(|| anyhow::anyhow!("unknown variant {v}"))?)
+            }
         };
         Ok(PlanOptions {
             sharing,
@@ -74,7 +78,6 @@ pub enum GenKind {
     Embedding,
     Bit,
 }
-
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -359,14 +362,15 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             }
             if db.is_some() || query.is_some() {
                 // With a program: the sharing and ring of its only gallery / query input.
-                let spec_for = |role: InputRole| -> Result<Option<&irisc_runtime::manifest::ManifestInput>> {
-                    let Some(m) = &manifest else { return Ok(None) };
-                    let of_role = m.inputs_with(role);
-                    let [i] = of_role[..] else {
-                        bail!("--db / --query are for programs with one gallery and one query input; use --input NAME=FILE");
+                let spec_for =
+                    |role: InputRole| -> Result<Option<&irisc_runtime::manifest::ManifestInput>> {
+                        let Some(m) = &manifest else { return Ok(None) };
+                        let of_role = m.inputs_with(role);
+                        let [i] = of_role[..] else {
+                            bail!("--db / --query are for programs with one gallery and one query input; use --input NAME=FILE");
+                        };
+                        Ok(Some(&m.inputs[i]))
                     };
-                    Ok(Some(&m.inputs[i]))
-                };
                 if !(2..=64).contains(&ring) {
                     bail!("--ring must be between 2 and 64, not {ring}");
                 }
@@ -474,8 +478,7 @@ fn build(
         Emit::Exe | Emit::Obj => Some(output.unwrap_or_else(default_out)),
         _ => output,
     };
-    let (artifact, took) =
-        pipeline::compile(&checked, &planned, emit, output, print_ir_after_all)?;
+    let (artifact, took) = pipeline::compile(&checked, &planned, emit, output, print_ir_after_all)?;
     match artifact {
         Artifact::Text(text) => write_stdout(&text)?,
         Artifact::File(path) => {

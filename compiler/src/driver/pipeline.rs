@@ -23,7 +23,12 @@ pub struct Checked {
 impl Checked {
     /// A diagnostic at `span`, rendered with the file's source line and a caret.
     fn render(&self, d: Diagnostic) -> anyhow::Error {
-        anyhow!(render(&self.path.display().to_string(), &self.source, &[d], false))
+        anyhow!(render(
+            &self.path.display().to_string(),
+            &self.source,
+            &[d],
+            false
+        ))
     }
 }
 
@@ -83,7 +88,12 @@ pub fn choices(plan: &Plan) -> Choices {
 
 /// The `irisc explain --json` document (embedded in every executable).
 pub fn explain_json(checked: &Checked, planned: &Planned) -> serde_json::Value {
-    crate::analysis::explain::explain_program_json_with_source(&checked.program, &planned.plan, 1, Some(&checked.source))
+    crate::analysis::explain::explain_program_json_with_source(
+        &checked.program,
+        &planned.plan,
+        1,
+        Some(&checked.source),
+    )
 }
 
 /// Compiles a planned program to `emit`; returns the artifact and the compile time.
@@ -101,12 +111,20 @@ pub fn compile(
         print_ir_after_all,
     };
     let explain = explain_json(checked, planned);
-    let artifact = codegen::compile(&checked.program, &checked.source, &planned.choices, explain, &opts)
-        .map_err(|e| match e {
-            CompileError::Lower(LowerError::Unsupported { message, hint, span }) => {
-                checked.render(Diagnostic::error(message, span).with_hint(hint))
-            }
-            e => anyhow!("{}: {e}", checked.path.display()),
-        })?;
+    let artifact = codegen::compile(
+        &checked.program,
+        &checked.source,
+        &planned.choices,
+        explain,
+        &opts,
+    )
+    .map_err(|e| match e {
+        CompileError::Lower(LowerError::Unsupported {
+            message,
+            hint,
+            span,
+        }) => checked.render(Diagnostic::error(message, span).with_hint(hint)),
+        e => anyhow!("{}: {e}", checked.path.display()),
+    })?;
     Ok((artifact, started.elapsed()))
 }

@@ -55,7 +55,11 @@ pub fn answers(
     inputs: &[PlainInput],
 ) -> Result<BTreeMap<usize, Vec<Value>>> {
     if inputs.len() != program.inputs.len() {
-        bail!("{} inputs given, the program declares {}", inputs.len(), program.inputs.len());
+        bail!(
+            "{} inputs given, the program declares {}",
+            inputs.len(),
+            program.inputs.len()
+        );
     }
     let batch = program
         .query_inputs()
@@ -119,11 +123,14 @@ pub fn answers_db_query(
     db: &std::path::Path,
     query: &std::path::Path,
 ) -> Result<Vec<Value>> {
-    use irisc_runtime::io::ndjson;
     use crate::sema::program::InputRole;
+    use irisc_runtime::io::ndjson;
     let read = |p: &std::path::Path| -> Result<PlainInput> {
         Ok(PlainInput::Iris(
-            ndjson::read_file(p)?.into_iter().map(|r| (r.id, r.iris)).collect(),
+            ndjson::read_file(p)?
+                .into_iter()
+                .map(|r| (r.id, r.iris))
+                .collect(),
         ))
     };
     let inputs = program
@@ -135,7 +142,9 @@ pub fn answers_db_query(
         })
         .collect::<Result<Vec<_>>>()?;
     let to = program.reveals.first().map_or(0, |r| r.to);
-    Ok(answers(program, choices, &inputs)?.remove(&to).unwrap_or_default())
+    Ok(answers(program, choices, &inputs)?
+        .remove(&to)
+        .unwrap_or_default())
 }
 
 #[derive(Default)]
@@ -183,11 +192,17 @@ impl Eval<'_> {
                 let BinderKind::Rotations { query, .. } = self.program.binders[b].kind else {
                     bail!("binder {b} is not a rotations binder");
                 };
-                let s = *env.shifts.get(&b).ok_or_else(|| anyhow::anyhow!("rotation unbound"))?;
+                let s = *env
+                    .shifts
+                    .get(&b)
+                    .ok_or_else(|| anyhow::anyhow!("rotation unbound"))?;
                 (query, q, s)
             }
             Operand::Record { binder, field } => {
-                let i = *env.records.get(&binder).ok_or_else(|| anyhow::anyhow!("record unbound"))?;
+                let i = *env
+                    .records
+                    .get(&binder)
+                    .ok_or_else(|| anyhow::anyhow!("record unbound"))?;
                 let input = self
                     .records(binder)?
                     .field_input(field)
@@ -202,7 +217,10 @@ impl Eval<'_> {
         let PlainInput::Iris(v) = &self.inputs[input] else {
             bail!("input {input} is not iris codes");
         };
-        let code = &v.get(row).ok_or_else(|| anyhow::anyhow!("input {input} has no row {row}"))?.1;
+        let code = &v
+            .get(row)
+            .ok_or_else(|| anyhow::anyhow!("input {input} has no row {row}"))?
+            .1;
         Ok(if s == 0 { code.clone() } else { code.rotate(s) })
     }
 
@@ -211,7 +229,10 @@ impl Eval<'_> {
         let PlainInput::Embedding(v) = &self.inputs[input] else {
             bail!("input {input} is not embeddings");
         };
-        Ok(&v.get(row).ok_or_else(|| anyhow::anyhow!("input {input} has no row {row}"))?.1)
+        Ok(&v
+            .get(row)
+            .ok_or_else(|| anyhow::anyhow!("input {input} has no row {row}"))?
+            .1)
     }
 
     fn eval(&self, e: &BoolExpr, q: usize, env: &mut Env) -> Result<bool> {
@@ -226,7 +247,8 @@ impl Eval<'_> {
             }
             BoolExpr::Fhd(t) => {
                 let (x, y) = (self.iris(&t.query, q, env)?, self.iris(&t.record, q, env)?);
-                let o = overlap_counts(&x, &y).ok_or_else(|| anyhow::anyhow!("code lengths differ"))?;
+                let o =
+                    overlap_counts(&x, &y).ok_or_else(|| anyhow::anyhow!("code lengths differ"))?;
                 let test = self.tests[&(e as *const BoolExpr)];
                 match &self.choices.tests[test] {
                     TestChoice::Fhd { variant, a, b, .. } if variant != "plain_mask" => {
@@ -237,7 +259,10 @@ impl Eval<'_> {
                 }
             }
             BoolExpr::Cosine(t) => {
-                let (x, y) = (self.vector(&t.query, q, env)?, self.vector(&t.record, q, env)?);
+                let (x, y) = (
+                    self.vector(&t.query, q, env)?,
+                    self.vector(&t.record, q, env)?,
+                );
                 cosine_holds(x, y, t.tau.negative, t.tau.abs.num, t.tau.abs.den, t.strict)
             }
             BoolExpr::Not(x) => !self.eval(x, q, env)?,
@@ -306,8 +331,20 @@ impl Eval<'_> {
 /// (paper 002, Section 2.4): with `p = <x,y>`, for `tau >= 0` iff `p >= 0` (`> 0` strict) and
 /// `den^2 p^2 >= num^2 <x,x><y,y>` (`>`); for `tau < 0` iff `p >= 0` or
 /// `num^2 <x,x><y,y> >= den^2 p^2` (`>`).
-pub fn cosine_holds(x: &[i64], y: &[i64], negative: bool, num: u64, den: u64, strict: bool) -> bool {
-    let dot = |a: &[i64], b: &[i64]| a.iter().zip(b).map(|(u, v)| i128::from(*u) * i128::from(*v)).sum::<i128>();
+pub fn cosine_holds(
+    x: &[i64],
+    y: &[i64],
+    negative: bool,
+    num: u64,
+    den: u64,
+    strict: bool,
+) -> bool {
+    let dot = |a: &[i64], b: &[i64]| {
+        a.iter()
+            .zip(b)
+            .map(|(u, v)| i128::from(*u) * i128::from(*v))
+            .sum::<i128>()
+    };
     let (p, xx, yy) = (dot(x, y), dot(x, x), dot(y, y));
     let (n2, d2) = (i128::from(num).pow(2), i128::from(den).pow(2));
     let (lhs, rhs) = (d2 * p * p, n2 * xx * yy);
@@ -341,10 +378,22 @@ mod tests {
             let n = |v: &[f64]| v.iter().map(|a| a * a).sum::<f64>().sqrt();
             let cos = dot / (n(&fx) * n(&fy));
             for (neg, num, den) in [(false, 34u64, 100u64), (true, 1, 2), (false, 9, 10)] {
-                let tau = if neg { -(num as f64) / den as f64 } else { num as f64 / den as f64 };
+                let tau = if neg {
+                    -(num as f64) / den as f64
+                } else {
+                    num as f64 / den as f64
+                };
                 if (cos - tau).abs() > 1e-9 {
-                    assert_eq!(cosine_holds(x, y, neg, num, den, false), cos >= tau, "{x:?} {y:?} {tau}");
-                    assert_eq!(cosine_holds(x, y, neg, num, den, true), cos > tau, "{x:?} {y:?} {tau}");
+                    assert_eq!(
+                        cosine_holds(x, y, neg, num, den, false),
+                        cos >= tau,
+                        "{x:?} {y:?} {tau}"
+                    );
+                    assert_eq!(
+                        cosine_holds(x, y, neg, num, den, true),
+                        cos > tau,
+                        "{x:?} {y:?} {tau}"
+                    );
                 }
             }
         }

@@ -65,7 +65,8 @@ pub fn run(opts: &RunOptions) -> Result<ExitCode> {
     };
 
     let exe = work.join(checked.program.name.clone());
-    let (_, compile_time) = pipeline::compile(&checked, &planned, Emit::Exe, Some(exe.clone()), false)?;
+    let (_, compile_time) =
+        pipeline::compile(&checked, &planned, Emit::Exe, Some(exe.clone()), false)?;
     eprintln!(
         "compiled {} in {:.2} s",
         opts.program.display(),
@@ -274,10 +275,13 @@ fn wait_all(mut children: Vec<Child>, limit: Duration) -> Result<Vec<Outcome>> {
 
 /// The plaintext values of every input, as the oracle reads them: iris codes, embeddings
 /// quantised exactly as `irisc share` quantises them, bits.
-pub fn plain_inputs(manifest: &Manifest, files: &[PathBuf]) -> Result<Vec<super::plain::PlainInput>> {
+pub fn plain_inputs(
+    manifest: &Manifest,
+    files: &[PathBuf],
+) -> Result<Vec<super::plain::PlainInput>> {
+    use super::plain::PlainInput;
     use irisc_runtime::io::{ndjson, ndjson_values};
     use irisc_runtime::manifest::InputKind;
-    use super::plain::PlainInput;
     manifest
         .inputs
         .iter()

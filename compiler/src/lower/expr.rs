@@ -109,10 +109,25 @@ impl<'c, 'b, 'p> Lowerer<'c, 'b, 'p> {
                 }
                 if r.shape == RevealShape::Ids {
                     let recs = self.record_value(b, 0)?;
-                    append(self.block, self.cx, "irs.reveal", at, &[value, recs], &attrs, &[])?;
+                    append(
+                        self.block,
+                        self.cx,
+                        "irs.reveal",
+                        at,
+                        &[value, recs],
+                        &attrs,
+                        &[],
+                    )?;
                 } else {
-                    let n =
-                        append(self.block, self.cx, "irs.count", at, &[value], &[], &["!irs.number"])?;
+                    let n = append(
+                        self.block,
+                        self.cx,
+                        "irs.count",
+                        at,
+                        &[value],
+                        &[],
+                        &["!irs.number"],
+                    )?;
                     append(self.block, self.cx, "irs.reveal", at, &[n[0]], &attrs, &[])?;
                 }
             }
@@ -153,7 +168,15 @@ impl<'c, 'b, 'p> Lowerer<'c, 'b, 'p> {
                     ),
                     int(ctx, "test", self.test(e)? as i64),
                 ];
-                let v = append(self.block, self.cx, "irs.fhd_lt", self.at(t.span), &[q, r], &attrs, &["!irs.bits"])?;
+                let v = append(
+                    self.block,
+                    self.cx,
+                    "irs.fhd_lt",
+                    self.at(t.span),
+                    &[q, r],
+                    &attrs,
+                    &["!irs.bits"],
+                )?;
                 (v[0], layout)
             }
             BoolExpr::Cosine(t) => {
@@ -169,7 +192,15 @@ impl<'c, 'b, 'p> Lowerer<'c, 'b, 'p> {
                     int(ctx, "strict", i64::from(t.strict)),
                     int(ctx, "test", self.test(e)? as i64),
                 ];
-                let v = append(self.block, self.cx, "irs.cosine_ge", self.at(t.span), &[q, r], &attrs, &["!irs.bits"])?;
+                let v = append(
+                    self.block,
+                    self.cx,
+                    "irs.cosine_ge",
+                    self.at(t.span),
+                    &[q, r],
+                    &attrs,
+                    &["!irs.bits"],
+                )?;
                 (v[0], lr)
             }
             BoolExpr::Not(x) => {
@@ -180,7 +211,11 @@ impl<'c, 'b, 'p> Lowerer<'c, 'b, 'p> {
                 let (va, la) = self.expr(a)?;
                 let (vb, lb) = self.expr(b)?;
                 let l = self.combine(la, lb)?;
-                let name = if matches!(e, BoolExpr::And(..)) { "irs.and" } else { "irs.or" };
+                let name = if matches!(e, BoolExpr::And(..)) {
+                    "irs.and"
+                } else {
+                    "irs.or"
+                };
                 (one(self, name, &[va, vb], &[])?, l)
             }
             BoolExpr::If { cond, then, els } => {
@@ -214,7 +249,10 @@ impl<'c, 'b, 'p> Lowerer<'c, 'b, 'p> {
                     Quantifier::Any => "irs.any",
                     Quantifier::All => "irs.all",
                 };
-                (one(self, name, &[v], &[int(ctx, "group", group as i64)])?, rest)
+                (
+                    one(self, name, &[v], &[int(ctx, "group", group as i64)])?,
+                    rest,
+                )
             }
         })
     }
@@ -338,7 +376,11 @@ impl<'c, 'b, 'p> Lowerer<'c, 'b, 'p> {
         Ok(v)
     }
 
-    fn record_value(&mut self, binder: BinderId, field: usize) -> Result<Value<'c, 'b>, LowerError> {
+    fn record_value(
+        &mut self,
+        binder: BinderId,
+        field: usize,
+    ) -> Result<Value<'c, 'b>, LowerError> {
         if let Some(v) = self.records.get(&(binder, field)) {
             return Ok(*v);
         }

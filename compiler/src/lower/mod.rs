@@ -154,4 +154,3 @@ pub(crate) fn location<'c>(cx: &'c Compiler, file: &str, source: &str, span: Spa
 }
 
 pub(crate) use crate::mlir::{int_attr as int, str_attr as string};
-

@@ -145,10 +145,12 @@ mod tests {
     fn irdl_constraints_are_enforced() {
         let cx = Compiler::new().unwrap();
         // Code lengths of the two operands of fhd_lt must agree.
-        let bad = EXAMPLE.replace(
-            "() -> !irs.codes<64>\n",
-            "() -> !irs.codes<128>\n",
-        ).replace("!irs.codes<64>, !irs.codes<64>) ->", "!irs.codes<64>, !irs.codes<128>) ->");
+        let bad = EXAMPLE
+            .replace("() -> !irs.codes<64>\n", "() -> !irs.codes<128>\n")
+            .replace(
+                "!irs.codes<64>, !irs.codes<64>) ->",
+                "!irs.codes<64>, !irs.codes<128>) ->",
+            );
         let err = cx.parse_module(&bad).unwrap_err();
         assert!(err.diagnostics.iter().any(|d| d.contains("64")), "{err}");
         // Wrong operand count.
@@ -163,10 +165,7 @@ mod tests {
         let bad = EXAMPLE.replace("irs.fhd_lt", "irs.fhd_gt");
         assert!(cx.parse_module(&bad).is_err());
         // Enumerated string attribute.
-        let bad = EXAMPLE.replace(
-            r#"source = "gallery"}"#,
-            r#"source = "hidden"}"#,
-        );
+        let bad = EXAMPLE.replace(r#"source = "gallery"}"#, r#"source = "hidden"}"#);
         assert!(cx.parse_module(&bad).is_err());
     }
 }

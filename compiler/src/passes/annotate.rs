@@ -33,13 +33,18 @@ pub fn for_each_test<'c>(
                         let choice = usize::try_from(test)
                             .ok()
                             .and_then(|t| choices.tests.get(t))
-                            .ok_or_else(|| fail(format!("no choice for comparison number {test}")))?;
+                            .ok_or_else(|| {
+                                fail(format!("no choice for comparison number {test}"))
+                            })?;
                         let fits = matches!(
                             (name.as_str(), choice),
-                            ("irs.fhd_lt", TestChoice::Fhd { .. }) | ("irs.cosine_ge", TestChoice::Cosine { .. })
+                            ("irs.fhd_lt", TestChoice::Fhd { .. })
+                                | ("irs.cosine_ge", TestChoice::Cosine { .. })
                         );
                         if !fits {
-                            return Err(fail(format!("comparison {test} is `{name}` but its choice is for another kind")));
+                            return Err(fail(format!(
+                                "comparison {test} is `{name}` but its choice is for another kind"
+                            )));
                         }
                         f(&mut op, choice).map_err(fail)?;
                     }

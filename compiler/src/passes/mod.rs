@@ -93,4 +93,3 @@ impl PassManager {
         Ok(module)
     }
 }
-

@@ -52,7 +52,10 @@ impl Pass for RingSelect {
                     set("dot_ring", (*dot_ring).into());
                     set("ml_ring", (*ml_ring).into());
                     set("a", *a);
-                    set("b", i64::try_from(*b).map_err(|_| format!("b = {b} exceeds 63 bits"))?);
+                    set(
+                        "b",
+                        i64::try_from(*b).map_err(|_| format!("b = {b} exceeds 63 bits"))?,
+                    );
                     set("lift_bits", (*lift_bits).into());
                     justification
                 }

@@ -31,7 +31,9 @@ impl Pass for VariantSelect {
         let ctx = cx.context();
         for_each_test(NAME, &module, &self.0, |op, choice| {
             let (variant, sharing) = match choice {
-                TestChoice::Fhd { variant, sharing, .. } => (variant.as_str(), sharing.as_str()),
+                TestChoice::Fhd {
+                    variant, sharing, ..
+                } => (variant.as_str(), sharing.as_str()),
                 TestChoice::Cosine { .. } => ("cosine", "rep3"),
             };
             if variant != "cosine" && !VARIANTS.contains(&variant) {

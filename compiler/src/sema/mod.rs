@@ -28,6 +28,5 @@ pub fn check_source(path_display: &str, source: &str) -> Result<program::Program
     check_program(path_display, source, &module)
 }
 
-
 #[cfg(test)]
 mod tests;

@@ -92,7 +92,9 @@ impl Variant {
         match self {
             Variant::PlainMask => format!("Z_2^{PLAIN_RING}"),
             Variant::MpcLift => format!("ml, dot Z_2^{LIFT_IN} -> Z_2^{LIFT_RING}"),
-            Variant::ConstLift => format!("dot Z_2^{LIFT_IN} -> Z_2^{LIFT_RING}, ml Z_2^{LIFT_RING}"),
+            Variant::ConstLift => {
+                format!("dot Z_2^{LIFT_IN} -> Z_2^{LIFT_RING}, ml Z_2^{LIFT_RING}")
+            }
             Variant::NoLift => format!("Z_2^{NO_LIFT_RING}"),
             Variant::OrTree => "Z_2".into(),
         }
@@ -278,7 +280,11 @@ pub(crate) struct Plain {
 /// A party's operand before it becomes a [`Value`] (values are not `Send`).
 #[derive(Clone)]
 enum Operand {
-    Rep { k: u32, own: Vec<u64>, prev: Vec<u64> },
+    Rep {
+        k: u32,
+        own: Vec<u64>,
+        prev: Vec<u64>,
+    },
     Public(Vec<u64>),
     Bits(BitShares),
 }
@@ -423,7 +429,11 @@ pub(crate) fn expected(v: Variant, plain: &Plain) -> Vec<bool> {
     match v {
         Variant::PlainMask => {
             let (num, den) = RATIO;
-            plain.pairs.iter().map(|&(ml, hd)| hd * den < num * ml).collect()
+            plain
+                .pairs
+                .iter()
+                .map(|&(ml, hd)| hd * den < num * ml)
+                .collect()
         }
         Variant::MpcLift | Variant::ConstLift => rule(LIFT_A, 1 << LIFT_BITS),
         Variant::NoLift => rule(NO_LIFT_A, NO_LIFT_B),
@@ -446,7 +456,9 @@ fn msb(cx: &mut Ctx<'_>, v: &Value, k: u32) -> Result<BitShares, RuntimeError> {
 /// component 0.
 fn sub_threshold(cx: &mut Ctx<'_>, dot: &Value, ml: &Value, k: u32) -> Result<Value, RuntimeError> {
     let (Value::Replicated { own, prev }, Value::Public(ml)) = (dot, ml) else {
-        return Err(sched("sub_threshold: operands are not (replicated, public)"));
+        return Err(sched(
+            "sub_threshold: operands are not (replicated, public)",
+        ));
     };
     let (num, den) = RATIO;
     let thresholds: Vec<u64> = ml
@@ -553,7 +565,12 @@ pub(crate) fn measure(v: Variant, opts: &Table2Options) -> Result<Measured, Runt
     let [a, b, c] = runs;
     let runs = [a?, b?, c?];
     let mut walls: Vec<Duration> = (0..repeats)
-        .map(|r| runs.iter().map(|p| p.times[r]).max().expect("three parties"))
+        .map(|r| {
+            runs.iter()
+                .map(|p| p.times[r])
+                .max()
+                .expect("three parties")
+        })
         .collect();
     walls.sort();
     let median = walls[walls.len() / 2].as_secs_f64();
@@ -673,7 +690,11 @@ mod tests {
         ] {
             let m = measure(v, &opts(n, 3)).unwrap();
             let gates = Stats::msb(k).and_gates as usize;
-            assert_eq!(m.row.bytes_sent.unwrap(), [(gates * n / 8) as u64; 3], "{v:?}");
+            assert_eq!(
+                m.row.bytes_sent.unwrap(),
+                [(gates * n / 8) as u64; 3],
+                "{v:?}"
+            );
         }
         let m = measure(Variant::OrTree, &opts(n, 3)).unwrap();
         let sent = m.row.bytes_sent.unwrap();
@@ -693,7 +714,10 @@ mod tests {
         // serde_json's float parsing may differ in the last bit: compare the rest.
         assert_eq!(back.len(), rows.len());
         for (b, r) in back.iter().zip(&rows) {
-            assert_eq!((b.variant, &b.source, b.bytes_sent, b.rounds), (r.variant, &r.source, r.bytes_sent, r.rounds));
+            assert_eq!(
+                (b.variant, &b.source, b.bytes_sent, b.rounds),
+                (r.variant, &r.source, r.bytes_sent, r.rounds)
+            );
         }
         let p = paper_rows();
         let mpc = p

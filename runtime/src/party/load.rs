@@ -12,10 +12,10 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use crate::error::RuntimeError;
+use crate::io::share_file::ShareKind;
 use crate::io::share_file::{
     self, Expected, MaskMode, Payload, RingVec, ShareFile, ShareFileHeader, Sharing,
 };
-use crate::io::share_file::ShareKind;
 use crate::manifest::{InputRole, Manifest, ManifestInput};
 use crate::share::binary::{words_for, BitShares};
 

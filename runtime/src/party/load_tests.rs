@@ -443,7 +443,10 @@ fn shamir_inputs_reconstruct() {
     }
     // F_p query: query 1 reconstructs from any two parties.
     let c = shamir_data(&mut ins, 1, PART_EMBEDDING, 1, false);
-    assert_eq!((c[0].count, c[0].words_per_code(), c[0].ids.clone()), (1, 6, vec![2]));
+    assert_eq!(
+        (c[0].count, c[0].words_per_code(), c[0].ids.clone()),
+        (1, 6, vec![2])
+    );
     assert_eq!(
         fp::shamir_reconstruct((1, &c[1].words), (2, &c[2].words)),
         vec![3, 3, 3, 3, 3, 65000]

@@ -16,13 +16,10 @@ fn self_dot_local<T: RingElem>(a: &[T], b: &[T], count: usize, len: usize) -> Ve
     (0..count)
         .map(|c| {
             let r = c * len..(c + 1) * len;
-            a[r.clone()]
-                .iter()
-                .zip(&b[r])
-                .fold(T::ZERO, |acc, (x, y)| {
-                    acc.wrapping_add(x.wrapping_mul(*x))
-                        .wrapping_sub(y.wrapping_mul(*y))
-                })
+            a[r.clone()].iter().zip(&b[r]).fold(T::ZERO, |acc, (x, y)| {
+                acc.wrapping_add(x.wrapping_mul(*x))
+                    .wrapping_sub(y.wrapping_mul(*y))
+            })
         })
         .collect()
 }
@@ -31,14 +28,26 @@ impl Runtime {
     /// Additive shares of `<y, y>` for every code of slot `src` (the norms of the cosine test).
     pub fn self_dot(&mut self, dst: u32, src: u32) -> Result<(), RuntimeError> {
         let Value::Codes(c) = self.slot(src)? else {
-            return Err(RuntimeError::Schedule(format!("self dot of slot {src}, which holds no codes")));
+            return Err(RuntimeError::Schedule(format!(
+                "self dot of slot {src}, which holds no codes"
+            )));
         };
         let c = c.clone();
         let out = match (&c.a, &c.b) {
-            (RingVec::U16(a), RingVec::U16(b)) => RingVec::U16(self_dot_local(a, b, c.count, c.bits)),
-            (RingVec::U32(a), RingVec::U32(b)) => RingVec::U32(self_dot_local(a, b, c.count, c.bits)),
-            (RingVec::U64(a), RingVec::U64(b)) => RingVec::U64(self_dot_local(a, b, c.count, c.bits)),
-            _ => return Err(RuntimeError::Schedule("share components differ in width".into())),
+            (RingVec::U16(a), RingVec::U16(b)) => {
+                RingVec::U16(self_dot_local(a, b, c.count, c.bits))
+            }
+            (RingVec::U32(a), RingVec::U32(b)) => {
+                RingVec::U32(self_dot_local(a, b, c.count, c.bits))
+            }
+            (RingVec::U64(a), RingVec::U64(b)) => {
+                RingVec::U64(self_dot_local(a, b, c.count, c.bits))
+            }
+            _ => {
+                return Err(RuntimeError::Schedule(
+                    "share components differ in width".into(),
+                ))
+            }
         };
         self.put(dst, Value::Additive(out));
         Ok(())
@@ -65,7 +74,9 @@ mod tests {
         use rand::{Rng, SeedableRng};
         let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(7);
         let (count, len) = (5, 64);
-        let x: Vec<u64> = (0..count * len).map(|_| rng.random_range(0..513u64).wrapping_sub(256)).collect();
+        let x: Vec<u64> = (0..count * len)
+            .map(|_| rng.random_range(0..513u64).wrapping_sub(256))
+            .collect();
         let shares: [Rep3Vec<u64>; 3] = share_vec(&x, 64, &mut rng);
         let mut sum = vec![0u64; count];
         for s in &shares {

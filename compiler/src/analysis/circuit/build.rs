@@ -483,7 +483,11 @@ mod tests {
         let s = summarize(&prog, &plans, &value, 1).unwrap();
         // (1 + max(1, 7) + 1) + (1 + max(3, 0) + 1) + 1 OR; naive adds every branch.
         assert_eq!(s.masked, 9 + 5 + 1);
-        assert_eq!(s.naive, (1 + 1 + 7 + 1) + (1 + 3 + 1) + 1, "else branch: 0 ANDs");
+        assert_eq!(
+            s.naive,
+            (1 + 1 + 7 + 1) + (1 + 3 + 1) + 1,
+            "else branch: 0 ANDs"
+        );
         assert_eq!(s.conditionals, 2);
         assert_eq!(build_and_count(&prog, &plans, &value, 1).unwrap(), s);
     }

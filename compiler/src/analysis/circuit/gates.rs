@@ -100,7 +100,11 @@ impl NetlistBuilder {
     /// # Panics
     /// If `inputs.len()` differs from `nl.num_inputs()`.
     pub fn append(&mut self, nl: &Netlist, inputs: &[Wire]) -> Vec<Wire> {
-        assert_eq!(inputs.len(), nl.num_inputs(), "appended netlist input width");
+        assert_eq!(
+            inputs.len(),
+            nl.num_inputs(),
+            "appended netlist input width"
+        );
         let mut map: Vec<Option<Wire>> = vec![None; nl.graph.node_count()];
         let mut outs: Vec<Option<Wire>> = vec![None; nl.num_outputs()];
         // Index order is topological (see [`Netlist`]), so operands are mapped first.

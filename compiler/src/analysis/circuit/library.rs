@@ -169,7 +169,11 @@ mod tests {
             let nl = or_tree(n);
             // n - 1 ORs of one AND each, in ceil(log2 n) levels.
             assert_eq!(nl.and_count(), n as u64 - 1, "n = {n}");
-            assert_eq!(nl.and_depth(), u64::from(usize::BITS - (n - 1).leading_zeros()), "n = {n}");
+            assert_eq!(
+                nl.and_depth(),
+                u64::from(usize::BITS - (n - 1).leading_zeros()),
+                "n = {n}"
+            );
         }
         let nl = or_tree(5);
         for v in 0..32u64 {

@@ -15,14 +15,18 @@ enum A {
 
 /// (name, result, arguments) of every entry point.
 const ENTRY_POINTS: &[(&str, A, &[A])] = {
-    use A::{I32, I64, Ptr};
+    use A::{Ptr, I32, I64};
     &[
         ("irisc_rt_start", Ptr, &[I32, Ptr, Ptr, I64]),
         ("irisc_rt_query_count", I64, &[Ptr]),
         ("irisc_rt_finish", I32, &[Ptr, I32]),
         // (rt, dst, input, part, query or -1, ring_bits)
         ("irisc_rt_load_input", I32, &[Ptr, I32, I32, I32, I64, I32]),
-        ("irisc_rt_load_earlier", I32, &[Ptr, I32, I32, I32, I64, I32]),
+        (
+            "irisc_rt_load_earlier",
+            I32,
+            &[Ptr, I32, I32, I32, I64, I32],
+        ),
         ("irisc_rt_rotate", I32, &[Ptr, I32, I32, I32, I32]),
         ("irisc_rt_masked_dot", I32, &[Ptr, I32, I32, I32, Ptr]),
         ("irisc_rt_self_dot", I32, &[Ptr, I32, I32]),
@@ -31,11 +35,23 @@ const ENTRY_POINTS: &[(&str, A, &[A])] = {
         ("irisc_rt_reshare_p", I32, &[Ptr, I32, I32]),
         ("irisc_rt_mask_len", I32, &[Ptr, I32, I32, I32]),
         // (rt, dst, dot, ml, num, den, k)
-        ("irisc_rt_sub_threshold", I32, &[Ptr, I32, I32, I32, I64, I64, I32]),
-        ("irisc_rt_sub_threshold_p", I32, &[Ptr, I32, I32, I32, I64, I64]),
+        (
+            "irisc_rt_sub_threshold",
+            I32,
+            &[Ptr, I32, I32, I32, I64, I64, I32],
+        ),
+        (
+            "irisc_rt_sub_threshold_p",
+            I32,
+            &[Ptr, I32, I32, I32, I64, I64],
+        ),
         // (rt, dst, x, y, a, b, k)
         ("irisc_rt_lin", I32, &[Ptr, I32, I32, I32, I64, I64, I32]),
-        ("irisc_rt_lin_mod", I32, &[Ptr, I32, I32, I32, I64, I64, I32]),
+        (
+            "irisc_rt_lin_mod",
+            I32,
+            &[Ptr, I32, I32, I32, I64, I64, I32],
+        ),
         // (rt, dst, src, m, k_out)
         ("irisc_rt_const_lift", I32, &[Ptr, I32, I32, I32, I32]),
         // (rt, dst, src, k_in, k_out)

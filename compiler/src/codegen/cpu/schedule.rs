@@ -293,7 +293,9 @@ impl<'ctx> Schedule<'ctx, '_> {
     /// A pointer to the bytes of `s` as a private constant (output labels).
     fn string_ptr(&mut self, s: &str) -> BasicMetadataValueEnum<'ctx> {
         let bytes = self.cx.const_string(s.as_bytes(), false);
-        let g = self.module.add_global(bytes.get_type(), None, "irisc_label");
+        let g = self
+            .module
+            .add_global(bytes.get_type(), None, "irisc_label");
         g.set_initializer(&bytes);
         g.set_constant(true);
         g.set_linkage(Linkage::Private);
@@ -316,7 +318,10 @@ impl<'ctx> Schedule<'ctx, '_> {
                 let ring = self.i32c(self.load_ring(op)?);
                 let (input, part) = (self.i32c(int("input")?), self.i32c(int("part")?));
                 let dst = self.fresh(op)?;
-                ("irisc_rt_load_input", vec![rt, dst, input, part, self.i64c(-1), ring])
+                (
+                    "irisc_rt_load_input",
+                    vec![rt, dst, input, part, self.i64c(-1), ring],
+                )
             }
             "mpc.load_query" | "mpc.load_earlier" => {
                 let ring = self.i32c(self.load_ring(op)?);
@@ -355,7 +360,10 @@ impl<'ctx> Schedule<'ctx, '_> {
                 let dst = self.fresh(op)?;
                 if name == "mpc.sub_threshold" {
                     let k = self.i32c(self.ring(op, None)?.into());
-                    ("irisc_rt_sub_threshold", vec![rt, dst, dot, ml, num, den, k])
+                    (
+                        "irisc_rt_sub_threshold",
+                        vec![rt, dst, dot, ml, num, den, k],
+                    )
                 } else {
                     ("irisc_rt_sub_threshold_p", vec![rt, dst, dot, ml, num, den])
                 }
@@ -365,11 +373,19 @@ impl<'ctx> Schedule<'ctx, '_> {
                 let (a, b) = (self.i64c(int("a")?), self.i64c(int("b")?));
                 let k = ring_out()?;
                 let dst = self.fresh(op)?;
-                let callee = if name == "mpc.lin" { "irisc_rt_lin" } else { "irisc_rt_lin_mod" };
+                let callee = if name == "mpc.lin" {
+                    "irisc_rt_lin"
+                } else {
+                    "irisc_rt_lin_mod"
+                };
                 (callee, vec![rt, dst, x, y, a, b, k])
             }
             "mpc.const_lift" => {
-                let (src, m, k) = (self.slot_arg(op, 0)?, self.i32c(int("lift_bits")?), ring_out()?);
+                let (src, m, k) = (
+                    self.slot_arg(op, 0)?,
+                    self.i32c(int("lift_bits")?),
+                    ring_out()?,
+                );
                 ("irisc_rt_const_lift", vec![rt, self.fresh(op)?, src, m, k])
             }
             "mpc.lift" => {
@@ -378,7 +394,11 @@ impl<'ctx> Schedule<'ctx, '_> {
             }
             "mpc.lift_p" | "mpc.const_lift_p" => {
                 let (src, m) = (self.slot_arg(op, 0)?, ring_out()?);
-                let callee = if name == "mpc.lift_p" { "irisc_rt_lift_p" } else { "irisc_rt_const_lift_p" };
+                let callee = if name == "mpc.lift_p" {
+                    "irisc_rt_lift_p"
+                } else {
+                    "irisc_rt_const_lift_p"
+                };
                 (callee, vec![rt, self.fresh(op)?, src, m])
             }
             "mpc.mul" => {
@@ -387,7 +407,11 @@ impl<'ctx> Schedule<'ctx, '_> {
             }
             "mpc.msb" | "mpc.msb_mod" | "mpc.bit_inject" => {
                 let src = self.slot_arg(op, 0)?;
-                let k = if name == "mpc.bit_inject" { ring_out()? } else { ring_in()? };
+                let k = if name == "mpc.bit_inject" {
+                    ring_out()?
+                } else {
+                    ring_in()?
+                };
                 let callee = match name {
                     "mpc.msb" => "irisc_rt_msb",
                     "mpc.msb_mod" => "irisc_rt_msb_mod",
@@ -420,7 +444,11 @@ impl<'ctx> Schedule<'ctx, '_> {
                 (callee, vec![rt, self.fresh(op)?, x, y])
             }
             "mpc.mux" => {
-                let (c, x, y) = (self.slot_arg(op, 0)?, self.slot_arg(op, 1)?, self.slot_arg(op, 2)?);
+                let (c, x, y) = (
+                    self.slot_arg(op, 0)?,
+                    self.slot_arg(op, 1)?,
+                    self.slot_arg(op, 2)?,
+                );
                 ("irisc_rt_mux", vec![rt, self.fresh(op)?, c, x, y])
             }
             "mpc.or_tree" | "mpc.and_tree" | "mpc.sum" => {
@@ -434,7 +462,11 @@ impl<'ctx> Schedule<'ctx, '_> {
             }
             "mpc.open" | "mpc.open_int" => {
                 let (src, to) = (self.slot_arg(op, 0)?, self.i32c(int("to")?));
-                let callee = if name == "mpc.open" { "irisc_rt_open" } else { "irisc_rt_open_int" };
+                let callee = if name == "mpc.open" {
+                    "irisc_rt_open"
+                } else {
+                    "irisc_rt_open_int"
+                };
                 (callee, vec![rt, self.fresh(op)?, src, to])
             }
             "mpc.output" => {

@@ -41,10 +41,11 @@ pub fn lower<'c, 'a>(e: &mut Emitter<'c>, op: &OperationRef<'c, 'a>) -> Result<(
     let norms = e.op1("mpc.mul", at, &[yy, xx], &[], &add)?;
     let norms = e.op1("mpc.reshare", at, &[norms], &[], &rep)?;
 
-    let lin = |e: &mut Emitter<'c>, x: Handle, y: Handle, a: i64, b: i64| -> Result<Handle, PassError> {
-        let attrs = [e.int("a", a), e.int("b", b)];
-        e.op1("mpc.lin", at, &[x, y], &attrs, &rep)
-    };
+    let lin =
+        |e: &mut Emitter<'c>, x: Handle, y: Handle, a: i64, b: i64| -> Result<Handle, PassError> {
+            let attrs = [e.int("a", a), e.int("b", b)];
+            e.op1("mpc.lin", at, &[x, y], &attrs, &rep)
+        };
     let msb = |e: &mut Emitter<'c>, v: Handle| e.op1("mpc.msb", at, &[v], &[], "!mpc.bits");
     let not = |e: &mut Emitter<'c>, v: Handle| e.op1("mpc.not", at, &[v], &[], "!mpc.bits");
 

@@ -22,9 +22,18 @@ pub enum Src {
     /// The current query of input `input`.
     Query { input: i64, name: String },
     /// The current query rotated by `lo..=hi`.
-    Rotated { input: i64, name: String, lo: i64, hi: i64 },
+    Rotated {
+        input: i64,
+        name: String,
+        lo: i64,
+        hi: i64,
+    },
     /// Records: a gallery (`earlier = false`) or the earlier queries of the batch.
-    Records { input: i64, name: String, earlier: bool },
+    Records {
+        input: i64,
+        name: String,
+        earlier: bool,
+    },
 }
 
 /// Parts of an input, as the runtime loads them.
@@ -41,7 +50,6 @@ struct GalleryLoad {
     part: i64,
     ty: String,
 }
-
 
 pub struct Emitter<'c> {
     pub cx: &'c Compiler,
@@ -108,7 +116,10 @@ impl<'c> Emitter<'c> {
 
     /// The query number (argument 0 of `@query`).
     pub fn query_index(&self) -> Value<'c, '_> {
-        self.query.argument(0).expect("@query has its index argument").into()
+        self.query
+            .argument(0)
+            .expect("@query has its index argument")
+            .into()
     }
 
     /// Appends `name(operands) {attrs} : result` to `@query`; returns the result's handle.
@@ -127,7 +138,9 @@ impl<'c> Emitter<'c> {
         if let Some(t) = result {
             b = b.add_results(&[self.ty(t)?]);
         }
-        let op = b.build().map_err(|e| fail(format!("building `{name}`: {e}")))?;
+        let op = b
+            .build()
+            .map_err(|e| fail(format!("building `{name}`: {e}")))?;
         let op = self.query.append_operation(op);
         match result {
             Some(_) => {
@@ -152,7 +165,10 @@ impl<'c> Emitter<'c> {
     ) -> Result<Handle, PassError> {
         let key = format!(
             "{name}{operands:?}{:?}{result}",
-            attrs.iter().map(|(k, v)| format!("{}={v}", k.as_string_ref().as_str().unwrap_or(""))).collect::<Vec<_>>()
+            attrs
+                .iter()
+                .map(|(k, v)| format!("{}={v}", k.as_string_ref().as_str().unwrap_or("")))
+                .collect::<Vec<_>>()
         );
         if let Some(h) = self.memo.get(&key) {
             return Ok(Handle(*h));
@@ -231,7 +247,11 @@ impl<'c> Emitter<'c> {
     }
 
     /// Operand `i` of `op` as binary shares: a computed bit vector, or a `bit` input loaded.
-    pub fn bits_of<'a>(&mut self, op: &OperationRef<'c, 'a>, i: usize) -> Result<Handle, PassError> {
+    pub fn bits_of<'a>(
+        &mut self,
+        op: &OperationRef<'c, 'a>,
+        i: usize,
+    ) -> Result<Handle, PassError> {
         let v = op.operand(i).map_err(|e| fail(e.to_string()))?;
         match self.map.get(&key(v)) {
             Some(LoweredKey::Bits(h)) => Ok(Handle(*h)),
@@ -239,7 +259,10 @@ impl<'c> Emitter<'c> {
                 let s = s.clone();
                 self.load(&s, PART_BIT, "!mpc.bits", op.location())
             }
-            _ => Err(fail(format!("operand {i} of `{}` is not a bit vector", op_name(op)))),
+            _ => Err(fail(format!(
+                "operand {i} of `{}` is not a bit vector",
+                op_name(op)
+            ))),
         }
     }
 
@@ -248,7 +271,10 @@ impl<'c> Emitter<'c> {
         let v = op.operand(i).map_err(|e| fail(e.to_string()))?;
         match self.map.get(&key(v)) {
             Some(LoweredKey::Number(h)) => Ok(Handle(*h)),
-            _ => Err(fail(format!("operand {i} of `{}` is not a count", op_name(op)))),
+            _ => Err(fail(format!(
+                "operand {i} of `{}` is not a count",
+                op_name(op)
+            ))),
         }
     }
 
@@ -258,7 +284,11 @@ impl<'c> Emitter<'c> {
         Ok(())
     }
 
-    pub fn set_number<'a>(&mut self, op: &OperationRef<'c, 'a>, h: Handle) -> Result<(), PassError> {
+    pub fn set_number<'a>(
+        &mut self,
+        op: &OperationRef<'c, 'a>,
+        h: Handle,
+    ) -> Result<(), PassError> {
         let r = op.result(0).map_err(|e| fail(e.to_string()))?;
         self.map.insert(key(r), LoweredKey::Number(h.0));
         Ok(())
@@ -266,7 +296,13 @@ impl<'c> Emitter<'c> {
 
     /// `src`'s `part` in the share type `ty` (`!mpc.code<k>`, `!mpc.shamir<"gr4">`, `!mpc.bits`),
     /// loaded once: galleries in `@setup`, queries and earlier queries per query.
-    pub fn load(&mut self, src: &Src, part: i64, ty: &str, at: Location<'c>) -> Result<Handle, PassError> {
+    pub fn load(
+        &mut self,
+        src: &Src,
+        part: i64,
+        ty: &str,
+        at: Location<'c>,
+    ) -> Result<Handle, PassError> {
         let k = (src.clone(), part, ty.to_string());
         if let Some(h) = self.loads.get(&k) {
             return Ok(Handle(*h));
@@ -274,10 +310,19 @@ impl<'c> Emitter<'c> {
         let q = self.query_handle();
         let h = match src {
             Src::Query { input, name } => {
-                let attrs = [self.string("name", name), self.int("input", *input), self.int("part", part)];
+                let attrs = [
+                    self.string("name", name),
+                    self.int("input", *input),
+                    self.int("part", part),
+                ];
                 self.op1("mpc.load_query", at, &[q], &attrs, ty)?
             }
-            Src::Rotated { input, name, lo, hi } => {
+            Src::Rotated {
+                input,
+                name,
+                lo,
+                hi,
+            } => {
                 let base = self.load(
                     &Src::Query {
                         input: *input,
@@ -295,7 +340,11 @@ impl<'c> Emitter<'c> {
                 name,
                 earlier: true,
             } => {
-                let attrs = [self.string("name", name), self.int("input", *input), self.int("part", part)];
+                let attrs = [
+                    self.string("name", name),
+                    self.int("input", *input),
+                    self.int("part", part),
+                ];
                 self.op1("mpc.load_earlier", at, &[q], &attrs, ty)?
             }
             Src::Records {

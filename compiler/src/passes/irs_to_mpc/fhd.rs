@@ -36,7 +36,8 @@ fn choice<'c, 'a>(op: &OperationRef<'c, 'a>) -> Result<Choice, PassError> {
         get_int(op, n).map_err(|e| fail(format!("{e} (did ring-select and variant-select run?)")))
     };
     let code_bits = type_param(op.operand(1).map_err(|e| fail(e.to_string()))?.r#type())
-        .ok_or_else(|| fail("`irs.fhd_lt` records have no code length"))? as i64;
+        .ok_or_else(|| fail("`irs.fhd_lt` records have no code length"))?
+        as i64;
     Ok(Choice {
         variant: get_str(op, "variant").map_err(fail)?,
         sharing: get_str(op, "sharing").map_err(fail)?,
@@ -64,7 +65,11 @@ pub fn lower<'c, 'a>(e: &mut Emitter<'c>, op: &OperationRef<'c, 'a>) -> Result<(
         ("const_lift", "rep3") => const_lift(e, &c, &q, &r, at)?,
         ("mpc_lift", "rep3" | "gr2" | "gr4") => mpc_lift(e, &c, &q, &r, at)?,
         ("mpc_lift", "fp") => mpc_lift_fp(e, &c, &q, &r, at)?,
-        (v, s) => return Err(fail(format!("no lowering of variant `{v}` with sharing `{s}`"))),
+        (v, s) => {
+            return Err(fail(format!(
+                "no lowering of variant `{v}` with sharing `{s}`"
+            )))
+        }
     };
     e.set_bits(op, bits)
 }
@@ -82,10 +87,19 @@ fn rep3_dot<'c>(
     code_bits: i64,
     at: Location<'c>,
 ) -> Result<(Handle, Handle, Handle), PassError> {
-    let (x, y) = (e.load(q, part, &code_ty(k), at)?, e.load(r, part, &code_ty(k), at)?);
+    let (x, y) = (
+        e.load(q, part, &code_ty(k), at)?,
+        e.load(r, part, &code_ty(k), at)?,
+    );
     let attrs = [e.int("code_bits", code_bits)];
     // The same pair's dot product serves every comparison of it (it is reshared once).
-    let add = e.op1_memo("mpc.masked_dot", at, &[x, y], &attrs, &format!("!mpc.add<{k}>"))?;
+    let add = e.op1_memo(
+        "mpc.masked_dot",
+        at,
+        &[x, y],
+        &attrs,
+        &format!("!mpc.add<{k}>"),
+    )?;
     let rep = e.op1_memo("mpc.reshare", at, &[add], &[], &format!("!mpc.rep<{k}>"))?;
     Ok((rep, x, y))
 }
@@ -114,18 +128,39 @@ fn msb<'c>(e: &mut Emitter<'c>, x: Handle, at: Location<'c>) -> Result<Handle, P
     e.op1("mpc.msb", at, &[x], &[], "!mpc.bits")
 }
 
-fn plain_mask_rep3<'c>(e: &mut Emitter<'c>, c: &Choice, q: &Src, r: &Src, at: Location<'c>) -> Result<Handle, PassError> {
+fn plain_mask_rep3<'c>(
+    e: &mut Emitter<'c>,
+    c: &Choice,
+    q: &Src,
+    r: &Src,
+    at: Location<'c>,
+) -> Result<Handle, PassError> {
     let k = c.ring;
     let (dot, x, y) = rep3_dot(e, (q, r), PART_CODE, k, c.code_bits, at)?;
     let ml = e.op1_memo("mpc.mask_len", at, &[x, y], &[], &format!("!mpc.pub<{k}>"))?;
     let attrs = [e.int("ratio_num", c.num), e.int("ratio_den", c.den)];
-    let diff = e.op1("mpc.sub_threshold", at, &[dot, ml], &attrs, &format!("!mpc.rep<{k}>"))?;
+    let diff = e.op1(
+        "mpc.sub_threshold",
+        at,
+        &[dot, ml],
+        &attrs,
+        &format!("!mpc.rep<{k}>"),
+    )?;
     msb(e, diff, at)
 }
 
-fn plain_mask_galois<'c>(e: &mut Emitter<'c>, c: &Choice, q: &Src, r: &Src, at: Location<'c>) -> Result<Handle, PassError> {
+fn plain_mask_galois<'c>(
+    e: &mut Emitter<'c>,
+    c: &Choice,
+    q: &Src,
+    r: &Src,
+    at: Location<'c>,
+) -> Result<Handle, PassError> {
     if c.ring != 16 {
-        return Err(fail(format!("Galois-ring dot products end in Z_2^16, not Z_2^{}", c.ring)));
+        return Err(fail(format!(
+            "Galois-ring dot products end in Z_2^16, not Z_2^{}",
+            c.ring
+        )));
     }
     let (dot, x, y) = shamir_dot(e, c, (q, r), PART_CODE, at)?;
     let ml = e.op1("mpc.mask_len", at, &[x, y], &[], "!mpc.pub<16>")?;
@@ -134,7 +169,13 @@ fn plain_mask_galois<'c>(e: &mut Emitter<'c>, c: &Choice, q: &Src, r: &Src, at: 
     msb(e, diff, at)
 }
 
-fn plain_mask_fp<'c>(e: &mut Emitter<'c>, c: &Choice, q: &Src, r: &Src, at: Location<'c>) -> Result<Handle, PassError> {
+fn plain_mask_fp<'c>(
+    e: &mut Emitter<'c>,
+    c: &Choice,
+    q: &Src,
+    r: &Src,
+    at: Location<'c>,
+) -> Result<Handle, PassError> {
     let (dot, x, y) = shamir_dot(e, c, (q, r), PART_CODE, at)?;
     let ml = e.op1("mpc.mask_len", at, &[x, y], &[], "!mpc.pub<16>")?;
     let attrs = [e.int("ratio_num", c.num), e.int("ratio_den", c.den)];
@@ -143,13 +184,27 @@ fn plain_mask_fp<'c>(e: &mut Emitter<'c>, c: &Choice, q: &Src, r: &Src, at: Loca
 }
 
 /// `MSB(a*ml - y)` over Z_2^k with `y` already `b*dot` (or `dot` with `b` applied by `lin`).
-fn compare<'c>(e: &mut Emitter<'c>, ml: Handle, y: Handle, a: i64, b: i64, k: i64, at: Location<'c>) -> Result<Handle, PassError> {
+fn compare<'c>(
+    e: &mut Emitter<'c>,
+    ml: Handle,
+    y: Handle,
+    a: i64,
+    b: i64,
+    k: i64,
+    at: Location<'c>,
+) -> Result<Handle, PassError> {
     let attrs = [e.int("a", a), e.int("b", b)];
     let v = e.op1("mpc.lin", at, &[ml, y], &attrs, &format!("!mpc.rep<{k}>"))?;
     msb(e, v, at)
 }
 
-fn no_lift<'c>(e: &mut Emitter<'c>, c: &Choice, q: &Src, r: &Src, at: Location<'c>) -> Result<Handle, PassError> {
+fn no_lift<'c>(
+    e: &mut Emitter<'c>,
+    c: &Choice,
+    q: &Src,
+    r: &Src,
+    at: Location<'c>,
+) -> Result<Handle, PassError> {
     let k = c.ring;
     let (dot, ..) = rep3_dot(e, (q, r), PART_CODE, k, c.code_bits, at)?;
     let (ml, ..) = rep3_dot(e, (q, r), PART_MASK, k, c.code_bits, at)?;
@@ -168,20 +223,40 @@ fn check_lift(c: &Choice) -> Result<(), PassError> {
     Ok(())
 }
 
-fn const_lift<'c>(e: &mut Emitter<'c>, c: &Choice, q: &Src, r: &Src, at: Location<'c>) -> Result<Handle, PassError> {
+fn const_lift<'c>(
+    e: &mut Emitter<'c>,
+    c: &Choice,
+    q: &Src,
+    r: &Src,
+    at: Location<'c>,
+) -> Result<Handle, PassError> {
     check_lift(c)?;
     let k = c.ring;
     let (dot, ..) = rep3_dot(e, (q, r), PART_CODE, c.dot_ring, c.code_bits, at)?;
     let attrs = [e.int("lift_bits", c.lift_bits)];
-    let lifted = e.op1("mpc.const_lift", at, &[dot], &attrs, &format!("!mpc.rep<{k}>"))?;
+    let lifted = e.op1(
+        "mpc.const_lift",
+        at,
+        &[dot],
+        &attrs,
+        &format!("!mpc.rep<{k}>"),
+    )?;
     let (ml, ..) = rep3_dot(e, (q, r), PART_MASK, c.ml_ring, c.code_bits, at)?;
     if c.ml_ring != k {
-        return Err(fail("ConstLift computes the mask dot product in the comparison ring"));
+        return Err(fail(
+            "ConstLift computes the mask dot product in the comparison ring",
+        ));
     }
     compare(e, ml, lifted, c.a, 1, k, at)
 }
 
-fn mpc_lift<'c>(e: &mut Emitter<'c>, c: &Choice, q: &Src, r: &Src, at: Location<'c>) -> Result<Handle, PassError> {
+fn mpc_lift<'c>(
+    e: &mut Emitter<'c>,
+    c: &Choice,
+    q: &Src,
+    r: &Src,
+    at: Location<'c>,
+) -> Result<Handle, PassError> {
     check_lift(c)?;
     let k = c.ring;
     let (dot, ml) = if c.sharing == "rep3" {
@@ -200,9 +275,18 @@ fn mpc_lift<'c>(e: &mut Emitter<'c>, c: &Choice, q: &Src, r: &Src, at: Location<
     compare(e, ml, lifted, c.a, 1, k, at)
 }
 
-fn mpc_lift_fp<'c>(e: &mut Emitter<'c>, c: &Choice, q: &Src, r: &Src, at: Location<'c>) -> Result<Handle, PassError> {
+fn mpc_lift_fp<'c>(
+    e: &mut Emitter<'c>,
+    c: &Choice,
+    q: &Src,
+    r: &Src,
+    at: Location<'c>,
+) -> Result<Handle, PassError> {
     if c.b != 1i64 << c.lift_bits {
-        return Err(fail(format!("LiftP needs b = 2^m; got b = {}, m = {}", c.b, c.lift_bits)));
+        return Err(fail(format!(
+            "LiftP needs b = 2^m; got b = {}, m = {}",
+            c.b, c.lift_bits
+        )));
     }
     let (dot, ..) = shamir_dot(e, c, (q, r), PART_CODE, at)?;
     let (ml, ..) = shamir_dot(e, c, (q, r), PART_MASK, at)?;

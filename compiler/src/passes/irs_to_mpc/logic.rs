@@ -35,7 +35,11 @@ pub fn lower<'c, 'a>(e: &mut Emitter<'c>, op: &OperationRef<'c, 'a>) -> Result<(
         }
         "irs.and" | "irs.or" => {
             let (x, y) = (e.bits_of(op, 0)?, e.bits_of(op, 1)?);
-            let m = if name == "irs.and" { "mpc.and" } else { "mpc.or" };
+            let m = if name == "irs.and" {
+                "mpc.and"
+            } else {
+                "mpc.or"
+            };
             e.op1(m, at, &[x, y], &[], "!mpc.bits")?
         }
         "irs.select" => {
@@ -45,7 +49,11 @@ pub fn lower<'c, 'a>(e: &mut Emitter<'c>, op: &OperationRef<'c, 'a>) -> Result<(
         "irs.any" | "irs.all" => {
             let x = e.bits_of(op, 0)?;
             let attrs = [e.int("group", get_int(op, "group").map_err(fail)?)];
-            let m = if name == "irs.any" { "mpc.or_tree" } else { "mpc.and_tree" };
+            let m = if name == "irs.any" {
+                "mpc.or_tree"
+            } else {
+                "mpc.and_tree"
+            };
             e.op1(m, at, &[x], &attrs, "!mpc.bits")?
         }
         other => return Err(fail(format!("`{other}` is not a boolean op"))),
@@ -63,7 +71,13 @@ pub fn reveal<'c, 'a>(e: &mut Emitter<'c>, op: &OperationRef<'c, 'a>) -> Result<
     match shape.as_str() {
         "bit" => {
             let bits = e.bits_of(op, 0)?;
-            let clear = e.op1("mpc.open", at, &[bits], &[e.int("to", to)], "!mpc.clear_bits")?;
+            let clear = e.op1(
+                "mpc.open",
+                at,
+                &[bits],
+                &[e.int("to", to)],
+                "!mpc.clear_bits",
+            )?;
             e.op("mpc.output", at, &[q, clear], &out_attrs, None)?;
         }
         "ids" => {
@@ -75,12 +89,24 @@ pub fn reveal<'c, 'a>(e: &mut Emitter<'c>, op: &OperationRef<'c, 'a>) -> Result<
             let recs = e
                 .any_load(&records)
                 .ok_or_else(|| fail("the records of an `ids` reveal are never loaded"))?;
-            let clear = e.op1("mpc.open", at, &[bits], &[e.int("to", to)], "!mpc.clear_bits")?;
+            let clear = e.op1(
+                "mpc.open",
+                at,
+                &[bits],
+                &[e.int("to", to)],
+                "!mpc.clear_bits",
+            )?;
             e.op("mpc.output", at, &[q, clear, recs], &out_attrs, None)?;
         }
         "count" => {
             let n = e.number_of(op, 0)?;
-            let clear = e.op1("mpc.open_int", at, &[n], &[e.int("to", to)], "!mpc.clear_ints")?;
+            let clear = e.op1(
+                "mpc.open_int",
+                at,
+                &[n],
+                &[e.int("to", to)],
+                "!mpc.clear_ints",
+            )?;
             e.op("mpc.output", at, &[q, clear], &out_attrs, None)?;
         }
         other => return Err(fail(format!("unknown reveal shape `{other}`"))),
