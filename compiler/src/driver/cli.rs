@@ -210,7 +210,7 @@ pub enum Command {
         /// Folder for the reports and charts.
         #[arg(long, default_value = "bench-out")]
         out: PathBuf,
-        /// Sections to run, comma-separated (default: all). Known: dot.
+        /// Sections to run, comma-separated (default: all). Known: dot, table2.
         #[arg(long, value_delimiter = ',')]
         sections: Vec<String>,
         /// Tiny sizes and short timings (checks the pipeline; the figures mean little).
