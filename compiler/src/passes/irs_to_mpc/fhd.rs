@@ -58,9 +58,7 @@ pub fn lower<'c, 'a>(e: &mut Emitter<'c>, op: &OperationRef<'c, 'a>) -> Result<(
     let (q, r) = (e.src_of(op, 0)?, e.src_of(op, 1)?);
     let at = op.location();
     let bits = match (c.variant.as_str(), c.sharing.as_str()) {
-        ("plain_mask", "rep3") => plain_mask_rep3(e, &c, &q, &r, at)?,
-        ("plain_mask", "gr2" | "gr4") => plain_mask_galois(e, &c, &q, &r, at)?,
-        ("plain_mask", "fp") => plain_mask_fp(e, &c, &q, &r, at)?,
+        ("plain_mask", "rep3" | "gr2" | "gr4" | "fp") => plain_mask(e, &c, &q, &r, at)?,
         ("no_lift", "rep3") => no_lift(e, &c, &q, &r, at)?,
         ("const_lift", "rep3") => const_lift(e, &c, &q, &r, at)?,
         ("mpc_lift", "rep3" | "gr2" | "gr4") => mpc_lift(e, &c, &q, &r, at)?,
@@ -128,17 +126,38 @@ fn msb<'c>(e: &mut Emitter<'c>, x: Handle, at: Location<'c>) -> Result<Handle, P
     e.op1("mpc.msb", at, &[x], &[], "!mpc.bits")
 }
 
-fn plain_mask_rep3<'c>(
+/// Plain Mask (Lemma 1): `MSB(T - dot)` with the public threshold `T` from the public masks;
+/// the dot product in the choice's sharing (GR ends in Z_2^16, F_p compares mod p with
+/// BitExtractP, Algorithm 12).
+fn plain_mask<'c>(
     e: &mut Emitter<'c>,
     c: &Choice,
     q: &Src,
     r: &Src,
     at: Location<'c>,
 ) -> Result<Handle, PassError> {
-    let k = c.ring;
-    let (dot, x, y) = rep3_dot(e, (q, r), PART_CODE, k, c.code_bits, at)?;
+    let (dot, x, y, k) = match c.sharing.as_str() {
+        "rep3" => {
+            let (dot, x, y) = rep3_dot(e, (q, r), PART_CODE, c.ring, c.code_bits, at)?;
+            (dot, x, y, c.ring)
+        }
+        "gr2" | "gr4" if c.ring != 16 => {
+            return Err(fail(format!(
+                "Galois-ring dot products end in Z_2^16, not Z_2^{}",
+                c.ring
+            )))
+        }
+        _ => {
+            let (dot, x, y) = shamir_dot(e, c, (q, r), PART_CODE, at)?;
+            (dot, x, y, 16)
+        }
+    };
     let ml = e.op1_memo("mpc.mask_len", at, &[x, y], &[], &format!("!mpc.pub<{k}>"))?;
     let attrs = [e.int("ratio_num", c.num), e.int("ratio_den", c.den)];
+    if c.sharing == "fp" {
+        let diff = e.op1("mpc.sub_threshold_p", at, &[dot, ml], &attrs, "!mpc.rep_p")?;
+        return e.op1("mpc.msb_p", at, &[diff], &[], "!mpc.bits");
+    }
     let diff = e.op1(
         "mpc.sub_threshold",
         at,
@@ -147,40 +166,6 @@ fn plain_mask_rep3<'c>(
         &format!("!mpc.rep<{k}>"),
     )?;
     msb(e, diff, at)
-}
-
-fn plain_mask_galois<'c>(
-    e: &mut Emitter<'c>,
-    c: &Choice,
-    q: &Src,
-    r: &Src,
-    at: Location<'c>,
-) -> Result<Handle, PassError> {
-    if c.ring != 16 {
-        return Err(fail(format!(
-            "Galois-ring dot products end in Z_2^16, not Z_2^{}",
-            c.ring
-        )));
-    }
-    let (dot, x, y) = shamir_dot(e, c, (q, r), PART_CODE, at)?;
-    let ml = e.op1("mpc.mask_len", at, &[x, y], &[], "!mpc.pub<16>")?;
-    let attrs = [e.int("ratio_num", c.num), e.int("ratio_den", c.den)];
-    let diff = e.op1("mpc.sub_threshold", at, &[dot, ml], &attrs, "!mpc.rep<16>")?;
-    msb(e, diff, at)
-}
-
-fn plain_mask_fp<'c>(
-    e: &mut Emitter<'c>,
-    c: &Choice,
-    q: &Src,
-    r: &Src,
-    at: Location<'c>,
-) -> Result<Handle, PassError> {
-    let (dot, x, y) = shamir_dot(e, c, (q, r), PART_CODE, at)?;
-    let ml = e.op1("mpc.mask_len", at, &[x, y], &[], "!mpc.pub<16>")?;
-    let attrs = [e.int("ratio_num", c.num), e.int("ratio_den", c.den)];
-    let diff = e.op1("mpc.sub_threshold_p", at, &[dot, ml], &attrs, "!mpc.rep_p")?;
-    e.op1("mpc.msb_p", at, &[diff], &[], "!mpc.bits")
 }
 
 /// `MSB(a*ml - y)` over Z_2^k with `y` already `b*dot` (or `dot` with `b` applied by `lin`).
