@@ -684,6 +684,12 @@ fn full_iris_both_eyes() {
 }
 
 #[test]
+fn full_iris_eyes_ids() {
+    let got = full_eyes("iris_eyes_ids.irs");
+    assert_mixed(&got);
+}
+
+#[test]
 fn full_iris_both_eyes_or() {
     let got = full_eyes("iris_both_eyes_or.irs");
     assert_mixed(&got);
@@ -750,6 +756,7 @@ fn every_example_is_covered() {
         "iris_tiered.irs",
         "iris_both_eyes.irs",
         "iris_both_eyes_or.irs",
+        "iris_eyes_ids.irs",
         "voice_cosine.irs",
     ];
     for entry in std::fs::read_dir(common::repo().join("examples")).unwrap() {

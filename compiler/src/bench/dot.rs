@@ -594,6 +594,7 @@ mod tests {
             sections: vec!["dot".into()],
             quick: true,
             progress: false,
+            records: None,
         };
         let files = super::super::run(&opts).unwrap();
         let json: Report =
@@ -638,6 +639,7 @@ mod tests {
             sections: vec!["nope".into()],
             quick: true,
             progress: false,
+            records: None,
         };
         let e = super::super::run(&opts).unwrap_err().to_string();
         assert!(e.contains("unknown bench section"), "{e}");

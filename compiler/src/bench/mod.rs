@@ -5,7 +5,10 @@
 //! well-formed output.
 
 pub mod dot;
+pub mod e2e;
 pub mod jit;
+pub mod net;
+pub mod netsim;
 pub mod plot;
 pub mod report;
 pub mod table2;
@@ -24,6 +27,8 @@ pub struct BenchOptions {
     pub quick: bool,
     /// Show a progress bar on stderr.
     pub progress: bool,
+    /// Gallery records for the end-to-end section (default 100 000; 200 with `quick`).
+    pub records: Option<usize>,
 }
 
 /// A section: name, one-line description, and the function that measures and writes it.
@@ -44,6 +49,16 @@ pub const SECTIONS: &[Section] = &[
         name: "table2",
         about: "Table 2 rows (Plain Mask, MPCLift, ConstLift, NoLift, Or Tree) at batch 100 000",
         run: table2::run,
+    },
+    Section {
+        name: "e2e",
+        about: "end to end: 100 000-record gallery, one query (31 rotations, one and both eyes), three processes over TLS, 1 thread and all threads",
+        run: e2e::run,
+    },
+    Section {
+        name: "net",
+        about: "end to end under paper 001's networks: 1.5 ms / 6.6 Gbit/s and 32 ms / 477 Mbit/s (simulated links)",
+        run: net::run,
     },
 ];
 

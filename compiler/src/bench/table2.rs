@@ -127,6 +127,7 @@ mod tests {
             sections: vec!["table2".into()],
             quick: true,
             progress: false,
+            records: None,
         };
         let files = run(&opts, dir.path()).unwrap();
         let json: serde_json::Value =

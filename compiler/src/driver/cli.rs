@@ -210,12 +210,15 @@ pub enum Command {
         /// Folder for the reports and charts.
         #[arg(long, default_value = "bench-out")]
         out: PathBuf,
-        /// Sections to run, comma-separated (default: all). Known: dot, table2.
+        /// Sections to run, comma-separated (default: all). Known: dot, table2, e2e.
         #[arg(long, value_delimiter = ',')]
         sections: Vec<String>,
         /// Tiny sizes and short timings (checks the pipeline; the figures mean little).
         #[arg(long)]
         quick: bool,
+        /// Gallery records of the end-to-end section (default 100 000).
+        #[arg(long)]
+        records: Option<usize>,
     },
 }
 
@@ -420,12 +423,14 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             out,
             sections,
             quick,
+            records,
         } => {
             let files = crate::bench::run(&crate::bench::BenchOptions {
                 out,
                 sections,
                 quick,
                 progress: true,
+                records,
             })?;
             for f in files {
                 println!("{}", f.display());

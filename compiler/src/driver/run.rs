@@ -31,7 +31,7 @@ pub struct RunOptions {
 }
 
 /// Three consecutive free TCP ports on loopback.
-fn free_base_port() -> Result<u16> {
+pub(crate) fn free_base_port() -> Result<u16> {
     use std::net::TcpListener;
     for _ in 0..200 {
         let base = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
@@ -87,33 +87,19 @@ pub fn run(opts: &RunOptions) -> Result<ExitCode> {
     }
 
     let run_started = Instant::now();
-    let mut children: Vec<Child> = Vec::new();
-    for (party, args) in party_args.iter().enumerate() {
-        let child = Command::new(&exe)
-            .arg("--party")
-            .arg(party.to_string())
-            .arg("--config")
-            .arg(&config)
-            .args(args)
-            .arg("--threads")
-            .arg(opts.threads.to_string())
-            .arg("--timeout")
-            .arg(opts.timeout.to_string())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .with_context(|| format!("cannot start {}", exe.display()));
-        match child {
-            Ok(c) => children.push(c),
-            Err(e) => {
-                for mut c in children {
-                    let _ = c.kill();
-                }
-                return Err(e);
-            }
-        }
-    }
-    let outcome = wait_all(children, Duration::from_secs_f64(opts.timeout * 3.0 + 60.0))?;
+    let extra = [
+        "--threads".to_string(),
+        opts.threads.to_string(),
+        "--timeout".to_string(),
+        opts.timeout.to_string(),
+    ];
+    let outcome = launch_parties(
+        &exe,
+        [config.as_path(); 3],
+        &party_args,
+        &extra,
+        Duration::from_secs_f64(opts.timeout * 3.0 + 60.0),
+    )?;
     let took = run_started.elapsed();
 
     let mut failed = false;
@@ -206,10 +192,46 @@ pub fn plaintext_files(opts: &RunOptions, manifest: &Manifest) -> Result<Vec<Pat
         .collect()
 }
 
-struct Outcome {
-    success: bool,
-    stdout: String,
-    stderr: String,
+/// How one party process ended: its exit status and everything it printed.
+pub struct Outcome {
+    pub success: bool,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Starts party 0, 1 and 2 of `exe` with `--party N --config CONFIGS[N]`, `party_args[N]` and
+/// `extra`, and waits for all three (at most `limit`; see [`wait_all`]).
+pub fn launch_parties(
+    exe: &Path,
+    configs: [&Path; 3],
+    party_args: &[Vec<String>; 3],
+    extra: &[String],
+    limit: Duration,
+) -> Result<Vec<Outcome>> {
+    let mut children: Vec<Child> = Vec::new();
+    for (party, args) in party_args.iter().enumerate() {
+        let child = Command::new(exe)
+            .arg("--party")
+            .arg(party.to_string())
+            .arg("--config")
+            .arg(configs[party])
+            .args(args)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("cannot start {}", exe.display()));
+        match child {
+            Ok(c) => children.push(c),
+            Err(e) => {
+                for mut c in children {
+                    let _ = c.kill();
+                }
+                return Err(e);
+            }
+        }
+    }
+    wait_all(children, limit)
 }
 
 /// Waits for all parties; if one fails, the others are given a moment and then stopped, so a run

@@ -40,6 +40,10 @@ pub struct PartyArgs {
     /// Do not print the accounting line.
     #[arg(long)]
     pub quiet: bool,
+    /// Also write the accounting (bytes, messages, rounds, phase times, CPU time, peak memory)
+    /// as JSON to PATH.
+    #[arg(long, value_name = "PATH")]
+    pub stats: Option<PathBuf>,
     /// Print what the compiler chose for this program (rings, costs, leakage) and exit.
     #[arg(long)]
     pub explain: bool,

@@ -5,6 +5,7 @@
 //! connects to the two other parties over mutually authenticated TLS, agrees PRSS seeds, and then
 //! executes the operations of the generated schedule one by one on its value slots.
 
+pub mod accounting;
 mod args;
 mod chains;
 mod codes;
@@ -53,6 +54,8 @@ pub struct Runtime {
     /// The last query announced with `--verbose`.
     announced: Option<i64>,
     started: Instant,
+    /// Process CPU seconds when the links were up (for the accounting).
+    cpu_ready: Option<f64>,
 }
 
 impl Runtime {
@@ -96,6 +99,7 @@ impl Runtime {
         }
         let prss = Prss::setup(&mut net)?;
         let connect = t.elapsed();
+        let cpu_ready = accounting::process_cpu_seconds();
 
         Ok(Runtime {
             party,
@@ -114,6 +118,7 @@ impl Runtime {
             rounds: 0,
             announced: None,
             started,
+            cpu_ready,
         })
     }
 
@@ -140,19 +145,35 @@ impl Runtime {
         let bytes = self.net.bytes_sent();
         let messages = self.net.messages_sent();
         let close = self.net.close();
+        let accounting = accounting::Accounting::new(
+            self.party,
+            &self.manifest.program,
+            self.inputs.query_count(),
+            self.inputs.gallery_records(),
+            self.args.threads,
+            self.cpu_ready,
+            &self.times,
+            self.started.elapsed(),
+            bytes,
+            messages,
+            self.rounds,
+        );
         if !self.args.quiet {
-            output::print_accounting(
-                self.party,
-                &self.manifest,
-                self.inputs.query_count(),
-                self.inputs.gallery_records(),
-                &self.times,
-                self.started.elapsed(),
-                bytes,
-                messages,
-                self.rounds,
-            );
+            eprintln!("{}", accounting.line());
         }
+        let stats = match &self.args.stats {
+            Some(path) => accounting
+                .write_json(path)
+                .map_err(|e| format!("cannot write the accounting to {}: {e}", path.display())),
+            None => Ok(()),
+        };
+        let status = match (status, stats) {
+            (0, Err(e)) => {
+                eprintln!("irisc party {}: error: {e}", self.party);
+                1
+            }
+            (s, _) => s,
+        };
         match (status, close) {
             (0, Ok(())) => 0,
             (0, Err(e)) => {

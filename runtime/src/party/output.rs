@@ -1,15 +1,11 @@
-//! What a party prints: result lines (output party, stdout) and accounting (stderr).
+//! What a party prints: result lines (output party, stdout); the accounting is `accounting.rs`.
 
 use std::io::Write;
-use std::time::Duration;
 
 use crate::error::RuntimeError;
-use crate::manifest::Manifest;
 
 use super::values::Value;
 use super::Runtime;
-
-use super::PhaseTimes;
 
 /// `shape` of `irisc_rt_output`.
 pub const SHAPE_BIT: i32 = 0;
@@ -145,31 +141,6 @@ pub fn print_line(line: &str) -> Result<(), RuntimeError> {
     writeln!(out, "{line}")
         .and_then(|_| out.flush())
         .map_err(|e| RuntimeError::Setup(format!("cannot write results: {e}")))
-}
-
-#[allow(clippy::too_many_arguments)]
-pub fn print_accounting(
-    party: usize,
-    manifest: &Manifest,
-    queries: usize,
-    records: usize,
-    t: &PhaseTimes,
-    total: Duration,
-    bytes: u64,
-    messages: u64,
-    rounds: u64,
-) {
-    eprintln!(
-        "irisc party {party} ({}): {queries} queries x {records} records; load {:.3} s, connect {:.3} s, \
-         dot phase {:.3} s, comparison phase {:.3} s, total {:.3} s; sent {} bytes in {messages} messages, {rounds} rounds",
-        manifest.program,
-        t.load.as_secs_f64(),
-        t.connect.as_secs_f64(),
-        t.dot.as_secs_f64(),
-        t.compare.as_secs_f64(),
-        total.as_secs_f64(),
-        bytes,
-    );
 }
 
 impl Runtime {

@@ -1,0 +1,119 @@
+//! Section `net`: the end-to-end run of `iris_ids.irs` (one query, 31 rotations) under the two
+//! networks of paper 001: servers in one city (1.5 ms, 6.6 Gbit/s; its Tables 1-4) and in three
+//! cities (32 ms, 477 Mbit/s; its Table 5), next to plain loopback.
+//!
+//! `tc netem` in a network namespace would be the usual tool; the section probes for it and
+//! records what it found, and shapes the links with irisc's user-space relay
+//! ([`super::netsim`]) either way, so the figures are comparable across machines.
+
+use anyhow::{bail, Result};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+
+use super::e2e::{measure_in, write_report, Setting, CASES};
+use super::netsim::{netem_available, LAN, WAN};
+use super::BenchOptions;
+
+pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
+    let records = opts
+        .records
+        .unwrap_or(if opts.quick { 200 } else { 100_000 });
+    if records == 0 {
+        bail!("net: --records must be at least 1");
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let settings = [
+        Setting { threads, net: None },
+        Setting {
+            threads,
+            net: Some(LAN),
+        },
+        Setting {
+            threads,
+            net: Some(WAN),
+        },
+    ];
+    let netem = netem_available();
+    let case = &CASES[0];
+    let runs = measure_in(dir, case, records, &settings, opts.quick)?;
+    let netem_note = match &netem {
+        Ok(()) => "tc netem is available here; the links were shaped by irisc's relay all the same \
+                   (one method on every machine)"
+            .to_string(),
+        Err(why) => format!(
+            "tc netem is not available on this machine ({why}); the links were shaped by irisc's \
+             user-space relay instead: each direction delayed by half the round trip and paced at the \
+             link rate, unbounded queue, no loss"
+        ),
+    };
+    let config = json!({
+        "records": records,
+        "queries": 1,
+        "program": format!("examples/{}.irs", case.name),
+        "comparisons": records * case.eyes * case.rotations,
+        "threads_per_party": threads,
+        "networks": [
+            {"name": "loopback"},
+            {"name": LAN.name, "rtt_ms": LAN.rtt.as_secs_f64() * 1e3, "gbit_per_s": LAN.bits_per_s / 1e9},
+            {"name": WAN.name, "rtt_ms": WAN.rtt.as_secs_f64() * 1e3, "gbit_per_s": WAN.bits_per_s / 1e9},
+        ],
+        "netem_available": netem.is_ok(),
+        "shaping": "user-space relay (delay + rate) between every pair of parties",
+    });
+    write_report(
+        dir,
+        "net",
+        &format!("{} under simulated networks, {records} records", case.name),
+        opts.quick,
+        config,
+        &runs,
+        vec![netem_note],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A quick run goes through the relays for both profiles, checks the answers (an error
+    /// otherwise), and the WAN run takes at least one one-way delay (16 ms) per round: a round
+    /// cannot end before its message has crossed a link.
+    #[test]
+    fn quick_run_shapes_the_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = BenchOptions {
+            out: dir.path().to_path_buf(),
+            sections: vec!["net".into()],
+            quick: true,
+            progress: false,
+            records: Some(30),
+        };
+        let files = run(&opts, dir.path()).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+        let m = json["measurements"].as_array().unwrap();
+        let time = |net: Option<&str>| {
+            m.iter()
+                .find(|x| {
+                    x["name"].as_str().unwrap().ends_with(" matching time")
+                        && x.get("network").and_then(|n| n.as_str()) == net
+                })
+                .unwrap_or_else(|| panic!("no matching time for {net:?}"))["value"]
+                .as_f64()
+                .unwrap()
+        };
+        let rounds = m
+            .iter()
+            .find(|x| x["name"].as_str().unwrap().ends_with(" rounds"))
+            .unwrap()["value"]
+            .as_f64()
+            .unwrap();
+        let (lo, wan) = (time(None), time(Some(WAN.name)));
+        assert!(
+            wan >= rounds * 0.015,
+            "wan {wan} s (loopback {lo} s) over {rounds} rounds: latency not applied"
+        );
+        assert!(json["config"]["netem_available"].is_boolean());
+        assert!(files[1].exists());
+    }
+}

@@ -1,0 +1,295 @@
+//! A simulated network between the three parties, in user space: a relay per (party, peer) that
+//! forwards the TLS bytes after a one-way delay and at a limited rate, for the `net` section.
+//!
+//! Why not `tc netem`: it needs the kernel's `sch_netem` module and root; [`netem_available`]
+//! probes for it and the report says what it found. The relay needs neither, and models what the
+//! paper's WAN/LAN tables depend on: latency per message and the link's rate. Its queue is
+//! unbounded (no loss), like a link with large buffers.
+
+use anyhow::{anyhow, Context, Result};
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// A network profile: round-trip latency and rate of every link.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NetProfile {
+    pub name: &'static str,
+    /// Round-trip time, as `ping` reports it; each direction gets half.
+    pub rtt: Duration,
+    pub bits_per_s: f64,
+}
+
+/// Paper 001: servers in one city (Tables 1-4) and in three cities (Table 5).
+pub const LAN: NetProfile = NetProfile {
+    name: "lan 1.5 ms / 6.6 Gbit/s",
+    rtt: Duration::from_micros(1500),
+    bits_per_s: 6.6e9,
+};
+pub const WAN: NetProfile = NetProfile {
+    name: "wan 32 ms / 477 Mbit/s",
+    rtt: Duration::from_millis(32),
+    bits_per_s: 477e6,
+};
+
+/// Whether `tc netem` can be used here (a network namespace with a netem qdisc), and if not why.
+pub fn netem_available() -> std::result::Result<(), String> {
+    let ns = format!("irisc-probe-{}", std::process::id());
+    let run = |args: &[&str]| -> std::result::Result<(), String> {
+        let out = std::process::Command::new(args[0])
+            .args(&args[1..])
+            .output()
+            .map_err(|e| format!("{}: {e}", args[0]))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "`{}` failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            ))
+        }
+    };
+    run(&["ip", "netns", "add", &ns])?;
+    let result =
+        run(&["ip", "netns", "exec", &ns, "ip", "link", "set", "lo", "up"]).and_then(|_| {
+            run(&[
+                "ip", "netns", "exec", &ns, "tc", "qdisc", "add", "dev", "lo", "root", "netem",
+                "delay", "1ms",
+            ])
+        });
+    let _ = run(&["ip", "netns", "del", &ns]);
+    result
+}
+
+/// Relays for one run: for every party p and peer j, a port that party p dials to reach j.
+pub struct Relays {
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<()>>,
+    /// `configs[p]`: the parties file party p runs with.
+    pub configs: Vec<PathBuf>,
+}
+
+impl Relays {
+    /// Starts the relays for `profile` and writes `parties-p{N}.toml` beside `config` (the file
+    /// `irisc keys` wrote): in party p's copy, its own address is unchanged (it listens there)
+    /// and each peer's address is the relay that delays and limits p's link to it.
+    pub fn start(config: &Path, profile: NetProfile) -> Result<Relays> {
+        let text = std::fs::read_to_string(config)
+            .with_context(|| format!("cannot read {}", config.display()))?;
+        let addresses = party_addresses(&text)?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut threads = Vec::new();
+        let mut configs = Vec::new();
+        for p in 0..3 {
+            let mut mine = text.clone();
+            for (j, target) in addresses.iter().enumerate() {
+                if j == p {
+                    continue;
+                }
+                let listener = TcpListener::bind("127.0.0.1:0")?;
+                let relay = listener.local_addr()?.to_string();
+                mine = mine.replace(
+                    &format!("address = \"{target}\""),
+                    &format!("address = \"{relay}\""),
+                );
+                let (stop, target) = (stop.clone(), target.clone());
+                threads.push(std::thread::spawn(move || {
+                    accept_loop(listener, &target, profile, &stop)
+                }));
+            }
+            let path = config.with_file_name(format!("parties-p{p}.toml"));
+            std::fs::write(&path, mine)?;
+            configs.push(path);
+        }
+        Ok(Relays {
+            stop,
+            threads,
+            configs,
+        })
+    }
+}
+
+impl Drop for Relays {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The three `address = "..."` values of a parties file, in order.
+fn party_addresses(text: &str) -> Result<Vec<String>> {
+    let v: Vec<String> = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("address = \""))
+        .filter_map(|l| l.split('"').next())
+        .map(str::to_string)
+        .collect();
+    if v.len() != 3 {
+        return Err(anyhow!(
+            "the parties file lists {} addresses, not 3",
+            v.len()
+        ));
+    }
+    Ok(v)
+}
+
+fn accept_loop(listener: TcpListener, target: &str, profile: NetProfile, stop: &AtomicBool) {
+    let _ = listener.set_nonblocking(true);
+    let mut pumps = Vec::new();
+    while !stop.load(Ordering::SeqCst) {
+        match listener.accept() {
+            Ok((inbound, _)) => {
+                let _ = inbound.set_nonblocking(false);
+                // The peer may still be starting: retry as a dialling party would.
+                let deadline = Instant::now() + Duration::from_secs(30);
+                let outbound = loop {
+                    match TcpStream::connect(target) {
+                        Ok(s) => break Some(s),
+                        Err(_) if Instant::now() < deadline && !stop.load(Ordering::SeqCst) => {
+                            std::thread::sleep(Duration::from_millis(20))
+                        }
+                        Err(_) => break None,
+                    }
+                };
+                if let Some(outbound) = outbound {
+                    pumps.extend(link(inbound, outbound, profile));
+                }
+            }
+            Err(_) => std::thread::sleep(Duration::from_millis(2)),
+        }
+    }
+    for p in pumps {
+        let _ = p.join();
+    }
+}
+
+/// Both directions of one connection.
+fn link(a: TcpStream, b: TcpStream, profile: NetProfile) -> Vec<JoinHandle<()>> {
+    let _ = (a.set_nodelay(true), b.set_nodelay(true));
+    let (a2, b2) = match (a.try_clone(), b.try_clone()) {
+        (Ok(a2), Ok(b2)) => (a2, b2),
+        _ => return Vec::new(),
+    };
+    let mut v = direction(a, b, profile);
+    v.extend(direction(b2, a2, profile));
+    v
+}
+
+/// `from` -> `to`: a reader stamps each chunk with its arrival; a writer delivers it half the
+/// round trip later, no earlier than the link's rate allows after the previous chunk.
+fn direction(mut from: TcpStream, mut to: TcpStream, profile: NetProfile) -> Vec<JoinHandle<()>> {
+    let (tx, rx) = mpsc::channel::<(Instant, Vec<u8>)>();
+    let reader = std::thread::spawn(move || {
+        let mut buf = vec![0u8; 64 << 10];
+        loop {
+            match from.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if tx.send((Instant::now(), buf[..n].to_vec())).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    let writer = std::thread::spawn(move || {
+        let one_way = profile.rtt / 2;
+        let mut link_free = Instant::now();
+        while let Ok((arrived, bytes)) = rx.recv() {
+            let on_wire = Duration::from_secs_f64(bytes.len() as f64 * 8.0 / profile.bits_per_s);
+            link_free = link_free.max(arrived) + on_wire;
+            let deliver = link_free + one_way;
+            let now = Instant::now();
+            if deliver > now {
+                std::thread::sleep(deliver - now);
+            }
+            if to.write_all(&bytes).is_err() {
+                break;
+            }
+        }
+        let _ = to.shutdown(Shutdown::Write);
+    });
+    vec![reader, writer]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A message through the relay arrives intact, after at least the one-way delay plus its time
+    /// on the wire at the profile's rate.
+    #[test]
+    fn relay_delays_and_limits_the_rate() {
+        let server = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = server.local_addr().unwrap().to_string();
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("parties.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "[[party]]\nindex = 0\naddress = \"127.0.0.1:1\"\n[[party]]\nindex = 1\naddress = \"{addr}\"\n[[party]]\nindex = 2\naddress = \"127.0.0.1:3\"\n"
+            ),
+        )
+        .unwrap();
+        let profile = NetProfile {
+            name: "test",
+            rtt: Duration::from_millis(40),
+            bits_per_s: 8e6, // 1 MB/s: 100 kB take 100 ms on the wire
+        };
+        let relays = Relays::start(&config, profile).unwrap();
+        let p0 = std::fs::read_to_string(&relays.configs[0]).unwrap();
+        let relay = party_addresses(&p0).unwrap()[1].clone();
+        assert_ne!(relay, addr, "party 0 must dial party 1 through the relay");
+        let p1 = std::fs::read_to_string(&relays.configs[1]).unwrap();
+        assert_eq!(
+            party_addresses(&p1).unwrap()[1],
+            addr,
+            "party 1 listens where it did"
+        );
+
+        let payload: Vec<u8> = (0..100_000u32).map(|i| (i * 7) as u8).collect();
+        let expect = payload.clone();
+        let echo = std::thread::spawn(move || {
+            let (mut s, _) = server.accept().unwrap();
+            let mut got = vec![0u8; expect.len()];
+            s.read_exact(&mut got).unwrap();
+            got == expect
+        });
+        let start = Instant::now();
+        let mut c = TcpStream::connect(&relay).unwrap();
+        c.write_all(&payload).unwrap();
+        assert!(echo.join().unwrap(), "bytes changed in the relay");
+        let took = start.elapsed();
+        assert!(
+            took >= Duration::from_millis(115),
+            "arrived after {took:?}: no delay/rate applied"
+        );
+        assert!(took < Duration::from_secs(5), "took {took:?}");
+        drop(c);
+        drop(relays);
+    }
+
+    #[test]
+    fn netem_probe_answers_without_panicking() {
+        // Either answer is fine; it must not leave the namespace behind.
+        let _ = netem_available();
+        let out = std::process::Command::new("ip")
+            .args(["netns", "list"])
+            .output();
+        if let Ok(o) = out {
+            let list = String::from_utf8_lossy(&o.stdout);
+            assert!(
+                !list.contains(&format!("irisc-probe-{}", std::process::id())),
+                "{list}"
+            );
+        }
+    }
+}
