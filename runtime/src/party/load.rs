@@ -209,7 +209,7 @@ fn shamir_from_file(file: ShareFile) -> Result<ShamirCodes, RuntimeError> {
         len: sections * elements,
         ids: file.ids,
         masks,
-        words: data,
+        words: data.into(),
     })
 }
 
@@ -540,7 +540,7 @@ impl Inputs {
                 .words
                 .chunks_exact(per)
                 .flat_map(|r| r[offset..offset + words].iter().copied())
-                .collect();
+                .collect::<Vec<u16>>();
             let elements = l.header.elements as usize;
             let masks = if part == PART_CODES && l.header.mask == MaskMode::Public {
                 full.masks.clone()

@@ -468,7 +468,7 @@ fn shamir_inputs_reconstruct() {
     let c = shamir_data(&mut ins, 2, PART_EMBEDDING, 0, false);
     assert_eq!((c[0].len, c[0].words_per_code()), (3, 4));
     let share = |p: usize| galois::ShamirVec::<4> {
-        coefs: c[p].words.clone(),
+        coefs: c[p].words.to_vec(),
     };
     let elems = galois::reconstruct::<4>((0, &share(0)), (1, &share(1)));
     assert_eq!(
