@@ -11,6 +11,7 @@ pub mod pipeline;
 pub mod plain;
 pub mod run;
 pub mod share;
+pub mod store;
 
 use std::process::ExitCode;
 

@@ -472,38 +472,39 @@ pub fn check_store_compatible(
     };
     if p.fingerprint != expected.fingerprint {
         return fail(format!(
-            "belongs to program {} but this is program {}: enroll the gallery again for this program",
+            "belongs to program {} but this is program {}: share the gallery again for this program (`irisc share --program P.irs --db FILE -o DIR`, with the build's --sharing choices)",
             p.fingerprint, expected.fingerprint
         ));
     }
+    let again = "share the gallery again with `irisc share --program P.irs` and the same choices (--sharing, ...) the program was built with, or rebuild the program with the store's";
     if p.party != expected.party {
         return fail(format!(
-            "holds party {}'s shares but this is party {}: use this party's own store",
-            p.party, expected.party
+            "holds party {}'s shares but this is party {}: pass this party's own store (the file named p{})",
+            p.party, expected.party, expected.party
         ));
     }
     if p.sharing != expected.sharing {
         return fail(format!(
-            "holds {} shares but this program uses {}",
+            "holds {} shares but this program uses {}: {again}",
             p.sharing, expected.sharing
         ));
     }
     if p.ring_bits != expected.ring_bits {
         return fail(format!(
-            "holds shares over Z_2^{} but this program computes over Z_2^{}",
+            "holds shares over Z_2^{} but this program computes over Z_2^{}: {again}",
             p.ring_bits, expected.ring_bits
         ));
     }
     if p.code_bits != expected.code_bits {
         return fail(format!(
-            "holds {}-bit iris codes but this program expects {}-bit codes",
+            "holds {}-bit iris codes but this program expects {}-bit codes: {again}",
             p.code_bits, expected.code_bits
         ));
     }
     if p.secret_mask != expected.secret_mask {
         let text = |secret: bool| if secret { "secret-shared" } else { "public" };
         return fail(format!(
-            "holds iris codes with {} masks but this program expects {} masks",
+            "holds iris codes with {} masks but this program expects {} masks: {again}",
             text(p.secret_mask),
             text(expected.secret_mask)
         ));
