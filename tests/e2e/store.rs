@@ -60,7 +60,10 @@ fn refused(setup: &Setup, db: &[PathBuf; 3], q: &[PathBuf; 3], expect: &str) -> 
         .collect::<Vec<_>>()
         .join("\n");
     assert!(!all.contains("panicked"), "a process panicked:\n{all}");
-    assert!(outs.iter().any(|o| !o.status.success()), "all succeeded:\n{all}");
+    assert!(
+        outs.iter().any(|o| !o.status.success()),
+        "all succeeded:\n{all}"
+    );
     assert!(all.contains(expect), "expected {expect:?} in:\n{all}");
     all
 }
@@ -122,12 +125,21 @@ fn truncated_or_flipped_stores_are_refused() {
     let keep = setup.dir.path().join("db.p1.keep");
     std::fs::copy(&db[1], &keep).unwrap();
     let len = std::fs::metadata(&db[1]).unwrap().len();
-    let f = std::fs::OpenOptions::new().write(true).open(&db[1]).unwrap();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&db[1])
+        .unwrap();
     f.set_len(len - 100).unwrap();
     drop(f);
     let all = refused(&setup, &db, &q, "is truncated");
-    assert!(all.contains(s(&db[1])), "the message names the file:\n{all}");
-    assert!(all.contains("copy it again"), "the message says what to do:\n{all}");
+    assert!(
+        all.contains(s(&db[1])),
+        "the message names the file:\n{all}"
+    );
+    assert!(
+        all.contains("copy it again"),
+        "the message says what to do:\n{all}"
+    );
 
     std::fs::copy(&keep, &db[1]).unwrap();
     let mut bytes = std::fs::read(&db[1]).unwrap();
@@ -149,7 +161,15 @@ fn stores_of_another_sharing_program_or_party_are_refused() {
     // Another sharing (and so another ring: Z_2^16 Shamir words of GR(2^16, 4)).
     let gr4 = dir.join("gr4");
     common::irisc_ok(&[
-        "share", "--db", s(&plain), "-o", s(&gr4), "--program", s(&small()), "--sharing", "gr4",
+        "share",
+        "--db",
+        s(&plain),
+        "-o",
+        s(&gr4),
+        "--program",
+        s(&small()),
+        "--sharing",
+        "gr4",
     ]);
     let mixed = [gr4.join("db.p0.shr"), db[1].clone(), db[2].clone()];
     let all = refused(&setup, &mixed, &q, "holds Shamir over GR(2^16, 4) shares");
@@ -162,7 +182,15 @@ fn stores_of_another_sharing_program_or_party_are_refused() {
     std::fs::write(&other, format!("{src}\n// another program\n")).unwrap();
     let out = dir.join("other");
     common::irisc_ok(&[
-        "share", "--db", s(&plain), "-o", s(&out), "--program", s(&other), PLAN[0], PLAN[1],
+        "share",
+        "--db",
+        s(&plain),
+        "-o",
+        s(&out),
+        "--program",
+        s(&other),
+        PLAN[0],
+        PLAN[1],
     ]);
     let mixed = [db[0].clone(), out.join("db.p1.shr"), db[2].clone()];
     refused(&setup, &mixed, &q, "belongs to program");
@@ -190,16 +218,34 @@ fn stores_of_another_sharing_program_or_party_are_refused() {
     expected.ring_bits = 32;
     let e = st.check_compatible(&expected).unwrap_err().to_string();
     let k = st.header().params.ring_bits;
-    assert!(e.contains(&format!("over Z_2^{k} but this program computes over Z_2^32")), "{e}");
+    assert!(
+        e.contains(&format!(
+            "over Z_2^{k} but this program computes over Z_2^32"
+        )),
+        "{e}"
+    );
 
     // The wrong party's store.
     let swapped = [db[1].clone(), db[0].clone(), db[2].clone()];
-    refused(&setup, &swapped, &q, "holds party 1's shares but this is party 0");
+    refused(
+        &setup,
+        &swapped,
+        &q,
+        "holds party 1's shares but this is party 0",
+    );
 
     // A gallery share file (no program: the old form) still loads and matches.
     let legacy = dir.join("legacy");
     let ring = k.to_string();
-    common::irisc_ok(&["share", "--db", s(&plain), "-o", s(&legacy), "--ring", &ring]);
+    common::irisc_ok(&[
+        "share",
+        "--db",
+        s(&plain),
+        "-o",
+        s(&legacy),
+        "--ring",
+        &ring,
+    ]);
     let old = [0, 1, 2].map(|p| legacy.join(format!("db.p{p}.shr")));
     assert!(!is_store(&old[0]));
     let want = plain_answers(&small(), &plain, &dir.join("query.ndjson"));
@@ -247,7 +293,11 @@ fn enroll_appends_and_the_parties_match_the_oracle() {
     // Enrolling the same ids again is refused and changes nothing.
     let out = enroll_cmd(&setup, &new_path, &[]).output().unwrap();
     assert!(!out.status.success());
-    assert!(common::stderr(&out).contains("is already enrolled"), "{}", common::stderr(&out));
+    assert!(
+        common::stderr(&out).contains("is already enrolled"),
+        "{}",
+        common::stderr(&out)
+    );
     let all = setup.dir.path().join("all.ndjson");
     ndjson::write_file(&all, &gallery).unwrap();
     let want = plain_answers(&small(), &all, &setup.dir.path().join("query.ndjson"));
@@ -291,7 +341,10 @@ fn assert_same_records(st: &Store, old: &[u8]) {
         Store::open(&p).unwrap().len()
     };
     let n = old_count.min(st.len());
-    assert_eq!(&st.meta_bytes()[..n * l.meta_size], &old[meta..meta + n * l.meta_size]);
+    assert_eq!(
+        &st.meta_bytes()[..n * l.meta_size],
+        &old[meta..meta + n * l.meta_size]
+    );
     assert_eq!(
         &st.shares_bytes()[..n * l.share_size],
         &old[start..start + n * l.share_size]
@@ -338,8 +391,14 @@ fn killed_enroll_leaves_old_or_new_stores_and_roll_back_recovers() {
     // A plain enroll refuses and says how to recover; --roll-back recovers.
     let out = enroll_cmd(&setup, &new_path, &[]).output().unwrap();
     assert!(!out.status.success());
-    assert!(common::stderr(&out).contains("--roll-back"), "{}", common::stderr(&out));
-    let out = enroll_cmd(&setup, &new_path, &["--roll-back"]).output().unwrap();
+    assert!(
+        common::stderr(&out).contains("--roll-back"),
+        "{}",
+        common::stderr(&out)
+    );
+    let out = enroll_cmd(&setup, &new_path, &["--roll-back"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", common::stderr(&out));
     for p in &db {
         assert_eq!(Store::open(p).unwrap().ids(), want_ids);

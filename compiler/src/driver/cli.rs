@@ -455,13 +455,17 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
                 }
                 (None, None) => bail!("give the new records: --db FILE or --input NAME=FILE"),
             };
-            let done =
-                super::store::enroll(&manifest.fingerprint, spec, &file, &paths, roll_back)?;
+            let done = super::store::enroll(&manifest.fingerprint, spec, &file, &paths, roll_back)?;
             if let Some(n) = done.rolled_back {
                 eprintln!("rolled the three stores back to their {n} common records");
             }
             for p in &paths {
-                eprintln!("appended {} records to {} (now {})", done.appended, p.display(), done.count);
+                eprintln!(
+                    "appended {} records to {} (now {})",
+                    done.appended,
+                    p.display(),
+                    done.count
+                );
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -9,9 +9,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use irisc_runtime::io::share_file::{MaskMode, Payload, RingVec, ShareFile, ShareKind};
 use irisc_runtime::manifest::ManifestInput;
 use irisc_runtime::party::load::{store_expected, store_sharing};
-use irisc_runtime::store::{
-    create_with_capacity, Record, Shares, Store, StoreParams, StoreWriter,
-};
+use irisc_runtime::store::{create_with_capacity, Record, Shares, Store, StoreParams, StoreWriter};
 use rand::SeedableRng;
 
 /// Records appended per batch (bounds the writer's scratch memory).
@@ -209,7 +207,9 @@ pub fn enroll(
     let common = *counts.iter().min().unwrap_or(&0);
     let mut rolled_back = None;
     if counts.iter().any(|&c| c != common) {
-        let prefix_ok = ids.iter().all(|v| v[..common as usize] == ids[0][..common as usize]);
+        let prefix_ok = ids
+            .iter()
+            .all(|v| v[..common as usize] == ids[0][..common as usize]);
         if !roll_back || !prefix_ok {
             bail!(
                 "the parties' stores hold different numbers of records ({} in party 0's, {} in party 1's, {} in party 2's): an earlier enroll was interrupted after it reached only some of them; run this enroll again with --roll-back to cut all three to the {common} records they share, then enroll the rest again",
@@ -319,7 +319,11 @@ mod tests {
                     .flat_map(|r| super::super::share::encode(&r.iris, 16, mask).unwrap())
                     .collect();
                 let got = super::super::deal::open(&files).unwrap();
-                let m = if sharing.is_shamir() { 0xFFFF } else { (1 << 13) - 1 };
+                let m = if sharing.is_shamir() {
+                    0xFFFF
+                } else {
+                    (1 << 13) - 1
+                };
                 let fp_minus_one = u64::from(irisc_runtime::share::fp::P) - 1;
                 let want: Vec<u64> = want
                     .iter()

@@ -280,7 +280,12 @@ fn load_store(
         None => {
             let k = header.ring_bits;
             let n = count * per;
-            let bad = || input_err(format!("{}: the ring Z_2^{k} is not supported", path.display()));
+            let bad = || {
+                input_err(format!(
+                    "{}: the ring Z_2^{k} is not supported",
+                    path.display()
+                ))
+            };
             let (mut own, mut prev) = (
                 RingVec::with_capacity(k, n).ok_or_else(bad)?,
                 RingVec::with_capacity(k, n).ok_or_else(bad)?,
@@ -377,9 +382,7 @@ impl Inputs {
         let list = paths
             .iter()
             .zip(&manifest.inputs)
-            .map(|(p, spec)| {
-                load_one(p, spec, args.party, &manifest.fingerprint, !args.quiet)
-            })
+            .map(|(p, spec)| load_one(p, spec, args.party, &manifest.fingerprint, !args.quiet))
             .collect::<Result<Vec<_>, _>>()?;
         Inputs::from_loaded(list, manifest, &paths)
     }

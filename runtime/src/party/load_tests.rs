@@ -704,9 +704,18 @@ fn gallery_stores_load_as_their_share_files_do() {
             let mut other = m.clone();
             other.fingerprint = "abc124".into();
             let e = load_err(&other, input_flags(&[("g", &stores)], 0));
-            assert!(e.contains("belongs to program abc123") && e.contains("input `g`"), "{e}");
-            let e = load_err(&m, vec!["--input".into(), format!("g={}", stores[1].display())]);
-            assert!(e.contains("holds party 1's shares but this is party 0"), "{e}");
+            assert!(
+                e.contains("belongs to program abc123") && e.contains("input `g`"),
+                "{e}"
+            );
+            let e = load_err(
+                &m,
+                vec!["--input".into(), format!("g={}", stores[1].display())],
+            );
+            assert!(
+                e.contains("holds party 1's shares but this is party 0"),
+                "{e}"
+            );
         }
     }
 }

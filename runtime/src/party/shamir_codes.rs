@@ -252,8 +252,18 @@ mod tests {
         assert_eq!(a.count, 8);
         assert_eq!(a.ids, vec![7, 7, 7, 7, 8, 8, 8, 8]);
         let secret = reconstruct::<4>(
-            (0, &ShamirVec { coefs: a.words.to_vec() }),
-            (2, &ShamirVec { coefs: b.words.to_vec() }),
+            (
+                0,
+                &ShamirVec {
+                    coefs: a.words.to_vec(),
+                },
+            ),
+            (
+                2,
+                &ShamirVec {
+                    coefs: b.words.to_vec(),
+                },
+            ),
         );
         let per = len / 4;
         for c in 0..2 {

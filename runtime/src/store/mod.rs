@@ -277,8 +277,13 @@ fn map_range(
     // SAFETY: the maps cover only committed records. No irisc writer ever changes them
     // (appends write past them, a capacity change writes a new file and renames it), and the
     // header slots, which a commit rewrites, are outside the maps.
-    let map = unsafe { memmap2::MmapOptions::new().offset(offset).len(len).map(file) }
-        .map_err(io_err("map", path))?;
+    let map = unsafe {
+        memmap2::MmapOptions::new()
+            .offset(offset)
+            .len(len)
+            .map(file)
+    }
+    .map_err(io_err("map", path))?;
     // The typed slices below rely on 8-byte alignment (page base plus an 8-aligned offset).
     if map.as_ptr().align_offset(8) != 0 {
         return Err(StoreError::Invalid {
@@ -335,9 +340,7 @@ impl Store {
         let meta_len = (layout.meta_size as u64)
             .checked_mul(header.count)
             .ok_or_else(malformed)?;
-        let shares_start = layout
-            .shares_start(header.capacity)
-            .ok_or_else(malformed)?;
+        let shares_start = layout.shares_start(header.capacity).ok_or_else(malformed)?;
         let shares_len = (layout.share_size as u64)
             .checked_mul(header.count)
             .ok_or_else(malformed)?;

@@ -177,7 +177,10 @@ fn layout_sizes() {
     .layout()
     .unwrap();
     assert_eq!((l.meta_size, l.share_size, l.elements), (8, 512, 256));
-    assert_eq!(l.shares_start(1024), Some(RECORDS_OFFSET + 8192 + 4096 - 512));
+    assert_eq!(
+        l.shares_start(1024),
+        Some(RECORDS_OFFSET + 8192 + 4096 - 512)
+    );
 }
 
 #[test]

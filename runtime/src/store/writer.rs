@@ -197,10 +197,7 @@ impl StoreWriter {
         let (have, path0) = (self.header.count, self.path.clone());
         let too_many = || StoreError::Invalid {
             path: path0.clone(),
-            detail: format!(
-                "{have} + {} records do not fit in a file",
-                records.len()
-            ),
+            detail: format!("{have} + {} records do not fit in a file", records.len()),
         };
         let mut next = self.header.clone();
         next.count = next
@@ -260,7 +257,9 @@ impl StoreWriter {
             path: path.clone(),
             detail,
         };
-        let new_start = l.shares_start(capacity).ok_or_else(|| invalid("too large".into()))?;
+        let new_start = l
+            .shares_start(capacity)
+            .ok_or_else(|| invalid("too large".into()))?;
         let new_len = next.file_len().map_err(invalid)?;
         let old_start = l
             .shares_start(self.header.capacity)
@@ -300,13 +299,20 @@ impl StoreWriter {
                 }
                 Ok(())
             };
-            copy(&mut f, RECORDS_OFFSET, RECORDS_OFFSET, count * l.meta_size as u64)?;
+            copy(
+                &mut f,
+                RECORDS_OFFSET,
+                RECORDS_OFFSET,
+                count * l.meta_size as u64,
+            )?;
             copy(&mut f, old_start, new_start, count * l.share_size as u64)?;
             f.set_len(new_len).map_err(io_err("write", &tmp))?;
             f.sync_all().map_err(io_err("sync", &tmp))?;
             match f.try_lock() {
                 Ok(()) => {}
-                Err(TryLockError::WouldBlock) => return Err(StoreError::Locked { path: tmp.clone() }),
+                Err(TryLockError::WouldBlock) => {
+                    return Err(StoreError::Locked { path: tmp.clone() })
+                }
                 Err(TryLockError::Error(e)) => return Err(io_err("lock", &tmp)(e)),
             }
             fs::rename(&tmp, &path).map_err(io_err("rename into place", &path))?;
