@@ -214,7 +214,7 @@ impl StoreParams {
         })?;
         check_code_bits(self.code_bits as usize).map_err(|e| e.to_string())?;
         if let StoreSharing::ShamirGr { degree } = self.sharing {
-            if self.code_bits % u32::from(degree) != 0 {
+            if !self.code_bits.is_multiple_of(u32::from(degree)) {
                 return Err(format!(
                     "{}-bit codes do not pack into GR(2^16, {degree}) elements",
                     self.code_bits
