@@ -387,7 +387,7 @@ fn killed_enroll_leaves_old_or_new_stores_and_roll_back_recovers() {
         .collect();
     assert_eq!(counts, vec![old_count + new.len(), old_count, old_count]);
     // The parties notice that their stores disagree.
-    refused(&setup, &db, &q, "");
+    refused(&setup, &db, &q, "gallery stores holding other records");
     // A plain enroll refuses and says how to recover; --roll-back recovers.
     let out = enroll_cmd(&setup, &new_path, &[]).output().unwrap();
     assert!(!out.status.success());
