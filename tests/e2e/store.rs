@@ -149,6 +149,18 @@ fn truncated_or_flipped_stores_are_refused() {
     let all = refused(&setup, &db, &q, "is corrupted");
     assert!(all.contains("do not match the checksum"), "{all}");
     assert!(all.contains(s(&db[1])), "{all}");
+
+    // A damaged header slot (one of the mirror): refused, then `irisc repair` mends it.
+    std::fs::copy(&keep, &db[1]).unwrap();
+    let mut bytes = std::fs::read(&db[1]).unwrap();
+    bytes[256 + 70] ^= 0x01;
+    std::fs::write(&db[1], bytes).unwrap();
+    let all = refused(&setup, &db, &q, "header slot 1 is damaged");
+    assert!(all.contains("irisc repair"), "{all}");
+    common::irisc_ok(&["repair", s(&db[1])]);
+    let dir = setup.dir.path();
+    let want = plain_answers(&small(), &dir.join("db.ndjson"), &dir.join("query.ndjson"));
+    assert_eq!(answers(&setup, &db, &q), want);
 }
 
 #[test]

@@ -203,6 +203,13 @@ pub enum Command {
         #[command(flatten)]
         plan: PlanArgs,
     },
+    /// Rewrite a gallery store's damaged or stale header slot from its intact mirror (after a
+    /// power loss during a commit, or disk damage to one slot); loses no committed record.
+    Repair {
+        /// The stores to repair.
+        #[arg(required = true)]
+        stores: Vec<PathBuf>,
+    },
     /// Build, key, share and run all three parties on this machine, and print the answers.
     Run {
         program: PathBuf,
@@ -425,6 +432,14 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             }
             for f in written {
                 eprintln!("wrote {}", f.display());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Repair { stores } => {
+            for path in &stores {
+                let header = irisc_runtime::store::repair(path)?;
+                irisc_runtime::store::Store::open(path)?;
+                eprintln!("{}: intact, {} records", path.display(), header.count);
             }
             Ok(ExitCode::SUCCESS)
         }

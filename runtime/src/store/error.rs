@@ -37,7 +37,7 @@ pub enum StoreError {
         first: String,
         second: String,
     },
-    #[error("{path}: header slot {slot} is damaged ({detail}); slot {other} is intact with {count} records: the last commit was interrupted or the disk damaged the header; repair the store (an append also repairs it) before scanning")]
+    #[error("{path}: header slot {slot} is damaged ({detail}); slot {other} is intact with {count} records: the last commit was interrupted or the disk damaged the header; repair the store with `irisc repair {path}` (an append also repairs it) before scanning")]
     HeaderSlotDamaged {
         path: PathBuf,
         slot: usize,
