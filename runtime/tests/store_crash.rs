@@ -20,6 +20,7 @@ fn params() -> StoreParams {
         sharing: StoreSharing::Rep3,
         ring_bits: 16,
         code_bits: CODE_BITS,
+        secret_mask: false,
         set_id: [3; 16],
     }
 }

@@ -8,3 +8,4 @@ mod common;
 mod data;
 mod language;
 mod matching;
+mod store;

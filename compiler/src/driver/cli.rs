@@ -158,6 +158,8 @@ pub enum Command {
     },
     /// Secret-share inputs into one file per party: `--program P.irs --input NAME=FILE ...`
     /// writes DIR/p{0,1,2}/NAME.shares; `--db` / `--query` write DIR/db.p{0,1,2}.shr (rep3 iris).
+    /// With --program, iris gallery inputs are written as gallery stores (durable, memory-mapped
+    /// by the parties, appendable with `irisc enroll`); other inputs as share files.
     Share {
         /// Input NAME of the program from the NDJSON FILE (repeatable; needs --program).
         #[arg(long = "input", value_name = "NAME=FILE", requires = "program")]
@@ -177,6 +179,36 @@ pub enum Command {
         /// The choices the program is compiled with (the shares must match them).
         #[command(flatten)]
         plan: PlanArgs,
+    },
+    /// Append new records to a gallery's three stores (made by `irisc share --program P.irs`):
+    /// deals shares of the records for the same program and build choices and appends them
+    /// durably to DIR/db.p{0,1,2}.shr (--db) or DIR/p{0,1,2}/NAME.shares (--input NAME=FILE).
+    /// Ids must be new. An interrupted enroll leaves each store with its old or its new records.
+    Enroll {
+        program: PathBuf,
+        /// The new records (NDJSON), for programs with one gallery input.
+        #[arg(long, conflicts_with = "input", required_unless_present = "input")]
+        db: Option<PathBuf>,
+        /// Gallery input NAME's new records from the NDJSON FILE.
+        #[arg(long = "input", value_name = "NAME=FILE")]
+        input: Option<String>,
+        /// The folder `irisc share -o` wrote the stores into.
+        #[arg(long)]
+        store: PathBuf,
+        /// If the three stores disagree (an earlier enroll reached only some of them), first
+        /// cut them back to the records all three hold.
+        #[arg(long)]
+        roll_back: bool,
+        /// The choices the program is built with (the stores were shared with them).
+        #[command(flatten)]
+        plan: PlanArgs,
+    },
+    /// Rewrite a gallery store's damaged or stale header slot from its intact mirror (after a
+    /// power loss during a commit, or disk damage to one slot); loses no committed record.
+    Repair {
+        /// The stores to repair.
+        #[arg(required = true)]
+        stores: Vec<PathBuf>,
     },
     /// Build, key, share and run all three parties on this machine, and print the answers.
     Run {
@@ -358,7 +390,12 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
                         .find(|s| s.name == name)
                         .map(Ok)
                         .unwrap_or_else(|| super::share::find_input(manifest, &name))?;
-                    written.extend(super::share::share_input(spec, None, &file, &output)?);
+                    let paths = super::share::input_paths(&output, &spec.name);
+                    written.extend(if super::store::is_store_input(spec) {
+                        super::store::share_to_stores(&manifest.fingerprint, spec, &file, paths)?
+                    } else {
+                        super::share::share_input_to(spec, None, &file, paths)?
+                    });
                 }
             } else if db.is_none() && query.is_none() {
                 bail!("give the inputs to share: --program P.irs --input NAME=FILE (repeatable), or --db / --query");
@@ -382,19 +419,71 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
                     (&query, InputRole::Query, ShareKind::Query, "query"),
                 ] {
                     let Some(file) = file else { continue };
+                    let paths = super::share::share_paths(&output, stem);
                     written.extend(match spec_for(role)? {
-                        Some(spec) => super::share::share_input_to(
-                            spec,
-                            None,
-                            file,
-                            super::share::share_paths(&output, stem),
-                        )?,
+                        Some(spec) if super::store::is_store_input(spec) => {
+                            let fingerprint = manifest
+                                .as_ref()
+                                .map(|m| m.fingerprint.clone())
+                                .unwrap_or_default();
+                            super::store::share_to_stores(&fingerprint, spec, file, paths)?
+                        }
+                        Some(spec) => super::share::share_input_to(spec, None, file, paths)?,
                         None => super::share::share_file(file, &output, kind, ring, stem)?,
                     });
                 }
             }
             for f in written {
                 eprintln!("wrote {}", f.display());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Repair { stores } => {
+            for path in &stores {
+                let header = irisc_runtime::store::repair(path)?;
+                irisc_runtime::store::Store::open(path)?;
+                eprintln!("{}: intact, {} records", path.display(), header.count);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Enroll {
+            program,
+            db,
+            input,
+            store,
+            roll_back,
+            plan,
+        } => {
+            let checked = pipeline::read_and_check(&program)?;
+            let planned = pipeline::plan(&checked, &plan.options()?)?;
+            let manifest = super::share::program_manifest(&checked, &planned)?;
+            let (spec, file, paths) = match (&db, &input) {
+                (Some(file), _) => {
+                    let of_role = manifest.inputs_with(InputRole::Gallery);
+                    let [i] = of_role[..] else {
+                        bail!("--db is for programs with one gallery input; use --input NAME=FILE");
+                    };
+                    let spec = &manifest.inputs[i];
+                    (spec, file.clone(), super::share::share_paths(&store, "db"))
+                }
+                (None, Some(arg)) => {
+                    let (name, file) = super::share::parse_input_arg(arg)?;
+                    let spec = super::share::find_input(&manifest, &name)?;
+                    (spec, file, super::share::input_paths(&store, &spec.name))
+                }
+                (None, None) => bail!("give the new records: --db FILE or --input NAME=FILE"),
+            };
+            let done = super::store::enroll(&manifest.fingerprint, spec, &file, &paths, roll_back)?;
+            if let Some(n) = done.rolled_back {
+                eprintln!("rolled the three stores back to their {n} common records");
+            }
+            for p in &paths {
+                eprintln!(
+                    "appended {} records to {} (now {})",
+                    done.appended,
+                    p.display(),
+                    done.count
+                );
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -1,4 +1,4 @@
-//! The `irisc` command line: `build`, `explain`, `gen`, `keys`, `share`, `run`.
+//! The `irisc` command line: `build`, `explain`, `gen`, `keys`, `share`, `enroll`, `repair`, `run`.
 //!
 //! Each subcommand lives in its own module; this file only parses arguments and dispatches.
 
@@ -11,6 +11,7 @@ pub mod pipeline;
 pub mod plain;
 pub mod run;
 pub mod share;
+pub mod store;
 
 use std::process::ExitCode;
 

@@ -79,7 +79,12 @@ pub fn run(opts: &RunOptions) -> Result<ExitCode> {
     let specs = super::share::input_specs(&manifest);
     let mut party_args: [Vec<String>; 3] = Default::default();
     for (spec, file) in specs.iter().zip(&files) {
-        let paths = super::share::share_input(spec, None, file, &shares)?;
+        let paths = super::share::input_paths(&shares, &spec.name);
+        let paths = if super::store::is_store_input(spec) {
+            super::store::share_to_stores(&manifest.fingerprint, spec, file, paths)?
+        } else {
+            super::share::share_input_to(spec, None, file, paths)?
+        };
         for (args, path) in party_args.iter_mut().zip(&paths) {
             args.push("--input".into());
             args.push(format!("{}={}", spec.name, path.display()));

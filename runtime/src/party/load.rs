@@ -18,6 +18,7 @@ use crate::io::share_file::{
 };
 use crate::manifest::{InputRole, Manifest, ManifestInput};
 use crate::share::binary::{words_for, BitShares};
+use crate::store::{self, Store, StoreExpected, StoreSharing};
 
 use super::args::PartyArgs;
 use super::codes::Codes;
@@ -39,8 +40,11 @@ enum Stored {
 
 struct LoadedInput {
     spec: ManifestInput,
+    /// The share file's header, or for a gallery store the equivalent one.
     header: ShareFileHeader,
     stored: Stored,
+    /// Loaded from a gallery store (whose record count the parties also compare).
+    from_store: bool,
 }
 
 /// All inputs of one party's run.
@@ -139,7 +143,18 @@ pub fn resolve_paths(args: &PartyArgs, manifest: &Manifest) -> Result<Vec<PathBu
         .collect()
 }
 
-fn load_one(path: &Path, spec: &ManifestInput, party: usize) -> Result<LoadedInput, RuntimeError> {
+fn load_one(
+    path: &Path,
+    spec: &ManifestInput,
+    party: usize,
+    fingerprint: &str,
+    progress: bool,
+) -> Result<LoadedInput, RuntimeError> {
+    let is_store = store::is_store(path)
+        .map_err(|e| input_err(format!("cannot read {}: {e}", path.display())))?;
+    if is_store {
+        return load_store(path, spec, party, fingerprint, progress);
+    }
     let file = share_file::read(path).map_err(|e| input_err(e.to_string()))?;
     let expected = Expected::for_input(spec, party as u8);
     share_file::check_compatible(path, &file.header, &expected)
@@ -154,6 +169,153 @@ fn load_one(path: &Path, spec: &ManifestInput, party: usize) -> Result<LoadedInp
         spec: spec.clone(),
         header,
         stored,
+        from_store: false,
+    })
+}
+
+/// The store sharing of an input sharing.
+pub fn store_sharing(sharing: Sharing) -> StoreSharing {
+    match sharing {
+        Sharing::Rep3 => StoreSharing::Rep3,
+        Sharing::Fp => StoreSharing::ShamirPrime {
+            modulus: crate::share::fp::P,
+        },
+        Sharing::Gr2 => StoreSharing::ShamirGr { degree: 2 },
+        Sharing::Gr4 => StoreSharing::ShamirGr { degree: 4 },
+    }
+}
+
+/// What the program's manifest entry `spec` needs of party `party`'s gallery store.
+pub fn store_expected(spec: &ManifestInput, party: u8, fingerprint: &str) -> StoreExpected {
+    StoreExpected {
+        fingerprint: fingerprint.to_string(),
+        party,
+        sharing: store_sharing(spec.sharing),
+        ring_bits: spec.ring_bits,
+        code_bits: spec.elements,
+        secret_mask: spec.mask == MaskMode::Secret,
+    }
+}
+
+/// A gallery from a store: checked (every byte, against the header's checksum) and mapped.
+/// Shamir shares stay in the map (zero-copy); rep3 shares are copied into the prepared form.
+fn load_store(
+    path: &Path,
+    spec: &ManifestInput,
+    party: usize,
+    fingerprint: &str,
+    progress: bool,
+) -> Result<LoadedInput, RuntimeError> {
+    if spec.role != InputRole::Gallery || spec.kind != Payload::Iris {
+        return Err(input_err(format!(
+            "{} is a gallery store, but input `{}` is a {} of {} data: pass the share file made for it by `irisc share` (stores hold iris galleries only)",
+            path.display(),
+            spec.name,
+            spec.role,
+            spec.kind
+        )));
+    }
+    let store = Store::open_with(path, progress).map_err(|e| input_err(e.to_string()))?;
+    store
+        .check_compatible(&store_expected(spec, party as u8, fingerprint))
+        .map_err(|e| input_err(format!("{e} (input `{}`)", spec.name)))?;
+    let h = store.header();
+    let header = ShareFileHeader {
+        version: share_file::FORMAT_VERSION,
+        kind: ShareKind::Gallery,
+        party: party as u8,
+        sharing: spec.sharing,
+        mask: spec.mask,
+        ring_bits: h.params.ring_bits,
+        elements: h.params.code_bits,
+        count: h.count,
+        set_id: h.params.set_id,
+        body_hash: h.records_sum.0,
+        payload: Payload::Iris,
+        scale_bits: 0,
+    };
+    let count = store.len();
+    let per = header.elements_per_record() as usize;
+    let ids = store.ids();
+    let masks: Vec<u64> = if spec.mask == MaskMode::Public {
+        store
+            .records()
+            .flat_map(|r| {
+                r.mask.chunks(8).map(|c| {
+                    let mut w = [0u8; 8];
+                    w[..c.len()].copy_from_slice(c);
+                    u64::from_le_bytes(w)
+                })
+            })
+            .collect()
+    } else {
+        vec![u64::MAX; count * per.div_ceil(64)]
+    };
+    let stored = match store.shamir_words() {
+        Some(words) => {
+            let kind = shamir_kind(spec.sharing);
+            if header.sections() == 1 {
+                let elements = header.elements as usize;
+                Stored::Shamir(Rc::new(ShamirCodes::new(
+                    kind,
+                    Side::Gallery,
+                    count,
+                    elements,
+                    ids,
+                    masks,
+                    words,
+                )?))
+            } else {
+                Stored::Shamir(Rc::new(ShamirCodes {
+                    kind,
+                    side: Side::Gallery,
+                    count,
+                    len: per,
+                    ids,
+                    masks,
+                    words,
+                }))
+            }
+        }
+        None => {
+            let k = header.ring_bits;
+            let n = count * per;
+            let bad = || {
+                input_err(format!(
+                    "{}: the ring Z_2^{k} is not supported",
+                    path.display()
+                ))
+            };
+            let (mut own, mut prev) = (
+                RingVec::with_capacity(k, n).ok_or_else(bad)?,
+                RingVec::with_capacity(k, n).ok_or_else(bad)?,
+            );
+            for r in store.records() {
+                let (o, p): (Vec<u64>, Vec<u64>) = match r.shares {
+                    store::Shares::Rep3U16 { own, prev } => (
+                        own.iter().map(|&x| u64::from(x)).collect(),
+                        prev.iter().map(|&x| u64::from(x)).collect(),
+                    ),
+                    store::Shares::Rep3U32 { own, prev } => (
+                        own.iter().map(|&x| u64::from(x)).collect(),
+                        prev.iter().map(|&x| u64::from(x)).collect(),
+                    ),
+                    store::Shares::Rep3U64 { own, prev } => (own.to_vec(), prev.to_vec()),
+                    store::Shares::Shamir(_) => return Err(bad()),
+                };
+                o.into_iter().for_each(|x| own.push(x));
+                p.into_iter().for_each(|x| prev.push(x));
+            }
+            Stored::Rep3(Rc::new(Codes::from_components(
+                own, prev, count, per, ids, masks,
+            )))
+        }
+    };
+    Ok(LoadedInput {
+        spec: spec.clone(),
+        header,
+        stored,
+        from_store: true,
     })
 }
 
@@ -209,7 +371,7 @@ fn shamir_from_file(file: ShareFile) -> Result<ShamirCodes, RuntimeError> {
         len: sections * elements,
         ids: file.ids,
         masks,
-        words: data,
+        words: data.into(),
     })
 }
 
@@ -220,7 +382,7 @@ impl Inputs {
         let list = paths
             .iter()
             .zip(&manifest.inputs)
-            .map(|(p, spec)| load_one(p, spec, args.party))
+            .map(|(p, spec)| load_one(p, spec, args.party, &manifest.fingerprint, !args.quiet))
             .collect::<Result<Vec<_>, _>>()?;
         Inputs::from_loaded(list, manifest, &paths)
     }
@@ -313,6 +475,11 @@ impl Inputs {
         let mut s = manifest.fingerprint.as_bytes().to_vec();
         for l in &self.list {
             s.extend_from_slice(&l.header.set_id);
+            // A store keeps its set id across appends: its record count tells whether the
+            // three parties' stores hold the same records.
+            if l.from_store {
+                s.extend_from_slice(&l.header.count.to_le_bytes());
+            }
         }
         s
     }
@@ -540,7 +707,7 @@ impl Inputs {
                 .words
                 .chunks_exact(per)
                 .flat_map(|r| r[offset..offset + words].iter().copied())
-                .collect();
+                .collect::<Vec<u16>>();
             let elements = l.header.elements as usize;
             let masks = if part == PART_CODES && l.header.mask == MaskMode::Public {
                 full.masks.clone()

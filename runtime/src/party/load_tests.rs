@@ -468,7 +468,7 @@ fn shamir_inputs_reconstruct() {
     let c = shamir_data(&mut ins, 2, PART_EMBEDDING, 0, false);
     assert_eq!((c[0].len, c[0].words_per_code()), (3, 4));
     let share = |p: usize| galois::ShamirVec::<4> {
-        coefs: c[p].words.clone(),
+        coefs: c[p].words.to_vec(),
     };
     let elems = galois::reconstruct::<4>((0, &share(0)), (1, &share(1)));
     assert_eq!(
@@ -598,4 +598,124 @@ fn batches_zips_and_session_bytes() {
     assert_eq!(s, want);
     assert_eq!(ins[0].gallery_records(), 4);
     assert!(ins[0].single(InputRole::Gallery).is_err());
+}
+
+/// Party `p`'s gallery store with the contents of its share file `shr`, for program `fp`.
+fn store_from_file(shr: &Path, fp: &str) -> PathBuf {
+    use crate::store::{create, Record, Shares, StoreParams, StoreWriter};
+    let f = crate::io::share_file::read(shr).unwrap();
+    let h = &f.header;
+    let path = shr.with_extension("store");
+    create(
+        &path,
+        &StoreParams {
+            fingerprint: fp.into(),
+            party: h.party,
+            sharing: store_sharing(h.sharing),
+            ring_bits: h.ring_bits,
+            code_bits: h.elements,
+            secret_mask: h.mask == MaskMode::Secret,
+            set_id: h.set_id,
+        },
+    )
+    .unwrap();
+    let per = h.elements_per_record() as usize;
+    let ml = if h.mask == MaskMode::Public {
+        h.elements as usize / 8
+    } else {
+        0
+    };
+    let recs: Vec<Record<'_>> = (0..f.ids.len())
+        .map(|i| Record {
+            id: f.ids[i],
+            mask: &f.masks[i * ml..(i + 1) * ml],
+            shares: match (&f.own, &f.prev) {
+                (RingVec::U16(o), _) if h.sharing.is_shamir() => {
+                    Shares::Shamir(&o[i * per..(i + 1) * per])
+                }
+                (RingVec::U16(o), RingVec::U16(p)) => Shares::Rep3U16 {
+                    own: &o[i * per..(i + 1) * per],
+                    prev: &p[i * per..(i + 1) * per],
+                },
+                (RingVec::U32(o), RingVec::U32(p)) => Shares::Rep3U32 {
+                    own: &o[i * per..(i + 1) * per],
+                    prev: &p[i * per..(i + 1) * per],
+                },
+                _ => unreachable!(),
+            },
+        })
+        .collect();
+    StoreWriter::open(&path).unwrap().append(&recs).unwrap();
+    path
+}
+
+#[test]
+fn gallery_stores_load_as_their_share_files_do() {
+    let dir = tempfile::tempdir().unwrap();
+    for sharing in [
+        InputSharing::Rep3,
+        InputSharing::Fp,
+        InputSharing::Gr2,
+        InputSharing::Gr4,
+    ] {
+        for secret in [false, true] {
+            let mut g = spec("g", InputRole::Gallery, InputKind::Iris, 128);
+            g.sharing = sharing;
+            if sharing.is_shamir() {
+                g.ring_bits = 16;
+            }
+            if secret {
+                g.mask = InputMask::Secret;
+            }
+            let sub = dir.path().join(format!("{sharing}-{secret}"));
+            std::fs::create_dir_all(&sub).unwrap();
+            let gd = iris_data(5, 128, secret, 21);
+            let gf = deal(&sub, &g, &gd, 22);
+            let mut m = manifest(vec![g.clone()]);
+            m.fingerprint = "abc123".into();
+            let stores = gf.clone().map(|p| store_from_file(&p, "abc123"));
+            let mut from_files = load3(&m, &[("g", &gf)]);
+            let mut from_stores = load3(&m, &[("g", &stores)]);
+            let parts: &[i32] = if secret { &[0, 1] } else { &[0] };
+            for p in 0..3 {
+                assert_eq!(from_stores[p].gallery_records(), 5);
+                assert_eq!(from_stores[p].ids(0), &gd.ids[..]);
+                for &part in parts {
+                    let k = g.ring_bits as i32;
+                    let a = from_files[p].load_input(0, part, -1, k).unwrap();
+                    let b = from_stores[p].load_input(0, part, -1, k).unwrap();
+                    match (a, b) {
+                        (Value::Codes(a), Value::Codes(b)) => {
+                            assert_eq!((&a.a, &a.b), (&b.a, &b.b));
+                            assert_eq!((&a.ids, &a.masks), (&b.ids, &b.masks));
+                        }
+                        (Value::Shamir(a), Value::Shamir(b)) => {
+                            assert_eq!(a.words, b.words, "{sharing} secret {secret}");
+                            assert_eq!((&a.ids, &a.masks), (&b.ids, &b.masks));
+                            assert_eq!((a.count, a.len), (b.count, b.len));
+                            // One section: the shares are read in place from the map.
+                            assert_eq!(b.words.is_mapped(), !secret);
+                        }
+                        _ => panic!("{sharing}: different kinds of values"),
+                    }
+                }
+            }
+            // A store of another program, or another party's, is refused by name.
+            let mut other = m.clone();
+            other.fingerprint = "abc124".into();
+            let e = load_err(&other, input_flags(&[("g", &stores)], 0));
+            assert!(
+                e.contains("belongs to program abc123") && e.contains("input `g`"),
+                "{e}"
+            );
+            let e = load_err(
+                &m,
+                vec!["--input".into(), format!("g={}", stores[1].display())],
+            );
+            assert!(
+                e.contains("holds party 1's shares but this is party 0"),
+                "{e}"
+            );
+        }
+    }
 }

@@ -87,13 +87,13 @@ pub fn shamir_dot(cx: &mut Ctx<'_>, query: &Value, gallery: &Value) -> Result<Va
                 ShamirKind::Gr2 => prepare_query::<2>(
                     party,
                     &ShamirVec {
-                        coefs: q.words.clone(),
+                        coefs: q.words.to_vec(),
                     },
                 ),
                 _ => prepare_query::<4>(
                     party,
                     &ShamirVec {
-                        coefs: q.words.clone(),
+                        coefs: q.words.to_vec(),
                     },
                 ),
             };

@@ -6,6 +6,7 @@
 use crate::error::RuntimeError;
 use crate::share::fp::P;
 use crate::share::galois::elems_for;
+use crate::store::Words;
 
 /// Which Shamir sharing, and so how entries are stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,8 +63,9 @@ pub struct ShamirCodes {
     pub masks: Vec<u64>,
     /// The shares, [`ShamirKind::words_per_code`] u16 words per code, code after code: for F_p
     /// one element below p per entry; for GR(2^16, d) the d coefficients of each ring element
-    /// (`words[e·d + j]` = coefficient of x^j of element e), packed for `side`.
-    pub words: Vec<u16>,
+    /// (`words[e·d + j]` = coefficient of x^j of element e), packed for `side`. Derefs to
+    /// `[u16]`; a gallery loaded from a store reads it in place from the memory map.
+    pub words: Words,
 }
 
 impl std::fmt::Debug for ShamirCodes {
@@ -93,8 +95,9 @@ impl ShamirCodes {
         len: usize,
         ids: Vec<u64>,
         masks: Vec<u64>,
-        words: Vec<u16>,
+        words: impl Into<Words>,
     ) -> Result<ShamirCodes, RuntimeError> {
+        let words: Words = words.into();
         let bad = |m: String| Err(RuntimeError::Input(format!("Shamir shares: {m}")));
         let per = kind.words_per_code(len);
         if Some(words.len()) != count.checked_mul(per) {
@@ -147,7 +150,7 @@ impl ShamirCodes {
             len: self.len,
             ids: self.ids[range.clone()].to_vec(),
             masks: self.masks[range.start * mw..range.end * mw].to_vec(),
-            words: self.words[range.start * w..range.end * w].to_vec(),
+            words: self.words.slice(range.start * w..range.end * w),
         }
     }
 
@@ -174,36 +177,36 @@ impl ShamirCodes {
             row * cols * 4 + c * 4 + k
         };
         let shifts: Vec<i32> = (lo..=hi).collect();
-        let mut out = ShamirCodes {
-            kind: self.kind,
-            side: self.side,
-            count: self.count * shifts.len(),
-            len: l,
-            ids: Vec::new(),
-            masks: Vec::new(),
-            words: Vec::new(),
-        };
+        let (mut ids, mut masks, mut words) = (Vec::new(), Vec::new(), Vec::new());
         for c in 0..self.count {
             let (src_w, src_m) = (
                 &self.words[c * w..(c + 1) * w],
                 &self.masks[c * mw..(c + 1) * mw],
             );
             for &s in &shifts {
-                out.ids.push(self.ids[c]);
+                ids.push(self.ids[c]);
                 let mut m = vec![0u64; mw];
                 for i in 0..l {
                     let f = from(s, i);
                     m[i / 64] |= ((src_m[f / 64] >> (f % 64)) & 1) << (i % 64);
                 }
-                out.masks.extend_from_slice(&m);
+                masks.extend_from_slice(&m);
                 // Element e holds entries e·d .. e·d + d, which all come from element from(e·d)/d.
                 for e in 0..l / d {
                     let f = from(s, e * d) / d;
-                    out.words.extend_from_slice(&src_w[f * d..(f + 1) * d]);
+                    words.extend_from_slice(&src_w[f * d..(f + 1) * d]);
                 }
             }
         }
-        Ok(out)
+        Ok(ShamirCodes {
+            kind: self.kind,
+            side: self.side,
+            count: self.count * shifts.len(),
+            len: l,
+            ids,
+            masks,
+            words: words.into(),
+        })
     }
 }
 
@@ -249,8 +252,18 @@ mod tests {
         assert_eq!(a.count, 8);
         assert_eq!(a.ids, vec![7, 7, 7, 7, 8, 8, 8, 8]);
         let secret = reconstruct::<4>(
-            (0, &ShamirVec { coefs: a.words }),
-            (2, &ShamirVec { coefs: b.words }),
+            (
+                0,
+                &ShamirVec {
+                    coefs: a.words.to_vec(),
+                },
+            ),
+            (
+                2,
+                &ShamirVec {
+                    coefs: b.words.to_vec(),
+                },
+            ),
         );
         let per = len / 4;
         for c in 0..2 {

@@ -22,7 +22,7 @@ pub enum StoreError {
         found: u32,
         supported: u32,
     },
-    #[error("{path} is truncated: {count} records announced, {found} bytes of records found ({expected} expected)")]
+    #[error("{path} is truncated: its header commits {count} records in {expected} bytes but the file has {found}: the file was cut short (copied incompletely or the disk filled up); copy it again from its source or share the gallery again")]
     Truncated {
         path: PathBuf,
         count: u64,
@@ -37,7 +37,7 @@ pub enum StoreError {
         first: String,
         second: String,
     },
-    #[error("{path}: header slot {slot} is damaged ({detail}); slot {other} is intact with {count} records: the last commit was interrupted or the disk damaged the header; repair the store (an append also repairs it) before scanning")]
+    #[error("{path}: header slot {slot} is damaged ({detail}); slot {other} is intact with {count} records: the last commit was interrupted or the disk damaged the header; repair the store with `irisc repair {path}` (an append also repairs it) before scanning")]
     HeaderSlotDamaged {
         path: PathBuf,
         slot: usize,
@@ -45,7 +45,7 @@ pub enum StoreError {
         detail: String,
         count: u64,
     },
-    #[error("{path} is corrupted: its records do not match the checksum in its header")]
+    #[error("{path} is corrupted: its records do not match the checksum in its header (a damaged disk or a changed byte); restore the file from a copy or share the gallery again")]
     RecordsCorrupted { path: PathBuf },
     #[error("{path}: malformed gallery store: {detail}")]
     Malformed { path: PathBuf, detail: String },

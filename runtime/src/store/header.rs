@@ -9,22 +9,32 @@
 //! | 8      | 4    | format version (u32, = 1)                                     |
 //! | 12     | 1    | party (0, 1, 2)                                               |
 //! | 13     | 1    | sharing (0 rep3, 1 Shamir over GR(2^16, d), 2 Shamir over F_p)|
-//! | 14     | 2    | reserved, zero                                                |
+//! | 14     | 1    | masks (0 public: stored plain; 1 secret: shared after the codes)|
+//! | 15     | 1    | reserved, zero                                                |
 //! | 16     | 4    | sharing parameter (0 for rep3, d, or p)                       |
 //! | 20     | 4    | ring_bits k (u32)                                             |
 //! | 24     | 4    | code_bits (u32)                                               |
-//! | 28     | 4    | record size in bytes (u32, must match the computed layout)    |
+//! | 28     | 4    | record size in bytes (u32, meta + shares, must match the layout)|
 //! | 32     | 8    | committed record count (u64)                                  |
 //! | 40     | 8    | commit sequence number (u64)                                  |
 //! | 48     | 16   | share-set id (same in the three parties' stores)              |
 //! | 64     | 64   | program fingerprint, lowercase hex, zero-padded               |
 //! | 128    | 32   | records checksum (see [`RecordsSum`])                         |
-//! | 160    | 64   | reserved, zero                                                |
+//! | 160    | 8    | capacity: meta slots reserved (u64, >= count)                 |
+//! | 168    | 56   | reserved, zero                                                |
 //! | 224    | 32   | BLAKE3 of bytes 0..224 of this slot (derived key)             |
 //!
-//! A record is `id (u64) | public mask (code_bits/8 bytes) | shares`, each part padded to 8
-//! bytes; rep3 shares are `own (n x W) | prev (n x W)`, Shamir shares are `n x u16`, with
-//! `n = code_bits` and `W` the word width of Z_2^k (2, 4 or 8 bytes).
+//! A record has two parts kept in two regions of the file, so that the shares of all records
+//! are one contiguous array (a party scans them in place from the memory map):
+//! - its meta, `id (u64) | public mask (code_bits/8 bytes; none with secret masks)`, padded to
+//!   8 bytes, in the meta region from [`RECORDS_OFFSET`], which has room for `capacity` records;
+//! - its shares, in the shares region, which starts at the first 4096-byte boundary after the
+//!   meta region and grows at the end of the file: rep3 shares are `own (n x W) | prev (n x W)`
+//!   (each padded to 8 bytes), Shamir shares are `n x u16`; `n = code_bits`, times two with
+//!   secret masks (codes, then mask bits), and `W` the word width of Z_2^k (2, 4 or 8 bytes).
+//!
+//! An append that would pass the capacity rewrites the file with a larger meta region (to a
+//! temporary file, then renamed over the store).
 
 use std::fmt;
 use std::path::Path;
@@ -39,6 +49,10 @@ pub const SLOT_LEN: usize = 256;
 /// Two slots; a multiple of 8 so that records (and every field in them) stay 8-byte aligned.
 pub const RECORDS_OFFSET: u64 = 2 * SLOT_LEN as u64;
 pub const FINGERPRINT_MAX: usize = 64;
+/// The shares region starts at a multiple of this (a page), so its map is page-aligned.
+pub const SHARES_ALIGN: u64 = 4096;
+/// The smallest meta capacity a store is created with.
+pub const MIN_CAPACITY: u64 = 1024;
 
 const SLOT_HASHED: usize = 224;
 const SLOT_KEY: &str = "irisc gallery store 2024 header slot v1";
@@ -137,23 +151,47 @@ pub struct StoreParams {
     pub sharing: StoreSharing,
     pub ring_bits: u32,
     pub code_bits: u32,
+    /// Masks secret-shared after the codes (no plain mask stored) instead of public.
+    pub secret_mask: bool,
     pub set_id: [u8; 16],
 }
 
-/// Byte offsets within one record; every offset and the size are multiples of 8.
+/// Sizes and offsets of one record's two parts; every offset and size is a multiple of 8.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RecordLayout {
+    /// `meta_size + share_size`: the bytes one record takes.
     pub size: usize,
+    /// Bytes of `id | mask` in the meta region.
+    pub meta_size: usize,
     pub mask_offset: usize,
+    /// Public mask bytes (0 with secret masks).
     pub mask_len: usize,
-    pub shares_offset: usize,
-    /// Elements per component (`code_bits`).
+    /// Bytes of one record's shares in the shares region.
+    pub share_size: usize,
+    /// Elements per component (`code_bits`, doubled with secret masks).
     pub elements: usize,
     /// Bytes of one component, before padding.
     pub component_len: usize,
     /// Distance between the starts of the two rep3 components.
     pub component_stride: usize,
     pub element_bytes: usize,
+}
+
+impl RecordLayout {
+    /// Where the shares region starts for a meta region of `capacity` records.
+    pub fn shares_start(&self, capacity: u64) -> Option<u64> {
+        (self.meta_size as u64)
+            .checked_mul(capacity)?
+            .checked_add(RECORDS_OFFSET)?
+            .checked_next_multiple_of(SHARES_ALIGN)
+    }
+
+    /// The file length that holds `count` records with a meta region of `capacity`.
+    pub fn file_len(&self, capacity: u64, count: u64) -> Option<u64> {
+        (self.share_size as u64)
+            .checked_mul(count)?
+            .checked_add(self.shares_start(capacity)?)
+    }
 }
 
 fn pad8(n: usize) -> Option<usize> {
@@ -175,25 +213,43 @@ impl StoreParams {
             )
         })?;
         check_code_bits(self.code_bits as usize).map_err(|e| e.to_string())?;
+        if let StoreSharing::ShamirGr { degree } = self.sharing {
+            if !self.code_bits.is_multiple_of(u32::from(degree)) {
+                return Err(format!(
+                    "{}-bit codes do not pack into GR(2^16, {degree}) elements",
+                    self.code_bits
+                ));
+            }
+        }
         let too_big = || format!("{}-bit codes make records too large", self.code_bits);
-        let elements = self.code_bits as usize;
-        let mask_len = elements / 8;
+        let sections = if self.secret_mask { 2 } else { 1 };
+        let elements = (self.code_bits as usize)
+            .checked_mul(sections)
+            .ok_or_else(too_big)?;
+        let mask_len = if self.secret_mask {
+            0
+        } else {
+            self.code_bits as usize / 8
+        };
         let component_len = elements.checked_mul(element_bytes).ok_or_else(too_big)?;
         let component_stride = pad8(component_len).ok_or_else(too_big)?;
         let mask_offset = 8;
-        let shares_offset = pad8(mask_len)
+        let meta_size = pad8(mask_len)
             .and_then(|m| m.checked_add(mask_offset))
             .ok_or_else(too_big)?;
-        let size = component_stride
+        let share_size = component_stride
             .checked_mul(self.sharing.components())
-            .and_then(|s| s.checked_add(shares_offset))
+            .ok_or_else(too_big)?;
+        let size = share_size
+            .checked_add(meta_size)
             .filter(|&s| u32::try_from(s).is_ok())
             .ok_or_else(too_big)?;
         Ok(RecordLayout {
             size,
+            meta_size,
             mask_offset,
             mask_len,
-            shares_offset,
+            share_size,
             elements,
             component_len,
             component_stride,
@@ -227,10 +283,12 @@ pub(crate) fn check_fingerprint(fp: &str) -> Result<(), String> {
 pub struct RecordsSum(pub [u8; 32]);
 
 impl RecordsSum {
-    pub fn add_record(&mut self, index: u64, record: &[u8]) {
+    /// Adds record `index`, given as its meta bytes and its share bytes.
+    pub fn add_record(&mut self, index: u64, meta: &[u8], shares: &[u8]) {
         let mut h = blake3::Hasher::new_derive_key(RECORD_KEY);
         h.update(&index.to_le_bytes());
-        h.update(record);
+        h.update(meta);
+        h.update(shares);
         let digest = h.finalize();
         let mut carry = 0u128;
         for limb in 0..4 {
@@ -253,6 +311,8 @@ pub struct StoreHeader {
     /// Incremented by every commit; the slot with the higher one is the newer state.
     pub seq: u64,
     pub records_sum: RecordsSum,
+    /// Records the meta region has room for (`count <= capacity`).
+    pub capacity: u64,
 }
 
 impl StoreHeader {
@@ -264,6 +324,7 @@ impl StoreHeader {
         b[8..12].copy_from_slice(&self.version.to_le_bytes());
         b[12] = self.params.party;
         b[13] = code;
+        b[14] = u8::from(self.params.secret_mask);
         b[16..20].copy_from_slice(&param.to_le_bytes());
         b[20..24].copy_from_slice(&self.params.ring_bits.to_le_bytes());
         b[24..28].copy_from_slice(&self.params.code_bits.to_le_bytes());
@@ -274,18 +335,25 @@ impl StoreHeader {
         let fp = self.params.fingerprint.as_bytes();
         b[64..64 + fp.len()].copy_from_slice(fp);
         b[128..160].copy_from_slice(&self.records_sum.0);
+        b[160..168].copy_from_slice(&self.capacity.to_le_bytes());
         let sum = slot_checksum(&b);
         b[SLOT_HASHED..].copy_from_slice(&sum);
         Ok(b)
     }
 
-    /// Bytes of the records area this header commits, checked against overflow.
-    pub fn records_len(&self) -> Result<u64, String> {
-        let size = self.params.layout()?.size as u64;
-        self.count
-            .checked_mul(size)
-            .filter(|n| n.checked_add(RECORDS_OFFSET).is_some())
-            .ok_or_else(|| format!("{} records do not fit in a file", self.count))
+    /// The file length this header commits (meta region and committed shares), checked
+    /// against overflow and `count <= capacity`.
+    pub fn file_len(&self) -> Result<u64, String> {
+        if self.count > self.capacity {
+            return Err(format!(
+                "{} records but room for {} in the meta region",
+                self.count, self.capacity
+            ));
+        }
+        self.params
+            .layout()?
+            .file_len(self.capacity, self.count)
+            .ok_or_else(|| format!("{} records do not fit in a file", self.capacity))
     }
 }
 
@@ -326,7 +394,7 @@ pub(crate) fn parse_slot(b: &[u8; SLOT_LEN]) -> Result<StoreHeader, SlotFault> {
         return Err(SlotFault::Damaged("checksum mismatch".into()));
     }
     let bad = SlotFault::Damaged;
-    if b[14..16] != [0, 0] || b[160..SLOT_HASHED].iter().any(|&x| x != 0) {
+    if b[14] > 1 || b[15] != 0 || b[168..SLOT_HASHED].iter().any(|&x| x != 0) {
         return Err(bad("reserved bytes are not zero".into()));
     }
     let sharing = StoreSharing::from_code(b[13], u32_at(b, 16)).map_err(bad)?;
@@ -349,11 +417,13 @@ pub(crate) fn parse_slot(b: &[u8; SLOT_LEN]) -> Result<StoreHeader, SlotFault> {
             sharing,
             ring_bits: u32_at(b, 20),
             code_bits: u32_at(b, 24),
+            secret_mask: b[14] == 1,
             set_id,
         },
         count: u64_at(b, 32),
         seq: u64_at(b, 40),
         records_sum: RecordsSum(sum),
+        capacity: u64_at(b, 160),
     };
     let layout = header.params.layout().map_err(bad)?;
     if layout.size as u64 != u64::from(u32_at(b, 28)) {
@@ -363,7 +433,7 @@ pub(crate) fn parse_slot(b: &[u8; SLOT_LEN]) -> Result<StoreHeader, SlotFault> {
             layout.size
         )));
     }
-    header.records_len().map_err(bad)?;
+    header.file_len().map_err(bad)?;
     Ok(header)
 }
 
@@ -383,6 +453,7 @@ pub struct StoreExpected {
     pub sharing: StoreSharing,
     pub ring_bits: u32,
     pub code_bits: u32,
+    pub secret_mask: bool,
 }
 
 /// Checks that the store at `path` with `header` is what this party's program needs; the error
@@ -401,32 +472,41 @@ pub fn check_store_compatible(
     };
     if p.fingerprint != expected.fingerprint {
         return fail(format!(
-            "belongs to program {} but this is program {}: enroll the gallery again for this program",
+            "belongs to program {} but this is program {}: share the gallery again for this program (`irisc share --program P.irs --db FILE -o DIR`, with the build's --sharing choices)",
             p.fingerprint, expected.fingerprint
         ));
     }
+    let again = "share the gallery again with `irisc share --program P.irs` and the same choices (--sharing, ...) the program was built with, or rebuild the program with the store's";
     if p.party != expected.party {
         return fail(format!(
-            "holds party {}'s shares but this is party {}: use this party's own store",
-            p.party, expected.party
+            "holds party {}'s shares but this is party {}: pass this party's own store (the file named p{})",
+            p.party, expected.party, expected.party
         ));
     }
     if p.sharing != expected.sharing {
         return fail(format!(
-            "holds {} shares but this program uses {}",
+            "holds {} shares but this program uses {}: {again}",
             p.sharing, expected.sharing
         ));
     }
     if p.ring_bits != expected.ring_bits {
         return fail(format!(
-            "holds shares over Z_2^{} but this program computes over Z_2^{}",
+            "holds shares over Z_2^{} but this program computes over Z_2^{}: {again}",
             p.ring_bits, expected.ring_bits
         ));
     }
     if p.code_bits != expected.code_bits {
         return fail(format!(
-            "holds {}-bit iris codes but this program expects {}-bit codes",
+            "holds {}-bit iris codes but this program expects {}-bit codes: {again}",
             p.code_bits, expected.code_bits
+        ));
+    }
+    if p.secret_mask != expected.secret_mask {
+        let text = |secret: bool| if secret { "secret-shared" } else { "public" };
+        return fail(format!(
+            "holds iris codes with {} masks but this program expects {} masks: {again}",
+            text(p.secret_mask),
+            text(expected.secret_mask)
         ));
     }
     Ok(())

@@ -1,14 +1,18 @@
 //! A party's durable gallery store: the enrolled records it scans, memory-mapped, and appends to.
 //!
-//! File: two mirrored header slots (`header.rs`), then fixed-size records from byte
-//! [`RECORDS_OFFSET`], so record `i` starts at `RECORDS_OFFSET + i * record_size`. Only the first
-//! `count` records (the count of the chosen slot) exist; bytes past them are the remains of an
-//! interrupted append and are ignored, then cut off by the next append.
+//! File: two mirrored header slots (`header.rs`), then a meta region of `capacity` fixed-size
+//! slots (`id | public mask`) from byte [`RECORDS_OFFSET`], then, page-aligned, the shares region:
+//! record `i`'s shares start at `shares_start + i * share_size`, so the shares of all records
+//! form one array that a party uses in place from the memory map ([`Store::shamir_words`]).
+//! Only the first `count` records (the count of the chosen slot) exist; bytes past them are the
+//! remains of an interrupted append and are ignored, then overwritten or cut off by the next
+//! append.
 //!
 //! # Crash safety
 //!
 //! An append ([`StoreWriter::append`]) runs four steps, each finished by an fsync:
-//! 1. cut the file to its committed length and write the new records after it;
+//! 1. cut the file to its committed length, write the new records' meta into the free meta
+//!    slots and their shares after the committed shares;
 //! 2. fsync: the records are durable before any header points at them;
 //! 3. write header slot 1 with the new count, records checksum and `seq + 1`; fsync;
 //! 4. write header slot 0 with the same content; fsync.
@@ -26,6 +30,10 @@
 //! disk damage to a header looks like, a reader refuses a store with one damaged slot and names
 //! the intact one; [`repair`] (or the next append) rewrites the mirror from it, losing nothing.
 //!
+//! An append past the meta capacity first rewrites the whole store with a larger meta region
+//! into a temporary file, fsyncs it and renames it over the store (then fsyncs the directory):
+//! a crash leaves the old file or the new one, both complete.
+//!
 //! The records checksum is a sum of per-record hashes ([`RecordsSum`]), so an append hashes
 //! only its new records while [`Store::open`] still checks every byte of every record. Creation
 //! writes a temporary file, fsyncs it, links it to the final name (never overwriting) and
@@ -33,18 +41,22 @@
 
 mod error;
 mod header;
+mod words;
 mod writer;
 
 pub use error::StoreError;
 pub use header::{
     check_store_compatible, RecordLayout, RecordsSum, StoreExpected, StoreHeader, StoreParams,
-    StoreSharing, FINGERPRINT_MAX, RECORDS_OFFSET, SLOT_LEN, STORE_MAGIC, STORE_VERSION,
+    StoreSharing, FINGERPRINT_MAX, MIN_CAPACITY, RECORDS_OFFSET, SHARES_ALIGN, SLOT_LEN,
+    STORE_MAGIC, STORE_VERSION,
 };
-pub use writer::{create, repair, StoreWriter};
+pub use words::Words;
+pub use writer::{create, create_with_capacity, repair, StoreWriter};
 
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use error::io_err;
 use header::{parse_slot, SlotFault};
@@ -98,13 +110,24 @@ impl std::fmt::Debug for Shares<'_> {
     }
 }
 
-/// An opened, fully verified store; records are read straight from the memory map.
+/// Whether `path` starts with the store magic (in either header slot), as opposed to a share
+/// file or anything else. Errors only when the file cannot be read at all.
+pub fn is_store(path: &Path) -> std::io::Result<bool> {
+    let mut b = Vec::with_capacity(RECORDS_OFFSET as usize);
+    File::open(path)?.take(RECORDS_OFFSET).read_to_end(&mut b)?;
+    Ok(b.get(0..8) == Some(&STORE_MAGIC[..])
+        || b.get(SLOT_LEN..SLOT_LEN + 8) == Some(&STORE_MAGIC[..]))
+}
+
+/// An opened, fully verified store; records are read straight from the memory maps.
 pub struct Store {
     path: PathBuf,
     header: StoreHeader,
     layout: RecordLayout,
-    /// The committed records area only; `None` for an empty store.
-    map: Option<memmap2::Mmap>,
+    /// The committed records' meta slots; `None` for an empty store.
+    meta: Option<memmap2::Mmap>,
+    /// The committed records' shares (page-aligned); `None` for an empty store.
+    shares: Option<Arc<memmap2::Mmap>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -170,6 +193,12 @@ fn choose(
                     detail: "the two header slots disagree on the store's parameters".into(),
                 });
             }
+            if a.capacity != b.capacity {
+                return Err(StoreError::Malformed {
+                    path: p(),
+                    detail: "the two header slots disagree on the meta capacity".into(),
+                });
+            }
             if a.seq == b.seq && a != b {
                 return Err(StoreError::Malformed {
                     path: p(),
@@ -210,34 +239,71 @@ fn choose(
     }
 }
 
-/// The committed records' byte length, refusing a file too short to hold them.
+/// The committed file length, refusing a file too short to hold it.
 pub(crate) fn committed_len(
     path: &Path,
     header: &StoreHeader,
     len: u64,
 ) -> Result<u64, StoreError> {
-    let records = header
-        .records_len()
-        .map_err(|detail| StoreError::Malformed {
-            path: path.to_path_buf(),
-            detail,
-        })?;
-    let found = len.saturating_sub(RECORDS_OFFSET);
-    if found < records {
+    let need = header.file_len().map_err(|detail| StoreError::Malformed {
+        path: path.to_path_buf(),
+        detail,
+    })?;
+    if len < need {
         return Err(StoreError::Truncated {
             path: path.to_path_buf(),
             count: header.count,
-            found,
-            expected: records,
+            found: len,
+            expected: need,
         });
     }
-    Ok(records)
+    Ok(need)
+}
+
+/// Maps `len` bytes of `file` from `offset` read-only; `None` when `len` is 0.
+fn map_range(
+    path: &Path,
+    file: &File,
+    offset: u64,
+    len: u64,
+) -> Result<Option<memmap2::Mmap>, StoreError> {
+    if len == 0 {
+        return Ok(None);
+    }
+    let len = usize::try_from(len).map_err(|_| StoreError::Invalid {
+        path: path.to_path_buf(),
+        detail: format!("{len} bytes of records do not fit in this address space"),
+    })?;
+    // SAFETY: the maps cover only committed records. No irisc writer ever changes them
+    // (appends write past them, a capacity change writes a new file and renames it), and the
+    // header slots, which a commit rewrites, are outside the maps.
+    let map = unsafe {
+        memmap2::MmapOptions::new()
+            .offset(offset)
+            .len(len)
+            .map(file)
+    }
+    .map_err(io_err("map", path))?;
+    // The typed slices below rely on 8-byte alignment (page base plus an 8-aligned offset).
+    if map.as_ptr().align_offset(8) != 0 {
+        return Err(StoreError::Invalid {
+            path: path.to_path_buf(),
+            detail: "the records map is not 8-byte aligned".into(),
+        });
+    }
+    Ok(Some(map))
 }
 
 impl Store {
     /// Opens the store read-only: checks both header slots, the file's length and every
-    /// record against the records checksum, then maps the committed records.
+    /// record against the records checksum, then maps the committed records. Shows a progress
+    /// bar on stderr while checking a large store (when stderr is a terminal).
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        Store::open_with(path, true)
+    }
+
+    /// As [`Store::open`]; `progress` false never shows a bar.
+    pub fn open_with(path: &Path, progress: bool) -> Result<Store, StoreError> {
         if cfg!(target_endian = "big") {
             return Err(StoreError::Invalid {
                 path: path.to_path_buf(),
@@ -266,48 +332,36 @@ impl Store {
                 path: path.to_path_buf(),
                 detail,
             })?;
-        let records = committed_len(path, &header, len)?;
-        let map = if records == 0 {
-            None
-        } else {
-            let map_len = usize::try_from(records).map_err(|_| StoreError::Invalid {
-                path: path.to_path_buf(),
-                detail: format!("{records} bytes of records do not fit in this address space"),
-            })?;
-            // SAFETY: the map covers only committed records. No irisc writer ever changes them
-            // (appends write past them; truncation stops at the highest committed count), and
-            // the header slots, which a commit rewrites, are outside the map.
-            let map = unsafe {
-                memmap2::MmapOptions::new()
-                    .offset(RECORDS_OFFSET)
-                    .len(map_len)
-                    .map(&file)
-            }
-            .map_err(io_err("map", path))?;
-            // The page-aligned map plus an 8-aligned offset; checked because the typed
-            // slices below rely on it.
-            if map.as_ptr().align_offset(8) != 0 {
-                return Err(StoreError::Invalid {
-                    path: path.to_path_buf(),
-                    detail: "the records map is not 8-byte aligned".into(),
-                });
-            }
-            Some(map)
+        committed_len(path, &header, len)?;
+        let malformed = || StoreError::Malformed {
+            path: path.to_path_buf(),
+            detail: "the record count overflows".into(),
         };
+        let meta_len = (layout.meta_size as u64)
+            .checked_mul(header.count)
+            .ok_or_else(malformed)?;
+        let shares_start = layout.shares_start(header.capacity).ok_or_else(malformed)?;
+        let shares_len = (layout.share_size as u64)
+            .checked_mul(header.count)
+            .ok_or_else(malformed)?;
+        let meta = map_range(path, &file, RECORDS_OFFSET, meta_len)?;
+        let shares = map_range(path, &file, shares_start, shares_len)?.map(Arc::new);
         let store = Store {
             path: path.to_path_buf(),
             header,
             layout,
-            map,
+            meta,
+            shares,
         };
-        store.verify()?;
+        store.verify(progress)?;
         Ok(store)
     }
 
-    fn verify(&self) -> Result<(), StoreError> {
-        let area = self.records_bytes();
-        let bar = (area.len() as u64 > PROGRESS_ABOVE).then(|| {
-            let bar = indicatif::ProgressBar::new(area.len() as u64);
+    fn verify(&self, progress: bool) -> Result<(), StoreError> {
+        let (meta, shares) = (self.meta_bytes(), self.shares_bytes());
+        let total = (meta.len() + shares.len()) as u64;
+        let bar = (progress && total > PROGRESS_ABOVE).then(|| {
+            let bar = indicatif::ProgressBar::new(total);
             if let Ok(style) = indicatif::ProgressStyle::with_template(
                 "checking {msg} {bar:40} {bytes}/{total_bytes} ({eta})",
             ) {
@@ -318,9 +372,12 @@ impl Store {
         });
         let mut sum = RecordsSum::default();
         let mut since = 0usize;
-        for (i, record) in area.chunks_exact(self.layout.size).enumerate() {
-            sum.add_record(i as u64, record);
-            since += record.len();
+        let records = meta
+            .chunks_exact(self.layout.meta_size)
+            .zip(shares.chunks_exact(self.layout.share_size.max(1)));
+        for (i, (m, s)) in records.enumerate() {
+            sum.add_record(i as u64, m, s);
+            since += m.len() + s.len();
             if since >= 1 << 22 {
                 if let Some(bar) = &bar {
                     bar.inc(since as u64);
@@ -360,27 +417,62 @@ impl Store {
         self.header.count == 0
     }
 
-    /// The whole committed records area, `len() * layout().size` bytes, 8-byte aligned.
-    pub fn records_bytes(&self) -> &[u8] {
-        self.map.as_deref().unwrap_or(&[])
+    /// The committed records' meta slots, `len() * layout().meta_size` bytes, 8-byte aligned.
+    pub fn meta_bytes(&self) -> &[u8] {
+        self.meta.as_deref().unwrap_or(&[])
+    }
+
+    /// The committed records' shares, `len() * layout().share_size` bytes, page-aligned.
+    pub fn shares_bytes(&self) -> &[u8] {
+        self.shares.as_deref().map_or(&[], |m| &m[..])
+    }
+
+    /// The Shamir shares of every record as one array of `len() * layout().elements` words,
+    /// zero-copy: the result keeps the map alive. `None` for a rep3 store.
+    pub fn shamir_words(&self) -> Option<Words> {
+        if self.header.params.sharing == StoreSharing::Rep3 {
+            return None;
+        }
+        // Shamir records are `elements` u16 words with no padding (code_bits is a multiple
+        // of 64), so record after record they form one array.
+        debug_assert_eq!(self.layout.share_size, 2 * self.layout.elements);
+        Some(match &self.shares {
+            Some(map) => Words::mapped(map.clone(), 0, self.len() * self.layout.elements)
+                .unwrap_or_else(|| Words::from(Vec::new())),
+            None => Words::from(Vec::new()),
+        })
     }
 
     /// Record `i`, zero-copy, or `None` past the end.
     pub fn record(&self, i: usize) -> Option<Record<'_>> {
-        let size = self.layout.size;
-        let bytes = self
-            .records_bytes()
-            .get(i.checked_mul(size)?..i.checked_mul(size)?.checked_add(size)?)?;
-        Some(view(&self.layout, self.header.params.sharing, bytes))
+        if i >= self.len() {
+            return None;
+        }
+        let (m, s) = (self.layout.meta_size, self.layout.share_size);
+        let meta = self.meta_bytes().get(i * m..(i + 1) * m)?;
+        let shares = self.shares_bytes().get(i * s..(i + 1) * s)?;
+        Some(view(&self.layout, self.header.params.sharing, meta, shares))
     }
 
     /// All committed records in order, zero-copy.
     pub fn records(&self) -> impl ExactSizeIterator<Item = Record<'_>> + '_ {
-        let layout = self.layout;
-        let sharing = self.header.params.sharing;
-        self.records_bytes()
-            .chunks_exact(layout.size)
-            .map(move |b| view(&layout, sharing, b))
+        (0..self.len()).map(move |i| {
+            let (m, s) = (self.layout.meta_size, self.layout.share_size);
+            view(
+                &self.layout,
+                self.header.params.sharing,
+                &self.meta_bytes()[i * m..(i + 1) * m],
+                &self.shares_bytes()[i * s..(i + 1) * s],
+            )
+        })
+    }
+
+    /// The ids of all committed records, in order.
+    pub fn ids(&self) -> Vec<u64> {
+        self.meta_bytes()
+            .chunks_exact(self.layout.meta_size)
+            .map(|m| u64::from_le_bytes(m[0..8].try_into().unwrap_or([0; 8])))
+            .collect()
     }
 
     /// Checks that this store is the one the program expects.
@@ -389,12 +481,17 @@ impl Store {
     }
 }
 
-/// Typed views into one record's bytes. `bytes` is 8-byte aligned (checked at open) and every
-/// offset in the layout is a multiple of 8, so the casts cannot fail.
-fn view<'a>(layout: &RecordLayout, sharing: StoreSharing, bytes: &'a [u8]) -> Record<'a> {
-    let id = u64::from_le_bytes(bytes[0..8].try_into().unwrap_or([0; 8]));
-    let mask = &bytes[layout.mask_offset..layout.mask_offset + layout.mask_len];
-    let c0 = layout.shares_offset;
+/// Typed views into one record's two parts. Both are 8-byte aligned (checked at open) and
+/// every offset in the layout is a multiple of 8, so the casts cannot fail.
+fn view<'a>(
+    layout: &RecordLayout,
+    sharing: StoreSharing,
+    meta: &'a [u8],
+    bytes: &'a [u8],
+) -> Record<'a> {
+    let id = u64::from_le_bytes(meta[0..8].try_into().unwrap_or([0; 8]));
+    let mask = &meta[layout.mask_offset..layout.mask_offset + layout.mask_len];
+    let c0 = 0;
     let c1 = c0 + layout.component_stride;
     let own = &bytes[c0..c0 + layout.component_len];
     let shares = match (sharing, layout.element_bytes) {

@@ -50,6 +50,7 @@ fn params(sharing: StoreSharing, ring_bits: u32) -> StoreParams {
         sharing,
         ring_bits,
         code_bits: CODE_BITS,
+        secret_mask: false,
         set_id: [7; 16],
     }
 }
@@ -138,19 +139,29 @@ fn round_trip_each_sharing() {
         assert_holds(&path, &p, 8);
         let store = Store::open(&path).unwrap();
         assert_eq!(store.header().params, p);
-        assert_eq!(store.records_bytes().as_ptr().align_offset(8), 0);
-        let size = store.layout().size as u64;
-        assert_eq!(size % 8, 0);
+        assert_eq!(store.meta_bytes().as_ptr().align_offset(8), 0);
+        assert_eq!(store.shares_bytes().as_ptr().align_offset(4096), 0);
+        let l = store.layout();
+        assert_eq!(l.size % 8, 0);
         assert_eq!(
             fs::metadata(&path).unwrap().len(),
-            RECORDS_OFFSET + 8 * size
+            l.shares_start(MIN_CAPACITY).unwrap() + 8 * l.share_size as u64
         );
+        if let Some(words) = store.shamir_words() {
+            assert!(words.is_mapped());
+            assert_eq!(words.len(), 8 * CODE_BITS as usize);
+            for (i, r) in store.records().enumerate() {
+                let n = CODE_BITS as usize;
+                assert_eq!(r.shares, Shares::Shamir(&words[i * n..(i + 1) * n]));
+            }
+        }
     }
 }
 
 #[test]
 fn layout_sizes() {
     let l = params(StoreSharing::Rep3, 16).layout().unwrap();
+    assert_eq!((l.meta_size, l.share_size), (8 + 16, 2 * 256));
     assert_eq!(l.size, 8 + 16 + 2 * 256);
     let l = params(StoreSharing::Rep3, 64).layout().unwrap();
     assert_eq!(l.size, 8 + 16 + 2 * 1024);
@@ -158,6 +169,18 @@ fn layout_sizes() {
         .layout()
         .unwrap();
     assert_eq!(l.size, 8 + 16 + 256);
+    // Secret masks: no plain mask, the mask bits shared after the code bits.
+    let l = StoreParams {
+        secret_mask: true,
+        ..params(StoreSharing::ShamirGr { degree: 4 }, 16)
+    }
+    .layout()
+    .unwrap();
+    assert_eq!((l.meta_size, l.share_size, l.elements), (8, 512, 256));
+    assert_eq!(
+        l.shares_start(1024),
+        Some(RECORDS_OFFSET + 8192 + 4096 - 512)
+    );
 }
 
 #[test]
@@ -171,12 +194,11 @@ fn truncated_store_is_refused() {
         .unwrap()
         .set_len(len - 10)
         .unwrap();
-    let size = p.layout().unwrap().size as u64;
     let e = err(&path);
     assert!(
         e.contains(&format!(
-            "is truncated: 4 records announced, {} bytes of records found",
-            4 * size - 10
+            "is truncated: its header commits 4 records in {len} bytes but the file has {}",
+            len - 10
         )),
         "{e}"
     );
@@ -211,7 +233,7 @@ fn uncommitted_tail_is_ignored_then_cut() {
     assert_holds(&path, &p, 4);
     assert_eq!(
         fs::metadata(&path).unwrap().len(),
-        len + p.layout().unwrap().size as u64
+        len + p.layout().unwrap().share_size as u64
     );
 }
 
@@ -259,11 +281,21 @@ fn both_slots_damaged_is_refused() {
 fn flipped_record_byte_is_refused() {
     let (_d, path, p) = setup(StoreSharing::ShamirGr { degree: 8 }, 16);
     append_ids(&path, &p, 0..5);
-    let size = p.layout().unwrap().size as u64;
-    for at in [0, 3, 8 + 2, 24 + 5, 2 * size + 100, 5 * size - 1] {
+    let l = p.layout().unwrap();
+    let (meta, size) = (l.meta_size as u64, l.share_size as u64);
+    let start = l.shares_start(MIN_CAPACITY).unwrap();
+    for at in [
+        RECORDS_OFFSET,
+        RECORDS_OFFSET + 3,
+        RECORDS_OFFSET + 8 + 2,
+        RECORDS_OFFSET + 4 * meta + 5,
+        start,
+        start + 2 * size + 100,
+        start + 5 * size - 1,
+    ] {
         let (_d2, copy, _) = setup(StoreSharing::Rep3, 16);
         fs::copy(&path, &copy).unwrap();
-        flip(&copy, RECORDS_OFFSET + at);
+        flip(&copy, at);
         let e = err(&copy);
         assert!(
             e.contains("is corrupted: its records do not match the checksum"),
@@ -304,9 +336,17 @@ fn incompatible_stores_are_refused() {
         sharing: StoreSharing::Rep3,
         ring_bits: 16,
         code_bits: CODE_BITS,
+        secret_mask: false,
     };
     store.check_compatible(&ok).unwrap();
-    let cases: [(StoreExpected, &str); 5] = [
+    let cases: [(StoreExpected, &str); 6] = [
+        (
+            StoreExpected {
+                secret_mask: true,
+                ..ok.clone()
+            },
+            "with public masks but this program expects secret-shared masks",
+        ),
         (
             StoreExpected {
                 fingerprint: "ffff".into(),
@@ -487,12 +527,13 @@ mod crash_between_steps {
         let (_d, path, p) = setup(StoreSharing::Rep3, 64);
         let (w, _) = staged(&path, &p);
         drop(w);
-        let size = p.layout().unwrap().size as u64;
+        let l = p.layout().unwrap();
+        let size = l.share_size as u64;
         fs::File::options()
             .write(true)
             .open(&path)
             .unwrap()
-            .set_len(RECORDS_OFFSET + 4 * size + size / 2)
+            .set_len(l.shares_start(MIN_CAPACITY).unwrap() + 4 * size + size / 2)
             .unwrap();
         assert_holds(&path, &p, 3);
     }
@@ -551,4 +592,60 @@ mod crash_between_steps {
         drop(w);
         assert_holds(&path, &p, 7);
     }
+}
+
+#[test]
+fn appends_past_the_capacity_grow_the_store() {
+    let (_d, path, p) = setup(StoreSharing::ShamirGr { degree: 4 }, 16);
+    append_ids(&path, &p, 0..1000);
+    let reader = Store::open(&path).unwrap();
+    let before: Vec<u16> = reader.shamir_words().unwrap().to_vec();
+    // 1000 + 100 passes the 1024 slots: the file is rewritten with room for 4096.
+    assert_eq!(append_ids(&path, &p, 1000..1100), 1100);
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.header().capacity, 4096);
+    assert_holds(&path, &p, 1100);
+    // A reader of the old file still sees its records.
+    assert_eq!(reader.len(), 1000);
+    assert_eq!(&reader.shamir_words().unwrap()[..], &before[..]);
+    assert_eq!(store.ids(), (0..1100).collect::<Vec<u64>>());
+    let leftovers = fs::read_dir(path.parent().unwrap()).unwrap().count();
+    assert_eq!(leftovers, 1);
+}
+
+#[test]
+fn roll_back_drops_the_last_records() {
+    let (_d, path, p) = setup(StoreSharing::Rep3, 16);
+    append_ids(&path, &p, 0..6);
+    StoreWriter::open(&path).unwrap().roll_back(4).unwrap();
+    assert_holds(&path, &p, 4);
+    append_ids(&path, &p, 4..9);
+    assert_holds(&path, &p, 9);
+}
+
+#[test]
+fn secret_mask_records_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let p = StoreParams {
+        secret_mask: true,
+        ..params(StoreSharing::ShamirPrime { modulus: 65519 }, 16)
+    };
+    create(&path, &p).unwrap();
+    let shares: Vec<Vec<u16>> = (0..3u16)
+        .map(|i| (0..2 * CODE_BITS as u16).map(|j| j * 3 + i).collect())
+        .collect();
+    let recs: Vec<Record<'_>> = shares
+        .iter()
+        .enumerate()
+        .map(|(i, s)| Record {
+            id: 10 + i as u64,
+            mask: &[],
+            shares: Shares::Shamir(s),
+        })
+        .collect();
+    StoreWriter::open(&path).unwrap().append(&recs).unwrap();
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.records().collect::<Vec<_>>(), recs);
+    assert_eq!(store.ids(), vec![10, 11, 12]);
 }

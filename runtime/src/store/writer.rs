@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::error::{io_err, StoreError};
 use super::header::{RecordLayout, RecordsSum, StoreHeader, StoreParams, StoreSharing};
-use super::header::{RECORDS_OFFSET, SLOT_LEN, STORE_VERSION};
+use super::header::{MIN_CAPACITY, RECORDS_OFFSET, SLOT_LEN, STORE_VERSION};
 use super::{committed_len, read_slots, Record, Shares};
 use crate::io::share_file::ring_mask;
 
@@ -26,6 +26,26 @@ fn sync_dir(dir: &Path) {
 
 /// Creates an empty store at `path`, atomically, refusing to replace an existing file.
 pub fn create(path: &Path, params: &StoreParams) -> Result<StoreHeader, StoreError> {
+    create_with_capacity(path, params, 0)
+}
+
+/// The meta capacity a store holding `count` records gets: room to double, at least
+/// [`MIN_CAPACITY`].
+fn capacity_for(count: u64) -> u64 {
+    count
+        .saturating_mul(2)
+        .max(MIN_CAPACITY)
+        .checked_next_power_of_two()
+        .unwrap_or(u64::MAX)
+}
+
+/// As [`create`], with room in the meta region for at least `records` records before the
+/// first append has to grow it (pass the size of the first batch).
+pub fn create_with_capacity(
+    path: &Path,
+    params: &StoreParams,
+    records: u64,
+) -> Result<StoreHeader, StoreError> {
     let invalid = |detail: String| StoreError::Invalid {
         path: path.to_path_buf(),
         detail,
@@ -37,7 +57,9 @@ pub fn create(path: &Path, params: &StoreParams) -> Result<StoreHeader, StoreErr
         count: 0,
         seq: 1,
         records_sum: RecordsSum::default(),
+        capacity: capacity_for(records),
     };
+    let len = header.file_len().map_err(invalid)?;
     let slot = header.to_bytes().map_err(invalid)?;
     let dir = dir_of(path);
     let name = path
@@ -60,6 +82,8 @@ pub fn create(path: &Path, params: &StoreParams) -> Result<StoreHeader, StoreErr
             .map_err(io_err("create", &tmp))?;
         f.write_all(&slot).map_err(io_err("write", &tmp))?;
         f.write_all(&slot).map_err(io_err("write", &tmp))?;
+        // The empty meta region (a hole on most file systems).
+        f.set_len(len).map_err(io_err("write", &tmp))?;
         f.sync_all().map_err(io_err("sync", &tmp))?;
         // A link, unlike a rename, fails instead of replacing an existing store.
         fs::hard_link(&tmp, path).map_err(|e| {
@@ -161,21 +185,19 @@ impl StoreWriter {
     }
 
     /// Steps 1-2: cuts any uncommitted tail, writes `records` after the committed ones and
-    /// fsyncs them; returns the header that would commit them (nothing is committed yet).
-    pub(crate) fn stage(&mut self, records: &[Record<'_>]) -> Result<StoreHeader, StoreError> {
+    /// fsyncs them; returns the header that would commit them (nothing is committed yet;
+    /// [`StoreWriter::commit`] does). Grows the meta region first if it is full.
+    pub fn stage(&mut self, records: &[Record<'_>]) -> Result<StoreHeader, StoreError> {
         for (i, r) in records.iter().enumerate() {
             self.check(r).map_err(|detail| StoreError::Invalid {
                 path: self.path.clone(),
                 detail: format!("record {i} (id {}): {detail}", r.id),
             })?;
         }
+        let (have, path0) = (self.header.count, self.path.clone());
         let too_many = || StoreError::Invalid {
-            path: self.path.clone(),
-            detail: format!(
-                "{} + {} records do not fit in a file",
-                self.header.count,
-                records.len()
-            ),
+            path: path0.clone(),
+            detail: format!("{have} + {} records do not fit in a file", records.len()),
         };
         let mut next = self.header.clone();
         next.count = next
@@ -183,30 +205,171 @@ impl StoreWriter {
             .checked_add(records.len() as u64)
             .ok_or_else(too_many)?;
         next.seq = next.seq.checked_add(1).ok_or_else(too_many)?;
-        next.records_len().map_err(|_| too_many())?;
-        let end = RECORDS_OFFSET + self.header.records_len().map_err(|_| too_many())?;
+        if next.count > self.header.capacity {
+            self.grow(capacity_for(next.count))?;
+            next.capacity = self.header.capacity;
+            next.seq = self.header.seq.checked_add(1).ok_or_else(too_many)?;
+        }
+        next.file_len().map_err(|_| too_many())?;
+        let end = self.header.file_len().map_err(|_| too_many())?;
         let path = self.path.clone();
+        let l = self.layout;
         self.file.set_len(end).map_err(io_err("truncate", &path))?;
+        let mut metas = vec![0u8; l.meta_size * records.len()];
+        let mut shares = vec![0u8; l.share_size];
+        // The shares, after the committed ones.
         self.file
             .seek(SeekFrom::Start(end))
             .map_err(io_err("seek", &path))?;
         let mut out = BufWriter::with_capacity(1 << 20, &self.file);
-        let mut buf = vec![0u8; self.layout.size];
         for (j, r) in records.iter().enumerate() {
-            encode(&self.layout, r, &mut buf);
+            let meta = &mut metas[j * l.meta_size..(j + 1) * l.meta_size];
+            encode(&l, r, meta, &mut shares);
             next.records_sum
-                .add_record(self.header.count + j as u64, &buf);
-            out.write_all(&buf).map_err(io_err("write", &path))?;
+                .add_record(self.header.count + j as u64, meta, &shares);
+            out.write_all(&shares).map_err(io_err("write", &path))?;
         }
         out.flush().map_err(io_err("write", &path))?;
         drop(out);
+        // The meta, into the free slots after the committed ones.
+        let meta_at = RECORDS_OFFSET + self.header.count * l.meta_size as u64;
+        self.file
+            .seek(SeekFrom::Start(meta_at))
+            .map_err(io_err("seek", &path))?;
+        self.file
+            .write_all(&metas)
+            .map_err(io_err("write", &path))?;
+        pause_point("staged");
         self.file.sync_all().map_err(io_err("sync", &path))?;
         Ok(next)
     }
 
+    /// Rewrites the store with a meta region of `capacity` slots: a temporary file with the
+    /// committed records, fsynced, renamed over the store, then the directory fsynced. A crash
+    /// leaves either file whole. Readers that have the old file mapped keep reading it.
+    fn grow(&mut self, capacity: u64) -> Result<(), StoreError> {
+        let path = self.path.clone();
+        let l = self.layout;
+        let mut next = self.header.clone();
+        next.capacity = capacity;
+        next.seq = next.seq.saturating_add(1);
+        let invalid = |detail: String| StoreError::Invalid {
+            path: path.clone(),
+            detail,
+        };
+        let new_start = l
+            .shares_start(capacity)
+            .ok_or_else(|| invalid("too large".into()))?;
+        let new_len = next.file_len().map_err(invalid)?;
+        let old_start = l
+            .shares_start(self.header.capacity)
+            .ok_or_else(|| invalid("too large".into()))?;
+        let count = self.header.count;
+        let slot = next.to_bytes().map_err(invalid)?;
+        let dir = dir_of(&path);
+        let mut tag = [0u8; 8];
+        getrandom::fill(&mut tag).map_err(|e| StoreError::Random(e.to_string()))?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = dir.join(format!(
+            ".{name}.{}.{}.grow",
+            std::process::id(),
+            u64::from_le_bytes(tag)
+        ));
+        let result = (|| -> Result<File, StoreError> {
+            let mut f = File::options()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&tmp)
+                .map_err(io_err("create", &tmp))?;
+            f.write_all(&slot).map_err(io_err("write", &tmp))?;
+            f.write_all(&slot).map_err(io_err("write", &tmp))?;
+            let copy = |f: &mut File, from: u64, to: u64, len: u64| -> Result<(), StoreError> {
+                let mut src = &self.file;
+                src.seek(SeekFrom::Start(from))
+                    .map_err(io_err("seek", &path))?;
+                f.seek(SeekFrom::Start(to)).map_err(io_err("seek", &tmp))?;
+                let n = std::io::copy(&mut std::io::Read::take(src, len), f)
+                    .map_err(io_err("copy", &path))?;
+                if n != len {
+                    return Err(invalid(format!("{n} of {len} bytes could be read")));
+                }
+                Ok(())
+            };
+            copy(
+                &mut f,
+                RECORDS_OFFSET,
+                RECORDS_OFFSET,
+                count * l.meta_size as u64,
+            )?;
+            copy(&mut f, old_start, new_start, count * l.share_size as u64)?;
+            f.set_len(new_len).map_err(io_err("write", &tmp))?;
+            f.sync_all().map_err(io_err("sync", &tmp))?;
+            match f.try_lock() {
+                Ok(()) => {}
+                Err(TryLockError::WouldBlock) => {
+                    return Err(StoreError::Locked { path: tmp.clone() })
+                }
+                Err(TryLockError::Error(e)) => return Err(io_err("lock", &tmp)(e)),
+            }
+            fs::rename(&tmp, &path).map_err(io_err("rename into place", &path))?;
+            Ok(f)
+        })();
+        let f = match result {
+            Ok(f) => f,
+            Err(e) => {
+                let _ = fs::remove_file(&tmp);
+                return Err(e);
+            }
+        };
+        sync_dir(&dir);
+        self.file = f;
+        self.header = next;
+        Ok(())
+    }
+
+    /// Rolls the store back to its first `count` records (fewer than it holds): recomputes the
+    /// records checksum from them and commits. For a dealer repairing the three parties' stores
+    /// after an append that reached only some of them; never while a party scans the store,
+    /// since the next append overwrites the dropped records in place.
+    pub fn roll_back(&mut self, count: u64) -> Result<(), StoreError> {
+        if count >= self.header.count {
+            return Ok(());
+        }
+        let path = self.path.clone();
+        let l = self.layout;
+        let start = l
+            .shares_start(self.header.capacity)
+            .ok_or_else(|| StoreError::Invalid {
+                path: path.clone(),
+                detail: "too large".into(),
+            })?;
+        let mut sum = RecordsSum::default();
+        let (mut meta, mut shares) = (vec![0u8; l.meta_size], vec![0u8; l.share_size]);
+        for i in 0..count {
+            let mut f = &self.file;
+            f.seek(SeekFrom::Start(RECORDS_OFFSET + i * l.meta_size as u64))
+                .map_err(io_err("seek", &path))?;
+            std::io::Read::read_exact(&mut f, &mut meta).map_err(io_err("read", &path))?;
+            f.seek(SeekFrom::Start(start + i * l.share_size as u64))
+                .map_err(io_err("seek", &path))?;
+            std::io::Read::read_exact(&mut f, &mut shares).map_err(io_err("read", &path))?;
+            sum.add_record(i, &meta, &shares);
+        }
+        let mut next = self.header.clone();
+        next.count = count;
+        next.seq = next.seq.saturating_add(1);
+        next.records_sum = sum;
+        self.commit(&next)
+    }
+
     /// Steps 3-4: writes slot 1, then slot 0, each followed by an fsync.
-    pub(crate) fn commit(&mut self, header: &StoreHeader) -> Result<(), StoreError> {
+    pub fn commit(&mut self, header: &StoreHeader) -> Result<(), StoreError> {
         self.write_slot(1, header)?;
+        pause_point("slot1");
         self.write_slot(0, header)?;
         self.header = header.clone();
         Ok(())
@@ -287,12 +450,14 @@ impl StoreWriter {
     }
 }
 
-/// Serializes a checked record into `buf` (exactly one record long), little-endian.
-fn encode(l: &RecordLayout, r: &Record<'_>, buf: &mut [u8]) {
+/// Serializes a checked record into `meta` and `buf` (exactly one record's parts long),
+/// little-endian.
+fn encode(l: &RecordLayout, r: &Record<'_>, meta: &mut [u8], buf: &mut [u8]) {
+    meta.fill(0);
+    meta[0..8].copy_from_slice(&r.id.to_le_bytes());
+    meta[l.mask_offset..l.mask_offset + l.mask_len].copy_from_slice(r.mask);
     buf.fill(0);
-    buf[0..8].copy_from_slice(&r.id.to_le_bytes());
-    buf[l.mask_offset..l.mask_offset + l.mask_len].copy_from_slice(r.mask);
-    let c0 = l.shares_offset;
+    let c0 = 0;
     let c1 = c0 + l.component_stride;
     fn put<const W: usize, T: Copy>(dst: &mut [u8], src: &[T], le: impl Fn(T) -> [u8; W]) {
         for (d, &x) in dst.chunks_exact_mut(W).zip(src) {
@@ -313,5 +478,15 @@ fn encode(l: &RecordLayout, r: &Record<'_>, buf: &mut [u8]) {
             put(&mut buf[c1..], prev, u64::to_le_bytes);
         }
         Shares::Shamir(s) => put(&mut buf[c0..], s, u16::to_le_bytes),
+    }
+}
+
+/// Test hook for crash tests: with `IRISC_STORE_PAUSE_AT` set to `step` (`staged`: records
+/// written, nothing committed; `slot1`: slot 1 committed, slot 0 not yet), the writer says so
+/// on stderr and sleeps, so that a test can kill the process at that point.
+fn pause_point(step: &str) {
+    if std::env::var("IRISC_STORE_PAUSE_AT").is_ok_and(|v| v == step) {
+        eprintln!("store writer paused at {step} (IRISC_STORE_PAUSE_AT)");
+        std::thread::sleep(std::time::Duration::from_secs(120));
     }
 }

@@ -58,7 +58,7 @@ pub enum SetupError {
     Handshake { peer: usize, detail: String },
     #[error("the peer claiming to be party {peer} is not: {detail}")]
     WrongPeer { peer: usize, detail: String },
-    #[error("party {peer} runs another program or other share files (its session identifier differs from this party's)")]
+    #[error("party {peer} runs another program or other share files, or gallery stores holding other records (its session identifier differs from this party's): give the three parties the files of one `irisc share` run; stores whose record counts differ after an interrupted `irisc enroll` are mended by `irisc enroll ... --roll-back`")]
     SessionMismatch { peer: usize },
     #[error("party {peer} refused this party: {reason}")]
     Refused { peer: usize, reason: String },

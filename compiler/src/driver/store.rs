@@ -1,0 +1,375 @@
+//! Galleries as durable stores (`irisc_runtime::store`): `irisc share` writes a program's iris
+//! gallery inputs as one store per party, and `irisc enroll` deals new records for the same
+//! program and appends them to the three stores.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context, Result};
+use irisc_runtime::io::share_file::{MaskMode, Payload, RingVec, ShareFile, ShareKind};
+use irisc_runtime::manifest::ManifestInput;
+use irisc_runtime::party::load::{store_expected, store_sharing};
+use irisc_runtime::store::{create_with_capacity, Record, Shares, Store, StoreParams, StoreWriter};
+use rand::SeedableRng;
+
+/// Records appended per batch (bounds the writer's scratch memory).
+const BATCH: usize = 4096;
+
+/// Whether `irisc share` writes input `spec` as a store: iris galleries do.
+pub fn is_store_input(spec: &ManifestInput) -> bool {
+    spec.role == ShareKind::Gallery && spec.kind == Payload::Iris
+}
+
+/// Record `i` of a dealt party file, as the store writer takes it.
+fn record(file: &ShareFile, i: usize) -> Result<Record<'_>> {
+    let h = &file.header;
+    let per = h.elements_per_record() as usize;
+    let r = i * per..(i + 1) * per;
+    let mask_len = if h.mask == MaskMode::Public {
+        h.elements as usize / 8
+    } else {
+        0
+    };
+    let mask = file
+        .masks
+        .get(i * mask_len..(i + 1) * mask_len)
+        .ok_or_else(|| anyhow!("record {i} has no mask"))?;
+    let shares = match (h.sharing.is_shamir(), &file.own, &file.prev) {
+        (true, RingVec::U16(own), _) => Shares::Shamir(&own[r]),
+        (false, RingVec::U16(own), RingVec::U16(prev)) => Shares::Rep3U16 {
+            own: &own[r.clone()],
+            prev: &prev[r],
+        },
+        (false, RingVec::U32(own), RingVec::U32(prev)) => Shares::Rep3U32 {
+            own: &own[r.clone()],
+            prev: &prev[r],
+        },
+        (false, RingVec::U64(own), RingVec::U64(prev)) => Shares::Rep3U64 {
+            own: &own[r.clone()],
+            prev: &prev[r],
+        },
+        _ => bail!("the dealt shares have an unexpected word width"),
+    };
+    Ok(Record {
+        id: file.ids[i],
+        mask,
+        shares,
+    })
+}
+
+/// Appends every record of `file` to `w` (in batches, each committed durably).
+fn append_file(w: &mut StoreWriter, file: &ShareFile) -> Result<u64> {
+    let count = file.ids.len();
+    let mut start = 0;
+    while start < count {
+        let end = (start + BATCH).min(count);
+        let recs = (start..end)
+            .map(|i| record(file, i))
+            .collect::<Result<Vec<_>>>()?;
+        w.append(&recs)?;
+        start = end;
+    }
+    Ok(w.header().count)
+}
+
+/// Writes party `file.header.party`'s dealt gallery as a new store at `path` for the program
+/// with `fingerprint`, replacing any file there: built under a temporary name in the same
+/// folder, then renamed into place, so `path` never holds a partial store.
+pub fn write_store(path: &Path, fingerprint: &str, file: &ShareFile) -> Result<()> {
+    let h = &file.header;
+    let params = StoreParams {
+        fingerprint: fingerprint.to_string(),
+        party: h.party,
+        sharing: store_sharing(h.sharing),
+        ring_bits: h.ring_bits,
+        code_bits: h.elements,
+        secret_mask: h.mask == MaskMode::Secret,
+        set_id: h.set_id,
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let name = path
+        .file_name()
+        .ok_or_else(|| anyhow!("{} names no file", path.display()))?
+        .to_string_lossy();
+    let tmp = dir.join(format!(".{name}.{}.new", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    let result = (|| -> Result<()> {
+        create_with_capacity(&tmp, &params, h.count)?;
+        let mut w = StoreWriter::open(&tmp)?;
+        append_file(&mut w, file)?;
+        drop(w);
+        std::fs::rename(&tmp, path)
+            .with_context(|| format!("cannot move the new store into {}", path.display()))?;
+        if let Ok(d) = std::fs::File::open(&dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.with_context(|| format!("cannot write the gallery store {}", path.display()))
+}
+
+/// Shares the NDJSON file `input` as the program's gallery input `spec` into three stores.
+pub fn share_to_stores(
+    fingerprint: &str,
+    spec: &ManifestInput,
+    input: &Path,
+    paths: [PathBuf; 3],
+) -> Result<[PathBuf; 3]> {
+    let files = deal_for(spec, input)?;
+    let result = (|| -> Result<()> {
+        for (file, path) in files.iter().zip(&paths) {
+            write_store(path, fingerprint, file)?;
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        // Never leave a partial set behind: the stores of one run belong together.
+        for p in &paths {
+            let _ = std::fs::remove_file(p);
+        }
+        return Err(e);
+    }
+    Ok(paths)
+}
+
+/// The three parties' dealt files of `input` for input `spec`.
+fn deal_for(spec: &ManifestInput, input: &Path) -> Result<[ShareFile; 3]> {
+    let plain = super::share::read_plain(spec, input)?;
+    let (sharing, ring_bits) = super::share::sharing_for(spec, None);
+    let mut rng = rand_chacha::ChaCha20Rng::try_from_os_rng()
+        .map_err(|e| anyhow!("the operating system's random generator failed: {e}"))?;
+    super::deal::deal(&plain, sharing, ring_bits, &mut rng)
+        .with_context(|| format!("cannot share {} as input `{}`", input.display(), spec.name))
+}
+
+/// What `irisc enroll` did.
+#[derive(Debug)]
+pub struct Enrolled {
+    pub appended: usize,
+    pub count: u64,
+    pub rolled_back: Option<u64>,
+}
+
+/// `irisc enroll`: deals the records of `input` for gallery input `spec` of the program with
+/// `fingerprint` and appends them durably to the three parties' stores `paths`.
+///
+/// Refuses, before writing anything, stores of another program, sharing, ring, code length or
+/// party, stores of different sharing runs, stores that disagree on their records (an earlier
+/// enroll that reached only some of them; `roll_back` then cuts all three to the records they
+/// share), and ids that are already enrolled or repeated. Each store is staged (records written
+/// and synced) before any is committed, so an interrupted enroll leaves, per store, the old or
+/// the new record count.
+pub fn enroll(
+    fingerprint: &str,
+    spec: &ManifestInput,
+    input: &Path,
+    paths: &[PathBuf; 3],
+    roll_back: bool,
+) -> Result<Enrolled> {
+    if !is_store_input(spec) {
+        bail!(
+            "input `{}` is a {} of {} data: only iris galleries are stores that can be enrolled into",
+            spec.name,
+            spec.role,
+            spec.kind
+        );
+    }
+    let mut counts = [0u64; 3];
+    let mut set_ids = [[0u8; 16]; 3];
+    let mut ids: Vec<Vec<u64>> = Vec::new();
+    for (party, path) in paths.iter().enumerate() {
+        let store = Store::open(path).with_context(|| {
+            format!(
+                "cannot enroll into {} (create the stores with `irisc share --program P.irs` first)",
+                path.display()
+            )
+        })?;
+        store.check_compatible(&store_expected(spec, party as u8, fingerprint))?;
+        counts[party] = store.len() as u64;
+        set_ids[party] = store.header().params.set_id;
+        ids.push(store.ids());
+    }
+    if set_ids[1] != set_ids[0] || set_ids[2] != set_ids[0] {
+        bail!(
+            "{}, {} and {} come from different sharing runs (their set ids differ): pass the three stores of one gallery",
+            paths[0].display(),
+            paths[1].display(),
+            paths[2].display()
+        );
+    }
+    let common = *counts.iter().min().unwrap_or(&0);
+    let mut rolled_back = None;
+    if counts.iter().any(|&c| c != common) {
+        let prefix_ok = ids
+            .iter()
+            .all(|v| v[..common as usize] == ids[0][..common as usize]);
+        if !roll_back || !prefix_ok {
+            bail!(
+                "the parties' stores hold different numbers of records ({} in party 0's, {} in party 1's, {} in party 2's): an earlier enroll was interrupted after it reached only some of them; run this enroll again with --roll-back to cut all three to the {common} records they share, then enroll the rest again",
+                counts[0],
+                counts[1],
+                counts[2]
+            );
+        }
+        for (party, path) in paths.iter().enumerate() {
+            if counts[party] > common {
+                StoreWriter::open(path)?.roll_back(common)?;
+            }
+        }
+        ids.iter_mut().for_each(|v| v.truncate(common as usize));
+        rolled_back = Some(common);
+    }
+    let files = deal_for(spec, input)?;
+    let existing: HashSet<u64> = ids[0].iter().copied().collect();
+    let mut seen = HashSet::new();
+    for &id in &files[0].ids {
+        if existing.contains(&id) {
+            bail!(
+                "{}: record id {id} is already enrolled in {}: ids must be new",
+                input.display(),
+                paths[0].display()
+            );
+        }
+        if !seen.insert(id) {
+            bail!("{}: record id {id} appears twice", input.display());
+        }
+    }
+    // Stage all three (records durable, nothing committed), then commit all three.
+    let mut writers = paths
+        .iter()
+        .map(|p| StoreWriter::open(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut staged = Vec::new();
+    for (w, file) in writers.iter_mut().zip(&files) {
+        let recs = (0..file.ids.len())
+            .map(|i| record(file, i))
+            .collect::<Result<Vec<_>>>()?;
+        staged.push(w.stage(&recs)?);
+    }
+    for (w, next) in writers.iter_mut().zip(&staged) {
+        w.commit(next)?;
+    }
+    Ok(Enrolled {
+        appended: files[0].ids.len(),
+        count: writers[0].header().count,
+        rolled_back,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::gen::{generate, GenOptions};
+    use irisc_runtime::io::ndjson;
+    use irisc_runtime::manifest::{InputKind, InputSharing};
+
+    fn spec(sharing: InputSharing, mask: MaskMode) -> ManifestInput {
+        ManifestInput {
+            name: "db".into(),
+            role: ShareKind::Gallery,
+            owner: None,
+            kind: InputKind::Iris,
+            elements: 128,
+            mask,
+            sharing,
+            ring_bits: if sharing.is_shamir() { 16 } else { 13 },
+            scale_bits: 0,
+        }
+    }
+
+    #[test]
+    fn stores_hold_the_dealt_shares_and_enroll_appends() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("db.ndjson");
+        let more = dir.path().join("more.ndjson");
+        let recs = generate(9, 5, 128, &GenOptions::default()).unwrap();
+        ndjson::write_file(&input, &recs[..6]).unwrap();
+        ndjson::write_file(&more, &recs[6..]).unwrap();
+        for sharing in [
+            InputSharing::Rep3,
+            InputSharing::Fp,
+            InputSharing::Gr2,
+            InputSharing::Gr4,
+        ] {
+            for mask in [MaskMode::Public, MaskMode::Secret] {
+                let s = spec(sharing, mask);
+                let out = dir.path().join(format!("{sharing}-{mask}"));
+                let paths = [0, 1, 2].map(|p| out.join(format!("db.p{p}.shr")));
+                share_to_stores("abc", &s, &input, paths.clone()).unwrap();
+                let e = enroll("abc", &s, &input, &paths, false).unwrap_err();
+                assert!(format!("{e:#}").contains("already enrolled"), "{e:#}");
+                let done = enroll("abc", &s, &more, &paths, false).unwrap();
+                assert_eq!((done.appended, done.count), (3, 9));
+                // The three stores open to the secrets: reconstruct through the share files'
+                // opener by rebuilding share files from the stores.
+                let files = [0, 1, 2].map(|p| {
+                    let st = Store::open(&paths[p]).unwrap();
+                    assert_eq!(st.ids(), (0..9).map(|i| recs[i].id).collect::<Vec<_>>());
+                    store_to_file(&st, &s)
+                });
+                let want: Vec<u64> = recs
+                    .iter()
+                    .flat_map(|r| super::super::share::encode(&r.iris, 16, mask).unwrap())
+                    .collect();
+                let got = super::super::deal::open(&files).unwrap();
+                let m = if sharing.is_shamir() {
+                    0xFFFF
+                } else {
+                    (1 << 13) - 1
+                };
+                let fp_minus_one = u64::from(irisc_runtime::share::fp::P) - 1;
+                let want: Vec<u64> = want
+                    .iter()
+                    .map(|&v| match (sharing, v & 0xFFFF) {
+                        (InputSharing::Fp, 0xFFFF) => fp_minus_one,
+                        _ => v & m,
+                    })
+                    .collect();
+                assert_eq!(got, want);
+                let e = enroll("abd", &s, &more, &paths, false).unwrap_err();
+                assert!(format!("{e:#}").contains("belongs to program abc"), "{e:#}");
+            }
+        }
+    }
+
+    /// A share file with the store's contents (for the dealer-side opener).
+    fn store_to_file(st: &Store, spec: &ManifestInput) -> ShareFile {
+        let p = &st.header().params;
+        let mut header = irisc_runtime::io::share_file::ShareFileHeader::new(
+            ShareKind::Gallery,
+            p.party,
+            spec.mask,
+            p.ring_bits,
+            p.code_bits,
+            st.len() as u64,
+            p.set_id,
+        );
+        header.sharing = spec.sharing;
+        let (mut own, mut prev, mut masks) = (Vec::new(), Vec::new(), Vec::new());
+        for r in st.records() {
+            masks.extend_from_slice(r.mask);
+            match r.shares {
+                Shares::Shamir(s) => own.extend(s.iter().map(|&x| u64::from(x))),
+                Shares::Rep3U16 { own: o, prev: q } => {
+                    own.extend(o.iter().map(|&x| u64::from(x)));
+                    prev.extend(q.iter().map(|&x| u64::from(x)));
+                }
+                _ => unreachable!(),
+            }
+        }
+        ShareFile {
+            header,
+            ids: st.ids(),
+            masks,
+            own: RingVec::from_u64s(16, own).unwrap(),
+            prev: RingVec::from_u64s(16, prev).unwrap(),
+        }
+    }
+}

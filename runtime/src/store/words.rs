@@ -1,0 +1,95 @@
+//! 16-bit share words that are either owned or borrowed in place from a store's memory map.
+
+use std::ops::{Deref, Range};
+use std::sync::Arc;
+
+/// A `[u16]` that is either a `Vec` or a range of a read-only memory map kept alive by an
+/// `Arc`, so that a gallery scanned from a store costs page cache, not heap.
+#[derive(Clone)]
+pub struct Words(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    Owned(Vec<u16>),
+    /// Words `start..start + len` of the map, read as little-endian u16 (the map's start is
+    /// page-aligned, checked at construction).
+    Mapped {
+        map: Arc<memmap2::Mmap>,
+        start: usize,
+        len: usize,
+    },
+}
+
+impl Words {
+    /// Words `start..start + len` of `map` in place; `None` if the range is outside the map or
+    /// the map is not 2-byte aligned.
+    pub fn mapped(map: Arc<memmap2::Mmap>, start: usize, len: usize) -> Option<Words> {
+        let end = start.checked_add(len)?.checked_mul(2)?;
+        if end > map.len() || map.as_ptr().align_offset(2) != 0 || cfg!(target_endian = "big") {
+            return None;
+        }
+        Some(Words(Repr::Mapped { map, start, len }))
+    }
+
+    /// Whether the words are read in place from a map.
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.0, Repr::Mapped { .. })
+    }
+
+    /// Words `range`, in place for a mapped array, copied otherwise.
+    pub fn slice(&self, range: Range<usize>) -> Words {
+        match &self.0 {
+            Repr::Mapped { map, start, len } if range.start <= range.end && range.end <= *len => {
+                Words(Repr::Mapped {
+                    map: map.clone(),
+                    start: start + range.start,
+                    len: range.len(),
+                })
+            }
+            _ => Words::from(self[range].to_vec()),
+        }
+    }
+}
+
+impl Deref for Words {
+    type Target = [u16];
+
+    fn deref(&self) -> &[u16] {
+        match &self.0 {
+            Repr::Owned(v) => v,
+            Repr::Mapped { map, start, len } => {
+                let bytes = &map[2 * start..2 * (start + len)];
+                // Alignment and bounds were checked in `mapped`; the cast cannot fail.
+                bytemuck::try_cast_slice(bytes).unwrap_or(&[])
+            }
+        }
+    }
+}
+
+impl From<Vec<u16>> for Words {
+    fn from(v: Vec<u16>) -> Words {
+        Words(Repr::Owned(v))
+    }
+}
+
+impl Default for Words {
+    fn default() -> Words {
+        Words::from(Vec::new())
+    }
+}
+
+impl PartialEq for Words {
+    fn eq(&self, other: &Words) -> bool {
+        self[..] == other[..]
+    }
+}
+
+impl Eq for Words {}
+
+// Shares must never reach a log: print only the shape.
+impl std::fmt::Debug for Words {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let how = if self.is_mapped() { "mapped" } else { "owned" };
+        write!(f, "Words({how}, {} words)", self.len())
+    }
+}
