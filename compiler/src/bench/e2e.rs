@@ -25,7 +25,7 @@ use super::report::{MachineInfo, Measurement, Report};
 use super::BenchOptions;
 use crate::analysis::plan::PlanOptions;
 use crate::codegen::Emit;
-use crate::driver::{gen, keys, pipeline, plain, run as party_run, share};
+use crate::driver::{gen, keys, pipeline, plain, run as party_run, share, store};
 
 /// A program measured end to end.
 pub(crate) struct Case {
@@ -382,7 +382,12 @@ fn measure_case(
     let mut party_args: [Vec<String>; 3] = Default::default();
     for (spec, file) in share::input_specs(&manifest).iter().zip(&files) {
         eprintln!("e2e: {}: sharing input `{}`", case.name, spec.name);
-        let paths = share::share_input(spec, None, file, &shares)?;
+        let paths = share::input_paths(&shares, &spec.name);
+        let paths = if store::is_store_input(spec) {
+            store::share_to_stores(&manifest.fingerprint, spec, file, paths)?
+        } else {
+            share::share_input_to(spec, None, file, paths)?
+        };
         for (args, path) in party_args.iter_mut().zip(&paths) {
             args.push("--input".into());
             args.push(format!("{}={}", spec.name, path.display()));

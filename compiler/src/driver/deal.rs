@@ -70,6 +70,18 @@ pub fn deal(
 ) -> Result<[ShareFile; 3]> {
     let mut set_id = [0u8; 16];
     rng.fill_bytes(&mut set_id);
+    deal_into_set(plain, sharing, ring_bits, set_id, rng)
+}
+
+/// [`deal`] for one part of a larger sharing run: the files carry `set_id`, the run's, so that
+/// a gallery dealt in batches (to bound memory) forms one set.
+pub fn deal_into_set(
+    plain: &Plain,
+    sharing: Sharing,
+    ring_bits: u32,
+    set_id: [u8; 16],
+    rng: &mut impl CryptoRng,
+) -> Result<[ShareFile; 3]> {
     let h0 = plain.header(0, sharing, ring_bits, set_id);
     h0.layout().map_err(|e| anyhow!("cannot share: {e}"))?;
     let sections = h0.sections() as usize;

@@ -322,30 +322,54 @@ pub fn input_paths(out_dir: &Path, name: &str) -> [PathBuf; 3] {
 
 /// Reads the plaintext NDJSON of input `spec` (iris, embedding or bit records) and encodes it
 /// as the values the share file holds.
+/// The iris records of NDJSON file `path` for input `spec` (codes of `spec.elements` bits).
+pub fn read_iris(spec: &ManifestInput, path: &Path) -> Result<Vec<IrisRecord>> {
+    ndjson::open(path)?
+        .expect_bits(spec.elements as usize)
+        .collect::<Result<Vec<_>, _>>()
+        .with_context(|| format!("{} (input `{}`)", path.display(), spec.name))
+}
+
+/// The plaintext of iris `records` as input `spec`: one value per code bit (masked bits in
+/// {-1, 0, 1}), then the mask bits when masks are secret; public masks as bytes.
+pub fn plain_iris(spec: &ManifestInput, records: &[IrisRecord]) -> Result<Plain> {
+    let mut values = Vec::with_capacity(records.len() * spec.elements as usize);
+    let mut masks = Vec::new();
+    for r in records {
+        values.extend(r.iris.masked_bits::<u64>().iter().map(|&v| v as i64));
+        match spec.mask {
+            MaskMode::Secret => {
+                values.extend((0..r.iris.bits()).map(|i| i64::from(r.iris.mask_bit(i))))
+            }
+            _ => masks.extend_from_slice(&r.iris.mask),
+        }
+    }
+    Ok(Plain {
+        role: spec.role,
+        payload: spec.kind,
+        mask: spec.mask,
+        elements: spec.elements,
+        scale_bits: u8::try_from(spec.scale_bits)
+            .map_err(|_| anyhow!("scale 2^{} is too large", spec.scale_bits))?,
+        ids: records.iter().map(|r| r.id).collect(),
+        masks,
+        values,
+    })
+}
+
 pub fn read_plain(spec: &ManifestInput, path: &Path) -> Result<Plain> {
     let mask = spec.mask;
     let (ids, masks, values) = match spec.kind {
         InputKind::Iris => {
-            let records = ndjson::open(path)?
-                .expect_bits(spec.elements as usize)
-                .collect::<Result<Vec<_>, _>>()
-                .with_context(|| format!("{} (input `{}`)", path.display(), spec.name))?;
-            let mut values = Vec::with_capacity(records.len() * spec.elements as usize);
-            let mut masks = Vec::new();
-            for r in &records {
-                values.extend(r.iris.masked_bits::<u64>().iter().map(|&v| v as i64));
-                match mask {
-                    MaskMode::Secret => {
-                        values.extend((0..r.iris.bits()).map(|i| i64::from(r.iris.mask_bit(i))))
-                    }
-                    _ => masks.extend_from_slice(&r.iris.mask),
-                }
+            let records = read_iris(spec, path)?;
+            if records.is_empty() {
+                bail!(
+                    "{} holds no records to share (input `{}`)",
+                    path.display(),
+                    spec.name
+                );
             }
-            (
-                records.iter().map(|r| r.id).collect::<Vec<u64>>(),
-                masks,
-                values,
-            )
+            return plain_iris(spec, &records);
         }
         InputKind::Embedding => {
             let records = ndjson_values::read_embeddings(path, Some(spec.elements as usize))
@@ -358,7 +382,11 @@ pub fn read_plain(spec: &ManifestInput, path: &Path) -> Result<Plain> {
                         .map(|&v| ndjson_values::quantise(v, spec.scale_bits))
                 })
                 .collect();
-            (records.iter().map(|r| r.id).collect(), Vec::new(), values)
+            (
+                records.iter().map(|r| r.id).collect::<Vec<u64>>(),
+                Vec::new(),
+                values,
+            )
         }
         InputKind::Bit => {
             let records = ndjson_values::read_bits(path)

@@ -72,12 +72,10 @@ fn append_file(w: &mut StoreWriter, file: &ShareFile) -> Result<u64> {
     Ok(w.header().count)
 }
 
-/// Writes party `file.header.party`'s dealt gallery as a new store at `path` for the program
-/// with `fingerprint`, replacing any file there: built under a temporary name in the same
-/// folder, then renamed into place, so `path` never holds a partial store.
-pub fn write_store(path: &Path, fingerprint: &str, file: &ShareFile) -> Result<()> {
+/// The store parameters of a dealt party file.
+fn params_of(fingerprint: &str, file: &ShareFile) -> StoreParams {
     let h = &file.header;
-    let params = StoreParams {
+    StoreParams {
         fingerprint: fingerprint.to_string(),
         party: h.party,
         sharing: store_sharing(h.sharing),
@@ -85,50 +83,96 @@ pub fn write_store(path: &Path, fingerprint: &str, file: &ShareFile) -> Result<(
         code_bits: h.elements,
         secret_mask: h.mask == MaskMode::Secret,
         set_id: h.set_id,
-    };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let name = path
-        .file_name()
-        .ok_or_else(|| anyhow!("{} names no file", path.display()))?
-        .to_string_lossy();
-    let tmp = dir.join(format!(".{name}.{}.new", std::process::id()));
-    let _ = std::fs::remove_file(&tmp);
-    let result = (|| -> Result<()> {
-        create_with_capacity(&tmp, &params, h.count)?;
-        let mut w = StoreWriter::open(&tmp)?;
-        append_file(&mut w, file)?;
-        drop(w);
-        std::fs::rename(&tmp, path)
-            .with_context(|| format!("cannot move the new store into {}", path.display()))?;
-        if let Ok(d) = std::fs::File::open(&dir) {
+    }
+}
+
+/// A store being built under a temporary name beside `path`, moved into place by [`finish`].
+struct NewStore {
+    path: PathBuf,
+    dir: PathBuf,
+    tmp: PathBuf,
+    writer: Option<StoreWriter>,
+}
+
+impl NewStore {
+    fn create(path: &Path, params: &StoreParams, capacity: u64) -> Result<NewStore> {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        let name = path
+            .file_name()
+            .ok_or_else(|| anyhow!("{} names no file", path.display()))?
+            .to_string_lossy();
+        let tmp = dir.join(format!(".{name}.{}.new", std::process::id()));
+        let _ = std::fs::remove_file(&tmp);
+        let mut s = NewStore {
+            path: path.to_path_buf(),
+            dir,
+            tmp,
+            writer: None,
+        };
+        create_with_capacity(&s.tmp, params, capacity)?;
+        s.writer = Some(StoreWriter::open(&s.tmp)?);
+        Ok(s)
+    }
+
+    fn append(&mut self, file: &ShareFile) -> Result<u64> {
+        let w = self
+            .writer
+            .as_mut()
+            .ok_or_else(|| anyhow!("the store is already finished"))?;
+        append_file(w, file)
+    }
+
+    /// Moves the finished store into place (never leaving a partial file at `path`).
+    fn finish(mut self) -> Result<()> {
+        drop(self.writer.take());
+        std::fs::rename(&self.tmp, &self.path)
+            .with_context(|| format!("cannot move the new store into {}", self.path.display()))?;
+        if let Ok(d) = std::fs::File::open(&self.dir) {
             let _ = d.sync_all();
         }
         Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
     }
+}
+
+impl Drop for NewStore {
+    fn drop(&mut self) {
+        // Unfinished (an error on the way): the temporary file goes.
+        if self.writer.is_some() {
+            drop(self.writer.take());
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Writes party `file.header.party`'s dealt gallery as a new store at `path` for the program
+/// with `fingerprint`, replacing any file there: built under a temporary name in the same
+/// folder, then renamed into place, so `path` never holds a partial store.
+pub fn write_store(path: &Path, fingerprint: &str, file: &ShareFile) -> Result<()> {
+    let result = (|| -> Result<()> {
+        let mut s = NewStore::create(path, &params_of(fingerprint, file), file.header.count)?;
+        s.append(file)?;
+        s.finish()
+    })();
     result.with_context(|| format!("cannot write the gallery store {}", path.display()))
 }
 
 /// Shares the NDJSON file `input` as the program's gallery input `spec` into three stores.
+///
+/// Dealt [`BATCH`] records at a time into one sharing run (one set id), so memory stays bounded
+/// whatever the gallery size: the plaintext is expanded to one value per code bit only per
+/// batch, and each batch's shares go to the three stores before the next is dealt.
 pub fn share_to_stores(
     fingerprint: &str,
     spec: &ManifestInput,
     input: &Path,
     paths: [PathBuf; 3],
 ) -> Result<[PathBuf; 3]> {
-    let files = deal_for(spec, input)?;
-    let result = (|| -> Result<()> {
-        for (file, path) in files.iter().zip(&paths) {
-            write_store(path, fingerprint, file)?;
-        }
-        Ok(())
-    })();
+    let result = share_batched(fingerprint, spec, input, &paths);
     if let Err(e) = result {
         // Never leave a partial set behind: the stores of one run belong together.
         for p in &paths {
@@ -137,6 +181,54 @@ pub fn share_to_stores(
         return Err(e);
     }
     Ok(paths)
+}
+
+fn share_batched(
+    fingerprint: &str,
+    spec: &ManifestInput,
+    input: &Path,
+    paths: &[PathBuf; 3],
+) -> Result<()> {
+    let records = super::share::read_iris(spec, input)?;
+    if records.is_empty() {
+        bail!(
+            "{} holds no records to share (input `{}`)",
+            input.display(),
+            spec.name
+        );
+    }
+    let (sharing, ring_bits) = super::share::sharing_for(spec, None);
+    let mut rng = rand_chacha::ChaCha20Rng::try_from_os_rng()
+        .map_err(|e| anyhow!("the operating system's random generator failed: {e}"))?;
+    let mut set_id = [0u8; 16];
+    rand::Rng::fill(&mut rng, &mut set_id);
+    let bar = super::gen::progress(records.len(), "sharing into stores");
+    let mut stores: Vec<NewStore> = Vec::new();
+    for batch in records.chunks(BATCH) {
+        let plain = super::share::plain_iris(spec, batch)?;
+        let files = super::deal::deal_into_set(&plain, sharing, ring_bits, set_id, &mut rng)
+            .with_context(|| format!("cannot share {} as input `{}`", input.display(), spec.name))?;
+        drop(plain);
+        if stores.is_empty() {
+            for (file, path) in files.iter().zip(paths) {
+                let params = params_of(fingerprint, file);
+                stores.push(
+                    NewStore::create(path, &params, records.len() as u64)
+                        .with_context(|| format!("cannot write the gallery store {}", path.display()))?,
+                );
+            }
+        }
+        for (s, file) in stores.iter_mut().zip(&files) {
+            s.append(file)
+                .with_context(|| format!("cannot write the gallery store {}", s.path.display()))?;
+        }
+        bar.inc(batch.len() as u64);
+    }
+    bar.finish_and_clear();
+    for s in stores {
+        s.finish()?;
+    }
+    Ok(())
 }
 
 /// The three parties' dealt files of `input` for input `spec`.
