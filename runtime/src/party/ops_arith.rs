@@ -33,6 +33,14 @@ pub fn lin(
     let n = broadcast_len(&[xo.len(), yo.len()], "lin")?;
     let (a, b, m) = (a as u64, b as u64, mask(k));
     let f = |xs: &[u64], ys: &[u64]| -> Vec<u64> {
+        if xs.len() == n && ys.len() == n {
+            // No broadcast: a plain zip that the compiler vectorizes.
+            return xs
+                .iter()
+                .zip(ys)
+                .map(|(&x, &y)| a.wrapping_mul(x).wrapping_sub(b.wrapping_mul(y)) & m)
+                .collect();
+        }
         (0..n)
             .map(|i| {
                 a.wrapping_mul(at(xs, i))

@@ -14,11 +14,12 @@
 use crate::net::{NetError, Transport};
 use crate::rand::Prss;
 use crate::ring::RingElem;
-use crate::share::binary::words_for;
+use crate::share::binary::{tail_mask, words_for};
 use crate::share::{BitShares, Rep3Vec};
 
 use super::and_many;
 
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 /// Transposes a 64×64 bit matrix in place: afterwards bit r of word c is what bit c of word r was.
 /// Swaps off-diagonal blocks of halving size (32, 16, ..., 1): 6 × 32 word operations.
 fn transpose64(a: &mut [u64; 64]) {
@@ -40,23 +41,103 @@ fn transpose64(a: &mut [u64; 64]) {
 
 /// Bit planes of `values`: `planes[j]` holds bit j of every element, bit-sliced.
 pub fn bit_planes<T: RingElem>(values: &[T], k: u32) -> Vec<Vec<u64>> {
-    let k = k as usize;
     let words = words_for(values.len());
-    let mut planes = vec![vec![0u64; words]; k];
+    let flat = bit_planes_flat(values, k as usize);
+    (0..k as usize)
+        .map(|j| flat[j * words..(j + 1) * words].to_vec())
+        .collect()
+}
+
+/// Bit planes 0..`nb` of `values` in one buffer: plane j is words `j·w .. (j+1)·w` with
+/// w = [`words_for`]`(values.len())`. Bits above the storage width read as zero; tail bits of
+/// the last word are zero.
+pub fn bit_planes_flat<T: RingElem>(values: &[T], nb: usize) -> Vec<u64> {
+    let w = words_for(values.len());
+    let mut planes = vec![0u64; nb * w];
+    let stored = nb.min(T::BITS as usize);
     let mut block = [0u64; 64];
-    for (w, chunk) in values.chunks(64).enumerate() {
-        for (b, v) in block
+    for (wi, chunk) in values.chunks(64).enumerate() {
+        planes_of_block(chunk, stored, &mut block);
+        for (j, &bits) in block.iter().enumerate().take(stored) {
+            planes[j * w + wi] = bits;
+        }
+    }
+    planes
+}
+
+/// `out[j]` = bit j of each of the (at most 64) `chunk` elements, for j < `nb`.
+#[inline]
+fn planes_of_block<T: RingElem>(chunk: &[T], nb: usize, out: &mut [u64; 64]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // 16 bits at a time: the 16-bit pieces of the elements, then SSE2 on each piece.
+        *out = [0; 64];
+        let pieces = (std::mem::size_of::<T>() / 2).min(nb.div_ceil(16));
+        for q in 0..pieces {
+            let mut half = [0u16; 64];
+            for (h, v) in half.iter_mut().zip(chunk) {
+                *h = (v.to_u64() >> (16 * q)) as u16;
+            }
+            sse::block16(&half, 16 * q, nb, out);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = nb;
+        for (b, v) in out
             .iter_mut()
             .zip(chunk.iter().map(|v| v.to_u64()).chain(std::iter::repeat(0)))
         {
             *b = v;
         }
-        transpose64(&mut block);
-        for (plane, &bits) in planes.iter_mut().zip(block.iter()) {
-            plane[w] = bits;
+        transpose64(out);
+    }
+}
+
+/// Bit-plane extraction with SSE2 (part of every x86-64 CPU): gather byte q of 16 elements
+/// into one vector, then `movemask` yields bit 7 of each of the 16 bytes; adding the vector to
+/// itself shifts the next bit up.
+#[cfg(target_arch = "x86_64")]
+mod sse {
+    use std::arch::x86_64::*;
+
+    /// ORs planes `base .. base + 8` (those below `nb`) of the 16 bytes of `bv` into `out`, at
+    /// bit offset 16·`g`.
+    #[inline(always)]
+    fn spread(mut bv: __m128i, base: usize, g: usize, nb: usize, out: &mut [u64; 64]) {
+        for b in (0..8).rev() {
+            // SAFETY: SSE2 is part of the x86-64 baseline.
+            let bits = unsafe { _mm_movemask_epi8(bv) } as u32 as u64 & 0xffff;
+            if base + b < nb {
+                out[base + b] |= bits << (16 * g);
+            }
+            // SAFETY: as above.
+            bv = unsafe { _mm_add_epi8(bv, bv) };
         }
     }
-    planes
+
+    /// Planes `base .. base + 16` (those below `nb`) of 64 16-bit pieces.
+    pub fn block16(vals: &[u16; 64], base: usize, nb: usize, out: &mut [u64; 64]) {
+        let p = vals.as_ptr() as *const __m128i;
+        for g in 0..4 {
+            // SAFETY: SSE2 is part of the x86-64 baseline; the two unaligned loads read
+            // elements 16g .. 16g + 16 of the 64.
+            let (lo, hi) = unsafe {
+                let ff = _mm_set1_epi16(0xff);
+                let v0 = _mm_loadu_si128(p.add(2 * g));
+                let v1 = _mm_loadu_si128(p.add(2 * g + 1));
+                (
+                    _mm_packus_epi16(_mm_and_si128(v0, ff), _mm_and_si128(v1, ff)),
+                    _mm_packus_epi16(_mm_srli_epi16(v0, 8), _mm_srli_epi16(v1, 8)),
+                )
+            };
+            spread(lo, base, g, nb, out);
+            if nb > base + 8 {
+                spread(hi, base + 8, g, nb, out);
+            }
+        }
+    }
+
 }
 
 /// Algorithm 5, ShareSplit: the bit planes of each component x_0, x_1, x_2 as binary shares,
@@ -153,6 +234,12 @@ pub fn bin_add(
 ///
 /// Only bits up to the highest index are computed. Panics unless every index is below k and
 /// `k <= T::BITS` (both fixed by the compiler, not by peers).
+///
+/// Runs Algorithms 5–7 on flat bit-sliced buffers: the full-adder layer is one round (all bit
+/// positions in one message), then the ripple-carry chain one AND per round. With a chunk size
+/// ([`super::set_chunk_elems`]) every round is sent in element chunks and the chain is
+/// pipelined: round r + 1 of chunk c starts as soon as round r of chunk c has arrived. The AND
+/// gates, rounds, bytes and PRSS draws are those of [`full_adder`] and [`bin_add`].
 #[doc(alias = "BitExtract")]
 pub fn bit_extract<T: RingElem>(
     net: &mut dyn Transport,
@@ -173,16 +260,157 @@ pub fn bit_extract<T: RingElem>(
     let Some(&m) = indices.iter().max() else {
         return Ok(Vec::new());
     };
-    let [x0, x1, x2] = share_split(net.party(), x, m as u32 + 1);
-    // Full adders on bits 0..m: sums there, carries c[0..m]; bit m needs only its sum.
-    let (mut s, c) = full_adder(net, prss, &x0[..m], &x1[..m], &x2[..m])?;
-    s.push(x0[m].xor(&x1[m]).xor(&x2[m]));
-    // x = s + 2c: bit 0 is s[0]; bits 1..=m are s[1..=m] + c[0..m] with no carry in.
-    let mut r = vec![s[0].clone()];
-    if m >= 1 {
-        r.extend(bin_add(net, prss, &c, &s[1..=m], false)?);
+    let n = x.len();
+    let w = words_for(n);
+    if w == 0 {
+        return Ok(indices.iter().map(|_| BitShares::zeros(0)).collect());
     }
-    Ok(indices.iter().map(|&i| r[i].clone()).collect())
+    let nb = m + 1;
+    let own = bit_planes_flat(&x.own, nb);
+    let prev = bit_planes_flat(&x.prev, nb);
+    let zero = vec![0u64; nb * w];
+    // ShareSplit (InpLocal): party p holds component p as (own, 0), component p − 1 as
+    // (0, prev) and component p + 1 as (0, 0).
+    let p = net.party();
+    let comp = |j: usize| -> (&[u64], &[u64]) {
+        (
+            if j == p { &own } else { &zero },
+            if (j + 1) % 3 == p { &prev } else { &zero },
+        )
+    };
+    let ((ao, ap), (bo, bp), (co, cp)) = (comp(0), comp(1), comp(2));
+    let tail = tail_mask(n);
+
+    // The sums s = a ⊕ b ⊕ c of every position 0..=m.
+    let so: Vec<u64> = (0..nb * w).map(|i| ao[i] ^ bo[i] ^ co[i]).collect();
+    let sp: Vec<u64> = (0..nb * w).map(|i| ap[i] ^ bp[i] ^ cp[i]).collect();
+
+    // Zero shares of every AND: m·w for the adder layer, then w per ripple round (the draws
+    // that full_adder and bin_add make, in one call).
+    let alpha = prss.zero_bits((2 * m).saturating_sub(1) * w);
+    let (fa_alpha, ripple_alpha) = alpha.split_at(m * w);
+    let chunks = super::chunk_ranges(w);
+    let (to, from) = (net.next(), net.prev());
+
+    // Full adders on positions 0..m: carries (a ⊕ c)(b ⊕ c) ⊕ c, one message per chunk.
+    let mut cco = vec![0u64; m * w];
+    let mut ccp = vec![0u64; m * w];
+    if m == 0 {
+        let r = BitShares::from_words(so, sp, n);
+        return Ok(indices.iter().map(|_| r.clone()).collect());
+    }
+    for &(a, b) in &chunks {
+        let mut msg = Vec::with_capacity(m * (b - a) * 8);
+        for i in 0..m {
+            for j in i * w + a..i * w + b {
+                let (t1o, t1p) = (ao[j] ^ co[j], ap[j] ^ cp[j]);
+                let (t2o, t2p) = (bo[j] ^ co[j], bp[j] ^ cp[j]);
+                let mut z = (t1o & (t2o ^ t2p)) ^ (t1p & t2o) ^ fa_alpha[j];
+                if j == i * w + w - 1 {
+                    z &= tail;
+                }
+                cco[j] = z ^ co[j];
+                msg.extend_from_slice(&z.to_le_bytes());
+            }
+        }
+        net.send(to, msg)?;
+    }
+
+    // Ripple chain: r[i + 1] = cc_i ⊕ s_(i+1) ⊕ carry_i, carry_(i+1) = (cc_i ⊕ carry_i)(s_(i+1)
+    // ⊕ carry_i) ⊕ carry_i for i < m − 1, carry_0 = 0. Round i's chunk c is computed as soon as
+    // the previous round's chunk c has arrived.
+    let mut want = vec![None; nb];
+    for (slot, &i) in indices.iter().enumerate() {
+        want[i].get_or_insert(slot);
+    }
+    let mut outs: Vec<(Vec<u64>, Vec<u64>)> = vec![(Vec::new(), Vec::new()); indices.len()];
+    for (&i, out) in indices.iter().zip(outs.iter_mut()) {
+        if want[i].is_some() && out.0.is_empty() {
+            *out = if i == 0 {
+                (so[..w].to_vec(), sp[..w].to_vec())
+            } else {
+                (vec![0u64; w], vec![0u64; w])
+            };
+        }
+    }
+    let (mut kco, mut kcp) = (vec![0u64; w], vec![0u64; w]);
+    for i in 0..m {
+        let planes = if i == 0 { m } else { 1 };
+        let last = i + 1 == m;
+        for &(a, b) in &chunks {
+            let got = net.recv(from)?;
+            let cw = b - a;
+            if got.len() != planes * cw * 8 {
+                return Err(NetError::Protocol {
+                    peer: from,
+                    detail: format!(
+                        "AND shares: {} bytes, expected {}",
+                        got.len(),
+                        planes * cw * 8
+                    ),
+                });
+            }
+            let mut words = got
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")));
+            if i == 0 {
+                for pl in 0..m {
+                    for j in pl * w + a..pl * w + b {
+                        let mut g = words.next().expect("length checked");
+                        if j == pl * w + w - 1 {
+                            g &= tail;
+                        }
+                        ccp[j] = g ^ cp[j];
+                    }
+                }
+            } else {
+                for j in a..b {
+                    let mut g = words.next().expect("length checked");
+                    if j == w - 1 {
+                        g &= tail;
+                    }
+                    kcp[j] ^= g;
+                }
+            }
+            // Carry into position i + 1 is now complete for this chunk.
+            let (cc, ss) = (i * w, (i + 1) * w);
+            if let Some(slot) = want[i + 1] {
+                let (oo, op) = &mut outs[slot];
+                for j in a..b {
+                    oo[j] = cco[cc + j] ^ so[ss + j] ^ kco[j];
+                    op[j] = ccp[cc + j] ^ sp[ss + j] ^ kcp[j];
+                }
+            }
+            if last {
+                continue;
+            }
+            let al = &ripple_alpha[i * w..(i + 1) * w];
+            let mut msg = Vec::with_capacity(cw * 8);
+            for j in a..b {
+                let (t1o, t1p) = (cco[cc + j] ^ kco[j], ccp[cc + j] ^ kcp[j]);
+                let (t2o, t2p) = (so[ss + j] ^ kco[j], sp[ss + j] ^ kcp[j]);
+                let mut z = (t1o & (t2o ^ t2p)) ^ (t1p & t2o) ^ al[j];
+                if j == w - 1 {
+                    z &= tail;
+                }
+                kco[j] ^= z;
+                msg.extend_from_slice(&z.to_le_bytes());
+            }
+            net.send(to, msg)?;
+        }
+    }
+    let done: Vec<Option<BitShares>> = outs
+        .into_iter()
+        .map(|(o, p)| (!o.is_empty()).then(|| BitShares::from_words(o, p, n)))
+        .collect();
+    Ok(indices
+        .iter()
+        .map(|&i| {
+            done[want[i].expect("every index is wanted")]
+                .clone()
+                .expect("computed")
+        })
+        .collect())
 }
 
 /// The most significant bit of x ∈ Z_2^k (bit k − 1): with Lemma 1, the comparison x < 0 in the
