@@ -314,7 +314,7 @@ pub fn chunk_sweep(
 }
 
 /// CPU time the calling thread has used so far.
-fn thread_cpu() -> Duration {
+pub fn thread_cpu() -> Duration {
     #[cfg(unix)]
     {
         let mut ts = libc::timespec {

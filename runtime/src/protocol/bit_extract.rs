@@ -55,6 +55,20 @@ pub fn bit_planes_flat<T: RingElem>(values: &[T], nb: usize) -> Vec<u64> {
     let w = words_for(values.len());
     let mut planes = vec![0u64; nb * w];
     let stored = nb.min(T::BITS as usize);
+    #[cfg(target_arch = "x86_64")]
+    {
+        if avx512::usable() {
+            let size = std::mem::size_of::<T>();
+            if size == 2 {
+                avx512::planes16(bytemuck::cast_slice(values), stored, w, &mut planes);
+                return planes;
+            }
+            if size == 4 {
+                avx512::planes32(bytemuck::cast_slice(values), stored, w, &mut planes);
+                return planes;
+            }
+        }
+    }
     let mut block = [0u64; 64];
     for (wi, chunk) in values.chunks(64).enumerate() {
         planes_of_block(chunk, stored, &mut block);
@@ -91,6 +105,90 @@ fn planes_of_block<T: RingElem>(chunk: &[T], nb: usize, out: &mut [u64; 64]) {
             *b = v;
         }
         transpose64(out);
+    }
+}
+
+/// Bit-plane extraction with AVX-512BW: bytes q of 64 elements are narrowed into one vector
+/// (VPMOVWB / VPMOVDB), and VPTESTMB against bit b yields plane 8q + b of the 64 elements as one
+/// mask word.
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use std::arch::x86_64::*;
+
+    /// Whether this CPU has AVX-512F and AVX-512BW (detected once, then cached by std).
+    pub fn usable() -> bool {
+        std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+    }
+
+    /// Stores planes 8q .. 8q + 8 (those below `nb`) of the 64 bytes of `z` as word `wi`.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    fn store_byte_planes(z: __m512i, q: usize, nb: usize, w: usize, wi: usize, planes: &mut [u64]) {
+        for b in 0..8 {
+            let j = 8 * q + b;
+            if j >= nb {
+                break;
+            }
+            planes[j * w + wi] = _mm512_test_epi8_mask(z, _mm512_set1_epi8(1 << b));
+        }
+    }
+
+    /// Planes 0..`nb` of 16-bit values into `planes` (`nb`·`w` words, zeroed).
+    pub fn planes16(values: &[u16], nb: usize, w: usize, planes: &mut [u64]) {
+        assert!(usable() && nb <= 16 && planes.len() >= nb * w && values.len() <= 64 * w);
+        // SAFETY: the features were checked above.
+        unsafe { planes16_impl(values, nb, w, planes) }
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw")]
+    fn planes16_impl(values: &[u16], nb: usize, w: usize, planes: &mut [u64]) {
+        for (wi, chunk) in values.chunks(64).enumerate() {
+            let mut pad = [0u16; 64];
+            pad[..chunk.len()].copy_from_slice(chunk);
+            let p = pad.as_ptr() as *const __m512i;
+            // SAFETY: `pad` holds 64 u16 = two 64-byte vectors; the loads are unaligned.
+            let (v0, v1) = unsafe { (_mm512_loadu_si512(p), _mm512_loadu_si512(p.add(1))) };
+            for q in 0..nb.div_ceil(8) {
+                let (a, b) = if q == 0 {
+                    (v0, v1)
+                } else {
+                    (_mm512_srli_epi16::<8>(v0), _mm512_srli_epi16::<8>(v1))
+                };
+                let z = _mm512_inserti64x4::<1>(
+                    _mm512_castsi256_si512(_mm512_cvtepi16_epi8(a)),
+                    _mm512_cvtepi16_epi8(b),
+                );
+                store_byte_planes(z, q, nb, w, wi, planes);
+            }
+        }
+    }
+
+    /// Planes 0..`nb` of 32-bit values into `planes` (`nb`·`w` words, zeroed).
+    pub fn planes32(values: &[u32], nb: usize, w: usize, planes: &mut [u64]) {
+        assert!(usable() && nb <= 32 && planes.len() >= nb * w && values.len() <= 64 * w);
+        // SAFETY: the features were checked above.
+        unsafe { planes32_impl(values, nb, w, planes) }
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw")]
+    fn planes32_impl(values: &[u32], nb: usize, w: usize, planes: &mut [u64]) {
+        for (wi, chunk) in values.chunks(64).enumerate() {
+            let mut pad = [0u32; 64];
+            pad[..chunk.len()].copy_from_slice(chunk);
+            let p = pad.as_ptr() as *const __m512i;
+            // SAFETY: `pad` holds 64 u32 = four 64-byte vectors; the loads are unaligned.
+            let v: [__m512i; 4] = std::array::from_fn(|i| unsafe { _mm512_loadu_si512(p.add(i)) });
+            for q in 0..nb.div_ceil(8) {
+                let sh = _mm_cvtsi32_si128(8 * q as i32);
+                let x: [__m128i; 4] =
+                    std::array::from_fn(|i| _mm512_cvtepi32_epi8(_mm512_srl_epi32(v[i], sh)));
+                let lo = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(x[0]), x[1]);
+                let hi = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(x[2]), x[3]);
+                let z = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi);
+                store_byte_planes(z, q, nb, w, wi, planes);
+            }
+        }
     }
 }
 
@@ -452,6 +550,77 @@ mod tests {
         assert_eq!(p.len(), 16);
         assert_eq!(p[15], vec![0b011]);
         assert_eq!(p[0], vec![0b101]);
+    }
+
+    /// The SIMD plane extraction equals the naive one for every storage width, plane count and
+    /// batch tail.
+    #[test]
+    fn planes_match_naive_for_every_width() {
+        let mut rng = ChaCha12Rng::seed_from_u64(11);
+        for n in [1usize, 63, 64, 65, 200, 1000] {
+            let raw: Vec<u64> = (0..n).map(|_| rng.random()).collect();
+            let naive = |nb: usize, bits: u32| -> Vec<u64> {
+                let mut out = Vec::new();
+                for j in 0..nb {
+                    let b: Vec<bool> = raw
+                        .iter()
+                        .map(|v| j < bits as usize && (v >> j) & 1 == 1)
+                        .collect();
+                    out.extend(pack_bits(&b));
+                }
+                out
+            };
+            for nb in [1usize, 7, 8, 9, 16] {
+                let v: Vec<u16> = raw.iter().map(|&x| x as u16).collect();
+                assert_eq!(bit_planes_flat(&v, nb), naive(nb, 16), "u16 n {n} nb {nb}");
+            }
+            for nb in [1usize, 15, 17, 24, 31, 32] {
+                let v: Vec<u32> = raw.iter().map(|&x| x as u32).collect();
+                assert_eq!(bit_planes_flat(&v, nb), naive(nb, 32), "u32 n {n} nb {nb}");
+            }
+            for nb in [1usize, 33, 64] {
+                assert_eq!(bit_planes_flat(&raw, nb), naive(nb, 64), "u64 n {n} nb {nb}");
+            }
+        }
+    }
+
+    /// With a chunk size the rounds are split into chunks and pipelined: the same bits, bytes
+    /// and rounds, ceil(words / chunk words) messages per round, and a chunk size that does not
+    /// divide the batch.
+    #[test]
+    fn chunked_rounds_give_the_same_bits_and_bytes() {
+        let n = 1000usize; // 16 words
+        let k = 16u32;
+        let mut rng = ChaCha12Rng::seed_from_u64(5);
+        let v: Vec<u16> = (0..n).map(|_| rng.random()).collect();
+        let shares = share_vec(&v, k, &mut rng);
+        for chunk in [0usize, 64, 300, 512, 1 << 20] {
+            let runs = run_protocol(shares.clone(), move |net, prss, x: &Rep3Vec<u16>| {
+                crate::protocol::set_chunk_elems(chunk);
+                let out = bit_extract(net, prss, x, k, &[3, 15, 3]).unwrap();
+                crate::protocol::set_chunk_elems(0);
+                out
+            });
+            let per_round = match chunk {
+                0 => 1,
+                c => 16usize.div_ceil(c.div_ceil(64)) as u64,
+            };
+            let st = Stats::msb(k);
+            for r in &runs {
+                assert_eq!(r.messages, st.rounds * per_round, "chunk {chunk}");
+                assert_eq!(r.bytes, st.and_gates * 16 * 8, "chunk {chunk}");
+            }
+            for (slot, bit) in [(0usize, 3u32), (1, 15), (2, 3)] {
+                let got = reconstruct_bits(&[
+                    runs[0].out[slot].clone(),
+                    runs[1].out[slot].clone(),
+                    runs[2].out[slot].clone(),
+                ])
+                .unwrap();
+                let want: Vec<bool> = v.iter().map(|x| (x >> bit) & 1 == 1).collect();
+                assert_eq!(got, want, "chunk {chunk} bit {bit}");
+            }
+        }
     }
 
     /// Shares `values` in Z_2^k, extracts bits `indices`, and checks them and the round count.
