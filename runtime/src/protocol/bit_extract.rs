@@ -17,7 +17,7 @@ use crate::ring::RingElem;
 use crate::share::binary::{tail_mask, words_for};
 use crate::share::{BitShares, Rep3Vec};
 
-use super::and_many;
+use super::{and_many, recv_elems, send_elems};
 
 #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 /// Transposes a 64×64 bit matrix in place: afterwards bit r of word c is what bit c of word r was.
@@ -398,20 +398,26 @@ pub fn bit_extract<T: RingElem>(
         return Ok(indices.iter().map(|_| r.clone()).collect());
     }
     for &(a, b) in &chunks {
-        let mut msg = Vec::with_capacity(m * (b - a) * 8);
-        for i in 0..m {
-            for j in i * w + a..i * w + b {
+        let cw = b - a;
+        let mut z = vec![0u64; m * cw];
+        for (i, zi) in z.chunks_exact_mut(cw).enumerate() {
+            let r = i * w + a..i * w + b;
+            let (ao, ap, bo, bp) = (&ao[r.clone()], &ap[r.clone()], &bo[r.clone()], &bp[r.clone()]);
+            let (co, cp, al) = (&co[r.clone()], &cp[r.clone()], &fa_alpha[r.clone()]);
+            let out = &mut cco[r];
+            for j in 0..cw {
                 let (t1o, t1p) = (ao[j] ^ co[j], ap[j] ^ cp[j]);
                 let (t2o, t2p) = (bo[j] ^ co[j], bp[j] ^ cp[j]);
-                let mut z = (t1o & (t2o ^ t2p)) ^ (t1p & t2o) ^ fa_alpha[j];
-                if j == i * w + w - 1 {
-                    z &= tail;
-                }
-                cco[j] = z ^ co[j];
-                msg.extend_from_slice(&z.to_le_bytes());
+                zi[j] = (t1o & (t2o ^ t2p)) ^ (t1p & t2o) ^ al[j];
+            }
+            if b == w {
+                zi[cw - 1] &= tail;
+            }
+            for j in 0..cw {
+                out[j] = zi[j] ^ co[j];
             }
         }
-        net.send(to, msg)?;
+        send_elems(net, to, &z)?;
     }
 
     // Ripple chain: r[i + 1] = cc_i ⊕ s_(i+1) ⊕ carry_i, carry_(i+1) = (cc_i ⊕ carry_i)(s_(i+1)
@@ -436,65 +442,58 @@ pub fn bit_extract<T: RingElem>(
         let planes = if i == 0 { m } else { 1 };
         let last = i + 1 == m;
         for &(a, b) in &chunks {
-            let got = net.recv(from)?;
             let cw = b - a;
-            if got.len() != planes * cw * 8 {
-                return Err(NetError::Protocol {
-                    peer: from,
-                    detail: format!(
-                        "AND shares: {} bytes, expected {}",
-                        got.len(),
-                        planes * cw * 8
-                    ),
-                });
+            let mut got: Vec<u64> = recv_elems(net, from, planes * cw, "AND shares")?;
+            if b == w {
+                // A peer's stray bits beyond the batch must not reach later gates.
+                for g in got.chunks_exact_mut(cw) {
+                    g[cw - 1] &= tail;
+                }
             }
-            let mut words = got
-                .chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")));
             if i == 0 {
-                for pl in 0..m {
-                    for j in pl * w + a..pl * w + b {
-                        let mut g = words.next().expect("length checked");
-                        if j == pl * w + w - 1 {
-                            g &= tail;
-                        }
-                        ccp[j] = g ^ cp[j];
+                for (pl, g) in got.chunks_exact(cw).enumerate() {
+                    let r = pl * w + a..pl * w + b;
+                    let c = &cp[r.clone()];
+                    for ((o, &g), &c) in ccp[r].iter_mut().zip(g).zip(c) {
+                        *o = g ^ c;
                     }
                 }
             } else {
-                for j in a..b {
-                    let mut g = words.next().expect("length checked");
-                    if j == w - 1 {
-                        g &= tail;
-                    }
-                    kcp[j] ^= g;
+                for (o, &g) in kcp[a..b].iter_mut().zip(&got) {
+                    *o ^= g;
                 }
             }
             // Carry into position i + 1 is now complete for this chunk.
             let (cc, ss) = (i * w, (i + 1) * w);
+            let (cco_, ccp_) = (&cco[cc + a..cc + b], &ccp[cc + a..cc + b]);
+            let (so_, sp_) = (&so[ss + a..ss + b], &sp[ss + a..ss + b]);
             if let Some(slot) = want[i + 1] {
                 let (oo, op) = &mut outs[slot];
-                for j in a..b {
-                    oo[j] = cco[cc + j] ^ so[ss + j] ^ kco[j];
-                    op[j] = ccp[cc + j] ^ sp[ss + j] ^ kcp[j];
+                let (kco_, kcp_) = (&kco[a..b], &kcp[a..b]);
+                let (oo, op) = (&mut oo[a..b], &mut op[a..b]);
+                for j in 0..cw {
+                    oo[j] = cco_[j] ^ so_[j] ^ kco_[j];
+                    op[j] = ccp_[j] ^ sp_[j] ^ kcp_[j];
                 }
             }
             if last {
                 continue;
             }
-            let al = &ripple_alpha[i * w..(i + 1) * w];
-            let mut msg = Vec::with_capacity(cw * 8);
-            for j in a..b {
-                let (t1o, t1p) = (cco[cc + j] ^ kco[j], ccp[cc + j] ^ kcp[j]);
-                let (t2o, t2p) = (so[ss + j] ^ kco[j], sp[ss + j] ^ kcp[j]);
-                let mut z = (t1o & (t2o ^ t2p)) ^ (t1p & t2o) ^ al[j];
-                if j == w - 1 {
-                    z &= tail;
-                }
-                kco[j] ^= z;
-                msg.extend_from_slice(&z.to_le_bytes());
+            let al = &ripple_alpha[i * w + a..i * w + b];
+            let (kco_, kcp_) = (&mut kco[a..b], &kcp[a..b]);
+            let mut z = vec![0u64; cw];
+            for j in 0..cw {
+                let (t1o, t1p) = (cco_[j] ^ kco_[j], ccp_[j] ^ kcp_[j]);
+                let (t2o, t2p) = (so_[j] ^ kco_[j], sp_[j] ^ kcp_[j]);
+                z[j] = (t1o & (t2o ^ t2p)) ^ (t1p & t2o) ^ al[j];
             }
-            net.send(to, msg)?;
+            if b == w {
+                z[cw - 1] &= tail;
+            }
+            for j in 0..cw {
+                kco_[j] ^= z[j];
+            }
+            send_elems(net, to, &z)?;
         }
     }
     let done: Vec<Option<BitShares>> = outs
