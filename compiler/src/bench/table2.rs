@@ -89,8 +89,10 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
                 .insert("ratio_to_paper".into(), json!(ratio(v, Some(paper_of(r)))));
             m.extra
                 .insert("target_mel_per_s".into(), json!(r.target_mel_per_s));
-            m.extra
-                .insert("ratio_to_target".into(), json!(ratio(v, r.target_mel_per_s)));
+            m.extra.insert(
+                "ratio_to_target".into(),
+                json!(ratio(v, r.target_mel_per_s)),
+            );
         }
         measurements.push(measurement(r, "runtime", r.runtime_ms, "ms"));
         measurements.push(wall);

@@ -235,7 +235,6 @@ mod sse {
             }
         }
     }
-
 }
 
 /// Algorithm 5, ShareSplit: the bit planes of each component x_0, x_1, x_2 as binary shares,
@@ -402,7 +401,12 @@ pub fn bit_extract<T: RingElem>(
         let mut z = vec![0u64; m * cw];
         for (i, zi) in z.chunks_exact_mut(cw).enumerate() {
             let r = i * w + a..i * w + b;
-            let (ao, ap, bo, bp) = (&ao[r.clone()], &ap[r.clone()], &bo[r.clone()], &bp[r.clone()]);
+            let (ao, ap, bo, bp) = (
+                &ao[r.clone()],
+                &ap[r.clone()],
+                &bo[r.clone()],
+                &bp[r.clone()],
+            );
             let (co, cp, al) = (&co[r.clone()], &cp[r.clone()], &fa_alpha[r.clone()]);
             let out = &mut cco[r];
             for j in 0..cw {
@@ -578,7 +582,11 @@ mod tests {
                 assert_eq!(bit_planes_flat(&v, nb), naive(nb, 32), "u32 n {n} nb {nb}");
             }
             for nb in [1usize, 33, 64] {
-                assert_eq!(bit_planes_flat(&raw, nb), naive(nb, 64), "u64 n {n} nb {nb}");
+                assert_eq!(
+                    bit_planes_flat(&raw, nb),
+                    naive(nb, 64),
+                    "u64 n {n} nb {nb}"
+                );
             }
         }
     }

@@ -59,7 +59,12 @@ pub fn bit_inject<T: RingElem>(
     match me {
         0 => {
             let (c0, c2) = (&c.own, &c.prev);
-            let x02: Vec<u64> = bits.own.iter().zip(&bits.prev).map(|(a, b)| a ^ b).collect();
+            let x02: Vec<u64> = bits
+                .own
+                .iter()
+                .zip(&bits.prev)
+                .map(|(a, b)| a ^ b)
+                .collect();
             let x02: Vec<T> = expand_bits(&x02, n);
             let base: Vec<T> = c0
                 .iter()

@@ -16,7 +16,7 @@ pub struct AesCtr {
 
 enum Imp {
     #[cfg(target_arch = "x86_64")]
-    Ni(ni::Stream),
+    Ni(Box<ni::Stream>),
     Soft(Box<ctr::Ctr128LE<Aes128>>),
 }
 
@@ -27,7 +27,7 @@ impl AesCtr {
         {
             if std::arch::is_x86_feature_detected!("aes") {
                 return AesCtr {
-                    imp: Imp::Ni(ni::Stream::new(key)),
+                    imp: Imp::Ni(Box::new(ni::Stream::new(key))),
                 };
             }
         }
@@ -104,7 +104,9 @@ mod ni {
             }
             // SAFETY: AES-NI was detected at construction (SSE2 is baseline).
             unsafe { blocks_ni(&self.keys, self.counter, &mut body[done..]) };
-            self.counter = self.counter.wrapping_add(((body.len() - done) / 16) as u128);
+            self.counter = self
+                .counter
+                .wrapping_add(((body.len() - done) / 16) as u128);
             if !tail.is_empty() {
                 let mut block = [0u8; 16];
                 // SAFETY: as above.
@@ -232,7 +234,9 @@ mod tests {
         for key in [[0u8; 16], [7u8; 16], *b"0123456789abcdef"] {
             let mut a = AesCtr::new(&key);
             let mut b = AesCtr::portable(&key);
-            for len in [0usize, 1, 3, 16, 17, 100, 511, 512, 513, 4096, 5, 12_345, 2, 70_000] {
+            for len in [
+                0usize, 1, 3, 16, 17, 100, 511, 512, 513, 4096, 5, 12_345, 2, 70_000,
+            ] {
                 let (mut x, mut y) = (vec![0xaau8; len], vec![0x55u8; len]);
                 a.fill(&mut x);
                 b.fill(&mut y);
