@@ -16,7 +16,12 @@
 //!
 //! Timed: from the moment a party holds its input values to the moment it holds its output
 //! bit shares, the maximum over the three parties (after a one-message "ready" exchange so the
-//! three start together). Bytes are the transport's payload counters over the same span.
+//! three start together). Bytes are the transport's payload counters over the same span. Each
+//! party thread's CPU time over the same span is measured too (`CLOCK_THREAD_CPUTIME_ID`):
+//! when the machine has fewer cores than parties, wall time includes the time a party waits for
+//! a core, and batch / CPU time is the throughput of one party on a core of its own (the
+//! paper's setting). The rows can be run with chunked round messages ([`Table2Options::chunk`],
+//! [`chunk_sweep`]).
 //! Inputs are random: (ml, hd) with ml uniform in 0..=l and hd uniform in 0..=ml, dealt into
 //! replicated shares by a seeded (non-cryptographic, benchmark-only) generator. Every run opens
 //! the result bits (outside the timed span) and compares them with the plaintext rule.

@@ -3,7 +3,9 @@
 //! users", Appendix C and E).
 //!
 //! Every protocol is batched: one call processes a whole vector and sends at most ONE message
-//! per peer per communication round, whatever the vector length. The shapes (lengths, k, group
+//! per peer per communication round, whatever the vector length (unless a chunk size is set with
+//! [`set_chunk_elems`]: then [`bit_extract()`] sends a round as one message per chunk, with the
+//! same bytes). The shapes (lengths, k, group
 //! sizes) are public and identical at all parties, so all parties draw the same amount of PRSS
 //! randomness in the same order. Every received message is length-checked; a malformed one
 //! becomes [`NetError::Protocol`], never a panic. Opening ([`open`]) needs no randomness and so
