@@ -17,7 +17,8 @@
 //! - [`manifest`]: what the compiler embeds in an executable about its program;
 //! - [`party`]: one party's run: arguments, inputs, links, value slots, outputs;
 //! - [`abi`]: the C ABI the generated code calls;
-//! - [`bench`]: benchmarks of the protocol steps (the paper's Table 2), for `irisc bench`.
+//! - [`bench`]: benchmarks of the protocol steps (the paper's Table 2), for `irisc bench`;
+//! - [`sys`]: process settings for the hot loops (allocator).
 
 pub mod abi;
 pub mod bench;
@@ -33,3 +34,4 @@ pub mod rand;
 pub mod ring;
 pub mod share;
 pub mod store;
+pub mod sys;

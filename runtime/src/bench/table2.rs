@@ -16,7 +16,12 @@
 //!
 //! Timed: from the moment a party holds its input values to the moment it holds its output
 //! bit shares, the maximum over the three parties (after a one-message "ready" exchange so the
-//! three start together). Bytes are the transport's payload counters over the same span.
+//! three start together). Bytes are the transport's payload counters over the same span. Each
+//! party thread's CPU time over the same span is measured too (`CLOCK_THREAD_CPUTIME_ID`):
+//! when the machine has fewer cores than parties, wall time includes the time a party waits for
+//! a core, and batch / CPU time is the throughput of one party on a core of its own (the
+//! paper's setting). The rows can be run with chunked round messages ([`Table2Options::chunk`],
+//! [`chunk_sweep`]).
 //! Inputs are random: (ml, hd) with ml uniform in 0..=l and hd uniform in 0..=ml, dealt into
 //! replicated shares by a seeded (non-cryptographic, benchmark-only) generator. Every run opens
 //! the result bits (outside the timed span) and compares them with the plaintext rule.
@@ -55,6 +60,13 @@ pub const LIFT_A: u64 = 20_317;
 pub const NO_LIFT_RING: u32 = 22;
 pub const NO_LIFT_A: u64 = 31;
 pub const NO_LIFT_B: u64 = 100;
+
+/// The default chunk size of the rows (elements per message; 0 = one message per round),
+/// chosen by the sweep of [`chunk_sweep`].
+pub const DEFAULT_CHUNK: usize = protocol::DEFAULT_CHUNK_ELEMS;
+
+/// The chunk sizes [`chunk_sweep`] tries by default.
+pub const SWEEP_CHUNKS: [usize; 6] = [0, 4096, 8192, 16_384, 32_768, 65_536];
 
 /// One row of Table 2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -129,6 +141,10 @@ pub struct Table2Options {
     pub variants: Vec<Variant>,
     /// Append the paper's reference rows ([`paper_rows`]).
     pub include_paper: bool,
+    /// Elements per message chunk of the binary rounds ([`protocol::set_chunk_elems`]);
+    /// 0 sends one message per round.
+    #[serde(default)]
+    pub chunk: usize,
 }
 
 impl Default for Table2Options {
@@ -140,6 +156,7 @@ impl Default for Table2Options {
             seed: 1,
             variants: Variant::ALL.to_vec(),
             include_paper: true,
+            chunk: DEFAULT_CHUNK,
         }
     }
 }
@@ -172,6 +189,21 @@ pub struct Row {
     pub rounds: Option<u64>,
     /// Whether the opened bits equal the plaintext rule (measured rows only).
     pub correct: Option<bool>,
+    /// CPU time of the party thread that used most, median over the repeats (measured rows
+    /// only): the parties share the machine's cores, so wall time overstates a party's cost
+    /// when there are fewer cores than parties.
+    #[serde(default)]
+    pub cpu_ms: Option<f64>,
+    /// batch / `cpu_ms`: elements per second of one party's thread (measured rows only), the
+    /// figure to compare with the paper's one-core-per-party throughput.
+    #[serde(default)]
+    pub mel_per_cpu_s: Option<f64>,
+    /// Elements per message chunk (measured rows only; 0 = one message per round).
+    #[serde(default)]
+    pub chunk: Option<usize>,
+    /// Messages sent by the party that sends most (measured rows only).
+    #[serde(default)]
+    pub messages: Option<u64>,
     /// The targets for this row: at least this many M elements per second ...
     pub target_mel_per_s: Option<f64>,
     /// ... and at most this many bytes per element and party.
@@ -225,6 +257,10 @@ pub fn paper_rows() -> Vec<Row> {
                 bytes_sent: None,
                 rounds: None,
                 correct: None,
+                cpu_ms: None,
+                mel_per_cpu_s: None,
+                chunk: None,
+                messages: None,
                 target_mel_per_s: None,
                 target_bytes_per_element: None,
             });
@@ -248,6 +284,7 @@ pub fn target(v: Variant) -> (f64, Option<f64>) {
 
 /// Runs the rows of `opts` (then appends the paper's rows if asked).
 pub fn run(opts: &Table2Options) -> Result<Vec<Row>, RuntimeError> {
+    crate::sys::tune_allocator();
     let mut rows = Vec::new();
     for &v in &opts.variants {
         rows.push(measure(v, opts)?.row);
@@ -256,6 +293,46 @@ pub fn run(opts: &Table2Options) -> Result<Vec<Row>, RuntimeError> {
         rows.extend(paper_rows());
     }
     Ok(rows)
+}
+
+/// Throughput against chunk size: every row of `variants` at every chunk size of `chunks`
+/// (the other settings from `opts`), one row each with [`Row::chunk`] set.
+pub fn chunk_sweep(
+    opts: &Table2Options,
+    chunks: &[usize],
+    variants: &[Variant],
+) -> Result<Vec<Row>, RuntimeError> {
+    crate::sys::tune_allocator();
+    let mut rows = Vec::new();
+    for &chunk in chunks {
+        let o = Table2Options {
+            chunk,
+            ..opts.clone()
+        };
+        for &v in variants {
+            let mut row = measure(v, &o)?.row;
+            row.source = format!("{} chunk {chunk}", row.source);
+            rows.push(row);
+        }
+    }
+    Ok(rows)
+}
+
+/// CPU time the calling thread has used so far.
+pub fn thread_cpu() -> Duration {
+    #[cfg(unix)]
+    {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant.
+        let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+        if rc == 0 {
+            return Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32);
+        }
+    }
+    Duration::ZERO
 }
 
 /// A measured row with the opened bits and the plaintext expectation (for the tests).
@@ -517,6 +594,8 @@ fn chain(v: Variant, cx: &mut Ctx<'_>, ops: &[Value]) -> Result<BitShares, Runti
 /// What one party measured.
 struct PartyRun {
     times: Vec<Duration>,
+    cpu: Vec<Duration>,
+    messages: u64,
     bytes: Vec<u64>,
     rounds: u64,
     out: BitShares,
@@ -525,11 +604,13 @@ struct PartyRun {
 /// Runs row `v` at the three parties and checks its bits.
 pub(crate) fn measure(v: Variant, opts: &Table2Options) -> Result<Measured, RuntimeError> {
     let (plain, ops) = inputs(v, opts.batch, opts.seed);
-    let (warmup, repeats) = (opts.warmup, opts.repeats.max(1));
+    let (warmup, repeats, chunk) = (opts.warmup, opts.repeats.max(1), opts.chunk);
     let runs = run_three(move |mut t| -> Result<PartyRun, RuntimeError> {
+        protocol::set_chunk_elems(chunk);
         let mut prss = Prss::setup(&mut t)?;
         let me = t.party();
         let (mut times, mut bytes, mut rounds, mut out) = (Vec::new(), Vec::new(), 0, None);
+        let (mut cpu, mut messages) = (Vec::new(), 0);
         for rep in 0..warmup + repeats {
             let values: Vec<Value> = ops[me].iter().map(Operand::value).collect();
             // Start together: an empty message to each peer, then wait for theirs.
@@ -538,7 +619,8 @@ pub(crate) fn measure(v: Variant, opts: &Table2Options) -> Result<Measured, Runt
             t.send(prev, Vec::new())?;
             t.recv(next)?;
             t.recv(prev)?;
-            let b0 = t.bytes_sent();
+            let (b0, m0) = (t.bytes_sent(), t.messages_sent());
+            let cpu0 = thread_cpu();
             let start = Instant::now();
             let mut cx = Ctx {
                 net: &mut t,
@@ -547,9 +629,12 @@ pub(crate) fn measure(v: Variant, opts: &Table2Options) -> Result<Measured, Runt
             };
             let bits = chain(v, &mut cx, &values)?;
             let elapsed = start.elapsed();
+            let used = thread_cpu().saturating_sub(cpu0);
             rounds = cx.rounds;
             if rep >= warmup {
                 times.push(elapsed);
+                cpu.push(used);
+                messages = t.messages_sent() - m0;
                 bytes.push(t.bytes_sent() - b0);
             }
             drop(values);
@@ -557,6 +642,8 @@ pub(crate) fn measure(v: Variant, opts: &Table2Options) -> Result<Measured, Runt
         }
         Ok(PartyRun {
             times,
+            cpu,
+            messages,
             bytes,
             rounds,
             out: out.expect("at least one run"),
@@ -574,6 +661,12 @@ pub(crate) fn measure(v: Variant, opts: &Table2Options) -> Result<Measured, Runt
         .collect();
     walls.sort();
     let median = walls[walls.len() / 2].as_secs_f64();
+    let mut cpus: Vec<Duration> = (0..repeats)
+        .map(|r| runs.iter().map(|p| p.cpu[r]).max().expect("three parties"))
+        .collect();
+    cpus.sort();
+    let cpu = cpus[cpus.len() / 2].as_secs_f64();
+    let messages = runs.iter().map(|p| p.messages).max();
     let min = walls[0].as_secs_f64();
     let bytes_sent: [u64; 3] = std::array::from_fn(|i| runs[i].bytes[0]);
     let max_bytes = *bytes_sent.iter().max().expect("three parties");
@@ -606,6 +699,10 @@ pub(crate) fn measure(v: Variant, opts: &Table2Options) -> Result<Measured, Runt
         bytes_sent: Some(bytes_sent),
         rounds: Some(*rounds.iter().max().expect("three parties")),
         correct: Some(got == want),
+        cpu_ms: Some(cpu * 1e3),
+        mel_per_cpu_s: (cpu > 0.0).then(|| batch as f64 / cpu / 1e6),
+        chunk: Some(opts.chunk),
+        messages,
         target_mel_per_s: Some(t_mel),
         target_bytes_per_element: t_bytes,
     };
@@ -630,6 +727,7 @@ mod tests {
             seed,
             variants: Variant::ALL.to_vec(),
             include_paper: false,
+            chunk: 0,
         }
     }
 

@@ -34,6 +34,11 @@ pub struct PartyArgs {
     /// Threads for the dot-product kernels.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
+    /// Elements per message chunk of the comparison rounds (0: one message per round). A
+    /// round's message is sent in chunks so that computing the next chunk overlaps sending this
+    /// one. All three parties must pass the same value.
+    #[arg(long = "chunk-size", value_name = "N", default_value_t = crate::protocol::DEFAULT_CHUNK_ELEMS)]
+    pub chunk_size: usize,
     /// Report progress (links up, each query) on stderr.
     #[arg(long)]
     pub verbose: bool,

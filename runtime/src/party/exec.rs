@@ -92,6 +92,15 @@ pub fn broadcast_bits(b: &BitShares, n: usize) -> BitShares {
     }
 }
 
+/// The elements of `v` as u64, masked with `m` (statically dispatched per width).
+fn widen(v: &RingVec, m: u64) -> Vec<u64> {
+    match v {
+        RingVec::U16(v) => v.iter().map(|&x| u64::from(x) & m).collect(),
+        RingVec::U32(v) => v.iter().map(|&x| u64::from(x) & m).collect(),
+        RingVec::U64(v) => v.iter().map(|&x| x & m).collect(),
+    }
+}
+
 /// The replicated components of `v` in Z_2^k, widened to u64 and reduced mod 2^k. A public
 /// operand becomes the trivial sharing (its value is component 0, held by party 0 as `own` and
 /// by party 1 as `prev`). Shares stored in a narrower word than Z_2^k needs are an error: they
@@ -114,10 +123,7 @@ pub fn rep_u64(
                     own.word_bytes() * 8
                 )));
             }
-            Ok((
-                own.iter_u64().map(|x| x & m).collect(),
-                prev.iter_u64().map(|x| x & m).collect(),
-            ))
+            Ok((widen(own, m), widen(prev, m)))
         }
         Value::Public(p) => {
             let val: Vec<u64> = p.iter().map(|x| x & m).collect();

@@ -80,6 +80,9 @@ impl Runtime {
         let started = Instant::now();
         let args = PartyArgs::parse(argv, &manifest)?;
         let party = args.party;
+        crate::sys::tune_allocator();
+        // The protocols run on this thread.
+        crate::protocol::set_chunk_elems(args.chunk_size);
 
         let t = Instant::now();
         let inputs = load::Inputs::load(&args, &manifest)?;

@@ -8,7 +8,7 @@
 use crate::error::RuntimeError;
 use crate::io::share_file::RingVec;
 use crate::protocol::{self, recv_elems, send_elems, Stats};
-use crate::ring::{mask, RingElem};
+use crate::ring::{mask, storage_for, RingElem, Width};
 
 use super::exec::{
     at, bits, broadcast_len, get, rep_as, rep_u64, replicated, ring, sched, with_width, Ctx,
@@ -27,12 +27,23 @@ pub fn lin(
     k: u32,
 ) -> Result<Value, RuntimeError> {
     let k = ring(k, "lin")?;
+    if let Some(v) = lin_same_width(x, y, a as u64, b as u64, k) {
+        return Ok(v);
+    }
     let party = cx.party();
     let (xo, xp) = rep_u64(party, x, k, "lin")?;
     let (yo, yp) = rep_u64(party, y, k, "lin")?;
     let n = broadcast_len(&[xo.len(), yo.len()], "lin")?;
     let (a, b, m) = (a as u64, b as u64, mask(k));
     let f = |xs: &[u64], ys: &[u64]| -> Vec<u64> {
+        if xs.len() == n && ys.len() == n {
+            // No broadcast: a plain zip that the compiler vectorizes.
+            return xs
+                .iter()
+                .zip(ys)
+                .map(|(&x, &y)| a.wrapping_mul(x).wrapping_sub(b.wrapping_mul(y)) & m)
+                .collect();
+        }
         (0..n)
             .map(|i| {
                 a.wrapping_mul(at(xs, i))
@@ -42,6 +53,43 @@ pub fn lin(
             .collect()
     };
     Ok(replicated(k, f(&xo, &yo), f(&xp, &yp)))
+}
+
+/// [`lin`] when both operands are replicated shares of the same length stored in the word for
+/// Z_2^k: computed in that word, without widening to u64 and narrowing back (the common case in
+/// the comparison chains; the bits above k do not affect the bits below it). `None` otherwise.
+fn lin_same_width(x: &Value, y: &Value, a: u64, b: u64, k: u32) -> Option<Value> {
+    fn go<T: RingElem>(x: &[T], y: &[T], a: u64, b: u64, k: u32) -> Vec<T> {
+        let (a, b) = (T::from_u64(a), T::from_u64(b));
+        x.iter()
+            .zip(y)
+            .map(|(&x, &y)| a.wrapping_mul(x).wrapping_sub(b.wrapping_mul(y)).mask_to(k))
+            .collect()
+    }
+    let (Value::Replicated { own: xo, prev: xp }, Value::Replicated { own: yo, prev: yp }) = (x, y)
+    else {
+        return None;
+    };
+    let n = xo.len();
+    if [xp.len(), yo.len(), yp.len()].iter().any(|&l| l != n) {
+        return None;
+    }
+    let (own, prev) = match (storage_for(k), xo, xp, yo, yp) {
+        (Width::U16, RingVec::U16(xo), RingVec::U16(xp), RingVec::U16(yo), RingVec::U16(yp)) => (
+            RingVec::from(go(xo, yo, a, b, k)),
+            RingVec::from(go(xp, yp, a, b, k)),
+        ),
+        (Width::U32, RingVec::U32(xo), RingVec::U32(xp), RingVec::U32(yo), RingVec::U32(yp)) => (
+            RingVec::from(go(xo, yo, a, b, k)),
+            RingVec::from(go(xp, yp, a, b, k)),
+        ),
+        (Width::U64, RingVec::U64(xo), RingVec::U64(xp), RingVec::U64(yo), RingVec::U64(yp)) => (
+            RingVec::from(go(xo, yo, a, b, k)),
+            RingVec::from(go(xp, yp, a, b, k)),
+        ),
+        _ => return None,
+    };
+    Some(Value::Replicated { own, prev })
 }
 
 /// Algorithm 13 (ConstLift) on replicated shares: \[2^m·x\] over Z_2^k_out from \[x\] over
@@ -62,6 +110,29 @@ pub fn const_lift(
         )));
     }
     let k_in = k_out - m;
+    if let Value::Replicated { own, prev } = src {
+        // Shares in a word at least as wide as Z_2^k_in needs: shift them straight into the
+        // word for Z_2^k_out, without the u64 round trip.
+        let wide_enough = |v: &RingVec| (v.word_bytes() as u32) * 8 >= storage_for(k_in).bits();
+        if own.len() == prev.len() && own.word_bytes() == prev.word_bytes() && wide_enough(own) {
+            let (mi, mo) = (mask(k_in), mask(k_out));
+            let f = |v: &RingVec| -> RingVec {
+                with_width!(k_out, U => {
+                    let lift = |x: u64| U::from_u64(((x & mi) << m) & mo);
+                    let out: Vec<U> = match v {
+                        RingVec::U16(v) => v.iter().map(|&x| lift(u64::from(x))).collect(),
+                        RingVec::U32(v) => v.iter().map(|&x| lift(u64::from(x))).collect(),
+                        RingVec::U64(v) => v.iter().map(|&x| lift(x)).collect(),
+                    };
+                    RingVec::from(out)
+                })
+            };
+            return Ok(Value::Replicated {
+                own: f(own),
+                prev: f(prev),
+            });
+        }
+    }
     let (o, p) = rep_u64(cx.party(), src, k_in, "const_lift")?;
     let shift =
         |v: Vec<u64>| -> Vec<u64> { v.into_iter().map(|c| (c << m) & mask(k_out)).collect() };

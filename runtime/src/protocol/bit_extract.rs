@@ -14,11 +14,12 @@
 use crate::net::{NetError, Transport};
 use crate::rand::Prss;
 use crate::ring::RingElem;
-use crate::share::binary::words_for;
+use crate::share::binary::{tail_mask, words_for};
 use crate::share::{BitShares, Rep3Vec};
 
-use super::and_many;
+use super::{and_many, recv_elems, send_elems};
 
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 /// Transposes a 64×64 bit matrix in place: afterwards bit r of word c is what bit c of word r was.
 /// Swaps off-diagonal blocks of halving size (32, 16, ..., 1): 6 × 32 word operations.
 fn transpose64(a: &mut [u64; 64]) {
@@ -40,23 +41,200 @@ fn transpose64(a: &mut [u64; 64]) {
 
 /// Bit planes of `values`: `planes[j]` holds bit j of every element, bit-sliced.
 pub fn bit_planes<T: RingElem>(values: &[T], k: u32) -> Vec<Vec<u64>> {
-    let k = k as usize;
     let words = words_for(values.len());
-    let mut planes = vec![vec![0u64; words]; k];
+    let flat = bit_planes_flat(values, k as usize);
+    (0..k as usize)
+        .map(|j| flat[j * words..(j + 1) * words].to_vec())
+        .collect()
+}
+
+/// Bit planes 0..`nb` of `values` in one buffer: plane j is words `j·w .. (j+1)·w` with
+/// w = [`words_for`]`(values.len())`. Bits above the storage width read as zero; tail bits of
+/// the last word are zero.
+pub fn bit_planes_flat<T: RingElem>(values: &[T], nb: usize) -> Vec<u64> {
+    let w = words_for(values.len());
+    let mut planes = vec![0u64; nb * w];
+    let stored = nb.min(T::BITS as usize);
+    #[cfg(target_arch = "x86_64")]
+    {
+        if avx512::usable() {
+            let size = std::mem::size_of::<T>();
+            if size == 2 {
+                avx512::planes16(bytemuck::cast_slice(values), stored, w, &mut planes);
+                return planes;
+            }
+            if size == 4 {
+                avx512::planes32(bytemuck::cast_slice(values), stored, w, &mut planes);
+                return planes;
+            }
+        }
+    }
     let mut block = [0u64; 64];
-    for (w, chunk) in values.chunks(64).enumerate() {
-        for (b, v) in block
+    for (wi, chunk) in values.chunks(64).enumerate() {
+        planes_of_block(chunk, stored, &mut block);
+        for (j, &bits) in block.iter().enumerate().take(stored) {
+            planes[j * w + wi] = bits;
+        }
+    }
+    planes
+}
+
+/// `out[j]` = bit j of each of the (at most 64) `chunk` elements, for j < `nb`.
+#[inline]
+fn planes_of_block<T: RingElem>(chunk: &[T], nb: usize, out: &mut [u64; 64]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // 16 bits at a time: the 16-bit pieces of the elements, then SSE2 on each piece.
+        *out = [0; 64];
+        let pieces = (std::mem::size_of::<T>() / 2).min(nb.div_ceil(16));
+        for q in 0..pieces {
+            let mut half = [0u16; 64];
+            for (h, v) in half.iter_mut().zip(chunk) {
+                *h = (v.to_u64() >> (16 * q)) as u16;
+            }
+            sse::block16(&half, 16 * q, nb, out);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = nb;
+        for (b, v) in out
             .iter_mut()
             .zip(chunk.iter().map(|v| v.to_u64()).chain(std::iter::repeat(0)))
         {
             *b = v;
         }
-        transpose64(&mut block);
-        for (plane, &bits) in planes.iter_mut().zip(block.iter()) {
-            plane[w] = bits;
+        transpose64(out);
+    }
+}
+
+/// Bit-plane extraction with AVX-512BW: bytes q of 64 elements are narrowed into one vector
+/// (VPMOVWB / VPMOVDB), and VPTESTMB against bit b yields plane 8q + b of the 64 elements as one
+/// mask word.
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use std::arch::x86_64::*;
+
+    /// Whether this CPU has AVX-512F and AVX-512BW (detected once, then cached by std).
+    pub fn usable() -> bool {
+        std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+    }
+
+    /// Stores planes 8q .. 8q + 8 (those below `nb`) of the 64 bytes of `z` as word `wi`.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    fn store_byte_planes(z: __m512i, q: usize, nb: usize, w: usize, wi: usize, planes: &mut [u64]) {
+        for b in 0..8 {
+            let j = 8 * q + b;
+            if j >= nb {
+                break;
+            }
+            planes[j * w + wi] = _mm512_test_epi8_mask(z, _mm512_set1_epi8(1 << b));
         }
     }
-    planes
+
+    /// Planes 0..`nb` of 16-bit values into `planes` (`nb`·`w` words, zeroed).
+    pub fn planes16(values: &[u16], nb: usize, w: usize, planes: &mut [u64]) {
+        assert!(usable() && nb <= 16 && planes.len() >= nb * w && values.len() <= 64 * w);
+        // SAFETY: the features were checked above.
+        unsafe { planes16_impl(values, nb, w, planes) }
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw")]
+    fn planes16_impl(values: &[u16], nb: usize, w: usize, planes: &mut [u64]) {
+        for (wi, chunk) in values.chunks(64).enumerate() {
+            let mut pad = [0u16; 64];
+            pad[..chunk.len()].copy_from_slice(chunk);
+            let p = pad.as_ptr() as *const __m512i;
+            // SAFETY: `pad` holds 64 u16 = two 64-byte vectors; the loads are unaligned.
+            let (v0, v1) = unsafe { (_mm512_loadu_si512(p), _mm512_loadu_si512(p.add(1))) };
+            for q in 0..nb.div_ceil(8) {
+                let (a, b) = if q == 0 {
+                    (v0, v1)
+                } else {
+                    (_mm512_srli_epi16::<8>(v0), _mm512_srli_epi16::<8>(v1))
+                };
+                let z = _mm512_inserti64x4::<1>(
+                    _mm512_castsi256_si512(_mm512_cvtepi16_epi8(a)),
+                    _mm512_cvtepi16_epi8(b),
+                );
+                store_byte_planes(z, q, nb, w, wi, planes);
+            }
+        }
+    }
+
+    /// Planes 0..`nb` of 32-bit values into `planes` (`nb`·`w` words, zeroed).
+    pub fn planes32(values: &[u32], nb: usize, w: usize, planes: &mut [u64]) {
+        assert!(usable() && nb <= 32 && planes.len() >= nb * w && values.len() <= 64 * w);
+        // SAFETY: the features were checked above.
+        unsafe { planes32_impl(values, nb, w, planes) }
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw")]
+    fn planes32_impl(values: &[u32], nb: usize, w: usize, planes: &mut [u64]) {
+        for (wi, chunk) in values.chunks(64).enumerate() {
+            let mut pad = [0u32; 64];
+            pad[..chunk.len()].copy_from_slice(chunk);
+            let p = pad.as_ptr() as *const __m512i;
+            // SAFETY: `pad` holds 64 u32 = four 64-byte vectors; the loads are unaligned.
+            let v: [__m512i; 4] = std::array::from_fn(|i| unsafe { _mm512_loadu_si512(p.add(i)) });
+            for q in 0..nb.div_ceil(8) {
+                let sh = _mm_cvtsi32_si128(8 * q as i32);
+                let x: [__m128i; 4] =
+                    std::array::from_fn(|i| _mm512_cvtepi32_epi8(_mm512_srl_epi32(v[i], sh)));
+                let lo = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(x[0]), x[1]);
+                let hi = _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(x[2]), x[3]);
+                let z = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi);
+                store_byte_planes(z, q, nb, w, wi, planes);
+            }
+        }
+    }
+}
+
+/// Bit-plane extraction with SSE2 (part of every x86-64 CPU): gather byte q of 16 elements
+/// into one vector, then `movemask` yields bit 7 of each of the 16 bytes; adding the vector to
+/// itself shifts the next bit up.
+#[cfg(target_arch = "x86_64")]
+mod sse {
+    use std::arch::x86_64::*;
+
+    /// ORs planes `base .. base + 8` (those below `nb`) of the 16 bytes of `bv` into `out`, at
+    /// bit offset 16·`g`.
+    #[inline(always)]
+    fn spread(mut bv: __m128i, base: usize, g: usize, nb: usize, out: &mut [u64; 64]) {
+        for b in (0..8).rev() {
+            // SAFETY: SSE2 is part of the x86-64 baseline.
+            let bits = unsafe { _mm_movemask_epi8(bv) } as u32 as u64 & 0xffff;
+            if base + b < nb {
+                out[base + b] |= bits << (16 * g);
+            }
+            // SAFETY: as above.
+            bv = unsafe { _mm_add_epi8(bv, bv) };
+        }
+    }
+
+    /// Planes `base .. base + 16` (those below `nb`) of 64 16-bit pieces.
+    pub fn block16(vals: &[u16; 64], base: usize, nb: usize, out: &mut [u64; 64]) {
+        let p = vals.as_ptr() as *const __m128i;
+        for g in 0..4 {
+            // SAFETY: SSE2 is part of the x86-64 baseline; the two unaligned loads read
+            // elements 16g .. 16g + 16 of the 64.
+            let (lo, hi) = unsafe {
+                let ff = _mm_set1_epi16(0xff);
+                let v0 = _mm_loadu_si128(p.add(2 * g));
+                let v1 = _mm_loadu_si128(p.add(2 * g + 1));
+                (
+                    _mm_packus_epi16(_mm_and_si128(v0, ff), _mm_and_si128(v1, ff)),
+                    _mm_packus_epi16(_mm_srli_epi16(v0, 8), _mm_srli_epi16(v1, 8)),
+                )
+            };
+            spread(lo, base, g, nb, out);
+            if nb > base + 8 {
+                spread(hi, base + 8, g, nb, out);
+            }
+        }
+    }
 }
 
 /// Algorithm 5, ShareSplit: the bit planes of each component x_0, x_1, x_2 as binary shares,
@@ -153,6 +331,12 @@ pub fn bin_add(
 ///
 /// Only bits up to the highest index are computed. Panics unless every index is below k and
 /// `k <= T::BITS` (both fixed by the compiler, not by peers).
+///
+/// Runs Algorithms 5–7 on flat bit-sliced buffers: the full-adder layer is one round (all bit
+/// positions in one message), then the ripple-carry chain one AND per round. With a chunk size
+/// ([`super::set_chunk_elems`]) every round is sent in element chunks and the chain is
+/// pipelined: round r + 1 of chunk c starts as soon as round r of chunk c has arrived. The AND
+/// gates, rounds, bytes and PRSS draws are those of [`full_adder`] and [`bin_add`].
 #[doc(alias = "BitExtract")]
 pub fn bit_extract<T: RingElem>(
     net: &mut dyn Transport,
@@ -173,16 +357,161 @@ pub fn bit_extract<T: RingElem>(
     let Some(&m) = indices.iter().max() else {
         return Ok(Vec::new());
     };
-    let [x0, x1, x2] = share_split(net.party(), x, m as u32 + 1);
-    // Full adders on bits 0..m: sums there, carries c[0..m]; bit m needs only its sum.
-    let (mut s, c) = full_adder(net, prss, &x0[..m], &x1[..m], &x2[..m])?;
-    s.push(x0[m].xor(&x1[m]).xor(&x2[m]));
-    // x = s + 2c: bit 0 is s[0]; bits 1..=m are s[1..=m] + c[0..m] with no carry in.
-    let mut r = vec![s[0].clone()];
-    if m >= 1 {
-        r.extend(bin_add(net, prss, &c, &s[1..=m], false)?);
+    let n = x.len();
+    let w = words_for(n);
+    if w == 0 {
+        return Ok(indices.iter().map(|_| BitShares::zeros(0)).collect());
     }
-    Ok(indices.iter().map(|&i| r[i].clone()).collect())
+    let nb = m + 1;
+    let own = bit_planes_flat(&x.own, nb);
+    let prev = bit_planes_flat(&x.prev, nb);
+    let zero = vec![0u64; nb * w];
+    // ShareSplit (InpLocal): party p holds component p as (own, 0), component p − 1 as
+    // (0, prev) and component p + 1 as (0, 0).
+    let p = net.party();
+    let comp = |j: usize| -> (&[u64], &[u64]) {
+        (
+            if j == p { &own } else { &zero },
+            if (j + 1) % 3 == p { &prev } else { &zero },
+        )
+    };
+    let ((ao, ap), (bo, bp), (co, cp)) = (comp(0), comp(1), comp(2));
+    let tail = tail_mask(n);
+
+    // The sums s = a ⊕ b ⊕ c of every position 0..=m.
+    let so: Vec<u64> = (0..nb * w).map(|i| ao[i] ^ bo[i] ^ co[i]).collect();
+    let sp: Vec<u64> = (0..nb * w).map(|i| ap[i] ^ bp[i] ^ cp[i]).collect();
+
+    // Zero shares of every AND: m·w for the adder layer, then w per ripple round (the draws
+    // that full_adder and bin_add make, in one call).
+    let alpha = prss.zero_bits((2 * m).saturating_sub(1) * w);
+    let (fa_alpha, ripple_alpha) = alpha.split_at(m * w);
+    let chunks = super::chunk_ranges(w);
+    let (to, from) = (net.next(), net.prev());
+
+    // Full adders on positions 0..m: carries (a ⊕ c)(b ⊕ c) ⊕ c, one message per chunk.
+    let mut cco = vec![0u64; m * w];
+    let mut ccp = vec![0u64; m * w];
+    if m == 0 {
+        let r = BitShares::from_words(so, sp, n);
+        return Ok(indices.iter().map(|_| r.clone()).collect());
+    }
+    for &(a, b) in &chunks {
+        let cw = b - a;
+        let mut z = vec![0u64; m * cw];
+        for (i, zi) in z.chunks_exact_mut(cw).enumerate() {
+            let r = i * w + a..i * w + b;
+            let (ao, ap, bo, bp) = (
+                &ao[r.clone()],
+                &ap[r.clone()],
+                &bo[r.clone()],
+                &bp[r.clone()],
+            );
+            let (co, cp, al) = (&co[r.clone()], &cp[r.clone()], &fa_alpha[r.clone()]);
+            let out = &mut cco[r];
+            for j in 0..cw {
+                let (t1o, t1p) = (ao[j] ^ co[j], ap[j] ^ cp[j]);
+                let (t2o, t2p) = (bo[j] ^ co[j], bp[j] ^ cp[j]);
+                zi[j] = (t1o & (t2o ^ t2p)) ^ (t1p & t2o) ^ al[j];
+            }
+            if b == w {
+                zi[cw - 1] &= tail;
+            }
+            for j in 0..cw {
+                out[j] = zi[j] ^ co[j];
+            }
+        }
+        send_elems(net, to, &z)?;
+    }
+
+    // Ripple chain: r[i + 1] = cc_i ⊕ s_(i+1) ⊕ carry_i, carry_(i+1) = (cc_i ⊕ carry_i)(s_(i+1)
+    // ⊕ carry_i) ⊕ carry_i for i < m − 1, carry_0 = 0. Round i's chunk c is computed as soon as
+    // the previous round's chunk c has arrived.
+    let mut want = vec![None; nb];
+    for (slot, &i) in indices.iter().enumerate() {
+        want[i].get_or_insert(slot);
+    }
+    let mut outs: Vec<(Vec<u64>, Vec<u64>)> = vec![(Vec::new(), Vec::new()); indices.len()];
+    for (&i, out) in indices.iter().zip(outs.iter_mut()) {
+        if want[i].is_some() && out.0.is_empty() {
+            *out = if i == 0 {
+                (so[..w].to_vec(), sp[..w].to_vec())
+            } else {
+                (vec![0u64; w], vec![0u64; w])
+            };
+        }
+    }
+    let (mut kco, mut kcp) = (vec![0u64; w], vec![0u64; w]);
+    for i in 0..m {
+        let planes = if i == 0 { m } else { 1 };
+        let last = i + 1 == m;
+        for &(a, b) in &chunks {
+            let cw = b - a;
+            let mut got: Vec<u64> = recv_elems(net, from, planes * cw, "AND shares")?;
+            if b == w {
+                // A peer's stray bits beyond the batch must not reach later gates.
+                for g in got.chunks_exact_mut(cw) {
+                    g[cw - 1] &= tail;
+                }
+            }
+            if i == 0 {
+                for (pl, g) in got.chunks_exact(cw).enumerate() {
+                    let r = pl * w + a..pl * w + b;
+                    let c = &cp[r.clone()];
+                    for ((o, &g), &c) in ccp[r].iter_mut().zip(g).zip(c) {
+                        *o = g ^ c;
+                    }
+                }
+            } else {
+                for (o, &g) in kcp[a..b].iter_mut().zip(&got) {
+                    *o ^= g;
+                }
+            }
+            // Carry into position i + 1 is now complete for this chunk.
+            let (cc, ss) = (i * w, (i + 1) * w);
+            let (cco_, ccp_) = (&cco[cc + a..cc + b], &ccp[cc + a..cc + b]);
+            let (so_, sp_) = (&so[ss + a..ss + b], &sp[ss + a..ss + b]);
+            if let Some(slot) = want[i + 1] {
+                let (oo, op) = &mut outs[slot];
+                let (kco_, kcp_) = (&kco[a..b], &kcp[a..b]);
+                let (oo, op) = (&mut oo[a..b], &mut op[a..b]);
+                for j in 0..cw {
+                    oo[j] = cco_[j] ^ so_[j] ^ kco_[j];
+                    op[j] = ccp_[j] ^ sp_[j] ^ kcp_[j];
+                }
+            }
+            if last {
+                continue;
+            }
+            let al = &ripple_alpha[i * w + a..i * w + b];
+            let (kco_, kcp_) = (&mut kco[a..b], &kcp[a..b]);
+            let mut z = vec![0u64; cw];
+            for j in 0..cw {
+                let (t1o, t1p) = (cco_[j] ^ kco_[j], ccp_[j] ^ kcp_[j]);
+                let (t2o, t2p) = (so_[j] ^ kco_[j], sp_[j] ^ kcp_[j]);
+                z[j] = (t1o & (t2o ^ t2p)) ^ (t1p & t2o) ^ al[j];
+            }
+            if b == w {
+                z[cw - 1] &= tail;
+            }
+            for j in 0..cw {
+                kco_[j] ^= z[j];
+            }
+            send_elems(net, to, &z)?;
+        }
+    }
+    let done: Vec<Option<BitShares>> = outs
+        .into_iter()
+        .map(|(o, p)| (!o.is_empty()).then(|| BitShares::from_words(o, p, n)))
+        .collect();
+    Ok(indices
+        .iter()
+        .map(|&i| {
+            done[want[i].expect("every index is wanted")]
+                .clone()
+                .expect("computed")
+        })
+        .collect())
 }
 
 /// The most significant bit of x ∈ Z_2^k (bit k − 1): with Lemma 1, the comparison x < 0 in the
@@ -224,6 +553,81 @@ mod tests {
         assert_eq!(p.len(), 16);
         assert_eq!(p[15], vec![0b011]);
         assert_eq!(p[0], vec![0b101]);
+    }
+
+    /// The SIMD plane extraction equals the naive one for every storage width, plane count and
+    /// batch tail.
+    #[test]
+    fn planes_match_naive_for_every_width() {
+        let mut rng = ChaCha12Rng::seed_from_u64(11);
+        for n in [1usize, 63, 64, 65, 200, 1000] {
+            let raw: Vec<u64> = (0..n).map(|_| rng.random()).collect();
+            let naive = |nb: usize, bits: u32| -> Vec<u64> {
+                let mut out = Vec::new();
+                for j in 0..nb {
+                    let b: Vec<bool> = raw
+                        .iter()
+                        .map(|v| j < bits as usize && (v >> j) & 1 == 1)
+                        .collect();
+                    out.extend(pack_bits(&b));
+                }
+                out
+            };
+            for nb in [1usize, 7, 8, 9, 16] {
+                let v: Vec<u16> = raw.iter().map(|&x| x as u16).collect();
+                assert_eq!(bit_planes_flat(&v, nb), naive(nb, 16), "u16 n {n} nb {nb}");
+            }
+            for nb in [1usize, 15, 17, 24, 31, 32] {
+                let v: Vec<u32> = raw.iter().map(|&x| x as u32).collect();
+                assert_eq!(bit_planes_flat(&v, nb), naive(nb, 32), "u32 n {n} nb {nb}");
+            }
+            for nb in [1usize, 33, 64] {
+                assert_eq!(
+                    bit_planes_flat(&raw, nb),
+                    naive(nb, 64),
+                    "u64 n {n} nb {nb}"
+                );
+            }
+        }
+    }
+
+    /// With a chunk size the rounds are split into chunks and pipelined: the same bits, bytes
+    /// and rounds, ceil(words / chunk words) messages per round, and a chunk size that does not
+    /// divide the batch.
+    #[test]
+    fn chunked_rounds_give_the_same_bits_and_bytes() {
+        let n = 1000usize; // 16 words
+        let k = 16u32;
+        let mut rng = ChaCha12Rng::seed_from_u64(5);
+        let v: Vec<u16> = (0..n).map(|_| rng.random()).collect();
+        let shares = share_vec(&v, k, &mut rng);
+        for chunk in [0usize, 64, 300, 512, 1 << 20] {
+            let runs = run_protocol(shares.clone(), move |net, prss, x: &Rep3Vec<u16>| {
+                crate::protocol::set_chunk_elems(chunk);
+                let out = bit_extract(net, prss, x, k, &[3, 15, 3]).unwrap();
+                crate::protocol::set_chunk_elems(0);
+                out
+            });
+            let per_round = match chunk {
+                0 => 1,
+                c => 16usize.div_ceil(c.div_ceil(64)) as u64,
+            };
+            let st = Stats::msb(k);
+            for r in &runs {
+                assert_eq!(r.messages, st.rounds * per_round, "chunk {chunk}");
+                assert_eq!(r.bytes, st.and_gates * 16 * 8, "chunk {chunk}");
+            }
+            for (slot, bit) in [(0usize, 3u32), (1, 15), (2, 3)] {
+                let got = reconstruct_bits(&[
+                    runs[0].out[slot].clone(),
+                    runs[1].out[slot].clone(),
+                    runs[2].out[slot].clone(),
+                ])
+                .unwrap();
+                let want: Vec<bool> = v.iter().map(|x| (x >> bit) & 1 == 1).collect();
+                assert_eq!(got, want, "chunk {chunk} bit {bit}");
+            }
+        }
     }
 
     /// Shares `values` in Z_2^k, extracts bits `indices`, and checks them and the round count.

@@ -23,7 +23,7 @@ use crate::rand::Prss;
 use crate::ring::{mask_slice, RingElem};
 use crate::share::{BitShares, Rep3Vec};
 
-use super::ot3::{bit, ot3, Ot3Input, Ot3Roles};
+use super::ot3::{expand_bits, ot3, Ot3Input, Ot3Roles};
 use super::{recv_elems, send_elems};
 
 /// Bytes party `party` sends in [`bit_inject`] of `n` bits into storage `T`.
@@ -59,14 +59,28 @@ pub fn bit_inject<T: RingElem>(
     match me {
         0 => {
             let (c0, c2) = (&c.own, &c.prev);
-            let mut m0 = Vec::with_capacity(n);
-            let mut m1 = Vec::with_capacity(n);
-            for e in 0..n {
-                let x02 = bit(&bits.own, e) ^ bit(&bits.prev, e);
-                let base = T::ZERO.wrapping_sub(c0[e]).wrapping_sub(c2[e]);
-                m0.push(base.wrapping_add(T::from_u64(x02 as u64)));
-                m1.push(base.wrapping_add(T::from_u64(!x02 as u64)));
-            }
+            let x02: Vec<u64> = bits
+                .own
+                .iter()
+                .zip(&bits.prev)
+                .map(|(a, b)| a ^ b)
+                .collect();
+            let x02: Vec<T> = expand_bits(&x02, n);
+            let base: Vec<T> = c0
+                .iter()
+                .zip(c2)
+                .map(|(&a, &b)| T::ZERO.wrapping_sub(a).wrapping_sub(b))
+                .collect();
+            let m0: Vec<T> = base
+                .iter()
+                .zip(&x02)
+                .map(|(&b, &x)| b.wrapping_add(x))
+                .collect();
+            let m1: Vec<T> = base
+                .iter()
+                .zip(&x02)
+                .map(|(&b, &x)| b.wrapping_add(T::ONE).wrapping_sub(x))
+                .collect();
             ot3(
                 net,
                 prss,

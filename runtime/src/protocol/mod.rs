@@ -3,7 +3,9 @@
 //! users", Appendix C and E).
 //!
 //! Every protocol is batched: one call processes a whole vector and sends at most ONE message
-//! per peer per communication round, whatever the vector length. The shapes (lengths, k, group
+//! per peer per communication round, whatever the vector length (unless a chunk size is set with
+//! [`set_chunk_elems`]: then [`bit_extract()`] sends a round as one message per chunk, with the
+//! same bytes). The shapes (lengths, k, group
 //! sizes) are public and identical at all parties, so all parties draw the same amount of PRSS
 //! randomness in the same order. Every received message is length-checked; a malformed one
 //! becomes [`NetError::Protocol`], never a panic. Opening ([`open`]) needs no randomness and so
@@ -39,8 +41,48 @@ pub use ot3::{ot3, Ot3Input, Ot3Roles};
 pub use reshare::reshare;
 pub use stats::Stats;
 
+use std::cell::Cell;
+
 use crate::net::{NetError, Transport};
 use crate::ring::{from_le_bytes, to_le_bytes, RingElem};
+
+/// The default of [`set_chunk_elems`] for a party (`--chunk-size`), chosen by the chunk sweep
+/// of `irisc bench --sections table2`: 0, one message per round.
+pub const DEFAULT_CHUNK_ELEMS: usize = 0;
+
+thread_local! {
+    /// Elements per message chunk of the round-batched binary protocols; 0 = one message per
+    /// round. Per thread, because each party runs its protocols on one thread.
+    static CHUNK: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Splits the large round messages of the binary protocols ([`bit_extract()`], [`msb`]) into
+/// messages of `elems` elements (rounded up to whole 64-element words) on the calling thread,
+/// so that a party computes chunk i + 1 of a round while chunk i is in flight, and its peer
+/// starts the next round on chunk i before chunk i + 1 arrives. Rounds, bytes and randomness
+/// are unchanged; a round of w words becomes ceil(w / chunk words) messages. 0 (the default)
+/// sends one message per round. All three parties must use the same setting: a mismatch makes
+/// the message lengths disagree, which is reported as [`NetError::Protocol`]. Returns the
+/// previous setting.
+pub fn set_chunk_elems(elems: usize) -> usize {
+    CHUNK.with(|c| c.replace(elems))
+}
+
+/// The calling thread's chunk size in elements (0: unchunked).
+pub fn chunk_elems() -> usize {
+    CHUNK.with(|c| c.get())
+}
+
+/// Word ranges `[a, b)` of the chunks of a `words`-word round, in order.
+pub(crate) fn chunk_ranges(words: usize) -> Vec<(usize, usize)> {
+    let c = match chunk_elems() {
+        0 => words.max(1),
+        e => e.div_ceil(64),
+    };
+    (0..words.div_ceil(c))
+        .map(|i| (i * c, ((i + 1) * c).min(words)))
+        .collect()
+}
 
 /// Receives exactly `n` ring elements from `from`.
 pub(crate) fn recv_elems<T: RingElem>(

@@ -16,6 +16,9 @@ pub fn or_groups(
     group: usize,
 ) -> Result<BitShares, NetError> {
     assert!(group > 0, "OR over groups of zero elements");
+    if group >= bits.len {
+        return or_one_group(net, prss, bits);
+    }
     // Current sizes of the groups, laid out one after another in `cur`.
     let mut sizes: Vec<usize> = (0..bits.len.div_ceil(group))
         .map(|g| group.min(bits.len - g * group))
@@ -55,6 +58,40 @@ pub fn or_groups(
             *s = h;
         }
         cur = BitShares::concat(&[&or, &pass]).gather(&order);
+    }
+    Ok(cur)
+}
+
+/// [`or_groups`] with a single group, on whole words: the same tree (element j < s − h pairs
+/// with j + h, h = ceil(s/2), the middle element of an odd level passes through) and so the
+/// same AND gates, rounds and PRSS draws, but each level is two word-shifted slices instead of
+/// per-element gathers.
+fn or_one_group(
+    net: &mut dyn Transport,
+    prss: &mut Prss,
+    bits: &BitShares,
+) -> Result<BitShares, NetError> {
+    let mut cur = bits.clone();
+    while cur.len > 1 {
+        let s = cur.len;
+        let h = s.div_ceil(2);
+        let l = cur.slice(0, s - h);
+        let r = cur.slice(h, s - h);
+        let both = super::and(net, prss, &l, &r)?;
+        // Keep elements 0..h: the first s − h become l ∨ r = l ⊕ (r ⊕ l∧r), element h − 1 of
+        // an odd level stays as it is.
+        let w = crate::share::binary::words_for(h);
+        cur.own.truncate(w);
+        cur.prev.truncate(w);
+        cur.len = h;
+        crate::share::binary::clear_tail(&mut cur.own, h);
+        crate::share::binary::clear_tail(&mut cur.prev, h);
+        for (j, (ro, bo)) in r.own.iter().zip(&both.own).enumerate() {
+            cur.own[j] ^= ro ^ bo;
+        }
+        for (j, (rp, bp)) in r.prev.iter().zip(&both.prev).enumerate() {
+            cur.prev[j] ^= rp ^ bp;
+        }
     }
     Ok(cur)
 }

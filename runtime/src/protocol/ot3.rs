@@ -60,10 +60,24 @@ pub enum Ot3Input<'a, T> {
     Helper { choice: &'a [u64] },
 }
 
-/// The bit-sliced bit `e`.
+/// The first `n` bits of `words` as ring elements 0 or 1, element e from bit e. A fixed
+/// 64-step inner loop per word, which the compiler vectorizes.
+pub(crate) fn expand_bits<T: RingElem>(words: &[u64], n: usize) -> Vec<T> {
+    let mut out = vec![T::ZERO; words.len() * 64];
+    for (o, &w) in out.chunks_exact_mut(64).zip(words) {
+        for (b, x) in o.iter_mut().enumerate() {
+            *x = T::from_u64((w >> b) & 1);
+        }
+    }
+    out.truncate(n);
+    out
+}
+
+/// `if c { b } else { a }` per element, branch-free: `c` is 0 or 1.
 #[inline]
-pub(crate) fn bit(words: &[u64], e: usize) -> bool {
-    (words[e / 64] >> (e % 64)) & 1 == 1
+fn select<T: RingElem>(a: T, b: T, c: T) -> T {
+    let m = T::ZERO.wrapping_sub(c).to_u64();
+    T::from_u64(a.to_u64() ^ ((a.to_u64() ^ b.to_u64()) & m))
 }
 
 /// Algorithm 16, 3OT((m_0, m_1), c, c) → (⊥, m_c, ⊥) on `n` elements of Z_2^k: returns
@@ -131,8 +145,13 @@ pub fn ot3<T: RingElem>(
                 "3-party OT: choice words differ from n"
             );
             let w = shared_with(roles.sender);
-            let mut msg: Vec<T> = (0..n)
-                .map(|e| if bit(choice, e) { w[n + e] } else { w[e] })
+            let c: Vec<T> = expand_bits(choice, n);
+            let (w0, w1) = w.split_at(n);
+            let mut msg: Vec<T> = w0
+                .iter()
+                .zip(w1)
+                .zip(&c)
+                .map(|((&a, &b), &c)| select(a, b, c))
                 .collect();
             mask_slice(&mut msg, k);
             send_elems(net, roles.receiver, &msg)?;
@@ -149,15 +168,13 @@ pub fn ot3<T: RingElem>(
             );
             let masked: Vec<T> = recv_elems(net, roles.sender, 2 * n, "OT masked messages")?;
             let pad: Vec<T> = recv_elems(net, roles.helper, n, "OT chosen pads")?;
-            let mut out: Vec<T> = (0..n)
-                .map(|e| {
-                    let kc = if bit(choice, e) {
-                        masked[n + e]
-                    } else {
-                        masked[e]
-                    };
-                    T::from_u64(kc.to_u64() ^ pad[e].to_u64())
-                })
+            let c: Vec<T> = expand_bits(choice, n);
+            let (k0, k1) = masked.split_at(n);
+            let mut out: Vec<T> = k0
+                .iter()
+                .zip(k1)
+                .zip(c.iter().zip(&pad))
+                .map(|((&a, &b), (&c, &p))| T::from_u64(select(a, b, c).to_u64() ^ p.to_u64()))
                 .collect();
             // A peer's bits above k must not reach the caller's arithmetic.
             mask_slice(&mut out, k);

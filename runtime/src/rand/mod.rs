@@ -1,6 +1,7 @@
 //! Correlated randomness: pairwise PRF seeds and the pseudo-random secret sharing derived from
 //! them ([`prss`]), so that re-randomisation costs no communication.
 
+pub mod aes_ctr;
 pub mod prss;
 
 pub use prss::Prss;

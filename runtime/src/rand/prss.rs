@@ -8,14 +8,13 @@
 //!   re-randomise products before they are resent;
 //! - (F(s_i), F(s_{i−1})) is a replicated share of a random value nobody knows.
 
-use aes::Aes128;
-use ctr::cipher::{KeyIvInit, StreamCipher};
+use super::aes_ctr::AesCtr;
 
 use crate::net::{NetError, Transport};
 use crate::ring::RingElem;
 use crate::share::{BitShares, Rep3Vec};
 
-type Stream = ctr::Ctr128LE<Aes128>;
+type Stream = AesCtr;
 
 /// Bytes of a PRF seed (an AES-128 key).
 pub const SEED_BYTES: usize = 16;
@@ -61,11 +60,10 @@ impl Prss {
     /// From known seeds (tests, or seeds agreed by other means): `own` is s_i, `prev` is s_{i-1}.
     pub fn from_seeds(party: usize, own: [u8; SEED_BYTES], prev: [u8; SEED_BYTES]) -> Prss {
         // Counter mode from block 0; every seed is fresh, so no nonce is needed.
-        let iv = [0u8; 16];
         Prss {
             party,
-            own: Stream::new(&own.into(), &iv.into()),
-            prev: Stream::new(&prev.into(), &iv.into()),
+            own: Stream::new(&own),
+            prev: Stream::new(&prev),
         }
     }
 
@@ -112,7 +110,7 @@ impl Prss {
 /// machines of different byte order still agree.
 fn draw<T: RingElem>(stream: &mut Stream, n: usize) -> Vec<T> {
     let mut out = vec![T::ZERO; n];
-    stream.apply_keystream(bytemuck::cast_slice_mut::<T, u8>(&mut out));
+    stream.fill(bytemuck::cast_slice_mut::<T, u8>(&mut out));
     if cfg!(target_endian = "big") {
         let size = std::mem::size_of::<T>();
         for x in out.iter_mut() {
