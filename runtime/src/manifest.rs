@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 /// Bumped whenever the C ABI between generated code and the runtime changes.
 /// 2: named inputs of any kind (`irisc_rt_load_input`), named output fields (`irisc_rt_output`
 /// with records and field, `irisc_rt_emit`).
-pub const ABI_VERSION: u32 = 2;
+pub const ABI_VERSION: u32 = 3;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {

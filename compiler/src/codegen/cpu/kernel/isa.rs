@@ -1,0 +1,310 @@
+//! The instruction sets a kernel is generated for, and each one's multiply-accumulate step.
+//!
+//! - `vnni` (AVX-512 VNNI): `vpdpwssd` multiplies 32 pairs of i16 and adds each adjacent pair
+//!   of products into one of 16 i32 lanes of the accumulator. The words are read as signed,
+//!   but a signed product is congruent to the unsigned one mod 2^16 and i32 lanes wrap mod
+//!   2^32, so the lanes are exact mod 2^16: truncating their sum gives the Z_2^16 dot product.
+//! - `avx512` (AVX-512BW): the same with `vpmaddwd` then `vpaddd`.
+//! - `avx2`: `vpmaddwd` on 256-bit vectors.
+//! - `portable`: plain LLVM vector IR with no target features beyond the baseline (x86-64 on
+//!   x86, the host otherwise), correct on every CPU of the target architecture.
+//!
+//! The second side of a replicated product (eq. 6, `- <q_b, g_b>`) negates the query words
+//! once per load (reused by every record of the tile) so one accumulator holds both sides.
+//! F_p words (below p) are mapped to their signed representatives in (-p/2, p/2) so that the
+//! same `vpmaddwd` gives exact products mod p: a pair sum is below 2*32759^2 < 2^31; it is
+//! sign-extended into 64-bit accumulators, reduced once at the end.
+
+use super::{CodegenError, DotRing, P};
+use inkwell::{
+    attributes::AttributeLoc,
+    builder::Builder,
+    context::Context,
+    module::Module,
+    types::{BasicTypeEnum, IntType, VectorType},
+    values::{BasicValueEnum, FunctionValue, IntValue, VectorValue},
+};
+
+/// An instruction-set variant; the discriminant is its slot in a kernel table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Isa {
+    Portable = 0,
+    Avx2 = 1,
+    Avx512 = 2,
+    Vnni = 3,
+}
+
+impl Isa {
+    pub const ALL: [Isa; 4] = [Isa::Portable, Isa::Avx2, Isa::Avx512, Isa::Vnni];
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The name `IRISC_ISA` takes and kernel names end with.
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::Portable => "portable",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
+            Isa::Vnni => "vnni",
+        }
+    }
+
+    /// `target-features` of the variant on x86-64 (the runtime checks the same features).
+    pub fn x86_features(self) -> &'static str {
+        match self {
+            Isa::Portable => "",
+            Isa::Avx2 => "+avx2",
+            Isa::Avx512 => "+avx2,+avx512f,+avx512bw,+avx512vl,+avx512dq",
+            Isa::Vnni => "+avx2,+avx512f,+avx512bw,+avx512vl,+avx512dq,+avx512vnni",
+        }
+    }
+
+    /// Sets the function attributes that select this ISA, overriding the target machine's
+    /// (host) CPU so that `portable` really is the baseline. Tuning stays the host's.
+    pub fn apply(self, cx: &Context, f: FunctionValue, x86: bool) {
+        if !x86 {
+            return;
+        }
+        let host = inkwell::targets::TargetMachine::get_host_cpu_name();
+        let tune = host.to_str().unwrap_or("generic");
+        let attrs = [
+            ("target-cpu", "x86-64"),
+            ("target-features", self.x86_features()),
+            ("tune-cpu", tune),
+        ];
+        for (k, v) in attrs {
+            f.add_attribute(AttributeLoc::Function, cx.create_string_attribute(k, v));
+        }
+        if matches!(self, Isa::Avx512 | Isa::Vnni) {
+            for k in ["prefer-vector-width", "min-legal-vector-width"] {
+                f.add_attribute(AttributeLoc::Function, cx.create_string_attribute(k, "512"));
+            }
+        }
+    }
+
+    /// The register tile (records, codes): records x codes accumulators live in registers
+    /// while the K loop streams R + C vectors per step (32 zmm, 16 ymm/xmm).
+    pub fn tile(self, ring: DotRing) -> (u32, u32) {
+        match (self, ring) {
+            (Isa::Avx512 | Isa::Vnni, DotRing::Z16 | DotRing::Gr16) => (4, 4),
+            (Isa::Avx512 | Isa::Vnni, _) => (2, 4),
+            (Isa::Avx2, DotRing::Fp) => (2, 2),
+            (Isa::Avx2, _) => (2, 4),
+            (Isa::Portable, DotRing::Fp) => (1, 2),
+            (Isa::Portable, _) => (2, 2),
+        }
+    }
+
+    /// Storage words per K step (one vector load).
+    pub fn lanes(self, ring: DotRing) -> u32 {
+        let bytes = match self {
+            Isa::Avx512 | Isa::Vnni => 64,
+            Isa::Avx2 => 32,
+            // Two SSE registers: enough independent work for the baseline.
+            Isa::Portable => match ring {
+                DotRing::Fp => 16,
+                _ => 32,
+            },
+        };
+        bytes * 8 / ring.bits()
+    }
+}
+
+/// Emits one ISA's multiply-accumulate steps for one ring.
+pub struct Step<'a, 'ctx> {
+    pub cx: &'ctx Context,
+    pub module: &'a Module<'ctx>,
+    pub b: &'a Builder<'ctx>,
+    pub ring: DotRing,
+    pub isa: Isa,
+}
+
+pub(super) fn e<T>(r: Result<T, inkwell::builder::BuilderError>) -> Result<T, CodegenError> {
+    r.map_err(|e| CodegenError(e.to_string()))
+}
+
+impl<'ctx> Step<'_, 'ctx> {
+    /// The storage word.
+    pub fn word(&self) -> IntType<'ctx> {
+        match self.ring.bits() {
+            16 => self.cx.i16_type(),
+            32 => self.cx.i32_type(),
+            _ => self.cx.i64_type(),
+        }
+    }
+
+    /// Whether this step uses `vpmaddwd`-style pair products (x86, 16-bit words).
+    fn pairs(&self) -> bool {
+        self.isa != Isa::Portable && self.ring.bits() == 16
+    }
+
+    pub fn load_type(&self) -> VectorType<'ctx> {
+        self.word().vec_type(self.isa.lanes(self.ring))
+    }
+
+    /// The accumulator of one (record, code) pair.
+    pub fn acc_type(&self) -> VectorType<'ctx> {
+        let w = self.isa.lanes(self.ring);
+        match (self.ring, self.pairs()) {
+            (DotRing::Fp, true) => self.cx.i64_type().vec_type(w / 2),
+            (DotRing::Fp, false) => self.cx.i64_type().vec_type(w),
+            (_, true) => self.cx.i32_type().vec_type(w / 2),
+            _ => self.load_type(),
+        }
+    }
+
+    fn intrinsic(
+        &self,
+        name: &str,
+        ret: BasicTypeEnum<'ctx>,
+        args: &[BasicTypeEnum<'ctx>],
+    ) -> FunctionValue<'ctx> {
+        self.module.get_function(name).unwrap_or_else(|| {
+            let args: Vec<_> = args.iter().map(|&t| t.into()).collect();
+            let t = match ret {
+                BasicTypeEnum::IntType(t) => t.fn_type(&args, false),
+                BasicTypeEnum::VectorType(t) => t.fn_type(&args, false),
+                _ => unreachable!("intrinsics here return integers or vectors"),
+            };
+            self.module.add_function(name, t, None)
+        })
+    }
+
+    fn call(
+        &self,
+        f: FunctionValue<'ctx>,
+        args: &[BasicValueEnum<'ctx>],
+        name: &str,
+    ) -> Result<BasicValueEnum<'ctx>, CodegenError> {
+        let args: Vec<_> = args.iter().map(|&a| a.into()).collect();
+        e(self.b.build_call(f, &args, name))?
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| CodegenError(format!("{name}: intrinsic returned void")))
+    }
+
+    /// The loaded query words of side `side`, made ready for [`Step::mac`].
+    pub fn prep_q(
+        &self,
+        v: VectorValue<'ctx>,
+        side: u32,
+    ) -> Result<VectorValue<'ctx>, CodegenError> {
+        if self.ring == DotRing::Fp && self.pairs() {
+            return self.signed_mod_p(v);
+        }
+        if side == 1 && self.pairs() {
+            return e(self.b.build_int_neg(v, "q.neg"));
+        }
+        Ok(v)
+    }
+
+    /// The loaded gallery words, made ready for [`Step::mac`].
+    pub fn prep_g(&self, v: VectorValue<'ctx>) -> Result<VectorValue<'ctx>, CodegenError> {
+        if self.ring == DotRing::Fp && self.pairs() {
+            return self.signed_mod_p(v);
+        }
+        Ok(v)
+    }
+
+    /// v in [0, p) to its representative in (-p/2, p/2) as i16: v - p where v > p/2, which in
+    /// 16-bit arithmetic is v + 17.
+    fn signed_mod_p(&self, v: VectorValue<'ctx>) -> Result<VectorValue<'ctx>, CodegenError> {
+        let t = v.get_type();
+        let n = t.get_size();
+        let splat = |x: u64| {
+            let c = self.word().const_int(x, false);
+            VectorType::const_vector(&vec![c; n as usize])
+        };
+        let big =
+            e(self
+                .b
+                .build_int_compare(inkwell::IntPredicate::UGT, v, splat(P / 2), "fp.big"))?;
+        let shifted = e(self.b.build_int_add(v, splat((1 << 16) - P), "fp.neg"))?;
+        Ok(e(self.b.build_select(big, shifted, v, "fp.signed"))?.into_vector_value())
+    }
+
+    /// `acc + sign * q*g` for one step (side 1 negative: already negated by [`Step::prep_q`]
+    /// on the pair paths, a subtraction on the plain ones).
+    pub fn mac(
+        &self,
+        acc: VectorValue<'ctx>,
+        q: VectorValue<'ctx>,
+        g: VectorValue<'ctx>,
+        side: u32,
+    ) -> Result<VectorValue<'ctx>, CodegenError> {
+        let b = self.b;
+        let (i16v, i32t) = (q.get_type(), self.cx.i32_type());
+        if self.pairs() {
+            let half = i32t.vec_type(i16v.get_size() / 2);
+            let pairs = match self.isa {
+                Isa::Vnni if self.ring != DotRing::Fp => {
+                    let f = self.intrinsic(
+                        "llvm.x86.avx512.vpdpwssd.512",
+                        half.into(),
+                        &[half.into(), i16v.into(), i16v.into()],
+                    );
+                    return Ok(self
+                        .call(f, &[acc.into(), q.into(), g.into()], "dpwssd")?
+                        .into_vector_value());
+                }
+                Isa::Vnni | Isa::Avx512 => "llvm.x86.avx512.pmaddw.d.512",
+                _ => "llvm.x86.avx2.pmadd.wd",
+            };
+            let f = self.intrinsic(pairs, half.into(), &[i16v.into(), i16v.into()]);
+            let p = self
+                .call(f, &[q.into(), g.into()], "pmaddwd")?
+                .into_vector_value();
+            let p = if self.ring == DotRing::Fp {
+                e(b.build_int_s_extend(p, acc.get_type(), "pmaddwd.wide"))?
+            } else {
+                p
+            };
+            return e(b.build_int_add(acc, p, "acc"));
+        }
+        let (q, g) = if self.ring == DotRing::Fp {
+            // Products below 2^32 summed in u64: exact for any length the ABI allows.
+            (
+                e(b.build_int_z_extend(q, acc.get_type(), "q.wide"))?,
+                e(b.build_int_z_extend(g, acc.get_type(), "g.wide"))?,
+            )
+        } else {
+            (q, g)
+        };
+        let p = e(b.build_int_mul(q, g, "prod"))?;
+        if side == 1 {
+            e(b.build_int_sub(acc, p, "acc"))
+        } else {
+            e(b.build_int_add(acc, p, "acc"))
+        }
+    }
+
+    /// `llvm.vector.reduce.add` of `v`.
+    pub fn reduce_add(&self, v: VectorValue<'ctx>) -> Result<IntValue<'ctx>, CodegenError> {
+        let t = v.get_type();
+        let elem = t.get_element_type().into_int_type();
+        let name = format!(
+            "llvm.vector.reduce.add.v{}i{}",
+            t.get_size(),
+            elem.get_bit_width()
+        );
+        let f = self.intrinsic(&name, elem.into(), &[t.into()]);
+        Ok(self.call(f, &[v.into()], "sum")?.into_int_value())
+    }
+
+    /// The sum of one accumulator: for the wrapping rings truncated to the storage word, for
+    /// F_p a 64-bit integer congruent to the dot product mod p (signed on the pair paths).
+    pub fn finish(&self, acc: VectorValue<'ctx>) -> Result<IntValue<'ctx>, CodegenError> {
+        let s = self.reduce_add(acc)?;
+        if self.ring == DotRing::Fp {
+            return Ok(s);
+        }
+        let w = self.word();
+        if s.get_type().get_bit_width() > w.get_bit_width() {
+            e(self.b.build_int_truncate(s, w, "sum.word"))
+        } else {
+            Ok(s)
+        }
+    }
+}
