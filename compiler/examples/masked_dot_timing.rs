@@ -2,8 +2,8 @@
 //! identification batch: 31 query rotations against a gallery shard, for tuning register tiles.
 //!
 //! `cargo run -p irisc --release --example masked_dot_timing -- [L] [n_codes] [n_records]
-//! [records per tile] [codes per tile] [isa] [ring]` (defaults 12800, 31, 2000, the compiler's
-//! tile, `vnni`, `z16`; ring `z16` or `gr16`). Prints the best of several runs and dot products
+//! [records per tile] [codes per tile] [isa] [ring] [K chunk words]` (defaults 12800, 31, 2000,
+//! the compiler's tile, `vnni`, `z16`, the compiler's chunk; ring `z16` or `gr16`; chunk 0: none). Prints the best of several runs and dot products
 //! per second.
 
 use inkwell::{context::Context, OptimizationLevel};
@@ -40,11 +40,12 @@ fn main() {
     let (l, nc, nr) = (num(0, 12800), num(1, 31), num(2, 2000));
     let (dr, dc) = isa.tile(ring);
     let tile = (num(3, dr as usize) as u32, num(4, dc as usize) as u32);
+    let chunk = num(7, isa.k_chunk(ring) as usize) as u32;
 
     let cx = Context::create();
     let module = cx.create_module("timing");
     let tm = host_machine().expect("host target");
-    gemm::define(&cx, &module, "k", ring, l as u32, isa, tile).expect("kernel");
+    gemm::define(&cx, &module, "k", ring, l as u32, isa, tile, chunk).expect("kernel");
     module.verify().expect("valid IR");
     optimize(&module, &tm).expect("O3");
     let ee = module
@@ -77,7 +78,7 @@ fn main() {
     let best = (0..7).map(|_| run()).min().unwrap_or(Duration::MAX);
     let dots = (nc * nr) as f64;
     println!(
-        "{} {} L = {l}, n_codes = {nc}, n_records = {nr}, tile {tile:?}: best {:.3} ms, {:.3e} dot products/s (checksum {})",
+        "{} {} L = {l}, n_codes = {nc}, n_records = {nr}, tile {tile:?}, chunk {chunk}: best {:.3} ms, {:.3e} dot products/s (checksum {})",
         ring.tag(),
         isa.name(),
         best.as_secs_f64() * 1e3,

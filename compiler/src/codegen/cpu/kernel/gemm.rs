@@ -9,8 +9,10 @@
 //! use tiles of 1 record / 1 code; the last L % lanes words of a code go through one partial
 //! vector (legalised by LLVM without reading past the code).
 //!
-//! K-chunking (cache blocking of L) was not needed: one record block of a 16-bit ring at
-//! L = 12 800 is R x 25.6 KB per side, which stays in L2 while all codes pass over it.
+//! K chunks (cache blocking of L, [`super::Isa::k_chunk`]): for the two-sided rings the whole
+//! nest runs once per chunk of K words, the first chunk storing its sums and the later ones
+//! adding to `out` (wrapping, or mod p). Then the codes' slices of one chunk stay in L2 while all
+//! records pass over them, and each gallery word is still read from memory once.
 
 use super::isa::{e, Isa, Step};
 use super::{CodegenError, DotRing, P};
@@ -25,7 +27,9 @@ use inkwell::{
 };
 
 /// Defines kernel `name` for (`ring`, `l` words, `isa`) with register tile `tile` =
-/// (records, codes).
+/// (records, codes) and K chunks of `chunk` words (a multiple of the ISA's lanes; 0 or >= l:
+/// no chunking).
+#[allow(clippy::too_many_arguments)]
 pub fn define<'ctx>(
     cx: &'ctx Context,
     module: &Module<'ctx>,
@@ -34,7 +38,14 @@ pub fn define<'ctx>(
     l: u32,
     isa: Isa,
     tile: (u32, u32),
+    chunk: u32,
 ) -> Result<FunctionValue<'ctx>, CodegenError> {
+    let lanes = isa.lanes(ring);
+    if chunk != 0 && !chunk.is_multiple_of(lanes) {
+        return Err(CodegenError(format!(
+            "K chunk {chunk} is not a multiple of {lanes} lanes"
+        )));
+    }
     let (i64t, ptr) = (cx.i64_type(), cx.ptr_type(Default::default()));
     let fn_t = cx.void_type().fn_type(
         &[
@@ -95,9 +106,56 @@ pub fn define<'ctx>(
     };
     let entry = cx.append_basic_block(f, "entry");
     b.position_at_end(entry);
-    k.nest(tile)?;
+    let l = u64::from(l);
+    let chunk = u64::from(chunk);
+    if chunk == 0 || chunk >= l {
+        k.nest(tile, &Span::whole(cx, l))?;
+    } else {
+        // Full chunks in a loop (the first stores, the others add to out), then the rest.
+        let full = l / chunk;
+        let zero = k.i64c(0);
+        k.counted("kchunk", zero, k.i64c(full), &mut |c| {
+            let k0 = e(b.build_int_mul(c, k.i64c(chunk), "k0"))?;
+            let first = e(b.build_int_compare(IntPredicate::EQ, c, zero, "first"))?;
+            k.nest(
+                tile,
+                &Span {
+                    k0,
+                    len: chunk,
+                    first: Some(first),
+                },
+            )
+        })?;
+        if l % chunk != 0 {
+            let span = Span {
+                k0: k.i64c(full * chunk),
+                len: l % chunk,
+                first: Some(cx.bool_type().const_zero()),
+            };
+            k.nest(tile, &span)?;
+        }
+    }
     e(b.build_return(None))?;
     Ok(f)
+}
+
+/// The words `k0..k0+len` of every code that one pass of the loop nest covers; `first` says
+/// whether the pass stores its sums (true) or adds them to `out` (a later K chunk); `None`:
+/// the pass covers whole codes and stores.
+struct Span<'ctx> {
+    k0: IntValue<'ctx>,
+    len: u64,
+    first: Option<IntValue<'ctx>>,
+}
+
+impl<'ctx> Span<'ctx> {
+    fn whole(cx: &'ctx Context, l: u64) -> Self {
+        Span {
+            k0: cx.i64_type().const_zero(),
+            len: l,
+            first: None,
+        }
+    }
 }
 
 struct Gemm<'a, 'ctx> {
@@ -152,9 +210,10 @@ impl<'ctx> Gemm<'_, 'ctx> {
         Ok(())
     }
 
-    /// Record blocks of R (then single records), each against code blocks of C (then single
-    /// codes).
-    fn nest(&self, (rt, ct): (u32, u32)) -> Result<(), CodegenError> {
+    /// Record blocks of R (then single records), each against code blocks of C, then one tile
+    /// of the n_codes % C codes left (a switch over the C - 1 possible widths, so that 31
+    /// rotations still run mostly in wide tiles).
+    fn nest(&self, (rt, ct): (u32, u32), span: &Span<'ctx>) -> Result<(), CodegenError> {
         let b = self.b;
         let full_r = e(b.build_int_unsigned_div(self.n_records, self.i64c(rt.into()), "rblocks"))?;
         let full_c = e(b.build_int_unsigned_div(self.n_codes, self.i64c(ct.into()), "cblocks"))?;
@@ -164,11 +223,24 @@ impl<'ctx> Gemm<'_, 'ctx> {
         let codes = |r0: IntValue<'ctx>, rb: u32| -> Result<(), CodegenError> {
             self.counted("cblock", zero, full_c, &mut |cb| {
                 let c0 = e(b.build_int_mul(cb, self.i64c(ct.into()), "c0"))?;
-                self.tile(r0, rb, c0, ct)
+                self.tile(r0, rb, c0, ct, span)
             })?;
-            self.counted("code", c_tail, self.n_codes, &mut |c0| {
-                self.tile(r0, rb, c0, 1)
-            })
+            let rem = e(b.build_int_sub(self.n_codes, c_tail, "c.rem"))?;
+            let merge = self.cx.append_basic_block(self.f, "c.rem.done");
+            let cases = (1..ct)
+                .map(|w| {
+                    let bb = self.cx.append_basic_block(self.f, &format!("c.rem{w}"));
+                    (self.i64c(w.into()), bb)
+                })
+                .collect::<Vec<_>>();
+            e(b.build_switch(rem, merge, &cases))?;
+            for (w, (_, bb)) in (1..ct).zip(&cases) {
+                b.position_at_end(*bb);
+                self.tile(r0, rb, c_tail, w, span)?;
+                e(b.build_unconditional_branch(merge))?;
+            }
+            b.position_at_end(merge);
+            Ok(())
         };
         self.counted("rblock", zero, full_r, &mut |rb| {
             let r0 = e(b.build_int_mul(rb, self.i64c(rt.into()), "r0"))?;
@@ -216,6 +288,7 @@ impl<'ctx> Gemm<'_, 'ctx> {
         rb: u32,
         c0: IntValue<'ctx>,
         cb: u32,
+        span: &Span<'ctx>,
     ) -> Result<(), CodegenError> {
         let (b, st) = (self.b, &self.step);
         let sides = self.q.len();
@@ -234,7 +307,7 @@ impl<'ctx> Gemm<'_, 'ctx> {
             );
         }
         let lanes = u64::from(st.isa.lanes(st.ring));
-        let steps = self.l / lanes;
+        let steps = span.len / lanes;
         let acc_t = st.acc_type();
         let n = (rb * cb) as usize;
         let mut accs: Vec<VectorValue<'ctx>> = vec![acc_t.const_zero(); n];
@@ -253,6 +326,7 @@ impl<'ctx> Gemm<'_, 'ctx> {
                 .collect::<Result<Vec<_>, _>>()?;
             let kv = kphi.as_basic_value().into_int_value();
             let at = e(b.build_int_mul(kv, self.i64c(lanes), "k.word"))?;
+            let at = e(b.build_int_add(span.k0, at, "k.at"))?;
             let mut next: Vec<VectorValue<'ctx>> = phis
                 .iter()
                 .map(|p| p.as_basic_value().into_vector_value())
@@ -283,8 +357,8 @@ impl<'ctx> Gemm<'_, 'ctx> {
             b.position_at_end(done);
             accs = next;
         }
-        let tail = (self.l % lanes) as u32;
-        let at = self.i64c(steps * lanes);
+        let tail = (span.len % lanes) as u32;
+        let at = e(b.build_int_add(span.k0, self.i64c(steps * lanes), "tail.at"))?;
         for i in 0..rb as usize {
             for j in 0..cb as usize {
                 let mut sum = st.finish(accs[i * cb as usize + j])?;
@@ -297,7 +371,7 @@ impl<'ctx> Gemm<'_, 'ctx> {
                     )?;
                     sum = e(b.build_int_add(sum, t, "sum.tail"))?;
                 }
-                self.store(r0, i as u32, c0, j as u32, sum)?;
+                self.store(r0, i as u32, c0, j as u32, sum, span.first)?;
             }
         }
         Ok(())
@@ -337,7 +411,8 @@ impl<'ctx> Gemm<'_, 'ctx> {
         st.reduce_add(acc)
     }
 
-    /// `out[(r0+i)*n_codes + c0+j] = sum`, reduced mod p first for F_p.
+    /// `out[(r0+i)*n_codes + c0+j] = sum`, reduced mod p first for F_p; where `first` is
+    /// false, `out[..] += sum` (wrapping, or mod p) instead: K chunks after the first.
     fn store(
         &self,
         r0: IntValue<'ctx>,
@@ -345,6 +420,7 @@ impl<'ctx> Gemm<'_, 'ctx> {
         c0: IntValue<'ctx>,
         j: u32,
         sum: IntValue<'ctx>,
+        first: Option<IntValue<'ctx>>,
     ) -> Result<(), CodegenError> {
         let b = self.b;
         let word = self.step.word();
@@ -366,6 +442,22 @@ impl<'ctx> Gemm<'_, 'ctx> {
         let o = e(b.build_int_add(row, c, "o"))?;
         // SAFETY: r < n_records and c < n_codes, so o < n_records * n_codes, the size of `out`.
         let at = e(unsafe { b.build_in_bounds_gep(word, self.out, &[o], "out.p") })?;
+        let v = match first {
+            None => v,
+            Some(first) => {
+                let old = e(b.build_load(word, at, "out.old"))?.into_int_value();
+                let mut acc = e(b.build_int_add(old, v, "out.acc"))?;
+                if self.step.ring == DotRing::Fp {
+                    // old, v < p < 2^16: the sum fits 17 bits; in 16-bit words compare first.
+                    let p = word.const_int(P, false);
+                    let room = e(b.build_int_sub(p, v, "room"))?;
+                    let wraps = e(b.build_int_compare(IntPredicate::UGE, old, room, "ge.p"))?;
+                    let less = e(b.build_int_sub(acc, p, "out.acc.p"))?;
+                    acc = e(b.build_select(wraps, less, acc, "out.mod.p"))?.into_int_value();
+                }
+                e(b.build_select(first, v, acc, "out.new"))?.into_int_value()
+            }
+        };
         e(b.build_store(at, v))?;
         Ok(())
     }

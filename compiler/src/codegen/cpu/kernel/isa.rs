@@ -88,12 +88,24 @@ impl Isa {
     /// while the K loop streams R + C vectors per step (32 zmm, 16 ymm/xmm).
     pub fn tile(self, ring: DotRing) -> (u32, u32) {
         match (self, ring) {
-            (Isa::Avx512 | Isa::Vnni, DotRing::Z16 | DotRing::Gr16) => (4, 4),
+            (Isa::Avx512 | Isa::Vnni, DotRing::Z16 | DotRing::Gr16) => (6, 4),
             (Isa::Avx512 | Isa::Vnni, _) => (2, 4),
             (Isa::Avx2, DotRing::Fp) => (2, 2),
             (Isa::Avx2, _) => (2, 4),
             (Isa::Portable, DotRing::Fp) => (1, 2),
             (Isa::Portable, _) => (2, 2),
+        }
+    }
+
+    /// Words of K per chunk (see [`super::gemm`]): the codes' slices of one chunk (31 codes x
+    /// 2 sides x 4 KiB for Z16) stay in L2 while every record passes over them. Only for the
+    /// two-sided rings, whose 31 whole codes (1.6 MB for Z16 at L = 12 800) exceed a 1 MiB L2;
+    /// one-sided codes fit. 0: none.
+    pub fn k_chunk(self, ring: DotRing) -> u32 {
+        if ring.sides() == 2 {
+            K_CHUNK_BYTES * 8 / ring.bits()
+        } else {
+            0
         }
     }
 
@@ -111,6 +123,9 @@ impl Isa {
         bytes * 8 / ring.bits()
     }
 }
+
+/// Bytes of one code's K chunk, by measurement (`examples/masked_dot_timing.rs`).
+pub const K_CHUNK_BYTES: u32 = 4096;
 
 /// Emits one ISA's multiply-accumulate steps for one ring.
 pub struct Step<'a, 'ctx> {

@@ -151,7 +151,16 @@ pub fn kernel<'ctx>(
             ring.tag()
         )));
     }
-    gemm::define(cx, module, &name, ring, l, isa, isa.tile(ring))
+    gemm::define(
+        cx,
+        module,
+        &name,
+        ring,
+        l,
+        isa,
+        isa.tile(ring),
+        isa.k_chunk(ring),
+    )
 }
 
 /// Returns the table of all variants of the kernel for (`ring`, `l`) for the host target,

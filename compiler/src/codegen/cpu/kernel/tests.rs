@@ -12,7 +12,8 @@ use rand::{Rng, SeedableRng};
 
 type Kernel<T> = unsafe extern "C" fn(*const T, *const T, i64, *const T, *const T, i64, *mut T);
 
-const LENGTHS: [u32; 7] = [1, 7, 31, 33, 64, 100, 12800];
+/// 4103 = 2 K chunks of Z16 (2048 words) + 7 words.
+const LENGTHS: [u32; 8] = [1, 7, 31, 33, 64, 100, 4103, 12800];
 /// (n_codes, n_records): empty, single, and not multiples of any tile.
 const SHAPES: [(usize, usize); 8] = [
     (0, 3),
@@ -208,4 +209,93 @@ fn tables_hold_the_variants_and_are_shared() {
     assert_eq!(storage_bits(16), 16);
     assert_eq!(storage_bits(17), 32);
     assert_eq!(storage_bits(33), 64);
+}
+
+/// Small K chunks (64 words) for every ring and ISA, including the one-sided rings that do not
+/// chunk by default: the later chunks add to `out` (wrapping, or mod p for F_p).
+#[test]
+fn chunked_kernels_equal_the_reference() {
+    let l = 200u32;
+    let lu = l as usize;
+    for ring in DotRing::ALL {
+        let cx = Context::create();
+        let module = cx.create_module("chunks");
+        let tm = host_machine().unwrap();
+        let variants = ring.variants(host_is_x86());
+        for &isa in &variants {
+            gemm::define(
+                &cx,
+                &module,
+                &format!("k_{}", isa.name()),
+                ring,
+                l,
+                isa,
+                isa.tile(ring),
+                64,
+            )
+            .unwrap();
+        }
+        module.verify().unwrap();
+        optimize(&module, &tm).unwrap();
+        let ee = module
+            .create_jit_execution_engine(OptimizationLevel::Aggressive)
+            .unwrap();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(99);
+        for isa in variants {
+            if !rt_isa(isa).supported() {
+                eprintln!(
+                    "SKIPPED: chunked {} {}: this CPU lacks the ISA",
+                    ring.tag(),
+                    isa.name()
+                );
+                continue;
+            }
+            let addr = ee
+                .get_function_address(&format!("k_{}", isa.name()))
+                .unwrap();
+            let (nc, nr) = (13usize, 7usize);
+            macro_rules! rep {
+                ($t:ty) => {{
+                    // SAFETY: a generated kernel with this signature.
+                    let f = unsafe { std::mem::transmute::<usize, Kernel<$t>>(addr) };
+                    let (qa, qb) = (random::<$t>(nc * lu, &mut rng), random(nc * lu, &mut rng));
+                    let (ga, gb) = (random::<$t>(nr * lu, &mut rng), random(nr * lu, &mut rng));
+                    let got = call(f, &qa, Some(&qb), nc, &ga, Some(&gb), nr);
+                    let mut want = vec![0 as $t; nc * nr];
+                    masked_dot_reference(&qa, &qb, nc, &ga, &gb, nr, lu, &mut want);
+                    assert!(got == want, "chunked {} {}", ring.tag(), isa.name());
+                }};
+            }
+            match ring {
+                DotRing::Z16 => rep!(u16),
+                DotRing::Z32 => rep!(u32),
+                DotRing::Z64 => rep!(u64),
+                DotRing::Gr16 | DotRing::Fp => {
+                    // SAFETY: a generated kernel with this signature.
+                    let f = unsafe { std::mem::transmute::<usize, Kernel<u16>>(addr) };
+                    let p = P as u16;
+                    let mut gen = |n: usize| -> Vec<u16> {
+                        (0..n)
+                            .map(|i| {
+                                if i % 5 == 0 {
+                                    p - 1
+                                } else {
+                                    rng.random_range(0..p)
+                                }
+                            })
+                            .collect()
+                    };
+                    let (q, g) = (gen(nc * lu), gen(nr * lu));
+                    let got = call(f, &q, None, nc, &g, None, nr);
+                    let mut want = vec![0u16; nc * nr];
+                    if ring == DotRing::Fp {
+                        fp_dot_reference(&q, nc, &g, nr, lu, &mut want);
+                    } else {
+                        gr_dot_reference(&q, nc, &g, nr, lu, &mut want);
+                    }
+                    assert!(got == want, "chunked {} {}", ring.tag(), isa.name());
+                }
+            }
+        }
+    }
 }
