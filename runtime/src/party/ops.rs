@@ -382,3 +382,99 @@ pub(crate) fn run_kernel<T: RingElem + Send + Sync>(
     });
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::{gr_dot_reference, masked_dot_reference};
+
+    const WORDS: usize = 9;
+
+    /// A stand-in for a generated one-sided kernel (WORDS words per code).
+    unsafe extern "C" fn one_sided(
+        q: *const u16,
+        qb: *const u16,
+        n_codes: i64,
+        g: *const u16,
+        gb: *const u16,
+        n_records: i64,
+        out: *mut u16,
+    ) {
+        assert!(qb.is_null() && gb.is_null());
+        let (nc, nr) = (n_codes as usize, n_records as usize);
+        // SAFETY: run_kernel's contract.
+        let (q, g, out) = unsafe {
+            (
+                std::slice::from_raw_parts(q, nc * WORDS),
+                std::slice::from_raw_parts(g, nr * WORDS),
+                std::slice::from_raw_parts_mut(out, nc * nr),
+            )
+        };
+        gr_dot_reference(q, nc, g, nr, WORDS, out);
+    }
+
+    /// A stand-in for a generated replicated kernel.
+    unsafe extern "C" fn two_sided(
+        qa: *const u32,
+        qb: *const u32,
+        n_codes: i64,
+        ga: *const u32,
+        gb: *const u32,
+        n_records: i64,
+        out: *mut u32,
+    ) {
+        let (nc, nr) = (n_codes as usize, n_records as usize);
+        // SAFETY: run_kernel's contract.
+        unsafe {
+            let s = |p: *const u32, n: usize| std::slice::from_raw_parts(p, n * WORDS);
+            let out = std::slice::from_raw_parts_mut(out, nc * nr);
+            masked_dot_reference(
+                s(qa, nc),
+                s(qb, nc),
+                nc,
+                s(ga, nr),
+                s(gb, nr),
+                nr,
+                WORDS,
+                out,
+            );
+        }
+    }
+
+    /// Records split over any number of threads give the single-call result, for one- and
+    /// two-sided kernels, including more threads than records and empty shapes.
+    #[test]
+    fn thread_splits_equal_one_call() {
+        let mut x = 1u32;
+        let mut next = || {
+            x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            x
+        };
+        for (nc, nr) in [(0usize, 4usize), (3, 0), (1, 1), (31, 7), (5, 13)] {
+            let q: Vec<u16> = (0..nc * WORDS).map(|_| next() as u16).collect();
+            let g: Vec<u16> = (0..nr * WORDS).map(|_| next() as u16).collect();
+            let mut want = vec![0u16; nc * nr];
+            gr_dot_reference(&q, nc, &g, nr, WORDS, &mut want);
+            let q4: Vec<u32> = (0..2 * nc * WORDS).map(|_| next()).collect();
+            let g4: Vec<u32> = (0..2 * nr * WORDS).map(|_| next()).collect();
+            let (qa, qb) = q4.split_at(nc * WORDS);
+            let (ga, gb) = g4.split_at(nr * WORDS);
+            let mut want4 = vec![0u32; nc * nr];
+            masked_dot_reference(qa, qb, nc, ga, gb, nr, WORDS, &mut want4);
+            for threads in [1usize, 2, 3, 8, 20] {
+                let got = run_kernel(one_sided, (&q, None), nc, (&g, None), nr, WORDS, threads);
+                assert_eq!(got, want, "{nc} x {nr}, {threads} threads");
+                let got4 = run_kernel(
+                    two_sided,
+                    (qa, Some(qb)),
+                    nc,
+                    (ga, Some(gb)),
+                    nr,
+                    WORDS,
+                    threads,
+                );
+                assert_eq!(got4, want4, "{nc} x {nr}, {threads} threads");
+            }
+        }
+    }
+}
