@@ -3,7 +3,7 @@
 //!
 //! `cargo run -p irisc --release --example masked_dot_timing -- [L] [n_codes] [n_records]
 //! [records per tile] [codes per tile] [isa] [ring] [K chunk words]` (defaults 12800, 31, 2000,
-//! the compiler's tile, `vnni`, `z16`, the compiler's chunk; ring `z16` or `gr16`; chunk 0: none). Prints the best of several runs and dot products
+//! the compiler's tile, `vnni`, `z16`, the compiler's chunk; ring `z16`, `gr16` or `fp`; chunk 0: none). Prints the best of several runs and dot products
 //! per second.
 
 use inkwell::{context::Context, OptimizationLevel};
@@ -35,6 +35,7 @@ fn main() {
         .unwrap_or(Isa::Vnni);
     let ring = match args.get(6).map(String::as_str) {
         Some("gr16") => DotRing::Gr16,
+        Some("fp") => DotRing::Fp,
         _ => DotRing::Z16,
     };
     let (l, nc, nr) = (num(0, 12800), num(1, 31), num(2, 2000));
@@ -54,7 +55,8 @@ fn main() {
     let f = unsafe { ee.get_function::<Kernel>("k") }.expect("symbol");
 
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
-    let mut gen = |n: usize| -> Vec<u16> { (0..n).map(|_| rng.random()).collect() };
+    let top = if ring == DotRing::Fp { 65519 } else { u16::MAX };
+    let mut gen = |n: usize| -> Vec<u16> { (0..n).map(|_| rng.random_range(0..top)).collect() };
     let (qa, qb) = (gen(nc * l), gen(nc * l));
     let (ga, gb) = (gen(nr * l), gen(nr * l));
     let mut out = vec![0u16; nc * nr];

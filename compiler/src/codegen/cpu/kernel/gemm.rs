@@ -41,6 +41,13 @@ pub fn define<'ctx>(
     chunk: u32,
 ) -> Result<FunctionValue<'ctx>, CodegenError> {
     let lanes = isa.lanes(ring);
+    let max = isa.k_chunk(ring);
+    if ring == DotRing::Fp && max != 0 && (chunk == 0 || chunk > max) && l > max {
+        return Err(CodegenError(format!(
+            "F_p {} kernels need K chunks of at most {max} words",
+            isa.name()
+        )));
+    }
     if chunk != 0 && !chunk.is_multiple_of(lanes) {
         return Err(CodegenError(format!(
             "K chunk {chunk} is not a multiple of {lanes} lanes"

@@ -11,9 +11,10 @@
 //!
 //! The second side of a replicated product (eq. 6, `- <q_b, g_b>`) negates the query words
 //! once per load (reused by every record of the tile) so one accumulator holds both sides.
-//! F_p words (below p) are mapped to their signed representatives in (-p/2, p/2) so that the
-//! same `vpmaddwd` gives exact products mod p: a pair sum is below 2*32759^2 < 2^31; it is
-//! sign-extended into 64-bit accumulators, reduced once at the end.
+//! F_p words (below p) are mapped to their signed representatives in (-p/2, p/2), congruent mod
+//! p; the gallery's are split into a low byte and a signed high byte, so that `vpdpwssd` /
+//! `vpmaddwd` pair sums stay below 2^24 and i32 lanes can accumulate 128 steps (one K chunk);
+//! each chunk's sum (lo + 256 hi, in i64) is reduced mod p once and added to `out` mod p.
 
 use super::{CodegenError, DotRing, P};
 use inkwell::{
@@ -102,6 +103,10 @@ impl Isa {
     /// two-sided rings, whose 31 whole codes (1.6 MB for Z16 at L = 12 800) exceed a 1 MiB L2;
     /// one-sided codes fit. 0: none.
     pub fn k_chunk(self, ring: DotRing) -> u32 {
+        if ring == DotRing::Fp && self != Isa::Portable {
+            // Required, not tuning: F_p's i32 lanes hold at most 128 steps (see `Step::mac`).
+            return 128 * self.lanes(ring);
+        }
         if ring.sides() == 2 {
             K_CHUNK_BYTES * 8 / ring.bits()
         } else {
@@ -163,7 +168,8 @@ impl<'ctx> Step<'_, 'ctx> {
     pub fn acc_type(&self) -> VectorType<'ctx> {
         let w = self.isa.lanes(self.ring);
         match (self.ring, self.pairs()) {
-            (DotRing::Fp, true) => self.cx.i64_type().vec_type(w / 2),
+            // Two halves of i32 lanes: products with the low and the high byte of the gallery.
+            (DotRing::Fp, true) => self.cx.i32_type().vec_type(w),
             (DotRing::Fp, false) => self.cx.i64_type().vec_type(w),
             (_, true) => self.cx.i32_type().vec_type(w / 2),
             _ => self.load_type(),
@@ -216,11 +222,81 @@ impl<'ctx> Step<'_, 'ctx> {
     }
 
     /// The loaded gallery words, made ready for [`Step::mac`].
+    /// For F_p on the pair paths: the signed representative g split as g = 256*hi + lo with
+    /// lo in [0, 256) and hi in [-128, 128), returned as the vector `lo ++ hi`.
     pub fn prep_g(&self, v: VectorValue<'ctx>) -> Result<VectorValue<'ctx>, CodegenError> {
         if self.ring == DotRing::Fp && self.pairs() {
-            return self.signed_mod_p(v);
+            let b = self.b;
+            let s = self.signed_mod_p(v)?;
+            let n = s.get_type().get_size();
+            let splat = |x: u64| {
+                let c = self.word().const_int(x, false);
+                VectorType::const_vector(&vec![c; n as usize])
+            };
+            let lo = e(b.build_and(s, splat(0xff), "g.lo"))?;
+            let hi = e(b.build_right_shift(s, splat(8), true, "g.hi"))?;
+            return self.concat(lo, hi);
         }
         Ok(v)
+    }
+
+    /// `a ++ b` (same vector types).
+    fn concat(
+        &self,
+        a: VectorValue<'ctx>,
+        b: VectorValue<'ctx>,
+    ) -> Result<VectorValue<'ctx>, CodegenError> {
+        let n = a.get_type().get_size() * 2;
+        let i32t = self.cx.i32_type();
+        let mask: Vec<_> = (0..n).map(|i| i32t.const_int(i.into(), false)).collect();
+        e(self
+            .b
+            .build_shuffle_vector(a, b, VectorType::const_vector(&mask), "concat"))
+    }
+
+    /// Half `h` (0: low, 1: high) of `v`.
+    fn half(&self, v: VectorValue<'ctx>, h: u32) -> Result<VectorValue<'ctx>, CodegenError> {
+        let n = v.get_type().get_size() / 2;
+        let i32t = self.cx.i32_type();
+        let mask: Vec<_> = (0..n)
+            .map(|i| i32t.const_int((h * n + i).into(), false))
+            .collect();
+        e(self.b.build_shuffle_vector(
+            v,
+            v.get_type().get_undef(),
+            VectorType::const_vector(&mask),
+            "half",
+        ))
+    }
+
+    /// `acc + pair sums of q*g` in i32 lanes: `vpdpwssd` on VNNI, else `vpmaddwd` + add.
+    fn pair_mac(
+        &self,
+        acc: VectorValue<'ctx>,
+        q: VectorValue<'ctx>,
+        g: VectorValue<'ctx>,
+    ) -> Result<VectorValue<'ctx>, CodegenError> {
+        let i16v = q.get_type();
+        let half = self.cx.i32_type().vec_type(i16v.get_size() / 2);
+        let pairs = match self.isa {
+            Isa::Vnni => {
+                let f = self.intrinsic(
+                    "llvm.x86.avx512.vpdpwssd.512",
+                    half.into(),
+                    &[half.into(), i16v.into(), i16v.into()],
+                );
+                return Ok(self
+                    .call(f, &[acc.into(), q.into(), g.into()], "dpwssd")?
+                    .into_vector_value());
+            }
+            Isa::Avx512 => "llvm.x86.avx512.pmaddw.d.512",
+            _ => "llvm.x86.avx2.pmadd.wd",
+        };
+        let f = self.intrinsic(pairs, half.into(), &[i16v.into(), i16v.into()]);
+        let p = self
+            .call(f, &[q.into(), g.into()], "pmaddwd")?
+            .into_vector_value();
+        e(self.b.build_int_add(acc, p, "acc"))
     }
 
     /// v in [0, p) to its representative in (-p/2, p/2) as i16: v - p where v > p/2, which in
@@ -250,33 +326,15 @@ impl<'ctx> Step<'_, 'ctx> {
         side: u32,
     ) -> Result<VectorValue<'ctx>, CodegenError> {
         let b = self.b;
-        let (i16v, i32t) = (q.get_type(), self.cx.i32_type());
         if self.pairs() {
-            let half = i32t.vec_type(i16v.get_size() / 2);
-            let pairs = match self.isa {
-                Isa::Vnni if self.ring != DotRing::Fp => {
-                    let f = self.intrinsic(
-                        "llvm.x86.avx512.vpdpwssd.512",
-                        half.into(),
-                        &[half.into(), i16v.into(), i16v.into()],
-                    );
-                    return Ok(self
-                        .call(f, &[acc.into(), q.into(), g.into()], "dpwssd")?
-                        .into_vector_value());
-                }
-                Isa::Vnni | Isa::Avx512 => "llvm.x86.avx512.pmaddw.d.512",
-                _ => "llvm.x86.avx2.pmadd.wd",
-            };
-            let f = self.intrinsic(pairs, half.into(), &[i16v.into(), i16v.into()]);
-            let p = self
-                .call(f, &[q.into(), g.into()], "pmaddwd")?
-                .into_vector_value();
-            let p = if self.ring == DotRing::Fp {
-                e(b.build_int_s_extend(p, acc.get_type(), "pmaddwd.wide"))?
-            } else {
-                p
-            };
-            return e(b.build_int_add(acc, p, "acc"));
+            if self.ring == DotRing::Fp {
+                // |q| <= 32759, lo < 256, |hi| <= 128: a pair sum is below 2^24, so i32 lanes
+                // take 128 steps (the K chunk, [`Isa::k_chunk`]) before the store reduces them.
+                let lo = self.pair_mac(self.half(acc, 0)?, q, self.half(g, 0)?)?;
+                let hi = self.pair_mac(self.half(acc, 1)?, q, self.half(g, 1)?)?;
+                return self.concat(lo, hi);
+            }
+            return self.pair_mac(acc, q, g);
         }
         let (q, g) = if self.ring == DotRing::Fp {
             // Products below 2^32 summed in u64: exact for any length the ABI allows.
@@ -311,6 +369,17 @@ impl<'ctx> Step<'_, 'ctx> {
     /// The sum of one accumulator: for the wrapping rings truncated to the storage word, for
     /// F_p a 64-bit integer congruent to the dot product mod p (signed on the pair paths).
     pub fn finish(&self, acc: VectorValue<'ctx>) -> Result<IntValue<'ctx>, CodegenError> {
+        if self.ring == DotRing::Fp && self.pairs() {
+            // lo + 256*hi, each half summed in i64 (16 lanes of up to 2^31 overflow i32).
+            let b = self.b;
+            let wide = self.cx.i64_type().vec_type(acc.get_type().get_size() / 2);
+            let lo = e(b.build_int_s_extend(self.half(acc, 0)?, wide, "lo.wide"))?;
+            let hi = e(b.build_int_s_extend(self.half(acc, 1)?, wide, "hi.wide"))?;
+            let (lo, hi) = (self.reduce_add(lo)?, self.reduce_add(hi)?);
+            let i64t = self.cx.i64_type();
+            let hi = e(b.build_int_mul(hi, i64t.const_int(256, false), "hi.256"))?;
+            return e(b.build_int_add(lo, hi, "fp.sum"));
+        }
         let s = self.reduce_add(acc)?;
         if self.ring == DotRing::Fp {
             return Ok(s);

@@ -10,8 +10,9 @@
 //!   product is two plain dot products (Appendix C, eq. 6); wrapping in the storage word;
 //! - [`DotRing::Gr16`]: Shamir over GR(2^16, d) with the Lagrange coefficient folded into the
 //!   query (Section 4.3.2): one side, L = d*ceil(len/d) words, wrapping mod 2^16;
-//! - [`DotRing::Fp`]: Shamir over F_p, p = 65519: one side, words below p, wide accumulators and
-//!   one reduction mod p at the end; the output is below p (`fp::dot`'s result).
+//! - [`DotRing::Fp`]: Shamir over F_p, p = 65519: one side, words below p, deferred reduction
+//!   (exact wide accumulators, one reduction mod p per K chunk, see [`isa`]); the output is
+//!   below p (`fp::dot`'s result, before `shamir_to_additive`).
 //!
 //! [`gemm`] is the loop nest (register tiles of records x codes so the gallery streams from
 //! memory once per call), [`isa`] the multiply-accumulate step of each instruction set.
@@ -99,15 +100,15 @@ impl DotRing {
         }
     }
 
-    /// The ISA variants generated for this ring on an x86-64 (or other) target: the fast
-    /// 16-bit paths have all four; u32/u64 have no VNNI form (the table slot stays null and the
-    /// runtime falls back to AVX-512), F_p neither (its products need 64-bit accumulators).
+    /// The ISA variants generated for this ring on an x86-64 (or other) target: the 16-bit
+    /// rings (Z16, GR16, F_p) have all four; u32/u64 have no VNNI form (the table slot stays
+    /// null and the runtime falls back to AVX-512).
     pub fn variants(self, x86: bool) -> Vec<Isa> {
         if !x86 {
             return vec![Isa::Portable];
         }
         match self {
-            DotRing::Z16 | DotRing::Gr16 => Isa::ALL.to_vec(),
+            DotRing::Z16 | DotRing::Gr16 | DotRing::Fp => Isa::ALL.to_vec(),
             _ => vec![Isa::Portable, Isa::Avx2, Isa::Avx512],
         }
     }
