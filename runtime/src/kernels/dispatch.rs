@@ -165,8 +165,9 @@ mod tests {
 
     #[test]
     fn pick_falls_back_to_the_best_present_variant() {
-        let a = 1usize as *const ();
-        let c = 3usize as *const ();
+        static A: u8 = 0;
+        static C: u8 = 0;
+        let (a, c) = (&A as *const u8 as *const (), &C as *const u8 as *const ());
         let null = std::ptr::null();
         let t = KernelTable {
             variants: [a, null, c, null],

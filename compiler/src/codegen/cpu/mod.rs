@@ -1,6 +1,6 @@
 //! CPU code generation: the `mpc` module to one LLVM module holding the party schedule
-//! ([`schedule`]), the masked-dot kernels it passes to the runtime ([`kernel`]) and the
-//! manifest; then `default<O3>` and an object file for the host ([`target`]).
+//! ([`schedule`]), the dot-product kernels it passes to the runtime as tables of ISA variants
+//! ([`kernel`]) and the manifest; then `default<O3>` and an object file for the host ([`target`]).
 
 pub mod abi;
 pub mod kernel;
