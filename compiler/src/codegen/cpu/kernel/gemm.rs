@@ -9,10 +9,11 @@
 //! use tiles of 1 record / 1 code; the last L % lanes words of a code go through one partial
 //! vector (legalised by LLVM without reading past the code).
 //!
-//! K chunks (cache blocking of L, [`super::Isa::k_chunk`]): for the two-sided rings the whole
-//! nest runs once per chunk of K words, the first chunk storing its sums and the later ones
-//! adding to `out` (wrapping, or mod p). Then the codes' slices of one chunk stay in L2 while all
-//! records pass over them, and each gallery word is still read from memory once.
+//! K chunks ([`super::Isa::k_chunk`]): the whole nest can run once per chunk of K words, the
+//! first chunk storing its sums and the later ones adding to `out` (wrapping, or mod p). F_p
+//! needs them (its i32 lanes hold 128 steps); as cache blocking for the replicated rings they
+//! did not measure faster than software prefetching of the gallery rows
+//! ([`super::Isa::prefetch_bytes`]), so those run unchunked.
 
 use super::isa::{e, Isa, Step};
 use super::{CodegenError, DotRing, P};
@@ -256,6 +257,23 @@ impl<'ctx> Gemm<'_, 'ctx> {
         self.counted("record", r_tail, self.n_records, &mut |r0| codes(r0, 1))
     }
 
+    fn prefetch_fn(&self) -> FunctionValue<'ctx> {
+        let name = "llvm.prefetch.p0";
+        self.step.module.get_function(name).unwrap_or_else(|| {
+            let i32t = self.cx.i32_type();
+            let t = self.cx.void_type().fn_type(
+                &[
+                    self.cx.ptr_type(Default::default()).into(),
+                    i32t.into(),
+                    i32t.into(),
+                    i32t.into(),
+                ],
+                false,
+            );
+            self.step.module.add_function(name, t, None)
+        })
+    }
+
     /// `&base[(first + j) * L]`.
     fn row(
         &self,
@@ -338,6 +356,32 @@ impl<'ctx> Gemm<'_, 'ctx> {
                 .iter()
                 .map(|p| p.as_basic_value().into_vector_value())
                 .collect();
+            if let Some(d) = st.isa.prefetch_bytes() {
+                // The gallery streams from memory: prefetch `d` bytes ahead in every row of
+                // the tile (x86 ignores prefetches of addresses past the end).
+                let pf = self.prefetch_fn();
+                let i8t = self.cx.i8_type();
+                for rows in &g_rows {
+                    for &p in rows {
+                        let bytes = self.i64c(u64::from(st.ring.bits() / 8));
+                        let off = e(b.build_int_mul(at, bytes, "pf.bytes"))?;
+                        let off = e(b.build_int_add(off, self.i64c(d), "pf.off"))?;
+                        // SAFETY: a plain (not inbounds) GEP; prefetch never faults.
+                        let a = e(unsafe { b.build_gep(i8t, p, &[off], "pf.p") })?;
+                        let i32t = self.cx.i32_type();
+                        e(b.build_call(
+                            pf,
+                            &[
+                                a.into(),
+                                i32t.const_zero().into(),
+                                i32t.const_int(3, false).into(),
+                                i32t.const_int(1, false).into(),
+                            ],
+                            "",
+                        ))?;
+                    }
+                }
+            }
             for s in 0..sides {
                 let gs = g_rows[s]
                     .iter()

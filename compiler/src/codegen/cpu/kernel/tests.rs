@@ -12,7 +12,7 @@ use rand::{Rng, SeedableRng};
 
 type Kernel<T> = unsafe extern "C" fn(*const T, *const T, i64, *const T, *const T, i64, *mut T);
 
-/// 4103 = 2 K chunks of Z16 (2048 words) + 7 words.
+/// 4103 = one F_p K chunk on AVX-512 (4096 words) + 7 words.
 const LENGTHS: [u32; 8] = [1, 7, 31, 33, 64, 100, 4103, 12800];
 /// (n_codes, n_records): empty, single, and not multiples of any tile.
 const SHAPES: [(usize, usize); 8] = [
