@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
 /// Bumped whenever the C ABI between generated code and the runtime changes.
 /// 2: named inputs of any kind (`irisc_rt_load_input`), named output fields (`irisc_rt_output`
 /// with records and field, `irisc_rt_emit`).
-pub const ABI_VERSION: u32 = 2;
+/// 3: `irisc_rt_masked_dot` and `irisc_rt_shamir_dot` take a table of kernel ISA variants
+/// ([`crate::kernels::KernelTable`]) instead of one kernel.
+pub const ABI_VERSION: u32 = 3;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {
@@ -208,7 +210,7 @@ mod tests {
         old.abi = 1;
         let e = Manifest::from_json(&serde_json::to_vec(&old).unwrap()).unwrap_err();
         assert!(
-            e.contains("runtime ABI 1 but is linked with runtime ABI 2"),
+            e.contains("runtime ABI 1 but is linked with runtime ABI 3"),
             "{e}"
         );
         assert_eq!(InputSharing::parse("fp"), Some(InputSharing::Fp));

@@ -106,11 +106,23 @@ fn s(p: &Path) -> &str {
 /// `irisc run PROGRAM ARGS --threads 1 --check`: asserts that it succeeds and that the check ran,
 /// and returns the JSON lines the output parties printed.
 fn run_checked(program: &Path, args: &[&str]) -> Vec<Value> {
+    run_checked_env(program, args, &["--threads", "1"], &[])
+}
+
+/// [`run_checked`] with `threads` arguments and environment variables for the parties.
+fn run_checked_env(
+    program: &Path,
+    args: &[&str],
+    threads: &[&str],
+    env: &[(&str, &str)],
+) -> Vec<Value> {
     let out = common::irisc()
         .arg("run")
         .arg(program)
         .args(args)
-        .args(["--threads", "1", "--check"])
+        .args(threads)
+        .arg("--check")
+        .envs(env.iter().copied())
         .output()
         .expect("irisc runs");
     let err = common::stderr(&out);
@@ -504,6 +516,47 @@ fn small_ids_every_sharing() {
             Some(r) => assert_eq!(&got, r, "--sharing {sharing}"),
         }
     }
+}
+
+/// The generated dot-product kernels forced to their portable variant (`IRISC_ISA=portable`,
+/// inherited by the three parties), records split over 3 threads: every sharing still answers
+/// as the plaintext definition (`--check`) and as the fast paths do.
+#[test]
+fn every_sharing_with_portable_kernels() {
+    let w = Work::new();
+    let db = w.gallery("db.ndjson", 23, 17, 256);
+    let q = w.near("q.ndjson", &db, 5, 18, "0.375");
+    let program = common::example("small_ids.irs");
+    for sharing in ["rep3", "gr2", "gr4", "fp"] {
+        let args = ["--db", s(&db), "--query", s(&q), "--sharing", sharing];
+        let portable = run_checked_env(
+            &program,
+            &args,
+            &["--threads", "3"],
+            &[("IRISC_ISA", "portable")],
+        );
+        check_shape(&portable, 5, &["query", "match", "ids"], &record_ids(&db));
+        let fast = run_checked_env(&program, &args, &["--threads", "2"], &[]);
+        assert_eq!(portable, fast, "--sharing {sharing}");
+    }
+}
+
+/// An ISA this CPU lacks, or an unknown one, is refused with a message, not silently ignored.
+#[test]
+fn unknown_isa_is_refused() {
+    let w = Work::new();
+    let db = w.gallery("db.ndjson", 3, 19, 256);
+    let q = w.near("q.ndjson", &db, 1, 20, "0.375");
+    let out = common::irisc()
+        .arg("run")
+        .arg(common::example("small_ids.irs"))
+        .args(["--db", s(&db), "--query", s(&q), "--sharing", "rep3"])
+        .env("IRISC_ISA", "sse9")
+        .output()
+        .expect("irisc runs");
+    assert!(!out.status.success());
+    let err = common::stderr(&out);
+    assert!(err.contains("IRISC_ISA=sse9"), "{err}");
 }
 
 /// plain-mask needs public masks; gr4 needs a gallery on the record side, not earlier(q).

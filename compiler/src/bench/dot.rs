@@ -3,18 +3,18 @@
 //! binary.
 //!
 //! A "dot product" is one (query code, gallery record) pair; the batch is 31 rotations of a query
-//! against N records. What one party computes per pair:
-//! - Z16/Z32/Z64 replicated: the LLVM kernel irisc generates (JIT-compiled, see [`super::jit`]),
-//!   two plain dot products of length l per pair (Appendix C eq. 6);
-//! - GR(2^16, d), d = 2, 4: the runtime's `galois_dot_local`, one 16-bit dot product of length
-//!   d·⌈l/d⌉ per pair;
-//! - F_p (p = 2^16 − 17): the runtime's `fp::dot` per pair, as `ops_shamir::shamir_dot` calls it.
+//! against N records. What one party computes per pair, each by every ISA variant of the kernel
+//! irisc generates (JIT-compiled, see [`super::jit`]) that this CPU runs:
+//! - Z16/Z32/Z64 replicated: two plain dot products of length l per pair (Appendix C eq. 6);
+//! - GR(2^16, d), d = 2, 4: one 16-bit dot product of length d·⌈l/d⌉ per pair (Section 4.3.2);
+//! - F_p (p = 2^16 − 17): one dot product of length l, reduced once mod p.
 
 use super::report::{MachineInfo, Measurement, Report};
 use super::{jit, plot, BenchOptions};
+use crate::codegen::cpu::kernel::{kernel_name, DotRing, Isa};
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
-use irisc_runtime::protocol::galois_dot::galois_dot_local;
+use irisc_runtime::kernels::dispatch::Isa as RtIsa;
 use irisc_runtime::ring::RingElem;
 use irisc_runtime::share::fp;
 use rand::{Rng, SeedableRng};
@@ -64,13 +64,6 @@ impl Ring {
             Ring::Gr2 => "GR16 d=2",
             Ring::Gr4 => "GR16 d=4",
             Ring::Fp => "F_p",
-        }
-    }
-    fn generated(self) -> &'static str {
-        match self {
-            Ring::Z16 | Ring::Z32 | Ring::Z64 => "irisc LLVM masked-dot kernel (JIT, host CPU)",
-            Ring::Gr2 | Ring::Gr4 => "runtime protocol::galois_dot::galois_dot_local",
-            Ring::Fp => "runtime share::fp::dot per pair (as party::ops_shamir)",
         }
     }
     /// Words per code entry stored by the gallery (bytes) and gallery arrays.
@@ -219,13 +212,13 @@ where
     (0..n).map(|_| rng.random()).collect()
 }
 
-/// (generated, naive) passes for a replicated ring with storage `T`.
-fn rep_passes<'a, T: RingElem>(
+/// A generated-kernel pass for a replicated ring with storage `T`.
+fn rep_pass<'a, T: RingElem>(
     f: jit::KernelFn<T>,
     data: &'a (Vec<T>, Vec<T>, Vec<T>, Vec<T>),
     l: usize,
-) -> (Pass<'a>, Pass<'a>) {
-    let gen: Pass<'a> = Box::new(move |r: Range<usize>| {
+) -> Pass<'a> {
+    Box::new(move |r: Range<usize>| {
         let (qa, qb, ga, gb) = data;
         let mut out = vec![T::ZERO; ROTATIONS * r.len()];
         // SAFETY: the buffers hold ROTATIONS codes and r.end <= N records of l words each.
@@ -241,24 +234,45 @@ fn rep_passes<'a, T: RingElem>(
             )
         };
         black_box(&out);
-    });
-    let naive: Pass<'a> = Box::new(move |r: Range<usize>| {
+    })
+}
+
+/// The naive pass for a replicated ring.
+fn naive_rep_pass<'a, T: RingElem>(
+    data: &'a (Vec<T>, Vec<T>, Vec<T>, Vec<T>),
+    l: usize,
+) -> Pass<'a> {
+    Box::new(move |r: Range<usize>| {
         let (qa, qb, ga, gb) = data;
         let mut out = vec![T::ZERO; ROTATIONS * r.len()];
         let (ga, gb) = (&ga[r.start * l..r.end * l], &gb[r.start * l..r.end * l]);
         naive_rep(qa, qb, ROTATIONS, ga, gb, r.len(), l, &mut out);
         black_box(&out);
-    });
-    (gen, naive)
+    })
 }
 
-/// Peak integer multiply-accumulates per second per core for `lane_bits` lanes (an estimate).
-fn peak_macs(machine: &MachineInfo, lane_bits: u32) -> Option<f64> {
-    Some(vector_bits(machine) as f64 / lane_bits as f64 * PORTS * machine.cpu_mhz? * 1e6)
+/// One-sided kernel pass (GR16, F_p): `w` words per code.
+fn one_side_pass<'a>(f: jit::KernelFn<u16>, q: &'a [u16], g: &'a [u16], w: usize) -> Pass<'a> {
+    Box::new(move |r: Range<usize>| {
+        let mut out = vec![0u16; ROTATIONS * r.len()];
+        // SAFETY: q holds ROTATIONS codes and g r.end <= N records of w words each; one-sided
+        // kernels do not read the side-b pointers.
+        unsafe {
+            f(
+                q.as_ptr(),
+                std::ptr::null(),
+                ROTATIONS as i64,
+                g[r.start * w..].as_ptr(),
+                std::ptr::null(),
+                r.len() as i64,
+                out.as_mut_ptr(),
+            )
+        };
+        black_box(&out);
+    })
 }
 
-const PORTS: f64 = 2.0;
-
+/// Vector width (bits) of the best ISA of this CPU.
 fn vector_bits(machine: &MachineInfo) -> u32 {
     if machine.has("avx512f") && machine.has("avx512bw") {
         512
@@ -269,13 +283,57 @@ fn vector_bits(machine: &MachineInfo) -> u32 {
     }
 }
 
+/// Vector instructions per cycle assumed for the widest multiply-accumulate: 1 for 512-bit
+/// (AMD Zen 4 executes them as two 256-bit halves; one per cycle), 2 for narrower vectors.
+fn instructions_per_cycle(vector_bits: u32) -> f64 {
+    if vector_bits >= 512 {
+        1.0
+    } else {
+        2.0
+    }
+}
+
+/// Peak integer multiply-accumulates per cycle per core for `ring`: lanes x MACs per lane per
+/// instruction x instructions per cycle. 16-bit words (Z16, GR16, F_p on the signed
+/// representatives) use `vpdpwssd`/`vpmaddwd`: 32-bit lanes, 2 MACs each; Z32 `vpmulld` (1 per
+/// 32-bit lane); Z64 `vpmullq` (1 per 64-bit lane).
+fn peak_macs_per_cycle(vector_bits: u32, ring: Ring) -> f64 {
+    let ipc = instructions_per_cycle(vector_bits);
+    match ring {
+        Ring::Z16 | Ring::Gr2 | Ring::Gr4 | Ring::Fp => f64::from(vector_bits / 32) * 2.0 * ipc,
+        Ring::Z32 => f64::from(vector_bits / 32) * ipc,
+        Ring::Z64 => f64::from(vector_bits / 64) * ipc,
+    }
+}
+
+/// The generated kernel family of a ring and its words per code at length `l`.
+fn dot_ring(ring: Ring, l: usize) -> (DotRing, u32) {
+    let r = match ring {
+        Ring::Z16 => DotRing::Z16,
+        Ring::Z32 => DotRing::Z32,
+        Ring::Z64 => DotRing::Z64,
+        Ring::Gr2 | Ring::Gr4 => DotRing::Gr16,
+        Ring::Fp => DotRing::Fp,
+    };
+    (r, ring.words(l) as u32)
+}
+
 /// Runs the section: writes `dot.json` and `dot-l<l>.png` per length into `dir`.
 pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
     let machine = MachineInfo::collect();
     let all = machine.logical_cpus.max(1);
     let thread_counts: Vec<usize> = if all > 1 { vec![1, all] } else { vec![1] };
     let min_secs = if opts.quick { 0.005 } else { 0.5 };
-    let total = LENGTHS.len() * RINGS.len() * 2 * thread_counts.len();
+    let isas: Vec<Isa> = Isa::ALL
+        .into_iter()
+        .filter(|i| RtIsa::ALL[i.index()].supported())
+        .collect();
+    let skipped: Vec<&str> = Isa::ALL
+        .into_iter()
+        .filter(|i| !isas.contains(i))
+        .map(|i| i.name())
+        .collect();
+    let total = LENGTHS.len() * RINGS.len() * (isas.len() + 1) * thread_counts.len();
     let bar = if opts.progress {
         let b = ProgressBar::new(total as u64);
         if let Ok(s) = ProgressStyle::with_template("{bar:30} {pos}/{len} {elapsed} {msg}") {
@@ -285,10 +343,14 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
     } else {
         ProgressBar::hidden()
     };
-    let kernels: Vec<(u32, u32)> = LENGTHS
+    let mut kernels: Vec<(DotRing, u32)> = LENGTHS
         .iter()
-        .flat_map(|&l| [(l as u32, 16), (l as u32, 32), (l as u32, 64)])
+        .flat_map(|&l| RINGS.iter().map(move |&r| dot_ring(r, l)))
         .collect();
+    kernels.sort();
+    kernels.dedup();
+    let vb = vector_bits(&machine);
+    let mhz = machine.cpu_mhz;
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2026);
     let mut records_used = BTreeMap::new();
     let mut ms: Vec<Measurement> = Vec::new();
@@ -302,6 +364,7 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
                 };
                 records_used.insert(format!("{} l={l}", ring.name()), n);
                 let w = ring.words(l);
+                let (dr, words) = dot_ring(ring, l);
                 // Data for this (ring, l); dropped before the next.
                 let d16 = match ring {
                     Ring::Z16 => Some((
@@ -343,98 +406,93 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
                     _ => (Vec::new(), Vec::new()),
                 };
                 let (q, g) = (&q, &g);
-                let lu = l as u32;
-                let missing = || anyhow::anyhow!("JIT kernel for l = {l} missing");
-                let (gen, naive): (Pass, Pass) = match ring {
-                    Ring::Z16 => rep_passes(
-                        unsafe { k.get::<u16>(lu, 16) }.ok_or_else(missing)?,
-                        d16.as_ref().unwrap(),
-                        l,
-                    ),
-                    Ring::Z32 => rep_passes(
-                        unsafe { k.get::<u32>(lu, 32) }.ok_or_else(missing)?,
-                        d32.as_ref().unwrap(),
-                        l,
-                    ),
-                    Ring::Z64 => rep_passes(
-                        unsafe { k.get::<u64>(lu, 64) }.ok_or_else(missing)?,
-                        d64.as_ref().unwrap(),
-                        l,
-                    ),
-                    Ring::Gr2 | Ring::Gr4 => (
-                        Box::new(move |r: Range<usize>| {
-                            let z = galois_dot_local(
-                                q,
-                                ROTATIONS,
-                                &g[r.start * w..r.end * w],
-                                r.len(),
-                                w,
-                            );
-                            black_box(&z.own);
-                        }),
-                        Box::new(move |r: Range<usize>| {
-                            let mut out = vec![0u16; ROTATIONS * r.len()];
-                            naive_gr(
-                                q,
-                                ROTATIONS,
-                                &g[r.start * w..r.end * w],
-                                r.len(),
-                                w,
-                                &mut out,
-                            );
-                            black_box(&out);
-                        }),
-                    ),
-                    Ring::Fp => (
-                        Box::new(move |r: Range<usize>| {
-                            let mut out = Vec::with_capacity(ROTATIONS * r.len());
-                            for row in g[r.start * l..r.end * l].chunks_exact(l) {
-                                for c in q.chunks_exact(l) {
-                                    out.push(fp::dot(c, row));
-                                }
-                            }
-                            black_box(&out);
-                        }),
-                        Box::new(move |r: Range<usize>| {
-                            let mut out = vec![0u16; ROTATIONS * r.len()];
-                            naive_fp(
-                                q,
-                                ROTATIONS,
-                                &g[r.start * l..r.end * l],
-                                r.len(),
-                                l,
-                                &mut out,
-                            );
-                            black_box(&out);
-                        }),
-                    ),
+                let missing = |isa: Isa| anyhow::anyhow!("JIT kernel {ring:?} l = {l} {isa:?}");
+                let mut passes: Vec<(String, String, Pass)> = Vec::new();
+                for &isa in &isas {
+                    if !k.variants(dr, words).contains(&isa) {
+                        continue;
+                    }
+                    let pass: Pass = match ring {
+                        Ring::Z16 => {
+                            let f = unsafe { k.get::<u16>(dr, words, isa) };
+                            rep_pass(f.ok_or_else(|| missing(isa))?, d16.as_ref().unwrap(), l)
+                        }
+                        Ring::Z32 => {
+                            let f = unsafe { k.get::<u32>(dr, words, isa) };
+                            rep_pass(f.ok_or_else(|| missing(isa))?, d32.as_ref().unwrap(), l)
+                        }
+                        Ring::Z64 => {
+                            let f = unsafe { k.get::<u64>(dr, words, isa) };
+                            rep_pass(f.ok_or_else(|| missing(isa))?, d64.as_ref().unwrap(), l)
+                        }
+                        Ring::Gr2 | Ring::Gr4 | Ring::Fp => {
+                            let f = unsafe { k.get::<u16>(dr, words, isa) };
+                            one_side_pass(f.ok_or_else(|| missing(isa))?, q, g, w)
+                        }
+                    };
+                    passes.push((
+                        isa.name().to_string(),
+                        format!(
+                            "irisc LLVM kernel {} ({}, JIT)",
+                            kernel_name(dr, words, isa),
+                            isa.name()
+                        ),
+                        pass,
+                    ));
+                }
+                let naive: Pass = match ring {
+                    Ring::Z16 => naive_rep_pass(d16.as_ref().unwrap(), l),
+                    Ring::Z32 => naive_rep_pass(d32.as_ref().unwrap(), l),
+                    Ring::Z64 => naive_rep_pass(d64.as_ref().unwrap(), l),
+                    Ring::Gr2 | Ring::Gr4 => Box::new(move |r: Range<usize>| {
+                        let mut out = vec![0u16; ROTATIONS * r.len()];
+                        naive_gr(
+                            q,
+                            ROTATIONS,
+                            &g[r.start * w..r.end * w],
+                            r.len(),
+                            w,
+                            &mut out,
+                        );
+                        black_box(&out);
+                    }),
+                    Ring::Fp => Box::new(move |r: Range<usize>| {
+                        let mut out = vec![0u16; ROTATIONS * r.len()];
+                        naive_fp(
+                            q,
+                            ROTATIONS,
+                            &g[r.start * l..r.end * l],
+                            r.len(),
+                            l,
+                            &mut out,
+                        );
+                        black_box(&out);
+                    }),
                 };
-                for (kind, implementation, pass) in [
-                    ("generated", ring.generated(), &gen),
-                    (
-                        "naive",
-                        "naive Rust loop (#[inline(never)], black_box inputs)",
-                        &naive,
-                    ),
-                ] {
+                passes.push((
+                    "naive".into(),
+                    "naive Rust loop (#[inline(never)], black_box inputs)".into(),
+                    naive,
+                ));
+                for (kind, implementation, pass) in &passes {
                     for &threads in &thread_counts {
                         let name = format!("dot/{}/{kind}/l={l}/threads={threads}", ring.name());
                         bar.set_message(name.clone());
-                        let (passes, secs) = measure(threads, n, min_secs, pass.as_ref());
-                        let dots = (passes * n * ROTATIONS) as f64;
+                        let (reps, secs) = measure(threads, n, min_secs, pass.as_ref());
+                        let dots = (reps * n * ROTATIONS) as f64;
                         let total_rate = dots / secs;
                         let per_core = total_rate / threads as f64;
                         let macs = ring.macs_per_dot(l);
-                        let peak = peak_macs(&machine, ring.lane_bits());
                         let mut extra = BTreeMap::new();
                         extra.insert("ring".into(), json!(ring.name()));
                         extra.insert("kind".into(), json!(kind));
                         extra.insert("implementation".into(), json!(implementation));
                         extra.insert("l".into(), json!(l));
+                        extra.insert("words_per_code".into(), json!(w));
                         extra.insert("threads".into(), json!(threads));
                         extra.insert("records".into(), json!(n));
                         extra.insert("codes_per_record".into(), json!(ROTATIONS));
-                        extra.insert("passes".into(), json!(passes));
+                        extra.insert("passes".into(), json!(reps));
                         extra.insert("seconds".into(), json!(secs));
                         extra.insert("dot_products".into(), json!(dots));
                         extra.insert("total_rate".into(), json!(total_rate));
@@ -443,10 +501,13 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
                             json!("dot products/s (all threads)"),
                         );
                         extra.insert("macs_per_dot".into(), json!(macs));
-                        extra.insert("lane_bits".into(), json!(ring.lane_bits()));
-                        if let Some(p) = peak {
-                            extra.insert("peak_macs_per_s_per_core".into(), json!(p));
-                            extra.insert("peak_fraction".into(), json!(per_core * macs as f64 / p));
+                        if let Some(mhz) = mhz {
+                            let peak = peak_macs_per_cycle(vb, ring) * mhz * 1e6;
+                            extra.insert("peak_macs_per_s_per_core".into(), json!(peak));
+                            extra.insert(
+                                "peak_fraction".into(),
+                                json!(per_core * macs as f64 / peak),
+                            );
                         }
                         if l == 12_800 {
                             extra.insert(
@@ -473,23 +534,41 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
     })??;
     bar.finish_and_clear();
 
-    // Ratios of each generated figure to its naive twin.
+    // "generated": the variant the runtime dispatches to on this CPU (the best one generated),
+    // a copy of that variant's figure; ratios of it to its naive twin.
     let rates: BTreeMap<String, f64> = ms.iter().map(|m| (m.name.clone(), m.value)).collect();
-    for m in ms.iter_mut() {
-        if m.extra.get("kind") == Some(&json!("generated")) {
-            let naive_name = m.name.replace("/generated/", "/naive/");
-            if let Some(&nv) = rates.get(&naive_name) {
-                m.extra.insert("ratio_to_naive".into(), json!(m.value / nv));
+    let mut best = Vec::new();
+    for &l in &LENGTHS {
+        for ring in RINGS {
+            for &threads in &thread_counts {
+                let pick = isas.iter().rev().find_map(|isa| {
+                    let n = format!("dot/{}/{}/l={l}/threads={threads}", ring.name(), isa.name());
+                    ms.iter().find(|m| m.name == n)
+                });
+                if let Some(m) = pick {
+                    let mut m = m.clone();
+                    let naive = format!("dot/{}/naive/l={l}/threads={threads}", ring.name());
+                    m.name = format!("dot/{}/generated/l={l}/threads={threads}", ring.name());
+                    m.extra.insert("isa".into(), m.extra["kind"].clone());
+                    m.extra.insert("kind".into(), json!("generated"));
+                    if let Some(&nv) = rates.get(&naive) {
+                        m.extra.insert("ratio_to_naive".into(), json!(m.value / nv));
+                    }
+                    best.push(m);
+                }
             }
         }
     }
+    ms.extend(best);
+    let rates: BTreeMap<String, f64> = ms.iter().map(|m| (m.name.clone(), m.value)).collect();
 
     let mut files = Vec::new();
     for &l in &LENGTHS {
         let groups: Vec<String> = RINGS.iter().map(|r| r.name().to_string()).collect();
         let mut series = Vec::new();
         for &threads in &thread_counts {
-            for kind in ["generated", "naive"] {
+            let kinds = isas.iter().map(|i| i.name()).chain(["naive"]);
+            for kind in kinds {
                 let vals = RINGS
                     .iter()
                     .map(|r| {
@@ -497,12 +576,7 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
                         rates.get(&n).map_or(f64::NAN, |v| v / 1e6)
                     })
                     .collect();
-                let label = if kind == "generated" {
-                    "irisc/runtime"
-                } else {
-                    "naive loop"
-                };
-                series.push((format!("{label}, {threads} thread(s)"), vals));
+                series.push((format!("{kind}, {threads} thr"), vals));
             }
         }
         let refs = if l == 12_800 {
@@ -533,7 +607,6 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
         files.push(path);
     }
 
-    let vb = vector_bits(&machine);
     let report = Report {
         section: "dot".into(),
         quick: opts.quick,
@@ -545,13 +618,20 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
             "gallery_budget_bytes": if opts.quick { None } else { Some(GALLERY_BUDGET) },
             "min_seconds_per_measurement": min_secs,
             "thread_counts": thread_counts,
+            "isas_measured": isas.iter().map(|i| i.name()).collect::<Vec<_>>(),
+            "isas_skipped_cpu_lacks": skipped,
             "peak": {
-                "formula": "peak MAC/s per core = (vector_bits / lane_bits) x ports x cpu_MHz x 1e6; peak_fraction = rate per core x macs_per_dot / peak",
+                "formula": "peak MAC/s per core = lanes x MACs per lane per instruction x instructions per cycle x cpu_MHz x 1e6; peak_fraction = rate per core x macs_per_dot / peak",
                 "vector_bits": vb,
-                "ports": PORTS,
-                "cpu_mhz": machine.cpu_mhz,
-                "estimate": true,
-                "caveats": "an estimate: assumes two vector multiply-add-equivalent issue ports at the /proc/cpuinfo 'cpu MHz' clock (current, not turbo/base); real multiply throughput differs per CPU and per width (e.g. 64-bit vector multiplies are much slower; AMD Zen 4 executes 512-bit operations as two 256-bit halves)",
+                "instructions_per_cycle": instructions_per_cycle(vb),
+                "assumption": "one 512-bit multiply-accumulate instruction per cycle per core (AMD Zen 4 executes 512-bit operations as two 256-bit halves), two per cycle for 256-bit or narrower vectors",
+                "macs_per_cycle": {
+                    "Z16, GR16, F_p (vpdpwssd/vpmaddwd: 32-bit lanes, 2 MACs each)": peak_macs_per_cycle(vb, Ring::Z16),
+                    "Z32 (vpmulld)": peak_macs_per_cycle(vb, Ring::Z32),
+                    "Z64 (vpmullq)": peak_macs_per_cycle(vb, Ring::Z64),
+                },
+                "cpu_mhz": mhz,
+                "clock_source": "/proc/cpuinfo 'cpu MHz' of the first CPU (the current clock, not turbo)",
             },
         }),
         measurements: ms,
@@ -570,9 +650,10 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
             },
         ],
         notes: vec![
-            "A dot product is one (query code, gallery record) pair of one party's local work; the replicated rings do two plain dot products of length l per pair, the Galois rings one of length d*ceil(l/d), F_p one of length l (reduced once).".into(),
+            "A dot product is one (query code, gallery record) pair of one party's local work (the paper's unit, one length-l product of a code pair); macs_per_dot says how many multiply-adds it costs: 2l for the replicated rings (two plain dot products, Appendix C eq. 6), d*ceil(l/d) for GR(2^16, d), l for F_p (reduced once mod p).".into(),
+            "Kinds: one per ISA variant of irisc's generated kernel (portable, avx2, avx512, vnni; those this CPU lacks are not run), 'generated' = the variant the runtime dispatches to on this CPU, 'naive' = a plain Rust loop in this binary.".into(),
             "Per core = all-thread rate / threads; threads = logical CPUs available (SMT siblings count as cores).".into(),
-            "The replicated kernels are irisc's LLVM output, JIT-compiled with the host CPU's target-cpu/target-features attributes after the same default<O3> pipeline as irisc build; the GR and F_p figures time runtime Rust code, built for this binary's target (rustc's default CPU unless RUSTFLAGS says otherwise).".into(),
+            "The kernels are irisc's LLVM output (all variants of one table, each with its own target attributes), JIT-compiled after the same default<O3> pipeline as irisc build.".into(),
             "The naive loops are plain Rust compiled in this binary; rustc may auto-vectorise them for the binary's target CPU.".into(),
             "The gallery is at most 64 MiB per measurement and is re-read every pass; the input values are random (timings do not depend on them).".into(),
             "Timings on shared or virtual machines vary between runs; nothing here is asserted by a test.".into(),

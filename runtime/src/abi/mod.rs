@@ -91,14 +91,15 @@ pub extern "C" fn irisc_rt_rotate(rt: *mut Runtime, dst: i32, src: i32, lo: i32,
 }
 
 /// # Safety
-/// `kernel` must be the masked-dot kernel the compiler generated for the program's ring.
+/// `kernels` must be the table of masked-dot kernel variants the compiler generated for the
+/// program's ring (`[portable, avx2, avx512, vnni]`, null where absent).
 #[no_mangle]
 pub unsafe extern "C" fn irisc_rt_masked_dot(
     rt: *mut Runtime,
     dst: i32,
     codes: i32,
     gallery: i32,
-    kernel: *const c_void,
+    kernels: *const c_void,
 ) -> i32 {
     // SAFETY: forwarded from this function's contract.
     with_rt(rt, |r| unsafe {
@@ -106,7 +107,7 @@ pub unsafe extern "C" fn irisc_rt_masked_dot(
             dst as u32,
             codes as u32,
             gallery as u32,
-            kernel as *const (),
+            kernels as *const crate::kernels::KernelTable,
         )
     })
 }

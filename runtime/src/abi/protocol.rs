@@ -124,10 +124,24 @@ pub extern "C" fn irisc_rt_open_int(rt: *mut Runtime, dst: i32, src: i32, to: i3
     with_rt(rt, |r| r.open_int(u(dst), u(src), u(to)))
 }
 
-/// Dot products of Shamir shares (GR(2^16, d) or F_p): additive shares, record-major.
+/// Dot products of Shamir shares (GR(2^16, d) or F_p): additive shares, record-major, by the
+/// generated kernel variants in `kernels` (null: the runtime's scalar reference).
+///
+/// # Safety
+/// `kernels` must be null or the table of kernel variants the compiler generated for this
+/// sharing and code length (`[portable, avx2, avx512, vnni]`, null where absent).
 #[no_mangle]
-pub extern "C" fn irisc_rt_shamir_dot(rt: *mut Runtime, dst: i32, codes: i32, gallery: i32) -> i32 {
-    with_rt(rt, |r| r.shamir_dot(u(dst), u(codes), u(gallery)))
+pub unsafe extern "C" fn irisc_rt_shamir_dot(
+    rt: *mut Runtime,
+    dst: i32,
+    codes: i32,
+    gallery: i32,
+    kernels: *const crate::kernels::KernelTable,
+) -> i32 {
+    // SAFETY: forwarded from this function's contract.
+    with_rt(rt, |r| unsafe {
+        r.shamir_dot_with(u(dst), u(codes), u(gallery), kernels)
+    })
 }
 
 /// Additive shares mod p to replicated shares mod p.

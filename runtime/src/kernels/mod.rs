@@ -1,8 +1,13 @@
-//! Compute kernels. The compiler generates the dot-product kernels in LLVM (CPU) and PTX (GPU);
-//! [`reference`](mod@reference) is their portable reference and the fallback the runtime uses without them.
+//! Compute kernels. The compiler generates the dot-product kernels in LLVM (CPU, one variant per
+//! instruction set, picked at run time by [`dispatch`]) and PTX (GPU);
+//! [`reference`](mod@reference) is their portable reference and the fallback the runtime uses
+//! without them.
 
+pub mod dispatch;
 pub mod reference;
 
+pub use dispatch::{Isa, KernelTable};
 pub use reference::{
-    masked_dot_reference, MaskedDotKernelU16, MaskedDotKernelU32, MaskedDotKernelU64,
+    fp_dot_reference, gr_dot_reference, masked_dot_reference, MaskedDotKernelU16,
+    MaskedDotKernelU32, MaskedDotKernelU64,
 };

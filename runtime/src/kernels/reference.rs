@@ -79,6 +79,40 @@ pub fn masked_dot_reference<T: RingElem>(
     }
 }
 
+/// Reference of the one-sided 16-bit kernel of GR(2^16, d) Shamir shares (Section 4.3.2): the
+/// prepared query (Lagrange coefficient folded in) against the gallery words, wrapping mod
+/// 2^16, record-major; `words` = d*ceil(len/d) per code. The same as
+/// [`crate::protocol::galois_dot::galois_dot_local`].
+pub fn gr_dot_reference(
+    q: &[u16],
+    n_codes: usize,
+    g: &[u16],
+    n_records: usize,
+    words: usize,
+    out: &mut [u16],
+) {
+    let z = crate::protocol::galois_dot::galois_dot_local(q, n_codes, g, n_records, words);
+    out[..n_records * n_codes].copy_from_slice(&z.own);
+}
+
+/// Reference of the F_p kernel: `out[r*n_codes + c] = <q_c, g_r> mod p` with every word below
+/// p ([`crate::share::fp::dot`] per pair), record-major.
+pub fn fp_dot_reference(
+    q: &[u16],
+    n_codes: usize,
+    g: &[u16],
+    n_records: usize,
+    len: usize,
+    out: &mut [u16],
+) {
+    for r in 0..n_records {
+        for c in 0..n_codes {
+            out[r * n_codes + c] =
+                crate::share::fp::dot(&q[c * len..(c + 1) * len], &g[r * len..(r + 1) * len]);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

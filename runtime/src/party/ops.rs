@@ -8,7 +8,8 @@ use std::time::Instant;
 use crate::error::RuntimeError;
 use crate::io::share_file::RingVec;
 use crate::iris::public_threshold;
-use crate::kernels::{MaskedDotKernelU16, MaskedDotKernelU32, MaskedDotKernelU64};
+use crate::kernels::dispatch;
+use crate::kernels::{KernelTable, MaskedDotKernelU16, MaskedDotKernelU32, MaskedDotKernelU64};
 use crate::protocol;
 use crate::protocol::reshare::reshare;
 use crate::ring::RingElem;
@@ -60,18 +61,19 @@ impl Runtime {
         Ok(())
     }
 
-    /// The local half of the dot product of Appendix C: the generated kernel computes each
-    /// party's additive share `<a_q, a_g> - <b_q, b_g>` for every (record, code) pair.
+    /// The local half of the dot product of Appendix C (eq. 6): the generated kernel computes
+    /// each party's additive share `<a_q, a_g> - <b_q, b_g>` for every (record, code) pair,
+    /// records split across `--threads`.
     ///
     /// # Safety
-    /// `kernel` must be the compiler-generated masked-dot kernel for the storage width of these
-    /// shares (the schedule passes the one generated for the program's ring).
+    /// `table` must be the compiler-generated table of masked-dot kernel variants for the
+    /// storage width of these shares (the schedule passes the one generated for the ring).
     pub unsafe fn masked_dot(
         &mut self,
         dst: u32,
         codes: u32,
         gallery: u32,
-        kernel: *const (),
+        table: *const KernelTable,
     ) -> Result<(), RuntimeError> {
         let t = Instant::now();
         let (q, g) = (self.codes(codes)?, self.codes(gallery)?);
@@ -80,30 +82,47 @@ impl Runtime {
                 "dot product of codes of different lengths".into(),
             ));
         }
-        if kernel.is_null() {
-            return Err(RuntimeError::Schedule("null kernel".into()));
-        }
-        let threads = self.args.threads.min(g.count.max(1));
+        // SAFETY: the caller's contract.
+        let (_, kernel) = unsafe { dispatch::pick_from(table, q.bits) }?;
+        let threads = self.args.threads;
         let out = match (&q.a, &q.b, &g.a, &g.b) {
             (RingVec::U16(qa), RingVec::U16(qb), RingVec::U16(ga), RingVec::U16(gb)) => {
-                // SAFETY: the caller promises the kernel of this storage width.
+                // SAFETY: the caller promises the kernels of this storage width.
                 let k: MaskedDotKernelU16 = unsafe { std::mem::transmute(kernel) };
                 RingVec::U16(run_kernel(
-                    k, qa, qb, q.count, ga, gb, g.count, q.bits, threads,
+                    k,
+                    (qa, Some(qb)),
+                    q.count,
+                    (ga, Some(gb)),
+                    g.count,
+                    q.bits,
+                    threads,
                 ))
             }
             (RingVec::U32(qa), RingVec::U32(qb), RingVec::U32(ga), RingVec::U32(gb)) => {
                 // SAFETY: as above.
                 let k: MaskedDotKernelU32 = unsafe { std::mem::transmute(kernel) };
                 RingVec::U32(run_kernel(
-                    k, qa, qb, q.count, ga, gb, g.count, q.bits, threads,
+                    k,
+                    (qa, Some(qb)),
+                    q.count,
+                    (ga, Some(gb)),
+                    g.count,
+                    q.bits,
+                    threads,
                 ))
             }
             (RingVec::U64(qa), RingVec::U64(qb), RingVec::U64(ga), RingVec::U64(gb)) => {
                 // SAFETY: as above.
                 let k: MaskedDotKernelU64 = unsafe { std::mem::transmute(kernel) };
                 RingVec::U64(run_kernel(
-                    k, qa, qb, q.count, ga, gb, g.count, q.bits, threads,
+                    k,
+                    (qa, Some(qb)),
+                    q.count,
+                    (ga, Some(gb)),
+                    g.count,
+                    q.bits,
+                    threads,
                 ))
             }
             _ => {
@@ -302,47 +321,160 @@ pub(crate) fn msb_of<T: RingElem>(
     Ok(protocol::bit_extract::msb(net, prss, &x, k)?)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_kernel<T: RingElem + Send + Sync>(
+/// The shares one side of a kernel call reads: side a, and side b for replicated shares (two
+/// sides, eq. 6) or `None` for the one-sided Shamir kernels.
+pub(crate) type Sides<'a, T> = (&'a [T], Option<&'a [T]>);
+
+/// Runs `kernel` (any generated dot kernel with storage word `T`) over `n_codes` codes and
+/// `n_records` records of `words` words each, the records split in contiguous shards across
+/// `threads` threads (each writes its own block of the record-major output).
+pub(crate) fn run_kernel<T: RingElem + Send + Sync>(
     kernel: unsafe extern "C" fn(*const T, *const T, i64, *const T, *const T, i64, *mut T),
-    qa: &[T],
-    qb: &[T],
+    q: Sides<'_, T>,
     n_codes: usize,
-    ga: &[T],
-    gb: &[T],
+    g: Sides<'_, T>,
     n_records: usize,
-    bits: usize,
+    words: usize,
     threads: usize,
 ) -> Vec<T> {
+    assert!(
+        q.0.len() >= n_codes * words && q.1.is_none_or(|b| b.len() >= n_codes * words),
+        "query shares shorter than n_codes * words"
+    );
+    assert!(
+        g.0.len() >= n_records * words && g.1.is_none_or(|b| b.len() >= n_records * words),
+        "gallery shares shorter than n_records * words"
+    );
     let mut out = vec![T::ZERO; n_codes * n_records];
-    if n_records == 0 || n_codes == 0 {
+    if n_records == 0 || n_codes == 0 || words == 0 {
         return out;
     }
-    let per = n_records.div_ceil(threads.max(1));
+    let per = n_records.div_ceil(threads.clamp(1, n_records));
+    let ptr = |s: Option<&[T]>| s.map_or(std::ptr::null(), |s| s.as_ptr());
+    let run = |first: usize, out_chunk: &mut [T]| {
+        let n = out_chunk.len() / n_codes;
+        let range = first * words..(first + n) * words;
+        let (ga, gb) = (&g.0[range.clone()], g.1.map(|b| &b[range]));
+        // SAFETY: every pointer covers what the kernel reads and writes: n_codes * words
+        // (queries), n * words (this shard's records), n * n_codes (out); side b pointers are
+        // null only for one-sided kernels, which do not read them.
+        unsafe {
+            kernel(
+                q.0.as_ptr(),
+                ptr(q.1),
+                n_codes as i64,
+                ga.as_ptr(),
+                ptr(gb),
+                n as i64,
+                out_chunk.as_mut_ptr(),
+            )
+        }
+    };
+    if per >= n_records {
+        run(0, &mut out);
+        return out;
+    }
     std::thread::scope(|s| {
         for (chunk, out_chunk) in out.chunks_mut(per * n_codes).enumerate() {
-            let first = chunk * per;
-            let n = out_chunk.len() / n_codes;
-            let (ga, gb) = (
-                &ga[first * bits..(first + n) * bits],
-                &gb[first * bits..(first + n) * bits],
-            );
-            s.spawn(move || {
-                // SAFETY: every pointer covers the lengths the kernel reads and writes:
-                // n_codes * bits (queries), n * bits (records), n * n_codes (out).
-                unsafe {
-                    kernel(
-                        qa.as_ptr(),
-                        qb.as_ptr(),
-                        n_codes as i64,
-                        ga.as_ptr(),
-                        gb.as_ptr(),
-                        n as i64,
-                        out_chunk.as_mut_ptr(),
-                    )
-                }
-            });
+            let run = &run;
+            s.spawn(move || run(chunk * per, out_chunk));
         }
     });
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::{gr_dot_reference, masked_dot_reference};
+
+    const WORDS: usize = 9;
+
+    /// A stand-in for a generated one-sided kernel (WORDS words per code).
+    unsafe extern "C" fn one_sided(
+        q: *const u16,
+        qb: *const u16,
+        n_codes: i64,
+        g: *const u16,
+        gb: *const u16,
+        n_records: i64,
+        out: *mut u16,
+    ) {
+        assert!(qb.is_null() && gb.is_null());
+        let (nc, nr) = (n_codes as usize, n_records as usize);
+        // SAFETY: run_kernel's contract.
+        let (q, g, out) = unsafe {
+            (
+                std::slice::from_raw_parts(q, nc * WORDS),
+                std::slice::from_raw_parts(g, nr * WORDS),
+                std::slice::from_raw_parts_mut(out, nc * nr),
+            )
+        };
+        gr_dot_reference(q, nc, g, nr, WORDS, out);
+    }
+
+    /// A stand-in for a generated replicated kernel.
+    unsafe extern "C" fn two_sided(
+        qa: *const u32,
+        qb: *const u32,
+        n_codes: i64,
+        ga: *const u32,
+        gb: *const u32,
+        n_records: i64,
+        out: *mut u32,
+    ) {
+        let (nc, nr) = (n_codes as usize, n_records as usize);
+        // SAFETY: run_kernel's contract.
+        unsafe {
+            let s = |p: *const u32, n: usize| std::slice::from_raw_parts(p, n * WORDS);
+            let out = std::slice::from_raw_parts_mut(out, nc * nr);
+            masked_dot_reference(
+                s(qa, nc),
+                s(qb, nc),
+                nc,
+                s(ga, nr),
+                s(gb, nr),
+                nr,
+                WORDS,
+                out,
+            );
+        }
+    }
+
+    /// Records split over any number of threads give the single-call result, for one- and
+    /// two-sided kernels, including more threads than records and empty shapes.
+    #[test]
+    fn thread_splits_equal_one_call() {
+        let mut x = 1u32;
+        let mut next = || {
+            x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            x
+        };
+        for (nc, nr) in [(0usize, 4usize), (3, 0), (1, 1), (31, 7), (5, 13)] {
+            let q: Vec<u16> = (0..nc * WORDS).map(|_| next() as u16).collect();
+            let g: Vec<u16> = (0..nr * WORDS).map(|_| next() as u16).collect();
+            let mut want = vec![0u16; nc * nr];
+            gr_dot_reference(&q, nc, &g, nr, WORDS, &mut want);
+            let q4: Vec<u32> = (0..2 * nc * WORDS).map(|_| next()).collect();
+            let g4: Vec<u32> = (0..2 * nr * WORDS).map(|_| next()).collect();
+            let (qa, qb) = q4.split_at(nc * WORDS);
+            let (ga, gb) = g4.split_at(nr * WORDS);
+            let mut want4 = vec![0u32; nc * nr];
+            masked_dot_reference(qa, qb, nc, ga, gb, nr, WORDS, &mut want4);
+            for threads in [1usize, 2, 3, 8, 20] {
+                let got = run_kernel(one_sided, (&q, None), nc, (&g, None), nr, WORDS, threads);
+                assert_eq!(got, want, "{nc} x {nr}, {threads} threads");
+                let got4 = run_kernel(
+                    two_sided,
+                    (qa, Some(qb)),
+                    nc,
+                    (ga, Some(gb)),
+                    nr,
+                    WORDS,
+                    threads,
+                );
+                assert_eq!(got4, want4, "{nc} x {nr}, {threads} threads");
+            }
+        }
+    }
 }

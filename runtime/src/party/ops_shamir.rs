@@ -8,6 +8,7 @@ use std::time::Instant;
 use crate::error::RuntimeError;
 use crate::io::share_file::RingVec;
 use crate::iris::public_threshold;
+use crate::kernels::{dispatch, fp_dot_reference, KernelTable, MaskedDotKernelU16};
 use crate::protocol::bit_extract_mod::{msb_mod as msb_mod_protocol, msb_mod_cost};
 use crate::protocol::bit_extract_p::{bit_extract_p_cost, msb_p as msb_p_protocol};
 use crate::protocol::galois_dot::{galois_dot_local, prepare_query};
@@ -18,6 +19,7 @@ use crate::share::galois::ShamirVec;
 use crate::share::Rep3Vec;
 
 use super::exec::{at, broadcast_len, get, sched, Ctx};
+use super::ops::run_kernel;
 use super::shamir_codes::{ShamirCodes, ShamirKind, Side};
 use super::values::Value;
 use super::Runtime;
@@ -59,8 +61,22 @@ fn lift_exponent(m: u32, op: &str) -> Result<u64, RuntimeError> {
 /// - F_p: the degree-2 products times the party's Lagrange coefficient at 0; additive shares
 ///   mod p (`Value::AdditiveP`), to be reshared with `reshare_p`.
 ///
-/// Local. The query must be packed as a query and the gallery as a gallery (GR only).
+/// Local. The query must be packed as a query and the gallery as a gallery (GR only). Runs the
+/// scalar reference kernels on one thread; [`shamir_dot_kernel`] runs a generated one.
 pub fn shamir_dot(cx: &mut Ctx<'_>, query: &Value, gallery: &Value) -> Result<Value, RuntimeError> {
+    shamir_dot_kernel(cx, query, gallery, None, 1)
+}
+
+/// [`shamir_dot`] with a generated kernel (GR: the 16-bit one-sided kernel over the prepared
+/// query; F_p: the kernel with one reduction mod p per pair), records split across `threads`.
+/// `None` runs the scalar references of [`crate::kernels::reference`].
+pub fn shamir_dot_kernel(
+    cx: &mut Ctx<'_>,
+    query: &Value,
+    gallery: &Value,
+    kernel: Option<MaskedDotKernelU16>,
+    threads: usize,
+) -> Result<Value, RuntimeError> {
     let (q, g) = (shamir(query, "shamir_dot")?, shamir(gallery, "shamir_dot")?);
     if q.kind != g.kind {
         return Err(sched(format!(
@@ -97,20 +113,31 @@ pub fn shamir_dot(cx: &mut Ctx<'_>, query: &Value, gallery: &Value) -> Result<Va
                     },
                 ),
             };
-            let z = galois_dot_local(&prepared, q.count, &g.words, g.count, words);
-            Value::Additive(RingVec::U16(z.own))
+            let gw: &[u16] = &g.words[..];
+            let z = match kernel {
+                Some(k) => run_kernel(
+                    k,
+                    (&prepared, None),
+                    q.count,
+                    (gw, None),
+                    g.count,
+                    words,
+                    threads,
+                ),
+                None => galois_dot_local(&prepared, q.count, gw, g.count, words).own,
+            };
+            Value::Additive(RingVec::U16(z))
         }
         ShamirKind::Fp => {
-            let mut out = Vec::with_capacity(q.count * g.count);
-            if words > 0 {
-                for r in g.words.chunks_exact(words) {
-                    for c in q.words.chunks_exact(words) {
-                        out.push(fp::dot(c, r));
-                    }
+            let (qw, gw): (&[u16], &[u16]) = (&q.words[..], &g.words[..]);
+            let out = match kernel {
+                Some(k) => run_kernel(k, (qw, None), q.count, (gw, None), g.count, words, threads),
+                None => {
+                    let mut out = vec![0u16; q.count * g.count];
+                    fp_dot_reference(qw, q.count, gw, g.count, words, &mut out);
+                    out
                 }
-            } else {
-                out.resize(q.count * g.count, 0);
-            }
+            };
             Value::AdditiveP(fp::shamir_to_additive(party, &out))
         }
     })
@@ -340,10 +367,40 @@ pub fn msb_mod(cx: &mut Ctx<'_>, src: &Value, m: u32) -> Result<Value, RuntimeEr
 
 impl Runtime {
     pub fn shamir_dot(&mut self, dst: u32, codes: u32, gallery: u32) -> Result<(), RuntimeError> {
+        // SAFETY: a null table is always valid.
+        unsafe { self.shamir_dot_with(dst, codes, gallery, std::ptr::null()) }
+    }
+
+    /// [`shamir_dot_kernel`] with the variant of `table` [`dispatch`] picks (null: the scalar
+    /// reference), records split across `--threads`.
+    ///
+    /// # Safety
+    /// `table` must be null or point to the compiler's kernel table for this sharing and code
+    /// length.
+    pub unsafe fn shamir_dot_with(
+        &mut self,
+        dst: u32,
+        codes: u32,
+        gallery: u32,
+        table: *const KernelTable,
+    ) -> Result<(), RuntimeError> {
         let t = Instant::now();
         let before = self.times.compare;
-        self.exec(dst, |cx, s| {
-            shamir_dot(cx, get(s, codes)?, get(s, gallery)?)
+        let kernel: Option<MaskedDotKernelU16> = if table.is_null() {
+            None
+        } else {
+            let words = match get(&self.slots, gallery)? {
+                Value::Shamir(g) => g.words_per_code(),
+                _ => 0,
+            };
+            // SAFETY: the caller's contract; every Shamir kernel takes u16 words.
+            let (_, k) = unsafe { dispatch::pick_from(table, words) }?;
+            Some(unsafe { std::mem::transmute::<*const (), MaskedDotKernelU16>(k) })
+        };
+        let threads = self.args.threads;
+        self.exec(dst, |cx, s| match kernel {
+            Some(_) => shamir_dot_kernel(cx, get(s, codes)?, get(s, gallery)?, kernel, threads),
+            None => shamir_dot(cx, get(s, codes)?, get(s, gallery)?),
         })?;
         // The dot product is its own phase in the accounting.
         self.times.compare = before;

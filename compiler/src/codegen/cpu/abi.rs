@@ -28,9 +28,11 @@ const ENTRY_POINTS: &[(&str, A, &[A])] = {
             &[Ptr, I32, I32, I32, I64, I32],
         ),
         ("irisc_rt_rotate", I32, &[Ptr, I32, I32, I32, I32]),
+        // (rt, dst, codes, gallery, kernel table [portable, avx2, avx512, vnni])
         ("irisc_rt_masked_dot", I32, &[Ptr, I32, I32, I32, Ptr]),
         ("irisc_rt_self_dot", I32, &[Ptr, I32, I32]),
-        ("irisc_rt_shamir_dot", I32, &[Ptr, I32, I32, I32]),
+        // (rt, dst, codes, gallery, kernel table or null)
+        ("irisc_rt_shamir_dot", I32, &[Ptr, I32, I32, I32, Ptr]),
         ("irisc_rt_reshare", I32, &[Ptr, I32, I32, I32]),
         ("irisc_rt_reshare_p", I32, &[Ptr, I32, I32]),
         ("irisc_rt_mask_len", I32, &[Ptr, I32, I32, I32]),

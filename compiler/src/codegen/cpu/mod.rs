@@ -1,6 +1,6 @@
 //! CPU code generation: the `mpc` module to one LLVM module holding the party schedule
-//! ([`schedule`]), the masked-dot kernels it passes to the runtime ([`kernel`]) and the
-//! manifest; then `default<O3>` and an object file for the host ([`target`]).
+//! ([`schedule`]), the dot-product kernels it passes to the runtime as tables of ISA variants
+//! ([`kernel`]) and the manifest; then `default<O3>` and an object file for the host ([`target`]).
 
 pub mod abi;
 pub mod kernel;
@@ -55,7 +55,7 @@ mod tests {
             "call i64 @irisc_rt_query_count(ptr %rt)",
             "call i32 @irisc_rt_load_input(ptr %rt, i32 1, i32 1, i32 0, i64 %q, i32 16)",
             "call i32 @irisc_rt_rotate(ptr %rt, i32 2, i32 1, i32 -15, i32 15)",
-            "call i32 @irisc_rt_masked_dot(ptr %rt, i32 3, i32 2, i32 0, ptr @irisc_kernel_masked_dot_L12800_u16)",
+            "call i32 @irisc_rt_masked_dot(ptr %rt, i32 3, i32 2, i32 0, ptr @irisc_kernels_dot_z16_L12800)",
             "call i32 @irisc_rt_reshare(ptr %rt, i32 4, i32 3, i32 16)",
             "call i32 @irisc_rt_mask_len(ptr %rt, i32 5, i32 2, i32 0)",
             "call i32 @irisc_rt_sub_threshold(ptr %rt, i32 6, i32 4, i32 5, i64 69, i64 200, i32 16)",

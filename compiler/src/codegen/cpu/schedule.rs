@@ -44,6 +44,11 @@ struct Schedule<'ctx, 'a> {
     fail: BasicBlock<'ctx>,
     slots: HashMap<usize, Slot<'ctx>>,
     next_slot: u32,
+    /// Code entries of every input (the manifest's `elements`), by input index.
+    input_lens: Vec<u64>,
+    /// Code entries of the codes held in a slot (loads and their rotations): the length the
+    /// Shamir dot-product kernels are specialised to.
+    lens: HashMap<u32, u64>,
 }
 
 fn key<'c>(v: impl ValueLike<'c>) -> usize {
@@ -121,6 +126,8 @@ pub fn generate<'ctx>(
         fail,
         slots: HashMap::new(),
         next_slot: 0,
+        input_lens: input_lengths(manifest_json),
+        lens: HashMap::new(),
     };
     s.b.position_at_end(started);
 
@@ -186,6 +193,19 @@ pub fn generate<'ctx>(
     Ok(())
 }
 
+/// `elements` of every input of the manifest, in order (0 where absent).
+fn input_lengths(manifest_json: &str) -> Vec<u64> {
+    let v: serde_json::Value = serde_json::from_str(manifest_json).unwrap_or_default();
+    v.get("inputs")
+        .and_then(|i| i.as_array())
+        .map(|a| {
+            a.iter()
+                .map(|i| i.get("elements").and_then(|e| e.as_u64()).unwrap_or(0))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The entry block of `func.func @name`.
 fn body_of<'c, 'm>(mpc: &'m MlirModule<'c>, name: &str) -> Result<BlockRef<'c, 'm>, CodegenError> {
     let mut op = mpc.body().first_operation();
@@ -236,6 +256,24 @@ impl<'ctx> Schedule<'ctx, '_> {
         match self.slot(op.operand(i).map_err(err)?)? {
             Slot::Slot(n) => Ok(self.cx.i32_type().const_int(n.into(), false).into()),
             Slot::Query(q) => Ok(q.into()),
+        }
+    }
+
+    /// Records that the slot `fresh` hands out next holds codes of input `input`.
+    fn note_len(&mut self, input: i64) {
+        let len = usize::try_from(input)
+            .ok()
+            .and_then(|i| self.input_lens.get(i).copied());
+        if let Some(len) = len {
+            self.lens.insert(self.next_slot, len);
+        }
+    }
+
+    /// The code length of operand `i`'s slot, if known.
+    fn slot_len<'c: 'a, 'a>(&self, op: &impl OperationLike<'c, 'a>, i: usize) -> Option<u64> {
+        match self.slot(op.operand(i).ok()?).ok()? {
+            Slot::Slot(n) => self.lens.get(&n).copied(),
+            Slot::Query(_) => None,
         }
     }
 
@@ -316,6 +354,7 @@ impl<'ctx> Schedule<'ctx, '_> {
         let (callee, args): (&str, Vec<BasicMetadataValueEnum>) = match name {
             "mpc.load_gallery" => {
                 let ring = self.i32c(self.load_ring(op)?);
+                self.note_len(int("input")?);
                 let (input, part) = (self.i32c(int("input")?), self.i32c(int("part")?));
                 let dst = self.fresh(op)?;
                 (
@@ -325,6 +364,7 @@ impl<'ctx> Schedule<'ctx, '_> {
             }
             "mpc.load_query" | "mpc.load_earlier" => {
                 let ring = self.i32c(self.load_ring(op)?);
+                self.note_len(int("input")?);
                 let (input, part) = (self.i32c(int("input")?), self.i32c(int("part")?));
                 let dst = self.fresh(op)?;
                 let callee = if name == "mpc.load_query" {
@@ -335,6 +375,9 @@ impl<'ctx> Schedule<'ctx, '_> {
                 (callee, vec![rt, dst, input, part, q()?.into(), ring])
             }
             "mpc.rotate" => {
+                if let Some(len) = self.slot_len(op, 0) {
+                    self.lens.insert(self.next_slot, len);
+                }
                 let src = self.slot_arg(op, 0)?;
                 let (lo, hi) = (self.i32c(int("lo")?), self.i32c(int("hi")?));
                 ("irisc_rt_rotate", vec![rt, self.fresh(op)?, src, lo, hi])
@@ -342,9 +385,10 @@ impl<'ctx> Schedule<'ctx, '_> {
             "mpc.masked_dot" => {
                 let code_bits = u32::try_from(int("code_bits")?).map_err(err)?;
                 let width = kernel::storage_bits(self.ring(op, Some(0))?);
-                let k = kernel::masked_dot(self.cx, self.module, code_bits, width)?;
+                let ring = kernel::DotRing::replicated(width)?;
+                let table = kernel::table(self.cx, self.module, ring, code_bits)?;
                 let (codes, gallery) = (self.slot_arg(op, 0)?, self.slot_arg(op, 1)?);
-                let kptr = k.as_global_value().as_pointer_value().into();
+                let kptr = table.as_pointer_value().into();
                 (
                     "irisc_rt_masked_dot",
                     vec![rt, self.fresh(op)?, codes, gallery, kptr],
@@ -433,11 +477,42 @@ impl<'ctx> Schedule<'ctx, '_> {
                 };
                 (callee, vec![rt, self.fresh(op)?, src])
             }
-            "mpc.mask_len" | "mpc.shamir_dot" | "mpc.and" | "mpc.or" => {
+            "mpc.shamir_dot" => {
+                // Specialised to the code length of the gallery (the runtime checks that the
+                // query's equals it); without a known length the runtime's reference runs.
+                let t = op.operand(0).map_err(err)?.r#type().to_string();
+                let kind = if t.contains("\"fp\"") {
+                    Some((kernel::DotRing::Fp, 1))
+                } else if t.contains("\"gr2\"") {
+                    Some((kernel::DotRing::Gr16, 2))
+                } else if t.contains("\"gr4\"") {
+                    Some((kernel::DotRing::Gr16, 4))
+                } else {
+                    None
+                };
+                let table = match (kind, self.slot_len(op, 1)) {
+                    (Some((ring, d)), Some(len)) if len > 0 => {
+                        let words = u32::try_from(len.div_ceil(d) * d).map_err(err)?;
+                        kernel::table(self.cx, self.module, ring, words)?
+                            .as_pointer_value()
+                            .into()
+                    }
+                    _ => self
+                        .cx
+                        .ptr_type(AddressSpace::default())
+                        .const_null()
+                        .into(),
+                };
+                let (x, y) = (self.slot_arg(op, 0)?, self.slot_arg(op, 1)?);
+                (
+                    "irisc_rt_shamir_dot",
+                    vec![rt, self.fresh(op)?, x, y, table],
+                )
+            }
+            "mpc.mask_len" | "mpc.and" | "mpc.or" => {
                 let (x, y) = (self.slot_arg(op, 0)?, self.slot_arg(op, 1)?);
                 let callee = match name {
                     "mpc.mask_len" => "irisc_rt_mask_len",
-                    "mpc.shamir_dot" => "irisc_rt_shamir_dot",
                     "mpc.and" => "irisc_rt_and",
                     _ => "irisc_rt_or",
                 };

@@ -1,0 +1,515 @@
+//! The loop nest of a dot-product kernel, GEMM-like: `out = Q x G^T` over (codes x records),
+//! with the reduction dimension (the code words, L of them, a constant) innermost.
+//!
+//! Records go outermost in blocks of R: a block's words stay in cache while every code passes
+//! over it, so the gallery streams from memory once per call (the codes, 31 rotations of a
+//! query, are the small operand). Inside, blocks of C codes: an R x C register tile of vector
+//! accumulators, each K step loading R + C vectors per side and issuing R x C
+//! multiply-accumulates ([`super::isa::Step::mac`]). Remainders (n_records % R, n_codes % C)
+//! use tiles of 1 record / 1 code; the last L % lanes words of a code go through one partial
+//! vector (legalised by LLVM without reading past the code).
+//!
+//! K chunks ([`super::Isa::k_chunk`]): the whole nest can run once per chunk of K words, the
+//! first chunk storing its sums and the later ones adding to `out` (wrapping, or mod p). F_p
+//! needs them (its i32 lanes hold 128 steps); as cache blocking for the replicated rings they
+//! did not measure faster than software prefetching of the gallery rows
+//! ([`super::Isa::prefetch_bytes`]), so those run unchunked.
+
+use super::isa::{e, Isa, Step};
+use super::{CodegenError, DotRing, P};
+use inkwell::{
+    attributes::{Attribute, AttributeLoc},
+    builder::Builder,
+    context::Context,
+    module::{Linkage, Module},
+    types::VectorType,
+    values::{BasicValue, FunctionValue, IntValue, PointerValue, VectorValue},
+    IntPredicate,
+};
+
+/// Defines kernel `name` for (`ring`, `l` words, `isa`) with register tile `tile` =
+/// (records, codes) and K chunks of `chunk` words (a multiple of the ISA's lanes; 0 or >= l:
+/// no chunking).
+#[allow(clippy::too_many_arguments)]
+pub fn define<'ctx>(
+    cx: &'ctx Context,
+    module: &Module<'ctx>,
+    name: &str,
+    ring: DotRing,
+    l: u32,
+    isa: Isa,
+    tile: (u32, u32),
+    chunk: u32,
+) -> Result<FunctionValue<'ctx>, CodegenError> {
+    let lanes = isa.lanes(ring);
+    let max = isa.k_chunk(ring);
+    if ring == DotRing::Fp && max != 0 && (chunk == 0 || chunk > max) && l > max {
+        return Err(CodegenError(format!(
+            "F_p {} kernels need K chunks of at most {max} words",
+            isa.name()
+        )));
+    }
+    if chunk != 0 && !chunk.is_multiple_of(lanes) {
+        return Err(CodegenError(format!(
+            "K chunk {chunk} is not a multiple of {lanes} lanes"
+        )));
+    }
+    let (i64t, ptr) = (cx.i64_type(), cx.ptr_type(Default::default()));
+    let fn_t = cx.void_type().fn_type(
+        &[
+            ptr.into(),
+            ptr.into(),
+            i64t.into(),
+            ptr.into(),
+            ptr.into(),
+            i64t.into(),
+            ptr.into(),
+        ],
+        false,
+    );
+    let f = module.add_function(name, fn_t, Some(Linkage::External));
+    // The runtime passes distinct buffers and writes only `out`: telling LLVM so lets it keep
+    // the accumulators in registers.
+    let enum_attr = |n: &str| cx.create_enum_attribute(Attribute::get_named_enum_kind_id(n), 0);
+    for i in [0u32, 1, 3, 4, 6] {
+        f.add_attribute(AttributeLoc::Param(i), enum_attr("noalias"));
+    }
+    for i in [0u32, 1, 3, 4] {
+        f.add_attribute(AttributeLoc::Param(i), enum_attr("readonly"));
+    }
+    f.add_attribute(AttributeLoc::Function, enum_attr("nounwind"));
+    isa.apply(cx, f, super::host_is_x86());
+    let names = ["qa", "qb", "n_codes", "ga", "gb", "n_records", "out"];
+    for (i, n) in names.iter().enumerate() {
+        if let Some(p) = f.get_nth_param(i as u32) {
+            p.set_name(n);
+        }
+    }
+    let p = |i: u32| {
+        f.get_nth_param(i)
+            .ok_or_else(|| CodegenError("kernel parameter missing".into()))
+    };
+    let b = cx.create_builder();
+    let step = Step {
+        cx,
+        module,
+        b: &b,
+        ring,
+        isa,
+    };
+    let sides = ring.sides();
+    let q = [p(0)?.into_pointer_value(), p(1)?.into_pointer_value()];
+    let g = [p(3)?.into_pointer_value(), p(4)?.into_pointer_value()];
+    let k = Gemm {
+        cx,
+        f,
+        b: &b,
+        step,
+        l: l.into(),
+        q: q[..sides as usize].to_vec(),
+        g: g[..sides as usize].to_vec(),
+        n_codes: p(2)?.into_int_value(),
+        n_records: p(5)?.into_int_value(),
+        out: p(6)?.into_pointer_value(),
+    };
+    let entry = cx.append_basic_block(f, "entry");
+    b.position_at_end(entry);
+    let l = u64::from(l);
+    let chunk = u64::from(chunk);
+    if chunk == 0 || chunk >= l {
+        k.nest(tile, &Span::whole(cx, l))?;
+    } else {
+        // Full chunks in a loop (the first stores, the others add to out), then the rest.
+        let full = l / chunk;
+        let zero = k.i64c(0);
+        k.counted("kchunk", zero, k.i64c(full), &mut |c| {
+            let k0 = e(b.build_int_mul(c, k.i64c(chunk), "k0"))?;
+            let first = e(b.build_int_compare(IntPredicate::EQ, c, zero, "first"))?;
+            k.nest(
+                tile,
+                &Span {
+                    k0,
+                    len: chunk,
+                    first: Some(first),
+                },
+            )
+        })?;
+        if l % chunk != 0 {
+            let span = Span {
+                k0: k.i64c(full * chunk),
+                len: l % chunk,
+                first: Some(cx.bool_type().const_zero()),
+            };
+            k.nest(tile, &span)?;
+        }
+    }
+    e(b.build_return(None))?;
+    Ok(f)
+}
+
+/// The words `k0..k0+len` of every code that one pass of the loop nest covers; `first` says
+/// whether the pass stores its sums (true) or adds them to `out` (a later K chunk); `None`:
+/// the pass covers whole codes and stores.
+struct Span<'ctx> {
+    k0: IntValue<'ctx>,
+    len: u64,
+    first: Option<IntValue<'ctx>>,
+}
+
+impl<'ctx> Span<'ctx> {
+    fn whole(cx: &'ctx Context, l: u64) -> Self {
+        Span {
+            k0: cx.i64_type().const_zero(),
+            len: l,
+            first: None,
+        }
+    }
+}
+
+struct Gemm<'a, 'ctx> {
+    cx: &'ctx Context,
+    f: FunctionValue<'ctx>,
+    b: &'a Builder<'ctx>,
+    step: Step<'a, 'ctx>,
+    /// Words per code.
+    l: u64,
+    q: Vec<PointerValue<'ctx>>,
+    g: Vec<PointerValue<'ctx>>,
+    n_codes: IntValue<'ctx>,
+    n_records: IntValue<'ctx>,
+    out: PointerValue<'ctx>,
+}
+
+impl<'ctx> Gemm<'_, 'ctx> {
+    fn i64c(&self, v: u64) -> IntValue<'ctx> {
+        self.cx.i64_type().const_int(v, false)
+    }
+
+    /// `for i in from..to { body(i) }` at the builder's position; leaves the builder after it.
+    fn counted(
+        &self,
+        name: &str,
+        from: IntValue<'ctx>,
+        to: IntValue<'ctx>,
+        body: &mut dyn FnMut(IntValue<'ctx>) -> Result<(), CodegenError>,
+    ) -> Result<(), CodegenError> {
+        let (b, cx, i64t) = (self.b, self.cx, self.cx.i64_type());
+        let pre = b
+            .get_insert_block()
+            .ok_or_else(|| CodegenError("builder not positioned".into()))?;
+        let head = cx.append_basic_block(self.f, &format!("{name}.head"));
+        let bodyb = cx.append_basic_block(self.f, name);
+        let exit = cx.append_basic_block(self.f, &format!("{name}.done"));
+        e(b.build_unconditional_branch(head))?;
+        b.position_at_end(head);
+        let i = e(b.build_phi(i64t, name))?;
+        let iv = i.as_basic_value().into_int_value();
+        let more = e(b.build_int_compare(IntPredicate::ULT, iv, to, "more"))?;
+        e(b.build_conditional_branch(more, bodyb, exit))?;
+        b.position_at_end(bodyb);
+        body(iv)?;
+        let next = e(b.build_int_add(iv, self.i64c(1), "next"))?;
+        let latch = b
+            .get_insert_block()
+            .ok_or_else(|| CodegenError("builder not positioned".into()))?;
+        e(b.build_unconditional_branch(head))?;
+        i.add_incoming(&[(&from, pre), (&next, latch)]);
+        b.position_at_end(exit);
+        Ok(())
+    }
+
+    /// Record blocks of R (then single records), each against code blocks of C, then one tile
+    /// of the n_codes % C codes left (a switch over the C - 1 possible widths, so that 31
+    /// rotations still run mostly in wide tiles).
+    fn nest(&self, (rt, ct): (u32, u32), span: &Span<'ctx>) -> Result<(), CodegenError> {
+        let b = self.b;
+        let full_r = e(b.build_int_unsigned_div(self.n_records, self.i64c(rt.into()), "rblocks"))?;
+        let full_c = e(b.build_int_unsigned_div(self.n_codes, self.i64c(ct.into()), "cblocks"))?;
+        let r_tail = e(b.build_int_mul(full_r, self.i64c(rt.into()), "r.tail"))?;
+        let c_tail = e(b.build_int_mul(full_c, self.i64c(ct.into()), "c.tail"))?;
+        let zero = self.i64c(0);
+        let codes = |r0: IntValue<'ctx>, rb: u32| -> Result<(), CodegenError> {
+            self.counted("cblock", zero, full_c, &mut |cb| {
+                let c0 = e(b.build_int_mul(cb, self.i64c(ct.into()), "c0"))?;
+                self.tile(r0, rb, c0, ct, span)
+            })?;
+            let rem = e(b.build_int_sub(self.n_codes, c_tail, "c.rem"))?;
+            let merge = self.cx.append_basic_block(self.f, "c.rem.done");
+            let cases = (1..ct)
+                .map(|w| {
+                    let bb = self.cx.append_basic_block(self.f, &format!("c.rem{w}"));
+                    (self.i64c(w.into()), bb)
+                })
+                .collect::<Vec<_>>();
+            e(b.build_switch(rem, merge, &cases))?;
+            for (w, (_, bb)) in (1..ct).zip(&cases) {
+                b.position_at_end(*bb);
+                self.tile(r0, rb, c_tail, w, span)?;
+                e(b.build_unconditional_branch(merge))?;
+            }
+            b.position_at_end(merge);
+            Ok(())
+        };
+        self.counted("rblock", zero, full_r, &mut |rb| {
+            let r0 = e(b.build_int_mul(rb, self.i64c(rt.into()), "r0"))?;
+            codes(r0, rt)
+        })?;
+        self.counted("record", r_tail, self.n_records, &mut |r0| codes(r0, 1))
+    }
+
+    fn prefetch_fn(&self) -> FunctionValue<'ctx> {
+        let name = "llvm.prefetch.p0";
+        self.step.module.get_function(name).unwrap_or_else(|| {
+            let i32t = self.cx.i32_type();
+            let t = self.cx.void_type().fn_type(
+                &[
+                    self.cx.ptr_type(Default::default()).into(),
+                    i32t.into(),
+                    i32t.into(),
+                    i32t.into(),
+                ],
+                false,
+            );
+            self.step.module.add_function(name, t, None)
+        })
+    }
+
+    /// `&base[(first + j) * L]`.
+    fn row(
+        &self,
+        base: PointerValue<'ctx>,
+        first: IntValue<'ctx>,
+        j: u32,
+    ) -> Result<PointerValue<'ctx>, CodegenError> {
+        let b = self.b;
+        let i = e(b.build_int_add(first, self.i64c(j.into()), "row"))?;
+        let off = e(b.build_int_mul(i, self.i64c(self.l), "row.off"))?;
+        // SAFETY: the row is inside the buffer (the ABI's contract: n * L words).
+        e(unsafe { b.build_in_bounds_gep(self.step.word(), base, &[off], "row.p") })
+    }
+
+    /// A vector of `t` words at `&p[k]`, aligned only to the word (codes are not padded).
+    fn load(
+        &self,
+        p: PointerValue<'ctx>,
+        k: IntValue<'ctx>,
+        t: VectorType<'ctx>,
+    ) -> Result<VectorValue<'ctx>, CodegenError> {
+        let b = self.b;
+        // SAFETY: k + lanes <= L inside the row (the K loop's bound).
+        let at = e(unsafe { b.build_in_bounds_gep(self.step.word(), p, &[k], "v.p") })?;
+        let v = e(b.build_load(t, at, "v"))?;
+        if let Some(i) = v.as_instruction_value() {
+            i.set_alignment(self.step.ring.bits() / 8)
+                .map_err(|m| CodegenError(m.to_string()))?;
+        }
+        Ok(v.into_vector_value())
+    }
+
+    /// One rb x cb tile: out[(r0+i)*n_codes + c0+j] for i < rb, j < cb.
+    fn tile(
+        &self,
+        r0: IntValue<'ctx>,
+        rb: u32,
+        c0: IntValue<'ctx>,
+        cb: u32,
+        span: &Span<'ctx>,
+    ) -> Result<(), CodegenError> {
+        let (b, st) = (self.b, &self.step);
+        let sides = self.q.len();
+        let mut g_rows = Vec::new();
+        let mut q_rows = Vec::new();
+        for s in 0..sides {
+            g_rows.push(
+                (0..rb)
+                    .map(|i| self.row(self.g[s], r0, i))
+                    .collect::<Result<Vec<_>, _>>()?,
+            );
+            q_rows.push(
+                (0..cb)
+                    .map(|j| self.row(self.q[s], c0, j))
+                    .collect::<Result<Vec<_>, _>>()?,
+            );
+        }
+        let lanes = u64::from(st.isa.lanes(st.ring));
+        let steps = span.len / lanes;
+        let acc_t = st.acc_type();
+        let n = (rb * cb) as usize;
+        let mut accs: Vec<VectorValue<'ctx>> = vec![acc_t.const_zero(); n];
+        if steps > 0 {
+            // for k in 0..steps: the K loop, accumulators in phis.
+            let pre = b
+                .get_insert_block()
+                .ok_or_else(|| CodegenError("builder not positioned".into()))?;
+            let body = self.cx.append_basic_block(self.f, "k");
+            let done = self.cx.append_basic_block(self.f, "k.done");
+            e(b.build_unconditional_branch(body))?;
+            b.position_at_end(body);
+            let kphi = e(b.build_phi(self.cx.i64_type(), "k"))?;
+            let phis = (0..n)
+                .map(|_| e(b.build_phi(acc_t, "acc")))
+                .collect::<Result<Vec<_>, _>>()?;
+            let kv = kphi.as_basic_value().into_int_value();
+            let at = e(b.build_int_mul(kv, self.i64c(lanes), "k.word"))?;
+            let at = e(b.build_int_add(span.k0, at, "k.at"))?;
+            let mut next: Vec<VectorValue<'ctx>> = phis
+                .iter()
+                .map(|p| p.as_basic_value().into_vector_value())
+                .collect();
+            if let Some(d) = st.isa.prefetch_bytes() {
+                // The gallery streams from memory: prefetch `d` bytes ahead in every row of
+                // the tile (x86 ignores prefetches of addresses past the end).
+                let pf = self.prefetch_fn();
+                let i8t = self.cx.i8_type();
+                for rows in &g_rows {
+                    for &p in rows {
+                        let bytes = self.i64c(u64::from(st.ring.bits() / 8));
+                        let off = e(b.build_int_mul(at, bytes, "pf.bytes"))?;
+                        let off = e(b.build_int_add(off, self.i64c(d), "pf.off"))?;
+                        // SAFETY: a plain (not inbounds) GEP; prefetch never faults.
+                        let a = e(unsafe { b.build_gep(i8t, p, &[off], "pf.p") })?;
+                        let i32t = self.cx.i32_type();
+                        e(b.build_call(
+                            pf,
+                            &[
+                                a.into(),
+                                i32t.const_zero().into(),
+                                i32t.const_int(3, false).into(),
+                                i32t.const_int(1, false).into(),
+                            ],
+                            "",
+                        ))?;
+                    }
+                }
+            }
+            for s in 0..sides {
+                let gs = g_rows[s]
+                    .iter()
+                    .map(|&p| st.prep_g(self.load(p, at, st.load_type())?))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let qs = q_rows[s]
+                    .iter()
+                    .map(|&p| st.prep_q(self.load(p, at, st.load_type())?, s as u32))
+                    .collect::<Result<Vec<_>, _>>()?;
+                for (i, gv) in gs.iter().enumerate() {
+                    for (j, qv) in qs.iter().enumerate() {
+                        let a = &mut next[i * cb as usize + j];
+                        *a = st.mac(*a, *qv, *gv, s as u32)?;
+                    }
+                }
+            }
+            let k_next = e(b.build_int_add(kv, self.i64c(1), "k.next"))?;
+            let fin = e(b.build_int_compare(IntPredicate::EQ, k_next, self.i64c(steps), "k.last"))?;
+            e(b.build_conditional_branch(fin, done, body))?;
+            kphi.add_incoming(&[(&self.i64c(0), pre), (&k_next, body)]);
+            for (p, v) in phis.iter().zip(&next) {
+                p.add_incoming(&[(&acc_t.const_zero(), pre), (v, body)]);
+            }
+            b.position_at_end(done);
+            accs = next;
+        }
+        let tail = (span.len % lanes) as u32;
+        let at = e(b.build_int_add(span.k0, self.i64c(steps * lanes), "tail.at"))?;
+        for i in 0..rb as usize {
+            for j in 0..cb as usize {
+                let mut sum = st.finish(accs[i * cb as usize + j])?;
+                if tail > 0 {
+                    let t = self.tail(
+                        &(0..sides).map(|s| q_rows[s][j]).collect::<Vec<_>>(),
+                        &(0..sides).map(|s| g_rows[s][i]).collect::<Vec<_>>(),
+                        at,
+                        tail,
+                    )?;
+                    sum = e(b.build_int_add(sum, t, "sum.tail"))?;
+                }
+                self.store(r0, i as u32, c0, j as u32, sum, span.first)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The last `t` (< lanes) words of one pair, in plain vector IR: in the storage word for
+    /// the wrapping rings, in i64 for F_p (unsigned products).
+    fn tail(
+        &self,
+        q: &[PointerValue<'ctx>],
+        g: &[PointerValue<'ctx>],
+        at: IntValue<'ctx>,
+        t: u32,
+    ) -> Result<IntValue<'ctx>, CodegenError> {
+        let (b, st) = (self.b, &self.step);
+        let vt = st.word().vec_type(t);
+        let fp = st.ring == DotRing::Fp;
+        let wide = if fp {
+            self.cx.i64_type().vec_type(t)
+        } else {
+            vt
+        };
+        let mut acc = wide.const_zero();
+        for s in 0..q.len() {
+            let (mut x, mut y) = (self.load(q[s], at, vt)?, self.load(g[s], at, vt)?);
+            if fp {
+                x = e(b.build_int_z_extend(x, wide, "t.q"))?;
+                y = e(b.build_int_z_extend(y, wide, "t.g"))?;
+            }
+            let p = e(b.build_int_mul(x, y, "t.prod"))?;
+            acc = if s == 1 {
+                e(b.build_int_sub(acc, p, "t.acc"))?
+            } else {
+                e(b.build_int_add(acc, p, "t.acc"))?
+            };
+        }
+        st.reduce_add(acc)
+    }
+
+    /// `out[(r0+i)*n_codes + c0+j] = sum`, reduced mod p first for F_p; where `first` is
+    /// false, `out[..] += sum` (wrapping, or mod p) instead: K chunks after the first.
+    fn store(
+        &self,
+        r0: IntValue<'ctx>,
+        i: u32,
+        c0: IntValue<'ctx>,
+        j: u32,
+        sum: IntValue<'ctx>,
+        first: Option<IntValue<'ctx>>,
+    ) -> Result<(), CodegenError> {
+        let b = self.b;
+        let word = self.step.word();
+        let v = if self.step.ring == DotRing::Fp {
+            // The one reduction: sum is congruent to the dot product mod p, |sum| < 2^63.
+            let i64t = self.cx.i64_type();
+            let p = i64t.const_int(P, false);
+            let r = e(b.build_int_signed_rem(sum, p, "mod.p"))?;
+            let neg = e(b.build_int_compare(IntPredicate::SLT, r, i64t.const_zero(), "neg"))?;
+            let up = e(b.build_int_add(r, p, "mod.p.up"))?;
+            let r = e(b.build_select(neg, up, r, "mod.p.canon"))?.into_int_value();
+            e(b.build_int_truncate(r, word, "mod.p.word"))?
+        } else {
+            sum
+        };
+        let r = e(b.build_int_add(r0, self.i64c(i.into()), "r"))?;
+        let c = e(b.build_int_add(c0, self.i64c(j.into()), "c"))?;
+        let row = e(b.build_int_mul(r, self.n_codes, "o.row"))?;
+        let o = e(b.build_int_add(row, c, "o"))?;
+        // SAFETY: r < n_records and c < n_codes, so o < n_records * n_codes, the size of `out`.
+        let at = e(unsafe { b.build_in_bounds_gep(word, self.out, &[o], "out.p") })?;
+        let v = match first {
+            None => v,
+            Some(first) => {
+                let old = e(b.build_load(word, at, "out.old"))?.into_int_value();
+                let mut acc = e(b.build_int_add(old, v, "out.acc"))?;
+                if self.step.ring == DotRing::Fp {
+                    // old, v < p < 2^16: the sum fits 17 bits; in 16-bit words compare first.
+                    let p = word.const_int(P, false);
+                    let room = e(b.build_int_sub(p, v, "room"))?;
+                    let wraps = e(b.build_int_compare(IntPredicate::UGE, old, room, "ge.p"))?;
+                    let less = e(b.build_int_sub(acc, p, "out.acc.p"))?;
+                    acc = e(b.build_select(wraps, less, acc, "out.mod.p"))?.into_int_value();
+                }
+                e(b.build_select(first, v, acc, "out.new"))?.into_int_value()
+            }
+        };
+        e(b.build_store(at, v))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,392 @@
+//! The instruction sets a kernel is generated for, and each one's multiply-accumulate step.
+//!
+//! - `vnni` (AVX-512 VNNI): `vpdpwssd` multiplies 32 pairs of i16 and adds each adjacent pair
+//!   of products into one of 16 i32 lanes of the accumulator. The words are read as signed,
+//!   but a signed product is congruent to the unsigned one mod 2^16 and i32 lanes wrap mod
+//!   2^32, so the lanes are exact mod 2^16: truncating their sum gives the Z_2^16 dot product.
+//! - `avx512` (AVX-512BW): the same with `vpmaddwd` then `vpaddd`.
+//! - `avx2`: `vpmaddwd` on 256-bit vectors.
+//! - `portable`: plain LLVM vector IR with no target features beyond the baseline (x86-64 on
+//!   x86, the host otherwise), correct on every CPU of the target architecture.
+//!
+//! The second side of a replicated product (eq. 6, `- <q_b, g_b>`) negates the query words
+//! once per load (reused by every record of the tile) so one accumulator holds both sides.
+//! F_p words (below p) are mapped to their signed representatives in (-p/2, p/2), congruent mod
+//! p; the gallery's are split into a low byte and a signed high byte, so that `vpdpwssd` /
+//! `vpmaddwd` pair sums stay below 2^24 and i32 lanes can accumulate 128 steps (one K chunk);
+//! each chunk's sum (lo + 256 hi, in i64) is reduced mod p once and added to `out` mod p.
+
+use super::{CodegenError, DotRing, P};
+use inkwell::{
+    attributes::AttributeLoc,
+    builder::Builder,
+    context::Context,
+    module::Module,
+    types::{BasicTypeEnum, IntType, VectorType},
+    values::{BasicValueEnum, FunctionValue, IntValue, VectorValue},
+};
+
+/// An instruction-set variant; the discriminant is its slot in a kernel table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Isa {
+    Portable = 0,
+    Avx2 = 1,
+    Avx512 = 2,
+    Vnni = 3,
+}
+
+impl Isa {
+    pub const ALL: [Isa; 4] = [Isa::Portable, Isa::Avx2, Isa::Avx512, Isa::Vnni];
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The name `IRISC_ISA` takes and kernel names end with.
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::Portable => "portable",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
+            Isa::Vnni => "vnni",
+        }
+    }
+
+    /// `target-features` of the variant on x86-64 (the runtime checks the same features).
+    pub fn x86_features(self) -> &'static str {
+        match self {
+            Isa::Portable => "",
+            Isa::Avx2 => "+avx2",
+            Isa::Avx512 => "+avx2,+avx512f,+avx512bw,+avx512vl,+avx512dq",
+            Isa::Vnni => "+avx2,+avx512f,+avx512bw,+avx512vl,+avx512dq,+avx512vnni",
+        }
+    }
+
+    /// Sets the function attributes that select this ISA, overriding the target machine's
+    /// (host) CPU so that `portable` really is the baseline. Tuning stays the host's.
+    pub fn apply(self, cx: &Context, f: FunctionValue, x86: bool) {
+        if !x86 {
+            return;
+        }
+        let host = inkwell::targets::TargetMachine::get_host_cpu_name();
+        let tune = host.to_str().unwrap_or("generic");
+        let attrs = [
+            ("target-cpu", "x86-64"),
+            ("target-features", self.x86_features()),
+            ("tune-cpu", tune),
+        ];
+        for (k, v) in attrs {
+            f.add_attribute(AttributeLoc::Function, cx.create_string_attribute(k, v));
+        }
+        if matches!(self, Isa::Avx512 | Isa::Vnni) {
+            for k in ["prefer-vector-width", "min-legal-vector-width"] {
+                f.add_attribute(AttributeLoc::Function, cx.create_string_attribute(k, "512"));
+            }
+        }
+    }
+
+    /// The register tile (records, codes): records x codes accumulators live in registers
+    /// while the K loop streams R + C vectors per step (32 zmm, 16 ymm/xmm).
+    pub fn tile(self, ring: DotRing) -> (u32, u32) {
+        match (self, ring) {
+            (Isa::Avx512 | Isa::Vnni, DotRing::Z16 | DotRing::Gr16) => (6, 4),
+            (Isa::Avx512 | Isa::Vnni, _) => (2, 4),
+            (Isa::Avx2, DotRing::Fp) => (2, 2),
+            (Isa::Avx2, _) => (2, 4),
+            (Isa::Portable, DotRing::Fp) => (1, 2),
+            (Isa::Portable, _) => (2, 2),
+        }
+    }
+
+    /// Words of K per chunk (see [`super::gemm`]); 0: none. Only F_p on the pair paths needs
+    /// chunks: its i32 lanes take at most 128 steps (see [`Step::mac`]).
+    pub fn k_chunk(self, ring: DotRing) -> u32 {
+        if ring == DotRing::Fp && self != Isa::Portable {
+            128 * self.lanes(ring)
+        } else {
+            0
+        }
+    }
+
+    /// How far ahead (bytes) the x86 variants prefetch every gallery row of a tile: the rows
+    /// stream from memory once per call and R x sides concurrent streams (12 for Z16) are more
+    /// than the hardware prefetcher follows. Measured: +10 % for Z16 at L = 12 800 from DRAM.
+    pub fn prefetch_bytes(self) -> Option<u64> {
+        (self != Isa::Portable).then_some(512)
+    }
+
+    /// Storage words per K step (one vector load).
+    pub fn lanes(self, ring: DotRing) -> u32 {
+        let bytes = match self {
+            Isa::Avx512 | Isa::Vnni => 64,
+            Isa::Avx2 => 32,
+            // Two SSE registers: enough independent work for the baseline.
+            Isa::Portable => match ring {
+                DotRing::Fp => 16,
+                _ => 32,
+            },
+        };
+        bytes * 8 / ring.bits()
+    }
+}
+
+/// Emits one ISA's multiply-accumulate steps for one ring.
+pub struct Step<'a, 'ctx> {
+    pub cx: &'ctx Context,
+    pub module: &'a Module<'ctx>,
+    pub b: &'a Builder<'ctx>,
+    pub ring: DotRing,
+    pub isa: Isa,
+}
+
+pub(super) fn e<T>(r: Result<T, inkwell::builder::BuilderError>) -> Result<T, CodegenError> {
+    r.map_err(|e| CodegenError(e.to_string()))
+}
+
+impl<'ctx> Step<'_, 'ctx> {
+    /// The storage word.
+    pub fn word(&self) -> IntType<'ctx> {
+        match self.ring.bits() {
+            16 => self.cx.i16_type(),
+            32 => self.cx.i32_type(),
+            _ => self.cx.i64_type(),
+        }
+    }
+
+    /// Whether this step uses `vpmaddwd`-style pair products (x86, 16-bit words).
+    fn pairs(&self) -> bool {
+        self.isa != Isa::Portable && self.ring.bits() == 16
+    }
+
+    pub fn load_type(&self) -> VectorType<'ctx> {
+        self.word().vec_type(self.isa.lanes(self.ring))
+    }
+
+    /// The accumulator of one (record, code) pair.
+    pub fn acc_type(&self) -> VectorType<'ctx> {
+        let w = self.isa.lanes(self.ring);
+        match (self.ring, self.pairs()) {
+            // Two halves of i32 lanes: products with the low and the high byte of the gallery.
+            (DotRing::Fp, true) => self.cx.i32_type().vec_type(w),
+            (DotRing::Fp, false) => self.cx.i64_type().vec_type(w),
+            (_, true) => self.cx.i32_type().vec_type(w / 2),
+            _ => self.load_type(),
+        }
+    }
+
+    fn intrinsic(
+        &self,
+        name: &str,
+        ret: BasicTypeEnum<'ctx>,
+        args: &[BasicTypeEnum<'ctx>],
+    ) -> FunctionValue<'ctx> {
+        self.module.get_function(name).unwrap_or_else(|| {
+            let args: Vec<_> = args.iter().map(|&t| t.into()).collect();
+            let t = match ret {
+                BasicTypeEnum::IntType(t) => t.fn_type(&args, false),
+                BasicTypeEnum::VectorType(t) => t.fn_type(&args, false),
+                _ => unreachable!("intrinsics here return integers or vectors"),
+            };
+            self.module.add_function(name, t, None)
+        })
+    }
+
+    fn call(
+        &self,
+        f: FunctionValue<'ctx>,
+        args: &[BasicValueEnum<'ctx>],
+        name: &str,
+    ) -> Result<BasicValueEnum<'ctx>, CodegenError> {
+        let args: Vec<_> = args.iter().map(|&a| a.into()).collect();
+        e(self.b.build_call(f, &args, name))?
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| CodegenError(format!("{name}: intrinsic returned void")))
+    }
+
+    /// The loaded query words of side `side`, made ready for [`Step::mac`].
+    pub fn prep_q(
+        &self,
+        v: VectorValue<'ctx>,
+        side: u32,
+    ) -> Result<VectorValue<'ctx>, CodegenError> {
+        if self.ring == DotRing::Fp && self.pairs() {
+            return self.signed_mod_p(v);
+        }
+        if side == 1 && self.pairs() {
+            return e(self.b.build_int_neg(v, "q.neg"));
+        }
+        Ok(v)
+    }
+
+    /// The loaded gallery words, made ready for [`Step::mac`].
+    /// For F_p on the pair paths: the signed representative g split as g = 256*hi + lo with
+    /// lo in [0, 256) and hi in [-128, 128), returned as the vector `lo ++ hi`.
+    pub fn prep_g(&self, v: VectorValue<'ctx>) -> Result<VectorValue<'ctx>, CodegenError> {
+        if self.ring == DotRing::Fp && self.pairs() {
+            let b = self.b;
+            let s = self.signed_mod_p(v)?;
+            let n = s.get_type().get_size();
+            let splat = |x: u64| {
+                let c = self.word().const_int(x, false);
+                VectorType::const_vector(&vec![c; n as usize])
+            };
+            let lo = e(b.build_and(s, splat(0xff), "g.lo"))?;
+            let hi = e(b.build_right_shift(s, splat(8), true, "g.hi"))?;
+            return self.concat(lo, hi);
+        }
+        Ok(v)
+    }
+
+    /// `a ++ b` (same vector types).
+    fn concat(
+        &self,
+        a: VectorValue<'ctx>,
+        b: VectorValue<'ctx>,
+    ) -> Result<VectorValue<'ctx>, CodegenError> {
+        let n = a.get_type().get_size() * 2;
+        let i32t = self.cx.i32_type();
+        let mask: Vec<_> = (0..n).map(|i| i32t.const_int(i.into(), false)).collect();
+        e(self
+            .b
+            .build_shuffle_vector(a, b, VectorType::const_vector(&mask), "concat"))
+    }
+
+    /// Half `h` (0: low, 1: high) of `v`.
+    fn half(&self, v: VectorValue<'ctx>, h: u32) -> Result<VectorValue<'ctx>, CodegenError> {
+        let n = v.get_type().get_size() / 2;
+        let i32t = self.cx.i32_type();
+        let mask: Vec<_> = (0..n)
+            .map(|i| i32t.const_int((h * n + i).into(), false))
+            .collect();
+        e(self.b.build_shuffle_vector(
+            v,
+            v.get_type().get_undef(),
+            VectorType::const_vector(&mask),
+            "half",
+        ))
+    }
+
+    /// `acc + pair sums of q*g` in i32 lanes: `vpdpwssd` on VNNI, else `vpmaddwd` + add.
+    fn pair_mac(
+        &self,
+        acc: VectorValue<'ctx>,
+        q: VectorValue<'ctx>,
+        g: VectorValue<'ctx>,
+    ) -> Result<VectorValue<'ctx>, CodegenError> {
+        let i16v = q.get_type();
+        let half = self.cx.i32_type().vec_type(i16v.get_size() / 2);
+        let pairs = match self.isa {
+            Isa::Vnni => {
+                let f = self.intrinsic(
+                    "llvm.x86.avx512.vpdpwssd.512",
+                    half.into(),
+                    &[half.into(), i16v.into(), i16v.into()],
+                );
+                return Ok(self
+                    .call(f, &[acc.into(), q.into(), g.into()], "dpwssd")?
+                    .into_vector_value());
+            }
+            Isa::Avx512 => "llvm.x86.avx512.pmaddw.d.512",
+            _ => "llvm.x86.avx2.pmadd.wd",
+        };
+        let f = self.intrinsic(pairs, half.into(), &[i16v.into(), i16v.into()]);
+        let p = self
+            .call(f, &[q.into(), g.into()], "pmaddwd")?
+            .into_vector_value();
+        e(self.b.build_int_add(acc, p, "acc"))
+    }
+
+    /// v in [0, p) to its representative in (-p/2, p/2) as i16: v - p where v > p/2, which in
+    /// 16-bit arithmetic is v + 17.
+    fn signed_mod_p(&self, v: VectorValue<'ctx>) -> Result<VectorValue<'ctx>, CodegenError> {
+        let t = v.get_type();
+        let n = t.get_size();
+        let splat = |x: u64| {
+            let c = self.word().const_int(x, false);
+            VectorType::const_vector(&vec![c; n as usize])
+        };
+        let big =
+            e(self
+                .b
+                .build_int_compare(inkwell::IntPredicate::UGT, v, splat(P / 2), "fp.big"))?;
+        let shifted = e(self.b.build_int_add(v, splat((1 << 16) - P), "fp.neg"))?;
+        Ok(e(self.b.build_select(big, shifted, v, "fp.signed"))?.into_vector_value())
+    }
+
+    /// `acc + sign * q*g` for one step (side 1 negative: already negated by [`Step::prep_q`]
+    /// on the pair paths, a subtraction on the plain ones).
+    pub fn mac(
+        &self,
+        acc: VectorValue<'ctx>,
+        q: VectorValue<'ctx>,
+        g: VectorValue<'ctx>,
+        side: u32,
+    ) -> Result<VectorValue<'ctx>, CodegenError> {
+        let b = self.b;
+        if self.pairs() {
+            if self.ring == DotRing::Fp {
+                // |q| <= 32759, lo < 256, |hi| <= 128: a pair sum is below 2^24, so i32 lanes
+                // take 128 steps (the K chunk, [`Isa::k_chunk`]) before the store reduces them.
+                let lo = self.pair_mac(self.half(acc, 0)?, q, self.half(g, 0)?)?;
+                let hi = self.pair_mac(self.half(acc, 1)?, q, self.half(g, 1)?)?;
+                return self.concat(lo, hi);
+            }
+            return self.pair_mac(acc, q, g);
+        }
+        let (q, g) = if self.ring == DotRing::Fp {
+            // Products below 2^32 summed in u64: exact for any length the ABI allows.
+            (
+                e(b.build_int_z_extend(q, acc.get_type(), "q.wide"))?,
+                e(b.build_int_z_extend(g, acc.get_type(), "g.wide"))?,
+            )
+        } else {
+            (q, g)
+        };
+        let p = e(b.build_int_mul(q, g, "prod"))?;
+        if side == 1 {
+            e(b.build_int_sub(acc, p, "acc"))
+        } else {
+            e(b.build_int_add(acc, p, "acc"))
+        }
+    }
+
+    /// `llvm.vector.reduce.add` of `v`.
+    pub fn reduce_add(&self, v: VectorValue<'ctx>) -> Result<IntValue<'ctx>, CodegenError> {
+        let t = v.get_type();
+        let elem = t.get_element_type().into_int_type();
+        let name = format!(
+            "llvm.vector.reduce.add.v{}i{}",
+            t.get_size(),
+            elem.get_bit_width()
+        );
+        let f = self.intrinsic(&name, elem.into(), &[t.into()]);
+        Ok(self.call(f, &[v.into()], "sum")?.into_int_value())
+    }
+
+    /// The sum of one accumulator: for the wrapping rings truncated to the storage word, for
+    /// F_p a 64-bit integer congruent to the dot product mod p (signed on the pair paths).
+    pub fn finish(&self, acc: VectorValue<'ctx>) -> Result<IntValue<'ctx>, CodegenError> {
+        if self.ring == DotRing::Fp && self.pairs() {
+            // lo + 256*hi, each half summed in i64 (16 lanes of up to 2^31 overflow i32).
+            let b = self.b;
+            let wide = self.cx.i64_type().vec_type(acc.get_type().get_size() / 2);
+            let lo = e(b.build_int_s_extend(self.half(acc, 0)?, wide, "lo.wide"))?;
+            let hi = e(b.build_int_s_extend(self.half(acc, 1)?, wide, "hi.wide"))?;
+            let (lo, hi) = (self.reduce_add(lo)?, self.reduce_add(hi)?);
+            let i64t = self.cx.i64_type();
+            let hi = e(b.build_int_mul(hi, i64t.const_int(256, false), "hi.256"))?;
+            return e(b.build_int_add(lo, hi, "fp.sum"));
+        }
+        let s = self.reduce_add(acc)?;
+        if self.ring == DotRing::Fp {
+            return Ok(s);
+        }
+        let w = self.word();
+        if s.get_type().get_bit_width() > w.get_bit_width() {
+            e(self.b.build_int_truncate(s, w, "sum.word"))
+        } else {
+            Ok(s)
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! The dot-product kernels irisc generates: one family per ring and sharing, specialised to the
+//! code length L, each in ISA variants gathered in a constant table that the runtime dispatches
+//! on at run time (`irisc_runtime::kernels::dispatch`).
+//!
+//! Every kernel has the C signature of `irisc_runtime::kernels::MaskedDotKernelU16` (u16, u32 or
+//! u64 words) and computes, record-major,
+//! `out[r*n_codes + c] = sum over sides s of sign_s * <q_s[c], g_s[r]>`:
+//! - [`DotRing::Z16`], [`DotRing::Z32`], [`DotRing::Z64`]: replicated Z_2^k, two sides `(+, -)`:
+//!   each party holds its shares prepared as `(x'_i, x'_{i-1})`, so its additive share of a
+//!   product is two plain dot products (Appendix C, eq. 6); wrapping in the storage word;
+//! - [`DotRing::Gr16`]: Shamir over GR(2^16, d) with the Lagrange coefficient folded into the
+//!   query (Section 4.3.2): one side, L = d*ceil(len/d) words, wrapping mod 2^16;
+//! - [`DotRing::Fp`]: Shamir over F_p, p = 65519: one side, words below p, deferred reduction
+//!   (exact wide accumulators, one reduction mod p per K chunk, see [`isa`]); the output is
+//!   below p (`fp::dot`'s result, before `shamir_to_additive`).
+//!
+//! [`gemm`] is the loop nest (register tiles of records x codes so the gallery streams from
+//! memory once per call), [`isa`] the multiply-accumulate step of each instruction set.
+
+pub mod gemm;
+pub mod isa;
+
+use super::CodegenError;
+use inkwell::{
+    context::Context,
+    module::{Linkage, Module},
+    targets::TargetMachine,
+    values::{BasicValue, FunctionValue, GlobalValue},
+};
+
+pub use isa::Isa;
+
+/// The prime of the F_p sharing (the runtime's).
+pub const P: u64 = irisc_runtime::share::fp::P as u64;
+
+/// Bits of the storage type of a ring Z_2^k: u16 for k <= 16, u32 for k <= 32, u64 otherwise,
+/// as the runtime stores shares (one definition, the runtime's).
+pub fn storage_bits(ring_bits: u32) -> u32 {
+    irisc_runtime::ring::storage_for(ring_bits.clamp(1, 64)).bits()
+}
+
+/// The ring and sharing of a dot-product kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DotRing {
+    /// Replicated Z_2^k, k <= 16, u16 words, sides (+, -) (eq. 6).
+    Z16,
+    /// Replicated Z_2^k, 16 < k <= 32, u32 words, sides (+, -).
+    Z32,
+    /// Replicated Z_2^k, 32 < k <= 64, u64 words, sides (+, -).
+    Z64,
+    /// Shamir over GR(2^16, d): one side of u16 words (the prepared query, Section 4.3.2).
+    Gr16,
+    /// Shamir over F_p: one side of u16 words below p, output below p.
+    Fp,
+}
+
+impl DotRing {
+    pub const ALL: [DotRing; 5] = [
+        DotRing::Z16,
+        DotRing::Z32,
+        DotRing::Z64,
+        DotRing::Gr16,
+        DotRing::Fp,
+    ];
+
+    /// The replicated ring whose shares are stored in `width`-bit words.
+    pub fn replicated(width: u32) -> Result<DotRing, CodegenError> {
+        match width {
+            16 => Ok(DotRing::Z16),
+            32 => Ok(DotRing::Z32),
+            64 => Ok(DotRing::Z64),
+            _ => Err(CodegenError(format!("no dot kernel for u{width} words"))),
+        }
+    }
+
+    /// Bits of a storage word.
+    pub fn bits(self) -> u32 {
+        match self {
+            DotRing::Z32 => 32,
+            DotRing::Z64 => 64,
+            _ => 16,
+        }
+    }
+
+    /// Dot products per (record, code) pair: 2 for replicated shares (eq. 6), 1 for Shamir.
+    pub fn sides(self) -> u32 {
+        match self {
+            DotRing::Z16 | DotRing::Z32 | DotRing::Z64 => 2,
+            DotRing::Gr16 | DotRing::Fp => 1,
+        }
+    }
+
+    pub fn tag(self) -> &'static str {
+        match self {
+            DotRing::Z16 => "z16",
+            DotRing::Z32 => "z32",
+            DotRing::Z64 => "z64",
+            DotRing::Gr16 => "gr16",
+            DotRing::Fp => "fp",
+        }
+    }
+
+    /// The ISA variants generated for this ring on an x86-64 (or other) target: the 16-bit
+    /// rings (Z16, GR16, F_p) have all four; u32/u64 have no VNNI form (the table slot stays
+    /// null and the runtime falls back to AVX-512).
+    pub fn variants(self, x86: bool) -> Vec<Isa> {
+        if !x86 {
+            return vec![Isa::Portable];
+        }
+        match self {
+            DotRing::Z16 | DotRing::Gr16 | DotRing::Fp => Isa::ALL.to_vec(),
+            _ => vec![Isa::Portable, Isa::Avx2, Isa::Avx512],
+        }
+    }
+}
+
+/// `irisc_kernel_dot_{ring}_L{l}_{isa}`: one ISA variant.
+pub fn kernel_name(ring: DotRing, l: u32, isa: Isa) -> String {
+    format!("irisc_kernel_dot_{}_L{l}_{}", ring.tag(), isa.name())
+}
+
+/// `irisc_kernels_dot_{ring}_L{l}`: the table of variants the schedule passes to the runtime,
+/// `[portable, avx2, avx512, vnni]`, null where a variant is not generated.
+pub fn table_name(ring: DotRing, l: u32) -> String {
+    format!("irisc_kernels_dot_{}_L{l}", ring.tag())
+}
+
+/// Whether the host (the module's target) is x86-64, where the x86 variants are generated.
+pub fn host_is_x86() -> bool {
+    TargetMachine::get_default_triple()
+        .as_str()
+        .to_string_lossy()
+        .starts_with("x86_64")
+}
+
+/// Returns the ISA variant `isa` of the kernel for (`ring`, `l`), defining it in `module` the
+/// first time. `l` is the code length in words (for GR, d*ceil(len/d)).
+pub fn kernel<'ctx>(
+    cx: &'ctx Context,
+    module: &Module<'ctx>,
+    ring: DotRing,
+    l: u32,
+    isa: Isa,
+) -> Result<FunctionValue<'ctx>, CodegenError> {
+    let name = kernel_name(ring, l, isa);
+    if let Some(f) = module.get_function(&name) {
+        return Ok(f);
+    }
+    if l == 0 {
+        return Err(CodegenError(format!(
+            "no {} dot kernel for L = 0",
+            ring.tag()
+        )));
+    }
+    gemm::define(
+        cx,
+        module,
+        &name,
+        ring,
+        l,
+        isa,
+        isa.tile(ring),
+        isa.k_chunk(ring),
+    )
+}
+
+/// Returns the table of all variants of the kernel for (`ring`, `l`) for the host target,
+/// defining the kernels and the table the first time: a private constant
+/// `{ [4 x ptr], i64 }` (variants indexed by [`Isa::index`], then `l`), the runtime's
+/// `KernelTable`.
+pub fn table<'ctx>(
+    cx: &'ctx Context,
+    module: &Module<'ctx>,
+    ring: DotRing,
+    l: u32,
+) -> Result<GlobalValue<'ctx>, CodegenError> {
+    let name = table_name(ring, l);
+    if let Some(g) = module.get_global(&name) {
+        return Ok(g);
+    }
+    let ptr = cx.ptr_type(Default::default());
+    let mut slots = vec![ptr.const_null(); Isa::ALL.len()];
+    for isa in ring.variants(host_is_x86()) {
+        let f = kernel(cx, module, ring, l, isa)?;
+        slots[isa.index()] = f.as_global_value().as_pointer_value();
+    }
+    let init = cx.const_struct(
+        &[
+            ptr.const_array(&slots).into(),
+            cx.i64_type().const_int(l.into(), false).into(),
+        ],
+        false,
+    );
+    let g = module.add_global(init.get_type(), None, &name);
+    g.set_initializer(&init.as_basic_value_enum());
+    g.set_constant(true);
+    g.set_linkage(Linkage::Private);
+    Ok(g)
+}
+
+#[cfg(test)]
+mod tests;

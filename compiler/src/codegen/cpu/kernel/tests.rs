@@ -1,0 +1,301 @@
+//! Every generated variant (ring x ISA, portable included) against the runtime's plain
+//! references, JIT-compiled for this host; ISA paths this CPU lacks are skipped and said so.
+
+use super::*;
+use crate::codegen::cpu::target::{host_machine, optimize};
+use inkwell::OptimizationLevel;
+use irisc_runtime::kernels::{
+    dispatch::Isa as RtIsa, fp_dot_reference, gr_dot_reference, masked_dot_reference,
+};
+use irisc_runtime::ring::RingElem;
+use rand::{Rng, SeedableRng};
+
+type Kernel<T> = unsafe extern "C" fn(*const T, *const T, i64, *const T, *const T, i64, *mut T);
+
+/// 4103 = one F_p K chunk on AVX-512 (4096 words) + 7 words.
+const LENGTHS: [u32; 8] = [1, 7, 31, 33, 64, 100, 4103, 12800];
+/// (n_codes, n_records): empty, single, and not multiples of any tile.
+const SHAPES: [(usize, usize); 8] = [
+    (0, 3),
+    (3, 0),
+    (1, 1),
+    (3, 5),
+    (31, 3),
+    (5, 9),
+    (62, 2),
+    (4, 4),
+];
+
+fn rt_isa(isa: Isa) -> RtIsa {
+    RtIsa::ALL[isa.index()]
+}
+
+/// Runs `check(ring variant, isa)` for every variant of `ring` at `l` that this CPU runs.
+fn each_variant<T: RingElem>(ring: DotRing, l: u32, check: &mut dyn FnMut(Kernel<T>, Isa)) {
+    let cx = Context::create();
+    let module = cx.create_module("kernel_test");
+    let tm = host_machine().unwrap();
+    table(&cx, &module, ring, l).unwrap();
+    module.verify().unwrap();
+    optimize(&module, &tm).unwrap();
+    let ee = module
+        .create_jit_execution_engine(OptimizationLevel::Aggressive)
+        .unwrap();
+    for isa in ring.variants(host_is_x86()) {
+        if !rt_isa(isa).supported() {
+            eprintln!(
+                "SKIPPED: {} L = {l} {}: this CPU lacks the ISA",
+                ring.tag(),
+                isa.name()
+            );
+            continue;
+        }
+        let addr = ee.get_function_address(&kernel_name(ring, l, isa)).unwrap();
+        // SAFETY: the address of a generated kernel, whose signature this is.
+        check(
+            unsafe { std::mem::transmute::<usize, Kernel<T>>(addr) },
+            isa,
+        );
+    }
+}
+
+fn random<T>(n: usize, rng: &mut rand_chacha::ChaCha8Rng) -> Vec<T>
+where
+    rand::distr::StandardUniform: rand::distr::Distribution<T>,
+{
+    (0..n).map(|_| rng.random()).collect()
+}
+
+/// Calls a kernel; `out` has one extra word that must stay put.
+#[allow(clippy::too_many_arguments)]
+fn call<T: RingElem>(
+    f: Kernel<T>,
+    qa: &[T],
+    qb: Option<&[T]>,
+    nc: usize,
+    ga: &[T],
+    gb: Option<&[T]>,
+    nr: usize,
+) -> Vec<T> {
+    let sentinel = T::from_u64(0x5a5a);
+    let mut out = vec![sentinel; nc * nr + 1];
+    let p = |s: Option<&[T]>| s.map_or(std::ptr::null(), |s| s.as_ptr());
+    unsafe {
+        f(
+            qa.as_ptr(),
+            p(qb),
+            nc as i64,
+            ga.as_ptr(),
+            p(gb),
+            nr as i64,
+            out.as_mut_ptr(),
+        )
+    };
+    assert_eq!(out.pop(), Some(sentinel), "kernel wrote past out");
+    out
+}
+
+fn check_replicated<T: RingElem>(ring: DotRing)
+where
+    rand::distr::StandardUniform: rand::distr::Distribution<T>,
+{
+    for l in LENGTHS {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(u64::from(l) * 7 + 1);
+        each_variant::<T>(ring, l, &mut |f, isa| {
+            let lu = l as usize;
+            for (nc, nr) in SHAPES {
+                let (qa, qb) = (random::<T>(nc * lu, &mut rng), random(nc * lu, &mut rng));
+                let (ga, gb) = (random::<T>(nr * lu, &mut rng), random(nr * lu, &mut rng));
+                let got = call(f, &qa, Some(&qb), nc, &ga, Some(&gb), nr);
+                let mut want = vec![T::ZERO; nc * nr];
+                masked_dot_reference(&qa, &qb, nc, &ga, &gb, nr, lu, &mut want);
+                assert!(
+                    got == want,
+                    "{} {} L = {l}, {nc} codes x {nr} records",
+                    ring.tag(),
+                    isa.name()
+                );
+            }
+        });
+    }
+}
+
+#[test]
+fn z16_variants_equal_the_reference() {
+    check_replicated::<u16>(DotRing::Z16);
+}
+
+#[test]
+fn z32_variants_equal_the_reference() {
+    check_replicated::<u32>(DotRing::Z32);
+}
+
+#[test]
+fn z64_variants_equal_the_reference() {
+    check_replicated::<u64>(DotRing::Z64);
+}
+
+#[test]
+fn gr16_variants_equal_the_reference() {
+    // Words per code are d*ceil(len/d) for d = 2, 4; the kernel only sees the word count.
+    for l in LENGTHS {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(u64::from(l) * 13 + 5);
+        each_variant::<u16>(DotRing::Gr16, l, &mut |f, isa| {
+            let lu = l as usize;
+            for (nc, nr) in SHAPES {
+                let (q, g) = (random::<u16>(nc * lu, &mut rng), random(nr * lu, &mut rng));
+                let got = call(f, &q, None, nc, &g, None, nr);
+                let mut want = vec![0u16; nc * nr];
+                gr_dot_reference(&q, nc, &g, nr, lu, &mut want);
+                assert!(got == want, "gr16 {} L = {l}, {nc} x {nr}", isa.name());
+            }
+        });
+    }
+}
+
+#[test]
+fn fp_variants_equal_the_reference() {
+    for l in LENGTHS {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(u64::from(l) * 17 + 3);
+        each_variant::<u16>(DotRing::Fp, l, &mut |f, isa| {
+            let lu = l as usize;
+            let p = P as u16;
+            for (nc, nr) in SHAPES {
+                let below_p = |n: usize, rng: &mut rand_chacha::ChaCha8Rng| -> Vec<u16> {
+                    // Include the extremes 0, p/2, p/2 + 1 and p - 1 (the signed-representative
+                    // boundary of the pair paths).
+                    (0..n)
+                        .map(|i| match i % 11 {
+                            0 => p - 1,
+                            1 => p / 2,
+                            2 => p / 2 + 1,
+                            3 => 0,
+                            _ => rng.random_range(0..p),
+                        })
+                        .collect()
+                };
+                let (q, g) = (below_p(nc * lu, &mut rng), below_p(nr * lu, &mut rng));
+                let got = call(f, &q, None, nc, &g, None, nr);
+                let mut want = vec![0u16; nc * nr];
+                fp_dot_reference(&q, nc, &g, nr, lu, &mut want);
+                assert!(got == want, "fp {} L = {l}, {nc} x {nr}", isa.name());
+            }
+        });
+    }
+}
+
+#[test]
+fn tables_hold_the_variants_and_are_shared() {
+    let cx = Context::create();
+    let module = cx.create_module("k");
+    let a = table(&cx, &module, DotRing::Z16, 64).unwrap();
+    let b = table(&cx, &module, DotRing::Z16, 64).unwrap();
+    assert_eq!(a, b);
+    assert_ne!(a, table(&cx, &module, DotRing::Z32, 64).unwrap());
+    assert!(kernel(&cx, &module, DotRing::Fp, 0, Isa::Portable).is_err());
+    assert!(DotRing::replicated(8).is_err());
+    module.verify().unwrap();
+    let ir = module.print_to_string().to_string();
+    for isa in DotRing::Z16.variants(host_is_x86()) {
+        assert!(
+            ir.contains(&format!("@{}", kernel_name(DotRing::Z16, 64, isa))),
+            "{ir}"
+        );
+    }
+    if host_is_x86() {
+        assert!(ir.contains("llvm.x86.avx512.vpdpwssd.512"), "{ir}");
+        assert!(ir.contains("\"target-features\"=\"+avx2\""), "{ir}");
+    }
+    assert_eq!(storage_bits(16), 16);
+    assert_eq!(storage_bits(17), 32);
+    assert_eq!(storage_bits(33), 64);
+}
+
+/// Small K chunks (64 words) for every ring and ISA, including the one-sided rings that do not
+/// chunk by default: the later chunks add to `out` (wrapping, or mod p for F_p).
+#[test]
+fn chunked_kernels_equal_the_reference() {
+    let l = 200u32;
+    let lu = l as usize;
+    for ring in DotRing::ALL {
+        let cx = Context::create();
+        let module = cx.create_module("chunks");
+        let tm = host_machine().unwrap();
+        let variants = ring.variants(host_is_x86());
+        for &isa in &variants {
+            gemm::define(
+                &cx,
+                &module,
+                &format!("k_{}", isa.name()),
+                ring,
+                l,
+                isa,
+                isa.tile(ring),
+                64,
+            )
+            .unwrap();
+        }
+        module.verify().unwrap();
+        optimize(&module, &tm).unwrap();
+        let ee = module
+            .create_jit_execution_engine(OptimizationLevel::Aggressive)
+            .unwrap();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(99);
+        for isa in variants {
+            if !rt_isa(isa).supported() {
+                eprintln!(
+                    "SKIPPED: chunked {} {}: this CPU lacks the ISA",
+                    ring.tag(),
+                    isa.name()
+                );
+                continue;
+            }
+            let addr = ee
+                .get_function_address(&format!("k_{}", isa.name()))
+                .unwrap();
+            let (nc, nr) = (13usize, 7usize);
+            macro_rules! rep {
+                ($t:ty) => {{
+                    // SAFETY: a generated kernel with this signature.
+                    let f = unsafe { std::mem::transmute::<usize, Kernel<$t>>(addr) };
+                    let (qa, qb) = (random::<$t>(nc * lu, &mut rng), random(nc * lu, &mut rng));
+                    let (ga, gb) = (random::<$t>(nr * lu, &mut rng), random(nr * lu, &mut rng));
+                    let got = call(f, &qa, Some(&qb), nc, &ga, Some(&gb), nr);
+                    let mut want = vec![0 as $t; nc * nr];
+                    masked_dot_reference(&qa, &qb, nc, &ga, &gb, nr, lu, &mut want);
+                    assert!(got == want, "chunked {} {}", ring.tag(), isa.name());
+                }};
+            }
+            match ring {
+                DotRing::Z16 => rep!(u16),
+                DotRing::Z32 => rep!(u32),
+                DotRing::Z64 => rep!(u64),
+                DotRing::Gr16 | DotRing::Fp => {
+                    // SAFETY: a generated kernel with this signature.
+                    let f = unsafe { std::mem::transmute::<usize, Kernel<u16>>(addr) };
+                    let p = P as u16;
+                    let mut gen = |n: usize| -> Vec<u16> {
+                        (0..n)
+                            .map(|i| {
+                                if i % 5 == 0 {
+                                    p - 1
+                                } else {
+                                    rng.random_range(0..p)
+                                }
+                            })
+                            .collect()
+                    };
+                    let (q, g) = (gen(nc * lu), gen(nr * lu));
+                    let got = call(f, &q, None, nc, &g, None, nr);
+                    let mut want = vec![0u16; nc * nr];
+                    if ring == DotRing::Fp {
+                        fp_dot_reference(&q, nc, &g, nr, lu, &mut want);
+                    } else {
+                        gr_dot_reference(&q, nc, &g, nr, lu, &mut want);
+                    }
+                    assert!(got == want, "chunked {} {}", ring.tag(), isa.name());
+                }
+            }
+        }
+    }
+}

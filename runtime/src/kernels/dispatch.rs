@@ -1,0 +1,186 @@
+//! Run-time choice among the ISA variants of a generated kernel.
+//!
+//! The compiler emits every dot-product kernel in several variants (`portable`, `avx2`,
+//! `avx512`, `vnni`) in one object file and passes the runtime a table of their addresses,
+//! null where a variant was not generated (non-x86 targets, or no such form for the ring). The
+//! runtime takes the best variant this CPU runs; `IRISC_ISA=portable|avx2|avx512|vnni` caps the
+//! choice (so tests can force each path) and is refused if the CPU lacks that ISA.
+
+use std::sync::OnceLock;
+
+use crate::error::RuntimeError;
+
+/// The environment variable that forces an ISA.
+pub const ISA_ENV: &str = "IRISC_ISA";
+
+/// An ISA variant; the discriminant is its slot in a [`KernelTable`] (the compiler's order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Isa {
+    Portable = 0,
+    Avx2 = 1,
+    Avx512 = 2,
+    Vnni = 3,
+}
+
+/// The table the schedule passes for one kernel: one entry per [`Isa`], null where absent, and
+/// the code length in words the kernels are specialised to (checked before every call: a
+/// kernel run on codes of another length would read out of bounds).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct KernelTable {
+    pub variants: [*const (); 4],
+    pub words: u64,
+}
+
+impl Isa {
+    pub const ALL: [Isa; 4] = [Isa::Portable, Isa::Avx2, Isa::Avx512, Isa::Vnni];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::Portable => "portable",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
+            Isa::Vnni => "vnni",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Isa> {
+        Isa::ALL.into_iter().find(|i| i.name() == s)
+    }
+
+    /// Whether this CPU runs the variant: the same features the compiler enables for it.
+    pub fn supported(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::is_x86_feature_detected as has;
+            let avx512 = || {
+                has!("avx2")
+                    && has!("avx512f")
+                    && has!("avx512bw")
+                    && has!("avx512vl")
+                    && has!("avx512dq")
+            };
+            match self {
+                Isa::Portable => true,
+                Isa::Avx2 => has!("avx2"),
+                Isa::Avx512 => avx512(),
+                Isa::Vnni => avx512() && has!("avx512vnni"),
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            self == Isa::Portable
+        }
+    }
+
+    /// The best ISA this CPU supports.
+    pub fn best() -> Isa {
+        Isa::ALL
+            .into_iter()
+            .rev()
+            .find(|i| i.supported())
+            .unwrap_or(Isa::Portable)
+    }
+
+    /// The ISA kernels run with: `IRISC_ISA` if set (an error if unknown or unsupported by this
+    /// CPU), else [`Isa::best`]. Read once per process.
+    pub fn selected() -> Result<Isa, RuntimeError> {
+        static SEL: OnceLock<Result<Isa, String>> = OnceLock::new();
+        SEL.get_or_init(|| Isa::from_env(std::env::var(ISA_ENV).ok().as_deref()))
+            .clone()
+            .map_err(RuntimeError::Usage)
+    }
+
+    /// [`Isa::selected`] for a given value of `IRISC_ISA` (None: unset or empty).
+    pub fn from_env(v: Option<&str>) -> Result<Isa, String> {
+        match v.map(str::trim).filter(|s| !s.is_empty()) {
+            None => Ok(Isa::best()),
+            Some(s) => {
+                let isa = Isa::from_name(s).ok_or_else(|| {
+                    format!("{ISA_ENV}={s}: unknown ISA (portable, avx2, avx512 or vnni)")
+                })?;
+                if isa.supported() {
+                    Ok(isa)
+                } else {
+                    Err(format!(
+                        "{ISA_ENV}={s}: this CPU does not support {s} (best: {})",
+                        Isa::best().name()
+                    ))
+                }
+            }
+        }
+    }
+}
+
+/// The variant of `table` to run under `cap`: the best non-null entry at or below `cap` (a
+/// ring without a VNNI form runs its AVX-512 one). `None` if every entry up to `cap` is null.
+pub fn pick(table: &KernelTable, cap: Isa) -> Option<(Isa, *const ())> {
+    let v = &table.variants;
+    Isa::ALL[..=cap as usize]
+        .iter()
+        .rev()
+        .find(|&&i| !v[i as usize].is_null())
+        .map(|&i| (i, v[i as usize]))
+}
+
+/// [`pick`] under [`Isa::selected`], from the table pointer the schedule passes, for codes of
+/// `words` words.
+///
+/// # Safety
+/// `table` must be null or point to a [`KernelTable`].
+pub unsafe fn pick_from(
+    table: *const KernelTable,
+    words: usize,
+) -> Result<(Isa, *const ()), RuntimeError> {
+    // SAFETY: the caller's contract.
+    let t = unsafe { table.as_ref() }
+        .ok_or_else(|| RuntimeError::Schedule("null kernel table".into()))?;
+    if t.words != words as u64 {
+        return Err(RuntimeError::Schedule(format!(
+            "kernel for codes of {} words run on codes of {words}",
+            t.words
+        )));
+    }
+    let cap = Isa::selected()?;
+    pick(t, cap).ok_or_else(|| {
+        RuntimeError::Schedule(format!("no kernel variant at or below {}", cap.name()))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn env_override_is_checked() {
+        assert_eq!(Isa::from_env(None), Ok(Isa::best()));
+        assert_eq!(Isa::from_env(Some("")), Ok(Isa::best()));
+        assert_eq!(Isa::from_env(Some("portable")), Ok(Isa::Portable));
+        assert!(Isa::from_env(Some("sse9")).unwrap_err().contains("unknown"));
+        for i in Isa::ALL {
+            let r = Isa::from_env(Some(i.name()));
+            assert_eq!(r.is_ok(), i.supported(), "{i:?}: {r:?}");
+        }
+    }
+
+    #[test]
+    fn pick_falls_back_to_the_best_present_variant() {
+        static A: u8 = 0;
+        static C: u8 = 0;
+        let (a, c) = (&A as *const u8 as *const (), &C as *const u8 as *const ());
+        let null = std::ptr::null();
+        let t = KernelTable {
+            variants: [a, null, c, null],
+            words: 7,
+        };
+        assert_eq!(pick(&t, Isa::Vnni), Some((Isa::Avx512, c)));
+        assert_eq!(pick(&t, Isa::Avx2), Some((Isa::Portable, a)));
+        let empty = KernelTable {
+            variants: [null; 4],
+            words: 7,
+        };
+        assert_eq!(pick(&empty, Isa::Vnni), None);
+        // SAFETY: a valid table.
+        assert!(unsafe { pick_from(&t, 8) }.is_err());
+    }
+}
