@@ -207,14 +207,17 @@ fn share_batched(
     for batch in records.chunks(BATCH) {
         let plain = super::share::plain_iris(spec, batch)?;
         let files = super::deal::deal_into_set(&plain, sharing, ring_bits, set_id, &mut rng)
-            .with_context(|| format!("cannot share {} as input `{}`", input.display(), spec.name))?;
+            .with_context(|| {
+                format!("cannot share {} as input `{}`", input.display(), spec.name)
+            })?;
         drop(plain);
         if stores.is_empty() {
             for (file, path) in files.iter().zip(paths) {
                 let params = params_of(fingerprint, file);
                 stores.push(
-                    NewStore::create(path, &params, records.len() as u64)
-                        .with_context(|| format!("cannot write the gallery store {}", path.display()))?,
+                    NewStore::create(path, &params, records.len() as u64).with_context(|| {
+                        format!("cannot write the gallery store {}", path.display())
+                    })?,
                 );
             }
         }

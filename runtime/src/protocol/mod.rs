@@ -17,6 +17,7 @@ pub mod bit_extract;
 pub mod bit_extract_mod;
 pub mod bit_extract_p;
 pub mod bit_inject;
+pub mod bit_planes;
 pub mod dot;
 pub mod galois_dot;
 pub mod lift;
