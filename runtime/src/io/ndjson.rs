@@ -19,24 +19,20 @@ use crate::iris::{check_code_bits, IrisCode, IrisRecord};
 /// What is wrong with an NDJSON iris file.
 #[derive(Debug, thiserror::Error)]
 pub enum NdjsonError {
-    #[error("{path}: {source}")]
+    // The causes are part of each message and deliberately not `#[source]`s: an error chain
+    // printer (`{:#}`) would otherwise repeat them ("cannot open: X: X").
+    #[error("{path}: {cause}")]
     InFile {
         path: PathBuf,
-        #[source]
-        source: Box<NdjsonError>,
+        cause: Box<NdjsonError>,
     },
-    #[error("cannot {action}: {source}")]
+    #[error("cannot {action}: {cause}")]
     Open {
         action: &'static str,
-        #[source]
-        source: io::Error,
+        cause: io::Error,
     },
-    #[error("line {line}: cannot read: {source}")]
-    Io {
-        line: usize,
-        #[source]
-        source: io::Error,
-    },
+    #[error("line {line}: cannot read: {cause}")]
+    Io { line: usize, cause: io::Error },
     #[error("line {line}: not valid JSON: {detail}")]
     Json { line: usize, detail: String },
     #[error("line {line}: expected a JSON object with \"id\", \"code\" and \"mask\"")]
@@ -85,7 +81,7 @@ impl NdjsonError {
     fn in_file(self, path: &Path) -> NdjsonError {
         NdjsonError::InFile {
             path: path.to_path_buf(),
-            source: Box::new(self),
+            cause: Box::new(self),
         }
     }
 }
@@ -182,7 +178,7 @@ impl<R: BufRead> NdjsonReader<R> {
             match self.input.read_line(&mut self.buf) {
                 Ok(0) => return None,
                 Ok(_) => {}
-                Err(source) => return Some(Err(NdjsonError::Io { line, source })),
+                Err(cause) => return Some(Err(NdjsonError::Io { line, cause })),
             }
             if self.buf.trim().is_empty() {
                 continue;
@@ -263,10 +259,10 @@ pub fn read_from<R: BufRead>(input: R) -> Result<Vec<IrisRecord>, NdjsonError> {
 /// Opens `path` for streaming; errors from the returned reader do not name the file, so prefer
 /// [`read_file`] unless the records must be streamed.
 pub fn open(path: &Path) -> Result<NdjsonReader<BufReader<File>>, NdjsonError> {
-    let file = File::open(path).map_err(|source| {
+    let file = File::open(path).map_err(|cause| {
         NdjsonError::Open {
             action: "open",
-            source,
+            cause,
         }
         .in_file(path)
     })?;
@@ -307,7 +303,7 @@ impl<W: Write> NdjsonWriter<W> {
             B64.encode(&rec.iris.code),
             B64.encode(&rec.iris.mask)
         )
-        .map_err(|source| NdjsonError::Io { line, source })
+        .map_err(|cause| NdjsonError::Io { line, cause })
     }
 
     /// Flushes and returns the underlying writer.
@@ -315,7 +311,7 @@ impl<W: Write> NdjsonWriter<W> {
         let line = self.line;
         self.out
             .flush()
-            .map_err(|source| NdjsonError::Io { line, source })?;
+            .map_err(|cause| NdjsonError::Io { line, cause })?;
         Ok(self.out)
     }
 }
@@ -325,10 +321,10 @@ pub fn write_file<'a, I>(path: &Path, records: I) -> Result<(), NdjsonError>
 where
     I: IntoIterator<Item = &'a IrisRecord>,
 {
-    let file = File::create(path).map_err(|source| {
+    let file = File::create(path).map_err(|cause| {
         NdjsonError::Open {
             action: "create",
-            source,
+            cause,
         }
         .in_file(path)
     })?;
@@ -389,8 +385,12 @@ mod tests {
         assert_eq!(read_file(&path).unwrap(), records);
         let text = format!("\n{}\n\n", to_text(&records));
         assert_eq!(read_from(text.as_bytes()).unwrap(), records);
-        let missing = read_file(&dir.join("nope.ndjson")).unwrap_err().to_string();
+        let err = read_file(&dir.join("nope.ndjson")).unwrap_err();
+        // The cause is in the message, not also a `source()` that chain printers would repeat.
+        assert!(std::error::Error::source(&err).is_none());
+        let missing = err.to_string();
         assert!(missing.contains("nope.ndjson: cannot open: "), "{missing}");
+        assert_eq!(missing.matches("cannot open").count(), 1, "{missing}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
