@@ -8,6 +8,6 @@ pub mod reference;
 
 pub use dispatch::{Isa, KernelTable};
 pub use reference::{
-    fp_dot_reference, gr_dot_reference, masked_dot_reference, MaskedDotKernelU16,
+    fp_dot_reference, gr_dot_reference, masked_dot_reference, MaskedDotKernel, MaskedDotKernelU16,
     MaskedDotKernelU32, MaskedDotKernelU64,
 };

@@ -8,37 +8,24 @@
 
 use crate::ring::RingElem;
 
-/// The C signature of a generated kernel over Z_2^k stored in u16. The code length is a
-/// compile-time constant of the generated kernel, so it is not an argument.
-pub type MaskedDotKernelU16 = unsafe extern "C" fn(
-    qa: *const u16,
-    qb: *const u16,
+/// The C signature of a generated dot-product kernel over storage `T`. The code length is a
+/// compile-time constant of the generated kernel, so it is not an argument; one-sided kernels
+/// (GR16, F_p) ignore `qb`/`gb`.
+pub type MaskedDotKernel<T> = unsafe extern "C" fn(
+    qa: *const T,
+    qb: *const T,
     n_codes: i64,
-    ga: *const u16,
-    gb: *const u16,
+    ga: *const T,
+    gb: *const T,
     n_records: i64,
-    out: *mut u16,
+    out: *mut T,
 );
-/// As [`MaskedDotKernelU16`], storage u32.
-pub type MaskedDotKernelU32 = unsafe extern "C" fn(
-    qa: *const u32,
-    qb: *const u32,
-    n_codes: i64,
-    ga: *const u32,
-    gb: *const u32,
-    n_records: i64,
-    out: *mut u32,
-);
-/// As [`MaskedDotKernelU16`], storage u64.
-pub type MaskedDotKernelU64 = unsafe extern "C" fn(
-    qa: *const u64,
-    qb: *const u64,
-    n_codes: i64,
-    ga: *const u64,
-    gb: *const u64,
-    n_records: i64,
-    out: *mut u64,
-);
+/// [`MaskedDotKernel`] over Z_2^k stored in u16.
+pub type MaskedDotKernelU16 = MaskedDotKernel<u16>;
+/// [`MaskedDotKernel`], storage u32.
+pub type MaskedDotKernelU32 = MaskedDotKernel<u32>;
+/// [`MaskedDotKernel`], storage u64.
+pub type MaskedDotKernelU64 = MaskedDotKernel<u64>;
 
 /// The reference kernel. Panics if a slice is shorter than its shape says (a caller bug).
 #[allow(clippy::too_many_arguments)]

@@ -9,7 +9,7 @@ use crate::error::RuntimeError;
 use crate::io::share_file::RingVec;
 use crate::iris::public_threshold;
 use crate::kernels::dispatch;
-use crate::kernels::{KernelTable, MaskedDotKernelU16, MaskedDotKernelU32, MaskedDotKernelU64};
+use crate::kernels::{KernelTable, MaskedDotKernel};
 use crate::protocol;
 use crate::protocol::reshare::reshare;
 use crate::ring::RingElem;
@@ -85,45 +85,46 @@ impl Runtime {
         // SAFETY: the caller's contract.
         let (_, kernel) = unsafe { dispatch::pick_from(table, q.bits) }?;
         let threads = self.args.threads;
+        // SAFETY (each arm): the caller promises the kernels of this storage width.
         let out = match (&q.a, &q.b, &g.a, &g.b) {
             (RingVec::U16(qa), RingVec::U16(qb), RingVec::U16(ga), RingVec::U16(gb)) => {
-                // SAFETY: the caller promises the kernels of this storage width.
-                let k: MaskedDotKernelU16 = unsafe { std::mem::transmute(kernel) };
-                RingVec::U16(run_kernel(
-                    k,
-                    (qa, Some(qb)),
-                    q.count,
-                    (ga, Some(gb)),
-                    g.count,
-                    q.bits,
-                    threads,
-                ))
+                RingVec::U16(unsafe {
+                    run_erased(
+                        kernel,
+                        (qa, qb),
+                        q.count,
+                        (ga, gb),
+                        g.count,
+                        q.bits,
+                        threads,
+                    )
+                })
             }
             (RingVec::U32(qa), RingVec::U32(qb), RingVec::U32(ga), RingVec::U32(gb)) => {
-                // SAFETY: as above.
-                let k: MaskedDotKernelU32 = unsafe { std::mem::transmute(kernel) };
-                RingVec::U32(run_kernel(
-                    k,
-                    (qa, Some(qb)),
-                    q.count,
-                    (ga, Some(gb)),
-                    g.count,
-                    q.bits,
-                    threads,
-                ))
+                RingVec::U32(unsafe {
+                    run_erased(
+                        kernel,
+                        (qa, qb),
+                        q.count,
+                        (ga, gb),
+                        g.count,
+                        q.bits,
+                        threads,
+                    )
+                })
             }
             (RingVec::U64(qa), RingVec::U64(qb), RingVec::U64(ga), RingVec::U64(gb)) => {
-                // SAFETY: as above.
-                let k: MaskedDotKernelU64 = unsafe { std::mem::transmute(kernel) };
-                RingVec::U64(run_kernel(
-                    k,
-                    (qa, Some(qb)),
-                    q.count,
-                    (ga, Some(gb)),
-                    g.count,
-                    q.bits,
-                    threads,
-                ))
+                RingVec::U64(unsafe {
+                    run_erased(
+                        kernel,
+                        (qa, qb),
+                        q.count,
+                        (ga, gb),
+                        g.count,
+                        q.bits,
+                        threads,
+                    )
+                })
             }
             _ => {
                 return Err(RuntimeError::Schedule(
@@ -328,8 +329,35 @@ pub(crate) type Sides<'a, T> = (&'a [T], Option<&'a [T]>);
 /// Runs `kernel` (any generated dot kernel with storage word `T`) over `n_codes` codes and
 /// `n_records` records of `words` words each, the records split in contiguous shards across
 /// `threads` threads (each writes its own block of the record-major output).
+/// [`run_kernel`] for a two-sided (eq. 6) kernel given type-erased, as the dispatch table holds it.
+///
+/// # Safety
+/// `kernel` must be a generated masked-dot kernel for storage `T`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn run_erased<T: RingElem + Send + Sync>(
+    kernel: *const (),
+    q: (&[T], &[T]),
+    n_codes: usize,
+    g: (&[T], &[T]),
+    n_records: usize,
+    words: usize,
+    threads: usize,
+) -> Vec<T> {
+    // SAFETY: the caller's contract; every generated kernel has this signature in its width.
+    let k: MaskedDotKernel<T> = unsafe { std::mem::transmute(kernel) };
+    run_kernel(
+        k,
+        (q.0, Some(q.1)),
+        n_codes,
+        (g.0, Some(g.1)),
+        n_records,
+        words,
+        threads,
+    )
+}
+
 pub(crate) fn run_kernel<T: RingElem + Send + Sync>(
-    kernel: unsafe extern "C" fn(*const T, *const T, i64, *const T, *const T, i64, *mut T),
+    kernel: MaskedDotKernel<T>,
     q: Sides<'_, T>,
     n_codes: usize,
     g: Sides<'_, T>,
