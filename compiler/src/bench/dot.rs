@@ -213,6 +213,23 @@ where
 }
 
 /// A generated-kernel pass for a replicated ring with storage `T`.
+/// Random replicated operands for `n` records: (qa, qb) for the rotations, (ga, gb) for the records.
+fn rep_data<T>(
+    n: usize,
+    l: usize,
+    rng: &mut rand_chacha::ChaCha8Rng,
+) -> (Vec<T>, Vec<T>, Vec<T>, Vec<T>)
+where
+    rand::distr::StandardUniform: rand::distr::Distribution<T>,
+{
+    (
+        random(ROTATIONS * l, rng),
+        random(ROTATIONS * l, rng),
+        random(n * l, rng),
+        random(n * l, rng),
+    )
+}
+
 fn rep_pass<'a, T: RingElem>(
     f: jit::KernelFn<T>,
     data: &'a (Vec<T>, Vec<T>, Vec<T>, Vec<T>),
@@ -366,33 +383,9 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
                 let w = ring.words(l);
                 let (dr, words) = dot_ring(ring, l);
                 // Data for this (ring, l); dropped before the next.
-                let d16 = match ring {
-                    Ring::Z16 => Some((
-                        random::<u16>(ROTATIONS * l, &mut rng),
-                        random::<u16>(ROTATIONS * l, &mut rng),
-                        random::<u16>(n * l, &mut rng),
-                        random::<u16>(n * l, &mut rng),
-                    )),
-                    _ => None,
-                };
-                let d32 = match ring {
-                    Ring::Z32 => Some((
-                        random::<u32>(ROTATIONS * l, &mut rng),
-                        random::<u32>(ROTATIONS * l, &mut rng),
-                        random::<u32>(n * l, &mut rng),
-                        random::<u32>(n * l, &mut rng),
-                    )),
-                    _ => None,
-                };
-                let d64 = match ring {
-                    Ring::Z64 => Some((
-                        random::<u64>(ROTATIONS * l, &mut rng),
-                        random::<u64>(ROTATIONS * l, &mut rng),
-                        random::<u64>(n * l, &mut rng),
-                        random::<u64>(n * l, &mut rng),
-                    )),
-                    _ => None,
-                };
+                let d16 = (ring == Ring::Z16).then(|| rep_data::<u16>(n, l, &mut rng));
+                let d32 = (ring == Ring::Z32).then(|| rep_data::<u32>(n, l, &mut rng));
+                let d64 = (ring == Ring::Z64).then(|| rep_data::<u64>(n, l, &mut rng));
                 let (q, g): (Vec<u16>, Vec<u16>) = match ring {
                     Ring::Gr2 | Ring::Gr4 => {
                         (random(ROTATIONS * w, &mut rng), random(n * w, &mut rng))
