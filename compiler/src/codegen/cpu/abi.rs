@@ -78,6 +78,19 @@ const ENTRY_POINTS: &[(&str, A, &[A])] = {
         // (rt, query, src, records or -1, shape, field, field_len)
         ("irisc_rt_output", I32, &[Ptr, I64, I32, I32, I32, Ptr, I64]),
         ("irisc_rt_emit", I32, &[Ptr, I64]),
+        // Tiled schedules (see `tiling`): (rt, gallery) -> chunks, or negative on failure.
+        ("irisc_rt_chunk_count", I64, &[Ptr, I32]),
+        // (rt, dst, gallery, chunk)
+        ("irisc_rt_gallery_view", I32, &[Ptr, I32, I32, I64]),
+        // (rt, dst_base, codes_base, queries, gallery, chunk, kernel table or null, kind:
+        // 0 masked_dot, 1 shamir_dot)
+        (
+            "irisc_rt_batch_dot",
+            I32,
+            &[Ptr, I32, I32, I64, I32, I64, Ptr, I32],
+        ),
+        // (rt, acc, src, first)
+        ("irisc_rt_append", I32, &[Ptr, I32, I32, I32]),
     ]
 };
 

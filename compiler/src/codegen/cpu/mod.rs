@@ -5,6 +5,7 @@
 pub mod abi;
 pub mod kernel;
 pub mod schedule;
+pub mod tiling;
 pub mod target;
 
 use inkwell::{context::Context, module::Module};
@@ -49,29 +50,51 @@ mod tests {
         let llcx = Context::create();
         let module = generate(&llcx, "dedup", &mpc, r#"{"abi":1}"#).unwrap();
         let ir = module.print_to_string().to_string();
-        let order = [
-            "call ptr @irisc_rt_start(i32 %0, ptr %1, ptr @irisc_manifest, i64 9)",
+        // The tiled schedule (see `tiling`): slot 0 the gallery, 1 its chunk view, 2..10 the
+        // batch's collections of the crossing, then per-query slots (base + j) for the query,
+        // its rotations and the batch dot products, then the chunk stage's slots.
+        let calls = [
+            "call ptr @irisc_rt_start(i32 %, ptr %, ptr @irisc_manifest, i64 9)",
             "call i32 @irisc_rt_load_input(ptr %rt, i32 0, i32 0, i32 0, i64 -1, i32 16)",
             "call i64 @irisc_rt_query_count(ptr %rt)",
-            "call i32 @irisc_rt_load_input(ptr %rt, i32 1, i32 1, i32 0, i64 %q, i32 16)",
-            "call i32 @irisc_rt_rotate(ptr %rt, i32 2, i32 1, i32 -15, i32 15)",
-            "call i32 @irisc_rt_masked_dot(ptr %rt, i32 3, i32 2, i32 0, ptr @irisc_kernels_dot_z16_L12800)",
-            "call i32 @irisc_rt_reshare(ptr %rt, i32 4, i32 3, i32 16)",
-            "call i32 @irisc_rt_mask_len(ptr %rt, i32 5, i32 2, i32 0)",
-            "call i32 @irisc_rt_sub_threshold(ptr %rt, i32 6, i32 4, i32 5, i64 69, i64 200, i32 16)",
-            "call i32 @irisc_rt_msb(ptr %rt, i32 7, i32 6, i32 16)",
-            "call i32 @irisc_rt_or_groups(ptr %rt, i32 8, i32 7, i64 0)",
-            "call i32 @irisc_rt_open(ptr %rt, i32 9, i32 8, i32 0)",
-            "call i32 @irisc_rt_output(ptr %rt, i64 %q, i32 9, i32 -1, i32 0, ptr @irisc_label, i64 5)",
+            // Query stage, per query of the batch: slot 10 + j holds query j, 18 + j its
+            // rotations.
+            "%q = add i64 %batches.i, %batch.queries.i",
+            "%slot = add i32 10, %j",
+            "call i32 @irisc_rt_load_input(ptr %rt, i32 %slot, i32 1, i32 0, i64 %q, i32 16)",
+            "%slot = add i32 18, %j",
+            "call i32 @irisc_rt_rotate(ptr %rt, i32 %slot, i32 %slot, i32 -15, i32 15)",
+            // Per chunk: the whole batch's dot products in one call (codes from 18.., results
+            // into 26..), then the chunk's view of the gallery.
+            "call i64 @irisc_rt_chunk_count(ptr %rt, i32 0)",
+            "call i32 @irisc_rt_batch_dot(ptr %rt, i32 26, i32 18, i64 %nb, i32 0, i64 %chunks.i, ptr @irisc_kernels_dot_z16_L12800, i32 0)",
+            "call i32 @irisc_rt_gallery_view(ptr %rt, i32 1, i32 0, i64 %chunks.i)",
+            // Chunk stage, per query, reading the view and the query's dot products.
+            "%slot = add i32 26, %j",
+            "call i32 @irisc_rt_reshare(ptr %rt, i32 34, i32 %slot, i32 16)",
+            "call i32 @irisc_rt_mask_len(ptr %rt, i32 35, i32 %slot, i32 1)",
+            "call i32 @irisc_rt_sub_threshold(ptr %rt, i32 36, i32 34, i32 35, i64 69, i64 200, i32 16)",
+            "call i32 @irisc_rt_msb(ptr %rt, i32 37, i32 36, i32 16)",
+            // The reduction over all records, on the chunk, its result collected in 2 + j ...
+            "call i32 @irisc_rt_or_groups(ptr %rt, i32 38, i32 37, i64 0)",
+            "%slot = add i32 2, %j",
+            "call i32 @irisc_rt_append(ptr %rt, i32 %slot, i32 38, i32 %first.flag)",
+            // ... and finished over the chunks' results, then opened once.
+            "call i32 @irisc_rt_or_groups(ptr %rt, i32 39, i32 %slot, i64 0)",
+            "call i32 @irisc_rt_open(ptr %rt, i32 40, i32 39, i32 0)",
+            "call i32 @irisc_rt_output(ptr %rt, i64 %q, i32 40, i32 -1, i32 0, ptr @irisc_label, i64 5)",
             "call i32 @irisc_rt_emit(ptr %rt, i64 %q)",
         ];
-        let mut at = 0;
-        for call in order {
-            let found = ir[at..]
-                .find(call)
-                .unwrap_or_else(|| panic!("missing or out of order: {call}\n{ir}"));
-            at += found + call.len();
+        // LLVM numbers repeated value names (`%slot12`); compare without the numbers.
+        let ir = strip_name_numbers(&ir);
+        for call in calls {
+            assert!(ir.contains(call), "missing: {call}\n{ir}");
         }
+        // The loops: batches of 8 queries, chunks, and the three per-query loops.
+        for label in ["batches", "batch.queries", "chunks", "chunk.queries", "finish.queries"] {
+            assert!(ir.contains(&format!("\n{label}:")), "no loop {label}\n{ir}");
+        }
+        assert!(ir.contains("add i64 %batches.i, 8"), "{ir}");
         // Success and failure both finish the runtime and return its exit code.
         assert!(
             ir.contains("call i32 @irisc_rt_finish(ptr %rt, i32 0)"),
@@ -81,11 +104,36 @@ mod tests {
             ir.contains("call i32 @irisc_rt_finish(ptr %rt, i32 1)"),
             "{ir}"
         );
-        // One status check per runtime op (12 ops).
-        assert_eq!(ir.matches("br i1 %ok").count(), 12, "{ir}");
+        // One status check per runtime call that returns a status (15), and one on the chunk
+        // count.
+        assert_eq!(ir.matches("br i1 %ok").count(), 15, "{ir}");
+        assert!(ir.contains("br i1 %no.chunks, label %failed"), "{ir}");
         assert!(
             ir.contains(r#"@irisc_manifest = private constant [9 x i8] c"{\22abi\22:1}""#),
             "{ir}"
         );
+    }
+
+    /// `ir` with the digits that end local value names removed (`%slot12` -> `%slot`, `%0` -> `%`).
+    fn strip_name_numbers(ir: &str) -> String {
+        let mut out = String::with_capacity(ir.len());
+        let mut in_name = false;
+        for c in ir.chars() {
+            if c == '%' {
+                in_name = true;
+                out.push(c);
+                continue;
+            }
+            if in_name && !(c.is_ascii_alphanumeric() || c == '.' || c == '_') {
+                // Drop the trailing digits of the name just ended.
+                let name_start = out.rfind('%').unwrap_or(0) + 1;
+                while out.len() > name_start && out.ends_with(|d: char| d.is_ascii_digit()) {
+                    out.pop();
+                }
+                in_name = false;
+            }
+            out.push(c);
+        }
+        out
     }
 }

@@ -6,7 +6,12 @@
 //! iterations of the query loop reuse them). Every status is checked: a failure jumps to a block
 //! that finishes the runtime with a nonzero status.
 
-use super::{abi::entry_point, kernel, CodegenError};
+use super::{
+    abi::entry_point,
+    kernel,
+    tiling::{self, OpInfo, Stage},
+    CodegenError,
+};
 use crate::mlir::{get_int, get_str, op_name, type_name, type_param};
 use inkwell::{
     basic_block::BasicBlock,
@@ -17,8 +22,8 @@ use inkwell::{
     AddressSpace, IntPredicate,
 };
 use melior::ir::{
-    block::BlockLike, operation::OperationLike, BlockRef, Module as MlirModule, RegionLike,
-    ValueLike,
+    block::BlockLike, operation::OperationLike, BlockRef, Module as MlirModule, OperationRef,
+    RegionLike, ValueLike,
 };
 use std::collections::HashMap;
 
@@ -33,7 +38,14 @@ enum Slot<'ctx> {
     Slot(u32),
     /// The query number: the loop counter of the schedule.
     Query(IntValue<'ctx>),
+    /// One slot per query of a batch: `base + j` for the batch's query `j` (tiled schedules).
+    Dyn(u32),
 }
+
+/// Queries per batch of a tiled schedule: their dot products against a chunk of the gallery are
+/// one kernel call. 8 queries of 31 rotations keep the kernel's code tiles full while the
+/// batch's query shares (8 x 31 codes) stay in the core's cache.
+pub const QUERY_BATCH: u32 = 8;
 
 struct Schedule<'ctx, 'a> {
     cx: &'ctx Context,
@@ -49,6 +61,10 @@ struct Schedule<'ctx, 'a> {
     /// Code entries of the codes held in a slot (loads and their rotations): the length the
     /// Shamir dot-product kernels are specialised to.
     lens: HashMap<u32, u64>,
+    /// The query of the batch being emitted (`i32`), for [`Slot::Dyn`] slots.
+    batch_query: Option<IntValue<'ctx>>,
+    /// Whether `fresh` hands out one slot per query of the batch.
+    dyn_results: bool,
 }
 
 fn key<'c>(v: impl ValueLike<'c>) -> usize {
@@ -128,34 +144,19 @@ pub fn generate<'ctx>(
         next_slot: 0,
         input_lens: input_lengths(manifest_json),
         lens: HashMap::new(),
+        batch_query: None,
+        dyn_results: false,
     };
     s.b.position_at_end(started);
 
     // @setup, once; its results become @query's gallery arguments.
     let returned = s.ops(setup, None)?;
 
-    // for q in 0..query_count: @query
     let count_fn =
         entry_point(cx, module, "irisc_rt_query_count").ok_or_else(|| err("no query_count"))?;
     let n = s
         .call_value(count_fn, &[rt.into()], "queries")?
         .into_int_value();
-    let pre =
-        s.b.get_insert_block()
-            .ok_or_else(|| err("builder has no block"))?;
-    let head = cx.append_basic_block(main, "queries");
-    let body = cx.append_basic_block(main, "query");
-    let done = cx.append_basic_block(main, "done");
-    s.b.build_unconditional_branch(head).map_err(err)?;
-    s.b.position_at_end(head);
-    let q = s.b.build_phi(i64t, "q").map_err(err)?;
-    let q_v = q.as_basic_value().into_int_value();
-    let more =
-        s.b.build_int_compare(IntPredicate::SLT, q_v, n, "more")
-            .map_err(err)?;
-    s.b.build_conditional_branch(more, body, done)
-        .map_err(err)?;
-    s.b.position_at_end(body);
     let args = query.argument_count();
     if args != returned.len() + 1 {
         return Err(err(format!(
@@ -163,24 +164,28 @@ pub fn generate<'ctx>(
             returned.len()
         )));
     }
-    s.slots
-        .insert(key(query.argument(0).map_err(err)?), Slot::Query(q_v));
     for (i, slot) in returned.iter().enumerate() {
         s.slots
             .insert(key(query.argument(i + 1).map_err(err)?), *slot);
     }
-    s.ops(query, Some(q_v))?;
-    let next =
-        s.b.build_int_add(q_v, i64t.const_int(1, false), "q.next")
-            .map_err(err)?;
-    let latch =
-        s.b.get_insert_block()
-            .ok_or_else(|| err("builder has no block"))?;
-    s.b.build_unconditional_branch(head).map_err(err)?;
-    q.add_incoming(&[(&i64t.const_zero(), pre), (&next, latch)]);
+    let body_ops = operations(query);
+    let galleries: Vec<usize> = (1..args)
+        .map(|i| query.argument(i).map(key).map_err(err))
+        .collect::<Result<_, _>>()?;
+    let infos: Vec<OpInfo> = body_ops.iter().map(op_info).collect();
+    let plan = tiling::plan(&infos, &galleries);
+    if let Some(plan) = plan {
+        let q_arg = key(query.argument(0).map_err(err)?);
+        s.tiled(&body_ops, &plan, q_arg, n)?;
+    } else {
+        s.untiled(query, n)?;
+    }
 
     let finish =
         entry_point(cx, module, "irisc_rt_finish").ok_or_else(|| err("no irisc_rt_finish"))?;
+    let done =
+        s.b.get_insert_block()
+            .ok_or_else(|| err("builder has no block"))?;
     for (block, status) in [(done, 0u64), (fail, 1)] {
         s.b.position_at_end(block);
         let code = s.call_value(
@@ -191,6 +196,327 @@ pub fn generate<'ctx>(
         s.b.build_return(Some(&code)).map_err(err)?;
     }
     Ok(())
+}
+
+/// The ops of `block` before its terminator.
+fn operations<'c, 'm>(block: BlockRef<'c, 'm>) -> Vec<OperationRef<'c, 'm>> {
+    let mut out = Vec::new();
+    let mut cur = block.first_operation();
+    while let Some(op) = cur {
+        cur = op.next_in_block();
+        if op_name(&op) != "func.return" {
+            out.push(op);
+        }
+    }
+    out
+}
+
+/// What the tiling planner needs of an op.
+fn op_info(op: &OperationRef<'_, '_>) -> OpInfo {
+    OpInfo {
+        name: op_name(op),
+        operands: op.operands().map(key).collect(),
+        result: op.result(0).ok().map(key),
+        group: get_int(op, "group").ok(),
+    }
+}
+
+impl<'ctx> Schedule<'ctx, '_> {
+    /// `for q in 0..n: @query(q)`: the untiled schedule, op after op over the whole gallery.
+    fn untiled(&mut self, query: BlockRef<'_, '_>, n: IntValue<'ctx>) -> Result<(), CodegenError> {
+        let q_arg = key(query.argument(0).map_err(err)?);
+        let zero = self.cx.i64_type().const_zero();
+        self.counted("queries", zero, n, 1, |s, q| {
+            s.slots.insert(q_arg, Slot::Query(q));
+            s.ops(query, Some(q)).map(|_| ())
+        })
+    }
+
+    /// `for i in (from..to).step_by(step): body(i)` (i64); the builder ends after the loop.
+    fn counted(
+        &mut self,
+        name: &str,
+        from: IntValue<'ctx>,
+        to: IntValue<'ctx>,
+        step: u64,
+        body: impl FnOnce(&mut Self, IntValue<'ctx>) -> Result<(), CodegenError>,
+    ) -> Result<(), CodegenError> {
+        let i64t = self.cx.i64_type();
+        let pre = self
+            .b
+            .get_insert_block()
+            .ok_or_else(|| err("builder has no block"))?;
+        let head = self.cx.append_basic_block(self.main, name);
+        let inner = self.cx.append_basic_block(self.main, &format!("{name}.body"));
+        let done = self.cx.append_basic_block(self.main, &format!("{name}.done"));
+        self.b.build_unconditional_branch(head).map_err(err)?;
+        self.b.position_at_end(head);
+        let i = self.b.build_phi(i64t, &format!("{name}.i")).map_err(err)?;
+        let i_v = i.as_basic_value().into_int_value();
+        let more = self
+            .b
+            .build_int_compare(IntPredicate::SLT, i_v, to, "more")
+            .map_err(err)?;
+        self.b.build_conditional_branch(more, inner, done).map_err(err)?;
+        self.b.position_at_end(inner);
+        body(self, i_v)?;
+        let next = self
+            .b
+            .build_int_add(i_v, i64t.const_int(step, false), "next")
+            .map_err(err)?;
+        let latch = self
+            .b
+            .get_insert_block()
+            .ok_or_else(|| err("builder has no block"))?;
+        self.b.build_unconditional_branch(head).map_err(err)?;
+        i.add_incoming(&[(&from, pre), (&next, latch)]);
+        self.b.position_at_end(done);
+        Ok(())
+    }
+
+    /// The tiled schedule of [`tiling`]: for every batch of [`QUERY_BATCH`] queries, the query
+    /// stage per query; then per chunk of records the batch's dot products in one kernel call
+    /// and the chunk stage per query, its crossings appended; then the finish stage per query.
+    fn tiled(
+        &mut self,
+        ops: &[OperationRef<'_, '_>],
+        plan: &tiling::Plan,
+        q_arg: usize,
+        n: IntValue<'ctx>,
+    ) -> Result<(), CodegenError> {
+        let (i32t, i64t) = (self.cx.i32_type(), self.cx.i64_type());
+        let batch = u64::from(QUERY_BATCH);
+        let staged = |want: Stage| -> Vec<usize> {
+            (0..ops.len()).filter(|&i| plan.stages[i] == want).collect()
+        };
+        let (query_ops, dot_ops, chunk_ops, finish_ops) = (
+            staged(Stage::Query),
+            staged(Stage::BatchDot),
+            staged(Stage::Chunk),
+            staged(Stage::Finish),
+        );
+        // Static slots for the chunk views; per-query slots for the crossings' collections.
+        let mut full = HashMap::new();
+        let mut views = HashMap::new();
+        for &g in &plan.viewed_galleries {
+            full.insert(g, self.slots.get(&g).copied().ok_or_else(|| err("unknown gallery"))?);
+            views.insert(g, self.next_slot);
+            self.next_slot += 1;
+        }
+        let mut acc = HashMap::new();
+        for &c in &plan.crossings {
+            acc.insert(c, self.next_slot);
+            self.next_slot += QUERY_BATCH;
+        }
+        // The gallery whose records are chunked (all galleries of a program have the same).
+        let chunked = dot_ops
+            .first()
+            .map(|&i| ops[i].operand(1).map(key).map_err(err))
+            .transpose()?
+            .or_else(|| plan.viewed_galleries.first().copied())
+            .ok_or_else(|| err("a tiled schedule without a gallery"))?;
+        let chunked = match self.slots.get(&chunked) {
+            Some(Slot::Slot(n)) => *n,
+            _ => return Err(err("the chunked gallery has no slot")),
+        };
+
+        let zero = i64t.const_zero();
+        self.counted("batches", zero, n, batch, |s, q0| {
+            let left = s.b.build_int_sub(n, q0, "left").map_err(err)?;
+            let full_batch = i64t.const_int(batch, false);
+            let short = s
+                .b
+                .build_int_compare(IntPredicate::SLT, left, full_batch, "short")
+                .map_err(err)?;
+            let nb = s
+                .b
+                .build_select(short, left, full_batch, "nb")
+                .map_err(err)?
+                .into_int_value();
+
+            // Query stage, per query of the batch, into per-query slots.
+            s.for_batch("batch.queries", q0, nb, q_arg, |s, q| {
+                s.dyn_results = true;
+                for &i in &query_ops {
+                    s.op(&op_name(&ops[i]), &ops[i], Some(q))?;
+                }
+                s.dyn_results = false;
+                Ok(())
+            })?;
+
+            // Chunks of records.
+            let count_fn = entry_point(s.cx, s.module, "irisc_rt_chunk_count")
+                .ok_or_else(|| err("no irisc_rt_chunk_count"))?;
+            let chunks = s
+                .call_value(
+                    count_fn,
+                    &[s.rt.into(), i32t.const_int(chunked.into(), false).into()],
+                    "chunk.count",
+                )?
+                .into_int_value();
+            let bad = s
+                .b
+                .build_int_compare(IntPredicate::SLT, chunks, zero, "no.chunks")
+                .map_err(err)?;
+            let go = s.cx.append_basic_block(s.main, "chunked");
+            s.b.build_conditional_branch(bad, s.fail, go).map_err(err)?;
+            s.b.position_at_end(go);
+            s.counted("chunks", zero, chunks, 1, |s, c| {
+                // The batch's dot products first, while the galleries name the whole ones.
+                for (&g, &whole) in &full {
+                    s.slots.insert(g, whole);
+                }
+                for &i in &dot_ops {
+                    s.batch_dot(&ops[i], nb, c)?;
+                }
+                for (&g, &view) in &views {
+                    let Slot::Slot(whole) = full[&g] else {
+                        return Err(err("a gallery in a per-query slot"));
+                    };
+                    let args = [
+                        s.rt.into(),
+                        s.i32c(view.into()),
+                        s.i32c(whole.into()),
+                        c.into(),
+                    ];
+                    s.checked_call("irisc_rt_gallery_view", &args, "view")?;
+                    s.slots.insert(g, Slot::Slot(view));
+                }
+                s.for_batch("chunk.queries", q0, nb, q_arg, |s, q| {
+                    for &i in &chunk_ops {
+                        s.op(&op_name(&ops[i]), &ops[i], Some(q))?;
+                    }
+                    let first = s
+                        .b
+                        .build_int_compare(IntPredicate::EQ, c, zero, "first")
+                        .map_err(err)?;
+                    let first = s
+                        .b
+                        .build_int_z_extend(first, i32t, "first.flag")
+                        .map_err(err)?;
+                    for &x in &plan.crossings {
+                        let src = s.resolve(s.slots.get(&x).copied().ok_or_else(|| {
+                            err("a crossing value the chunk stage did not define")
+                        })?)?;
+                        let dst = s.resolve(Slot::Dyn(acc[&x]))?;
+                        let args = [s.rt.into(), dst, src, first.into()];
+                        s.checked_call("irisc_rt_append", &args, "append")?;
+                    }
+                    Ok(())
+                })
+            })?;
+
+            // Finish stage, per query: the whole gallery again, the collected crossings, the
+            // reductions over all records finished over their per-chunk results.
+            for (&g, &whole) in &full {
+                s.slots.insert(g, whole);
+            }
+            for &x in &plan.crossings {
+                s.slots.insert(x, Slot::Dyn(acc[&x]));
+            }
+            s.for_batch("finish.queries", q0, nb, q_arg, |s, q| {
+                for &r in &plan.reductions {
+                    let result = ops[r].result(0).map(key).map_err(err)?;
+                    let input = ops[r].operand(0).map(key).map_err(err)?;
+                    s.slots.insert(input, Slot::Dyn(acc[&result]));
+                    s.op(&op_name(&ops[r]), &ops[r], Some(q))?;
+                }
+                for &i in &finish_ops {
+                    s.op(&op_name(&ops[i]), &ops[i], Some(q))?;
+                }
+                Ok(())
+            })
+        })
+    }
+
+    /// `for j in 0..nb: body(q0 + j)` with `j` the batch query of [`Slot::Dyn`] slots and the
+    /// query argument bound to `q0 + j`.
+    fn for_batch(
+        &mut self,
+        name: &str,
+        q0: IntValue<'ctx>,
+        nb: IntValue<'ctx>,
+        q_arg: usize,
+        body: impl FnOnce(&mut Self, IntValue<'ctx>) -> Result<(), CodegenError>,
+    ) -> Result<(), CodegenError> {
+        let zero = self.cx.i64_type().const_zero();
+        self.counted(name, zero, nb, 1, |s, j| {
+            let j32 = s
+                .b
+                .build_int_truncate(j, s.cx.i32_type(), "j")
+                .map_err(err)?;
+            let q = s.b.build_int_add(q0, j, "q").map_err(err)?;
+            s.batch_query = Some(j32);
+            s.slots.insert(q_arg, Slot::Query(q));
+            let r = body(s, q);
+            s.batch_query = None;
+            r
+        })
+    }
+
+    /// The dot products of the batch's queries with chunk `c` of the gallery: one
+    /// `irisc_rt_batch_dot`, results in per-query slots.
+    fn batch_dot(
+        &mut self,
+        op: &OperationRef<'_, '_>,
+        nb: IntValue<'ctx>,
+        c: IntValue<'ctx>,
+    ) -> Result<(), CodegenError> {
+        let name = op_name(op);
+        let (table, kind) = self.dot_table(&name, op)?;
+        let codes = match self.slot(op.operand(0).map_err(err)?)? {
+            Slot::Dyn(base) => base,
+            _ => return Err(err("a batch dot product of codes outside the query stage")),
+        };
+        let gallery = match self.slot(op.operand(1).map_err(err)?)? {
+            Slot::Slot(n) => n,
+            _ => return Err(err("a batch dot product with a gallery outside a slot")),
+        };
+        let dst = self.next_slot;
+        self.next_slot += QUERY_BATCH;
+        self.slots
+            .insert(key(op.result(0).map_err(err)?), Slot::Dyn(dst));
+        let args = [
+            self.rt.into(),
+            self.i32c(dst.into()),
+            self.i32c(codes.into()),
+            nb.into(),
+            self.i32c(gallery.into()),
+            c.into(),
+            table,
+            self.i32c(kind),
+        ];
+        self.checked_call("irisc_rt_batch_dot", &args, "batch_dot")
+    }
+
+    /// `irisc_rt_<callee>(args)`, jumping to the failure block unless it returns 0.
+    fn checked_call(
+        &mut self,
+        callee: &str,
+        args: &[BasicMetadataValueEnum<'ctx>],
+        label: &str,
+    ) -> Result<(), CodegenError> {
+        let f = entry_point(self.cx, self.module, callee)
+            .ok_or_else(|| err(format!("no runtime entry point {callee}")))?;
+        let status = self.call_value(f, args, "status")?.into_int_value();
+        let ok = self
+            .b
+            .build_int_compare(
+                IntPredicate::EQ,
+                status,
+                self.cx.i32_type().const_zero(),
+                "ok",
+            )
+            .map_err(err)?;
+        let next = self
+            .cx
+            .append_basic_block(self.main, &format!("after.{label}"));
+        self.b
+            .build_conditional_branch(ok, next, self.fail)
+            .map_err(err)?;
+        self.b.position_at_end(next);
+        Ok(())
+    }
 }
 
 /// `elements` of every input of the manifest, in order (0 where absent).
@@ -253,9 +579,26 @@ impl<'ctx> Schedule<'ctx, '_> {
         op: &impl OperationLike<'c, 'a>,
         i: usize,
     ) -> Result<BasicMetadataValueEnum<'ctx>, CodegenError> {
-        match self.slot(op.operand(i).map_err(err)?)? {
-            Slot::Slot(n) => Ok(self.cx.i32_type().const_int(n.into(), false).into()),
+        self.resolve(self.slot(op.operand(i).map_err(err)?)?)
+    }
+
+    /// The call argument for `slot`: a constant slot number, the query, or a per-query slot of
+    /// the batch query being emitted.
+    fn resolve(&self, slot: Slot<'ctx>) -> Result<BasicMetadataValueEnum<'ctx>, CodegenError> {
+        let i32t = self.cx.i32_type();
+        match slot {
+            Slot::Slot(n) => Ok(i32t.const_int(n.into(), false).into()),
             Slot::Query(q) => Ok(q.into()),
+            Slot::Dyn(base) => {
+                let j = self
+                    .batch_query
+                    .ok_or_else(|| err("a per-query slot outside a batch loop"))?;
+                let at = self
+                    .b
+                    .build_int_add(i32t.const_int(base.into(), false), j, "slot")
+                    .map_err(err)?;
+                Ok(at.into())
+            }
         }
     }
 
@@ -272,7 +615,7 @@ impl<'ctx> Schedule<'ctx, '_> {
     /// The code length of operand `i`'s slot, if known.
     fn slot_len<'c: 'a, 'a>(&self, op: &impl OperationLike<'c, 'a>, i: usize) -> Option<u64> {
         match self.slot(op.operand(i).ok()?).ok()? {
-            Slot::Slot(n) => self.lens.get(&n).copied(),
+            Slot::Slot(n) | Slot::Dyn(n) => self.lens.get(&n).copied(),
             Slot::Query(_) => None,
         }
     }
@@ -282,10 +625,15 @@ impl<'ctx> Schedule<'ctx, '_> {
         op: &impl OperationLike<'c, 'a>,
     ) -> Result<BasicMetadataValueEnum<'ctx>, CodegenError> {
         let n = self.next_slot;
-        self.next_slot += 1;
-        self.slots
-            .insert(key(op.result(0).map_err(err)?), Slot::Slot(n));
-        Ok(self.cx.i32_type().const_int(n.into(), false).into())
+        let slot = if self.dyn_results {
+            self.next_slot += QUERY_BATCH;
+            Slot::Dyn(n)
+        } else {
+            self.next_slot += 1;
+            Slot::Slot(n)
+        };
+        self.slots.insert(key(op.result(0).map_err(err)?), slot);
+        self.resolve(slot)
     }
 
     fn i32c(&self, v: i64) -> BasicMetadataValueEnum<'ctx> {
@@ -383,12 +731,8 @@ impl<'ctx> Schedule<'ctx, '_> {
                 ("irisc_rt_rotate", vec![rt, self.fresh(op)?, src, lo, hi])
             }
             "mpc.masked_dot" => {
-                let code_bits = u32::try_from(int("code_bits")?).map_err(err)?;
-                let width = kernel::storage_bits(self.ring(op, Some(0))?);
-                let ring = kernel::DotRing::replicated(width)?;
-                let table = kernel::table(self.cx, self.module, ring, code_bits)?;
+                let (kptr, _) = self.dot_table(name, op)?;
                 let (codes, gallery) = (self.slot_arg(op, 0)?, self.slot_arg(op, 1)?);
-                let kptr = table.as_pointer_value().into();
                 (
                     "irisc_rt_masked_dot",
                     vec![rt, self.fresh(op)?, codes, gallery, kptr],
@@ -478,31 +822,7 @@ impl<'ctx> Schedule<'ctx, '_> {
                 (callee, vec![rt, self.fresh(op)?, src])
             }
             "mpc.shamir_dot" => {
-                // Specialised to the code length of the gallery (the runtime checks that the
-                // query's equals it); without a known length the runtime's reference runs.
-                let t = op.operand(0).map_err(err)?.r#type().to_string();
-                let kind = if t.contains("\"fp\"") {
-                    Some((kernel::DotRing::Fp, 1))
-                } else if t.contains("\"gr2\"") {
-                    Some((kernel::DotRing::Gr16, 2))
-                } else if t.contains("\"gr4\"") {
-                    Some((kernel::DotRing::Gr16, 4))
-                } else {
-                    None
-                };
-                let table = match (kind, self.slot_len(op, 1)) {
-                    (Some((ring, d)), Some(len)) if len > 0 => {
-                        let words = u32::try_from(len.div_ceil(d) * d).map_err(err)?;
-                        kernel::table(self.cx, self.module, ring, words)?
-                            .as_pointer_value()
-                            .into()
-                    }
-                    _ => self
-                        .cx
-                        .ptr_type(AddressSpace::default())
-                        .const_null()
-                        .into(),
-                };
+                let (table, _) = self.dot_table(name, op)?;
                 let (x, y) = (self.slot_arg(op, 0)?, self.slot_arg(op, 1)?);
                 (
                     "irisc_rt_shamir_dot",
@@ -566,26 +886,50 @@ impl<'ctx> Schedule<'ctx, '_> {
             "mpc.emit" => ("irisc_rt_emit", vec![rt, q()?.into()]),
             other => return Err(err(format!("no code generation for `{other}`"))),
         };
-        let f = entry_point(self.cx, self.module, callee)
-            .ok_or_else(|| err(format!("no runtime entry point {callee}")))?;
-        let status = self.call_value(f, &args, "status")?.into_int_value();
-        let ok = self
-            .b
-            .build_int_compare(
-                IntPredicate::EQ,
-                status,
-                self.cx.i32_type().const_zero(),
-                "ok",
-            )
-            .map_err(err)?;
-        let next = self
-            .cx
-            .append_basic_block(self.main, &format!("after.{}", &name[4..]));
-        self.b
-            .build_conditional_branch(ok, next, self.fail)
-            .map_err(err)?;
-        self.b.position_at_end(next);
-        Ok(())
+        self.checked_call(callee, &args, &name[4..])
+    }
+
+    /// The kernel table a dot-product op passes to the runtime, and the runtime's kind of it
+    /// (0: `masked_dot`, 1: `shamir_dot`). A Shamir dot product is specialised to the code
+    /// length of the gallery (the runtime checks that the query's equals it); without a known
+    /// length the table is null and the runtime's reference runs.
+    fn dot_table<'c: 'a, 'a>(
+        &mut self,
+        name: &str,
+        op: &impl OperationLike<'c, 'a>,
+    ) -> Result<(BasicMetadataValueEnum<'ctx>, i64), CodegenError> {
+        if name == "mpc.masked_dot" {
+            let code_bits = get_int(op, "code_bits").map_err(err)?;
+            let code_bits = u32::try_from(code_bits).map_err(err)?;
+            let width = kernel::storage_bits(self.ring(op, Some(0))?);
+            let ring = kernel::DotRing::replicated(width)?;
+            let table = kernel::table(self.cx, self.module, ring, code_bits)?;
+            return Ok((table.as_pointer_value().into(), 0));
+        }
+        let t = op.operand(0).map_err(err)?.r#type().to_string();
+        let kind = if t.contains("\"fp\"") {
+            Some((kernel::DotRing::Fp, 1))
+        } else if t.contains("\"gr2\"") {
+            Some((kernel::DotRing::Gr16, 2))
+        } else if t.contains("\"gr4\"") {
+            Some((kernel::DotRing::Gr16, 4))
+        } else {
+            None
+        };
+        let table = match (kind, self.slot_len(op, 1)) {
+            (Some((ring, d)), Some(len)) if len > 0 => {
+                let words = u32::try_from(len.div_ceil(d) * d).map_err(err)?;
+                kernel::table(self.cx, self.module, ring, words)?
+                    .as_pointer_value()
+                    .into()
+            }
+            _ => self
+                .cx
+                .ptr_type(AddressSpace::default())
+                .const_null()
+                .into(),
+        };
+        Ok((table, 1))
     }
 
     fn call_value(
