@@ -14,23 +14,23 @@ use irisc_runtime::io::{ndjson, ndjson_values};
 use crate::common;
 
 /// A folder for one test's generated inputs.
-struct Work {
+pub(crate) struct Work {
     dir: tempfile::TempDir,
 }
 
 impl Work {
-    fn new() -> Work {
+    pub(crate) fn new() -> Work {
         Work {
             dir: tempfile::tempdir().unwrap(),
         }
     }
 
-    fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }
 
     /// `irisc gen ARGS -o DIR/NAME`; returns the file.
-    fn gen(&self, name: &str, args: &[&str]) -> PathBuf {
+    pub(crate) fn gen(&self, name: &str, args: &[&str]) -> PathBuf {
         let out = self.path(name);
         let mut all: Vec<&str> = vec!["gen"];
         all.extend_from_slice(args);
@@ -40,7 +40,7 @@ impl Work {
     }
 
     /// An iris gallery of `count` records with ids 0..count.
-    fn gallery(&self, name: &str, count: usize, seed: u64, bits: u32) -> PathBuf {
+    pub(crate) fn gallery(&self, name: &str, count: usize, seed: u64, bits: u32) -> PathBuf {
         self.gen(
             name,
             &[
@@ -56,7 +56,7 @@ impl Work {
 
     /// Queries near `gallery`: near-duplicates under rotation, threshold edge cases at `ratio`
     /// and fresh codes (the bits are the gallery's).
-    fn near(&self, name: &str, gallery: &Path, count: usize, seed: u64, ratio: &str) -> PathBuf {
+    pub(crate) fn near(&self, name: &str, gallery: &Path, count: usize, seed: u64, ratio: &str) -> PathBuf {
         self.gen(
             name,
             &[
@@ -76,7 +76,7 @@ impl Work {
     /// `gallery`, then `n` queries near those, then a copy of the first query with some valid
     /// bits rotated by one column (so that some query surely has an earlier match), renumbered
     /// 0..2n+1.
-    fn batch(&self, name: &str, gallery: &Path, n: usize, seed: u64, ratio: &str) -> PathBuf {
+    pub(crate) fn batch(&self, name: &str, gallery: &Path, n: usize, seed: u64, ratio: &str) -> PathBuf {
         let first = self.near(&format!("{name}.first"), gallery, n, seed, ratio);
         let second = self.near(&format!("{name}.second"), &first, n, seed + 1, ratio);
         let mut all = ndjson::read_file(&first).unwrap();
@@ -99,18 +99,18 @@ impl Work {
     }
 }
 
-fn s(p: &Path) -> &str {
+pub(crate) fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
 /// `irisc run PROGRAM ARGS --threads 1 --check`: asserts that it succeeds and that the check ran,
 /// and returns the JSON lines the output parties printed.
-fn run_checked(program: &Path, args: &[&str]) -> Vec<Value> {
+pub(crate) fn run_checked(program: &Path, args: &[&str]) -> Vec<Value> {
     run_checked_env(program, args, &["--threads", "1"], &[])
 }
 
 /// [`run_checked`] with `threads` arguments and environment variables for the parties.
-fn run_checked_env(
+pub(crate) fn run_checked_env(
     program: &Path,
     args: &[&str],
     threads: &[&str],
@@ -179,7 +179,7 @@ fn ids_of(v: &Value) -> Vec<u64> {
 
 /// One object per query, in query order, with `query` and the given fields; `match` agrees with
 /// a non-empty `ids`, and the ids are record ids of the gallery (`gallery_ids`).
-fn check_shape(answers: &[Value], queries: usize, fields: &[&str], gallery_ids: &[u64]) {
+pub(crate) fn check_shape(answers: &[Value], queries: usize, fields: &[&str], gallery_ids: &[u64]) {
     assert_eq!(answers.len(), queries, "one object per query: {answers:?}");
     for (i, a) in answers.iter().enumerate() {
         assert_eq!(a["query"], i as u64, "queries in order: {a}");
@@ -202,7 +202,7 @@ fn check_shape(answers: &[Value], queries: usize, fields: &[&str], gallery_ids: 
 }
 
 /// Some query matches and some does not.
-fn assert_mixed(answers: &[Value]) {
+pub(crate) fn assert_mixed(answers: &[Value]) {
     assert!(
         answers.iter().any(|a| a["match"] == true),
         "no query matched: the data is trivial: {answers:?}"
@@ -213,7 +213,7 @@ fn assert_mixed(answers: &[Value]) {
     );
 }
 
-fn record_ids(file: &Path) -> Vec<u64> {
+pub(crate) fn record_ids(file: &Path) -> Vec<u64> {
     ndjson::read_file(file)
         .unwrap()
         .iter()

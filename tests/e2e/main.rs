@@ -9,3 +9,4 @@ mod data;
 mod language;
 mod matching;
 mod store;
+mod tiling;

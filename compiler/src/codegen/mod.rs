@@ -26,6 +26,8 @@ pub enum Emit {
     Irs,
     /// The `mpc` module after all passes.
     Mpc,
+    /// How the party schedule tiles `@query` (stages, crossings), as text.
+    Schedule,
     /// The optimised LLVM module.
     Llvm,
     /// An object file.
@@ -100,6 +102,9 @@ pub fn compile(
     let mpc = PassManager::irs_to_mpc_pipeline(choices.clone()).run(&cx, irs, printer)?;
     if opts.emit == Emit::Mpc {
         return Ok(Artifact::Text(mpc.as_operation().to_string()));
+    }
+    if opts.emit == Emit::Schedule {
+        return Ok(Artifact::Text(cpu::schedule::describe(&mpc)?));
     }
 
     let manifest = manifest::build(program, source, explain, &mpc)?;

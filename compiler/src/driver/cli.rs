@@ -29,6 +29,7 @@ pub enum EmitArg {
     Ast,
     Irs,
     Mpc,
+    Schedule,
     Llvm,
     Obj,
 }
@@ -230,6 +231,10 @@ pub enum Command {
         /// Threads per party for the dot products.
         #[arg(long, default_value_t = 1)]
         threads: usize,
+        /// Records per chunk of each party's gallery scan (the next chunk's dot products run
+        /// while this chunk's comparisons wait on the network); 0: the whole gallery at once.
+        #[arg(long, value_name = "N")]
+        record_chunk: Option<usize>,
         /// Seconds a party waits for a peer.
         #[arg(long, default_value_t = 60.0)]
         timeout: f64,
@@ -495,6 +500,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             plan,
             work,
             threads,
+            record_chunk,
             timeout,
             check,
         } => super::run::run(&super::run::RunOptions {
@@ -505,6 +511,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             plan: plan.options()?,
             work,
             threads,
+            record_chunk,
             timeout,
             check,
         }),
@@ -553,6 +560,7 @@ fn build(
         }
         Some(EmitArg::Irs) => Emit::Irs,
         Some(EmitArg::Mpc) => Emit::Mpc,
+        Some(EmitArg::Schedule) => Emit::Schedule,
         Some(EmitArg::Llvm) => Emit::Llvm,
         Some(EmitArg::Obj) => Emit::Obj,
         None => Emit::Exe,

@@ -26,6 +26,8 @@ pub struct RunOptions {
     pub plan: crate::analysis::plan::PlanOptions,
     pub work: Option<PathBuf>,
     pub threads: usize,
+    /// Records per chunk of the gallery scan (`None`: the party's default).
+    pub record_chunk: Option<usize>,
     pub timeout: f64,
     pub check: bool,
 }
@@ -92,12 +94,15 @@ pub fn run(opts: &RunOptions) -> Result<ExitCode> {
     }
 
     let run_started = Instant::now();
-    let extra = [
+    let mut extra = vec![
         "--threads".to_string(),
         opts.threads.to_string(),
         "--timeout".to_string(),
         opts.timeout.to_string(),
     ];
+    if let Some(n) = opts.record_chunk {
+        extra.extend(["--record-chunk".to_string(), n.to_string()]);
+    }
     let outcome = launch_parties(
         &exe,
         [config.as_path(); 3],

@@ -198,6 +198,78 @@ pub fn generate<'ctx>(
     Ok(())
 }
 
+/// The tiling of `@query` as text (`irisc build --emit=schedule`): each op with its stage, what
+/// crosses out of the chunks, and which reductions are finished over the chunks' results.
+pub fn describe(mpc: &MlirModule<'_>) -> Result<String, CodegenError> {
+    use std::fmt::Write;
+    let query = body_of(mpc, "query")?;
+    let ops = operations(query);
+    let galleries: Vec<usize> = (1..query.argument_count())
+        .map(|i| query.argument(i).map(key).map_err(err))
+        .collect::<Result<_, _>>()?;
+    let infos: Vec<OpInfo> = ops.iter().map(op_info).collect();
+    // Value names as the op text shows them: %argN, then %N in order of definition.
+    let mut names: HashMap<usize, String> = HashMap::new();
+    for i in 0..query.argument_count() {
+        names.insert(key(query.argument(i).map_err(err)?), format!("%arg{i}"));
+    }
+    for (n, info) in infos.iter().filter(|i| i.result.is_some()).enumerate() {
+        names.insert(info.result.unwrap_or_default(), format!("%{n}"));
+    }
+    let name = |v: &usize| names.get(v).cloned().unwrap_or_else(|| "?".into());
+    let mut out = String::new();
+    let Some(plan) = tiling::plan(&infos, &galleries) else {
+        out.push_str("untiled: one query at a time, each op over the whole gallery\n");
+        for info in &infos {
+            let _ = writeln!(out, "  {}", render_op(info, &name));
+        }
+        return Ok(out);
+    };
+    let _ = writeln!(
+        out,
+        "tiled: queries in batches of {QUERY_BATCH}, gallery records in chunks (--record-chunk)"
+    );
+    for (info, stage) in infos.iter().zip(&plan.stages) {
+        let stage = match stage {
+            Stage::Query => "query",
+            Stage::BatchDot => "batch-dot",
+            Stage::Chunk => "chunk",
+            Stage::Finish => "finish",
+        };
+        let _ = writeln!(out, "  {stage:<9} {}", render_op(info, &name));
+    }
+    let crossings: Vec<String> = plan.crossings.iter().map(name).collect();
+    let _ = writeln!(out, "crossings (appended per chunk): {}", crossings.join(", "));
+    let reductions: Vec<String> = plan
+        .reductions
+        .iter()
+        .map(|&r| render_op(&infos[r], &name))
+        .collect();
+    let _ = writeln!(
+        out,
+        "finished over the chunks' results: {}",
+        if reductions.is_empty() {
+            "none".to_string()
+        } else {
+            reductions.join("; ")
+        }
+    );
+    Ok(out)
+}
+
+fn render_op(info: &OpInfo, name: &impl Fn(&usize) -> String) -> String {
+    let operands: Vec<String> = info.operands.iter().map(name).collect();
+    let group = info
+        .group
+        .map(|g| format!(" {{group = {g}}}"))
+        .unwrap_or_default();
+    let op = format!("{}({}){group}", info.name, operands.join(", "));
+    match &info.result {
+        Some(r) => format!("{} = {op}", name(r)),
+        None => op,
+    }
+}
+
 /// The ops of `block` before its terminator.
 fn operations<'c, 'm>(block: BlockRef<'c, 'm>) -> Vec<OperationRef<'c, 'm>> {
     let mut out = Vec::new();
