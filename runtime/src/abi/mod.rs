@@ -180,4 +180,5 @@ pub unsafe extern "C" fn irisc_rt_finish(rt: *mut Runtime, status: i32) -> i32 {
 // The entry points added with the whole language, one file per concern.
 mod inputs;
 mod protocol;
+mod tiles;
 mod vector;

@@ -22,6 +22,9 @@ pub struct Accounting {
     pub load_s: f64,
     pub connect_s: f64,
     pub dot_s: f64,
+    /// Wall time of dot products computed on a background thread while the comparison phase
+    /// ran (the tiled scan's pipelined next chunk); not part of `dot_s`.
+    pub dot_overlapped_s: f64,
     pub compare_s: f64,
     pub total_s: f64,
     /// User + system CPU seconds of the whole process (every thread), at the end.
@@ -60,6 +63,7 @@ impl Accounting {
             load_s: t.load.as_secs_f64(),
             connect_s: t.connect.as_secs_f64(),
             dot_s: t.dot.as_secs_f64(),
+            dot_overlapped_s: t.dot_overlapped.as_secs_f64(),
             compare_s: t.compare.as_secs_f64(),
             total_s: total.as_secs_f64(),
             cpu_s: process_cpu_seconds(),
@@ -91,6 +95,12 @@ impl Accounting {
             self.messages_sent,
             self.rounds,
         );
+        if self.dot_overlapped_s > 0.0 {
+            s.push_str(&format!(
+                "; dot {:.3} s in the background, overlapped with comparisons",
+                self.dot_overlapped_s
+            ));
+        }
         if let Some(cpu) = self.cpu_s {
             s.push_str(&format!("; cpu {cpu:.3} s"));
         }
@@ -185,5 +195,19 @@ mod tests {
         assert_eq!(v["bytes_sent"], 10);
         assert_eq!(v["rounds"], 1);
         assert_eq!(v["peak_rss_bytes"], rss);
+        assert_eq!(v["dot_overlapped_s"], 0.0);
+        assert!(!line.contains("background"), "{line}");
+        let times = PhaseTimes {
+            dot_overlapped: Duration::from_millis(1500),
+            ..PhaseTimes::default()
+        };
+        let a = Accounting::new(1, "p", 2, 3, 1, None, &times, Duration::ZERO, 0, 0, 0);
+        assert_eq!(a.dot_overlapped_s, 1.5);
+        assert!(
+            a.line()
+                .contains("; dot 1.500 s in the background, overlapped with comparisons"),
+            "{}",
+            a.line()
+        );
     }
 }

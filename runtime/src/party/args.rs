@@ -8,6 +8,9 @@ use clap::Parser;
 use crate::error::RuntimeError;
 use crate::manifest::Manifest;
 
+/// Gallery records per chunk of the tiled scan when `--record-chunk` is not given.
+pub const DEFAULT_RECORD_CHUNK: usize = 32768;
+
 /// Runs one of the three parties of an irisc program.
 #[derive(Debug, Clone, Parser)]
 #[command(about = "Runs one party of an irisc three-party matching program.")]
@@ -39,6 +42,13 @@ pub struct PartyArgs {
     /// one. All three parties must pass the same value.
     #[arg(long = "chunk-size", value_name = "N", default_value_t = crate::protocol::DEFAULT_CHUNK_ELEMS)]
     pub chunk_size: usize,
+    /// Gallery records per chunk of the tiled gallery scan (0: the whole gallery in one chunk).
+    /// The schedule scans the gallery chunk by chunk for a batch of queries, computing the dot
+    /// products of the next chunk in the background while this one is compared; smaller chunks
+    /// need less memory per batch, larger ones fewer rounds. All three parties must pass the
+    /// same value.
+    #[arg(long = "record-chunk", value_name = "N", default_value_t = DEFAULT_RECORD_CHUNK)]
+    pub record_chunk: usize,
     /// Report progress (links up, each query) on stderr.
     #[arg(long)]
     pub verbose: bool,

@@ -205,7 +205,7 @@ mod tests {
                 let q = ShamirCodes::new(ShamirKind::Fp, Side::Query, n_q, len, vec![0, 1], qm2.clone(), q.clone()).unwrap();
                 let g = ShamirCodes::new(ShamirKind::Fp, Side::Gallery, n_g, len, (0..n_g as u64).collect(), gm2.clone(), g.clone()).unwrap();
                 let ml = Value::Public(mask_lengths(&q, &g).unwrap());
-                let z = shamir_dot(cx, &Value::Shamir(std::rc::Rc::new(q)), &Value::Shamir(std::rc::Rc::new(g))).unwrap();
+                let z = shamir_dot(cx, &Value::Shamir(std::sync::Arc::new(q)), &Value::Shamir(std::sync::Arc::new(g))).unwrap();
                 let d = reshare_p(cx, &z).unwrap();
                 let c = sub_threshold_p(cx, &d, &ml, num as i64, den as i64).unwrap();
                 let Value::Bits(b) = msb_p(cx, &c).unwrap() else { panic!("bits expected") };

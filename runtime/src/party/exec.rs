@@ -197,7 +197,7 @@ macro_rules! with_width {
 pub(crate) use with_width;
 
 /// More slots than any schedule names: a larger index is a corrupt slot number.
-const MAX_SLOTS: usize = 1 << 24;
+pub(crate) const MAX_SLOTS: usize = 1 << 24;
 
 impl Runtime {
     /// Runs one op: `f` gets the context and the slot table, its result goes to slot `dst`,

@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::error::RuntimeError;
 use crate::io::share_file::ShareKind;
@@ -34,8 +34,8 @@ pub const PART_BIT: i32 = 3;
 /// One input as loaded: rep3 inputs in the prepared form of [`Codes`] (all sections of each
 /// record, at the file's ring), Shamir inputs as the party's words.
 enum Stored {
-    Rep3(Rc<Codes>),
-    Shamir(Rc<ShamirCodes>),
+    Rep3(Arc<Codes>),
+    Shamir(Arc<ShamirCodes>),
 }
 
 struct LoadedInput {
@@ -53,8 +53,8 @@ pub struct Inputs {
     query_count: usize,
     /// Views of whole inputs made for a (part, ring): galleries are loaded once per query by
     /// the schedule, so they are built once.
-    rep3_views: HashMap<(usize, i32, u32), Rc<Codes>>,
-    shamir_views: HashMap<(usize, i32), Rc<ShamirCodes>>,
+    rep3_views: HashMap<(usize, i32, u32), Arc<Codes>>,
+    shamir_views: HashMap<(usize, i32), Arc<ShamirCodes>>,
 }
 
 fn input_err(msg: String) -> RuntimeError {
@@ -161,9 +161,9 @@ fn load_one(
         .map_err(|e| input_err(e.to_string()))?;
     let header = file.header.clone();
     let stored = if header.sharing.is_shamir() {
-        Stored::Shamir(Rc::new(shamir_from_file(file)?))
+        Stored::Shamir(Arc::new(shamir_from_file(file)?))
     } else {
-        Stored::Rep3(Rc::new(Codes::from_share_file(file)))
+        Stored::Rep3(Arc::new(Codes::from_share_file(file)))
     };
     Ok(LoadedInput {
         spec: spec.clone(),
@@ -256,7 +256,7 @@ fn load_store(
             let kind = shamir_kind(spec.sharing);
             if header.sections() == 1 {
                 let elements = header.elements as usize;
-                Stored::Shamir(Rc::new(ShamirCodes::new(
+                Stored::Shamir(Arc::new(ShamirCodes::new(
                     kind,
                     Side::Gallery,
                     count,
@@ -266,7 +266,7 @@ fn load_store(
                     words,
                 )?))
             } else {
-                Stored::Shamir(Rc::new(ShamirCodes {
+                Stored::Shamir(Arc::new(ShamirCodes {
                     kind,
                     side: Side::Gallery,
                     count,
@@ -306,7 +306,7 @@ fn load_store(
                 o.into_iter().for_each(|x| own.push(x));
                 p.into_iter().for_each(|x| prev.push(x));
             }
-            Stored::Rep3(Rc::new(Codes::from_components(
+            Stored::Rep3(Arc::new(Codes::from_components(
                 own, prev, count, per, ids, masks,
             )))
         }
@@ -601,7 +601,7 @@ impl Inputs {
                 let view = self.rep3_view(i, part, k)?;
                 let mut c = if range.len() == view.count {
                     return Ok(Value::Codes(match full_ids {
-                        Some(ids) => Rc::new(Codes {
+                        Some(ids) => Arc::new(Codes {
                             ids,
                             ..view.select(range)
                         }),
@@ -613,7 +613,7 @@ impl Inputs {
                 if let Some(ids) = full_ids {
                     c.ids = ids;
                 }
-                Ok(Value::Codes(Rc::new(c)))
+                Ok(Value::Codes(Arc::new(c)))
             }
             Stored::Shamir(_) => {
                 let view = self.shamir_view(i, part)?;
@@ -624,14 +624,14 @@ impl Inputs {
                 if let Some(ids) = full_ids {
                     c.ids = ids;
                 }
-                Ok(Value::Shamir(Rc::new(c)))
+                Ok(Value::Shamir(Arc::new(c)))
             }
         }
     }
 
     /// Part `part` of every record of rep3 input `i`, reduced mod 2^k, each record padded with
     /// zeros to a multiple of 64 elements.
-    fn rep3_view(&mut self, i: usize, part: i32, k: u32) -> Result<Rc<Codes>, RuntimeError> {
+    fn rep3_view(&mut self, i: usize, part: i32, k: u32) -> Result<Arc<Codes>, RuntimeError> {
         if let Some(v) = self.rep3_views.get(&(i, part, k)) {
             return Ok(v.clone());
         }
@@ -675,7 +675,7 @@ impl Inputs {
             };
             let own = RingVec::from_u64s(k, own).unwrap_or(RingVec::U64(Vec::new()));
             let prev = RingVec::from_u64s(k, prev).unwrap_or(RingVec::U64(Vec::new()));
-            Rc::new(Codes::from_components(
+            Arc::new(Codes::from_components(
                 own,
                 prev,
                 full.count,
@@ -689,7 +689,7 @@ impl Inputs {
     }
 
     /// Part `part` (one section) of every record of Shamir input `i`.
-    fn shamir_view(&mut self, i: usize, part: i32) -> Result<Rc<ShamirCodes>, RuntimeError> {
+    fn shamir_view(&mut self, i: usize, part: i32) -> Result<Arc<ShamirCodes>, RuntimeError> {
         if let Some(v) = self.shamir_views.get(&(i, part)) {
             return Ok(v.clone());
         }
@@ -714,7 +714,7 @@ impl Inputs {
             } else {
                 vec![u64::MAX; full.count * elements.div_ceil(64)]
             };
-            Rc::new(ShamirCodes::new(
+            Arc::new(ShamirCodes::new(
                 full.kind,
                 full.side,
                 full.count,

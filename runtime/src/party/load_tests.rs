@@ -165,7 +165,7 @@ fn load_err(m: &Manifest, flags: Vec<String>) -> String {
 }
 
 /// The secrets of rep3 `Codes` values of the three parties, mod 2^k.
-fn open_codes(v: [Value; 3], k: u32) -> (Vec<u64>, Rc<Codes>) {
+fn open_codes(v: [Value; 3], k: u32) -> (Vec<u64>, Arc<Codes>) {
     let c = v.map(|v| match v {
         Value::Codes(c) => c,
         other => panic!("{}", other.kind()),
@@ -375,7 +375,7 @@ fn shamir_data(
     part: i32,
     q: i64,
     earlier: bool,
-) -> [Rc<ShamirCodes>; 3] {
+) -> [Arc<ShamirCodes>; 3] {
     load_all(ins, input, part, q, 16, earlier).map(|v| match v {
         Value::Shamir(c) => c,
         other => panic!("{}", other.kind()),

@@ -18,6 +18,7 @@ mod ops_shamir;
 mod ops_vector;
 mod output;
 pub mod shamir_codes;
+pub(crate) mod tiles;
 pub(crate) mod values;
 
 use std::time::{Duration, Instant};
@@ -36,7 +37,12 @@ use values::Value;
 pub struct PhaseTimes {
     pub load: Duration,
     pub connect: Duration,
+    /// Dot products on the main thread (computing, or waiting for a background job).
     pub dot: Duration,
+    /// Wall time of the dot products of the tiled scan computed in the background (the next
+    /// gallery chunk's, while this one is compared) whose results were used: dot-product work
+    /// hidden behind the comparison phase, as far as it did not show up as waiting in `dot`.
+    pub dot_overlapped: Duration,
     pub compare: Duration,
 }
 
@@ -51,6 +57,9 @@ pub struct Runtime {
     pub(crate) slots: Vec<Option<Value>>,
     pub(crate) times: PhaseTimes,
     pub(crate) rounds: u64,
+    /// Background dot-product jobs of the tiled scan; joined before the runtime ends (by
+    /// `finish`, or when the runtime is dropped, which drops this).
+    pub(crate) tiles: tiles::Pipeline,
     /// The last query announced with `--verbose`.
     announced: Option<i64>,
     started: Instant,
@@ -119,6 +128,7 @@ impl Runtime {
                 ..Default::default()
             },
             rounds: 0,
+            tiles: tiles::Pipeline::default(),
             announced: None,
             started,
             cpu_ready,
@@ -131,6 +141,8 @@ impl Runtime {
 
     /// Closes the links (flushing what is queued) and prints this party's accounting to stderr.
     pub fn finish(mut self, status: i32) -> i32 {
+        // A job still pending (a schedule that stopped early) is joined before anything ends.
+        self.tiles.discard_all();
         // Fields of a query whose `emit` the schedule did not reach (or, for issue-2 schedules,
         // never calls) are printed now.
         let flushed = if status == 0 {

@@ -2,7 +2,8 @@
 //!
 //! Each reads its operands from slots, runs the protocol step, and writes its result slot.
 
-use std::rc::Rc;
+use std::ops::Range;
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::error::RuntimeError;
@@ -40,7 +41,7 @@ impl Runtime {
         self.slots[i] = Some(v);
     }
 
-    fn codes(&self, i: u32) -> Result<Rc<Codes>, RuntimeError> {
+    fn codes(&self, i: u32) -> Result<Arc<Codes>, RuntimeError> {
         match self.slot(i)? {
             Value::Codes(c) => Ok(c.clone()),
             other => Err(RuntimeError::Schedule(format!(
@@ -53,17 +54,17 @@ impl Runtime {
     pub fn rotate(&mut self, dst: u32, src: u32, lo: i32, hi: i32) -> Result<(), RuntimeError> {
         if let Value::Shamir(s) = self.slot(src)? {
             let rotated = s.rotations(lo, hi)?;
-            self.put(dst, Value::Shamir(Rc::new(rotated)));
+            self.put(dst, Value::Shamir(Arc::new(rotated)));
             return Ok(());
         }
         let rotated = self.codes(src)?.rotations(lo, hi);
-        self.put(dst, Value::Codes(Rc::new(rotated)));
+        self.put(dst, Value::Codes(Arc::new(rotated)));
         Ok(())
     }
 
     /// The local half of the dot product of Appendix C (eq. 6): the generated kernel computes
     /// each party's additive share `<a_q, a_g> - <b_q, b_g>` for every (record, code) pair,
-    /// records split across `--threads`.
+    /// records split across `--threads` ([`masked_dot_records`] over the whole gallery).
     ///
     /// # Safety
     /// `table` must be the compiler-generated table of masked-dot kernel variants for the
@@ -77,61 +78,10 @@ impl Runtime {
     ) -> Result<(), RuntimeError> {
         let t = Instant::now();
         let (q, g) = (self.codes(codes)?, self.codes(gallery)?);
-        if q.bits != g.bits {
-            return Err(RuntimeError::Schedule(
-                "dot product of codes of different lengths".into(),
-            ));
-        }
         // SAFETY: the caller's contract.
-        let (_, kernel) = unsafe { dispatch::pick_from(table, q.bits) }?;
-        let threads = self.args.threads;
-        // SAFETY (each arm): the caller promises the kernels of this storage width.
-        let out = match (&q.a, &q.b, &g.a, &g.b) {
-            (RingVec::U16(qa), RingVec::U16(qb), RingVec::U16(ga), RingVec::U16(gb)) => {
-                RingVec::U16(unsafe {
-                    run_erased(
-                        kernel,
-                        (qa, qb),
-                        q.count,
-                        (ga, gb),
-                        g.count,
-                        q.bits,
-                        threads,
-                    )
-                })
-            }
-            (RingVec::U32(qa), RingVec::U32(qb), RingVec::U32(ga), RingVec::U32(gb)) => {
-                RingVec::U32(unsafe {
-                    run_erased(
-                        kernel,
-                        (qa, qb),
-                        q.count,
-                        (ga, gb),
-                        g.count,
-                        q.bits,
-                        threads,
-                    )
-                })
-            }
-            (RingVec::U64(qa), RingVec::U64(qb), RingVec::U64(ga), RingVec::U64(gb)) => {
-                RingVec::U64(unsafe {
-                    run_erased(
-                        kernel,
-                        (qa, qb),
-                        q.count,
-                        (ga, gb),
-                        g.count,
-                        q.bits,
-                        threads,
-                    )
-                })
-            }
-            _ => {
-                return Err(RuntimeError::Schedule(
-                    "query and gallery shares differ in width".into(),
-                ))
-            }
-        };
+        let kernel = unsafe { masked_kernel(table, q.bits) }?;
+        // SAFETY: the caller promises the kernels of this storage width.
+        let out = unsafe { masked_dot_records(&q, &g, 0..g.count, kernel, self.args.threads) }?;
         self.put(dst, Value::Additive(out));
         self.times.dot += t.elapsed();
         Ok(())
@@ -320,6 +270,107 @@ pub(crate) fn msb_of<T: RingElem>(
         prev: prev.to_vec(),
     };
     Ok(protocol::bit_extract::msb(net, prss, &x, k)?)
+}
+
+/// A generated two-sided (eq. 6) masked-dot kernel as the dispatch table holds it: type-erased,
+/// since the table is generated for one storage width and the shares say which.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ErasedKernel(pub(crate) *const ());
+
+// SAFETY: the pointer is the address of generated machine code, which is immutable and has no
+// thread affinity; calling it from another thread is as safe as from this one.
+unsafe impl Send for ErasedKernel {}
+unsafe impl Sync for ErasedKernel {}
+
+/// The variant of the masked-dot kernel `table` [`dispatch`] picks for codes of `bits` elements.
+///
+/// # Safety
+/// `table` must be null (an error) or point to a [`KernelTable`].
+pub(crate) unsafe fn masked_kernel(
+    table: *const KernelTable,
+    bits: usize,
+) -> Result<ErasedKernel, RuntimeError> {
+    // SAFETY: the caller's contract.
+    let (_, kernel) = unsafe { dispatch::pick_from(table, bits) }?;
+    Ok(ErasedKernel(kernel))
+}
+
+/// This party's additive shares of the masked dot products (eq. 6) of every code of `q` with
+/// records `records` of the gallery `g`, record-major (`out[r·q.count + c]`, r counted from
+/// `records.start`), records split across `threads`: what `masked_dot` computes for the whole
+/// gallery and the tiled scan for one chunk of it (with `q` a batch of queries' codes).
+///
+/// # Safety
+/// `kernel` must be a generated masked-dot kernel for the storage width of these shares and
+/// codes of `q.bits` elements.
+pub(crate) unsafe fn masked_dot_records(
+    q: &Codes,
+    g: &Codes,
+    records: Range<usize>,
+    kernel: ErasedKernel,
+    threads: usize,
+) -> Result<RingVec, RuntimeError> {
+    if q.bits != g.bits {
+        return Err(RuntimeError::Schedule(
+            "dot product of codes of different lengths".into(),
+        ));
+    }
+    if records.start > records.end || records.end > g.count {
+        return Err(RuntimeError::Schedule(format!(
+            "records {records:?} of a gallery of {}",
+            g.count
+        )));
+    }
+    let (n, l) = (records.len(), g.bits);
+    let span = records.start * l..records.end * l;
+    let kernel = kernel.0;
+    // SAFETY (each arm): the caller promises the kernels of this storage width.
+    Ok(match (&q.a, &q.b, &g.a, &g.b) {
+        (RingVec::U16(qa), RingVec::U16(qb), RingVec::U16(ga), RingVec::U16(gb)) => {
+            RingVec::U16(unsafe {
+                run_erased(
+                    kernel,
+                    (qa, qb),
+                    q.count,
+                    (&ga[span.clone()], &gb[span]),
+                    n,
+                    l,
+                    threads,
+                )
+            })
+        }
+        (RingVec::U32(qa), RingVec::U32(qb), RingVec::U32(ga), RingVec::U32(gb)) => {
+            RingVec::U32(unsafe {
+                run_erased(
+                    kernel,
+                    (qa, qb),
+                    q.count,
+                    (&ga[span.clone()], &gb[span]),
+                    n,
+                    l,
+                    threads,
+                )
+            })
+        }
+        (RingVec::U64(qa), RingVec::U64(qb), RingVec::U64(ga), RingVec::U64(gb)) => {
+            RingVec::U64(unsafe {
+                run_erased(
+                    kernel,
+                    (qa, qb),
+                    q.count,
+                    (&ga[span.clone()], &gb[span]),
+                    n,
+                    l,
+                    threads,
+                )
+            })
+        }
+        _ => {
+            return Err(RuntimeError::Schedule(
+                "query and gallery shares differ in width".into(),
+            ))
+        }
+    })
 }
 
 /// The shares one side of a kernel call reads: side a, and side b for replicated shares (two

@@ -3,6 +3,7 @@
 //! the F_p comparison (Algorithm 12), and the lifted comparison over Z_t, t = p·2^m
 //! (Algorithms 13 and 15, Lemma 2).
 
+use std::ops::Range;
 use std::time::Instant;
 
 use crate::error::RuntimeError;
@@ -78,6 +79,22 @@ pub fn shamir_dot_kernel(
     threads: usize,
 ) -> Result<Value, RuntimeError> {
     let (q, g) = (shamir(query, "shamir_dot")?, shamir(gallery, "shamir_dot")?);
+    shamir_dot_records(cx.party(), q, g, 0..g.count, kernel, threads)
+}
+
+/// The party-local dot products of [`shamir_dot_kernel`] of every code of `q` with records
+/// `records` of the gallery `g`, record-major (`out[r·q.count + c]`, r counted from
+/// `records.start`): what `shamir_dot` computes for the whole gallery and the tiled scan for
+/// one chunk of it (with `q` a batch of queries' codes). Only reads its operands, so it runs
+/// on any thread.
+pub(crate) fn shamir_dot_records(
+    party: usize,
+    q: &ShamirCodes,
+    g: &ShamirCodes,
+    records: Range<usize>,
+    kernel: Option<MaskedDotKernelU16>,
+    threads: usize,
+) -> Result<Value, RuntimeError> {
     if q.kind != g.kind {
         return Err(sched(format!(
             "shamir_dot: query over {:?}, gallery over {:?}",
@@ -95,46 +112,35 @@ pub fn shamir_dot_kernel(
             "shamir_dot: the query must be packed as a query and the gallery as a gallery",
         ));
     }
-    let party = cx.party();
+    if records.start > records.end || records.end > g.count {
+        return Err(sched(format!(
+            "shamir_dot: records {records:?} of a gallery of {}",
+            g.count
+        )));
+    }
     let words = q.words_per_code();
+    let n = records.len();
+    let gw: &[u16] = &g.words[records.start * words..records.end * words];
     Ok(match q.kind {
         ShamirKind::Gr2 | ShamirKind::Gr4 => {
+            let coefs = q.words.to_vec();
             let prepared = match q.kind {
-                ShamirKind::Gr2 => prepare_query::<2>(
-                    party,
-                    &ShamirVec {
-                        coefs: q.words.to_vec(),
-                    },
-                ),
-                _ => prepare_query::<4>(
-                    party,
-                    &ShamirVec {
-                        coefs: q.words.to_vec(),
-                    },
-                ),
+                ShamirKind::Gr2 => prepare_query::<2>(party, &ShamirVec { coefs }),
+                _ => prepare_query::<4>(party, &ShamirVec { coefs }),
             };
-            let gw: &[u16] = &g.words[..];
             let z = match kernel {
-                Some(k) => run_kernel(
-                    k,
-                    (&prepared, None),
-                    q.count,
-                    (gw, None),
-                    g.count,
-                    words,
-                    threads,
-                ),
-                None => galois_dot_local(&prepared, q.count, gw, g.count, words).own,
+                Some(k) => run_kernel(k, (&prepared, None), q.count, (gw, None), n, words, threads),
+                None => galois_dot_local(&prepared, q.count, gw, n, words).own,
             };
             Value::Additive(RingVec::U16(z))
         }
         ShamirKind::Fp => {
-            let (qw, gw): (&[u16], &[u16]) = (&q.words[..], &g.words[..]);
+            let qw: &[u16] = &q.words[..];
             let out = match kernel {
-                Some(k) => run_kernel(k, (qw, None), q.count, (gw, None), g.count, words, threads),
+                Some(k) => run_kernel(k, (qw, None), q.count, (gw, None), n, words, threads),
                 None => {
-                    let mut out = vec![0u16; q.count * g.count];
-                    fp_dot_reference(qw, q.count, gw, g.count, words, &mut out);
+                    let mut out = vec![0u16; q.count * n];
+                    fp_dot_reference(qw, q.count, gw, n, words, &mut out);
                     out
                 }
             };
@@ -365,6 +371,26 @@ pub fn msb_mod(cx: &mut Ctx<'_>, src: &Value, m: u32) -> Result<Value, RuntimeEr
     Ok(Value::Bits(b))
 }
 
+/// The variant of the Shamir dot-product kernel `table` [`dispatch`] picks for codes of `words`
+/// u16 words; `None` (the scalar reference) for a null table.
+///
+/// # Safety
+/// `table` must be null or point to the compiler's kernel table for this sharing and code
+/// length.
+pub(crate) unsafe fn shamir_kernel(
+    table: *const KernelTable,
+    words: usize,
+) -> Result<Option<MaskedDotKernelU16>, RuntimeError> {
+    if table.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: the caller's contract; every Shamir kernel takes u16 words.
+    let (_, k) = unsafe { dispatch::pick_from(table, words) }?;
+    Ok(Some(unsafe {
+        std::mem::transmute::<*const (), MaskedDotKernelU16>(k)
+    }))
+}
+
 impl Runtime {
     pub fn shamir_dot(&mut self, dst: u32, codes: u32, gallery: u32) -> Result<(), RuntimeError> {
         // SAFETY: a null table is always valid.
@@ -386,17 +412,12 @@ impl Runtime {
     ) -> Result<(), RuntimeError> {
         let t = Instant::now();
         let before = self.times.compare;
-        let kernel: Option<MaskedDotKernelU16> = if table.is_null() {
-            None
-        } else {
-            let words = match get(&self.slots, gallery)? {
-                Value::Shamir(g) => g.words_per_code(),
-                _ => 0,
-            };
-            // SAFETY: the caller's contract; every Shamir kernel takes u16 words.
-            let (_, k) = unsafe { dispatch::pick_from(table, words) }?;
-            Some(unsafe { std::mem::transmute::<*const (), MaskedDotKernelU16>(k) })
+        let words = match get(&self.slots, gallery)? {
+            Value::Shamir(g) => g.words_per_code(),
+            _ => 0,
         };
+        // SAFETY: the caller's contract.
+        let kernel = unsafe { shamir_kernel(table, words) }?;
         let threads = self.args.threads;
         self.exec(dst, |cx, s| match kernel {
             Some(_) => shamir_dot_kernel(cx, get(s, codes)?, get(s, gallery)?, kernel, threads),
@@ -464,7 +485,7 @@ mod tests {
     use proptest::prelude::*;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha12Rng;
-    use std::rc::Rc;
+    use std::sync::Arc;
 
     /// Plain record-major dot products of `q` (n_q codes) and `g` (n_g codes), wrapping u64.
     fn plain_dots(q: &[i64], n_q: usize, g: &[i64], n_g: usize, len: usize) -> Vec<i64> {
@@ -543,8 +564,12 @@ mod tests {
                 gw.clone(),
             )
             .unwrap();
-            let z =
-                shamir_dot(cx, &Value::Shamir(Rc::new(qc)), &Value::Shamir(Rc::new(gc))).unwrap();
+            let z = shamir_dot(
+                cx,
+                &Value::Shamir(Arc::new(qc)),
+                &Value::Shamir(Arc::new(gc)),
+            )
+            .unwrap();
             match z {
                 Value::AdditiveP(_) => {
                     let Value::ReplicatedP(x) = reshare_p(cx, &z).unwrap() else {
@@ -671,7 +696,7 @@ mod tests {
                     prev: vec![0],
                 },
             };
-            let fp = Value::Shamir(Rc::new(
+            let fp = Value::Shamir(Arc::new(
                 ShamirCodes::new(
                     ShamirKind::Fp,
                     Side::Query,
@@ -683,7 +708,7 @@ mod tests {
                 )
                 .unwrap(),
             ));
-            let gr = Value::Shamir(Rc::new(
+            let gr = Value::Shamir(Arc::new(
                 ShamirCodes::new(
                     ShamirKind::Gr4,
                     Side::Query,

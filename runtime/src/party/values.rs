@@ -1,6 +1,6 @@
 //! The values the generated schedule names by slot number.
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 #[allow(unused_imports)] // used by the `on_pair!` expansions
 use crate::error::RuntimeError;
@@ -14,7 +14,7 @@ use crate::share::Rep3Vec;
 
 pub enum Value {
     /// Shares of codes with their public masks (a query's rotations, or the gallery).
-    Codes(Rc<Codes>),
+    Codes(Arc<Codes>),
     /// Additive shares, one per (record, code) pair, record-major.
     Additive(RingVec),
     /// Replicated shares (x_i, x_{i-1}) over Z_2^k.
@@ -30,7 +30,7 @@ pub enum Value {
     #[allow(dead_code)]
     ClearInts(Option<Vec<u64>>),
     /// Shamir shares of codes (F_p or GR(2^16, d)), one component per party.
-    Shamir(Rc<ShamirCodes>),
+    Shamir(Arc<ShamirCodes>),
     /// Additive shares mod p (canonical, below p), e.g. after a Shamir dot product over F_p.
     AdditiveP(Vec<u16>),
     /// Replicated shares mod p.
@@ -77,6 +77,8 @@ pub(crate) use on_pair;
 pub trait RingVecExt {
     fn slice(&self, range: std::ops::Range<usize>) -> RingVec;
     fn gather(&self, index: &[usize]) -> RingVec;
+    /// Appends `other`'s elements; false (and `self` unchanged) if the widths differ.
+    fn extend_with(&mut self, other: &RingVec) -> bool;
 }
 
 impl RingVecExt for RingVec {
@@ -93,5 +95,14 @@ impl RingVecExt for RingVec {
             RingVec::U32(v) => RingVec::U32(index.iter().map(|&i| v[i]).collect()),
             RingVec::U64(v) => RingVec::U64(index.iter().map(|&i| v[i]).collect()),
         }
+    }
+    fn extend_with(&mut self, other: &RingVec) -> bool {
+        match (self, other) {
+            (RingVec::U16(a), RingVec::U16(b)) => a.extend_from_slice(b),
+            (RingVec::U32(a), RingVec::U32(b)) => a.extend_from_slice(b),
+            (RingVec::U64(a), RingVec::U64(b)) => a.extend_from_slice(b),
+            _ => return false,
+        }
+        true
     }
 }

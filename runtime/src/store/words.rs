@@ -3,14 +3,20 @@
 use std::ops::{Deref, Range};
 use std::sync::Arc;
 
-/// A `[u16]` that is either a `Vec` or a range of a read-only memory map kept alive by an
-/// `Arc`, so that a gallery scanned from a store costs page cache, not heap.
+/// A `[u16]` that is either a range of a shared `Vec` or a range of a read-only memory map kept
+/// alive by an `Arc`, so that a gallery scanned from a store costs page cache, not heap, and a
+/// slice of either (a chunk of a gallery) is a view, not a copy. Cloning is cheap.
 #[derive(Clone)]
 pub struct Words(Repr);
 
 #[derive(Clone)]
 enum Repr {
-    Owned(Vec<u16>),
+    /// Words `start..start + len` of the vector.
+    Owned {
+        vec: Arc<Vec<u16>>,
+        start: usize,
+        len: usize,
+    },
     /// Words `start..start + len` of the map, read as little-endian u16 (the map's start is
     /// page-aligned, checked at construction).
     Mapped {
@@ -36,18 +42,22 @@ impl Words {
         matches!(self.0, Repr::Mapped { .. })
     }
 
-    /// Words `range`, in place for a mapped array, copied otherwise.
+    /// Words `range` of these words, sharing their storage (mapped or owned): nothing is
+    /// copied. Panics if `range` is not within `0..self.len()`, like slicing a `[u16]`.
     pub fn slice(&self, range: Range<usize>) -> Words {
-        match &self.0 {
-            Repr::Mapped { map, start, len } if range.start <= range.end && range.end <= *len => {
-                Words(Repr::Mapped {
-                    map: map.clone(),
-                    start: start + range.start,
-                    len: range.len(),
-                })
+        assert!(
+            range.start <= range.end && range.end <= self.len(),
+            "words {range:?} of {}",
+            self.len()
+        );
+        let mut w = self.clone();
+        match &mut w.0 {
+            Repr::Owned { start, len, .. } | Repr::Mapped { start, len, .. } => {
+                *start += range.start;
+                *len = range.len();
             }
-            _ => Words::from(self[range].to_vec()),
         }
+        w
     }
 }
 
@@ -56,7 +66,7 @@ impl Deref for Words {
 
     fn deref(&self) -> &[u16] {
         match &self.0 {
-            Repr::Owned(v) => v,
+            Repr::Owned { vec, start, len } => &vec[*start..start + len],
             Repr::Mapped { map, start, len } => {
                 let bytes = &map[2 * start..2 * (start + len)];
                 // Alignment and bounds were checked in `mapped`; the cast cannot fail.
@@ -68,7 +78,12 @@ impl Deref for Words {
 
 impl From<Vec<u16>> for Words {
     fn from(v: Vec<u16>) -> Words {
-        Words(Repr::Owned(v))
+        let len = v.len();
+        Words(Repr::Owned {
+            vec: Arc::new(v),
+            start: 0,
+            len,
+        })
     }
 }
 
