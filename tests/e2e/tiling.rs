@@ -100,3 +100,46 @@ fn every_sharing_in_chunks() {
         assert_eq!(chunked("small_count.irs", &args, 6, 1), count, "--sharing {sharing}");
     }
 }
+
+/// `(rounds, whether dot products ran in the background)` from party 0's accounting line.
+fn accounting(program: &str, args: &[&str], chunk: usize) -> (u64, bool) {
+    let out = common::irisc()
+        .arg("run")
+        .arg(common::example(program))
+        .args(args)
+        .args(["--record-chunk", &chunk.to_string(), "--check"])
+        .output()
+        .expect("irisc runs");
+    let err = common::stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let line = err
+        .lines()
+        .find(|l| l.contains("[party 0]") && l.contains(" rounds"))
+        .unwrap_or_else(|| panic!("no accounting line in:\n{err}"));
+    let rounds = line
+        .split(" rounds")
+        .next()
+        .and_then(|s| s.split_whitespace().last())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no rounds in {line}"));
+    (rounds, line.contains("in the background"))
+}
+
+/// The chunks really run: each chunk's comparison rounds are spent once per chunk (the opening
+/// once per query), and from the second chunk on the dot products run in the background.
+#[test]
+fn chunks_spend_their_own_rounds_and_overlap_the_dot_products() {
+    let w = Work::new();
+    let db = w.gallery("db.ndjson", 23, 61, 256);
+    let q = w.near("q.ndjson", &db, 11, 62, "0.375");
+    let args = ["--db", s(&db), "--query", s(&q)];
+    let (whole, background) = accounting("small_ids.irs", &args, 0);
+    assert!(!background, "one chunk has nothing to overlap");
+    assert_eq!(whole % 11, 0, "the same rounds for every query");
+    let per_query = whole / 11;
+    // 23 records in chunks of 5: 5 chunks, each with the comparison's rounds (all but the
+    // opening's one).
+    let (chunked, background) = accounting("small_ids.irs", &args, 5);
+    assert_eq!(chunked, 11 * (5 * (per_query - 1) + 1));
+    assert!(background, "no dot product ran in the background");
+}

@@ -80,8 +80,8 @@ const ENTRY_POINTS: &[(&str, A, &[A])] = {
         ("irisc_rt_emit", I32, &[Ptr, I64]),
         // Tiled schedules (see `tiling`): (rt, gallery) -> chunks, or negative on failure.
         ("irisc_rt_chunk_count", I64, &[Ptr, I32]),
-        // (rt, dst, gallery, chunk)
-        ("irisc_rt_gallery_view", I32, &[Ptr, I32, I32, I64]),
+        // (rt, dst, gallery, chunk, with_shares: 0 where only ids and public masks are read)
+        ("irisc_rt_gallery_view", I32, &[Ptr, I32, I32, I64, I32]),
         // (rt, dst_base, codes_base, queries, gallery, chunk, kernel table or null, kind:
         // 0 masked_dot, 1 shamir_dot)
         (

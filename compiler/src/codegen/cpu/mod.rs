@@ -68,7 +68,8 @@ mod tests {
             // into 26..), then the chunk's view of the gallery.
             "call i64 @irisc_rt_chunk_count(ptr %rt, i32 0)",
             "call i32 @irisc_rt_batch_dot(ptr %rt, i32 26, i32 18, i64 %nb, i32 0, i64 %chunks.i, ptr @irisc_kernels_dot_z16_L12800, i32 0)",
-            "call i32 @irisc_rt_gallery_view(ptr %rt, i32 1, i32 0, i64 %chunks.i)",
+            // Only the view's public masks are read (mask_len): no shares in it.
+            "call i32 @irisc_rt_gallery_view(ptr %rt, i32 1, i32 0, i64 %chunks.i, i32 0)",
             // Chunk stage, per query, reading the view and the query's dot products.
             "%slot = add i32 26, %j",
             "call i32 @irisc_rt_reshare(ptr %rt, i32 34, i32 %slot, i32 16)",

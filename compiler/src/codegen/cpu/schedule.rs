@@ -375,6 +375,18 @@ impl<'ctx> Schedule<'ctx, '_> {
             views.insert(g, self.next_slot);
             self.next_slot += 1;
         }
+        // A view needs the records' shares unless only their ids and public masks are read.
+        let mut with_shares: HashMap<usize, i64> = HashMap::new();
+        for &i in &chunk_ops {
+            if op_name(&ops[i]) == "mpc.mask_len" {
+                continue;
+            }
+            for v in ops[i].operands() {
+                if views.contains_key(&key(v)) {
+                    with_shares.insert(key(v), 1);
+                }
+            }
+        }
         let mut acc = HashMap::new();
         for &c in &plan.crossings {
             acc.insert(c, self.next_slot);
@@ -450,6 +462,7 @@ impl<'ctx> Schedule<'ctx, '_> {
                         s.i32c(view.into()),
                         s.i32c(whole.into()),
                         c.into(),
+                        s.i32c(with_shares.get(&g).copied().unwrap_or(0)),
                     ];
                     s.checked_call("irisc_rt_gallery_view", &args, "view")?;
                     s.slots.insert(g, Slot::Slot(view));
