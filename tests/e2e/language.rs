@@ -56,7 +56,14 @@ impl Work {
 
     /// Queries near `gallery`: near-duplicates under rotation, threshold edge cases at `ratio`
     /// and fresh codes (the bits are the gallery's).
-    pub(crate) fn near(&self, name: &str, gallery: &Path, count: usize, seed: u64, ratio: &str) -> PathBuf {
+    pub(crate) fn near(
+        &self,
+        name: &str,
+        gallery: &Path,
+        count: usize,
+        seed: u64,
+        ratio: &str,
+    ) -> PathBuf {
         self.gen(
             name,
             &[
@@ -76,7 +83,14 @@ impl Work {
     /// `gallery`, then `n` queries near those, then a copy of the first query with some valid
     /// bits rotated by one column (so that some query surely has an earlier match), renumbered
     /// 0..2n+1.
-    pub(crate) fn batch(&self, name: &str, gallery: &Path, n: usize, seed: u64, ratio: &str) -> PathBuf {
+    pub(crate) fn batch(
+        &self,
+        name: &str,
+        gallery: &Path,
+        n: usize,
+        seed: u64,
+        ratio: &str,
+    ) -> PathBuf {
         let first = self.near(&format!("{name}.first"), gallery, n, seed, ratio);
         let second = self.near(&format!("{name}.second"), &first, n, seed + 1, ratio);
         let mut all = ndjson::read_file(&first).unwrap();

@@ -47,12 +47,14 @@ fn every_shape_answers_the_same_in_chunks() {
         ("small_ids.irs", db_q.to_vec()),
         ("small_secret.irs", db_q.to_vec()),
         ("small_count.irs", db_q.to_vec()),
-        ("small_batch.irs", vec!["--db", s(&db), "--query", s(&batch)]),
+        (
+            "small_batch.irs",
+            vec!["--db", s(&db), "--query", s(&batch)],
+        ),
         (
             "small_eyes.irs",
             vec![
-                "--input", &eyes[0], "--input", &eyes[1], "--input", &eyes[2], "--input",
-                &eyes[3],
+                "--input", &eyes[0], "--input", &eyes[1], "--input", &eyes[2], "--input", &eyes[3],
             ],
         ),
         (
@@ -80,7 +82,11 @@ fn one_bit_over_all_records_in_chunks() {
     let whole = chunked("iris_unique.irs", &args, 0, 1);
     assert!(whole.iter().any(|a| a["match"] == true) && whole.iter().any(|a| a["match"] == false));
     for chunk in [4, 23, 22] {
-        assert_eq!(chunked("iris_unique.irs", &args, chunk, 1), whole, "--record-chunk {chunk}");
+        assert_eq!(
+            chunked("iris_unique.irs", &args, chunk, 1),
+            whole,
+            "--record-chunk {chunk}"
+        );
     }
 }
 
@@ -95,9 +101,17 @@ fn every_sharing_in_chunks() {
         let args = ["--db", s(&db), "--query", s(&q), "--sharing", sharing];
         let whole = chunked("small_ids.irs", &args, 0, 1);
         check_shape(&whole, 9, &["query", "match", "ids"], &record_ids(&db));
-        assert_eq!(chunked("small_ids.irs", &args, 4, 2), whole, "--sharing {sharing}");
+        assert_eq!(
+            chunked("small_ids.irs", &args, 4, 2),
+            whole,
+            "--sharing {sharing}"
+        );
         let count = chunked("small_count.irs", &args, 0, 1);
-        assert_eq!(chunked("small_count.irs", &args, 6, 1), count, "--sharing {sharing}");
+        assert_eq!(
+            chunked("small_count.irs", &args, 6, 1),
+            count,
+            "--sharing {sharing}"
+        );
     }
 }
 

@@ -1,8 +1,11 @@
 //! Section `e2e`: whole programs, end to end, as a user runs them: `irisc build`, keys, shares,
 //! three party processes over TLS on loopback, one person's query against a generated gallery of
 //! 100 000 records (31 rotations; both eyes for `iris_eyes_ids.irs`), once with one thread per
-//! party and once with all the machine's threads. Every run's answer is checked against the
-//! plaintext definition; the figures come from each party's `--stats` accounting.
+//! party and once with all the machine's threads; then, next to those, the same query with the
+//! gallery in one chunk (nothing overlapped: the baseline of the pipelined scan) and a batch of
+//! 8 people's queries (whose dot products stream the gallery once per chunk for all 8: the
+//! baseline is the one-query run). Every run's answer is checked against the plaintext
+//! definition; the figures come from each party's `--stats` accounting.
 //!
 //! Reported per run: comparisons per second over the matching phases (dot + comparison, the
 //! slowest party), per phase, per party CPU-second (so an oversubscribed machine, three parties on
@@ -12,7 +15,7 @@
 use anyhow::{anyhow, bail, Context, Result};
 use rand::{Rng, SeedableRng};
 use serde_json::json;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -56,25 +59,47 @@ pub(crate) const CASES: &[Case] = &[
 const PAPER_CMP_PER_S: f64 = 690e3;
 const TARGET_CMP_PER_S: f64 = 2e6;
 const MACHINE_BUDGET_BYTES: f64 = 24.0 * (1u64 << 30) as f64;
+/// Queries of the batch run: one schedule batch, so one kernel call per chunk for all of them.
+const BATCH_QUERIES: usize = 8;
 
-/// How one run is made: threads per party, and the network between the parties (`None`:
-/// loopback as it is).
+/// How one run is made: threads per party, the network between the parties (`None`:
+/// loopback as it is), the queries in the batch, and the party's `--record-chunk` (`None`: its
+/// default, so the next chunk's dot products overlap this chunk's comparisons; `Some(0)`: the
+/// whole gallery in one chunk, nothing overlapped).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Setting {
     pub threads: usize,
     pub net: Option<NetProfile>,
+    pub queries: usize,
+    pub record_chunk: Option<usize>,
 }
 
 impl Setting {
-    fn label(&self) -> String {
-        match self.net {
-            None => format!("x{}", self.threads),
-            Some(n) => format!(
-                "x{} {}",
-                self.threads,
-                n.name.split(' ').next().unwrap_or("net")
-            ),
+    /// One query, the default chunks, over `net`.
+    pub(crate) fn one_query(threads: usize, net: Option<NetProfile>) -> Setting {
+        Setting {
+            threads,
+            net,
+            queries: 1,
+            record_chunk: None,
         }
+    }
+
+    fn label(&self) -> String {
+        let mut l = format!("x{}", self.threads);
+        if let Some(n) = self.net {
+            l.push(' ');
+            l.push_str(n.name.split(' ').next().unwrap_or("net"));
+        }
+        if self.queries != 1 {
+            l.push_str(&format!(" q{}", self.queries));
+        }
+        match self.record_chunk {
+            Some(0) => l.push_str(" unchunked"),
+            Some(n) => l.push_str(&format!(" chunk {n}")),
+            None => {}
+        }
+        l
     }
 }
 
@@ -86,6 +111,8 @@ pub(crate) struct RunFigures {
     comparisons: u64,
     /// Slowest party's dot phase, comparison phase, their sum, and whole run (s).
     dot_s: f64,
+    /// Slowest party's dot-product time spent in the background, hidden behind comparisons.
+    dot_overlapped_s: f64,
     compare_s: f64,
     matching_s: f64,
     total_s: f64,
@@ -110,23 +137,34 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
     if all > 1 {
         thread_counts.push(all);
     }
-    let settings: Vec<Setting> = thread_counts
+    // One query with one thread and with all; the same without chunks (nothing overlapped); and
+    // a batch of 8 queries, whose dot products stream the gallery once per chunk for all 8.
+    let mut settings: Vec<Setting> = thread_counts
         .iter()
-        .map(|&threads| Setting { threads, net: None })
+        .map(|&threads| Setting::one_query(threads, None))
         .collect();
+    settings.push(Setting {
+        record_chunk: Some(0),
+        ..Setting::one_query(1, None)
+    });
+    settings.push(Setting {
+        queries: BATCH_QUERIES,
+        ..Setting::one_query(1, None)
+    });
     let mut runs = Vec::new();
     for case in CASES {
         runs.extend(measure_in(dir, case, records, &settings, opts.quick)?);
     }
     let config = json!({
         "records": records,
-        "queries": 1,
+        "queries": [1, BATCH_QUERIES],
         "programs": CASES.iter().map(|c| json!({
             "program": format!("examples/{}.irs", c.name),
             "eyes": c.eyes,
             "rotations": c.rotations,
-            "comparisons": records * c.eyes * c.rotations,
+            "comparisons_per_query": records * c.eyes * c.rotations,
         })).collect::<Vec<_>>(),
+        "record_chunk": "the party default (--record-chunk), or `unchunked` (0: the whole gallery)",
         "threads_per_party": thread_counts,
         "parties": "three processes, mutually authenticated TLS over loopback",
         "plan": "the cost model's default choices (irisc explain shows them)",
@@ -158,6 +196,14 @@ pub(crate) fn write_report(
             let mut extra = BTreeMap::new();
             extra.insert("program".into(), json!(r.case));
             extra.insert("threads_per_party".into(), json!(r.setting.threads));
+            extra.insert("queries".into(), json!(r.setting.queries));
+            extra.insert(
+                "record_chunk".into(),
+                json!(r
+                    .setting
+                    .record_chunk
+                    .map_or("default".to_string(), |n| n.to_string())),
+            );
             if let Some(n) = r.setting.net {
                 extra.insert("network".into(), json!(n.name));
             }
@@ -192,6 +238,11 @@ pub(crate) fn write_report(
         }
         measurements.push(m("matching time", r.matching_s, "s"));
         measurements.push(m("dot phase", r.dot_s, "s"));
+        measurements.push(m(
+            "dot products in the background (overlapped)",
+            r.dot_overlapped_s,
+            "s",
+        ));
         measurements.push(m("comparison phase", r.compare_s, "s"));
         measurements.push(m("load", r.load_s, "s"));
         measurements.push(m("total", r.total_s, "s"));
@@ -226,6 +277,44 @@ pub(crate) fn write_report(
             sum as f64 / MACHINE_BUDGET_BYTES,
             "fraction",
         ));
+    }
+    // Ratios against the baselines measured in the same run: the batch against one query (the
+    // gallery streamed once per chunk for the whole batch) and the pipelined scan against the
+    // unchunked one.
+    for r in runs.iter().filter(|r| r.setting.net.is_none()) {
+        let base = runs.iter().find(|b| {
+            b.case == r.case
+                && b.setting.net.is_none()
+                && b.setting.threads == r.setting.threads
+                && b.setting.queries == 1
+                && b.setting.record_chunk.is_none()
+        });
+        let Some(base) = base.filter(|b| !std::ptr::eq(*b, r)) else {
+            continue;
+        };
+        let (what, value) = if r.setting.queries != 1 {
+            (
+                "dot products per second, batch / one query",
+                (r.comparisons as f64 / r.dot_s.max(1e-9))
+                    / (base.comparisons as f64 / base.dot_s.max(1e-9)),
+            )
+        } else if r.setting.record_chunk == Some(0) {
+            (
+                "matching time, unchunked / pipelined chunks",
+                r.matching_s / base.matching_s,
+            )
+        } else {
+            continue;
+        };
+        let mut extra = BTreeMap::new();
+        extra.insert("program".into(), json!(r.case));
+        extra.insert("baseline".into(), json!(base.setting.label()));
+        measurements.push(Measurement {
+            name: format!("{} {} {what}", r.case, r.setting.label()),
+            value,
+            unit: "x".into(),
+            extra,
+        });
     }
     let reference = |name: &str, value: f64, unit: &str, source: &str| {
         let mut extra = BTreeMap::new();
@@ -267,9 +356,10 @@ pub(crate) fn write_report(
         ],
         notes: {
             let mut n = vec![
-                "comparisons = records x rotations x eyes for one query; matching = dot phase + \
+                "comparisons = records x rotations x eyes x queries; matching = dot phase + \
                  comparison phase of the slowest party (loading and connecting excluded, reported \
-                 apart)"
+                 apart); with chunks, the dot phase is the time the party waited for dot \
+                 products, and the time they ran in the background is reported apart"
                     .to_string(),
                 "per party CPU-second: comparisons / the busiest party's CPU time during \
                  matching (every thread of the process)"
@@ -363,24 +453,20 @@ fn measure_case(
     pipeline::compile(&checked, &planned, Emit::Exe, Some(exe.clone()), false)?;
     eprintln!("e2e: {}: built; generating {records} records", case.name);
 
-    let files = generate_inputs(&manifest, records, work, case.eyes)?;
-    let plain_inputs = party_run::plain_inputs(&manifest, &files)?;
-    let expected = plain::answers(&checked.program, &planned.choices, &plain_inputs)?;
-    drop(plain_inputs);
-    let matched = expected
-        .get(&0)
-        .and_then(|v| v.first())
-        .and_then(|a| a["ids"].as_array().map(|ids| ids.len()))
-        .unwrap_or(0);
-    if matched == 0 && !quick {
-        bail!(
-            "e2e: the generated query matches no record; the benchmark would not exercise a match"
-        );
-    }
+    let mut batches: Vec<usize> = settings.iter().map(|s| s.queries).collect();
+    batches.sort_unstable();
+    batches.dedup();
+    let most = batches.last().copied().unwrap_or(1);
+    let files = generate_inputs(&manifest, records, work, case.eyes, most)?;
 
     let shares = work.join("shares");
-    let mut party_args: [Vec<String>; 3] = Default::default();
-    for (spec, file) in share::input_specs(&manifest).iter().zip(&files) {
+    let specs = share::input_specs(&manifest);
+    // The galleries' shares, once; the queries' per batch size.
+    let mut gallery_args: [Vec<String>; 3] = Default::default();
+    for (spec, file) in specs.iter().zip(&files) {
+        if spec.role != InputRole::Gallery {
+            continue;
+        }
         eprintln!("e2e: {}: sharing input `{}`", case.name, spec.name);
         let paths = share::input_paths(&shares, &spec.name);
         let paths = if store::is_store_input(spec) {
@@ -388,19 +474,62 @@ fn measure_case(
         } else {
             share::share_input_to(spec, None, file, paths)?
         };
-        for (args, path) in party_args.iter_mut().zip(&paths) {
+        for (args, path) in gallery_args.iter_mut().zip(&paths) {
             args.push("--input".into());
             args.push(format!("{}={}", spec.name, path.display()));
         }
+    }
+    let mut per_batch: HashMap<usize, ([Vec<String>; 3], BTreeMap<usize, Vec<serde_json::Value>>)> =
+        HashMap::new();
+    for &n in &batches {
+        let mut args = gallery_args.clone();
+        let mut inputs = Vec::new();
+        for (spec, file) in specs.iter().zip(&files) {
+            if spec.role == InputRole::Gallery {
+                inputs.push(file.clone());
+                continue;
+            }
+            // The first n queries.
+            let all = irisc_runtime::io::ndjson::read_file(file)?;
+            let path = work.join(format!("{}.q{n}.ndjson", spec.name));
+            gen::write_records(&path, &all[..n.min(all.len())])?;
+            let dir = shares.join(format!("q{n}"));
+            let paths = share::input_paths(&dir, &spec.name);
+            let paths = share::share_input_to(spec, None, &path, paths)?;
+            for (a, p) in args.iter_mut().zip(&paths) {
+                a.push("--input".into());
+                a.push(format!("{}={}", spec.name, p.display()));
+            }
+            inputs.push(path);
+        }
+        let plain_inputs = party_run::plain_inputs(&manifest, &inputs)?;
+        let expected = plain::answers(&checked.program, &planned.choices, &plain_inputs)?;
+        let matched = expected
+            .get(&0)
+            .map(|v| {
+                v.iter()
+                    .filter(|a| a["ids"].as_array().is_some_and(|ids| !ids.is_empty()))
+                    .count()
+            })
+            .unwrap_or(0);
+        if matched < n && !quick {
+            bail!(
+                "e2e: {} of {n} generated queries match no record; the benchmark would not \
+                 exercise a match",
+                n - matched
+            );
+        }
+        per_batch.insert(n, (args, expected));
     }
     for f in &files {
         let _ = std::fs::remove_file(f);
     }
     let config = keys::generate_keys(&work.join("keys"), party_run::free_base_port()?, true)?;
 
-    let comparisons = (records * case.eyes * case.rotations) as u64;
     let mut out = Vec::new();
     for (i, setting) in settings.iter().enumerate() {
+        let (party_args, expected) = &per_batch[&setting.queries];
+        let comparisons = (records * case.eyes * case.rotations * setting.queries) as u64;
         let threads = setting.threads;
         eprintln!(
             "e2e: {}: three parties, {threads} thread(s) each, {}, {comparisons} comparisons",
@@ -423,12 +552,15 @@ fn measure_case(
             a.push("--stats".into());
             a.push(s.display().to_string());
         }
-        let extra = [
+        let mut extra = vec![
             "--threads".to_string(),
             threads.to_string(),
             "--timeout".to_string(),
             "600".to_string(),
         ];
+        if let Some(n) = setting.record_chunk {
+            extra.extend(["--record-chunk".to_string(), n.to_string()]);
+        }
         let outcome =
             party_run::launch_parties(&exe, configs, &args, &extra, Duration::from_secs(1800))?;
         drop(relays);
@@ -467,14 +599,15 @@ fn measure_case(
     Ok(out)
 }
 
-/// The gallery files (records `0..records`, one per gallery input) and one query per query input:
-/// the k-th query input holds a near-duplicate of one record of the k-th gallery, the same record
-/// and the same rotation for every eye, so the query is one person.
+/// The gallery files (records `0..records`, one per gallery input) and `queries` queries per
+/// query input: query j of the k-th query input is a near-duplicate of one record of the k-th
+/// gallery, the same record and the same rotation for every eye, so query j is one person.
 fn generate_inputs(
     manifest: &irisc_runtime::manifest::Manifest,
     records: usize,
     work: &Path,
     eyes: usize,
+    queries: usize,
 ) -> Result<Vec<PathBuf>> {
     let galleries: Vec<_> = manifest
         .inputs
@@ -488,8 +621,9 @@ fn generate_inputs(
         );
     }
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(2026);
-    let person = rng.random_range(0..records);
-    let shift = rng.random_range(-15i64..=15);
+    let people: Vec<(usize, i64)> = (0..queries)
+        .map(|_| (rng.random_range(0..records), rng.random_range(-15i64..=15)))
+        .collect();
     let opts = gen::GenOptions::default();
     let mut query_codes = Vec::new();
     let mut files = Vec::new();
@@ -500,18 +634,33 @@ fn generate_inputs(
             InputRole::Gallery => {
                 let code_bits = input.elements as usize;
                 let gallery = gen::generate(records, 7 + gallery_index, code_bits, &opts)?;
-                let src = &gallery[person].iris;
-                query_codes.push(gen::near_duplicate(&mut rng, src, &opts).rotate(shift));
+                query_codes.push(
+                    people
+                        .iter()
+                        .map(|&(person, shift)| {
+                            gen::near_duplicate(&mut rng, &gallery[person].iris, &opts)
+                                .rotate(shift)
+                        })
+                        .collect::<Vec<_>>(),
+                );
                 gen::write_records(&path, &gallery)?;
                 gallery_index += 1;
             }
             InputRole::Query => {
                 let k = files.len() - galleries.len();
-                let iris = query_codes
+                let codes = query_codes
                     .get(k)
                     .cloned()
                     .ok_or_else(|| anyhow!("e2e: query input `{}` has no gallery", input.name))?;
-                gen::write_records(&path, &[IrisRecord { id: 0, iris }])?;
+                let records: Vec<IrisRecord> = codes
+                    .into_iter()
+                    .enumerate()
+                    .map(|(id, iris)| IrisRecord {
+                        id: id as u64,
+                        iris,
+                    })
+                    .collect();
+                gen::write_records(&path, &records)?;
             }
         }
         files.push(path);
@@ -557,6 +706,7 @@ fn figures(
         records: 0,
         comparisons,
         dot_s: max("dot_s")?,
+        dot_overlapped_s: max("dot_overlapped_s")?,
         compare_s: max("compare_s")?,
         matching_s: matching.max(1e-9),
         total_s: max("total_s")?,
@@ -614,6 +764,26 @@ mod tests {
                 })
                 .unwrap();
             assert!(mem["value"].as_f64().unwrap() > 0.0);
+            // The batch of 8 queries ran (and was checked), with its ratio to one query; so did
+            // the unchunked baseline of the pipelined scan.
+            let named = |suffix: &str| {
+                m.iter()
+                    .find(|x| x["program"] == case && x["name"].as_str().unwrap().ends_with(suffix))
+                    .unwrap_or_else(|| panic!("{case}: no `{suffix}`"))
+            };
+            let batch = named("x1 q8 comparisons per second (matching)");
+            assert_eq!(
+                batch["comparisons"],
+                8 * 40 * 31 * if case == "iris_ids" { 1 } else { 2 }
+            );
+            assert!(
+                named("x1 q8 dot products per second, batch / one query")["value"].as_f64()
+                    > Some(0.0)
+            );
+            assert!(
+                named("x1 unchunked matching time, unchunked / pipelined chunks")["value"].as_f64()
+                    > Some(0.0)
+            );
         }
         assert!(!dir.path().join("e2e-work").exists(), "shares left behind");
         let png = std::fs::read(&files[1]).unwrap();

@@ -22,17 +22,16 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
         bail!("net: --records must be at least 1");
     }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let settings = [
-        Setting { threads, net: None },
-        Setting {
-            threads,
-            net: Some(LAN),
-        },
-        Setting {
-            threads,
-            net: Some(WAN),
-        },
-    ];
+    // Each network with the default record chunks (the next chunk's dot products overlap this
+    // chunk's comparison rounds) and unchunked (one chunk: fewer rounds, nothing overlapped).
+    let mut settings = Vec::new();
+    for net in [None, Some(LAN), Some(WAN)] {
+        settings.push(Setting::one_query(threads, net));
+        settings.push(Setting {
+            record_chunk: Some(0),
+            ..Setting::one_query(threads, net)
+        });
+    }
     let netem = netem_available();
     let case = &CASES[0];
     let runs = measure_in(dir, case, records, &settings, opts.quick)?;

@@ -5,8 +5,8 @@
 pub mod abi;
 pub mod kernel;
 pub mod schedule;
-pub mod tiling;
 pub mod target;
+pub mod tiling;
 
 use inkwell::{context::Context, module::Module};
 use melior::ir::Module as MlirModule;
@@ -92,7 +92,13 @@ mod tests {
             assert!(ir.contains(call), "missing: {call}\n{ir}");
         }
         // The loops: batches of 8 queries, chunks, and the three per-query loops.
-        for label in ["batches", "batch.queries", "chunks", "chunk.queries", "finish.queries"] {
+        for label in [
+            "batches",
+            "batch.queries",
+            "chunks",
+            "chunk.queries",
+            "finish.queries",
+        ] {
             assert!(ir.contains(&format!("\n{label}:")), "no loop {label}\n{ir}");
         }
         assert!(ir.contains("add i64 %batches.i, 8"), "{ir}");

@@ -239,7 +239,11 @@ pub fn describe(mpc: &MlirModule<'_>) -> Result<String, CodegenError> {
         let _ = writeln!(out, "  {stage:<9} {}", render_op(info, &name));
     }
     let crossings: Vec<String> = plan.crossings.iter().map(name).collect();
-    let _ = writeln!(out, "crossings (appended per chunk): {}", crossings.join(", "));
+    let _ = writeln!(
+        out,
+        "crossings (appended per chunk): {}",
+        crossings.join(", ")
+    );
     let reductions: Vec<String> = plan
         .reductions
         .iter()
@@ -319,8 +323,12 @@ impl<'ctx> Schedule<'ctx, '_> {
             .get_insert_block()
             .ok_or_else(|| err("builder has no block"))?;
         let head = self.cx.append_basic_block(self.main, name);
-        let inner = self.cx.append_basic_block(self.main, &format!("{name}.body"));
-        let done = self.cx.append_basic_block(self.main, &format!("{name}.done"));
+        let inner = self
+            .cx
+            .append_basic_block(self.main, &format!("{name}.body"));
+        let done = self
+            .cx
+            .append_basic_block(self.main, &format!("{name}.done"));
         self.b.build_unconditional_branch(head).map_err(err)?;
         self.b.position_at_end(head);
         let i = self.b.build_phi(i64t, &format!("{name}.i")).map_err(err)?;
@@ -329,7 +337,9 @@ impl<'ctx> Schedule<'ctx, '_> {
             .b
             .build_int_compare(IntPredicate::SLT, i_v, to, "more")
             .map_err(err)?;
-        self.b.build_conditional_branch(more, inner, done).map_err(err)?;
+        self.b
+            .build_conditional_branch(more, inner, done)
+            .map_err(err)?;
         self.b.position_at_end(inner);
         body(self, i_v)?;
         let next = self
@@ -371,7 +381,13 @@ impl<'ctx> Schedule<'ctx, '_> {
         let mut full = HashMap::new();
         let mut views = HashMap::new();
         for &g in &plan.viewed_galleries {
-            full.insert(g, self.slots.get(&g).copied().ok_or_else(|| err("unknown gallery"))?);
+            full.insert(
+                g,
+                self.slots
+                    .get(&g)
+                    .copied()
+                    .ok_or_else(|| err("unknown gallery"))?,
+            );
             views.insert(g, self.next_slot);
             self.next_slot += 1;
         }
@@ -408,15 +424,13 @@ impl<'ctx> Schedule<'ctx, '_> {
         self.counted("batches", zero, n, batch, |s, q0| {
             let left = s.b.build_int_sub(n, q0, "left").map_err(err)?;
             let full_batch = i64t.const_int(batch, false);
-            let short = s
-                .b
-                .build_int_compare(IntPredicate::SLT, left, full_batch, "short")
-                .map_err(err)?;
-            let nb = s
-                .b
-                .build_select(short, left, full_batch, "nb")
-                .map_err(err)?
-                .into_int_value();
+            let short =
+                s.b.build_int_compare(IntPredicate::SLT, left, full_batch, "short")
+                    .map_err(err)?;
+            let nb =
+                s.b.build_select(short, left, full_batch, "nb")
+                    .map_err(err)?
+                    .into_int_value();
 
             // Query stage, per query of the batch, into per-query slots.
             s.for_batch("batch.queries", q0, nb, q_arg, |s, q| {
@@ -438,10 +452,9 @@ impl<'ctx> Schedule<'ctx, '_> {
                     "chunk.count",
                 )?
                 .into_int_value();
-            let bad = s
-                .b
-                .build_int_compare(IntPredicate::SLT, chunks, zero, "no.chunks")
-                .map_err(err)?;
+            let bad =
+                s.b.build_int_compare(IntPredicate::SLT, chunks, zero, "no.chunks")
+                    .map_err(err)?;
             let go = s.cx.append_basic_block(s.main, "chunked");
             s.b.build_conditional_branch(bad, s.fail, go).map_err(err)?;
             s.b.position_at_end(go);
@@ -471,14 +484,12 @@ impl<'ctx> Schedule<'ctx, '_> {
                     for &i in &chunk_ops {
                         s.op(&op_name(&ops[i]), &ops[i], Some(q))?;
                     }
-                    let first = s
-                        .b
-                        .build_int_compare(IntPredicate::EQ, c, zero, "first")
-                        .map_err(err)?;
-                    let first = s
-                        .b
-                        .build_int_z_extend(first, i32t, "first.flag")
-                        .map_err(err)?;
+                    let first =
+                        s.b.build_int_compare(IntPredicate::EQ, c, zero, "first")
+                            .map_err(err)?;
+                    let first =
+                        s.b.build_int_z_extend(first, i32t, "first.flag")
+                            .map_err(err)?;
                     for &x in &plan.crossings {
                         let src = s.resolve(s.slots.get(&x).copied().ok_or_else(|| {
                             err("a crossing value the chunk stage did not define")
@@ -526,10 +537,9 @@ impl<'ctx> Schedule<'ctx, '_> {
     ) -> Result<(), CodegenError> {
         let zero = self.cx.i64_type().const_zero();
         self.counted(name, zero, nb, 1, |s, j| {
-            let j32 = s
-                .b
-                .build_int_truncate(j, s.cx.i32_type(), "j")
-                .map_err(err)?;
+            let j32 =
+                s.b.build_int_truncate(j, s.cx.i32_type(), "j")
+                    .map_err(err)?;
             let q = s.b.build_int_add(q0, j, "q").map_err(err)?;
             s.batch_query = Some(j32);
             s.slots.insert(q_arg, Slot::Query(q));
