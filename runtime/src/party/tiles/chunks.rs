@@ -99,14 +99,18 @@ pub fn chunk_range(
 }
 
 /// Records `range` of gallery `g` as a value of the same kind, with those records' ids, masks
-/// and shares. Shamir shares are a view of the gallery's words (mapped or owned), never a copy;
-/// replicated shares are copied, except for a view of the whole gallery, which is the gallery.
-pub(crate) fn view(g: &Coded, range: Range<usize>) -> Value {
+/// and shares. Shamir shares are a view of the gallery's words (mapped or owned), never a copy.
+/// Replicated shares are copied if `with_shares` (and the gallery has them), else left out
+/// ([`Codes::select_without_shares`]: empty shares of the same width, which ops that read
+/// shares refuse), for a chunk stage that reads only the ids and public masks. A view of the
+/// whole gallery is the gallery, shares and all, either way: nothing is copied.
+pub(crate) fn view(g: &Coded, range: Range<usize>, with_shares: bool) -> Value {
     if range == (0..g.count()) {
         return g.value();
     }
     match g {
-        Coded::Rep3(c) => Value::Codes(Arc::new(c.select(range))),
+        Coded::Rep3(c) if with_shares && c.has_shares() => Value::Codes(Arc::new(c.select(range))),
+        Coded::Rep3(c) => Value::Codes(Arc::new(c.select_without_shares(range))),
         Coded::Shamir(s) => Value::Shamir(Arc::new(s.select(range))),
     }
 }

@@ -13,9 +13,9 @@
 //! - scans the gallery in **record chunks** of `--record-chunk` records ([`chunk_count`],
 //!   [`chunk_range`]): every op after the dot product works on one chunk's values at a time
 //!   ([`view`] gives a chunk of the gallery itself, e.g. for the mask lengths; Shamir shares are
-//!   not copied), and [`append_value`] collects per-chunk results record-major where the schedule
-//!   needs a whole-gallery value; the memory of one batch is bounded by the chunk, not the
-//!   gallery;
+//!   not copied, replicated ones only where the chunk stage reads them), and [`append_value`]
+//!   collects per-chunk results record-major where the schedule needs a whole-gallery value;
+//!   the memory of one batch is bounded by the chunk, not the gallery;
 //! - **pipelines** the two phases: when the dot product of chunk i of a batch is done, the one
 //!   of chunk i + 1 starts on a background thread ([`Pipeline`]) while the main thread runs the
 //!   comparison rounds of chunk i (network-bound), so the dot products hide behind the
@@ -70,13 +70,20 @@ impl Runtime {
         Ok(chunk_count(g.count(), self.args.record_chunk) as i64)
     }
 
-    /// Slot `dst` = chunk `chunk` of the gallery in slot `gallery` ([`view`]).
-    pub fn gallery_view(&mut self, dst: u32, gallery: u32, chunk: i64) -> Result<(), RuntimeError> {
+    /// Slot `dst` = chunk `chunk` of the gallery in slot `gallery` ([`view`]), replicated
+    /// shares copied only `with_shares`.
+    pub fn gallery_view(
+        &mut self,
+        dst: u32,
+        gallery: u32,
+        chunk: i64,
+        with_shares: bool,
+    ) -> Result<(), RuntimeError> {
         let t = Instant::now();
         check_slots(dst, 1)?;
         let g = self.gallery_in(gallery, "gallery_view")?;
         let records = chunk_range(g.count(), self.args.record_chunk, chunk)?;
-        self.put(dst, view(&g, records));
+        self.put(dst, view(&g, records, with_shares));
         self.times.dot += t.elapsed();
         Ok(())
     }
