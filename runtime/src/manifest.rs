@@ -13,7 +13,8 @@ use serde::{Deserialize, Serialize};
 /// with records and field, `irisc_rt_emit`).
 /// 3: `irisc_rt_masked_dot` and `irisc_rt_shamir_dot` take a table of kernel ISA variants
 /// ([`crate::kernels::KernelTable`]) instead of one kernel.
-pub const ABI_VERSION: u32 = 3;
+/// 4: `irisc_rt_gallery_view` takes `with_shares` (0: a replicated view without its shares).
+pub const ABI_VERSION: u32 = 4;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {
@@ -210,7 +211,9 @@ mod tests {
         old.abi = 1;
         let e = Manifest::from_json(&serde_json::to_vec(&old).unwrap()).unwrap_err();
         assert!(
-            e.contains("runtime ABI 1 but is linked with runtime ABI 3"),
+            e.contains(&format!(
+                "runtime ABI 1 but is linked with runtime ABI {ABI_VERSION}"
+            )),
             "{e}"
         );
         assert_eq!(InputSharing::parse("fp"), Some(InputSharing::Fp));

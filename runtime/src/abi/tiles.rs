@@ -26,15 +26,22 @@ pub extern "C" fn irisc_rt_chunk_count(rt: *mut Runtime, gallery: i32) -> i64 {
 }
 
 /// Slot `dst` = the records of chunk `chunk` of the gallery in slot `gallery`, of the same
-/// kind (codes or Shamir codes) with those records' ids, masks and shares.
+/// kind (codes or Shamir codes) with those records' ids, masks and shares. `with_shares` = 0
+/// (the chunk stage reads only the records' ids and public masks, e.g. `mask_len`) leaves the
+/// shares of replicated codes out: the view's shares are empty, and an op that reads them
+/// (`masked_dot`, `self_dot`) fails with a schedule error. Shamir views never copy shares, and
+/// a view of the whole gallery is the gallery, so `with_shares` changes nothing for them.
 #[no_mangle]
 pub extern "C" fn irisc_rt_gallery_view(
     rt: *mut Runtime,
     dst: i32,
     gallery: i32,
     chunk: i64,
+    with_shares: i32,
 ) -> i32 {
-    with_rt(rt, |r| r.gallery_view(dst as u32, gallery as u32, chunk))
+    with_rt(rt, |r| {
+        r.gallery_view(dst as u32, gallery as u32, chunk, with_shares != 0)
+    })
 }
 
 /// For j in 0..n: slot `dst_base + j` = the dot products of the codes in slot `codes_base + j`

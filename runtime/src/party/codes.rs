@@ -1,7 +1,9 @@
 //! Iris codes as one party holds them: replicated shares of the masked bits, prepared for the
 //! dot product, and the public masks.
 
+use super::exec::sched;
 use super::values::RingVecExt;
+use crate::error::RuntimeError;
 use crate::io::share_file::{RingVec, ShareFile};
 use crate::ring::RingElem;
 use crate::share::rep3::Rep3Vec;
@@ -99,6 +101,44 @@ impl Codes {
 
     pub fn words_per_code(&self) -> usize {
         self.bits / 64
+    }
+
+    /// Whether the shares are here: `count · bits` elements on each side. Codes selected
+    /// without shares ([`Codes::select_without_shares`]) have none.
+    pub fn has_shares(&self) -> bool {
+        let n = self.count.checked_mul(self.bits);
+        n == Some(self.a.len()) && n == Some(self.b.len())
+    }
+
+    /// A schedule error unless the shares are here ([`Codes::has_shares`]): `op` reads the
+    /// shares of these codes, its operand `what`.
+    pub fn check_shares(&self, op: &str, what: &str) -> Result<(), RuntimeError> {
+        if self.has_shares() {
+            return Ok(());
+        }
+        Err(sched(format!(
+            "{op}: the {what} hold {} and {} share elements for {} codes of {} elements; \
+             a gallery view taken without shares cannot be read for its shares",
+            self.a.len(),
+            self.b.len(),
+            self.count,
+            self.bits
+        )))
+    }
+
+    /// The codes with indices in `range`, ids and masks only: the shares are empty, of the
+    /// same storage width. For ops that read only the ids and public masks (`mask_len`); an op
+    /// that reads the shares of these codes is a schedule error ([`Codes::check_shares`]).
+    pub fn select_without_shares(&self, range: std::ops::Range<usize>) -> Codes {
+        let w = self.words_per_code();
+        Codes {
+            count: range.len(),
+            bits: self.bits,
+            ids: self.ids[range.clone()].to_vec(),
+            masks: self.masks[range.start * w..range.end * w].to_vec(),
+            a: self.a.slice(0..0),
+            b: self.b.slice(0..0),
+        }
     }
 
     /// The codes with indices in `range`.

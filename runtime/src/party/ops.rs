@@ -57,7 +57,9 @@ impl Runtime {
             self.put(dst, Value::Shamir(Arc::new(rotated)));
             return Ok(());
         }
-        let rotated = self.codes(src)?.rotations(lo, hi);
+        let codes = self.codes(src)?;
+        codes.check_shares("rotate", "codes")?;
+        let rotated = codes.rotations(lo, hi);
         self.put(dst, Value::Codes(Arc::new(rotated)));
         Ok(())
     }
@@ -97,20 +99,7 @@ impl Runtime {
             return Ok(());
         }
         let (q, g) = (self.codes(codes)?, self.codes(gallery)?);
-        let w = q.words_per_code();
-        let mut out = Vec::with_capacity(q.count * g.count);
-        for r in 0..g.count {
-            let gm = &g.masks[r * w..(r + 1) * w];
-            for c in 0..q.count {
-                let qm = &q.masks[c * w..(c + 1) * w];
-                out.push(
-                    qm.iter()
-                        .zip(gm)
-                        .map(|(a, b)| (a & b).count_ones() as u64)
-                        .sum(),
-                );
-            }
-        }
+        let out = mask_lengths(&q, &g);
         self.put(dst, Value::Public(out));
         self.times.dot += t.elapsed();
         Ok(())
@@ -233,6 +222,26 @@ impl Runtime {
     }
 }
 
+/// `ml` of every (record, code) pair of gallery `g` and codes `q`, record-major, from the
+/// public masks alone: the shares are not read, so `g` may be a gallery view without shares.
+pub(crate) fn mask_lengths(q: &Codes, g: &Codes) -> Vec<u64> {
+    let w = q.words_per_code();
+    let mut out = Vec::with_capacity(q.count * g.count);
+    for r in 0..g.count {
+        let gm = &g.masks[r * w..(r + 1) * w];
+        for c in 0..q.count {
+            let qm = &q.masks[c * w..(c + 1) * w];
+            out.push(
+                qm.iter()
+                    .zip(gm)
+                    .map(|(a, b)| (a & b).count_ones() as u64)
+                    .sum(),
+            );
+        }
+    }
+    out
+}
+
 pub(crate) fn sub_from_public<T: RingElem>(
     own: &[T],
     prev: &[T],
@@ -298,7 +307,8 @@ pub(crate) unsafe fn masked_kernel(
 /// This party's additive shares of the masked dot products (eq. 6) of every code of `q` with
 /// records `records` of the gallery `g`, record-major (`out[r·q.count + c]`, r counted from
 /// `records.start`), records split across `threads`: what `masked_dot` computes for the whole
-/// gallery and the tiled scan for one chunk of it (with `q` a batch of queries' codes).
+/// gallery and the tiled scan for one chunk of it (with `q` a batch of queries' codes). Codes
+/// without their shares (a gallery view taken without them) are a schedule error.
 ///
 /// # Safety
 /// `kernel` must be a generated masked-dot kernel for the storage width of these shares and
@@ -321,6 +331,8 @@ pub(crate) unsafe fn masked_dot_records(
             g.count
         )));
     }
+    q.check_shares("dot product", "query codes")?;
+    g.check_shares("dot product", "gallery codes")?;
     let (n, l) = (records.len(), g.bits);
     let span = records.start * l..records.end * l;
     let kernel = kernel.0;

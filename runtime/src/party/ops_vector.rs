@@ -6,6 +6,7 @@ use crate::io::share_file::RingVec;
 use crate::ring::RingElem;
 use crate::share::binary::BitShares;
 
+use super::codes::Codes;
 use super::values::Value;
 use super::Runtime;
 
@@ -24,6 +25,22 @@ fn self_dot_local<T: RingElem>(a: &[T], b: &[T], count: usize, len: usize) -> Ve
         .collect()
 }
 
+/// [`self_dot_local`] of every code of `c`; a schedule error if `c` has no shares (a gallery
+/// view taken without them) or its components differ in width.
+pub(crate) fn self_dot_codes(c: &Codes) -> Result<RingVec, RuntimeError> {
+    c.check_shares("self_dot", "codes")?;
+    Ok(match (&c.a, &c.b) {
+        (RingVec::U16(a), RingVec::U16(b)) => RingVec::U16(self_dot_local(a, b, c.count, c.bits)),
+        (RingVec::U32(a), RingVec::U32(b)) => RingVec::U32(self_dot_local(a, b, c.count, c.bits)),
+        (RingVec::U64(a), RingVec::U64(b)) => RingVec::U64(self_dot_local(a, b, c.count, c.bits)),
+        _ => {
+            return Err(RuntimeError::Schedule(
+                "share components differ in width".into(),
+            ))
+        }
+    })
+}
+
 impl Runtime {
     /// Additive shares of `<y, y>` for every code of slot `src` (the norms of the cosine test).
     pub fn self_dot(&mut self, dst: u32, src: u32) -> Result<(), RuntimeError> {
@@ -32,23 +49,7 @@ impl Runtime {
                 "self dot of slot {src}, which holds no codes"
             )));
         };
-        let c = c.clone();
-        let out = match (&c.a, &c.b) {
-            (RingVec::U16(a), RingVec::U16(b)) => {
-                RingVec::U16(self_dot_local(a, b, c.count, c.bits))
-            }
-            (RingVec::U32(a), RingVec::U32(b)) => {
-                RingVec::U32(self_dot_local(a, b, c.count, c.bits))
-            }
-            (RingVec::U64(a), RingVec::U64(b)) => {
-                RingVec::U64(self_dot_local(a, b, c.count, c.bits))
-            }
-            _ => {
-                return Err(RuntimeError::Schedule(
-                    "share components differ in width".into(),
-                ))
-            }
-        };
+        let out = self_dot_codes(c)?;
         self.put(dst, Value::Additive(out));
         Ok(())
     }
