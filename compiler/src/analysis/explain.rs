@@ -491,7 +491,23 @@ pub fn explain_program_json_with_source(
             "triples_naive": sum(|t| t.triples_naive),
         },
         "plan_cost_per_record": plan.cost,
+        "schedule": schedule_note(records),
         "leakage": leakage(program, records),
+    })
+}
+
+/// How the tiled schedule scans `records` with the parties' default `--record-chunk`: the
+/// rounds above are one chunk's; the comparison rounds repeat per chunk.
+fn schedule_note(records: u64) -> Value {
+    let chunk = irisc_runtime::party::DEFAULT_RECORD_CHUNK as u64;
+    json!({
+        "query_batch": crate::codegen::cpu::schedule::QUERY_BATCH,
+        "record_chunk": chunk,
+        "chunks": records.div_ceil(chunk).max(1),
+        "note": "the rounds above are for one chunk of records: with several chunks the comparison \
+                 rounds repeat per chunk (and ORs or sums over all records add the rounds of \
+                 combining the chunks' results), the openings happen once per query; \
+                 --record-chunk 0 scans the whole gallery as one chunk",
     })
 }
 
@@ -560,6 +576,7 @@ pub fn explain_program_text_with_source(
     }
     let _ = writeln!(s, "program per query: {}", j["per_query"]);
     let _ = writeln!(s, "cost model: {}", j["cost_model"]);
+    let _ = writeln!(s, "schedule: {}", j["schedule"]);
     let _ = writeln!(s, "leakage ledger:");
     for l in j["leakage"].as_array().into_iter().flatten() {
         let _ = writeln!(

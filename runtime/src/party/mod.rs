@@ -29,7 +29,7 @@ use crate::net::link::TlsTransport;
 use crate::net::Transport;
 use crate::rand::prss::Prss;
 
-pub use args::PartyArgs;
+pub use args::{PartyArgs, DEFAULT_RECORD_CHUNK};
 use values::Value;
 
 /// Wall time spent per phase, for the accounting line printed at the end.
