@@ -20,6 +20,16 @@
 //! - [`bench`]: benchmarks of the protocol steps (the paper's Table 2), for `irisc bench`;
 //! - [`sys`]: process settings for the hot loops (allocator).
 
+/// Writes a line to stderr, ignoring failure: a party's progress and error lines must never stop
+/// it (`eprintln!` panics when stderr is a closed pipe).
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+pub(crate) use say;
+
 pub mod abi;
 pub mod bench;
 pub mod error;

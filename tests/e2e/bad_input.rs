@@ -201,10 +201,16 @@ fn missing_peer_times_out_with_a_clear_message() {
 /// Reads a `--verbose` party's stderr until it starts on its first query.
 fn wait_until_inside_the_protocol(party: &mut std::process::Child) {
     let err = party.stderr.take().expect("stderr is piped");
-    let found = BufReader::new(err)
-        .lines()
-        .map_while(Result::ok)
-        .any(|l| l.contains("query 1 of"));
+    // Keep reading after the line is seen: the party goes on writing progress lines, and a
+    // closed pipe must not be what stops it.
+    let (seen, wait) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = BufReader::new(err).lines().map_while(Result::ok);
+        let found = lines.any(|l| l.contains("query 1 of"));
+        let _ = seen.send(found);
+        lines.for_each(drop);
+    });
+    let found = wait.recv().unwrap_or(false);
     assert!(found, "the party stopped before its first query");
 }
 

@@ -16,8 +16,8 @@ use crate::party::Runtime;
 
 pub(crate) fn report(party: Option<usize>, e: &RuntimeError) {
     match party {
-        Some(p) => eprintln!("irisc party {p}: error: {e}"),
-        None => eprintln!("irisc: error: {e}"),
+        Some(p) => crate::say!("irisc party {p}: error: {e}"),
+        None => crate::say!("irisc: error: {e}"),
     }
 }
 
@@ -28,7 +28,7 @@ pub(crate) fn with_rt(
 ) -> i32 {
     // SAFETY: `rt` comes from `irisc_rt_start` and is used by one thread until `irisc_rt_finish`.
     let Some(rt) = (unsafe { rt.as_mut() }) else {
-        eprintln!("irisc: error: runtime used before it started");
+        crate::say!("irisc: error: runtime used before it started");
         return 1;
     };
     let party = rt.party;
@@ -39,7 +39,7 @@ pub(crate) fn with_rt(
             1
         }
         Err(_) => {
-            eprintln!("irisc party {party}: internal error (panic); stopping");
+            crate::say!("irisc party {party}: internal error (panic); stopping");
             2
         }
     }
@@ -72,7 +72,7 @@ pub unsafe extern "C" fn irisc_rt_start(
             std::ptr::null_mut()
         }
         Err(_) => {
-            eprintln!("irisc: internal error (panic) while starting");
+            crate::say!("irisc: internal error (panic) while starting");
             std::ptr::null_mut()
         }
     }

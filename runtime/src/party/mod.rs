@@ -72,7 +72,7 @@ impl Runtime {
     pub(crate) fn announce_query(&mut self, query: i64) {
         if query >= 0 && self.args.verbose && self.announced != Some(query) {
             self.announced = Some(query);
-            eprintln!(
+            crate::say!(
                 "irisc party {}: query {} of {}",
                 self.party,
                 query + 1,
@@ -107,7 +107,7 @@ impl Runtime {
         let mut net = TlsTransport::connect(&config, party, &session)
             .map_err(|e| RuntimeError::Setup(format!("party {party}: {e}")))?;
         if args.verbose {
-            eprintln!("irisc party {party}: connected to the other two parties");
+            crate::say!("irisc party {party}: connected to the other two parties");
         }
         let prss = Prss::setup(&mut net)?;
         let connect = t.elapsed();
@@ -153,7 +153,7 @@ impl Runtime {
         let status = match flushed {
             Ok(()) => status,
             Err(e) => {
-                eprintln!("irisc party {}: error: {e}", self.party);
+                crate::say!("irisc party {}: error: {e}", self.party);
                 1
             }
         };
@@ -174,7 +174,7 @@ impl Runtime {
             self.rounds,
         );
         if !self.args.quiet {
-            eprintln!("{}", accounting.line());
+            crate::say!("{}", accounting.line());
         }
         let stats = match &self.args.stats {
             Some(path) => accounting
@@ -184,7 +184,7 @@ impl Runtime {
         };
         let status = match (status, stats) {
             (0, Err(e)) => {
-                eprintln!("irisc party {}: error: {e}", self.party);
+                crate::say!("irisc party {}: error: {e}", self.party);
                 1
             }
             (s, _) => s,
@@ -192,7 +192,7 @@ impl Runtime {
         match (status, close) {
             (0, Ok(())) => 0,
             (0, Err(e)) => {
-                eprintln!("irisc party {}: error: {e}", self.party);
+                crate::say!("irisc party {}: error: {e}", self.party);
                 1
             }
             (s, _) => s,
