@@ -6,6 +6,7 @@
 //! square-root-free cosine test of paper 002 (Section 2.4) on the quantised vectors, and the
 //! boolean structure, quantifiers, ids and counts as the language defines them.
 
+use std::rc::Rc;
 use std::collections::BTreeMap;
 
 use anyhow::{bail, Result};
@@ -72,10 +73,13 @@ pub fn answers(
         choices,
         inputs,
         tests: &tests,
+        rotated: Default::default(),
     };
     let mut out: BTreeMap<usize, Vec<Value>> = BTreeMap::new();
     for q in 0..batch {
         let mut objects: BTreeMap<usize, Map<String, Value>> = BTreeMap::new();
+        // Rotations of earlier queries are not needed again.
+        ev.rotated.borrow_mut().retain(|&(_, row, _), _| row >= q);
         for r in &program.reveals {
             let obj = objects.entry(r.to).or_insert_with(|| {
                 let mut m = Map::new();
@@ -160,6 +164,25 @@ struct Eval<'a> {
     choices: &'a Choices,
     inputs: &'a [PlainInput],
     tests: &'a std::collections::HashMap<*const BoolExpr, usize>,
+    /// Rotated codes already computed, by (input, row, shift): a query's rotations are compared
+    /// with every record, so each is rotated once, not once per record.
+    rotated: std::cell::RefCell<std::collections::HashMap<(InputId, usize, i64), Rc<IrisCode>>>,
+}
+
+/// A code as [`Eval::iris`] gives it: an input's row in place, or a cached rotation.
+enum Code<'a> {
+    Row(&'a IrisCode),
+    Rotated(Rc<IrisCode>),
+}
+
+impl std::ops::Deref for Code<'_> {
+    type Target = IrisCode;
+    fn deref(&self) -> &IrisCode {
+        match self {
+            Code::Row(c) => c,
+            Code::Rotated(c) => c,
+        }
+    }
 }
 
 impl Eval<'_> {
@@ -212,7 +235,7 @@ impl Eval<'_> {
         })
     }
 
-    fn iris(&self, o: &Operand, q: usize, env: &Env) -> Result<IrisCode> {
+    fn iris(&self, o: &Operand, q: usize, env: &Env) -> Result<Code<'_>> {
         let (input, row, s) = self.locate(o, q, env)?;
         let PlainInput::Iris(v) = &self.inputs[input] else {
             bail!("input {input} is not iris codes");
@@ -221,7 +244,14 @@ impl Eval<'_> {
             .get(row)
             .ok_or_else(|| anyhow::anyhow!("input {input} has no row {row}"))?
             .1;
-        Ok(if s == 0 { code.clone() } else { code.rotate(s) })
+        if s == 0 {
+            return Ok(Code::Row(code));
+        }
+        let mut cache = self.rotated.borrow_mut();
+        let rotated = cache
+            .entry((input, row, s))
+            .or_insert_with(|| Rc::new(code.rotate(s)));
+        Ok(Code::Rotated(rotated.clone()))
     }
 
     fn vector(&self, o: &Operand, q: usize, env: &Env) -> Result<&[i64]> {
