@@ -500,14 +500,19 @@ pub fn explain_program_json_with_source(
 /// rounds above are one chunk's; the comparison rounds repeat per chunk.
 fn schedule_note(records: u64) -> Value {
     let chunk = irisc_runtime::party::DEFAULT_RECORD_CHUNK as u64;
+    let chunks = if chunk == 0 {
+        1
+    } else {
+        records.div_ceil(chunk).max(1)
+    };
     json!({
         "query_batch": crate::codegen::cpu::schedule::QUERY_BATCH,
         "record_chunk": chunk,
-        "chunks": records.div_ceil(chunk).max(1),
+        "chunks": chunks,
         "note": "the rounds above are for one chunk of records: with several chunks the comparison \
                  rounds repeat per chunk (and ORs or sums over all records add the rounds of \
                  combining the chunks' results), the openings happen once per query; \
-                 --record-chunk 0 scans the whole gallery as one chunk",
+                 the parties' default (record_chunk 0) scans the whole gallery as one chunk",
     })
 }
 

@@ -22,13 +22,13 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
         bail!("net: --records must be at least 1");
     }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    // Each network with the default record chunks (the next chunk's dot products overlap this
-    // chunk's comparison rounds) and unchunked (one chunk: fewer rounds, nothing overlapped).
+    // Each network with the gallery in one chunk (the default) and in chunks whose next dot
+    // products overlap this chunk's comparison rounds (each chunk repeating the rounds).
     let mut settings = Vec::new();
     for net in [None, Some(LAN), Some(WAN)] {
         settings.push(Setting::one_query(threads, net));
         settings.push(Setting {
-            record_chunk: Some(0),
+            record_chunk: Some(super::e2e::PIPELINE_CHUNK),
             ..Setting::one_query(threads, net)
         });
     }

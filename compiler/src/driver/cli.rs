@@ -232,7 +232,8 @@ pub enum Command {
         #[arg(long, default_value_t = 1)]
         threads: usize,
         /// Records per chunk of each party's gallery scan (the next chunk's dot products run
-        /// while this chunk's comparisons wait on the network); 0: the whole gallery at once.
+        /// while this chunk's comparisons wait on the network); 0, the parties' default: the
+        /// whole gallery at once.
         #[arg(long, value_name = "N")]
         record_chunk: Option<usize>,
         /// Seconds a party waits for a peer.

@@ -6,8 +6,8 @@
 //! square-root-free cosine test of paper 002 (Section 2.4) on the quantised vectors, and the
 //! boolean structure, quantifiers, ids and counts as the language defines them.
 
-use std::rc::Rc;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 use anyhow::{bail, Result};
 use serde_json::{json, Map, Value};

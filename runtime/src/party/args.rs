@@ -8,8 +8,12 @@ use clap::Parser;
 use crate::error::RuntimeError;
 use crate::manifest::Manifest;
 
-/// Gallery records per chunk of the tiled scan when `--record-chunk` is not given.
-pub const DEFAULT_RECORD_CHUNK: usize = 32768;
+/// Gallery records per chunk of the tiled scan when `--record-chunk` is not given: 0, the
+/// whole gallery in one chunk. Chunks let the next chunk's dot products run in the background
+/// while this chunk's comparisons wait on the network, but every chunk repeats the comparison's
+/// rounds; that pays only where a party has a core to spare and the round trip is short, so it
+/// is asked for, not assumed (README, "Tiled schedule").
+pub const DEFAULT_RECORD_CHUNK: usize = 0;
 
 /// Runs one of the three parties of an irisc program.
 #[derive(Debug, Clone, Parser)]
@@ -42,11 +46,11 @@ pub struct PartyArgs {
     /// one. All three parties must pass the same value.
     #[arg(long = "chunk-size", value_name = "N", default_value_t = crate::protocol::DEFAULT_CHUNK_ELEMS)]
     pub chunk_size: usize,
-    /// Gallery records per chunk of the tiled gallery scan (0: the whole gallery in one chunk).
-    /// The schedule scans the gallery chunk by chunk for a batch of queries, computing the dot
-    /// products of the next chunk in the background while this one is compared; smaller chunks
-    /// need less memory per batch, larger ones fewer rounds. All three parties must pass the
-    /// same value.
+    /// Gallery records per chunk of the tiled gallery scan (0, the default: the whole gallery in
+    /// one chunk). With chunks the schedule computes the dot products of the next chunk in the
+    /// background while this one is compared; smaller chunks need less memory per batch and
+    /// overlap more, larger ones repeat the comparison's rounds fewer times. All three parties
+    /// must pass the same value.
     #[arg(long = "record-chunk", value_name = "N", default_value_t = DEFAULT_RECORD_CHUNK)]
     pub record_chunk: usize,
     /// Report progress (links up, each query) on stderr.
