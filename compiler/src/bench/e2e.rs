@@ -480,8 +480,9 @@ fn measure_case(
             args.push(format!("{}={}", spec.name, path.display()));
         }
     }
-    let mut per_batch: HashMap<usize, ([Vec<String>; 3], BTreeMap<usize, Vec<serde_json::Value>>)> =
-        HashMap::new();
+    // Per batch size: the parties' input arguments and the expected answers per party.
+    type Batch = ([Vec<String>; 3], BTreeMap<usize, Vec<serde_json::Value>>);
+    let mut per_batch: HashMap<usize, Batch> = HashMap::new();
     for &n in &batches {
         let mut args = gallery_args.clone();
         let mut inputs = Vec::new();

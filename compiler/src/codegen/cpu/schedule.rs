@@ -35,7 +35,7 @@ fn err(e: impl std::fmt::Display) -> CodegenError {
 #[derive(Clone, Copy)]
 enum Slot<'ctx> {
     /// A runtime value slot.
-    Slot(u32),
+    Fixed(u32),
     /// The query number: the loop counter of the schedule.
     Query(IntValue<'ctx>),
     /// One slot per query of a batch: `base + j` for the batch's query `j` (tiled schedules).
@@ -416,7 +416,7 @@ impl<'ctx> Schedule<'ctx, '_> {
             .or_else(|| plan.viewed_galleries.first().copied())
             .ok_or_else(|| err("a tiled schedule without a gallery"))?;
         let chunked = match self.slots.get(&chunked) {
-            Some(Slot::Slot(n)) => *n,
+            Some(Slot::Fixed(n)) => *n,
             _ => return Err(err("the chunked gallery has no slot")),
         };
 
@@ -467,7 +467,7 @@ impl<'ctx> Schedule<'ctx, '_> {
                     s.batch_dot(&ops[i], nb, c)?;
                 }
                 for (&g, &view) in &views {
-                    let Slot::Slot(whole) = full[&g] else {
+                    let Slot::Fixed(whole) = full[&g] else {
                         return Err(err("a gallery in a per-query slot"));
                     };
                     let args = [
@@ -478,7 +478,7 @@ impl<'ctx> Schedule<'ctx, '_> {
                         s.i32c(with_shares.get(&g).copied().unwrap_or(0)),
                     ];
                     s.checked_call("irisc_rt_gallery_view", &args, "view")?;
-                    s.slots.insert(g, Slot::Slot(view));
+                    s.slots.insert(g, Slot::Fixed(view));
                 }
                 s.for_batch("chunk.queries", q0, nb, q_arg, |s, q| {
                     for &i in &chunk_ops {
@@ -564,7 +564,7 @@ impl<'ctx> Schedule<'ctx, '_> {
             _ => return Err(err("a batch dot product of codes outside the query stage")),
         };
         let gallery = match self.slot(op.operand(1).map_err(err)?)? {
-            Slot::Slot(n) => n,
+            Slot::Fixed(n) => n,
             _ => return Err(err("a batch dot product with a gallery outside a slot")),
         };
         let dst = self.next_slot;
@@ -682,7 +682,7 @@ impl<'ctx> Schedule<'ctx, '_> {
     fn resolve(&self, slot: Slot<'ctx>) -> Result<BasicMetadataValueEnum<'ctx>, CodegenError> {
         let i32t = self.cx.i32_type();
         match slot {
-            Slot::Slot(n) => Ok(i32t.const_int(n.into(), false).into()),
+            Slot::Fixed(n) => Ok(i32t.const_int(n.into(), false).into()),
             Slot::Query(q) => Ok(q.into()),
             Slot::Dyn(base) => {
                 let j = self
@@ -710,7 +710,7 @@ impl<'ctx> Schedule<'ctx, '_> {
     /// The code length of operand `i`'s slot, if known.
     fn slot_len<'c: 'a, 'a>(&self, op: &impl OperationLike<'c, 'a>, i: usize) -> Option<u64> {
         match self.slot(op.operand(i).ok()?).ok()? {
-            Slot::Slot(n) | Slot::Dyn(n) => self.lens.get(&n).copied(),
+            Slot::Fixed(n) | Slot::Dyn(n) => self.lens.get(&n).copied(),
             Slot::Query(_) => None,
         }
     }
@@ -725,7 +725,7 @@ impl<'ctx> Schedule<'ctx, '_> {
             Slot::Dyn(n)
         } else {
             self.next_slot += 1;
-            Slot::Slot(n)
+            Slot::Fixed(n)
         };
         self.slots.insert(key(op.result(0).map_err(err)?), slot);
         self.resolve(slot)
