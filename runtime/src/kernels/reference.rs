@@ -100,6 +100,62 @@ pub fn fp_dot_reference(
     }
 }
 
+/// Stand-ins for the generated kernels in the runtime's tests (no compiler at hand): the same C
+/// signature, computed by the references above.
+#[cfg(test)]
+pub mod stand_in {
+    use super::*;
+
+    /// A stand-in for a generated replicated kernel over codes of `L` elements.
+    pub unsafe extern "C" fn ref_masked<T: RingElem, const L: usize>(
+        qa: *const T,
+        qb: *const T,
+        n_codes: i64,
+        ga: *const T,
+        gb: *const T,
+        n_records: i64,
+        out: *mut T,
+    ) {
+        let (nc, nr) = (n_codes as usize, n_records as usize);
+        // SAFETY: run_kernel's contract.
+        unsafe {
+            let s = |p: *const T, n: usize| std::slice::from_raw_parts(p, n * L);
+            let out = std::slice::from_raw_parts_mut(out, nc * nr);
+            masked_dot_reference(s(qa, nc), s(qb, nc), nc, s(ga, nr), s(gb, nr), nr, L, out);
+        }
+    }
+
+    /// A stand-in for a generated one-sided Shamir kernel over codes of `W` words.
+    pub unsafe extern "C" fn ref_shamir<const FP: bool, const W: usize>(
+        q: *const u16,
+        qb: *const u16,
+        n_codes: i64,
+        g: *const u16,
+        gb: *const u16,
+        n_records: i64,
+        out: *mut u16,
+    ) {
+        assert!(
+            qb.is_null() && gb.is_null(),
+            "a one-sided kernel got a second side"
+        );
+        let (nc, nr) = (n_codes as usize, n_records as usize);
+        // SAFETY: run_kernel's contract.
+        unsafe {
+            let (q, g) = (
+                std::slice::from_raw_parts(q, nc * W),
+                std::slice::from_raw_parts(g, nr * W),
+            );
+            let out = std::slice::from_raw_parts_mut(out, nc * nr);
+            if FP {
+                fp_dot_reference(q, nc, g, nr, W, out);
+            } else {
+                gr_dot_reference(q, nc, g, nr, W, out);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -336,53 +336,26 @@ pub(crate) unsafe fn masked_dot_records(
     let (n, l) = (records.len(), g.bits);
     let span = records.start * l..records.end * l;
     let kernel = kernel.0;
-    // SAFETY (each arm): the caller promises the kernels of this storage width.
-    Ok(match (&q.a, &q.b, &g.a, &g.b) {
-        (RingVec::U16(qa), RingVec::U16(qb), RingVec::U16(ga), RingVec::U16(gb)) => {
-            RingVec::U16(unsafe {
-                run_erased(
-                    kernel,
-                    (qa, qb),
-                    q.count,
-                    (&ga[span.clone()], &gb[span]),
-                    n,
-                    l,
-                    threads,
-                )
-            })
-        }
-        (RingVec::U32(qa), RingVec::U32(qb), RingVec::U32(ga), RingVec::U32(gb)) => {
-            RingVec::U32(unsafe {
-                run_erased(
-                    kernel,
-                    (qa, qb),
-                    q.count,
-                    (&ga[span.clone()], &gb[span]),
-                    n,
-                    l,
-                    threads,
-                )
-            })
-        }
-        (RingVec::U64(qa), RingVec::U64(qb), RingVec::U64(ga), RingVec::U64(gb)) => {
-            RingVec::U64(unsafe {
-                run_erased(
-                    kernel,
-                    (qa, qb),
-                    q.count,
-                    (&ga[span.clone()], &gb[span]),
-                    n,
-                    l,
-                    threads,
-                )
-            })
-        }
-        _ => {
-            return Err(RuntimeError::Schedule(
-                "query and gallery shares differ in width".into(),
-            ))
-        }
-    })
+    // One arm per storage width, the same call in each.
+    macro_rules! per_width {
+        ($($W:ident),*) => {
+            match (&q.a, &q.b, &g.a, &g.b) {
+                $((RingVec::$W(qa), RingVec::$W(qb), RingVec::$W(ga), RingVec::$W(gb)) => {
+                    let gallery = (&ga[span.clone()], &gb[span.clone()]);
+                    // SAFETY: the caller promises the kernels of this storage width.
+                    RingVec::$W(unsafe {
+                        run_erased(kernel, (qa, qb), q.count, gallery, n, l, threads)
+                    })
+                })*
+                _ => {
+                    return Err(RuntimeError::Schedule(
+                        "query and gallery shares differ in width".into(),
+                    ))
+                }
+            }
+        };
+    }
+    Ok(per_width!(U16, U32, U64))
 }
 
 /// The shares one side of a kernel call reads: side a, and side b for replicated shares (two
@@ -477,60 +450,10 @@ pub(crate) fn run_kernel<T: RingElem + Send + Sync>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::reference::stand_in::{ref_masked, ref_shamir};
     use crate::kernels::{gr_dot_reference, masked_dot_reference};
 
     const WORDS: usize = 9;
-
-    /// A stand-in for a generated one-sided kernel (WORDS words per code).
-    unsafe extern "C" fn one_sided(
-        q: *const u16,
-        qb: *const u16,
-        n_codes: i64,
-        g: *const u16,
-        gb: *const u16,
-        n_records: i64,
-        out: *mut u16,
-    ) {
-        assert!(qb.is_null() && gb.is_null());
-        let (nc, nr) = (n_codes as usize, n_records as usize);
-        // SAFETY: run_kernel's contract.
-        let (q, g, out) = unsafe {
-            (
-                std::slice::from_raw_parts(q, nc * WORDS),
-                std::slice::from_raw_parts(g, nr * WORDS),
-                std::slice::from_raw_parts_mut(out, nc * nr),
-            )
-        };
-        gr_dot_reference(q, nc, g, nr, WORDS, out);
-    }
-
-    /// A stand-in for a generated replicated kernel.
-    unsafe extern "C" fn two_sided(
-        qa: *const u32,
-        qb: *const u32,
-        n_codes: i64,
-        ga: *const u32,
-        gb: *const u32,
-        n_records: i64,
-        out: *mut u32,
-    ) {
-        let (nc, nr) = (n_codes as usize, n_records as usize);
-        // SAFETY: run_kernel's contract.
-        unsafe {
-            let s = |p: *const u32, n: usize| std::slice::from_raw_parts(p, n * WORDS);
-            let out = std::slice::from_raw_parts_mut(out, nc * nr);
-            masked_dot_reference(
-                s(qa, nc),
-                s(qb, nc),
-                nc,
-                s(ga, nr),
-                s(gb, nr),
-                nr,
-                WORDS,
-                out,
-            );
-        }
-    }
 
     /// Records split over any number of threads give the single-call result, for one- and
     /// two-sided kernels, including more threads than records and empty shapes.
@@ -553,10 +476,18 @@ mod tests {
             let mut want4 = vec![0u32; nc * nr];
             masked_dot_reference(qa, qb, nc, ga, gb, nr, WORDS, &mut want4);
             for threads in [1usize, 2, 3, 8, 20] {
-                let got = run_kernel(one_sided, (&q, None), nc, (&g, None), nr, WORDS, threads);
+                let got = run_kernel(
+                    ref_shamir::<false, WORDS>,
+                    (&q, None),
+                    nc,
+                    (&g, None),
+                    nr,
+                    WORDS,
+                    threads,
+                );
                 assert_eq!(got, want, "{nc} x {nr}, {threads} threads");
                 let got4 = run_kernel(
-                    two_sided,
+                    ref_masked::<u32, WORDS>,
                     (qa, Some(qb)),
                     nc,
                     (ga, Some(gb)),

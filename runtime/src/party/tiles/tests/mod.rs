@@ -13,58 +13,12 @@ use rand_chacha::ChaCha12Rng;
 
 use super::DotKernel;
 use crate::io::share_file::RingVec;
-use crate::kernels::{fp_dot_reference, gr_dot_reference, masked_dot_reference};
+use crate::kernels::reference::stand_in::{ref_masked, ref_shamir};
 use crate::party::codes::Codes;
 use crate::party::ops::ErasedKernel;
 use crate::party::shamir_codes::{ShamirCodes, ShamirKind, Side};
 use crate::party::values::Value;
-use crate::ring::RingElem;
 use crate::share::fp::P;
-
-/// A stand-in for a generated replicated kernel over codes of `L` elements.
-unsafe extern "C" fn ref_masked<T: RingElem, const L: usize>(
-    qa: *const T,
-    qb: *const T,
-    n_codes: i64,
-    ga: *const T,
-    gb: *const T,
-    n_records: i64,
-    out: *mut T,
-) {
-    let (nc, nr) = (n_codes as usize, n_records as usize);
-    // SAFETY: run_kernel's contract.
-    unsafe {
-        let s = |p: *const T, n: usize| std::slice::from_raw_parts(p, n * L);
-        let out = std::slice::from_raw_parts_mut(out, nc * nr);
-        masked_dot_reference(s(qa, nc), s(qb, nc), nc, s(ga, nr), s(gb, nr), nr, L, out);
-    }
-}
-
-/// A stand-in for a generated one-sided Shamir kernel over codes of `W` words.
-unsafe extern "C" fn ref_shamir<const FP: bool, const W: usize>(
-    q: *const u16,
-    _qb: *const u16,
-    n_codes: i64,
-    g: *const u16,
-    _gb: *const u16,
-    n_records: i64,
-    out: *mut u16,
-) {
-    let (nc, nr) = (n_codes as usize, n_records as usize);
-    // SAFETY: run_kernel's contract.
-    unsafe {
-        let (q, g) = (
-            std::slice::from_raw_parts(q, nc * W),
-            std::slice::from_raw_parts(g, nr * W),
-        );
-        let out = std::slice::from_raw_parts_mut(out, nc * nr);
-        if FP {
-            fp_dot_reference(q, nc, g, nr, W, out);
-        } else {
-            gr_dot_reference(q, nc, g, nr, W, out);
-        }
-    }
-}
 
 const L: usize = 128;
 
