@@ -107,6 +107,9 @@ pub mod stand_in {
     use super::*;
 
     /// A stand-in for a generated replicated kernel over codes of `L` elements.
+    ///
+    /// # Safety
+    /// The pointers and counts must satisfy `run_kernel`'s contract.
     pub unsafe extern "C" fn ref_masked<T: RingElem, const L: usize>(
         qa: *const T,
         qb: *const T,
@@ -126,6 +129,9 @@ pub mod stand_in {
     }
 
     /// A stand-in for a generated one-sided Shamir kernel over codes of `W` words.
+    ///
+    /// # Safety
+    /// The pointers and counts must satisfy `run_kernel`'s contract.
     pub unsafe extern "C" fn ref_shamir<const FP: bool, const W: usize>(
         q: *const u16,
         qb: *const u16,
