@@ -299,3 +299,14 @@ fn chunked_kernels_equal_the_reference() {
         }
     }
 }
+
+/// The compiler's kernel table and the runtime's dispatch name the same ISA in every slot (the
+/// table crosses the ABI as four pointers in this order).
+#[test]
+fn compiler_and_runtime_agree_on_the_isa_slots() {
+    assert_eq!(Isa::ALL.len(), RtIsa::ALL.len());
+    for isa in Isa::ALL {
+        assert_eq!(isa.name(), rt_isa(isa).name(), "slot {}", isa.index());
+        assert_eq!(rt_isa(isa) as usize, isa.index());
+    }
+}
