@@ -2,22 +2,12 @@
 //! `c in rotations(q, lo..=hi)`, checked and entered into the program's binder table.
 
 use super::consts::int_operand;
-use super::expr::Resolver;
 use super::inputs::{describe, type_text};
 use super::names::{duplicate, SymbolKind};
 use super::program::*;
+use super::resolver::{Local, Resolver};
 use crate::syntax::ast::{self, Ident, Source};
 use crate::syntax::Diagnostic;
-
-/// A name in scope: field `field` of binder `binder`.
-#[derive(Debug, Clone)]
-pub struct Local {
-    pub name: Ident,
-    pub binder: BinderId,
-    pub field: usize,
-    /// Set when the body mentions it; an unused binder is almost always a mistake.
-    pub used: bool,
-}
 
 impl<'a> Resolver<'a, '_> {
     /// Checks `b`, adds it to the binder table and brings its names into scope.

@@ -1,10 +1,10 @@
 //! The checker: a parsed module to a typed [`Program`] (v2), or every error found.
 
 use super::consts::literal_value;
-use super::expr::{Resolver, RevealValue};
 use super::inputs::{check_input, check_parties, party};
 use super::names::{Globals, SymbolKind};
 use super::program::*;
+use super::resolver::{Resolver, RevealValue};
 use crate::syntax::ast::{self, Item};
 use crate::syntax::{Diagnostic, Span};
 

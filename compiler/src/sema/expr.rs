@@ -9,11 +9,11 @@
 //! - `ids`/`count` only as the whole revealed value, over exactly one record binder;
 //! - a `let` is closed: it cannot use the binders around the place where it is used.
 
-use super::binders::Local;
 use super::consts::{operand_value, ratio_operand};
 use super::inputs::{describe, type_text};
-use super::names::{Globals, SymbolKind};
+use super::names::SymbolKind;
 use super::program::*;
+use super::resolver::{Resolver, RevealValue};
 use crate::syntax::ast::{self, Ident, QuantOp};
 use crate::syntax::{Diagnostic, Span};
 
@@ -27,40 +27,7 @@ enum Side {
 /// A test operand with the input that gives its type.
 type Typed<'a> = (Operand, &'a Input);
 
-pub struct Resolver<'a, 'm> {
-    pub globals: &'a Globals<'m>,
-    /// `None` for an input whose declaration had errors (already reported).
-    pub inputs: &'a [Option<Input>],
-    /// The program's binder table, shared by all reveals.
-    pub binders: Vec<Binder>,
-    pub(super) scope: Vec<Local>,
-    /// Scope entries below this index are outside the `let` being expanded: invisible.
-    pub(super) barrier: usize,
-    /// `let` names being expanded, to report `let a = b; let b = a;` instead of looping.
-    expanding: Vec<String>,
-}
-
-/// What a reveal's value is: its shape, its record binder for `ids`/`count`, and the value.
-pub struct RevealValue {
-    pub shape: RevealShape,
-    pub records: Option<BinderId>,
-    pub value: BoolExpr,
-    /// The `let` named by the reveal (`reveal dup to p0;`), for the default output name.
-    pub let_name: Option<String>,
-}
-
 impl<'a, 'm> Resolver<'a, 'm> {
-    pub fn new(globals: &'a Globals<'m>, inputs: &'a [Option<Input>]) -> Self {
-        Resolver {
-            globals,
-            inputs,
-            binders: Vec::new(),
-            scope: Vec::new(),
-            barrier: 0,
-            expanding: Vec::new(),
-        }
-    }
-
     /// The value of `reveal e to ...`: `ids`/`count` at the top (directly or through `let`s),
     /// otherwise a closed bit.
     pub fn reveal(&mut self, e: &ast::Expr) -> Result<RevealValue, Diagnostic> {

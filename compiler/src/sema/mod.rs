@@ -8,6 +8,7 @@ mod expr;
 pub mod inputs;
 pub mod names;
 pub mod program;
+mod resolver;
 
 pub use check::check_program;
 pub use inputs::MAX_CODE_BITS;
