@@ -8,13 +8,16 @@
 //! ring and sharing a comparison needs), `@query` receives the query number and the loaded
 //! galleries and does the per-query work.
 //!
-//! Before (after `ring-select` and `variant-select`):
+//! The `mpc` module gets the program's `mpc.parties` and `mpc.protocol` (from `irs.parties`
+//! and `irs.protocol`), which the backends read.
+//!
+//! Before (after `variant-select` and `ring-select`):
 //! ```mlir
 //! func.func @query() {
 //!   %0 = "irs.query_value"() {input = 1, kind = "iris", name = "q", owner = 0} : () -> !irs.code<12800>
 //!   %1 = "irs.rotate"(%0) {hi = 15, lo = -15} : (!irs.code<12800>) -> !irs.codes<12800>
 //!   %2 = "irs.records"() {input = 0, name = "db", source = "gallery"} : () -> !irs.codes<12800>
-//!   %3 = "irs.fhd_lt"(%1, %2) {ring_bits = 16, variant = "plain_mask", sharing = "rep3", ...} : (...) -> !irs.bits
+//!   %3 = "irs.fhd_lt"(%1, %2) {ring_bits = 16, sharing = #irs.sharing<"rep3">, variant = #irs.variant<"plain-mask">, ...} : (...) -> !irs.bits
 //!   %4 = "irs.any"(%3) {group = 31} : (!irs.bits) -> !irs.bits
 //!   "irs.reveal"(%4, %2) {label = "ids", shape = "ids", to = 0} : (...) -> ()
 //! }
@@ -49,7 +52,9 @@ use super::{Pass, PassError};
 use crate::mlir::{op_name, Compiler};
 use emitter::Emitter;
 use melior::ir::{
-    block::BlockLike, operation::OperationLike, operation::OperationRef, Module, RegionLike,
+    block::BlockLike,
+    operation::{OperationLike, OperationMutLike, OperationRef},
+    Module, RegionLike,
 };
 
 pub struct IrsToMpc;
@@ -83,7 +88,23 @@ impl Pass for IrsToMpc {
                 other => return Err(fail(format!("no lowering for `{other}`"))),
             }
         }
-        e.finish(module.as_operation().location())
+        let mut mpc = e.finish(module.as_operation().location())?;
+        // What the backends read from the program: its parties and protocol family.
+        let from = module.as_operation();
+        let mut to = mpc.as_operation_mut();
+        for (irs, mpc) in [
+            ("irs.parties", "mpc.parties"),
+            ("irs.protocol", "mpc.protocol"),
+        ] {
+            let a = from.attribute(irs).map_err(|_| {
+                fail(format!(
+                    "the module has no `{irs}` (lower sets `irs.parties`, variant-select \
+                     `irs.protocol`)"
+                ))
+            })?;
+            to.set_attribute(mpc, a);
+        }
+        Ok(mpc)
     }
 }
 
