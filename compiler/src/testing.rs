@@ -23,11 +23,12 @@ reveal duplicate to p0;
 pub fn plan_of(program: &Program, source: &str, options: &PlanOptions) -> Result<Plan, PlanError> {
     let cx = Compiler::new().expect("the dialects load");
     let irs = lower_program(&cx, program, source).unwrap_or_else(|e| panic!("{e}"));
-    match PassManager::choice_pipeline(options).run(&cx, irs, None) {
+    let result = match PassManager::choice_pipeline(options).run(&cx, irs, None) {
         Ok(module) => Ok(Plan::of(&module).unwrap_or_else(|e| panic!("{e}"))),
         Err(PassError::Choice { error, .. }) => Err(error),
         Err(e) => panic!("{e}"),
-    }
+    };
+    result
 }
 
 /// `source` checked and planned with `options`; panics with the diagnostic otherwise.
