@@ -17,7 +17,7 @@ use melior::ir::{
 };
 
 /// `fhd(c, d) < ratio` as the ring analysis (Lemma 1 / Lemma 2) sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FhdSite {
     pub ratio: Ratio,
     pub mask: MaskKind,
@@ -27,7 +27,7 @@ pub struct FhdSite {
 }
 
 /// `cosine(x, y) >= tau` as the cosine range analysis sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CosineSite {
     pub tau: SignedRatio,
     pub strict: bool,
@@ -36,14 +36,14 @@ pub struct CosineSite {
     pub at: Option<SourceRange>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SiteKind {
     Fhd(FhdSite),
     Cosine(CosineSite),
 }
 
 /// One comparison op in context.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ComparisonSite {
     pub kind: SiteKind,
     /// Comparisons per record: the rotations of the query operand (1 without rotation).
@@ -53,10 +53,10 @@ pub struct ComparisonSite {
 }
 
 impl ComparisonSite {
-    pub fn at(&self) -> Option<SourceRange> {
-        match self.kind {
-            SiteKind::Fhd(f) => f.at,
-            SiteKind::Cosine(c) => c.at,
+    pub fn at(&self) -> Option<&SourceRange> {
+        match &self.kind {
+            SiteKind::Fhd(f) => f.at.as_ref(),
+            SiteKind::Cosine(c) => c.at.as_ref(),
         }
     }
 }
@@ -149,7 +149,7 @@ fn site(op: &OperationRef<'_, '_>) -> Result<ComparisonSite, String> {
             },
             mask,
             code_bits: width,
-            at,
+            at: at.clone(),
         })
     } else {
         SiteKind::Cosine(CosineSite {

@@ -4,8 +4,10 @@
 use melior::ir::Location;
 
 /// A range of source text, 1-based lines and columns (columns count bytes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SourceRange {
+    /// The source file's name as the location gives it.
+    pub file: String,
     pub line: u32,
     pub col: u32,
     pub end_line: u32,
@@ -18,6 +20,7 @@ impl SourceRange {
         let (line, col) = line_col(source, span.start);
         let (end_line, end_col) = line_col(source, span.end.max(span.start));
         SourceRange {
+            file: String::new(),
             line,
             col,
             end_line,
@@ -26,14 +29,14 @@ impl SourceRange {
     }
 
     /// The byte span of this range in `source` (clamped to it).
-    pub fn to_span(self, source: &str) -> crate::syntax::Span {
+    pub fn to_span(&self, source: &str) -> crate::syntax::Span {
         let start = offset(source, self.line, self.col);
         let end = offset(source, self.end_line, self.end_col).max(start);
         crate::syntax::Span::new(start, end)
     }
 
     /// The MLIR location of this range in `file`.
-    pub fn location<'c>(self, cx: &'c melior::Context, file: &str) -> Location<'c> {
+    pub fn location<'c>(&self, cx: &'c melior::Context, file: &str) -> Location<'c> {
         let file = melior::ir::Identifier::new(cx, file);
         // SAFETY: the context and the identifier are live; MLIR copies the file name.
         unsafe {
@@ -57,7 +60,11 @@ impl SourceRange {
             if !mlir_sys::mlirLocationIsAFileLineColRange(raw) {
                 return None;
             }
+            let file = melior::ir::Identifier::from_raw(
+                mlir_sys::mlirLocationFileLineColRangeGetFilename(raw),
+            );
             Some(SourceRange {
+                file: file.as_string_ref().as_str().unwrap_or("").to_string(),
                 line: mlir_sys::mlirLocationFileLineColRangeGetStartLine(raw) as u32,
                 col: mlir_sys::mlirLocationFileLineColRangeGetStartColumn(raw) as u32,
                 end_line: mlir_sys::mlirLocationFileLineColRangeGetEndLine(raw) as u32,
@@ -69,7 +76,7 @@ impl SourceRange {
 
 impl std::fmt::Display for SourceRange {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}", self.line, self.col)
+        write!(f, "{}:{}:{}", self.file, self.line, self.col)
     }
 }
 

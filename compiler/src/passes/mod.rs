@@ -50,9 +50,9 @@ pub enum PassError {
 
 impl PassError {
     /// Where in the source the error is, when the op that caused it has a file location.
-    pub fn at(&self) -> Option<SourceRange> {
+    pub fn at(&self) -> Option<&SourceRange> {
         match self {
-            PassError::Choice { error, .. } => error.at,
+            PassError::Choice { error, .. } => error.at.as_ref(),
             _ => None,
         }
     }

@@ -18,7 +18,7 @@ fn err(t: &FhdSite, message: String, hint: impl Into<String>) -> PlanError {
     PlanError {
         message,
         hint: hint.into(),
-        at: t.at,
+        at: t.at.clone(),
     }
 }
 

@@ -334,7 +334,7 @@ fn cosine_plan(t: &CosineSite) -> Result<CosinePlan, PlanError> {
     let ring = select_cosine_ring(t.dim, t.scale_bits, t.tau, t.strict).map_err(|e| PlanError {
         message: e.to_string(),
         hint: e.hint(),
-        at: t.at,
+        at: t.at.clone(),
     })?;
     let k = ring.ring_bits;
     // p and yy: replicated dot products per record (xx once per query); p*p and xx*yy: two

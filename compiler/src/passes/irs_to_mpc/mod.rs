@@ -8,8 +8,8 @@
 //! ring and sharing a comparison needs), `@query` receives the query number and the loaded
 //! galleries and does the per-query work.
 //!
-//! The `mpc` module gets the program's `mpc.parties` and `mpc.protocol` (from `irs.parties`
-//! and `irs.protocol`), which the backends read.
+//! The `mpc` module gets the program's `mpc.parties` (an integer) and `mpc.protocol` (the
+//! family's name, `"rep3"`), from `irs.parties` and `irs.protocol`, which the backends read.
 //!
 //! Before (after `variant-select` and `ring-select`):
 //! ```mlir
@@ -49,9 +49,11 @@ mod fhd;
 mod logic;
 
 use super::{Pass, PassError};
+use crate::analysis::plan::Protocol;
 use crate::mlir::{op_name, Compiler};
 use emitter::Emitter;
 use melior::ir::{
+    attribute::StringAttribute,
     block::BlockLike,
     operation::{OperationLike, OperationMutLike, OperationRef},
     Module, RegionLike,
@@ -89,21 +91,26 @@ impl Pass for IrsToMpc {
             }
         }
         let mut mpc = e.finish(module.as_operation().location())?;
-        // What the backends read from the program: its parties and protocol family.
+        // What the backends read from the program: its parties and protocol family (the `mpc`
+        // module names the protocol as a string: it does not depend on the `irs` dialect).
         let from = module.as_operation();
+        let missing = |what: &str, who: &str| {
+            fail(format!("the module has no `{what}` ({who} sets it)"))
+        };
+        let parties = from
+            .attribute("irs.parties")
+            .map_err(|_| missing("irs.parties", "lower"))?;
+        let protocol = from
+            .attribute("irs.protocol")
+            .ok()
+            .and_then(Protocol::from_attr)
+            .ok_or_else(|| missing("irs.protocol", "variant-select"))?;
         let mut to = mpc.as_operation_mut();
-        for (irs, mpc) in [
-            ("irs.parties", "mpc.parties"),
-            ("irs.protocol", "mpc.protocol"),
-        ] {
-            let a = from.attribute(irs).map_err(|_| {
-                fail(format!(
-                    "the module has no `{irs}` (lower sets `irs.parties`, variant-select \
-                     `irs.protocol`)"
-                ))
-            })?;
-            to.set_attribute(mpc, a);
-        }
+        to.set_attribute("mpc.parties", parties);
+        to.set_attribute(
+            "mpc.protocol",
+            StringAttribute::new(cx.context(), protocol.name()).into(),
+        );
         Ok(mpc)
     }
 }
