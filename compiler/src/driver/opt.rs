@@ -43,9 +43,14 @@ pub fn run(args: OptArgs) -> Result<ExitCode> {
     };
     let pm = parse_pipeline(&args.passes).map_err(|e| anyhow!("--passes: {e}"))?;
     let cx = Compiler::new().map_err(|e| anyhow!("{e}"))?;
-    let module = cx
-        .parse_module(&text)
-        .map_err(|e| anyhow!("{name}: {e}"))?;
+    // MLIR names the parsed text `-` in its diagnostics; name the input instead.
+    let module = cx.parse_module(&text).map_err(|e| {
+        anyhow!(
+            "{name}: {}",
+            e.to_string()
+                .replace("loc(\"-\":", &format!("loc(\"{name}\":"))
+        )
+    })?;
     let mut printer = |pass: &str, ir: &str| {
         eprintln!("// -----// IR Dump After {pass} //----- //\n{ir}");
     };

@@ -94,9 +94,8 @@ impl Pass for IrsToMpc {
         // What the backends read from the program: its parties and protocol family (the `mpc`
         // module names the protocol as a string: it does not depend on the `irs` dialect).
         let from = module.as_operation();
-        let missing = |what: &str, who: &str| {
-            fail(format!("the module has no `{what}` ({who} sets it)"))
-        };
+        let missing =
+            |what: &str, who: &str| fail(format!("the module has no `{what}` ({who} sets it)"));
         let parties = from
             .attribute("irs.parties")
             .map_err(|_| missing("irs.parties", "lower"))?;
