@@ -53,7 +53,9 @@ fn span_of(s: &Source, needle: &str) -> crate::syntax::Span {
 
 /// The source span an error points at.
 fn error_span(s: &Source, e: &PlanError) -> crate::syntax::Span {
-    e.at.expect("the error has a location").to_span(&s.text)
+    e.at.as_ref()
+        .expect("the error has a location")
+        .to_span(&s.text)
 }
 
 /// A program built directly (for the tests of the stages that read the AST next to a plan):
