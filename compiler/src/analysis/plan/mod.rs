@@ -1,4 +1,8 @@
-//! The compiler's choices for a whole program (design §5–6): per fhd test the sharing and the
+//! The choice of sharing, variants and rings (design §5–6), as pure functions over the
+//! comparison sites of the `irs` module ([`crate::analysis::sites`]): `variant-select` calls
+//! [`choose`], `ring-select` calls [`plan_fhd_site`] / [`plan_cosine_site`], and [`Plan::of`]
+//! reads what they recorded back from the module (for `irisc explain` and the plaintext
+//! reference). Per fhd test the sharing and the
 //! variant of the Large-Scale MPC paper (Section 5, Tables 2–3: Plain Mask / MPCLift / ConstLift
 //! / NoLift, over rep3, Shamir mod p or Shamir over a Galois ring), their rings (Lemma 1 for
 //! public masks, Lemma 2 for secret ones), and per cosine test its ring.
@@ -243,7 +247,8 @@ pub struct ProgramCost {
 pub struct Plan {
     /// The sharing of every iris input.
     pub sharing: Sharing,
-    /// One per comparison, in reveal order and, within a reveal, [`BoolExpr::tests`] order.
+    /// One per comparison, in the op order of the module (reveal order and, within a reveal,
+/// [`BoolExpr::tests`] order).
     pub tests: Vec<TestPlan>,
     pub cost: ProgramCost,
 }
@@ -266,7 +271,8 @@ impl std::fmt::Display for PlanError {
 
 impl std::error::Error for PlanError {}
 
-/// A comparison in context: how many times it runs per record and query.
+/// A comparison in context, on the typed program (for `irisc explain`'s per-reveal totals): how
+/// many times it runs per record and query.
 #[derive(Debug, Clone, Copy)]
 pub struct TestSite<'a> {
     pub expr: &'a BoolExpr,
