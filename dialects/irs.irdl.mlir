@@ -30,6 +30,32 @@ irdl.dialect @irs {
   }
   // Secret bits.
   irdl.type @bits {}
+
+  // The choices the passes record (typed, so the verifier rejects a misspelt one):
+  // `#irs.sharing<"rep3">` how iris inputs are secret-shared (one per program: on the module as
+  // `irs.sharing`, and on every `irs.fhd_lt`), `#irs.variant<"mpc-lift">` how an fhd comparison
+  // is computed (Table 2 of the Large-Scale MPC paper), `#irs.protocol<"rep3">` the protocol
+  // family of the whole program (module attribute `irs.protocol`).
+  irdl.attribute @sharing {
+    %rep3 = irdl.is "rep3"
+    %fp = irdl.is "fp"
+    %gr2 = irdl.is "gr2"
+    %gr4 = irdl.is "gr4"
+    %s = irdl.any_of(%rep3, %fp, %gr2, %gr4)
+    irdl.parameters(name: %s)
+  }
+  irdl.attribute @variant {
+    %plain = irdl.is "plain-mask"
+    %mpc = irdl.is "mpc-lift"
+    %const = irdl.is "const-lift"
+    %no = irdl.is "no-lift"
+    %v = irdl.any_of(%plain, %mpc, %const, %no)
+    irdl.parameters(name: %v)
+  }
+  irdl.attribute @protocol {
+    %rep3 = irdl.is "rep3"
+    irdl.parameters(name: %rep3)
+  }
   // A secret integer per query (a count).
   irdl.type @number {}
 
@@ -84,9 +110,11 @@ irdl.dialect @irs {
 
   // For every (record d, code c), record-major: fhd(c, d) < ratio_num / ratio_den, i.e.
   // hd < ratio * ml with ml = popcount(m_c & m_d), hd = popcount((c ^ d) & m_c & m_d) (the test
-  // of Algorithms 1-3). `test` numbers the comparison in the program's plan. `ring-select` and
-  // `variant-select` add discardable attributes (IRDL has no optional attributes, so they are
-  // not declared here; `irs-to-mpc` checks them).
+  // of Algorithms 1-3). Comparisons are numbered by their order in the function (the order of
+  // `irisc explain`). `variant-select` then `ring-select` add the choices as discardable
+  // attributes (IRDL has no optional attributes, so they are not declared here; the values are
+  // typed: `sharing = #irs.sharing<..>`, `variant = #irs.variant<..>`, rings, `a`, `b` and
+  // `lift_bits` as integers, `ring_why` the justification; `irs-to-mpc` checks them).
   irdl.operation @fhd_lt {
     %i = irdl.base "#builtin.integer"
     %pub = irdl.is "public"
@@ -94,8 +122,7 @@ irdl.dialect @irs {
     %mask = irdl.any_of(%pub, %sec)
     %i_ratio_num = irdl.base "#builtin.integer"
     %i_ratio_den = irdl.base "#builtin.integer"
-    %i_test = irdl.base "#builtin.integer"
-    irdl.attributes { "ratio_num" = %i_ratio_num, "ratio_den" = %i_ratio_den, "mask" = %mask, "test" = %i_test }
+    irdl.attributes { "ratio_num" = %i_ratio_num, "ratio_den" = %i_ratio_den, "mask" = %mask }
     %l = irdl.any
     %c = irdl.parametric @irs::@code<%l>
     %cs = irdl.parametric @irs::@codes<%l>
@@ -106,15 +133,17 @@ irdl.dialect @irs {
   }
 
   // For every record y: cosine(x, y) >= tau (`strict` = 1: >), tau = (negative ? -1 : 1) *
-  // num / den, decided without square roots (paper 002, Section 2.4).
+  // num / den, decided without square roots (paper 002, Section 2.4); components are fixed-point
+  // with `scale_bits` fractional bits. `ring-select` adds
+  // `ring_bits` and `ring_why`.
   irdl.operation @cosine_ge {
     %i = irdl.base "#builtin.integer"
     %i_num = irdl.base "#builtin.integer"
     %i_den = irdl.base "#builtin.integer"
     %i_negative = irdl.base "#builtin.integer"
     %i_strict = irdl.base "#builtin.integer"
-    %i_test = irdl.base "#builtin.integer"
-    irdl.attributes { "num" = %i_num, "den" = %i_den, "negative" = %i_negative, "strict" = %i_strict, "test" = %i_test }
+    %i_scale = irdl.base "#builtin.integer"
+    irdl.attributes { "num" = %i_num, "den" = %i_den, "negative" = %i_negative, "strict" = %i_strict, "scale_bits" = %i_scale }
     %n = irdl.any
     %v = irdl.parametric @irs::@vector<%n>
     %vs = irdl.parametric @irs::@vectors<%n>

@@ -40,6 +40,40 @@ fn assert_inside(src: &str, d: &Diagnostic) {
     assert!(d.hint.is_some(), "no hint for: {}", d.message);
 }
 
+/// Lowers a checked program and runs the choice passes: the program is planned and explained,
+/// or the lowering or a pass says why not, at a span inside the source and with a hint (e.g. a
+/// ring above 64 bits).
+fn plan_and_explain(src: &str, p: &irisc::sema::Program) {
+    use irisc::lower::LowerError;
+    use irisc::passes::{PassError, PassManager};
+    let cx = irisc::mlir::Compiler::new().unwrap();
+    let irs = match irisc::lower::lower_program(&cx, p, src) {
+        Ok(irs) => irs,
+        Err(LowerError::Unsupported {
+            message,
+            hint,
+            span,
+        }) => {
+            assert_inside(src, &Diagnostic::error(message, span).with_hint(hint));
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    let outcome = PassManager::choice_pipeline(&Default::default()).run(&cx, irs, None);
+    match outcome {
+        Ok(module) => {
+            let plan = irisc::analysis::plan::Plan::of(&module).unwrap();
+            let _ = irisc::analysis::explain::explain_program_json(p, &plan, 1);
+        }
+        Err(PassError::Choice { error: e, .. }) => {
+            assert!(!e.hint.is_empty(), "{}", e.message);
+            let span = e.at.expect("a choice error has a location").to_span(src);
+            assert_inside(src, &Diagnostic::error(e.message, span).with_hint(e.hint));
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
+
 /// Runs the whole front end; on errors checks spans and renders them. Returns whether the
 /// program checked.
 fn run(src: &str) -> bool {
@@ -47,17 +81,10 @@ fn run(src: &str) -> bool {
         Ok(m) => match check_program("p.irs", src, &m) {
             // A checked program is planned and explained, or the plan says why not, at a span
             // inside the source and with a hint (e.g. a ring above 64 bits).
-            Ok(p) => match irisc::analysis::plan::plan(&p, &Default::default()) {
-                Ok(plan) => {
-                    let _ = irisc::analysis::explain::explain_program_json(&p, &plan, 1);
-                    return true;
-                }
-                Err(e) => {
-                    assert!(!e.hint.is_empty(), "{}", e.message);
-                    assert_inside(src, &Diagnostic::error(e.message, e.span).with_hint(e.hint));
-                    return true;
-                }
-            },
+            Ok(p) => {
+                plan_and_explain(src, &p);
+                return true;
+            }
             Err(ds) => ds,
         },
         Err(d) => vec![d],

@@ -1,5 +1,7 @@
 # lit configuration for irisc's emitted-IR tests.
 #
+# Pass tests are `.mlir` modules run through `irisc opt --passes=...` (RUN and CHECK lines in
+# `//` comments); the `.test` files run `irisc build` on a program end to end.
 # Run from the repository root after building the compiler:
 #   IRISC=target/debug/irisc /usr/lib/llvm-22/bin/lit -v tests/lit
 # One folder per stage or pass (emit/, passes/ring-select/, passes/variant-select/,
@@ -14,7 +16,7 @@ import lit.formats
 
 config.name = "irisc"
 config.test_format = lit.formats.ShTest(execute_external=True)
-config.suffixes = [".test"]
+config.suffixes = [".test", ".mlir"]
 config.excludes = ["Inputs"]
 config.test_source_root = os.path.dirname(os.path.abspath(__file__))
 config.test_exec_root = os.path.join(os.environ.get("IRISC_LIT_TMP", "/tmp"), "irisc-lit")

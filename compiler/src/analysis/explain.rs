@@ -600,8 +600,8 @@ pub fn explain_program_text_with_source(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::plan::tests::program;
-    use crate::analysis::plan::{plan, PlanOptions, Sharing};
+    use crate::analysis::plan::tests::{deployed_plan, program};
+    use crate::analysis::plan::{PlanOptions, Sharing};
     use crate::sema::program::*;
 
     fn deployed(mask: MaskKind) -> Program {
@@ -631,7 +631,7 @@ mod tests {
             sharing: Some(Sharing::Rep3),
             ..Default::default()
         };
-        let p = plan(&prog, &o).unwrap();
+        let p = deployed_plan(MaskKind::Public, &o);
         let j = explain_program_json_with_source(&prog, &p, 1000, Some("a\n  fhd(c, d)"));
         let c = &j["comparisons"][0];
         assert_eq!(c["kind"], "fhd");
@@ -672,7 +672,7 @@ mod tests {
             sharing: Some(Sharing::Rep3),
             ..Default::default()
         };
-        let p = plan(&prog, &o).unwrap();
+        let p = deployed_plan(MaskKind::Secret, &o);
         let j = explain_program_json(&prog, &p, 10);
         // MSB in Z_2^32: 61 ANDs; MPCLift 16 -> 32: 33 ANDs outside the boolean circuit.
         assert_eq!(

@@ -10,3 +10,4 @@ pub mod lemma2;
 pub mod plan;
 pub mod range;
 pub mod ring;
+pub mod sites;

@@ -505,7 +505,7 @@ fn measure_case(
             inputs.push(path);
         }
         let plain_inputs = party_run::plain_inputs(&manifest, &inputs)?;
-        let expected = plain::answers(&checked.program, &planned.choices, &plain_inputs)?;
+        let expected = plain::answers(&checked.program, &planned.plan, &plain_inputs)?;
         let matched = expected
             .get(&0)
             .map(|v| {

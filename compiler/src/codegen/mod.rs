@@ -8,9 +8,10 @@ pub mod cpu;
 pub mod link;
 pub mod manifest;
 
+use crate::analysis::plan::PlanOptions;
 use crate::lower::{lower_program, LowerError};
 use crate::mlir::{Compiler, MlirError};
-use crate::passes::{Choices, PassError, PassManager};
+use crate::passes::{PassError, PassManager};
 use crate::sema::program::Program;
 use std::path::PathBuf;
 
@@ -71,12 +72,12 @@ pub enum CompileError {
 }
 
 /// Compiles `program` (whose text is `source`, for locations and the fingerprint) up to
-/// `opts.emit`, with the analysis's `choices` for every comparison. `explain` is the
+/// `opts.emit`; the choice passes get what the user forces (`choices`). `explain` is the
 /// `irisc explain --json` document embedded in the manifest.
 pub fn compile(
     program: &Program,
     source: &str,
-    choices: &Choices,
+    choices: &PlanOptions,
     explain: serde_json::Value,
     opts: &BuildOptions,
 ) -> Result<Artifact, CompileError> {
@@ -99,7 +100,7 @@ pub fn compile(
     } else {
         None
     };
-    let mpc = PassManager::irs_to_mpc_pipeline(choices.clone()).run(&cx, irs, printer)?;
+    let mpc = PassManager::irs_to_mpc_pipeline(choices).run(&cx, irs, printer)?;
     if opts.emit == Emit::Mpc {
         return Ok(Artifact::Text(mpc.as_operation().to_string()));
     }

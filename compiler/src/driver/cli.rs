@@ -243,6 +243,8 @@ pub enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// Run passes on a `.mlir` module and print the result (like mlir-opt).
+    Opt(super::opt::OptArgs),
     /// Measure the generated kernels and the runtime; writes DIR/<section>.json and PNG charts.
     Bench {
         /// Folder for the reports and charts.
@@ -262,6 +264,7 @@ pub enum Command {
 
 pub fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
+        Command::Opt(args) => super::opt::run(args),
         Command::Build {
             program,
             output,

@@ -7,6 +7,7 @@ pub mod deal;
 pub mod gen;
 pub mod gen_values;
 pub mod keys;
+pub mod opt;
 pub mod pipeline;
 pub mod plain;
 pub mod run;

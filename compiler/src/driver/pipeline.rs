@@ -1,4 +1,4 @@
-//! From a `.irs` path to a checked program, its plan and its artifacts: the steps `build`,
+//! From a `.irs` path to a checked program, its choices (made by the passes) and its artifacts: the steps `build`,
 //! `explain` and `run` share.
 
 use std::path::{Path, PathBuf};
@@ -6,12 +6,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context, Result};
 
-use crate::analysis::plan::{self, Plan, PlanOptions, TestPlan};
+use crate::analysis::plan::{Plan, PlanOptions};
 use crate::codegen::{self, Artifact, BuildOptions, CompileError, Emit};
-use crate::lower::LowerError;
-use crate::passes::{Choices, TestChoice};
+use crate::lower::{lower_program, LowerError};
+use crate::mlir::Compiler;
+use crate::passes::{PassError, PassManager};
 use crate::sema::program::Program;
-use crate::syntax::{render, Diagnostic};
+use crate::syntax::{render, Diagnostic, Span};
 
 /// A source file that passed the front end.
 pub struct Checked {
@@ -21,6 +22,31 @@ pub struct Checked {
 }
 
 impl Checked {
+    /// A pass's error: a choice that cannot be made is rendered at its comparison.
+    pub fn pass_error(&self, e: PassError) -> anyhow::Error {
+        match e {
+            PassError::Choice { error, .. } => {
+                let span = error
+                    .at
+                    .map_or(Span::default(), |at| at.to_span(&self.source));
+                self.render(Diagnostic::error(error.message, span).with_hint(error.hint))
+            }
+            e => anyhow!("{}: {e}", self.path.display()),
+        }
+    }
+
+    /// A lowering error: an unsupported construct is rendered at its source.
+    pub fn lower_error(&self, e: LowerError) -> anyhow::Error {
+        match e {
+            LowerError::Unsupported {
+                message,
+                hint,
+                span,
+            } => self.render(Diagnostic::error(message, span).with_hint(hint)),
+            e => anyhow!("{}: {e}", self.path.display()),
+        }
+    }
+
     /// A diagnostic at `span`, rendered with the file's source line and a caret.
     fn render(&self, d: Diagnostic) -> anyhow::Error {
         anyhow!(render(
@@ -44,46 +70,28 @@ pub fn read_and_check(path: &Path) -> Result<Checked> {
     })
 }
 
-/// A checked program with the analysis's choices for every comparison.
+/// A checked program with the choices the passes made for every comparison.
 pub struct Planned {
+    /// The choices as read back from the module after `variant-select` and `ring-select`.
     pub plan: Plan,
-    pub choices: Choices,
+    /// What the user forced: the options of the choice passes when the program is compiled.
+    pub options: PlanOptions,
 }
 
-/// Chooses rings, sharings and variants (the cost model, or what `options` force).
+/// Lowers the program and runs the choice passes (`variant-select`, `ring-select`) with what
+/// `options` force; the plan is read from the resulting module.
 pub fn plan(checked: &Checked, options: &PlanOptions) -> Result<Planned> {
-    let plan = plan::plan(&checked.program, options).map_err(|e| {
-        checked.render(Diagnostic::error(e.message.clone(), e.span).with_hint(e.hint.clone()))
-    })?;
-    let choices = choices(&plan);
-    Ok(Planned { plan, choices })
-}
-
-/// The plan in the form the annotation passes consume.
-pub fn choices(plan: &Plan) -> Choices {
-    Choices {
-        tests: plan
-            .tests
-            .iter()
-            .map(|t| match t {
-                TestPlan::Fhd(f) => TestChoice::Fhd {
-                    variant: f.variant.name().replace('-', "_"),
-                    sharing: f.sharing.name().into(),
-                    ring_bits: f.compare_ring,
-                    dot_ring: f.dot_ring,
-                    ml_ring: f.ml_ring.unwrap_or(f.dot_ring),
-                    a: f.a,
-                    b: f.b,
-                    lift_bits: f.lift_bits.unwrap_or(0),
-                    justification: f.justification.clone(),
-                },
-                TestPlan::Cosine(c) => TestChoice::Cosine {
-                    ring_bits: c.ring,
-                    justification: c.justification.clone(),
-                },
-            })
-            .collect(),
-    }
+    let cx = Compiler::new().map_err(|e| anyhow!("{e}"))?;
+    let irs = lower_program(&cx, &checked.program, &checked.source)
+        .map_err(|e| checked.lower_error(e))?;
+    let module = PassManager::choice_pipeline(options)
+        .run(&cx, irs, None)
+        .map_err(|e| checked.pass_error(e))?;
+    let plan = Plan::of(&module).map_err(|e| anyhow!("{}: {e}", checked.path.display()))?;
+    Ok(Planned {
+        plan,
+        options: *options,
+    })
 }
 
 /// The `irisc explain --json` document (embedded in every executable).
@@ -114,16 +122,13 @@ pub fn compile(
     let artifact = codegen::compile(
         &checked.program,
         &checked.source,
-        &planned.choices,
+        &planned.options,
         explain,
         &opts,
     )
     .map_err(|e| match e {
-        CompileError::Lower(LowerError::Unsupported {
-            message,
-            hint,
-            span,
-        }) => checked.render(Diagnostic::error(message, span).with_hint(hint)),
+        CompileError::Lower(e) => checked.lower_error(e),
+        CompileError::Pass(e) => checked.pass_error(e),
         e => anyhow!("{}: {e}", checked.path.display()),
     })?;
     Ok((artifact, started.elapsed()))

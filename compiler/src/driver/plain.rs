@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 
 use irisc_runtime::iris::{overlap_counts, IrisCode};
 
-use crate::passes::{Choices, TestChoice};
+use crate::analysis::plan::{Plan, TestPlan, Variant};
 use crate::sema::program::{
     BinderKind, BoolExpr, InputId, Operand, Program, Quantifier, Records, RevealShape,
 };
@@ -47,12 +47,25 @@ impl PlainInput {
     }
 }
 
+/// Each comparison node's index in the plan: reveals in order, within a reveal
+/// [`BoolExpr::tests`] order (the op order of the lowered module, which the plan follows).
+fn test_numbers(program: &Program) -> std::collections::HashMap<*const BoolExpr, usize> {
+    let mut tests = std::collections::HashMap::new();
+    for r in &program.reveals {
+        for t in r.value.tests() {
+            let n = tests.len();
+            tests.insert(t as *const BoolExpr, n);
+        }
+    }
+    tests
+}
+
 /// The objects each output party prints, per query: party -> one JSON object per query with
 /// that party's fields (`{"query": i, <label>: ...}`; an `ids` field labelled `ids` also gets
 /// `"match"`, as the runtime prints).
 pub fn answers(
     program: &Program,
-    choices: &Choices,
+    plan: &Plan,
     inputs: &[PlainInput],
 ) -> Result<BTreeMap<usize, Vec<Value>>> {
     if inputs.len() != program.inputs.len() {
@@ -67,10 +80,10 @@ pub fn answers(
         .map(|(i, _)| inputs[i].len())
         .max()
         .unwrap_or(0);
-    let tests = crate::lower::number_tests(program);
+    let tests = test_numbers(program);
     let ev = Eval {
         program,
-        choices,
+        plan,
         inputs,
         tests: &tests,
         rotated: Default::default(),
@@ -123,7 +136,7 @@ pub fn answers(
 /// iris codes, read from NDJSON files (the issue-2 command line: `--db`, `--query`).
 pub fn answers_db_query(
     program: &Program,
-    choices: &Choices,
+    plan: &Plan,
     db: &std::path::Path,
     query: &std::path::Path,
 ) -> Result<Vec<Value>> {
@@ -146,7 +159,7 @@ pub fn answers_db_query(
         })
         .collect::<Result<Vec<_>>>()?;
     let to = program.reveals.first().map_or(0, |r| r.to);
-    Ok(answers(program, choices, &inputs)?
+    Ok(answers(program, plan, &inputs)?
         .remove(&to)
         .unwrap_or_default())
 }
@@ -161,7 +174,7 @@ struct Env {
 
 struct Eval<'a> {
     program: &'a Program,
-    choices: &'a Choices,
+    plan: &'a Plan,
     inputs: &'a [PlainInput],
     tests: &'a std::collections::HashMap<*const BoolExpr, usize>,
     /// Rotated codes already computed, by (input, row, shift): a query's rotations are compared
@@ -280,10 +293,10 @@ impl Eval<'_> {
                 let o =
                     overlap_counts(&x, &y).ok_or_else(|| anyhow::anyhow!("code lengths differ"))?;
                 let test = self.tests[&(e as *const BoolExpr)];
-                match &self.choices.tests[test] {
-                    TestChoice::Fhd { variant, a, b, .. } if variant != "plain_mask" => {
+                match &self.plan.tests[test] {
+                    TestPlan::Fhd(f) if f.variant != Variant::PlainMask => {
                         let dot = i128::from(o.masked_dot());
-                        i128::from(*b) * dot > i128::from(*a) * i128::from(o.ml)
+                        i128::from(f.b) * dot > i128::from(f.a) * i128::from(o.ml)
                     }
                     _ => o.below_ratio(t.ratio.num, t.ratio.den),
                 }

@@ -134,7 +134,7 @@ pub fn run(opts: &RunOptions) -> Result<ExitCode> {
 
     if opts.check {
         let plain = plain_inputs(&manifest, &files)?;
-        let expected = super::plain::answers(&checked.program, &planned.choices, &plain)?;
+        let expected = super::plain::answers(&checked.program, &planned.plan, &plain)?;
         // Each output party prints its own objects; compare party by party.
         for (party, o) in outcome.iter().enumerate() {
             let got: Vec<serde_json::Value> = o

@@ -302,7 +302,7 @@ pub fn program_manifest(
     let cx = crate::mlir::Compiler::new().map_err(|e| anyhow!("{e}"))?;
     let irs = crate::lower::lower_program(&cx, &checked.program, &checked.source)
         .map_err(|e| anyhow!("{}: {e}", checked.path.display()))?;
-    let mpc = crate::passes::PassManager::irs_to_mpc_pipeline(planned.choices.clone())
+    let mpc = crate::passes::PassManager::irs_to_mpc_pipeline(&planned.options)
         .run(&cx, irs, None)
         .map_err(|e| anyhow!("{}: {e}", checked.path.display()))?;
     crate::codegen::manifest::build(&checked.program, &checked.source, explain, &mpc)

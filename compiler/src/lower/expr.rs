@@ -22,22 +22,8 @@ pub struct Lowerer<'c, 'b, 'p> {
     query_values: HashMap<InputId, Value<'c, 'b>>,
     records: HashMap<(BinderId, usize), Value<'c, 'b>>,
     rotations: HashMap<BinderId, Value<'c, 'b>>,
-    /// Comparison number of each test node (the order of the analysis plan).
-    tests: HashMap<*const BoolExpr, usize>,
     /// The reveal being lowered, for errors.
     span: Span,
-}
-
-/// The plan's numbering of comparisons: reveals in order, within a reveal [`BoolExpr::tests`].
-pub fn number_tests(program: &Program) -> HashMap<*const BoolExpr, usize> {
-    let mut tests = HashMap::new();
-    for r in &program.reveals {
-        for t in r.value.tests() {
-            let n = tests.len();
-            tests.insert(t as *const BoolExpr, n);
-        }
-    }
-    tests
 }
 
 impl<'c, 'b, 'p> Lowerer<'c, 'b, 'p> {
@@ -56,7 +42,6 @@ impl<'c, 'b, 'p> Lowerer<'c, 'b, 'p> {
             query_values: HashMap::new(),
             records: HashMap::new(),
             rotations: HashMap::new(),
-            tests: number_tests(program),
             span: Span::new(0, 0),
         }
     }
@@ -166,7 +151,6 @@ impl<'c, 'b, 'p> Lowerer<'c, 'b, 'p> {
                             MaskKind::Secret => "secret",
                         },
                     ),
-                    int(ctx, "test", self.test(e)? as i64),
                 ];
                 let v = append(
                     self.block,
@@ -190,7 +174,7 @@ impl<'c, 'b, 'p> Lowerer<'c, 'b, 'p> {
                     int(ctx, "den", t.tau.abs.den as i64),
                     int(ctx, "negative", i64::from(t.tau.negative)),
                     int(ctx, "strict", i64::from(t.strict)),
-                    int(ctx, "test", self.test(e)? as i64),
+                    int(ctx, "scale_bits", i64::from(t.scale_bits)),
                 ];
                 let v = append(
                     self.block,
@@ -264,13 +248,6 @@ impl<'c, 'b, 'p> Lowerer<'c, 'b, 'p> {
                 "reduce the rotations with `any c in rotations(...)` inside each side first",
             )
         })
-    }
-
-    fn test(&self, e: &BoolExpr) -> Result<usize, LowerError> {
-        self.tests
-            .get(&(e as *const BoolExpr))
-            .copied()
-            .ok_or_else(|| invalid("a comparison outside the program's reveals"))
     }
 
     fn value_type(&self, input: InputId, many: bool) -> Result<String, LowerError> {

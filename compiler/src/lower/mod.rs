@@ -1,6 +1,7 @@
 //! Lowering of the typed [`Program`] to the `irs` dialect.
 //!
-//! The module holds one `func.func @query()`: the program as it applies to the current query.
+//! The module (with `irs.parties`, the number of parties the program declares) holds one
+//! `func.func @query()`: the program as it applies to the current query.
 //! Every operand is materialised once (`irs.query_value`, `irs.records`, `irs.rotate`), then
 //! every reveal becomes a chain of comparisons and boolean ops ending in `irs.reveal`:
 //!
@@ -8,7 +9,7 @@
 //! %0 = "irs.query_value"() {input = 1, kind = "iris", name = "q", owner = 0} : () -> !irs.code<12800>
 //! %1 = "irs.rotate"(%0) {hi = 15, lo = -15} : (!irs.code<12800>) -> !irs.codes<12800>
 //! %2 = "irs.records"() {input = 0, name = "db", source = "gallery"} : () -> !irs.codes<12800>
-//! %3 = "irs.fhd_lt"(%1, %2) {mask = "public", ratio_den = 200, ratio_num = 69, test = 0} : (...) -> !irs.bits
+//! %3 = "irs.fhd_lt"(%1, %2) {mask = "public", ratio_den = 200, ratio_num = 69} : (...) -> !irs.bits
 //! %4 = "irs.any"(%3) {group = 31} : (!irs.bits) -> !irs.bits
 //! "irs.reveal"(%4, %2) {label = "ids", shape = "ids", to = 0} : (!irs.bits, !irs.codes<12800>) -> ()
 //! ```
@@ -18,7 +19,6 @@
 //! types; the checks here guard the contract, so a malformed `Program` is an error, not a panic.
 
 mod expr;
-pub use expr::number_tests;
 pub mod layout;
 
 use crate::mlir::{parse_type, Compiler, MlirError};
@@ -29,7 +29,7 @@ use melior::{
     ir::{
         attribute::{StringAttribute, TypeAttribute},
         block::BlockLike,
-        operation::OperationBuilder,
+        operation::{OperationBuilder, OperationMutLike},
         r#type::FunctionType,
         Attribute, Block, Identifier, Location, Module, Region, RegionLike, Value,
     },
@@ -82,7 +82,12 @@ pub fn lower_program<'c>(
             }
         }
     }
-    let module = Module::new(cx.unknown_location());
+    let mut module = Module::new(cx.unknown_location());
+    // The parties the program declares, for the backends (`irs.parties`).
+    module.as_operation_mut().set_attribute(
+        "irs.parties",
+        int(cx.context(), "irs.parties", program.parties.len() as i64).1,
+    );
     let block = Block::new(&[]);
     {
         let mut l = expr::Lowerer::new(cx, program, source, &block);
@@ -142,15 +147,13 @@ pub(crate) fn shape_name(shape: RevealShape) -> &'static str {
     }
 }
 
-/// `file:line:col` of the start of `span` (1-based), or an unknown location for an empty source.
+/// The range `file:line:col to line:col` of `span` (1-based), or an unknown location for an
+/// empty source. Passes point their diagnostics at it.
 pub(crate) fn location<'c>(cx: &'c Compiler, file: &str, source: &str, span: Span) -> Location<'c> {
     if source.is_empty() || span.start > source.len() {
         return cx.unknown_location();
     }
-    let before = &source[..span.start.min(source.len())];
-    let line = before.matches('\n').count() + 1;
-    let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-    Location::new(cx.context(), file, line, col)
+    crate::mlir::SourceRange::of_span(source, span).location(cx.context(), file)
 }
 
 pub(crate) use crate::mlir::{int_attr as int, str_attr as string};

@@ -6,8 +6,11 @@
 //! error, not silently accepted.
 
 mod attrs;
+mod choices;
+mod source;
 
 pub use attrs::*;
+pub use source::SourceRange;
 
 use melior::{
     dialect::DialectHandle,

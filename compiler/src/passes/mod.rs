@@ -1,30 +1,46 @@
-//! Passes over the `irs` and `mpc` modules, one module per pass, and the driver that runs them.
+//! Passes over the `irs` and `mpc` modules, one module per pass, the registry `irisc opt` runs
+//! them from, and the driver that runs them.
 //!
-//! - [`ring_select`]: annotates every comparison with the rings Lemma 1 / Lemma 2 / the cosine
-//!   range analysis prove sufficient, and `(a, b)`;
-//! - [`variant_select`]: annotates every comparison with its protocol variant and sharing;
+//! - [`variant_select`]: decides the program's sharing and every comparison's protocol variant
+//!   (the cost model over the candidates the range analysis allows) and records them as typed
+//!   attributes;
+//! - [`ring_select`]: records on every comparison the rings Lemma 1 / Lemma 2 / the cosine range
+//!   analysis prove sufficient for its variant, `(a, b)` and the lift width;
 //! - [`irs_to_mpc`]: lowers `irs` to the `mpc` ops the parties execute, shares typed by ring
 //!   (secret conditionals become multiplexers there).
 //!
-//! Every pass is followed by verification against the IRDL dialects, so a pass that produces
-//! ill-formed IR is caught at the pass that did it.
+//! The choice passes query [`crate::analysis::sites::ComparisonSites`], built from the module;
+//! what the user forces (`--sharing`, `--variant`, `--precision`) are their options
+//! (`variant-select{sharing=gr2 variant=mpc-lift}`, `ring-select{precision=16}`). Every pass is
+//! followed by verification against the IRDL dialects, so a pass that produces ill-formed IR is
+//! caught at the pass that did it.
 
-mod annotate;
-pub mod choices;
 pub mod irs_to_mpc;
 pub mod ring_select;
 pub mod variant_select;
 
-pub use choices::{Choices, TestChoice};
-
-use crate::mlir::{Compiler, MlirError};
-use melior::ir::Module;
+use crate::analysis::plan::{PlanError, PlanOptions};
+use crate::analysis::sites::COMPARISONS;
+use crate::mlir::{op_name, Compiler, MlirError, SourceRange};
+use melior::ir::{
+    block::BlockLike,
+    operation::{OperationLike, OperationRefMut},
+    Module, RegionLike,
+};
+use std::collections::BTreeMap;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PassError {
     /// The pass cannot handle this module (e.g. an unsupported feature); `pass` names it.
     #[error("pass {pass}: {message}")]
     Unsupported { pass: &'static str, message: String },
+    /// A choice that cannot be made (a forced one that does not apply, a range too large), at
+    /// the comparison's source range.
+    #[error("pass {pass}: {}", error.message)]
+    Choice {
+        pass: &'static str,
+        error: PlanError,
+    },
     #[error("pass {pass}: {source}")]
     Mlir {
         pass: &'static str,
@@ -32,11 +48,166 @@ pub enum PassError {
     },
 }
 
+impl PassError {
+    /// Where in the source the error is, when the op that caused it has a file location.
+    pub fn at(&self) -> Option<&SourceRange> {
+        match self {
+            PassError::Choice { error, .. } => error.at.as_ref(),
+            _ => None,
+        }
+    }
+}
+
 /// One transformation of a module. A pass may rewrite in place or build a new module.
 pub trait Pass {
-    /// The pass's name in `--print-ir-after-all` and in errors, e.g. `ring-select`.
+    /// The pass's name in `--print-ir-after-all`, in `--passes` and in errors, e.g. `ring-select`.
     fn name(&self) -> &'static str;
     fn run<'c>(&self, cx: &'c Compiler, module: Module<'c>) -> Result<Module<'c>, PassError>;
+}
+
+/// The options of one pass as written in a pipeline: `name{key=value key=value}`.
+pub type PassOptions = BTreeMap<String, String>;
+
+/// A registered pass: its name, what its options are, and how to build it from them.
+pub struct PassInfo {
+    pub name: &'static str,
+    pub options: &'static str,
+    pub build: fn(&PassOptions) -> Result<Box<dyn Pass>, String>,
+}
+
+/// Every pass `irisc opt --passes` can run, in pipeline order.
+pub const REGISTRY: [PassInfo; 3] = [
+    PassInfo {
+        name: variant_select::NAME,
+        options:
+            "sharing=rep3|fp|gr2|gr4 variant=plain-mask|mpc-lift|const-lift|no-lift precision=M",
+        build: |o| Ok(Box::new(variant_select::VariantSelect(plan_options(o)?))),
+    },
+    PassInfo {
+        name: ring_select::NAME,
+        options: "precision=M",
+        build: |o| {
+            let options = plan_options(o)?;
+            if options.sharing.is_some() || options.variant.is_some() {
+                return Err(
+                    "ring-select takes only `precision` (sharing and variant are \
+                            variant-select's)"
+                        .into(),
+                );
+            }
+            Ok(Box::new(ring_select::RingSelect {
+                precision_bits: options.precision_bits,
+            }))
+        },
+    },
+    PassInfo {
+        name: irs_to_mpc::NAME,
+        options: "",
+        build: |o| match o.keys().next() {
+            Some(k) => Err(format!("irs-to-mpc has no option `{k}`")),
+            None => Ok(Box::new(irs_to_mpc::IrsToMpc)),
+        },
+    },
+];
+
+/// [`PlanOptions`] from `sharing=`, `variant=`, `precision=`.
+fn plan_options(o: &PassOptions) -> Result<PlanOptions, String> {
+    use crate::analysis::plan::{Sharing, Variant};
+    let mut options = PlanOptions::default();
+    for (k, v) in o {
+        match k.as_str() {
+            "sharing" => {
+                options.sharing =
+                    Some(Sharing::parse(v).ok_or_else(|| {
+                        format!("unknown sharing `{v}` (one of rep3, fp, gr2, gr4)")
+                    })?)
+            }
+            "variant" => {
+                options.variant = Some(Variant::parse(v).ok_or_else(|| {
+                    format!(
+                        "unknown variant `{v}` (one of plain-mask, mpc-lift, const-lift, no-lift)"
+                    )
+                })?)
+            }
+            "precision" => {
+                options.precision_bits = Some(
+                    v.parse()
+                        .map_err(|_| format!("precision `{v}` is not a number of bits"))?,
+                )
+            }
+            other => return Err(format!("unknown option `{other}`")),
+        }
+    }
+    Ok(options)
+}
+
+/// Parses `a,b{k=v k=v},c` into passes, or says what is wrong (an unknown pass lists the known
+/// ones).
+pub fn parse_pipeline(text: &str) -> Result<PassManager, String> {
+    let mut pm = PassManager::new();
+    let mut rest = text.trim();
+    while !rest.is_empty() {
+        let end = rest.find([',', '{']).unwrap_or(rest.len());
+        let name = rest[..end].trim();
+        rest = &rest[end..];
+        let mut options = PassOptions::new();
+        if let Some(after) = rest.strip_prefix('{') {
+            let close = after
+                .find('}')
+                .ok_or_else(|| format!("the options of `{name}` have no closing `}}`"))?;
+            for kv in after[..close].split_whitespace() {
+                let (k, v) = kv
+                    .split_once('=')
+                    .ok_or_else(|| format!("option `{kv}` of `{name}` is not key=value"))?;
+                options.insert(k.to_string(), v.to_string());
+            }
+            rest = &after[close + 1..];
+        }
+        rest = rest.trim_start();
+        if let Some(after) = rest.strip_prefix(',') {
+            rest = after.trim_start();
+        } else if !rest.is_empty() {
+            return Err(format!("expected `,` after `{name}`, found `{rest}`"));
+        }
+        let info = REGISTRY.iter().find(|p| p.name == name).ok_or_else(|| {
+            let known: Vec<_> = REGISTRY.iter().map(|p| p.name).collect();
+            format!(
+                "unknown pass `{name}`; the passes are: {}",
+                known.join(", ")
+            )
+        })?;
+        let pass = (info.build)(&options).map_err(|e| format!("{name}: {e}"))?;
+        pm.passes.push(pass);
+    }
+    Ok(pm)
+}
+
+/// Calls `f` on every comparison op of `module` (op order, the order of
+/// [`crate::analysis::sites::ComparisonSites::of`]) with its index in that order.
+pub(crate) fn for_each_comparison_mut<'c>(
+    module: &Module<'c>,
+    mut f: impl FnMut(usize, &mut OperationRefMut<'c, '_>) -> Result<(), PassError>,
+) -> Result<(), PassError> {
+    let mut index = 0;
+    let mut func = module.body().first_operation();
+    while let Some(fop) = func {
+        for region in fop.regions() {
+            let mut block = region.first_block();
+            while let Some(b) = block {
+                let mut cur = b.first_operation_mut();
+                while let Some(mut op) = cur {
+                    if COMPARISONS.contains(&op_name(&op).as_str()) {
+                        f(index, &mut op)?;
+                        index += 1;
+                    }
+                    cur = op.next_in_block_mut();
+                }
+                block = b.next_in_region();
+            }
+        }
+        func = fop.next_in_block();
+    }
+    Ok(())
 }
 
 /// Called after each pass with the pass name and the module it produced.
@@ -53,12 +224,19 @@ impl PassManager {
         PassManager::default()
     }
 
-    /// The standard pipeline from the `irs` module that `lower` produces to the `mpc` module.
-    pub fn irs_to_mpc_pipeline(choices: Choices) -> PassManager {
-        let choices = std::rc::Rc::new(choices);
+    /// The choice passes with what the user forces: `variant-select`, then `ring-select`.
+    pub fn choice_pipeline(options: &PlanOptions) -> PassManager {
         let mut pm = PassManager::new();
-        pm.add(ring_select::RingSelect(choices.clone()));
-        pm.add(variant_select::VariantSelect(choices));
+        pm.add(variant_select::VariantSelect(*options));
+        pm.add(ring_select::RingSelect {
+            precision_bits: options.precision_bits,
+        });
+        pm
+    }
+
+    /// The standard pipeline from the `irs` module that `lower` produces to the `mpc` module.
+    pub fn irs_to_mpc_pipeline(options: &PlanOptions) -> PassManager {
+        let mut pm = PassManager::choice_pipeline(options);
         pm.add(irs_to_mpc::IrsToMpc);
         pm
     }
@@ -91,5 +269,35 @@ impl PassManager {
             }
         }
         Ok(module)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pipelines_parse_with_options_and_reject_unknown_passes() {
+        let pm = parse_pipeline(
+            "variant-select{sharing=gr2 variant=mpc-lift}, ring-select{precision=12},irs-to-mpc",
+        )
+        .unwrap();
+        assert_eq!(
+            pm.pass_names(),
+            ["variant-select", "ring-select", "irs-to-mpc"]
+        );
+        let e = parse_pipeline("ring-select,frobnicate").err().unwrap();
+        assert!(e.contains("unknown pass `frobnicate`"), "{e}");
+        assert!(e.contains("variant-select, ring-select, irs-to-mpc"), "{e}");
+        let e = parse_pipeline("variant-select{sharing=gr3}").err().unwrap();
+        assert!(e.contains("unknown sharing `gr3`"), "{e}");
+        let e = parse_pipeline("ring-select{variant=no-lift}")
+            .err()
+            .unwrap();
+        assert!(e.contains("only `precision`"), "{e}");
+        let e = parse_pipeline("irs-to-mpc{x=1}").err().unwrap();
+        assert!(e.contains("no option `x`"), "{e}");
+        let e = parse_pipeline("ring-select{precision=16").err().unwrap();
+        assert!(e.contains("closing"), "{e}");
     }
 }

@@ -1,51 +1,65 @@
-//! `variant-select`: records on every comparison the protocol variant and the sharing of its dot
-//! products.
+//! `variant-select`: decides how every comparison is computed and records it as typed IR.
 //!
-//! Variants (Table 2 of the Large-Scale MPC paper): `plain_mask` (public masks), `no_lift`,
-//! `const_lift`, `mpc_lift` (secret masks); sharings: `rep3` (replicated Z_2^k), `fp` (Shamir over
-//! F_p, p = 65519), `gr2`/`gr4` (Shamir over GR(2^16, d)). The choice is the analysis's (its cost
-//! model, or the user's `--variant`/`--sharing`); `irs-to-mpc` expands each variant.
+//! Variants (Table 2 of the Large-Scale MPC paper): `plain-mask` (public masks), `no-lift`,
+//! `const-lift`, `mpc-lift` (secret masks); sharings: `rep3` (replicated Z_2^k), `fp` (Shamir
+//! over F_p, p = 65519), `gr2`/`gr4` (Shamir over GR(2^16, d)). The pass queries
+//! [`ComparisonSites`] of the module, plans every applicable (sharing, variant) with the range
+//! analysis and the cost model ([`crate::analysis::plan::choose`]: one sharing for the whole
+//! program, each fhd comparison's cheapest variant under it), and records the winner. Its
+//! options force a choice (`variant-select{sharing=gr2 variant=mpc-lift precision=16}`); a
+//! forced choice that does not apply is an error at the comparison's location.
 //!
-//! Before: `"irs.fhd_lt"(...) {..., test = 0}`; after:
-//! `"irs.fhd_lt"(...) {..., sharing = "rep3", test = 0, variant = "plain_mask"}`.
+//! The sharing is one per program (an iris input has one share format): the module gets
+//! `irs.sharing`, and the protocol family `irs.protocol` (`rep3` for every program today).
+//! Cosine comparisons are always replicated and get no variant. `ring-select` runs next.
+//!
+//! Before:
+//! ```mlir
+//! module attributes {irs.parties = 3 : i64} {
+//!   %3 = "irs.fhd_lt"(%1, %2) {mask = "secret", ratio_den = 200 : i64, ratio_num = 69 : i64} : ...
+//! ```
+//! After:
+//! ```mlir
+//! module attributes {irs.parties = 3 : i64, irs.protocol = #irs.protocol<"rep3">, irs.sharing = #irs.sharing<"rep3">} {
+//!   %3 = "irs.fhd_lt"(%1, %2) {mask = "secret", ratio_den = 200 : i64, ratio_num = 69 : i64,
+//!          sharing = #irs.sharing<"rep3">, variant = #irs.variant<"mpc-lift">} : ...
+//! ```
 
-use super::annotate::for_each_test;
-use super::choices::{Choices, TestChoice};
-use super::{Pass, PassError};
-use crate::mlir::{str_attr, Compiler};
+use super::{for_each_comparison_mut, Pass, PassError};
+use crate::analysis::plan::{choose, PlanOptions, Protocol};
+use crate::analysis::sites::ComparisonSites;
+use crate::mlir::Compiler;
 use melior::ir::{operation::OperationMutLike, Module};
 
-pub struct VariantSelect(pub std::rc::Rc<Choices>);
+/// `variant-select` with what the user forces (`--sharing`, `--variant`, `--precision`).
+pub struct VariantSelect(pub PlanOptions);
 
-const NAME: &str = "variant-select";
-
-pub const VARIANTS: [&str; 4] = ["plain_mask", "no_lift", "const_lift", "mpc_lift"];
-pub const SHARINGS: [&str; 4] = ["rep3", "fp", "gr2", "gr4"];
+pub(crate) const NAME: &str = "variant-select";
 
 impl Pass for VariantSelect {
     fn name(&self) -> &'static str {
         NAME
     }
 
-    fn run<'c>(&self, cx: &'c Compiler, module: Module<'c>) -> Result<Module<'c>, PassError> {
+    fn run<'c>(&self, cx: &'c Compiler, mut module: Module<'c>) -> Result<Module<'c>, PassError> {
         let ctx = cx.context();
-        for_each_test(NAME, &module, &self.0, |op, choice| {
-            let (variant, sharing) = match choice {
-                TestChoice::Fhd {
-                    variant, sharing, ..
-                } => (variant.as_str(), sharing.as_str()),
-                TestChoice::Cosine { .. } => ("cosine", "rep3"),
-            };
-            if variant != "cosine" && !VARIANTS.contains(&variant) {
-                return Err(format!("unknown variant `{variant}`"));
+        let fail = |message| PassError::Unsupported {
+            pass: NAME,
+            message,
+        };
+        let sites = ComparisonSites::of(&module).map_err(fail)?;
+        let (sharing, plans) =
+            choose(&sites, &self.0).map_err(|error| PassError::Choice { pass: NAME, error })?;
+        for_each_comparison_mut(&module, |i, op| {
+            if let Some(p) = &plans[i] {
+                op.set_discardable_attribute("sharing", p.sharing.to_attr(ctx));
+                op.set_discardable_attribute("variant", p.variant.to_attr(ctx));
             }
-            if !SHARINGS.contains(&sharing) {
-                return Err(format!("unknown sharing `{sharing}`"));
-            }
-            op.set_discardable_attribute("variant", str_attr(ctx, "variant", variant).1);
-            op.set_discardable_attribute("sharing", str_attr(ctx, "sharing", sharing).1);
             Ok(())
         })?;
+        let mut m = module.as_operation_mut();
+        m.set_attribute("irs.sharing", sharing.to_attr(ctx));
+        m.set_attribute("irs.protocol", Protocol::Rep3.to_attr(ctx));
         Ok(module)
     }
 }

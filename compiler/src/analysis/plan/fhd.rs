@@ -6,18 +6,19 @@ use super::{FhdPlan, PlanError, Sharing, Variant};
 use crate::analysis::approx::{approx_bounded, approx_pow2, Approximation, Rounding};
 use crate::analysis::lemma2::{select_secret_ring, SecretRingChoice, MAX_RING_BITS};
 use crate::analysis::ring::select_ring;
-use crate::sema::program::{FhdTest, MaskKind};
+use crate::analysis::sites::FhdSite;
+use crate::sema::program::MaskKind;
 
 /// p of the F_p sharing.
 pub const P: i128 = irisc_runtime::share::fp::P as i128;
 /// `b < 2^16` for NoLift (the paper's "16-bit a, b").
 pub const NO_LIFT_B_BOUND: u64 = (1 << 16) - 1;
 
-fn err(t: &FhdTest, message: String, hint: impl Into<String>) -> PlanError {
+fn err(t: &FhdSite, message: String, hint: impl Into<String>) -> PlanError {
     PlanError {
         message,
         hint: hint.into(),
-        span: t.span,
+        at: t.at.clone(),
     }
 }
 
@@ -28,7 +29,7 @@ fn unsigned_bits(v: u32) -> u32 {
 
 /// Plans `t` under `sharing` and `variant` with precision `m` (`b = 2^m`).
 pub fn plan_fhd(
-    t: &FhdTest,
+    t: &FhdSite,
     sharing: Sharing,
     variant: Variant,
     m: u32,
@@ -151,7 +152,7 @@ fn lemma2_note(ring: &SecretRingChoice) -> String {
 }
 
 /// NoLift (rep3): both dot products directly in Z_2^k, `MSB(a*ml - b*dot)`.
-fn no_lift(t: &FhdTest, ap: &Approximation, ring: &SecretRingChoice) -> FhdPlan {
+fn no_lift(t: &FhdSite, ap: &Approximation, ring: &SecretRingChoice) -> FhdPlan {
     let (l, k) = (t.code_bits, ring.ring_bits);
     let acc = Acc::default()
         .rep3_dot(l, k)
@@ -179,7 +180,7 @@ fn no_lift(t: &FhdTest, ap: &Approximation, ring: &SecretRingChoice) -> FhdPlan 
 }
 
 /// ConstLift (rep3): `dot` in Z_2^(k-m), lifted by `b = 2^m` for free; `ml` in Z_2^k.
-fn const_lift(t: &FhdTest, ap: &Approximation, ring: &SecretRingChoice, m: u32) -> FhdPlan {
+fn const_lift(t: &FhdSite, ap: &Approximation, ring: &SecretRingChoice, m: u32) -> FhdPlan {
     let (l, k) = (t.code_bits, ring.ring_bits);
     let n = ring.const_lift_dot_bits.unwrap_or(k);
     let acc = Acc::default()
@@ -208,7 +209,7 @@ fn const_lift(t: &FhdTest, ap: &Approximation, ring: &SecretRingChoice, m: u32) 
 
 /// MPCLift (rep3): both dot products in Z_2^n (n = max(k - m, bits of l)), `ml` lifted to k by
 /// Algorithm 14, `dot` by ConstLift.
-fn mpc_lift_rep3(t: &FhdTest, ap: &Approximation, ring: &SecretRingChoice, m: u32) -> FhdPlan {
+fn mpc_lift_rep3(t: &FhdSite, ap: &Approximation, ring: &SecretRingChoice, m: u32) -> FhdPlan {
     let (l, k) = (t.code_bits, ring.ring_bits);
     let n = ring
         .const_lift_dot_bits
@@ -242,7 +243,7 @@ fn mpc_lift_rep3(t: &FhdTest, ap: &Approximation, ring: &SecretRingChoice, m: u3
 
 /// MPCLift over GR(2^16, d): both dot products in Z_2^16, needs `k - m <= 16` and `l < 2^16`.
 fn mpc_lift_gr(
-    t: &FhdTest,
+    t: &FhdSite,
     sharing: Sharing,
     ap: &Approximation,
     ring: &SecretRingChoice,
@@ -290,7 +291,7 @@ fn mpc_lift_gr(
 /// whose "negative" half starts at `2^(15+m)`: needs `hi < 2^(15+m)` and
 /// `lo >= -(p - 2^15)*2^m`.
 fn mpc_lift_fp(
-    t: &FhdTest,
+    t: &FhdSite,
     ap: &Approximation,
     ring: &SecretRingChoice,
     m: u32,
@@ -342,7 +343,7 @@ fn mpc_lift_fp(
 }
 
 /// PlainMask: `MSB(T - dot)` with the public `T = floor(f*ml)` (Lemma 1).
-fn plain_mask(t: &FhdTest, sharing: Sharing) -> Result<FhdPlan, PlanError> {
+fn plain_mask(t: &FhdSite, sharing: Sharing) -> Result<FhdPlan, PlanError> {
     let l = t.code_bits;
     let ring = select_ring(l, t.ratio);
     let k = ring.ring_bits;

@@ -1,4 +1,8 @@
-//! The compiler's choices for a whole program (design §5–6): per fhd test the sharing and the
+//! The choice of sharing, variants and rings (design §5–6), as pure functions over the
+//! comparison sites of the `irs` module ([`crate::analysis::sites`]): `variant-select` calls
+//! [`choose`], `ring-select` calls [`plan_fhd_site`] / [`plan_cosine_site`], and [`Plan::of`]
+//! reads what they recorded back from the module (for `irisc explain` and the plaintext
+//! reference). Per fhd test the sharing and the
 //! variant of the Large-Scale MPC paper (Section 5, Tables 2–3: Plain Mask / MPCLift / ConstLift
 //! / NoLift, over rep3, Shamir mod p or Shamir over a Galois ring), their rings (Lemma 1 for
 //! public masks, Lemma 2 for secret ones), and per cosine test its ring.
@@ -26,16 +30,16 @@
 
 pub mod cost;
 mod fhd;
+mod from_module;
 #[cfg(test)]
 pub(crate) mod tests;
 
 pub use cost::TestCost;
 
 use super::cosine::select_cosine_ring;
-use crate::sema::program::{
-    BinderKind, BoolExpr, CosineTest, FhdTest, Operand, Program, Records, RevealShape,
-};
-use crate::syntax::Span;
+use super::sites::{ComparisonSite, CosineSite, SiteKind};
+use crate::mlir::SourceRange;
+use crate::sema::program::{BinderKind, BoolExpr, MaskKind, Program, RevealShape};
 
 /// How iris inputs are secret-shared (`--sharing`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -63,6 +67,36 @@ pub enum Variant {
     ConstLift,
     /// Both dot products computed in the comparison ring, small `a, b` (`b < 2^16`).
     NoLift,
+}
+
+/// The protocol family of a whole program: how many parties and which primitives
+/// (`irs.protocol` on the module). Every program today is three-party replicated (ABY3 with the
+/// Large-Scale MPC paper's comparisons); the Shamir sharings reshare to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Protocol {
+    Rep3,
+}
+
+impl Protocol {
+    pub const ALL: [Protocol; 1] = [Protocol::Rep3];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Rep3 => "rep3",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Protocol> {
+        Protocol::ALL.into_iter().find(|p| p.name() == s)
+    }
+
+    /// The parties the protocol runs between.
+    pub fn parties(self) -> u32 {
+        match self {
+            Protocol::Rep3 => 3,
+        }
+    }
 }
 
 impl Sharing {
@@ -213,7 +247,8 @@ pub struct ProgramCost {
 pub struct Plan {
     /// The sharing of every iris input.
     pub sharing: Sharing,
-    /// One per comparison, in reveal order and, within a reveal, [`BoolExpr::tests`] order.
+    /// One per comparison, in the op order of the module (reveal order and, within a reveal,
+/// [`BoolExpr::tests`] order).
     pub tests: Vec<TestPlan>,
     pub cost: ProgramCost,
 }
@@ -223,8 +258,9 @@ pub struct Plan {
 pub struct PlanError {
     pub message: String,
     pub hint: String,
+    /// Where the comparison the choice concerns is written (its op's location).
     #[serde(skip)]
-    pub span: Span,
+    pub at: Option<SourceRange>,
 }
 
 impl std::fmt::Display for PlanError {
@@ -235,7 +271,8 @@ impl std::fmt::Display for PlanError {
 
 impl std::error::Error for PlanError {}
 
-/// A comparison in context: how many times it runs per record and query.
+/// A comparison in context, on the typed program (for `irisc explain`'s per-reveal totals): how
+/// many times it runs per record and query.
 #[derive(Debug, Clone, Copy)]
 pub struct TestSite<'a> {
     pub expr: &'a BoolExpr,
@@ -299,23 +336,11 @@ pub fn test_sites(program: &Program) -> Vec<TestSite<'_>> {
     out
 }
 
-/// Whether the record side of an fhd test is an earlier query (`earlier(q)`): Shamir sharings
-/// do not apply.
-fn uses_earlier(program: &Program, t: &FhdTest) -> bool {
-    [t.query, t.record].iter().any(|o| match *o {
-        Operand::Record { binder, .. } => matches!(
-            program.binders.get(binder).map(|b| &b.kind),
-            Some(BinderKind::Records(Records::Earlier(_)))
-        ),
-        _ => false,
-    })
-}
-
-fn cosine_plan(t: &CosineTest) -> Result<CosinePlan, PlanError> {
+fn cosine_plan(t: &CosineSite) -> Result<CosinePlan, PlanError> {
     let ring = select_cosine_ring(t.dim, t.scale_bits, t.tau, t.strict).map_err(|e| PlanError {
         message: e.to_string(),
         hint: e.hint(),
-        span: t.span,
+        at: t.at.clone(),
     })?;
     let k = ring.ring_bits;
     // p and yy: replicated dot products per record (xx once per query); p*p and xx*yy: two
@@ -349,12 +374,38 @@ fn cosine_plan(t: &CosineTest) -> Result<CosinePlan, PlanError> {
     })
 }
 
-/// Chooses sharing, variants and rings for every comparison of `program` (module comment).
-pub fn plan(program: &Program, options: &PlanOptions) -> Result<Plan, PlanError> {
+/// The plan of one fhd site under a given sharing and variant (its rings, `(a, b)`, cost and
+/// justification), or why the combination does not apply. `m` is the precision of
+/// ConstLift/MPCLift (`b = 2^m`).
+pub fn plan_fhd_site(
+    site: &ComparisonSite,
+    sharing: Sharing,
+    variant: Variant,
+    m: u32,
+) -> Result<FhdPlan, PlanError> {
+    match &site.kind {
+        SiteKind::Fhd(t) => fhd::plan_fhd(t, sharing, variant, m, !site.earlier),
+        SiteKind::Cosine(_) => unreachable!("plan_fhd_site on a cosine test"),
+    }
+}
+
+/// The plan of one cosine site (always rep3).
+pub fn plan_cosine_site(site: &ComparisonSite) -> Result<CosinePlan, PlanError> {
+    match &site.kind {
+        SiteKind::Cosine(t) => cosine_plan(t),
+        SiteKind::Fhd(_) => unreachable!("plan_cosine_site on an fhd test"),
+    }
+}
+
+/// Chooses the sharing and every fhd site's variant (module comment): the decision
+/// `variant-select` records. Returns the sharing and, per site, its plan (`None` for cosine).
+pub fn choose(
+    sites: &[ComparisonSite],
+    options: &PlanOptions,
+) -> Result<(Sharing, Vec<Option<FhdPlan>>), PlanError> {
     let m = options
         .precision_bits
         .unwrap_or(crate::analysis::approx::DEFAULT_M);
-    let sites = test_sites(program);
     let sharings: Vec<Sharing> = match options.sharing {
         Some(s) => vec![s],
         None => Sharing::ALL.to_vec(),
@@ -369,16 +420,15 @@ pub fn plan(program: &Program, options: &PlanOptions) -> Result<Plan, PlanError>
     'sharing: for &sharing in &sharings {
         let mut total = 0.0;
         let mut plans = Vec::with_capacity(sites.len());
-        for site in &sites {
-            let BoolExpr::Fhd(t) = site.expr else {
+        for site in sites {
+            let SiteKind::Fhd(t) = &site.kind else {
                 plans.push(None);
                 continue;
             };
-            let shamir_ok = !uses_earlier(program, t);
             let mut chosen: Option<FhdPlan> = None;
             let mut err: Option<PlanError> = None;
             for &v in &variants {
-                match fhd::plan_fhd(t, sharing, v, m, shamir_ok) {
+                match plan_fhd_site(site, sharing, v, m) {
                     Ok(p) => {
                         if chosen.as_ref().is_none_or(|c| p.cost.score < c.cost.score) {
                             chosen = Some(p);
@@ -390,8 +440,8 @@ pub fn plan(program: &Program, options: &PlanOptions) -> Result<Plan, PlanError>
                         let primary = options.variant.is_some()
                             || matches!(
                                 (t.mask, v),
-                                (crate::sema::program::MaskKind::Public, Variant::PlainMask)
-                                    | (crate::sema::program::MaskKind::Secret, Variant::MpcLift)
+                                (MaskKind::Public, Variant::PlainMask)
+                                    | (MaskKind::Secret, Variant::MpcLift)
                             );
                         if primary && err.is_none() {
                             err = Some(e);
@@ -422,16 +472,25 @@ pub fn plan(program: &Program, options: &PlanOptions) -> Result<Plan, PlanError>
         return Err(first_error.unwrap_or_else(|| PlanError {
             message: "no sharing applies to every fhd test of the program".into(),
             hint: "use --sharing rep3".into(),
-            span: Span::default(),
+            at: None,
         }));
     };
+    Ok((sharing, fhd_plans))
+}
+
+/// The plan of every site given each one's plan (fhd: chosen; cosine: `None`, planned here),
+/// with the program's cost per record.
+pub fn assemble(
+    sharing: Sharing,
+    sites: &[ComparisonSite],
+    fhd_plans: Vec<Option<FhdPlan>>,
+) -> Result<Plan, PlanError> {
     let mut tests = Vec::with_capacity(sites.len());
     let mut cost = ProgramCost::default();
     for (site, fp) in sites.iter().zip(fhd_plans) {
-        let tp = match (site.expr, fp) {
-            (_, Some(p)) => TestPlan::Fhd(p),
-            (BoolExpr::Cosine(t), None) => TestPlan::Cosine(cosine_plan(t)?),
-            _ => unreachable!("test_sites yields fhd and cosine tests only"),
+        let tp = match fp {
+            Some(p) => TestPlan::Fhd(p),
+            None => TestPlan::Cosine(plan_cosine_site(site)?),
         };
         let c = tp.cost();
         let k = site.per_record;

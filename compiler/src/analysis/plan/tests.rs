@@ -1,26 +1,64 @@
 //! Every choice the planner makes is the one the lemmas or the cost model demand; the expected
 //! numbers are recomputed here from the cost formulas, not read back from the planner.
 
+//!
+//! Each program is source text, lowered to `irs`; the choices are what the passes record on it.
+
 use super::*;
 use crate::sema::program::*;
-use crate::syntax::Span;
 
 const R345: Ratio = Ratio { num: 69, den: 200 };
 
-fn fhd(l: u32, mask: MaskKind, ratio: Ratio, record_binder: usize) -> BoolExpr {
-    BoolExpr::Fhd(FhdTest {
-        query: Operand::Rotated(1),
-        record: Operand::Record {
-            binder: record_binder,
-            field: 0,
-        },
-        ratio,
-        mask,
-        code_bits: l,
-        span: Span::new(10, 20),
-    })
+/// The deployed test over `l`-bit codes: `reveal ids d in db: any c in rotations(q,
+/// -15..=15): fhd(c, d) < 0.345`, with `mask` masks.
+fn deployed_source(mask: MaskKind) -> String {
+    let mask = match mask {
+        MaskKind::Public => "public",
+        MaskKind::Secret => "secret",
+    };
+    format!(
+        "parties p0, p1, p2;\n\
+         gallery db: iris<12800> {mask} mask;\n\
+         query q: iris<12800> {mask} mask from p0;\n\
+         reveal ids d in db: any c in rotations(q, -15..=15): fhd(c, d) < 0.345 to p0;\n"
+    )
 }
 
+/// A checked program and its source text.
+struct Source {
+    text: String,
+    program: Program,
+}
+
+fn source(text: String) -> Source {
+    let program = crate::sema::frontend("t.irs", &text).unwrap_or_else(|e| panic!("{e}"));
+    Source { text, program }
+}
+
+fn deployed(mask: MaskKind) -> Source {
+    source(deployed_source(mask))
+}
+
+/// The choices `variant-select` and `ring-select` record on the lowered program, read back
+/// from the module.
+fn plan(s: &Source, options: &PlanOptions) -> Result<Plan, PlanError> {
+    crate::testing::plan_of(&s.program, &s.text, options)
+}
+
+/// The span of the first occurrence of `needle` in `s`.
+fn span_of(s: &Source, needle: &str) -> crate::syntax::Span {
+    let start = s.text.find(needle).expect("the needle is in the source");
+    crate::syntax::Span::new(start, start + needle.len())
+}
+
+/// The source span an error points at.
+fn error_span(s: &Source, e: &PlanError) -> crate::syntax::Span {
+    e.at.as_ref()
+        .expect("the error has a location")
+        .to_span(&s.text)
+}
+
+/// A program built directly (for the tests of the stages that read the AST next to a plan):
 /// `gallery db: iris<l> M mask; query q: ... from p0;` binders `d in db` (0),
 /// `c in rotations(q, -15..=15)` (1), `e in earlier(q)` (2); one reveal per value.
 pub(crate) fn program(l: u32, mask: MaskKind, values: Vec<(RevealShape, BoolExpr)>) -> Program {
@@ -34,20 +72,20 @@ pub(crate) fn program(l: u32, mask: MaskKind, values: Vec<(RevealShape, BoolExpr
                 name: "db".into(),
                 role: InputRole::Gallery,
                 ty: iris,
-                span: Span::default(),
+                span: crate::syntax::Span::default(),
             },
             Input {
                 name: "q".into(),
                 role: InputRole::Query { owner: 0 },
                 ty: iris,
-                span: Span::default(),
+                span: crate::syntax::Span::default(),
             },
         ],
         binders: vec![
             Binder {
                 names: vec!["d".into()],
                 kind: BinderKind::Records(Records::Galleries(vec![0])),
-                span: Span::default(),
+                span: crate::syntax::Span::default(),
             },
             Binder {
                 names: vec!["c".into()],
@@ -56,12 +94,12 @@ pub(crate) fn program(l: u32, mask: MaskKind, values: Vec<(RevealShape, BoolExpr
                     lo: -15,
                     hi: 15,
                 },
-                span: Span::default(),
+                span: crate::syntax::Span::default(),
             },
             Binder {
                 names: vec!["e".into()],
                 kind: BinderKind::Records(Records::Earlier(1)),
-                span: Span::default(),
+                span: crate::syntax::Span::default(),
             },
         ],
         reveals: values
@@ -72,26 +110,16 @@ pub(crate) fn program(l: u32, mask: MaskKind, values: Vec<(RevealShape, BoolExpr
                 value,
                 to: 0,
                 label: "ids".into(),
-                span: Span::default(),
+                span: crate::syntax::Span::default(),
             })
             .collect(),
     }
 }
 
-fn any_rot(body: BoolExpr) -> BoolExpr {
-    BoolExpr::Quant {
-        op: Quantifier::Any,
-        binders: vec![1],
-        body: Box::new(body),
-    }
-}
-
-fn deployed(mask: MaskKind) -> Program {
-    program(
-        12800,
-        mask,
-        vec![(RevealShape::Ids, any_rot(fhd(12800, mask, R345, 0)))],
-    )
+/// The plan the passes record for the deployed test (what [`program`] with one deployed test
+/// under `any c in rotations(q, -15..=15)` compiles to).
+pub(crate) fn deployed_plan(mask: MaskKind, options: &PlanOptions) -> Plan {
+    plan(&deployed(mask), options).unwrap()
 }
 
 fn only_fhd(p: &Plan) -> &FhdPlan {
@@ -267,7 +295,10 @@ fn inapplicable_forced_choices_are_errors_with_hints() {
         e.hint,
         "plain-mask needs public masks: declare `public mask` or drop --variant"
     );
-    assert_eq!(e.span, Span::new(10, 20));
+    assert_eq!(
+        error_span(&secret, &e),
+        span_of(&secret, "fhd(c, d) < 0.345")
+    );
     let e = plan(
         &secret,
         &PlanOptions {
@@ -293,9 +324,12 @@ fn inapplicable_forced_choices_are_errors_with_hints() {
 
 #[test]
 fn earlier_records_exclude_shamir() {
-    let body = any_rot(fhd(12800, MaskKind::Secret, R345, 2));
-    let mut prog = program(12800, MaskKind::Secret, vec![(RevealShape::Ids, body)]);
-    prog.reveals[0].records = Some(2);
+    let prog = source(
+        "parties p0, p1, p2;\n\
+         query q: iris<12800> secret mask from p0;\n\
+         reveal ids e in earlier(q): any c in rotations(q, -15..=15): fhd(c, e) < 0.345 to p0;\n"
+            .into(),
+    );
     let p = plan(&prog, &PlanOptions::default()).unwrap();
     assert_eq!(p.sharing, Sharing::Rep3);
     assert_eq!(only_fhd(&p).variant, Variant::MpcLift);
@@ -322,12 +356,14 @@ fn rings_too_large_or_too_wide_for_16_bits() {
     let e = plan(&deployed(MaskKind::Secret), &o).unwrap_err();
     assert!(e.message.contains("more than 64"), "{e}");
     assert!(e.hint.contains("lower the precision m"), "{}", e.hint);
-    // r = 0 with l = 16384: T - dot in [0, 32768] needs 17 bits: GR and F_p do not apply.
-    let zero = Ratio { num: 0, den: 1 };
-    let prog = program(
-        16384,
-        MaskKind::Public,
-        vec![(RevealShape::Ids, fhd(16384, MaskKind::Public, zero, 0))],
+    // r = 0.001 with l = 16448: T - dot reaches floor(0.998 * 16448) + 16448 = 32862 > 2^15,
+    // so 17 bits: GR and F_p do not apply.
+    let prog = source(
+        "parties p0, p1, p2;\n\
+         gallery db: iris<16448> public mask;\n\
+         query q: iris<16448> public mask from p0;\n\
+         reveal ids d in db: fhd(q, d) < 0.001 to p0;\n"
+            .into(),
     );
     let p = plan(&prog, &PlanOptions::default()).unwrap();
     assert_eq!((p.sharing, only_fhd(&p).compare_ring), (Sharing::Rep3, 17));
@@ -345,23 +381,14 @@ fn rings_too_large_or_too_wide_for_16_bits() {
 #[test]
 fn cosine_is_rep3_and_too_large_is_an_error() {
     let cos = |scale_bits| {
-        BoolExpr::Cosine(CosineTest {
-            query: Operand::Query(1),
-            record: Operand::Record {
-                binder: 0,
-                field: 0,
-            },
-            tau: SignedRatio {
-                negative: false,
-                abs: Ratio { num: 17, den: 50 },
-            },
-            strict: false,
-            dim: 192,
-            scale_bits,
-            span: Span::new(3, 4),
-        })
+        source(format!(
+            "parties p0, p1, p2;\n\
+             gallery voices: embedding<192> scale {scale_bits};\n\
+             query v: embedding<192> scale {scale_bits} from p1;\n\
+             reveal ids s in voices: cosine(v, s) >= 0.34 to p1;\n"
+        ))
     };
-    let prog = program(64, MaskKind::Public, vec![(RevealShape::Ids, cos(8))]);
+    let prog = cos(8);
     let p = plan(
         &prog,
         &PlanOptions {
@@ -374,27 +401,33 @@ fn cosine_is_rep3_and_too_large_is_an_error() {
         panic!()
     };
     assert_eq!(c.ring, 60);
-    let prog = program(64, MaskKind::Public, vec![(RevealShape::Ids, cos(12))]);
+    let prog = cos(12);
     let e = plan(&prog, &PlanOptions::default()).unwrap_err();
     assert!(
         e.hint.contains("lower the scale") && e.hint.contains("smaller denominator"),
         "{e}"
     );
-    assert_eq!(e.span, Span::new(3, 4));
+    assert_eq!(
+        error_span(&prog, &e),
+        span_of(&prog, "cosine(v, s) >= 0.34")
+    );
 }
 
 #[test]
 fn tests_come_in_reveal_then_tests_order() {
     let r = Ratio { num: 1, den: 4 };
-    let a = fhd(12800, MaskKind::Public, R345, 0);
-    let b = fhd(6400, MaskKind::Public, r, 0);
-    let prog = program(
-        12800,
-        MaskKind::Public,
-        vec![
-            (RevealShape::Ids, BoolExpr::And(Box::new(a), Box::new(b))),
-            (RevealShape::Count, fhd(64, MaskKind::Public, r, 0)),
-        ],
+    let prog = source(
+        "parties p0, p1, p2;\n\
+         gallery db: iris<12800> public mask;\n\
+         gallery db2: iris<6400> public mask;\n\
+         gallery db3: iris<64> public mask;\n\
+         query q: iris<12800> public mask from p0;\n\
+         query q2: iris<6400> public mask from p0;\n\
+         query q3: iris<64> public mask from p0;\n\
+         reveal ids d in db: fhd(q, d) < 0.345 and fhd(q, d) < 0.25 to p0;\n\
+         reveal ids d in db2: fhd(q2, d) < 0.25 to p0;\n\
+         reveal count d in db3: fhd(q3, d) < 0.25 to p0;\n"
+            .into(),
     );
     let p = plan(
         &prog,
@@ -405,12 +438,12 @@ fn tests_come_in_reveal_then_tests_order() {
     )
     .unwrap();
     let rings: Vec<u32> = p.tests.iter().map(|t| t.msb_bits()).collect();
-    let expect: Vec<u32> = [(12800, R345), (6400, r), (64, r)]
+    let expect: Vec<u32> = [(12800, R345), (12800, r), (6400, r), (64, r)]
         .iter()
         .map(|&(l, r)| crate::analysis::ring::select_ring(l, r).ring_bits)
         .collect();
     assert_eq!(rings, expect);
-    assert_eq!(p.cost.comparisons_per_record, 3);
+    assert_eq!(p.cost.comparisons_per_record, 4);
     assert_eq!(Variant::parse("const-lift"), Some(Variant::ConstLift));
     assert_eq!(Sharing::parse("gr4"), Some(Sharing::Gr4));
 }

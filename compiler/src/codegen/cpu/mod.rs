@@ -44,7 +44,7 @@ mod tests {
         let cx = Compiler::new().unwrap();
         let (program, choices) = planned_rep3(DEDUP);
         let m = lower_program(&cx, &program, DEDUP).unwrap();
-        let mpc = PassManager::irs_to_mpc_pipeline(choices)
+        let mpc = PassManager::irs_to_mpc_pipeline(&choices)
             .run(&cx, m, None)
             .unwrap();
         let llcx = Context::create();

@@ -13,13 +13,14 @@
 
 use super::emitter::{Emitter, Handle, Src, PART_CODE, PART_MASK};
 use super::{fail, PassError};
-use crate::mlir::{get_int, get_str, type_param};
+use crate::analysis::plan::{Sharing, Variant};
+use crate::mlir::{get_int, type_param};
 use melior::ir::{operation::OperationLike, operation::OperationRef, Location, ValueLike};
 
-/// The annotations `ring-select` and `variant-select` put on a comparison.
+/// The choices `variant-select` and `ring-select` record on a comparison.
 struct Choice {
-    variant: String,
-    sharing: String,
+    variant: Variant,
+    sharing: Sharing,
     ring: i64,
     dot_ring: i64,
     ml_ring: i64,
@@ -39,8 +40,16 @@ fn choice<'c, 'a>(op: &OperationRef<'c, 'a>) -> Result<Choice, PassError> {
         .ok_or_else(|| fail("`irs.fhd_lt` records have no code length"))?
         as i64;
     Ok(Choice {
-        variant: get_str(op, "variant").map_err(fail)?,
-        sharing: get_str(op, "sharing").map_err(fail)?,
+        variant: op
+            .attribute("variant")
+            .ok()
+            .and_then(Variant::from_attr)
+            .ok_or_else(|| fail("`irs.fhd_lt` has no `variant` (did variant-select run?)"))?,
+        sharing: op
+            .attribute("sharing")
+            .ok()
+            .and_then(Sharing::from_attr)
+            .ok_or_else(|| fail("`irs.fhd_lt` has no `sharing` (did variant-select run?)"))?,
         ring: int("ring_bits")?,
         dot_ring: int("dot_ring")?,
         ml_ring: int("ml_ring")?,
@@ -57,12 +66,14 @@ pub fn lower<'c, 'a>(e: &mut Emitter<'c>, op: &OperationRef<'c, 'a>) -> Result<(
     let c = choice(op)?;
     let (q, r) = (e.src_of(op, 0)?, e.src_of(op, 1)?);
     let at = op.location();
-    let bits = match (c.variant.as_str(), c.sharing.as_str()) {
-        ("plain_mask", "rep3" | "gr2" | "gr4" | "fp") => plain_mask(e, &c, &q, &r, at)?,
-        ("no_lift", "rep3") => no_lift(e, &c, &q, &r, at)?,
-        ("const_lift", "rep3") => const_lift(e, &c, &q, &r, at)?,
-        ("mpc_lift", "rep3" | "gr2" | "gr4") => mpc_lift(e, &c, &q, &r, at)?,
-        ("mpc_lift", "fp") => mpc_lift_fp(e, &c, &q, &r, at)?,
+    let bits = match (c.variant, c.sharing) {
+        (Variant::PlainMask, _) => plain_mask(e, &c, &q, &r, at)?,
+        (Variant::NoLift, Sharing::Rep3) => no_lift(e, &c, &q, &r, at)?,
+        (Variant::ConstLift, Sharing::Rep3) => const_lift(e, &c, &q, &r, at)?,
+        (Variant::MpcLift, Sharing::Rep3 | Sharing::Gr2 | Sharing::Gr4) => {
+            mpc_lift(e, &c, &q, &r, at)?
+        }
+        (Variant::MpcLift, Sharing::Fp) => mpc_lift_fp(e, &c, &q, &r, at)?,
         (v, s) => {
             return Err(fail(format!(
                 "no lowering of variant `{v}` with sharing `{s}`"
@@ -112,7 +123,7 @@ fn shamir_dot<'c>(
 ) -> Result<(Handle, Handle, Handle), PassError> {
     let ty = format!("!mpc.shamir<\"{}\">", c.sharing);
     let (x, y) = (e.load(q, part, &ty, at)?, e.load(r, part, &ty, at)?);
-    let rep = if c.sharing == "fp" {
+    let rep = if c.sharing == Sharing::Fp {
         let add = e.op1_memo("mpc.shamir_dot", at, &[x, y], &[], "!mpc.add_p")?;
         e.op1_memo("mpc.reshare_p", at, &[add], &[], "!mpc.rep_p")?
     } else {
@@ -136,12 +147,12 @@ fn plain_mask<'c>(
     r: &Src,
     at: Location<'c>,
 ) -> Result<Handle, PassError> {
-    let (dot, x, y, k) = match c.sharing.as_str() {
-        "rep3" => {
+    let (dot, x, y, k) = match c.sharing {
+        Sharing::Rep3 => {
             let (dot, x, y) = rep3_dot(e, (q, r), PART_CODE, c.ring, c.code_bits, at)?;
             (dot, x, y, c.ring)
         }
-        "gr2" | "gr4" if c.ring != 16 => {
+        Sharing::Gr2 | Sharing::Gr4 if c.ring != 16 => {
             return Err(fail(format!(
                 "Galois-ring dot products end in Z_2^16, not Z_2^{}",
                 c.ring
@@ -154,7 +165,7 @@ fn plain_mask<'c>(
     };
     let ml = e.op1_memo("mpc.mask_len", at, &[x, y], &[], &format!("!mpc.pub<{k}>"))?;
     let attrs = [e.int("ratio_num", c.num), e.int("ratio_den", c.den)];
-    if c.sharing == "fp" {
+    if c.sharing == Sharing::Fp {
         let diff = e.op1("mpc.sub_threshold_p", at, &[dot, ml], &attrs, "!mpc.rep_p")?;
         return e.op1("mpc.msb_p", at, &[diff], &[], "!mpc.bits");
     }
@@ -244,7 +255,7 @@ fn mpc_lift<'c>(
 ) -> Result<Handle, PassError> {
     check_lift(c)?;
     let k = c.ring;
-    let (dot, ml) = if c.sharing == "rep3" {
+    let (dot, ml) = if c.sharing == Sharing::Rep3 {
         let (dot, ..) = rep3_dot(e, (q, r), PART_CODE, c.dot_ring, c.code_bits, at)?;
         let (ml, ..) = rep3_dot(e, (q, r), PART_MASK, c.ml_ring, c.code_bits, at)?;
         (dot, ml)

@@ -8,13 +8,16 @@
 //! ring and sharing a comparison needs), `@query` receives the query number and the loaded
 //! galleries and does the per-query work.
 //!
-//! Before (after `ring-select` and `variant-select`):
+//! The `mpc` module gets the program's `mpc.parties` (an integer) and `mpc.protocol` (the
+//! family's name, `"rep3"`), from `irs.parties` and `irs.protocol`, which the backends read.
+//!
+//! Before (after `variant-select` and `ring-select`):
 //! ```mlir
 //! func.func @query() {
 //!   %0 = "irs.query_value"() {input = 1, kind = "iris", name = "q", owner = 0} : () -> !irs.code<12800>
 //!   %1 = "irs.rotate"(%0) {hi = 15, lo = -15} : (!irs.code<12800>) -> !irs.codes<12800>
 //!   %2 = "irs.records"() {input = 0, name = "db", source = "gallery"} : () -> !irs.codes<12800>
-//!   %3 = "irs.fhd_lt"(%1, %2) {ring_bits = 16, variant = "plain_mask", sharing = "rep3", ...} : (...) -> !irs.bits
+//!   %3 = "irs.fhd_lt"(%1, %2) {ring_bits = 16, sharing = #irs.sharing<"rep3">, variant = #irs.variant<"plain-mask">, ...} : (...) -> !irs.bits
 //!   %4 = "irs.any"(%3) {group = 31} : (!irs.bits) -> !irs.bits
 //!   "irs.reveal"(%4, %2) {label = "ids", shape = "ids", to = 0} : (...) -> ()
 //! }
@@ -46,10 +49,14 @@ mod fhd;
 mod logic;
 
 use super::{Pass, PassError};
+use crate::analysis::plan::Protocol;
 use crate::mlir::{op_name, Compiler};
 use emitter::Emitter;
 use melior::ir::{
-    block::BlockLike, operation::OperationLike, operation::OperationRef, Module, RegionLike,
+    attribute::StringAttribute,
+    block::BlockLike,
+    operation::{OperationLike, OperationMutLike, OperationRef},
+    Module, RegionLike,
 };
 
 pub struct IrsToMpc;
@@ -83,7 +90,27 @@ impl Pass for IrsToMpc {
                 other => return Err(fail(format!("no lowering for `{other}`"))),
             }
         }
-        e.finish(module.as_operation().location())
+        let mut mpc = e.finish(module.as_operation().location())?;
+        // What the backends read from the program: its parties and protocol family (the `mpc`
+        // module names the protocol as a string: it does not depend on the `irs` dialect).
+        let from = module.as_operation();
+        let missing =
+            |what: &str, who: &str| fail(format!("the module has no `{what}` ({who} sets it)"));
+        let parties = from
+            .attribute("irs.parties")
+            .map_err(|_| missing("irs.parties", "lower"))?;
+        let protocol = from
+            .attribute("irs.protocol")
+            .ok()
+            .and_then(Protocol::from_attr)
+            .ok_or_else(|| missing("irs.protocol", "variant-select"))?;
+        let mut to = mpc.as_operation_mut();
+        to.set_attribute("mpc.parties", parties);
+        to.set_attribute(
+            "mpc.protocol",
+            StringAttribute::new(cx.context(), protocol.name()).into(),
+        );
+        Ok(mpc)
     }
 }
 
