@@ -243,21 +243,6 @@ pub enum Command {
         #[arg(long)]
         check: bool,
     },
-    /// Measure the generated kernels and the runtime; writes DIR/<section>.json and PNG charts.
-    Bench {
-        /// Folder for the reports and charts.
-        #[arg(long, default_value = "bench-out")]
-        out: PathBuf,
-        /// Sections to run, comma-separated (default: all). Known: dot, table2, e2e.
-        #[arg(long, value_delimiter = ',')]
-        sections: Vec<String>,
-        /// Tiny sizes and short timings (checks the pipeline; the figures mean little).
-        #[arg(long)]
-        quick: bool,
-        /// Gallery records of the end-to-end section (default 100 000).
-        #[arg(long)]
-        records: Option<usize>,
-    },
 }
 
 pub fn dispatch(cli: Cli) -> Result<ExitCode> {
@@ -516,24 +501,6 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             timeout,
             check,
         }),
-        Command::Bench {
-            out,
-            sections,
-            quick,
-            records,
-        } => {
-            let files = crate::bench::run(&crate::bench::BenchOptions {
-                out,
-                sections,
-                quick,
-                progress: true,
-                records,
-            })?;
-            for f in files {
-                println!("{}", f.display());
-            }
-            Ok(ExitCode::SUCCESS)
-        }
     }
 }
 

@@ -135,7 +135,7 @@ fn paired_mask(rng: &mut impl Rng, code_bits: usize, clear: f64) -> Vec<u8> {
 }
 
 /// A new capture of the same eye: some code bits flipped and a fresh mask (not yet rotated).
-pub(crate) fn near_duplicate(rng: &mut impl Rng, src: &IrisCode, opts: &GenOptions) -> IrisCode {
+pub fn near_duplicate(rng: &mut impl Rng, src: &IrisCode, opts: &GenOptions) -> IrisCode {
     let bits = src.bits();
     let (lo, hi) = opts.flip_fraction;
     let fraction = if hi > lo {
@@ -380,7 +380,8 @@ pub fn write_queries_with(
     write_records(out, &queries)
 }
 
-pub(crate) fn write_records(out: &Path, records: &[IrisRecord]) -> Result<()> {
+/// Writes `records` to `out` as NDJSON, one record a line.
+pub fn write_records(out: &Path, records: &[IrisRecord]) -> Result<()> {
     let file =
         std::fs::File::create(out).with_context(|| format!("cannot create {}", out.display()))?;
     let mut w = NdjsonWriter::new(std::io::BufWriter::new(file));

@@ -33,7 +33,7 @@ pub struct RunOptions {
 }
 
 /// Three consecutive free TCP ports on loopback.
-pub(crate) fn free_base_port() -> Result<u16> {
+pub fn free_base_port() -> Result<u16> {
     use std::net::TcpListener;
     for _ in 0..200 {
         let base = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
