@@ -28,7 +28,9 @@ use super::report::{MachineInfo, Measurement, Report};
 use super::BenchOptions;
 use irisc::analysis::plan::{PlanOptions, Sharing, Variant};
 use irisc::codegen::Emit;
-use irisc::driver::{gen, keys, pipeline, plain, run as party_run, share, store};
+use irisc::driver::dealer::{share, store};
+use irisc::driver::synth::iris;
+use irisc::driver::{keys, pipeline, plaintext, run as party_run};
 
 /// A program measured end to end.
 pub struct Case {
@@ -521,7 +523,7 @@ fn measure_case(
             // The first n queries.
             let all = irisc_runtime::io::ndjson::read_file(file)?;
             let path = work.join(format!("{}.q{n}.ndjson", spec.name));
-            gen::write_records(&path, &all[..n.min(all.len())])?;
+            iris::write_records(&path, &all[..n.min(all.len())])?;
             let dir = shares.join(format!("q{n}"));
             let paths = share::input_paths(&dir, &spec.name);
             let paths = share::share_input_to(spec, None, &path, paths)?;
@@ -532,7 +534,7 @@ fn measure_case(
             inputs.push(path);
         }
         let plain_inputs = party_run::plain_inputs(&manifest, &inputs)?;
-        let expected = plain::answers(&checked.program, &planned.choices, &plain_inputs)?;
+        let expected = plaintext::answers(&checked.program, &planned.choices, &plain_inputs)?;
         let matched = expected
             .get(&0)
             .map(|v| {
@@ -661,7 +663,7 @@ fn generate_inputs(
             )
         })
         .collect();
-    let opts = gen::GenOptions::default();
+    let opts = iris::GenOptions::default();
     let mut query_codes = Vec::new();
     let mut files = Vec::new();
     let mut gallery_index = 0;
@@ -670,17 +672,17 @@ fn generate_inputs(
         match input.role {
             InputRole::Gallery => {
                 let code_bits = input.elements as usize;
-                let gallery = gen::generate(records, 7 + gallery_index, code_bits, &opts)?;
+                let gallery = iris::generate(records, 7 + gallery_index, code_bits, &opts)?;
                 query_codes.push(
                     people
                         .iter()
                         .map(|&(person, shift)| {
-                            gen::near_duplicate(&mut rng, &gallery[person].iris, &opts)
+                            iris::near_duplicate(&mut rng, &gallery[person].iris, &opts)
                                 .rotate(shift)
                         })
                         .collect::<Vec<_>>(),
                 );
-                gen::write_records(&path, &gallery)?;
+                iris::write_records(&path, &gallery)?;
                 gallery_index += 1;
             }
             InputRole::Query => {
@@ -697,7 +699,7 @@ fn generate_inputs(
                         iris,
                     })
                     .collect();
-                gen::write_records(&path, &records)?;
+                iris::write_records(&path, &records)?;
             }
         }
         files.push(path);

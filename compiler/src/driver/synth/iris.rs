@@ -1,4 +1,4 @@
-//! `irisc gen`: synthetic iris codes for demos and tests, deterministic from a seed.
+//! Synthetic iris codes (`irisc gen --kind iris`) for demos and tests, deterministic from a seed.
 //!
 //! Gallery records have uniformly random code bits and masks with about 10% of bits cleared, in
 //! pairs (bits 2j and 2j+1 of a cell: the two parts of one filter response are valid together).
@@ -9,32 +9,14 @@
 
 use std::path::Path;
 
+use crate::driver::progress::progress;
+
 use anyhow::{bail, Context, Result};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use irisc_runtime::io::ndjson::{self, NdjsonWriter};
 use irisc_runtime::iris::{check_code_bits, IrisCode, IrisRecord, DEFAULT_CODE_BITS};
 use rand::seq::index::sample;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-
-/// Above this many records, long-running tools show a progress bar on stderr.
-pub const PROGRESS_THRESHOLD: usize = 10_000;
-
-/// A progress bar on stderr for `len` items, hidden for small jobs (and by indicatif itself when
-/// stderr is not a terminal).
-pub(crate) fn progress(len: usize, what: &str) -> ProgressBar {
-    if len <= PROGRESS_THRESHOLD {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::with_draw_target(Some(len as u64), ProgressDrawTarget::stderr());
-    if let Ok(style) = ProgressStyle::with_template(
-        "{msg} [{elapsed_precise}] {wide_bar} {pos}/{len} ({eta} left)",
-    ) {
-        bar.set_style(style);
-    }
-    bar.set_message(what.to_string());
-    bar
-}
 
 /// How synthetic gallery records are made.
 #[derive(Debug, Clone, PartialEq)]
