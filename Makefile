@@ -4,7 +4,7 @@
 CARGO ?= cargo
 LLVM_BIN := /usr/lib/llvm-22/bin
 
-.PHONY: all setup build build-release demo test test-rust test-lit fmt clean-demo
+.PHONY: all setup build build-release demo test test-rust test-lit bench bench-quick fmt clean-demo
 
 all: build
 
@@ -30,6 +30,19 @@ test-rust:
 
 test-lit:
 	IRISC=$(CURDIR)/target/debug/irisc $(LLVM_BIN)/lit -sv tests/lit
+
+# Benchmarks (the irisc-bench crate): DIR/<section>.json and PNG charts. The runtime archive is
+# built first because the sections that compile programs link it into their executables.
+# Options: make bench BENCH_ARGS="--sections dot,table2 --out DIR --records N".
+BENCH_ARGS ?=
+bench: setup
+	$(CARGO) build --release -p irisc-runtime
+	$(CARGO) run --release -p irisc-bench -- $(BENCH_ARGS)
+
+# Every section at tiny sizes: checks the pipeline in a minute or two; the figures mean little.
+bench-quick: setup
+	$(CARGO) build --release -p irisc-runtime
+	$(CARGO) run --release -p irisc-bench -- --quick --out bench-out/quick $(BENCH_ARGS)
 
 fmt:
 	$(CARGO) fmt --all

@@ -9,10 +9,8 @@
 //! - [`passes`]: one module per pass (`ring-select`, `irs-to-mpc`, ...);
 //! - [`codegen`]: `mpc` module -> LLVM IR (party schedule and kernels) -> object -> executable;
 //! - [`driver`]: the `irisc` command line;
-//! - [`bench`]: `irisc bench`, measurements written as JSON and PNG.
 
 pub mod analysis;
-pub mod bench;
 pub mod codegen;
 pub mod driver;
 pub mod lower;

@@ -17,7 +17,6 @@
 //! - [`manifest`]: what the compiler embeds in an executable about its program;
 //! - [`party`]: one party's run: arguments, inputs, links, value slots, outputs;
 //! - [`abi`]: the C ABI the generated code calls;
-//! - [`bench`]: benchmarks of the protocol steps (the paper's Table 2), for `irisc bench`;
 //! - [`sys`]: process settings for the hot loops (allocator).
 
 /// Writes a line to stderr, ignoring failure: a party's progress and error lines must never stop
@@ -31,7 +30,6 @@ macro_rules! say {
 pub(crate) use say;
 
 pub mod abi;
-pub mod bench;
 pub mod error;
 pub mod io;
 pub mod iris;

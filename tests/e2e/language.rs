@@ -240,7 +240,8 @@ fn plain_answers(program: &Path, db: &Path, query: &Path) -> Vec<Value> {
     use irisc::driver::pipeline;
     let checked = pipeline::read_and_check(program).unwrap();
     let planned = pipeline::plan(&checked, &Default::default()).unwrap();
-    irisc::driver::plain::answers_db_query(&checked.program, &planned.plan, db, query).unwrap()
+    irisc::driver::plaintext::answers_db_query(&checked.program, &planned.plan, db, query)
+        .unwrap()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -413,11 +414,11 @@ fn small_tiered_answers_equal_plaintext() {
 
 /// The plaintext answers of small_tiered.irs (default plan) with the given tier bits.
 fn tiered_plain(db: &Path, q: &Path, tiers: &[bool]) -> Vec<Value> {
-    use irisc::driver::{pipeline, plain};
+    use irisc::driver::{pipeline, plaintext};
     let checked = pipeline::read_and_check(&common::example("small_tiered.irs")).unwrap();
     let planned = pipeline::plan(&checked, &Default::default()).unwrap();
     let iris = |p: &Path| {
-        plain::PlainInput::Iris(
+        plaintext::PlainInput::Iris(
             ndjson::read_file(p)
                 .unwrap()
                 .into_iter()
@@ -425,7 +426,7 @@ fn tiered_plain(db: &Path, q: &Path, tiers: &[bool]) -> Vec<Value> {
                 .collect(),
         )
     };
-    let bits = plain::PlainInput::Bit(
+    let bits = plaintext::PlainInput::Bit(
         tiers
             .iter()
             .enumerate()
@@ -433,8 +434,12 @@ fn tiered_plain(db: &Path, q: &Path, tiers: &[bool]) -> Vec<Value> {
             .collect(),
     );
     // Inputs in declaration order: db, q, tier.
-    let mut answers =
-        plain::answers(&checked.program, &planned.plan, &[iris(db), iris(q), bits]).unwrap();
+    let mut answers = plaintext::answers(
+        &checked.program,
+        &planned.plan,
+        &[iris(db), iris(q), bits],
+    )
+    .unwrap();
     answers.remove(&0).unwrap()
 }
 

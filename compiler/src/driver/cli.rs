@@ -1,17 +1,15 @@
-//! Argument definitions (clap) and dispatch to the subcommands.
+//! The command line: argument definitions (clap) and dispatch to the module of each command
+//! (`build`, `explain`, `synth` for `gen`, `keys`, `dealer` for `share`/`enroll`/`repair`,
+//! `run`). Nothing else happens here.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{bail, Result};
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use anyhow::Result;
+use clap::{Args, Parser, Subcommand};
 
-use irisc_runtime::io::share_file::ShareKind;
-use irisc_runtime::manifest::InputRole;
-
-use crate::codegen::{Artifact, Emit};
-
-use super::pipeline;
+use super::build::Stage;
+use super::{build, dealer, explain, keys, run, synth};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -22,16 +20,6 @@ use super::pipeline;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum EmitArg {
-    Ast,
-    Irs,
-    Mpc,
-    Schedule,
-    Llvm,
-    Obj,
 }
 
 /// What the compiler may be told to choose instead of its cost model.
@@ -73,13 +61,6 @@ impl PlanArgs {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum GenKind {
-    Iris,
-    Embedding,
-    Bit,
-}
-
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Compile a program to an executable that each party runs with `--party N`.
@@ -90,7 +71,7 @@ pub enum Command {
         output: Option<PathBuf>,
         /// Stop after a stage and print it (ast, irs, mpc, llvm) or write it (obj).
         #[arg(long, value_enum)]
-        emit: Option<EmitArg>,
+        emit: Option<Stage>,
         /// Print the MLIR module after every pass (to stderr).
         #[arg(long)]
         print_ir_after_all: bool,
@@ -112,8 +93,8 @@ pub enum Command {
     /// speaker embeddings, or bits.
     Gen {
         /// What to generate.
-        #[arg(long, value_enum, default_value_t = GenKind::Iris)]
-        kind: GenKind,
+        #[arg(long, value_enum, default_value_t = synth::Kind::Iris)]
+        kind: synth::Kind,
         /// Records (iris, bit).
         #[arg(long, required_unless_present_any = ["speakers"])]
         count: Option<usize>,
@@ -245,23 +226,9 @@ pub enum Command {
     },
     /// Run passes on a `.mlir` module and print the result (like mlir-opt).
     Opt(super::opt::OptArgs),
-    /// Measure the generated kernels and the runtime; writes DIR/<section>.json and PNG charts.
-    Bench {
-        /// Folder for the reports and charts.
-        #[arg(long, default_value = "bench-out")]
-        out: PathBuf,
-        /// Sections to run, comma-separated (default: all). Known: dot, table2, e2e.
-        #[arg(long, value_delimiter = ',')]
-        sections: Vec<String>,
-        /// Tiny sizes and short timings (checks the pipeline; the figures mean little).
-        #[arg(long)]
-        quick: bool,
-        /// Gallery records of the end-to-end section (default 100 000).
-        #[arg(long)]
-        records: Option<usize>,
-    },
 }
 
+/// Runs the command: each command's logic lives in its module, named after it.
 pub fn dispatch(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Opt(args) => super::opt::run(args),
@@ -271,34 +238,13 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             emit,
             print_ir_after_all,
             plan,
-        } => build(program, output, emit, print_ir_after_all, &plan),
+        } => build::build(&program, output, emit, print_ir_after_all, &plan.options()?),
         Command::Explain {
             program,
             json,
             records,
             plan,
-        } => {
-            let checked = pipeline::read_and_check(&program)?;
-            let planned = pipeline::plan(&checked, &plan.options()?)?;
-            use crate::analysis::explain as ex;
-            if json {
-                let v = ex::explain_program_json_with_source(
-                    &checked.program,
-                    &planned.plan,
-                    records,
-                    Some(&checked.source),
-                );
-                write_stdout(&format!("{}\n", serde_json::to_string_pretty(&v)?))?;
-            } else {
-                write_stdout(&ex::explain_program_text_with_source(
-                    &checked.program,
-                    &planned.plan,
-                    records,
-                    Some(&checked.source),
-                ))?;
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        } => explain::explain(&program, json, records, &plan.options()?),
         Command::Gen {
             kind,
             count,
@@ -312,63 +258,25 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             noise,
             voices,
             output,
-        } => {
-            let need_count =
-                || count.ok_or_else(|| anyhow::anyhow!("--count is required for --kind {kind:?}"));
-            let written = match kind {
-                GenKind::Iris => {
-                    let count = need_count()?;
-                    match near {
-                        Some(db) => {
-                            let Some(r) = crate::sema::consts::parse_decimal(&ratio) else {
-                                bail!("--ratio {ratio:?} is not a decimal ratio such as 0.345");
-                            };
-                            let opts = super::gen::QueryOptions {
-                                ratio: (r.num, r.den),
-                                ..Default::default()
-                            };
-                            super::gen::write_queries_with(&output, &db, count, seed, &opts)?
-                        }
-                        None => super::gen::write_gallery(&output, count, seed, bits as usize)?,
-                    }
-                    format!("{count} codes")
-                }
-                GenKind::Embedding => {
-                    let Some(speakers) = speakers else {
-                        bail!("--kind embedding needs --speakers S (and --per-speaker N)");
-                    };
-                    let opts = super::gen_values::EmbeddingOptions {
-                        speakers,
-                        per_speaker,
-                        dim,
-                        noise,
-                        seed,
-                        voices,
-                    };
-                    let recs = super::gen_values::generate_embeddings(&opts)?;
-                    irisc_runtime::io::ndjson_values::write_embeddings(&output, &recs)
-                        .map_err(anyhow::Error::msg)?;
-                    format!("{} embeddings", recs.len())
-                }
-                GenKind::Bit => {
-                    let recs = super::gen_values::generate_bits(need_count()?, seed);
-                    irisc_runtime::io::ndjson_values::write_bits(&output, &recs)
-                        .map_err(anyhow::Error::msg)?;
-                    format!("{} bits", recs.len())
-                }
-            };
-            eprintln!("wrote {written} to {}", output.display());
-            Ok(ExitCode::SUCCESS)
-        }
+        } => synth::generate(&synth::GenRequest {
+            kind,
+            count,
+            seed,
+            bits,
+            near,
+            ratio,
+            speakers,
+            per_speaker,
+            dim,
+            noise,
+            voices,
+            output,
+        }),
         Command::Keys {
             output,
             base_port,
             force,
-        } => {
-            let toml = super::keys::generate_keys(&output, base_port, force)?;
-            eprintln!("wrote keys and {}", toml.display());
-            Ok(ExitCode::SUCCESS)
-        }
+        } => keys::run_keys(&output, base_port, force),
         Command::Share {
             inputs,
             db,
@@ -377,84 +285,16 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             program,
             ring,
             plan,
-        } => {
-            let manifest = match &program {
-                Some(p) => {
-                    let checked = pipeline::read_and_check(p)?;
-                    let planned = pipeline::plan(&checked, &plan.options()?)?;
-                    Some(super::share::program_manifest(&checked, &planned)?)
-                }
-                None => None,
-            };
-            let mut written = Vec::new();
-            if !inputs.is_empty() {
-                let manifest = manifest
-                    .as_ref()
-                    .ok_or_else(|| anyhow::anyhow!("--input needs --program"))?;
-                let specs = super::share::input_specs(manifest);
-                for arg in &inputs {
-                    let (name, file) = super::share::parse_input_arg(arg)?;
-                    let spec = specs
-                        .iter()
-                        .find(|s| s.name == name)
-                        .map(Ok)
-                        .unwrap_or_else(|| super::share::find_input(manifest, &name))?;
-                    let paths = super::share::input_paths(&output, &spec.name);
-                    written.extend(if super::store::is_store_input(spec) {
-                        super::store::share_to_stores(&manifest.fingerprint, spec, &file, paths)?
-                    } else {
-                        super::share::share_input_to(spec, None, &file, paths)?
-                    });
-                }
-            } else if db.is_none() && query.is_none() {
-                bail!("give the inputs to share: --program P.irs --input NAME=FILE (repeatable), or --db / --query");
-            }
-            if db.is_some() || query.is_some() {
-                // With a program: the sharing and ring of its only gallery / query input.
-                let spec_for =
-                    |role: InputRole| -> Result<Option<&irisc_runtime::manifest::ManifestInput>> {
-                        let Some(m) = &manifest else { return Ok(None) };
-                        let of_role = m.inputs_with(role);
-                        let [i] = of_role[..] else {
-                            bail!("--db / --query are for programs with one gallery and one query input; use --input NAME=FILE");
-                        };
-                        Ok(Some(&m.inputs[i]))
-                    };
-                if !(2..=64).contains(&ring) {
-                    bail!("--ring must be between 2 and 64, not {ring}");
-                }
-                for (file, role, kind, stem) in [
-                    (&db, InputRole::Gallery, ShareKind::Gallery, "db"),
-                    (&query, InputRole::Query, ShareKind::Query, "query"),
-                ] {
-                    let Some(file) = file else { continue };
-                    let paths = super::share::share_paths(&output, stem);
-                    written.extend(match spec_for(role)? {
-                        Some(spec) if super::store::is_store_input(spec) => {
-                            let fingerprint = manifest
-                                .as_ref()
-                                .map(|m| m.fingerprint.clone())
-                                .unwrap_or_default();
-                            super::store::share_to_stores(&fingerprint, spec, file, paths)?
-                        }
-                        Some(spec) => super::share::share_input_to(spec, None, file, paths)?,
-                        None => super::share::share_file(file, &output, kind, ring, stem)?,
-                    });
-                }
-            }
-            for f in written {
-                eprintln!("wrote {}", f.display());
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Repair { stores } => {
-            for path in &stores {
-                let header = irisc_runtime::store::repair(path)?;
-                irisc_runtime::store::Store::open(path)?;
-                eprintln!("{}: intact, {} records", path.display(), header.count);
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        } => dealer::run_share(&dealer::ShareRequest {
+            inputs,
+            db,
+            query,
+            output,
+            program,
+            ring,
+            plan: plan.options()?,
+        }),
+        Command::Repair { stores } => dealer::run_repair(&stores),
         Command::Enroll {
             program,
             db,
@@ -462,40 +302,14 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             store,
             roll_back,
             plan,
-        } => {
-            let checked = pipeline::read_and_check(&program)?;
-            let planned = pipeline::plan(&checked, &plan.options()?)?;
-            let manifest = super::share::program_manifest(&checked, &planned)?;
-            let (spec, file, paths) = match (&db, &input) {
-                (Some(file), _) => {
-                    let of_role = manifest.inputs_with(InputRole::Gallery);
-                    let [i] = of_role[..] else {
-                        bail!("--db is for programs with one gallery input; use --input NAME=FILE");
-                    };
-                    let spec = &manifest.inputs[i];
-                    (spec, file.clone(), super::share::share_paths(&store, "db"))
-                }
-                (None, Some(arg)) => {
-                    let (name, file) = super::share::parse_input_arg(arg)?;
-                    let spec = super::share::find_input(&manifest, &name)?;
-                    (spec, file, super::share::input_paths(&store, &spec.name))
-                }
-                (None, None) => bail!("give the new records: --db FILE or --input NAME=FILE"),
-            };
-            let done = super::store::enroll(&manifest.fingerprint, spec, &file, &paths, roll_back)?;
-            if let Some(n) = done.rolled_back {
-                eprintln!("rolled the three stores back to their {n} common records");
-            }
-            for p in &paths {
-                eprintln!(
-                    "appended {} records to {} (now {})",
-                    done.appended,
-                    p.display(),
-                    done.count
-                );
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        } => dealer::run_enroll(&dealer::EnrollRequest {
+            program,
+            db,
+            input,
+            store,
+            roll_back,
+            plan: plan.options()?,
+        }),
         Command::Run {
             program,
             inputs,
@@ -507,7 +321,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             record_chunk,
             timeout,
             check,
-        } => super::run::run(&super::run::RunOptions {
+        } => run::run(&run::RunOptions {
             program,
             inputs,
             db,
@@ -519,97 +333,5 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             timeout,
             check,
         }),
-        Command::Bench {
-            out,
-            sections,
-            quick,
-            records,
-        } => {
-            let files = crate::bench::run(&crate::bench::BenchOptions {
-                out,
-                sections,
-                quick,
-                progress: true,
-                records,
-            })?;
-            for f in files {
-                println!("{}", f.display());
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-    }
-}
-
-fn build(
-    program: PathBuf,
-    output: Option<PathBuf>,
-    emit: Option<EmitArg>,
-    print_ir_after_all: bool,
-    plan: &PlanArgs,
-) -> Result<ExitCode> {
-    let checked = pipeline::read_and_check(&program)?;
-    let planned = pipeline::plan(&checked, &plan.options()?)?;
-    let emit = match emit {
-        Some(EmitArg::Ast) => {
-            let ast = crate::syntax::parse(&checked.source).map_err(|d| {
-                anyhow::anyhow!(crate::syntax::render(
-                    &program.display().to_string(),
-                    &checked.source,
-                    &[d],
-                    false
-                ))
-            })?;
-            write_stdout(&crate::syntax::print_tree(&ast, &checked.source))?;
-            return Ok(ExitCode::SUCCESS);
-        }
-        Some(EmitArg::Irs) => Emit::Irs,
-        Some(EmitArg::Mpc) => Emit::Mpc,
-        Some(EmitArg::Schedule) => Emit::Schedule,
-        Some(EmitArg::Llvm) => Emit::Llvm,
-        Some(EmitArg::Obj) => Emit::Obj,
-        None => Emit::Exe,
-    };
-    let default_out = || {
-        let stem = program
-            .file_stem()
-            .map(|s| s.to_os_string())
-            .unwrap_or_else(|| "a.out".into());
-        let mut p = PathBuf::from(stem);
-        if matches!(emit, Emit::Obj) {
-            p.set_extension("o");
-        }
-        p
-    };
-    let output = match emit {
-        Emit::Exe | Emit::Obj => Some(output.unwrap_or_else(default_out)),
-        _ => output,
-    };
-    let (artifact, took) = pipeline::compile(&checked, &planned, emit, output, print_ir_after_all)?;
-    match artifact {
-        Artifact::Text(text) => write_stdout(&text)?,
-        Artifact::File(path) => {
-            eprintln!("built {} in {:.2} s", path.display(), took.as_secs_f64());
-            eprint!(
-                "{}",
-                crate::analysis::explain::explain_program_text_with_source(
-                    &checked.program,
-                    &planned.plan,
-                    1,
-                    Some(&checked.source),
-                )
-            );
-        }
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// Writes a stage or report to stdout. A reader that closes the pipe early (`| head`) is not an
-/// error: the rest is simply not wanted.
-fn write_stdout(text: &str) -> Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(()),
     }
 }

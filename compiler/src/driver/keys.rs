@@ -21,6 +21,17 @@ pub const PARTIES_TOML: &str = "parties.toml";
 /// The setup timeout written into a fresh `parties.toml`, in seconds.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 30;
 
+/// `irisc keys`: writes the keys and `parties.toml` into `output` and says so.
+pub fn run_keys(
+    output: &Path,
+    base_port: u16,
+    force: bool,
+) -> anyhow::Result<std::process::ExitCode> {
+    let toml = generate_keys(output, base_port, force)?;
+    eprintln!("wrote keys and {}", toml.display());
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
 /// Writes `ca.crt`, `party{i}.crt`, `party{i}.key` (i = 0, 1, 2) and `parties.toml` into `dir`
 /// (created if missing), with party `i` at `127.0.0.1:{base_port + i}`. Returns the path of
 /// `parties.toml`. Refuses to replace existing files unless `overwrite` is set.

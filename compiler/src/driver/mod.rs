@@ -1,18 +1,29 @@
 //! The `irisc` command line: `build`, `explain`, `gen`, `keys`, `share`, `enroll`, `repair`, `run`.
 //!
-//! Each subcommand lives in its own module; this file only parses arguments and dispatches.
+//! One module per concept, each findable by name:
+//! - `cli`: the argument definitions (clap) and the dispatch to the modules below, nothing else;
+//! - [`pipeline`]: read, check, plan and compile a program (the stages in order);
+//! - [`build`] (`irisc build`) and [`explain`] (`irisc explain`);
+//! - [`synth`]: synthetic inputs (`irisc gen`): iris galleries and queries, embeddings, bits;
+//! - [`keys`]: TLS keys and `parties.toml` (`irisc keys`);
+//! - [`dealer`]: plaintext inputs into the parties' shares and gallery stores (`irisc share`,
+//!   `irisc enroll`, `irisc repair`);
+//! - [`run`]: all three parties on this machine (`irisc run`), with `--check`;
+//! - [`plaintext`]: the plaintext definition of a program's answers, the oracle of `--check` and
+//!   of the end-to-end tests;
+//! - [`progress`]: progress bars for long jobs.
 
+pub mod build;
 mod cli;
-pub mod deal;
-pub mod gen;
-pub mod gen_values;
+pub mod dealer;
+pub mod explain;
 pub mod keys;
 pub mod opt;
 pub mod pipeline;
-pub mod plain;
+pub mod plaintext;
+pub mod progress;
 pub mod run;
-pub mod share;
-pub mod store;
+pub mod synth;
 
 use std::process::ExitCode;
 
@@ -38,5 +49,16 @@ pub fn main() -> ExitCode {
             }
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Writes a stage or report to stdout. A reader that closes the pipe early (`| head`) is not an
+/// error: the rest is simply not wanted.
+pub(crate) fn write_stdout(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
     }
 }

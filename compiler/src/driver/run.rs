@@ -33,7 +33,7 @@ pub struct RunOptions {
 }
 
 /// Three consecutive free TCP ports on loopback.
-pub(crate) fn free_base_port() -> Result<u16> {
+pub fn free_base_port() -> Result<u16> {
     use std::net::TcpListener;
     for _ in 0..200 {
         let base = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
@@ -52,7 +52,7 @@ pub fn run(opts: &RunOptions) -> Result<ExitCode> {
     let checked = pipeline::read_and_check(&opts.program)?;
     let planned = pipeline::plan(&checked, &opts.plan)?;
     // Every input must have its file before anything is built.
-    let manifest = super::share::program_manifest(&checked, &planned)?;
+    let manifest = super::dealer::share::program_manifest(&checked, &planned)?;
     let files = plaintext_files(opts, &manifest)?;
     let temp;
     let work: &Path = match &opts.work {
@@ -78,14 +78,14 @@ pub fn run(opts: &RunOptions) -> Result<ExitCode> {
     let keys = work.join("keys");
     let config = super::keys::generate_keys(&keys, free_base_port()?, true)?;
     let shares = work.join("shares");
-    let specs = super::share::input_specs(&manifest);
+    let specs = super::dealer::share::input_specs(&manifest);
     let mut party_args: [Vec<String>; 3] = Default::default();
     for (spec, file) in specs.iter().zip(&files) {
-        let paths = super::share::input_paths(&shares, &spec.name);
-        let paths = if super::store::is_store_input(spec) {
-            super::store::share_to_stores(&manifest.fingerprint, spec, file, paths)?
+        let paths = super::dealer::share::input_paths(&shares, &spec.name);
+        let paths = if super::dealer::store::is_store_input(spec) {
+            super::dealer::store::share_to_stores(&manifest.fingerprint, spec, file, paths)?
         } else {
-            super::share::share_input_to(spec, None, file, paths)?
+            super::dealer::share::share_input_to(spec, None, file, paths)?
         };
         for (args, path) in party_args.iter_mut().zip(&paths) {
             args.push("--input".into());
@@ -134,7 +134,7 @@ pub fn run(opts: &RunOptions) -> Result<ExitCode> {
 
     if opts.check {
         let plain = plain_inputs(&manifest, &files)?;
-        let expected = super::plain::answers(&checked.program, &planned.plan, &plain)?;
+        let expected = super::plaintext::answers(&checked.program, &planned.plan, &plain)?;
         // Each output party prints its own objects; compare party by party.
         for (party, o) in outcome.iter().enumerate() {
             let got: Vec<serde_json::Value> = o
@@ -167,8 +167,8 @@ pub fn plaintext_files(opts: &RunOptions, manifest: &Manifest) -> Result<Vec<Pat
         Ok(())
     };
     for arg in &opts.inputs {
-        let (name, path) = super::share::parse_input_arg(arg)?;
-        super::share::find_input(manifest, &name)?;
+        let (name, path) = super::dealer::share::parse_input_arg(arg)?;
+        super::dealer::share::find_input(manifest, &name)?;
         set(manifest.input_index(&name).unwrap_or(0), path)?;
     }
     for (flag, role, given) in [
@@ -310,8 +310,8 @@ fn wait_all(mut children: Vec<Child>, limit: Duration) -> Result<Vec<Outcome>> {
 pub fn plain_inputs(
     manifest: &Manifest,
     files: &[PathBuf],
-) -> Result<Vec<super::plain::PlainInput>> {
-    use super::plain::PlainInput;
+) -> Result<Vec<super::plaintext::PlainInput>> {
+    use super::plaintext::PlainInput;
     use irisc_runtime::io::{ndjson, ndjson_values};
     use irisc_runtime::manifest::InputKind;
     manifest

@@ -1,5 +1,5 @@
 //! What a party did, printed at the end of every run (stderr, one line) and, with
-//! `--stats PATH`, written as JSON for tools (`irisc bench` reads it).
+//! `--stats PATH`, written as JSON for tools (the `irisc-bench` benchmarks read it).
 //!
 //! Times are wall-clock per phase; CPU time and peak memory come from the operating system, so a
 //! run on an oversubscribed machine can be judged per core as well as per second.

@@ -48,7 +48,7 @@ use crate::net::{NetError, Transport};
 use crate::ring::{from_le_bytes, to_le_bytes, RingElem};
 
 /// The default of [`set_chunk_elems`] for a party (`--chunk-size`), chosen by the chunk sweep
-/// of `irisc bench --sections table2`: 0, one message per round.
+/// of the benchmarks (`irisc-bench --sections table2`): 0, one message per round.
 pub const DEFAULT_CHUNK_ELEMS: usize = 0;
 
 thread_local! {

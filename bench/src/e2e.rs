@@ -26,32 +26,59 @@ use super::netsim::{NetProfile, Relays};
 use super::plot::{self, RefLine};
 use super::report::{MachineInfo, Measurement, Report};
 use super::BenchOptions;
-use crate::analysis::plan::PlanOptions;
-use crate::codegen::Emit;
-use crate::driver::{gen, keys, pipeline, plain, run as party_run, share, store};
+use irisc::analysis::plan::{PlanOptions, Sharing, Variant};
+use irisc::codegen::Emit;
+use irisc::driver::dealer::{share, store};
+use irisc::driver::synth::iris;
+use irisc::driver::{keys, pipeline, plaintext, run as party_run};
 
 /// A program measured end to end.
-pub(crate) struct Case {
+pub struct Case {
     pub name: &'static str,
     pub source: &'static str,
     /// Gallery inputs compared per record (eyes).
     pub eyes: usize,
-    /// Rotations of each query code.
+    /// Rotations of each query code (1: the query is compared as it is).
     pub rotations: usize,
+    /// `--sharing` of the build, or the cost model's choice.
+    pub sharing: Option<&'static str>,
+    /// `--variant` of the build, or the cost model's choice.
+    pub variant: Option<&'static str>,
 }
 
-pub(crate) const CASES: &[Case] = &[
+impl Case {
+    /// The build's choices, as `irisc build --sharing S --variant V` takes them.
+    fn plan_options(&self) -> Result<PlanOptions> {
+        Ok(PlanOptions {
+            sharing: match self.sharing {
+                Some(s) => Some(Sharing::parse(s).ok_or_else(|| anyhow!("unknown sharing {s}"))?),
+                None => None,
+            },
+            variant: match self.variant {
+                Some(v) => Some(Variant::parse(v).ok_or_else(|| anyhow!("unknown variant {v}"))?),
+                None => None,
+            },
+            precision_bits: None,
+        })
+    }
+}
+
+pub const CASES: &[Case] = &[
     Case {
         name: "iris_ids",
-        source: include_str!("../../../examples/iris_ids.irs"),
+        source: include_str!("../../examples/iris_ids.irs"),
         eyes: 1,
         rotations: 31,
+        sharing: None,
+        variant: None,
     },
     Case {
         name: "iris_eyes_ids",
-        source: include_str!("../../../examples/iris_eyes_ids.irs"),
+        source: include_str!("../../examples/iris_eyes_ids.irs"),
         eyes: 2,
         rotations: 31,
+        sharing: None,
+        variant: None,
     },
 ];
 
@@ -62,14 +89,14 @@ const MACHINE_BUDGET_BYTES: f64 = 24.0 * (1u64 << 30) as f64;
 /// Queries of the batch run: one schedule batch, so one kernel call per chunk for all of them.
 const BATCH_QUERIES: usize = 8;
 /// Records per chunk of the pipelined runs (4 chunks of a 100 000-record gallery).
-pub(crate) const PIPELINE_CHUNK: usize = 32_768;
+pub const PIPELINE_CHUNK: usize = 32_768;
 
 /// How one run is made: threads per party, the network between the parties (`None`:
 /// loopback as it is), the queries in the batch, and the party's `--record-chunk` (`None`: its
 /// default, the whole gallery in one chunk; `Some(n)`: chunks of n records, the next chunk's dot
 /// products overlapping this chunk's comparisons).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Setting {
+pub struct Setting {
     pub threads: usize,
     pub net: Option<NetProfile>,
     pub queries: usize,
@@ -78,7 +105,7 @@ pub(crate) struct Setting {
 
 impl Setting {
     /// One query, the default chunks, over `net`.
-    pub(crate) fn one_query(threads: usize, net: Option<NetProfile>) -> Setting {
+    pub fn one_query(threads: usize, net: Option<NetProfile>) -> Setting {
         Setting {
             threads,
             net,
@@ -106,25 +133,27 @@ impl Setting {
 }
 
 /// One run's figures, from the three parties' accounting.
-pub(crate) struct RunFigures {
-    case: &'static str,
-    setting: Setting,
-    records: usize,
-    comparisons: u64,
+pub struct RunFigures {
+    pub case: &'static str,
+    pub setting: Setting,
+    pub records: usize,
+    pub comparisons: u64,
     /// Slowest party's dot phase, comparison phase, their sum, and whole run (s).
-    dot_s: f64,
+    pub dot_s: f64,
     /// Slowest party's dot-product time spent in the background, hidden behind comparisons.
-    dot_overlapped_s: f64,
-    compare_s: f64,
-    matching_s: f64,
-    total_s: f64,
-    load_s: f64,
+    pub dot_overlapped_s: f64,
+    pub compare_s: f64,
+    pub matching_s: f64,
+    pub total_s: f64,
+    pub load_s: f64,
     /// Comparisons per CPU-second of the busiest party during matching.
-    cmp_per_cpu_s: Option<f64>,
-    bytes_per_cmp: f64,
-    rounds: u64,
-    messages: u64,
-    peak_rss: [u64; 3],
+    pub cmp_per_cpu_s: Option<f64>,
+    pub bytes_per_cmp: f64,
+    pub rounds: u64,
+    pub messages: u64,
+    pub peak_rss: [u64; 3],
+    /// The three parties' `--stats` JSON as written, for figures beyond these.
+    pub accounts: Vec<serde_json::Value>,
 }
 
 pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
@@ -183,7 +212,7 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// Writes `dir/<section>.json` and `dir/<section>.png` from the runs' figures.
-pub(crate) fn write_report(
+pub fn write_report(
     dir: &Path,
     section: &str,
     title: &str,
@@ -421,7 +450,7 @@ pub(crate) fn write_report(
 
 /// [`measure_case`] in `dir/e2e-work/<case>`, removed afterwards whatever happened: the shares
 /// of a large gallery are gigabytes.
-pub(crate) fn measure_in(
+pub fn measure_in(
     dir: &Path,
     case: &Case,
     records: usize,
@@ -448,7 +477,7 @@ fn measure_case(
     let program = work.join(format!("{}.irs", case.name));
     std::fs::write(&program, case.source)?;
     let checked = pipeline::read_and_check(&program)?;
-    let planned = pipeline::plan(&checked, &PlanOptions::default())?;
+    let planned = pipeline::plan(&checked, &case.plan_options()?)?;
     let manifest = share::program_manifest(&checked, &planned)?;
     let exe = work.join(case.name);
     pipeline::compile(&checked, &planned, Emit::Exe, Some(exe.clone()), false)?;
@@ -458,7 +487,7 @@ fn measure_case(
     batches.sort_unstable();
     batches.dedup();
     let most = batches.last().copied().unwrap_or(1);
-    let files = generate_inputs(&manifest, records, work, case.eyes, most)?;
+    let files = generate_inputs(&manifest, records, work, case.eyes, case.rotations, most)?;
 
     let shares = work.join("shares");
     let specs = share::input_specs(&manifest);
@@ -494,7 +523,7 @@ fn measure_case(
             // The first n queries.
             let all = irisc_runtime::io::ndjson::read_file(file)?;
             let path = work.join(format!("{}.q{n}.ndjson", spec.name));
-            gen::write_records(&path, &all[..n.min(all.len())])?;
+            iris::write_records(&path, &all[..n.min(all.len())])?;
             let dir = shares.join(format!("q{n}"));
             let paths = share::input_paths(&dir, &spec.name);
             let paths = share::share_input_to(spec, None, &path, paths)?;
@@ -505,7 +534,7 @@ fn measure_case(
             inputs.push(path);
         }
         let plain_inputs = party_run::plain_inputs(&manifest, &inputs)?;
-        let expected = plain::answers(&checked.program, &planned.plan, &plain_inputs)?;
+        let expected = plaintext::answers(&checked.program, &planned.plan, &plain_inputs)?;
         let matched = expected
             .get(&0)
             .map(|v| {
@@ -603,14 +632,17 @@ fn measure_case(
 
 /// The gallery files (records `0..records`, one per gallery input) and `queries` queries per
 /// query input: query j of the k-th query input is a near-duplicate of one record of the k-th
-/// gallery, the same record and the same rotation for every eye, so query j is one person.
+/// gallery, the same record and the same rotation for every eye, so query j is one person. The
+/// rotation lies within the program's `rotations` (none when it compares the query as it is).
 fn generate_inputs(
     manifest: &irisc_runtime::manifest::Manifest,
     records: usize,
     work: &Path,
     eyes: usize,
+    rotations: usize,
     queries: usize,
 ) -> Result<Vec<PathBuf>> {
+    let max_shift = (rotations.saturating_sub(1) / 2) as i64;
     let galleries: Vec<_> = manifest
         .inputs
         .iter()
@@ -624,9 +656,14 @@ fn generate_inputs(
     }
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(2026);
     let people: Vec<(usize, i64)> = (0..queries)
-        .map(|_| (rng.random_range(0..records), rng.random_range(-15i64..=15)))
+        .map(|_| {
+            (
+                rng.random_range(0..records),
+                rng.random_range(-max_shift..=max_shift),
+            )
+        })
         .collect();
-    let opts = gen::GenOptions::default();
+    let opts = iris::GenOptions::default();
     let mut query_codes = Vec::new();
     let mut files = Vec::new();
     let mut gallery_index = 0;
@@ -635,17 +672,17 @@ fn generate_inputs(
         match input.role {
             InputRole::Gallery => {
                 let code_bits = input.elements as usize;
-                let gallery = gen::generate(records, 7 + gallery_index, code_bits, &opts)?;
+                let gallery = iris::generate(records, 7 + gallery_index, code_bits, &opts)?;
                 query_codes.push(
                     people
                         .iter()
                         .map(|&(person, shift)| {
-                            gen::near_duplicate(&mut rng, &gallery[person].iris, &opts)
+                            iris::near_duplicate(&mut rng, &gallery[person].iris, &opts)
                                 .rotate(shift)
                         })
                         .collect::<Vec<_>>(),
                 );
-                gen::write_records(&path, &gallery)?;
+                iris::write_records(&path, &gallery)?;
                 gallery_index += 1;
             }
             InputRole::Query => {
@@ -662,7 +699,7 @@ fn generate_inputs(
                         iris,
                     })
                     .collect();
-                gen::write_records(&path, &records)?;
+                iris::write_records(&path, &records)?;
             }
         }
         files.push(path);
@@ -720,6 +757,7 @@ fn figures(
         rounds: max("rounds")? as u64,
         messages: max("messages_sent")? as u64,
         peak_rss,
+        accounts: acc.to_vec(),
     })
 }
 

@@ -1,5 +1,18 @@
-//! `irisc bench`: measurements of the code irisc emits and of the runtime, written as one JSON
-//! report (`DIR/<section>.json`, with machine information and units) and PNG charts per section.
+//! `irisc-bench`: measurements of the code irisc emits and of the programs it compiles, written
+//! as one JSON report (`DIR/<section>.json`, with machine information and units) and PNG charts
+//! per section.
+//!
+//! This crate sits outside the library crates on purpose: neither `irisc` nor `irisc-runtime`
+//! (linked into every generated executable) carries benchmark code, plotting or fonts. It uses
+//! the compiler as a library exactly as `irisc build`, `irisc share` and `irisc run` do.
+//!
+//! - [`peak`]: the machine's measured multiply-accumulate peak (the denominator of every
+//!   `peak_fraction`);
+//! - [`dot`]: the generated dot-product kernels ([`jit`]) against naive loops;
+//! - [`table2`]: Table 2 of the Large-Scale MPC paper from compiled programs
+//!   (`bench/programs/*.irs`), three processes over TLS;
+//! - [`e2e`], [`net`] ([`netsim`]): whole programs end to end, on loopback and simulated networks;
+//! - [`report`], [`plot`]: the JSON reports and the charts.
 //!
 //! Timings are reported, never asserted: the tests only check that a `--quick` run produces
 //! well-formed output.
@@ -9,6 +22,7 @@ pub mod e2e;
 pub mod jit;
 pub mod net;
 pub mod netsim;
+pub mod peak;
 pub mod plot;
 pub mod report;
 pub mod table2;
@@ -16,7 +30,7 @@ pub mod table2;
 use anyhow::{bail, Result};
 use std::path::{Path, PathBuf};
 
-/// What one `irisc bench` run does.
+/// What one `irisc-bench` run does.
 #[derive(Debug, Clone)]
 pub struct BenchOptions {
     /// Folder for the JSON reports and PNG charts (created).
@@ -27,7 +41,8 @@ pub struct BenchOptions {
     pub quick: bool,
     /// Show a progress bar on stderr.
     pub progress: bool,
-    /// Gallery records for the end-to-end section (default 100 000; 200 with `quick`).
+    /// Gallery records for the end-to-end, network and Table 2 sections (default 100 000; small
+    /// with `quick`).
     pub records: Option<usize>,
 }
 
@@ -47,7 +62,7 @@ pub const SECTIONS: &[Section] = &[
     },
     Section {
         name: "table2",
-        about: "Table 2 rows (Plain Mask, MPCLift, ConstLift, NoLift, Or Tree) at batch 100 000",
+        about: "Table 2 rows (Plain Mask, MPCLift, ConstLift, NoLift, Or Tree) from compiled programs, 100 000 records, three processes over TLS",
         run: table2::run,
     },
     Section {
@@ -86,7 +101,7 @@ pub fn run(opts: &BenchOptions) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(&opts.out)?;
     let mut files = Vec::new();
     for s in selected {
-        eprintln!("irisc bench: section `{}`: {}", s.name, s.about);
+        eprintln!("irisc-bench: section `{}`: {}", s.name, s.about);
         files.extend((s.run)(opts, &opts.out)?);
     }
     Ok(files)

@@ -9,11 +9,12 @@
 //! - GR(2^16, d), d = 2, 4: one 16-bit dot product of length d·⌈l/d⌉ per pair (Section 4.3.2);
 //! - F_p (p = 2^16 − 17): one dot product of length l, reduced once mod p.
 
+use super::peak::{self, LaneWidth};
 use super::report::{MachineInfo, Measurement, Report};
 use super::{jit, plot, BenchOptions};
-use crate::codegen::cpu::kernel::{kernel_name, DotRing, Isa};
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
+use irisc::codegen::cpu::kernel::{kernel_name, DotRing, Isa};
 use irisc_runtime::kernels::dispatch::Isa as RtIsa;
 use irisc_runtime::ring::RingElem;
 use irisc_runtime::share::fp;
@@ -289,37 +290,13 @@ fn one_side_pass<'a>(f: jit::KernelFn<u16>, q: &'a [u16], g: &'a [u16], w: usize
     })
 }
 
-/// Vector width (bits) of the best ISA of this CPU.
-fn vector_bits(machine: &MachineInfo) -> u32 {
-    if machine.has("avx512f") && machine.has("avx512bw") {
-        512
-    } else if machine.has("avx2") {
-        256
-    } else {
-        128
-    }
-}
-
-/// Vector instructions per cycle assumed for the widest multiply-accumulate: 1 for 512-bit
-/// (AMD Zen 4 executes them as two 256-bit halves; one per cycle), 2 for narrower vectors.
-fn instructions_per_cycle(vector_bits: u32) -> f64 {
-    if vector_bits >= 512 {
-        1.0
-    } else {
-        2.0
-    }
-}
-
-/// Peak integer multiply-accumulates per cycle per core for `ring`: lanes x MACs per lane per
-/// instruction x instructions per cycle. 16-bit words (Z16, GR16, F_p on the signed
-/// representatives) use `vpdpwssd`/`vpmaddwd`: 32-bit lanes, 2 MACs each; Z32 `vpmulld` (1 per
-/// 32-bit lane); Z64 `vpmullq` (1 per 64-bit lane).
-fn peak_macs_per_cycle(vector_bits: u32, ring: Ring) -> f64 {
-    let ipc = instructions_per_cycle(vector_bits);
+/// The measured peak a ring's multiply-accumulates are judged against: 16-bit lanes for Z16,
+/// GR16 and F_p (16-bit words, `vpdpwssd`/`vpmaddwd`), 32-bit for Z32, 64-bit for Z64.
+fn peak_lane(ring: Ring) -> LaneWidth {
     match ring {
-        Ring::Z16 | Ring::Gr2 | Ring::Gr4 | Ring::Fp => f64::from(vector_bits / 32) * 2.0 * ipc,
-        Ring::Z32 => f64::from(vector_bits / 32) * ipc,
-        Ring::Z64 => f64::from(vector_bits / 64) * ipc,
+        Ring::Z16 | Ring::Gr2 | Ring::Gr4 | Ring::Fp => LaneWidth::W16,
+        Ring::Z32 => LaneWidth::W32,
+        Ring::Z64 => LaneWidth::W64,
     }
 }
 
@@ -366,8 +343,19 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
         .collect();
     kernels.sort();
     kernels.dedup();
-    let vb = vector_bits(&machine);
-    let mhz = machine.cpu_mhz;
+    // The denominators of every peak_fraction: measured here, on one thread, before the kernels.
+    let peak_secs = if opts.quick { 0.02 } else { 1.0 };
+    let peaks: Vec<peak::Peak> = LaneWidth::ALL
+        .iter()
+        .map(|&lane| peak::measure(lane, peak_secs))
+        .collect();
+    let peak_of = |ring: Ring| {
+        let lane = peak_lane(ring);
+        peaks
+            .iter()
+            .find(|p| p.lane == lane)
+            .expect("every lane width is measured")
+    };
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2026);
     let mut records_used = BTreeMap::new();
     let mut ms: Vec<Measurement> = Vec::new();
@@ -494,14 +482,13 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
                             json!("dot products/s (all threads)"),
                         );
                         extra.insert("macs_per_dot".into(), json!(macs));
-                        if let Some(mhz) = mhz {
-                            let peak = peak_macs_per_cycle(vb, ring) * mhz * 1e6;
-                            extra.insert("peak_macs_per_s_per_core".into(), json!(peak));
-                            extra.insert(
-                                "peak_fraction".into(),
-                                json!(per_core * macs as f64 / peak),
-                            );
-                        }
+                        let peak = peak_of(ring);
+                        extra.insert("peak_macs_per_s_per_core".into(), json!(peak.macs_per_s));
+                        extra.insert("peak_instruction".into(), json!(peak.instruction));
+                        extra.insert(
+                            "peak_fraction".into(),
+                            json!(per_core * macs as f64 / peak.macs_per_s),
+                        );
                         if l == 12_800 {
                             extra.insert(
                                 "ratio_to_paper_gr16_graviton3".into(),
@@ -614,17 +601,19 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
             "isas_measured": isas.iter().map(|i| i.name()).collect::<Vec<_>>(),
             "isas_skipped_cpu_lacks": skipped,
             "peak": {
-                "formula": "peak MAC/s per core = lanes x MACs per lane per instruction x instructions per cycle x cpu_MHz x 1e6; peak_fraction = rate per core x macs_per_dot / peak",
-                "vector_bits": vb,
-                "instructions_per_cycle": instructions_per_cycle(vb),
-                "assumption": "one 512-bit multiply-accumulate instruction per cycle per core (AMD Zen 4 executes 512-bit operations as two 256-bit halves), two per cycle for 256-bit or narrower vectors",
-                "macs_per_cycle": {
-                    "Z16, GR16, F_p (vpdpwssd/vpmaddwd: 32-bit lanes, 2 MACs each)": peak_macs_per_cycle(vb, Ring::Z16),
-                    "Z32 (vpmulld)": peak_macs_per_cycle(vb, Ring::Z32),
-                    "Z64 (vpmullq)": peak_macs_per_cycle(vb, Ring::Z64),
-                },
-                "cpu_mhz": mhz,
-                "clock_source": "/proc/cpuinfo 'cpu MHz' of the first CPU (the current clock, not turbo)",
+                "method": "measured: one thread runs `chains` independent accumulator chains of the widest multiply-accumulate instruction this CPU has, in at least 5 runs totalling at least `seconds_at_least` after a warm-up; the fastest run is kept (on a shared machine other work can only slow a run); peak_fraction = rate per core x macs_per_dot / the measured peak of the ring's lane width",
+                "seconds_at_least": peak_secs,
+                "lanes": peaks.iter().map(|p| json!({
+                    "lane_bits": p.lane.bits(),
+                    "rings": RINGS.iter().filter(|&&r| peak_lane(r) == p.lane).map(|r| r.name()).collect::<Vec<_>>(),
+                    "instruction": p.instruction,
+                    "macs_per_instruction_step": p.macs_per_step,
+                    "chains": p.chains,
+                    "iterations_per_run": p.iterations,
+                    "runs": p.runs,
+                    "fastest_run_seconds": p.seconds,
+                    "macs_per_s_per_core": p.macs_per_s,
+                })).collect::<Vec<_>>(),
             },
         }),
         measurements: ms,
@@ -670,7 +659,7 @@ mod tests {
             progress: false,
             records: None,
         };
-        let files = super::super::run(&opts).unwrap();
+        let files = crate::run(&opts).unwrap();
         let json: Report =
             serde_json::from_str(&std::fs::read_to_string(dir.path().join("dot.json")).unwrap())
                 .unwrap();
@@ -715,7 +704,7 @@ mod tests {
             progress: false,
             records: None,
         };
-        let e = super::super::run(&opts).unwrap_err().to_string();
+        let e = crate::run(&opts).unwrap_err().to_string();
         assert!(e.contains("unknown bench section"), "{e}");
     }
 }

@@ -202,7 +202,7 @@ fn share_batched(
         .map_err(|e| anyhow!("the operating system's random generator failed: {e}"))?;
     let mut set_id = [0u8; 16];
     rand::Rng::fill(&mut rng, &mut set_id);
-    let bar = super::gen::progress(records.len(), "sharing into stores");
+    let bar = crate::driver::progress::progress(records.len(), "sharing into stores");
     let mut stores: Vec<NewStore> = Vec::new();
     for batch in records.chunks(BATCH) {
         let plain = super::share::plain_iris(spec, batch)?;
@@ -361,7 +361,7 @@ pub fn enroll(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::driver::gen::{generate, GenOptions};
+    use crate::driver::synth::iris::{generate, GenOptions};
     use irisc_runtime::io::ndjson;
     use irisc_runtime::manifest::{InputKind, InputSharing};
 

@@ -1,13 +1,13 @@
-//! The dot-product kernels exactly as irisc generates them ([`crate::codegen::cpu::kernel`]):
+//! The dot-product kernels exactly as irisc generates them ([`irisc::codegen::cpu::kernel`]):
 //! every ISA variant of each (ring, length) table, optimised with the same host target machine
 //! and `default<O3>` pipeline as `irisc build`, then compiled in-process by LLVM's MCJIT. Each
 //! variant carries its own `target-cpu`/`target-features` attributes, as in the object file.
 
-use crate::codegen::cpu::kernel::{kernel_name, table, DotRing, Isa};
-use crate::codegen::cpu::target::{host_machine, optimize};
 use anyhow::{anyhow, Result};
 use inkwell::context::Context;
 use inkwell::OptimizationLevel;
+use irisc::codegen::cpu::kernel::{kernel_name, table, DotRing, Isa};
+use irisc::codegen::cpu::target::{host_machine, optimize};
 use std::collections::BTreeMap;
 
 /// The C ABI of a generated kernel with storage word `T`.

@@ -1,4 +1,4 @@
-//! Records the rustc version for `irisc bench` reports (`IRISC_RUSTC_VERSION`).
+//! Records the rustc version for the benchmark reports (`IRISC_RUSTC_VERSION`).
 
 fn main() {
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());

@@ -20,7 +20,7 @@ use super::deal::Plain;
 
 pub use irisc_runtime::io::share_file::{MaskMode, ShareKind};
 
-use super::gen::progress;
+use crate::driver::progress::progress;
 
 /// The three additive components of every shared element, with what the file headers need.
 /// (`Debug` prints only shapes: [`RingVec`] hides its values.)
@@ -501,7 +501,7 @@ pub fn find_input<'m>(manifest: &'m Manifest, name: &str) -> Result<&'m Manifest
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::driver::gen::{generate, GenOptions};
+    use crate::driver::synth::iris::{generate, GenOptions};
     use irisc_runtime::io::share_file::{check_compatible, read, Expected};
     use rand::SeedableRng;
     use rand_chacha::ChaCha20Rng;

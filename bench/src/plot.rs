@@ -1,5 +1,5 @@
 //! PNG charts (plotters, bitmap backend). Text uses DejaVu Sans Mono, embedded from
-//! `compiler/assets/` (license next to it), so charts look the same on every machine.
+//! `bench/assets/` (license next to it), so charts look the same on every machine.
 
 use anyhow::{anyhow, Result};
 use plotters::prelude::*;
@@ -7,7 +7,7 @@ use plotters::style::FontStyle;
 use std::path::Path;
 use std::sync::Once;
 
-static FONT: &[u8] = include_bytes!("../../assets/DejaVuSansMono.ttf");
+static FONT: &[u8] = include_bytes!("../assets/DejaVuSansMono.ttf");
 const FAMILY: &str = "irisc-sans";
 
 fn register_font() {

@@ -1,4 +1,4 @@
-//! `irisc gen`: synthetic iris codes for demos and tests, deterministic from a seed.
+//! Synthetic iris codes (`irisc gen --kind iris`) for demos and tests, deterministic from a seed.
 //!
 //! Gallery records have uniformly random code bits and masks with about 10% of bits cleared, in
 //! pairs (bits 2j and 2j+1 of a cell: the two parts of one filter response are valid together).
@@ -9,32 +9,14 @@
 
 use std::path::Path;
 
+use crate::driver::progress::progress;
+
 use anyhow::{bail, Context, Result};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use irisc_runtime::io::ndjson::{self, NdjsonWriter};
 use irisc_runtime::iris::{check_code_bits, IrisCode, IrisRecord, DEFAULT_CODE_BITS};
 use rand::seq::index::sample;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha20Rng;
-
-/// Above this many records, long-running tools show a progress bar on stderr.
-pub const PROGRESS_THRESHOLD: usize = 10_000;
-
-/// A progress bar on stderr for `len` items, hidden for small jobs (and by indicatif itself when
-/// stderr is not a terminal).
-pub(crate) fn progress(len: usize, what: &str) -> ProgressBar {
-    if len <= PROGRESS_THRESHOLD {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::with_draw_target(Some(len as u64), ProgressDrawTarget::stderr());
-    if let Ok(style) = ProgressStyle::with_template(
-        "{msg} [{elapsed_precise}] {wide_bar} {pos}/{len} ({eta} left)",
-    ) {
-        bar.set_style(style);
-    }
-    bar.set_message(what.to_string());
-    bar
-}
 
 /// How synthetic gallery records are made.
 #[derive(Debug, Clone, PartialEq)]
@@ -135,7 +117,7 @@ fn paired_mask(rng: &mut impl Rng, code_bits: usize, clear: f64) -> Vec<u8> {
 }
 
 /// A new capture of the same eye: some code bits flipped and a fresh mask (not yet rotated).
-pub(crate) fn near_duplicate(rng: &mut impl Rng, src: &IrisCode, opts: &GenOptions) -> IrisCode {
+pub fn near_duplicate(rng: &mut impl Rng, src: &IrisCode, opts: &GenOptions) -> IrisCode {
     let bits = src.bits();
     let (lo, hi) = opts.flip_fraction;
     let fraction = if hi > lo {
@@ -380,7 +362,8 @@ pub fn write_queries_with(
     write_records(out, &queries)
 }
 
-pub(crate) fn write_records(out: &Path, records: &[IrisRecord]) -> Result<()> {
+/// Writes `records` to `out` as NDJSON, one record a line.
+pub fn write_records(out: &Path, records: &[IrisRecord]) -> Result<()> {
     let file =
         std::fs::File::create(out).with_context(|| format!("cannot create {}", out.display()))?;
     let mut w = NdjsonWriter::new(std::io::BufWriter::new(file));

@@ -1,7 +1,7 @@
 //! Times one JIT-compiled dot-product kernel variant (u16 words) on the shape of an
 //! identification batch: 31 query rotations against a gallery shard, for tuning register tiles.
 //!
-//! `cargo run -p irisc --release --example masked_dot_timing -- [L] [n_codes] [n_records]
+//! `cargo run -p irisc-bench --release --example masked_dot_timing -- [L] [n_codes] [n_records]
 //! [records per tile] [codes per tile] [isa] [ring] [K chunk words]` (defaults 12800, 31, 2000,
 //! the compiler's tile, `vnni`, `z16`, the compiler's chunk; ring `z16`, `gr16` or `fp`; chunk 0: none). Prints the best of several runs and dot products
 //! per second.

@@ -1,0 +1,53 @@
+//! `irisc-bench`: measures the kernels irisc generates and the programs it compiles, and writes
+//! `DIR/<section>.json` and PNG charts per section.
+//!
+//! `cargo run --release -p irisc-bench -- [--sections dot,table2,e2e,net] [--out DIR]
+//! [--records N] [--quick]`
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "irisc-bench",
+    version,
+    about = "Measure the generated kernels and compiled programs; writes DIR/<section>.json and PNG charts."
+)]
+struct Cli {
+    /// Folder for the reports and charts.
+    #[arg(long, default_value = "bench-out")]
+    out: PathBuf,
+    /// Sections to run, comma-separated (default: all). Known: dot, table2, e2e, net.
+    #[arg(long, value_delimiter = ',')]
+    sections: Vec<String>,
+    /// Tiny sizes and short timings (checks the pipeline; the figures mean little).
+    #[arg(long)]
+    quick: bool,
+    /// Gallery records of the end-to-end, network and Table 2 sections (default 100 000).
+    #[arg(long)]
+    records: Option<usize>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match irisc_bench::run(&irisc_bench::BenchOptions {
+        out: cli.out,
+        sections: cli.sections,
+        quick: cli.quick,
+        progress: true,
+        records: cli.records,
+    }) {
+        Ok(files) => {
+            for f in files {
+                println!("{}", f.display());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("irisc-bench: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

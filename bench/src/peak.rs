@@ -1,0 +1,447 @@
+//! The machine's peak multiply-accumulate rate, measured: independent chains of the widest
+//! multiply-accumulate instruction this CPU has, timed on one thread. Every `peak_fraction` of
+//! the `dot` section is a rate over this measurement, never over a figure assumed from the
+//! clock (`cpu MHz` is the current clock, not the one the vector units run at under load).
+//!
+//! Three peaks, one per lane width the kernels multiply in ([`LaneWidth`]):
+//! - 16-bit MACs (Z16, GR(2^16, d), F_p on 16-bit words): AVX-512 VNNI `vpdpwssd zmm` (16
+//!   lanes x 2 MACs, the add fused), else `vpmaddwd` + `vpaddd` (zmm with AVX-512BW, ymm with
+//!   AVX2), else scalar `imul` + `add`;
+//! - 32-bit (Z32): `vpmulld` + `vpaddd` (zmm, else ymm), else scalar;
+//! - 64-bit (Z64): `vpmullq` + `vpaddq` (zmm with AVX-512DQ), else scalar.
+//!
+//! Each chain accumulates into its own register, so the adds of different chains do not wait on
+//! each other; [`CHAINS`] chains hide the latency of the multiply (3-5 cycles for
+//! `vpdpwssd`/`vpmaddwd`, 10 for `vpmulld`) at one or two instructions per cycle.
+
+use std::time::Instant;
+
+/// Independent accumulators per loop iteration.
+pub const CHAINS: usize = 10;
+
+/// The lane width of the multiply-accumulates a ring's kernel needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LaneWidth {
+    W16,
+    W32,
+    W64,
+}
+
+impl LaneWidth {
+    pub const ALL: [LaneWidth; 3] = [LaneWidth::W16, LaneWidth::W32, LaneWidth::W64];
+
+    pub fn bits(self) -> u32 {
+        match self {
+            LaneWidth::W16 => 16,
+            LaneWidth::W32 => 32,
+            LaneWidth::W64 => 64,
+        }
+    }
+}
+
+/// One measured peak.
+#[derive(Debug, Clone)]
+pub struct Peak {
+    pub lane: LaneWidth,
+    /// The instruction sequence timed (one MAC step of one chain), e.g. `vpdpwssd zmm`.
+    pub instruction: &'static str,
+    /// Multiply-accumulates one step of one chain does.
+    pub macs_per_step: u64,
+    pub chains: usize,
+    /// Loop iterations of each run (each `chains` steps).
+    pub iterations: u64,
+    /// Runs timed; the fastest is kept.
+    pub runs: usize,
+    /// The fastest run's time.
+    pub seconds: f64,
+    /// Multiply-accumulates per second on one thread.
+    pub macs_per_s: f64,
+}
+
+/// A timed kernel: runs `iterations` loop iterations of [`CHAINS`] steps.
+struct Kernel {
+    instruction: &'static str,
+    macs_per_step: u64,
+    run: fn(u64),
+}
+
+/// The widest kernel this CPU runs for `lane`.
+fn kernel(lane: LaneWidth) -> Kernel {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let has = |f: &str| match f {
+            "avx512vnni" => std::arch::is_x86_feature_detected!("avx512vnni"),
+            "avx512bw" => std::arch::is_x86_feature_detected!("avx512bw"),
+            "avx512dq" => std::arch::is_x86_feature_detected!("avx512dq"),
+            "avx512f" => std::arch::is_x86_feature_detected!("avx512f"),
+            "avx2" => std::arch::is_x86_feature_detected!("avx2"),
+            _ => false,
+        };
+        match lane {
+            LaneWidth::W16 if has("avx512vnni") && has("avx512f") => {
+                return Kernel {
+                    instruction: "vpdpwssd zmm",
+                    macs_per_step: 32,
+                    run: x86::vpdpwssd_zmm,
+                }
+            }
+            LaneWidth::W16 if has("avx512bw") => {
+                return Kernel {
+                    instruction: "vpmaddwd zmm + vpaddd zmm",
+                    macs_per_step: 32,
+                    run: x86::vpmaddwd_zmm,
+                }
+            }
+            LaneWidth::W16 if has("avx2") => {
+                return Kernel {
+                    instruction: "vpmaddwd ymm + vpaddd ymm",
+                    macs_per_step: 16,
+                    run: x86::vpmaddwd_ymm,
+                }
+            }
+            LaneWidth::W32 if has("avx512f") => {
+                return Kernel {
+                    instruction: "vpmulld zmm + vpaddd zmm",
+                    macs_per_step: 16,
+                    run: x86::vpmulld_zmm,
+                }
+            }
+            LaneWidth::W32 if has("avx2") => {
+                return Kernel {
+                    instruction: "vpmulld ymm + vpaddd ymm",
+                    macs_per_step: 8,
+                    run: x86::vpmulld_ymm,
+                }
+            }
+            LaneWidth::W64 if has("avx512dq") => {
+                return Kernel {
+                    instruction: "vpmullq zmm + vpaddq zmm",
+                    macs_per_step: 8,
+                    run: x86::vpmullq_zmm,
+                }
+            }
+            _ => {}
+        }
+    }
+    Kernel {
+        instruction: "scalar wrapping multiply + add",
+        macs_per_step: 1,
+        run: scalar_chains,
+    }
+}
+
+/// The portable fallback: [`CHAINS`] scalar multiply-add chains (64-bit words: the multiply of
+/// any narrower lane costs the same on scalar units).
+fn scalar_chains(iterations: u64) {
+    let mut acc = [0u64; CHAINS];
+    let (a, b) = (
+        std::hint::black_box(0x9e37_79b9_7f4a_7c15u64),
+        std::hint::black_box(3u64),
+    );
+    for _ in 0..iterations {
+        for (i, x) in acc.iter_mut().enumerate() {
+            *x = x.wrapping_add(a.wrapping_mul(b ^ i as u64));
+        }
+        acc = std::hint::black_box(acc);
+    }
+    std::hint::black_box(acc);
+}
+
+/// Timed runs per measurement at least; the best is kept.
+pub const RUNS: usize = 5;
+
+/// Times the widest kernel for `lane`: [`RUNS`] or more runs of about `min_secs / RUNS` each,
+/// at least `min_secs` in all, after a calibration that doubles as the warm-up (and lets the
+/// core settle at its vector clock). The fastest run is kept: on a shared machine a run can only
+/// lose time to other work, never gain it, so the best run is the closest to the core's peak.
+pub fn measure(lane: LaneWidth, min_secs: f64) -> Peak {
+    let k = kernel(lane);
+    let time = |iters: u64| {
+        let t = Instant::now();
+        (k.run)(iters);
+        t.elapsed().as_secs_f64()
+    };
+    let per_run = min_secs / RUNS as f64;
+    let mut iters = 1u64 << 10;
+    // Calibrate: grow until one run takes a fifth of a run's share, then scale to the share.
+    loop {
+        let s = time(iters);
+        if s >= per_run / 5.0 || iters >= 1 << 40 {
+            iters = ((iters as f64) * per_run / s.max(1e-9)).ceil().max(1.0) as u64;
+            break;
+        }
+        iters *= 4;
+    }
+    let (mut best, mut total, mut runs) = (f64::INFINITY, 0.0, 0);
+    while runs < RUNS || total < min_secs {
+        let s = time(iters);
+        best = best.min(s);
+        total += s;
+        runs += 1;
+    }
+    let macs = (iters * CHAINS as u64 * k.macs_per_step) as f64;
+    Peak {
+        lane,
+        instruction: k.instruction,
+        macs_per_step: k.macs_per_step,
+        chains: CHAINS,
+        iterations: iters,
+        runs,
+        seconds: best,
+        macs_per_s: macs / best,
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    //! The timed loops, in `asm!` so that nothing is reordered, vectorised differently or removed:
+    //! [`super::CHAINS`] (10) accumulators, each step independent of the other chains.
+
+    use std::arch::asm;
+
+    /// # Safety
+    /// The CPU has AVX-512F and AVX-512 VNNI (checked by the caller).
+    #[target_feature(enable = "avx512f,avx512vnni")]
+    unsafe fn vpdpwssd_zmm_inner(iterations: u64) {
+        // SAFETY: registers only; every one written is declared clobbered.
+        unsafe {
+            asm!(
+                "vpternlogd zmm10, zmm10, zmm10, 0xff",
+                "vpternlogd zmm11, zmm11, zmm11, 0xff",
+                "2:",
+                "vpdpwssd zmm0, zmm10, zmm11",
+                "vpdpwssd zmm1, zmm10, zmm11",
+                "vpdpwssd zmm2, zmm10, zmm11",
+                "vpdpwssd zmm3, zmm10, zmm11",
+                "vpdpwssd zmm4, zmm10, zmm11",
+                "vpdpwssd zmm5, zmm10, zmm11",
+                "vpdpwssd zmm6, zmm10, zmm11",
+                "vpdpwssd zmm7, zmm10, zmm11",
+                "vpdpwssd zmm8, zmm10, zmm11",
+                "vpdpwssd zmm9, zmm10, zmm11",
+                "dec {n}",
+                "jnz 2b",
+                n = inout(reg) iterations => _,
+                out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _, out("zmm4") _,
+                out("zmm5") _, out("zmm6") _, out("zmm7") _, out("zmm8") _, out("zmm9") _,
+                out("zmm10") _, out("zmm11") _,
+                options(nostack, nomem),
+            );
+        }
+    }
+
+    pub fn vpdpwssd_zmm(iterations: u64) {
+        assert!(std::arch::is_x86_feature_detected!("avx512vnni"));
+        // SAFETY: the feature was checked just above.
+        unsafe { vpdpwssd_zmm_inner(iterations.max(1)) }
+    }
+
+    /// `vpmaddwd` into a scratch register (t0/t1 alternate so consecutive steps do not wait on a
+    /// rename), `vpaddd` into the chain's accumulator.
+    #[target_feature(enable = "avx512f,avx512bw")]
+    unsafe fn vpmaddwd_zmm_inner(iterations: u64) {
+        // SAFETY: registers only; every one written is declared clobbered.
+        unsafe {
+            asm!(
+                "vpternlogd zmm20, zmm20, zmm20, 0xff",
+                "vpternlogd zmm21, zmm21, zmm21, 0xff",
+                "2:",
+                "vpmaddwd zmm10, zmm20, zmm21", "vpaddd zmm0, zmm0, zmm10",
+                "vpmaddwd zmm11, zmm20, zmm21", "vpaddd zmm1, zmm1, zmm11",
+                "vpmaddwd zmm12, zmm20, zmm21", "vpaddd zmm2, zmm2, zmm12",
+                "vpmaddwd zmm13, zmm20, zmm21", "vpaddd zmm3, zmm3, zmm13",
+                "vpmaddwd zmm14, zmm20, zmm21", "vpaddd zmm4, zmm4, zmm14",
+                "vpmaddwd zmm15, zmm20, zmm21", "vpaddd zmm5, zmm5, zmm15",
+                "vpmaddwd zmm16, zmm20, zmm21", "vpaddd zmm6, zmm6, zmm16",
+                "vpmaddwd zmm17, zmm20, zmm21", "vpaddd zmm7, zmm7, zmm17",
+                "vpmaddwd zmm18, zmm20, zmm21", "vpaddd zmm8, zmm8, zmm18",
+                "vpmaddwd zmm19, zmm20, zmm21", "vpaddd zmm9, zmm9, zmm19",
+                "dec {n}",
+                "jnz 2b",
+                n = inout(reg) iterations => _,
+                out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _, out("zmm4") _,
+                out("zmm5") _, out("zmm6") _, out("zmm7") _, out("zmm8") _, out("zmm9") _,
+                out("zmm10") _, out("zmm11") _, out("zmm12") _, out("zmm13") _, out("zmm14") _,
+                out("zmm15") _, out("zmm16") _, out("zmm17") _, out("zmm18") _, out("zmm19") _,
+                out("zmm20") _, out("zmm21") _,
+                options(nostack, nomem),
+            );
+        }
+    }
+
+    pub fn vpmaddwd_zmm(iterations: u64) {
+        assert!(std::arch::is_x86_feature_detected!("avx512bw"));
+        // SAFETY: the feature was checked just above.
+        unsafe { vpmaddwd_zmm_inner(iterations.max(1)) }
+    }
+
+    #[target_feature(enable = "avx512f")]
+    unsafe fn vpmulld_zmm_inner(iterations: u64) {
+        // SAFETY: registers only; every one written is declared clobbered.
+        unsafe {
+            asm!(
+                "vpternlogd zmm20, zmm20, zmm20, 0xff",
+                "vpternlogd zmm21, zmm21, zmm21, 0xff",
+                "2:",
+                "vpmulld zmm10, zmm20, zmm21", "vpaddd zmm0, zmm0, zmm10",
+                "vpmulld zmm11, zmm20, zmm21", "vpaddd zmm1, zmm1, zmm11",
+                "vpmulld zmm12, zmm20, zmm21", "vpaddd zmm2, zmm2, zmm12",
+                "vpmulld zmm13, zmm20, zmm21", "vpaddd zmm3, zmm3, zmm13",
+                "vpmulld zmm14, zmm20, zmm21", "vpaddd zmm4, zmm4, zmm14",
+                "vpmulld zmm15, zmm20, zmm21", "vpaddd zmm5, zmm5, zmm15",
+                "vpmulld zmm16, zmm20, zmm21", "vpaddd zmm6, zmm6, zmm16",
+                "vpmulld zmm17, zmm20, zmm21", "vpaddd zmm7, zmm7, zmm17",
+                "vpmulld zmm18, zmm20, zmm21", "vpaddd zmm8, zmm8, zmm18",
+                "vpmulld zmm19, zmm20, zmm21", "vpaddd zmm9, zmm9, zmm19",
+                "dec {n}",
+                "jnz 2b",
+                n = inout(reg) iterations => _,
+                out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _, out("zmm4") _,
+                out("zmm5") _, out("zmm6") _, out("zmm7") _, out("zmm8") _, out("zmm9") _,
+                out("zmm10") _, out("zmm11") _, out("zmm12") _, out("zmm13") _, out("zmm14") _,
+                out("zmm15") _, out("zmm16") _, out("zmm17") _, out("zmm18") _, out("zmm19") _,
+                out("zmm20") _, out("zmm21") _,
+                options(nostack, nomem),
+            );
+        }
+    }
+
+    pub fn vpmulld_zmm(iterations: u64) {
+        assert!(std::arch::is_x86_feature_detected!("avx512f"));
+        // SAFETY: the feature was checked just above.
+        unsafe { vpmulld_zmm_inner(iterations.max(1)) }
+    }
+
+    #[target_feature(enable = "avx512f,avx512dq")]
+    unsafe fn vpmullq_zmm_inner(iterations: u64) {
+        // SAFETY: registers only; every one written is declared clobbered.
+        unsafe {
+            asm!(
+                "vpternlogd zmm20, zmm20, zmm20, 0xff",
+                "vpternlogd zmm21, zmm21, zmm21, 0xff",
+                "2:",
+                "vpmullq zmm10, zmm20, zmm21", "vpaddq zmm0, zmm0, zmm10",
+                "vpmullq zmm11, zmm20, zmm21", "vpaddq zmm1, zmm1, zmm11",
+                "vpmullq zmm12, zmm20, zmm21", "vpaddq zmm2, zmm2, zmm12",
+                "vpmullq zmm13, zmm20, zmm21", "vpaddq zmm3, zmm3, zmm13",
+                "vpmullq zmm14, zmm20, zmm21", "vpaddq zmm4, zmm4, zmm14",
+                "vpmullq zmm15, zmm20, zmm21", "vpaddq zmm5, zmm5, zmm15",
+                "vpmullq zmm16, zmm20, zmm21", "vpaddq zmm6, zmm6, zmm16",
+                "vpmullq zmm17, zmm20, zmm21", "vpaddq zmm7, zmm7, zmm17",
+                "vpmullq zmm18, zmm20, zmm21", "vpaddq zmm8, zmm8, zmm18",
+                "vpmullq zmm19, zmm20, zmm21", "vpaddq zmm9, zmm9, zmm19",
+                "dec {n}",
+                "jnz 2b",
+                n = inout(reg) iterations => _,
+                out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _, out("zmm4") _,
+                out("zmm5") _, out("zmm6") _, out("zmm7") _, out("zmm8") _, out("zmm9") _,
+                out("zmm10") _, out("zmm11") _, out("zmm12") _, out("zmm13") _, out("zmm14") _,
+                out("zmm15") _, out("zmm16") _, out("zmm17") _, out("zmm18") _, out("zmm19") _,
+                out("zmm20") _, out("zmm21") _,
+                options(nostack, nomem),
+            );
+        }
+    }
+
+    pub fn vpmullq_zmm(iterations: u64) {
+        assert!(std::arch::is_x86_feature_detected!("avx512dq"));
+        // SAFETY: the feature was checked just above.
+        unsafe { vpmullq_zmm_inner(iterations.max(1)) }
+    }
+
+    /// AVX2 has 16 ymm registers: 10 accumulators, 4 rotating scratch registers, 2 sources.
+    #[target_feature(enable = "avx2")]
+    unsafe fn vpmaddwd_ymm_inner(iterations: u64) {
+        // SAFETY: registers only; every one written is declared clobbered.
+        unsafe {
+            asm!(
+                "vpcmpeqd ymm14, ymm14, ymm14",
+                "vpcmpeqd ymm15, ymm15, ymm15",
+                "2:",
+                "vpmaddwd ymm10, ymm14, ymm15", "vpaddd ymm0, ymm0, ymm10",
+                "vpmaddwd ymm11, ymm14, ymm15", "vpaddd ymm1, ymm1, ymm11",
+                "vpmaddwd ymm12, ymm14, ymm15", "vpaddd ymm2, ymm2, ymm12",
+                "vpmaddwd ymm13, ymm14, ymm15", "vpaddd ymm3, ymm3, ymm13",
+                "vpmaddwd ymm10, ymm14, ymm15", "vpaddd ymm4, ymm4, ymm10",
+                "vpmaddwd ymm11, ymm14, ymm15", "vpaddd ymm5, ymm5, ymm11",
+                "vpmaddwd ymm12, ymm14, ymm15", "vpaddd ymm6, ymm6, ymm12",
+                "vpmaddwd ymm13, ymm14, ymm15", "vpaddd ymm7, ymm7, ymm13",
+                "vpmaddwd ymm10, ymm14, ymm15", "vpaddd ymm8, ymm8, ymm10",
+                "vpmaddwd ymm11, ymm14, ymm15", "vpaddd ymm9, ymm9, ymm11",
+                "dec {n}",
+                "jnz 2b",
+                n = inout(reg) iterations => _,
+                out("ymm0") _, out("ymm1") _, out("ymm2") _, out("ymm3") _, out("ymm4") _,
+                out("ymm5") _, out("ymm6") _, out("ymm7") _, out("ymm8") _, out("ymm9") _,
+                out("ymm10") _, out("ymm11") _, out("ymm12") _, out("ymm13") _, out("ymm14") _,
+                out("ymm15") _,
+                options(nostack, nomem),
+            );
+        }
+    }
+
+    pub fn vpmaddwd_ymm(iterations: u64) {
+        assert!(std::arch::is_x86_feature_detected!("avx2"));
+        // SAFETY: the feature was checked just above.
+        unsafe { vpmaddwd_ymm_inner(iterations.max(1)) }
+    }
+
+    #[target_feature(enable = "avx2")]
+    unsafe fn vpmulld_ymm_inner(iterations: u64) {
+        // SAFETY: registers only; every one written is declared clobbered.
+        unsafe {
+            asm!(
+                "vpcmpeqd ymm14, ymm14, ymm14",
+                "vpcmpeqd ymm15, ymm15, ymm15",
+                "2:",
+                "vpmulld ymm10, ymm14, ymm15", "vpaddd ymm0, ymm0, ymm10",
+                "vpmulld ymm11, ymm14, ymm15", "vpaddd ymm1, ymm1, ymm11",
+                "vpmulld ymm12, ymm14, ymm15", "vpaddd ymm2, ymm2, ymm12",
+                "vpmulld ymm13, ymm14, ymm15", "vpaddd ymm3, ymm3, ymm13",
+                "vpmulld ymm10, ymm14, ymm15", "vpaddd ymm4, ymm4, ymm10",
+                "vpmulld ymm11, ymm14, ymm15", "vpaddd ymm5, ymm5, ymm11",
+                "vpmulld ymm12, ymm14, ymm15", "vpaddd ymm6, ymm6, ymm12",
+                "vpmulld ymm13, ymm14, ymm15", "vpaddd ymm7, ymm7, ymm13",
+                "vpmulld ymm10, ymm14, ymm15", "vpaddd ymm8, ymm8, ymm10",
+                "vpmulld ymm11, ymm14, ymm15", "vpaddd ymm9, ymm9, ymm11",
+                "dec {n}",
+                "jnz 2b",
+                n = inout(reg) iterations => _,
+                out("ymm0") _, out("ymm1") _, out("ymm2") _, out("ymm3") _, out("ymm4") _,
+                out("ymm5") _, out("ymm6") _, out("ymm7") _, out("ymm8") _, out("ymm9") _,
+                out("ymm10") _, out("ymm11") _, out("ymm12") _, out("ymm13") _, out("ymm14") _,
+                out("ymm15") _,
+                options(nostack, nomem),
+            );
+        }
+    }
+
+    pub fn vpmulld_ymm(iterations: u64) {
+        assert!(std::arch::is_x86_feature_detected!("avx2"));
+        // SAFETY: the feature was checked just above.
+        unsafe { vpmulld_ymm_inner(iterations.max(1)) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every lane width measures a finite, positive rate with the instruction this CPU's
+    /// features call for, and 16-bit MACs are at least as fast as 64-bit ones (an independent
+    /// fact of every ISA: a vector holds four times as many 16-bit lanes).
+    #[test]
+    fn peaks_are_measured_with_the_widest_instruction() {
+        let peaks: Vec<Peak> = LaneWidth::ALL.iter().map(|&l| measure(l, 0.02)).collect();
+        for p in &peaks {
+            assert!(p.macs_per_s.is_finite() && p.macs_per_s > 0.0, "{p:?}");
+            assert_eq!(p.chains, CHAINS);
+            assert!(p.seconds > 0.0);
+        }
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512vnni") {
+            assert_eq!(peaks[0].instruction, "vpdpwssd zmm");
+        }
+        assert!(peaks[0].macs_per_s > peaks[2].macs_per_s, "{peaks:?}");
+    }
+}

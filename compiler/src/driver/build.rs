@@ -1,0 +1,91 @@
+//! `irisc build`: compile a program to the executable each party runs, or stop after a stage
+//! and print it (`--emit ast|irs|mpc|schedule|llvm`) or write it (`--emit obj`).
+//!
+//! The stages themselves are [`super::pipeline`]'s; this module picks the output path and
+//! reports what was built and what the compiler chose.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::ValueEnum;
+
+use crate::analysis::plan::PlanOptions;
+use crate::codegen::{Artifact, Emit};
+
+use super::{pipeline, write_stdout};
+
+/// The stage `--emit` stops after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Stage {
+    Ast,
+    Irs,
+    Mpc,
+    Schedule,
+    Llvm,
+    Obj,
+}
+
+/// Builds `program` (to `output`, or next to the working folder under the program's name).
+pub fn build(
+    program: &Path,
+    output: Option<PathBuf>,
+    stage: Option<Stage>,
+    print_ir_after_all: bool,
+    plan: &PlanOptions,
+) -> Result<ExitCode> {
+    let checked = pipeline::read_and_check(program)?;
+    let planned = pipeline::plan(&checked, plan)?;
+    let emit = match stage {
+        Some(Stage::Ast) => {
+            let ast = crate::syntax::parse(&checked.source).map_err(|d| {
+                anyhow::anyhow!(crate::syntax::render(
+                    &program.display().to_string(),
+                    &checked.source,
+                    &[d],
+                    false
+                ))
+            })?;
+            write_stdout(&crate::syntax::print_tree(&ast, &checked.source))?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Some(Stage::Irs) => Emit::Irs,
+        Some(Stage::Mpc) => Emit::Mpc,
+        Some(Stage::Schedule) => Emit::Schedule,
+        Some(Stage::Llvm) => Emit::Llvm,
+        Some(Stage::Obj) => Emit::Obj,
+        None => Emit::Exe,
+    };
+    let default_out = || {
+        let stem = program
+            .file_stem()
+            .map(|s| s.to_os_string())
+            .unwrap_or_else(|| "a.out".into());
+        let mut p = PathBuf::from(stem);
+        if matches!(emit, Emit::Obj) {
+            p.set_extension("o");
+        }
+        p
+    };
+    let output = match emit {
+        Emit::Exe | Emit::Obj => Some(output.unwrap_or_else(default_out)),
+        _ => output,
+    };
+    let (artifact, took) = pipeline::compile(&checked, &planned, emit, output, print_ir_after_all)?;
+    match artifact {
+        Artifact::Text(text) => write_stdout(&text)?,
+        Artifact::File(path) => {
+            eprintln!("built {} in {:.2} s", path.display(), took.as_secs_f64());
+            eprint!(
+                "{}",
+                crate::analysis::explain::explain_program_text_with_source(
+                    &checked.program,
+                    &planned.plan,
+                    1,
+                    Some(&checked.source),
+                )
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
