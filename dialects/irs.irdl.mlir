@@ -1,11 +1,11 @@
 // The `irs` dialect: what the user wrote in a `.irs` program, before any choice of ring, sharing
-// or protocol variant.
+// or protocol variant (the module carries `irs.parties`).
 //
 // One `func.func @query` holds the program as it applies to the current query of the batch: the
 // inputs it reads, the comparisons, the boolean structure and what it reveals. Secret bits carry
 // no shape in their type; their layout (one per query, per record, or per (record, rotation),
-// record-major) is fixed by the program and checked by the front end. The `ring-select` and
-// `variant-select` passes annotate every comparison; `irs-to-mpc` lowers to `mpc`.
+// record-major) is fixed by the program and checked by the front end. The `variant-select` and
+// `ring-select` passes record their choices on every comparison; `irs-to-mpc` lowers to `mpc`.
 irdl.dialect @irs {
   // One iris code of L bits with its mask: the current query's (`c`, `m` of Algorithm 1).
   irdl.type @code {

@@ -4,7 +4,7 @@
 # `//` comments); the `.test` files run `irisc build` on a program end to end.
 # Run from the repository root after building the compiler:
 #   IRISC=target/debug/irisc /usr/lib/llvm-22/bin/lit -v tests/lit
-# One folder per stage or pass (emit/, passes/ring-select/, passes/variant-select/,
+# One folder per stage or pass (emit/, opt/, passes/ring-select/, passes/variant-select/,
 # passes/irs-to-mpc/; lit finds subfolders itself). Each test runs `irisc build` on a program in
 # Inputs/ (kept apart so the .irs files hold only the program, and excluded below), checks one
 # stage or pass with FileCheck, and re-verifies emitted MLIR against the IRDL dialects with

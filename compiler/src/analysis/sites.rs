@@ -173,3 +173,71 @@ fn site(op: &OperationRef<'_, '_>) -> Result<ComparisonSite, String> {
         earlier,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mlir::Compiler;
+
+    const BATCH: &str = "parties p0, p1, p2;
+gallery db: iris<256> secret mask;
+query q: iris<256> secret mask from p0;
+reveal ids d in db: any c in rotations(q, -2..=2): fhd(c, d) < 0.375 to p0;
+reveal ids e in earlier(q): fhd(q, e) < 0.25 to p0;
+";
+
+    #[test]
+    fn sites_come_from_the_module_in_op_order() {
+        let cx = Compiler::new().unwrap();
+        let program = crate::sema::frontend("b.irs", BATCH).unwrap();
+        let module = crate::lower::lower_program(&cx, &program, BATCH).unwrap();
+        let sites = ComparisonSites::of(&module).unwrap();
+        assert_eq!(sites.len(), 2);
+        let fhd = |s: &ComparisonSite| match &s.kind {
+            SiteKind::Fhd(f) => f.clone(),
+            SiteKind::Cosine(_) => panic!("{s:?}"),
+        };
+        let (a, b) = (fhd(&sites[0]), fhd(&sites[1]));
+        assert_eq!((a.code_bits, a.mask), (256, MaskKind::Secret));
+        assert_eq!((a.ratio.num, a.ratio.den), (3, 8));
+        assert_eq!((b.ratio.num, b.ratio.den), (1, 4));
+        // Five rotations per record for the first, none for the second; only the second
+        // compares with earlier queries.
+        assert_eq!((sites[0].per_record, sites[0].earlier), (5, false));
+        assert_eq!((sites[1].per_record, sites[1].earlier), (1, true));
+        // The location is the comparison's source text.
+        let span = |s: &ComparisonSite| s.at().unwrap().to_span(BATCH);
+        let text = |s: &ComparisonSite| &BATCH[span(s).start..span(s).end];
+        assert_eq!(text(&sites[0]), "fhd(c, d) < 0.375");
+        assert_eq!(text(&sites[1]), "fhd(q, e) < 0.25");
+    }
+
+    #[test]
+    fn a_cosine_site_needs_its_scale() {
+        let cx = Compiler::new().unwrap();
+        let text = r#"module {
+          func.func @query() {
+            %0 = "irs.query_value"() {input = 1 : i64, kind = "embedding", name = "v", owner = 1 : i64} : () -> !irs.vector<16 : i64>
+            %1 = "irs.records"() {input = 0 : i64, name = "s", source = "gallery"} : () -> !irs.vectors<16 : i64>
+            %2 = "irs.cosine_ge"(%0, %1) {den = 50 : i64, negative = 0 : i64, num = 17 : i64, scale_bits = 8 : i64, strict = 0 : i64} : (!irs.vector<16 : i64>, !irs.vectors<16 : i64>) -> !irs.bits
+            return
+          }
+        }"#;
+        let module = cx.parse_module(text).unwrap();
+        let sites = ComparisonSites::of(&module).unwrap();
+        let SiteKind::Cosine(c) = &sites[0].kind else {
+            panic!("{sites:?}")
+        };
+        assert_eq!(
+            (c.dim, c.scale_bits, c.tau.abs.num, c.strict),
+            (16, 8, 17, false)
+        );
+        // Parsed text without `loc`s: the op's position in that text, which MLIR names `-`.
+        let at = sites[0].at().unwrap();
+        assert_eq!((at.file.as_str(), at.line), ("-", 5));
+        // Without `scale_bits` the module does not verify against the dialect.
+        assert!(cx
+            .parse_module(&text.replace("scale_bits = 8 : i64, ", ""))
+            .is_err());
+    }
+}

@@ -85,3 +85,47 @@ impl Plan {
         Ok(plan)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::plan::PlanOptions;
+    use crate::mlir::Compiler;
+    use crate::passes::PassManager;
+    use crate::testing::DEDUP;
+
+    #[test]
+    fn the_plan_is_read_from_the_module_and_must_agree_with_its_rings() {
+        let cx = Compiler::new().unwrap();
+        let program = crate::sema::frontend("dedup.irs", DEDUP).unwrap();
+        let irs = crate::lower::lower_program(&cx, &program, DEDUP).unwrap();
+        let options = PlanOptions {
+            sharing: Some(Sharing::Rep3),
+            ..Default::default()
+        };
+        // Before the passes there is nothing to read.
+        let e = Plan::of(&irs).unwrap_err();
+        assert!(e.contains("did variant-select run?"), "{e}");
+        let module = PassManager::choice_pipeline(&options)
+            .run(&cx, irs, None)
+            .unwrap();
+        let plan = Plan::of(&module).unwrap();
+        assert_eq!(plan.sharing, Sharing::Rep3);
+        let TestPlan::Fhd(f) = &plan.tests[0] else {
+            panic!("{plan:?}")
+        };
+        assert_eq!(
+            (f.variant, f.compare_ring, f.a, f.b),
+            (Variant::PlainMask, 16, 69, 200)
+        );
+        assert_eq!(plan.cost.comparisons_per_record, 31);
+        // A ring edited by hand no longer matches the recorded choices.
+        let text = module
+            .as_operation()
+            .to_string()
+            .replace("ring_bits = 16 : i64", "ring_bits = 15 : i64");
+        let edited = cx.parse_module(&text).unwrap();
+        let e = Plan::of(&edited).unwrap_err();
+        assert!(e.contains("are not those of its choices"), "{e}");
+    }
+}

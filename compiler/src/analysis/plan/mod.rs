@@ -248,7 +248,7 @@ pub struct Plan {
     /// The sharing of every iris input.
     pub sharing: Sharing,
     /// One per comparison, in the op order of the module (reveal order and, within a reveal,
-/// [`BoolExpr::tests`] order).
+    /// [`BoolExpr::tests`] order).
     pub tests: Vec<TestPlan>,
     pub cost: ProgramCost,
 }
