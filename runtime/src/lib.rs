@@ -16,7 +16,8 @@
 //! - [`iris`]: the plaintext model (bit layout, rotation, Algorithm 1), the reference for tests;
 //! - [`manifest`]: what the compiler embeds in an executable about its program;
 //! - [`party`]: one party's run: arguments, inputs, links, value slots, outputs;
-//! - [`abi`]: the C ABI the generated code calls;
+//! - [`contract`]: the compiler–runtime contract (entry points, shared constants), defined once;
+//! - [`abi`]: the C ABI the generated code calls, generated from the contract;
 //! - [`bench`]: benchmarks of the protocol steps (the paper's Table 2), for `irisc bench`;
 //! - [`sys`]: process settings for the hot loops (allocator).
 
@@ -32,6 +33,7 @@ pub(crate) use say;
 
 pub mod abi;
 pub mod bench;
+pub mod contract;
 pub mod error;
 pub mod io;
 pub mod iris;

@@ -188,7 +188,7 @@ pub fn reshare_p(cx: &mut Ctx<'_>, src: &Value) -> Result<Value, RuntimeError> {
     if z.is_empty() {
         return Ok(Value::ReplicatedP(Rep3Fp::zeros(0)));
     }
-    let x = fp::reshare_p(cx.net, cx.prss, z)?;
+    let x = crate::protocol::reshare::reshare_p(cx.net, cx.prss, z)?;
     cx.rounds += Stats::reshare().rounds;
     Ok(Value::ReplicatedP(x))
 }

@@ -2,15 +2,11 @@
 
 use std::io::Write;
 
+use crate::contract::OutputShape;
 use crate::error::RuntimeError;
 
 use super::values::Value;
 use super::Runtime;
-
-/// `shape` of `irisc_rt_output`.
-pub const SHAPE_BIT: i32 = 0;
-pub const SHAPE_IDS: i32 = 1;
-pub const SHAPE_COUNT: i32 = 2;
 
 /// The fields revealed to this party for the query being answered, in reveal order, as JSON
 /// text. `irisc_rt_emit` prints them as one line `{"query": i, <fields>}`.
@@ -79,7 +75,7 @@ pub fn matching_ids(bits: &[bool], record_ids: &[u64]) -> Vec<u64> {
 /// default name of the shape (`match`, `ids`, `count`); an ids field named `ids` also sets
 /// `match` (non-empty), as the issue-2 contract has it.
 pub fn fields_for(
-    shape: i32,
+    shape: OutputShape,
     field: Option<&str>,
     bits: Option<&[bool]>,
     ints: Option<&[u64]>,
@@ -87,7 +83,7 @@ pub fn fields_for(
 ) -> Result<Vec<(String, String)>, RuntimeError> {
     let bad = |m: String| Err(RuntimeError::Schedule(m));
     match shape {
-        SHAPE_BIT => {
+        OutputShape::Bit => {
             let Some(bits) = bits else {
                 return bad("bit output of a slot that is not opened bits".into());
             };
@@ -99,7 +95,7 @@ pub fn fields_for(
             }
             Ok(vec![(field.unwrap_or("match").into(), bits[0].to_string())])
         }
-        SHAPE_IDS => {
+        OutputShape::Ids => {
             let Some(bits) = bits else {
                 return bad("ids output of a slot that is not opened bits".into());
             };
@@ -120,7 +116,7 @@ pub fn fields_for(
             out.push((name.to_string(), list));
             Ok(out)
         }
-        SHAPE_COUNT => {
+        OutputShape::Count => {
             let Some(ints) = ints else {
                 return bad("count output of a slot that is not opened integers".into());
             };
@@ -132,7 +128,6 @@ pub fn fields_for(
             }
             Ok(vec![(field.unwrap_or("count").into(), ints[0].to_string())])
         }
-        s => bad(format!("unknown output shape {s}")),
     }
 }
 
@@ -153,7 +148,7 @@ impl Runtime {
         query: u64,
         src: u32,
         records: i32,
-        shape: i32,
+        shape: OutputShape,
         field: Option<&str>,
     ) -> Result<(), RuntimeError> {
         let (bits, ints) = match self.slot(src)? {
@@ -167,7 +162,7 @@ impl Runtime {
                 )))
             }
         };
-        let ids: Vec<u64> = if shape != SHAPE_IDS {
+        let ids: Vec<u64> = if shape != OutputShape::Ids {
             Vec::new()
         } else if records < 0 {
             let g = self.inputs.single(crate::manifest::InputRole::Gallery)?;
@@ -209,7 +204,7 @@ mod tests {
     #[test]
     fn issue2_lines_are_unchanged() {
         let ids = fields_for(
-            SHAPE_IDS,
+            OutputShape::Ids,
             None,
             Some(&[false, true, true]),
             None,
@@ -217,18 +212,24 @@ mod tests {
         )
         .unwrap();
         assert_eq!(render(0, &ids), r#"{"query":0,"match":true,"ids":[17,9]}"#);
-        let none = fields_for(SHAPE_IDS, None, Some(&[false]), None, &[5]).unwrap();
+        let none = fields_for(OutputShape::Ids, None, Some(&[false]), None, &[5]).unwrap();
         assert_eq!(render(3, &none), r#"{"query":3,"match":false,"ids":[]}"#);
-        let bit = fields_for(SHAPE_BIT, None, Some(&[true]), None, &[]).unwrap();
+        let bit = fields_for(OutputShape::Bit, None, Some(&[true]), None, &[]).unwrap();
         assert_eq!(render(1, &bit), r#"{"query":1,"match":true}"#);
     }
 
     #[test]
     fn named_fields_and_counts() {
-        let mut all =
-            fields_for(SHAPE_IDS, Some("both"), Some(&[true, false]), None, &[0, 1]).unwrap();
-        all.extend(fields_for(SHAPE_COUNT, None, None, Some(&[4]), &[]).unwrap());
-        all.extend(fields_for(SHAPE_BIT, Some("dup"), Some(&[false]), None, &[]).unwrap());
+        let mut all = fields_for(
+            OutputShape::Ids,
+            Some("both"),
+            Some(&[true, false]),
+            None,
+            &[0, 1],
+        )
+        .unwrap();
+        all.extend(fields_for(OutputShape::Count, None, None, Some(&[4]), &[]).unwrap());
+        all.extend(fields_for(OutputShape::Bit, Some("dup"), Some(&[false]), None, &[]).unwrap());
         assert_eq!(
             f(all.clone()),
             vec![
@@ -245,9 +246,9 @@ mod tests {
 
     #[test]
     fn malformed_outputs_are_schedule_errors() {
-        assert!(fields_for(SHAPE_BIT, None, Some(&[true, false]), None, &[]).is_err());
-        assert!(fields_for(SHAPE_IDS, None, Some(&[true]), None, &[1, 2]).is_err());
-        assert!(fields_for(SHAPE_COUNT, None, Some(&[true]), None, &[]).is_err());
+        assert!(fields_for(OutputShape::Bit, None, Some(&[true, false]), None, &[]).is_err());
+        assert!(fields_for(OutputShape::Ids, None, Some(&[true]), None, &[1, 2]).is_err());
+        assert!(fields_for(OutputShape::Count, None, Some(&[true]), None, &[]).is_err());
         assert!(fields_for(7, None, Some(&[true]), None, &[]).is_err());
         let mut o = Outputs::default();
         o.add(0, "match", "true".into()).unwrap();

@@ -40,6 +40,7 @@ mod tests;
 
 use std::time::Instant;
 
+use crate::contract::BatchDotKind;
 use crate::error::RuntimeError;
 use crate::kernels::KernelTable;
 
@@ -53,11 +54,6 @@ pub(crate) use batch_dot::{batch_dot_local, concat_queries, DotKernel};
 pub(crate) use chunks::{chunk_count, chunk_range, view, Coded};
 pub(crate) use pipeline::{batch_dot, Pipeline};
 
-/// `kind` of `irisc_rt_batch_dot`: replicated codes, the `masked_dot` kernel.
-pub const KIND_MASKED: i32 = 0;
-/// `kind` of `irisc_rt_batch_dot`: Shamir codes, the `shamir_dot` kernel.
-pub const KIND_SHAMIR: i32 = 1;
-
 impl Runtime {
     /// The gallery in slot `gallery` (codes of either sharing).
     fn gallery_in(&self, gallery: u32, op: &str) -> Result<Coded, RuntimeError> {
@@ -65,7 +61,7 @@ impl Runtime {
     }
 
     /// The number of record chunks of the gallery in slot `gallery` under `--record-chunk`.
-    pub fn chunk_count(&self, gallery: u32) -> Result<i64, RuntimeError> {
+    pub fn chunk_count(&mut self, gallery: u32) -> Result<i64, RuntimeError> {
         let g = self.gallery_in(gallery, "chunk_count")?;
         Ok(chunk_count(g.count(), self.args.record_chunk) as i64)
     }
@@ -106,21 +102,17 @@ impl Runtime {
         gallery: u32,
         chunk: i64,
         table: *const KernelTable,
-        kind: i32,
+        kind: BatchDotKind,
     ) -> Result<(), RuntimeError> {
         let t = Instant::now();
-        if kind != KIND_MASKED && kind != KIND_SHAMIR {
-            return Err(sched(format!(
-                "batch_dot: kind {kind} (0: masked_dot, 1: shamir_dot)"
-            )));
-        }
         let n = usize::try_from(n).map_err(|_| sched(format!("batch_dot: {n} queries")))?;
         check_slots(dst_base, n)?;
         check_slots(codes_base, n)?;
         let g = self.gallery_in(gallery, "batch_dot")?;
         if g.kind() != kind {
             return Err(sched(format!(
-                "batch_dot: kind {kind} over a gallery of {}",
+                "batch_dot: kind {} over a gallery of {}",
+                kind.name(),
                 g.value().kind()
             )));
         }
@@ -129,7 +121,8 @@ impl Runtime {
             let q = Coded::of(get(&self.slots, codes_base + j)?, "batch_dot")?;
             if q.kind() != kind {
                 return Err(sched(format!(
-                    "batch_dot: kind {kind} over queries of {}",
+                    "batch_dot: kind {} over queries of {}",
+                    kind.name(),
                     q.value().kind()
                 )));
             }
