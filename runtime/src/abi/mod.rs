@@ -22,7 +22,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use crate::contract::{BatchDotKind, InputPart, OutputShape};
 use crate::error::RuntimeError;
 use crate::manifest::Manifest;
-use crate::party::Runtime;
+use crate::party::exec::get;
+use crate::party::executor::Phase;
+use crate::party::{ops, ops_arith, ops_logic, ops_shamir, ops_vector, output, tiles, Runtime};
 use macros::entry_points;
 
 pub(crate) fn report(party: Option<usize>, e: &RuntimeError) {
@@ -115,9 +117,10 @@ entry_points! {
     ) -> Status = |r: &mut Runtime| {
         let part = abi_enum("input part", part, InputPart::from_i32)?;
         r.announce_query(query);
-        let v = r.inputs.load_input(input, part, query, ring_bits)?;
-        r.put(dst, v);
-        Ok(())
+        let op = if query < 0 { "load_gallery" } else { "load_query" };
+        r.exec_with(op, Phase::Other, |_, _, local| {
+            Ok(vec![(dst, local.inputs.load_input(input, part, query, ring_bits)?)])
+        })
     };
 
     /// The queries `0..query` of query input `input`, in gallery form (ids = query indices),
@@ -126,14 +129,16 @@ entry_points! {
         rt, dst: Slot, input: I32, part: I32, query: I64, ring_bits: I32
     ) -> Status = |r: &mut Runtime| {
         let part = abi_enum("input part", part, InputPart::from_i32)?;
-        let v = r.inputs.load_earlier(input, part, query, ring_bits)?;
-        r.put(dst, v);
-        Ok(())
+        r.exec_with(OP, Phase::Other, |_, _, local| {
+            Ok(vec![(dst, local.inputs.load_earlier(input, part, query, ring_bits)?)])
+        })
     };
 
     /// Every code of slot `src` rotated by each shift in `lo..=hi` (local).
     mpc["rotate"] fn irisc_rt_rotate(rt, dst: Slot, src: Slot, lo: I32, hi: I32) -> Status
-        = |r: &mut Runtime| r.rotate(dst, src, lo, hi);
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Other, dst, [src], |cx, [v0]| ops::rotate(cx, v0, lo, hi))
+    };
 
     /// The local half of the dot product of Appendix C (eq. 6) with the generated kernel
     /// variants in `kernels` (`[portable, avx2, avx512, vnni]`, null where absent) for the
@@ -141,131 +146,188 @@ entry_points! {
     mpc["masked_dot"] fn irisc_rt_masked_dot(
         rt, dst: Slot, codes: Slot, gallery: Slot, kernels: KernelTable
     ) -> Status = |r: &mut Runtime| {
-        // SAFETY: the schedule passes the table generated for the storage width of the ring.
-        unsafe { r.masked_dot(dst, codes, gallery, kernels) }
+        r.exec(OP, Phase::Dot, dst, [codes, gallery], |cx, [q, g]| {
+            // SAFETY: the schedule passes the table generated for the storage width of the
+            // ring.
+            unsafe { ops::masked_dot(cx, q, g, kernels) }
+        })
     };
 
     /// Additive shares of `<y, y>` for every code of slot `src` (the norms of the cosine test).
     mpc["self_dot"] fn irisc_rt_self_dot(rt, dst: Slot, src: Slot) -> Status
-        = |r: &mut Runtime| r.self_dot(dst, src);
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Other, dst, [src], |cx, [v0]| ops_vector::self_dot(cx, v0))
+    };
 
     /// Dot products of Shamir shares (GR(2^16, d) or F_p): additive shares, record-major, by
     /// the generated kernel variants in `kernels` (null: the runtime's scalar reference).
     mpc["shamir_dot"] fn irisc_rt_shamir_dot(
         rt, dst: Slot, codes: Slot, gallery: Slot, kernels: KernelTable
     ) -> Status = |r: &mut Runtime| {
-        // SAFETY: the schedule passes null or the table generated for this sharing and length.
-        unsafe { r.shamir_dot_with(dst, codes, gallery, kernels) }
+        r.exec(OP, Phase::Dot, dst, [codes, gallery], |cx, [q, g]| {
+            // SAFETY: the schedule passes null or the table generated for this sharing and
+            // code length.
+            unsafe { ops_shamir::shamir_dot_table(cx, q, g, kernels) }
+        })
     };
 
     /// Additive shares over Z_2^k to replicated shares: one round.
     mpc["reshare"] fn irisc_rt_reshare(rt, dst: Slot, src: Slot, ring_bits: I32) -> Status
-        = |r: &mut Runtime| r.reshare(dst, src, ring_bits as u32);
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| ops::reshare(cx, v0, ring_bits as u32))
+    };
 
     /// Additive shares mod p to replicated shares mod p.
     mpc["reshare_p"] fn irisc_rt_reshare_p(rt, dst: Slot, src: Slot) -> Status
-        = |r: &mut Runtime| r.reshare_p(dst, src);
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| ops_shamir::reshare_p(cx, v0))
+    };
 
     /// `ml` of every (record, code) pair from the public masks.
     mpc["mask_len"] fn irisc_rt_mask_len(rt, dst: Slot, codes: Slot, gallery: Slot) -> Status
-        = |r: &mut Runtime| r.mask_len(dst, codes, gallery);
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Dot, dst, [codes, gallery], |cx, [v0, v1]| ops::mask_len(cx, v0, v1))
+    };
 
     /// `T(ml) - dot` for every pair over Z_2^k, the public threshold added to component 0.
     mpc["sub_threshold"] fn irisc_rt_sub_threshold(
         rt, dst: Slot, dot: Slot, mask_len: Slot, num: I64, den: I64, ring_bits: I32
     ) -> Status = |r: &mut Runtime| {
-        if den <= 0 || num < 0 {
-            return Err(sched(format!("invalid ratio {num}/{den}")));
-        }
-        r.sub_threshold(dst, dot, mask_len, num, den, ring_bits as u32)
+        r.exec(OP, Phase::Compare, dst, [dot, mask_len], |cx, [v0, v1]| ops::sub_threshold(cx, v0, v1, num, den, ring_bits as u32))
     };
 
     /// `T(ml) − dot` mod p (public masks).
     mpc["sub_threshold_p"] fn irisc_rt_sub_threshold_p(
         rt, dst: Slot, dot: Slot, ml: Slot, num: I64, den: I64
-    ) -> Status = |r: &mut Runtime| r.sub_threshold_p(dst, dot, ml, num, den);
+    ) -> Status = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [dot, ml], |cx, [v0, v1]| ops_shamir::sub_threshold_p(cx, v0, v1, num, den))
+    };
 
     /// `dst = a·x − b·y` over Z_2^k (replicated; x or y may be public).
     mpc["lin"] fn irisc_rt_lin(rt, dst: Slot, x: Slot, y: Slot, a: I64, b: I64, k: I32) -> Status
-        = |r: &mut Runtime| r.lin(dst, x, y, a, b, k as u32);
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [x, y], |cx, [v0, v1]| ops_arith::lin(cx, v0, v1, a, b, k as u32))
+    };
 
     /// `a·x − b·y` mod p·2^m.
     mpc["lin_mod"] fn irisc_rt_lin_mod(
         rt, dst: Slot, x: Slot, y: Slot, a: I64, b: I64, m: I32
-    ) -> Status = |r: &mut Runtime| r.lin_mod(dst, x, y, a, b, m as u32);
+    ) -> Status = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [x, y], |cx, [v0, v1]| ops_shamir::lin_mod(cx, v0, v1, a, b, m as u32))
+    };
 
     /// Algorithm 13: `dst = [2^m·src]` over Z_2^k_out from `src` over Z_2^(k_out − m).
     mpc["const_lift"] fn irisc_rt_const_lift(rt, dst: Slot, src: Slot, m: I32, k_out: I32)
-        -> Status = |r: &mut Runtime| r.const_lift(dst, src, m as u32, k_out as u32);
+        -> Status = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| ops_arith::const_lift(cx, v0, m as u32, k_out as u32))
+    };
 
     /// Algorithm 14 (MPCLift): Z_2^k_in to Z_2^k_out.
     mpc["lift"] fn irisc_rt_lift(rt, dst: Slot, src: Slot, k_in: I32, k_out: I32) -> Status
-        = |r: &mut Runtime| r.lift(dst, src, k_in as u32, k_out as u32);
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| ops_arith::lift(cx, v0, k_in as u32, k_out as u32))
+    };
 
     /// Algorithm 15 (LiftP): mod p to mod p·2^m.
     mpc["lift_p"] fn irisc_rt_lift_p(rt, dst: Slot, src: Slot, m: I32) -> Status
-        = |r: &mut Runtime| r.lift_p(dst, src, m as u32);
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| ops_shamir::lift_p(cx, v0, m as u32))
+    };
 
     /// Algorithm 13 mod p: `[2^m·x]` mod p·2^m.
     mpc["const_lift_p"] fn irisc_rt_const_lift_p(rt, dst: Slot, src: Slot, m: I32) -> Status
-        = |r: &mut Runtime| r.const_lift_p(dst, src, m as u32);
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| ops_shamir::const_lift_p(cx, v0, m as u32))
+    };
 
     /// Elementwise product of replicated shares over Z_2^k: additive shares (then `reshare`).
     mpc["mul"] fn irisc_rt_mul(rt, dst: Slot, x: Slot, y: Slot, k: I32) -> Status
-        = |r: &mut Runtime| r.mul(dst, x, y, k as u32);
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [x, y], |cx, [v0, v1]| ops_arith::mul(cx, v0, v1, k as u32))
+    };
 
     /// Algorithm 10 (BitExtract) for the most significant bit of each value.
     mpc["msb"] fn irisc_rt_msb(rt, dst: Slot, src: Slot, ring_bits: I32) -> Status
-        = |r: &mut Runtime| r.msb(dst, src, ring_bits as u32);
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| ops::msb(cx, v0, ring_bits as u32))
+    };
 
     /// Algorithm 12 (BitExtractP): the MSB over F_p.
     mpc["msb_p"] fn irisc_rt_msb_p(rt, dst: Slot, src: Slot) -> Status
-        = |r: &mut Runtime| r.msb_p(dst, src);
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| ops_shamir::msb_p(cx, v0))
+    };
 
     /// The comparison bit of Lemma 2 over Z_(p·2^m).
     mpc["msb_mod"] fn irisc_rt_msb_mod(rt, dst: Slot, src: Slot, m: I32) -> Status
-        = |r: &mut Runtime| r.msb_mod(dst, src, m as u32);
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| ops_shamir::msb_mod(cx, v0, m as u32))
+    };
 
     /// One public bit (`value` != 0) as binary shares. Local.
     mpc["const_bits"] fn irisc_rt_const_bits(rt, dst: Slot, value: I32) -> Status
-        = |r: &mut Runtime| r.const_bits(dst, value != 0);
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Other, dst, [], |cx, []| ops_vector::const_bits(cx, value != 0))
+    };
 
     mpc["not"] fn irisc_rt_not(rt, dst: Slot, src: Slot) -> Status
-        = |r: &mut Runtime| r.not_bits(dst, src);
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| ops_logic::not(cx, v0))
+    };
 
     mpc["and"] fn irisc_rt_and(rt, dst: Slot, x: Slot, y: Slot) -> Status
-        = |r: &mut Runtime| r.and_bits(dst, x, y);
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [x, y], |cx, [v0, v1]| ops_logic::and(cx, v0, v1))
+    };
 
     mpc["or"] fn irisc_rt_or(rt, dst: Slot, x: Slot, y: Slot) -> Status
-        = |r: &mut Runtime| r.or_bits(dst, x, y);
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [x, y], |cx, [v0, v1]| ops_logic::or(cx, v0, v1))
+    };
 
     /// Algorithm 11 (CMux): `dst = c ? x : y`.
     mpc["mux"] fn irisc_rt_mux(rt, dst: Slot, c: Slot, x: Slot, y: Slot) -> Status
-        = |r: &mut Runtime| r.mux_bits(dst, c, x, y);
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [c, x, y], |cx, [v0, v1, v2]| ops_logic::mux(cx, v0, v1, v2))
+    };
 
     /// OR over consecutive groups of `group` bits (0 = all).
     mpc["or_tree"] fn irisc_rt_or_groups(rt, dst: Slot, src: Slot, group: I64) -> Status
-        = |r: &mut Runtime| r.or_groups(dst, src, group.max(0) as u64);
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| ops::or_groups(cx, v0, group.max(0) as u64))
+    };
 
     /// AND over consecutive groups of `group` bits (0 = all; the AND of no bits is true).
     mpc["and_tree"] fn irisc_rt_and_groups(rt, dst: Slot, src: Slot, group: I64) -> Status
-        = |r: &mut Runtime| r.and_groups(dst, src, self::group("and_groups", group)?);
+        = |r: &mut Runtime| {
+        let group = self::group("and_groups", group)?;
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v]| ops_logic::and_groups(cx, v, group))
+    };
 
     /// Algorithms 16–17 (BitInject): binary shares to replicated shares over Z_2^k.
     mpc["bit_inject"] fn irisc_rt_bit_inject(rt, dst: Slot, src: Slot, k: I32) -> Status
-        = |r: &mut Runtime| r.bit_inject(dst, src, k as u32);
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| ops_arith::bit_inject(cx, v0, k as u32))
+    };
 
     /// Local sums over consecutive groups of `group` elements (0 = all).
     mpc["sum"] fn irisc_rt_sum_groups(rt, dst: Slot, src: Slot, group: I64) -> Status
-        = |r: &mut Runtime| r.sum_groups(dst, src, self::group("sum_groups", group)?);
+        = |r: &mut Runtime| {
+        let group = self::group("sum_groups", group)?;
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v]| ops_arith::sum_groups(cx, v, group))
+    };
 
     /// Opens binary shares to party `to_party`.
     mpc["open"] fn irisc_rt_open(rt, dst: Slot, src: Slot, to_party: I32) -> Status
-        = |r: &mut Runtime| r.open(dst, src, to_party as u32);
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| ops::open(cx, v0, to_party as u32))
+    };
 
     /// Opens replicated arithmetic shares to party `to` (opened integers).
     mpc["open_int"] fn irisc_rt_open_int(rt, dst: Slot, src: Slot, to: I32) -> Status
-        = |r: &mut Runtime| r.open_int(dst, src, to as u32);
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| ops_arith::open_int(cx, v0, to as u32))
+    };
 
     /// Adds one reveal's field to query `query`'s answer (output party): `shape`
     /// ([`OutputShape`]) bit (`src` one opened bit), ids (`src` one opened bit per record of
@@ -278,17 +340,36 @@ entry_points! {
         // SAFETY: the schedule passes a pointer to `field_len` bytes of the label, or null.
         let name = unsafe { text(field, field_len) }?;
         let shape = abi_enum("output shape", shape, OutputShape::from_i32)?;
-        r.output(self::query("output", query)?, src, records, shape, name.as_deref())
+        let query = self::query("output", query)?;
+        r.exec_with(OP, Phase::Other, |_, slots, local| {
+            output::output(
+                slots, local.inputs, local.outputs, query, src, records, shape, name.as_deref(),
+            )?;
+            Ok(Vec::new())
+        })
     };
 
     /// Prints query `query`'s answer line `{"query": i, <fields>}` at the output party.
     mpc["emit"] fn irisc_rt_emit(rt, query: I64) -> Status
-        = |r: &mut Runtime| r.emit(self::query("emit", query)?);
+        = |r: &mut Runtime| {
+        let query = self::query("emit", query)?;
+        r.exec_with(OP, Phase::Other, |_, _, local| {
+            local.outputs.emit(query)?;
+            Ok(Vec::new())
+        })
+    };
 
     /// The number of record chunks of the gallery in slot `gallery` (at least 1), or -1 after
     /// printing the error.
     tiling["chunk_count"] fn irisc_rt_chunk_count(rt, gallery: Slot) -> Count
-        = |r: &mut Runtime| r.chunk_count(gallery);
+        = |r: &mut Runtime| {
+        let mut count = 0;
+        r.exec_with(OP, Phase::Other, |cx, slots, _| {
+            count = tiles::chunk_count_of(cx, get(slots, gallery)?)?;
+            Ok(Vec::new())
+        })?;
+        Ok(count)
+    };
 
     /// Slot `dst` = the records of chunk `chunk` of the gallery in slot `gallery`, of the same
     /// kind with those records' ids, masks and shares. `with_shares` = 0 (the chunk stage
@@ -296,7 +377,9 @@ entry_points! {
     /// out; an op that reads them fails with a schedule error.
     tiling["gallery_view"] fn irisc_rt_gallery_view(
         rt, dst: Slot, gallery: Slot, chunk: I64, with_shares: I32
-    ) -> Status = |r: &mut Runtime| r.gallery_view(dst, gallery, chunk, with_shares != 0);
+    ) -> Status = |r: &mut Runtime| {
+        r.exec(OP, Phase::Dot, dst, [gallery], |cx, [v0]| tiles::gallery_view(cx, v0, chunk, with_shares != 0))
+    };
 
     /// For j in 0..n: slot `dst_base + j` = the dot products of the codes in slot
     /// `codes_base + j` with chunk `chunk` of the gallery in slot `gallery`, as the dot product
@@ -306,13 +389,25 @@ entry_points! {
         table: KernelTable, kind: I32
     ) -> Status = |r: &mut Runtime| {
         let kind = abi_enum("batch_dot kind", kind, BatchDotKind::from_i32)?;
-        // SAFETY: the schedule passes the table `masked_dot` or `shamir_dot` takes for these
-        // codes.
-        unsafe { r.batch_dot(dst_base, codes_base, n, gallery, chunk, table, kind) }
+        r.exec_with(OP, Phase::Dot, |cx, slots, local| {
+            // SAFETY: the schedule passes the table `masked_dot` or `shamir_dot` takes for
+            // these codes.
+            unsafe {
+                tiles::batch_dot_slots(
+                    cx, local.scan, slots, dst_base, codes_base, n, gallery, chunk, table, kind,
+                )
+            }
+        })
     };
 
     /// `first` != 0: slot `acc` = slot `src`; else slot `acc` = slot `acc` followed by slot
     /// `src` (shares, public values or bits of one kind).
     tiling["append"] fn irisc_rt_append(rt, acc: Slot, src: Slot, first: I32) -> Status
-        = |r: &mut Runtime| r.append(acc, src, first != 0);
+        = |r: &mut Runtime| {
+        if first != 0 {
+            r.exec(OP, Phase::Compare, acc, [src], |_, [v]| tiles::copy_appendable(v))
+        } else {
+            r.exec_update(OP, Phase::Compare, acc, src, tiles::append)
+        }
+    };
 }

@@ -38,11 +38,12 @@ use crate::net::Transport;
 use crate::party::exec::{replicated, sched, Ctx};
 use crate::party::ops::{msb_of, sub_from_public};
 use crate::party::ops_arith::{const_lift, lift, lin};
-use crate::party::values::{on_pair, Value};
+use crate::party::values::Value;
 use crate::protocol::{self, Stats};
 use crate::rand::Prss;
 use crate::ring::mask;
 use crate::share::binary::{clear_tail, pack_bits, reconstruct_bits, words_for};
+use crate::share::ring_vec::on_pair;
 use crate::share::BitShares;
 
 /// Code length in bits: mask lengths lie in 0..=L.
@@ -622,11 +623,7 @@ pub(crate) fn measure(v: Variant, opts: &Table2Options) -> Result<Measured, Runt
             let (b0, m0) = (t.bytes_sent(), t.messages_sent());
             let cpu0 = thread_cpu();
             let start = Instant::now();
-            let mut cx = Ctx {
-                net: &mut t,
-                prss: &mut prss,
-                rounds: 0,
-            };
+            let mut cx = Ctx::new(&mut t, &mut prss);
             let bits = chain(v, &mut cx, &values)?;
             let elapsed = start.elapsed();
             let used = thread_cpu().saturating_sub(cpu0);

@@ -179,7 +179,8 @@ mod tests {
             // Codes c' = m ? 1 − 2b : 0 Shamir-shared over F_p, public masks: shamir_dot,
             // reshare_p, sub_threshold_p with the mask lengths, msb_p = Algorithm 1's
             // hd·den < num·ml.
-            use crate::party::ops_shamir::{mask_lengths, msb_p, reshare_p, shamir_dot, sub_threshold_p};
+            use crate::party::ops_shamir::{msb_p, reshare_p, shamir_dot, sub_threshold_p};
+            use crate::party::shamir_codes::mask_lengths;
             use crate::party::shamir_codes::{ShamirCodes, ShamirKind, Side};
             use crate::share::fp::shamir_share;
             let (den, len, n_q) = (200u64, 128usize, 2usize);

@@ -22,9 +22,9 @@ use crate::share::binary::{words_for, BitShares};
 use crate::store::{self, Store, StoreExpected, StoreSharing};
 
 use super::args::PartyArgs;
-use super::codes::Codes;
 use super::shamir_codes::{ShamirCodes, ShamirKind, Side};
 use super::values::Value;
+use crate::share::Codes;
 
 /// One input as loaded: rep3 inputs in the prepared form of [`Codes`] (all sections of each
 /// record, at the file's ring), Shamir inputs as the party's words.
@@ -158,7 +158,7 @@ fn load_one(
     let stored = if header.sharing.is_shamir() {
         Stored::Shamir(Arc::new(shamir_from_file(file)?))
     } else {
-        Stored::Rep3(Arc::new(Codes::from_share_file(file)))
+        Stored::Rep3(Arc::new(codes_of_share_file(file)))
     };
     Ok(LoadedInput {
         spec: spec.clone(),
@@ -774,6 +774,31 @@ fn bits_of(codes: &Codes, range: std::ops::Range<usize>) -> BitShares {
         prev[j / 64] |= (p & 1) << (j % 64);
     }
     BitShares::from_words(own, prev, len)
+}
+
+/// Public masks in the contract's byte order, as little-endian u64 words.
+fn mask_words(bytes: &[u8]) -> Vec<u64> {
+    bytes
+        .chunks(8)
+        .map(|c| {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            u64::from_le_bytes(w)
+        })
+        .collect()
+}
+
+/// All of a rep3 file's records at the file's ring: `bits` = the shared elements per record
+/// (both sections when iris masks are secret), masks the file's public masks or all ones.
+fn codes_of_share_file(file: ShareFile) -> Codes {
+    let count = file.header.count as usize;
+    let bits = file.header.elements_per_record() as usize;
+    let masks = if file.masks.is_empty() {
+        vec![u64::MAX; count * bits.div_ceil(64)]
+    } else {
+        mask_words(&file.masks)
+    };
+    Codes::from_components(file.own, file.prev, count, bits, file.ids, masks)
 }
 
 #[cfg(test)]

@@ -239,7 +239,10 @@ fn rep3_iris_gallery_and_queries_at_every_ring() {
     let mut ins = load3(&m, &[("left", &gf), ("ql", &qf)]);
     assert_eq!(ins[0].query_count(), 2);
     for k in [32u32, 20, 16, 9] {
-        let (vals, c) = open_codes(load_all(&mut ins, 0, 0, -1, k as i32, false), k);
+        let (vals, c) = open_codes(
+            load_all(&mut ins, 0, InputPart::Codes, -1, k as i32, false),
+            k,
+        );
         let m = crate::io::share_file::ring_mask(k).unwrap();
         assert_eq!(
             vals,
@@ -250,7 +253,10 @@ fn rep3_iris_gallery_and_queries_at_every_ring() {
         assert_eq!(c.bits, 128);
         // Public masks travel with the codes.
         assert_eq!(c.masks[0].to_le_bytes()[..], gd.masks[..8]);
-        let (vals, c) = open_codes(load_all(&mut ins, 1, 0, 1, k as i32, false), k);
+        let (vals, c) = open_codes(
+            load_all(&mut ins, 1, InputPart::Codes, 1, k as i32, false),
+            k,
+        );
         assert_eq!(
             vals,
             qd.values[128..].iter().map(|v| v & m).collect::<Vec<_>>()
@@ -364,10 +370,10 @@ fn earlier_is_the_queries_before() {
     let qf = deal(dir.path(), &q, &qd, 31);
     let m = manifest(vec![q]);
     let mut ins = load3(&m, &[("q", &qf)]);
-    let (vals, c) = open_codes(load_all(&mut ins, 0, 0, 0, 32, true), 32);
+    let (vals, c) = open_codes(load_all(&mut ins, 0, InputPart::Codes, 0, 32, true), 32);
     assert!(vals.is_empty());
     assert_eq!(c.count, 0);
-    let (vals, c) = open_codes(load_all(&mut ins, 0, 0, 3, 16, true), 16);
+    let (vals, c) = open_codes(load_all(&mut ins, 0, InputPart::Codes, 3, 16, true), 16);
     assert_eq!(c.ids, vec![0, 1, 2]);
     assert_eq!(c.count, 3);
     assert_eq!(

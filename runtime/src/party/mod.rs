@@ -3,24 +3,26 @@
 //! The generated `main` calls [`crate::abi`], which forwards to a [`Runtime`]: it parses the
 //! command line, loads and checks this party's share files against the program's manifest,
 //! connects to the two other parties over mutually authenticated TLS, agrees PRSS seeds, and then
-//! executes the operations of the generated schedule one by one on its value slots.
+//! executes the operations of the generated schedule one by one on its value slots
+//! ([`executor`]: every op is one function over a [`exec::Ctx`] and its operand values).
 
 pub mod accounting;
 mod args;
 mod chains;
-mod codes;
 pub(crate) mod exec;
+pub(crate) mod executor;
 pub mod load;
 pub(crate) mod ops;
 pub(crate) mod ops_arith;
-mod ops_logic;
-mod ops_shamir;
-mod ops_vector;
-mod output;
+pub(crate) mod ops_logic;
+pub(crate) mod ops_shamir;
+pub(crate) mod ops_vector;
+pub(crate) mod output;
 pub mod shamir_codes;
 pub(crate) mod tiles;
 pub(crate) mod values;
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use crate::error::RuntimeError;
@@ -57,6 +59,8 @@ pub struct Runtime {
     pub(crate) slots: Vec<Option<Value>>,
     pub(crate) times: PhaseTimes,
     pub(crate) rounds: u64,
+    /// The executor's figures per op kind, for `--stats`.
+    pub(crate) ops: BTreeMap<&'static str, accounting::OpStats>,
     /// Background dot-product jobs of the tiled scan; joined before the runtime ends (by
     /// `finish`, or when the runtime is dropped, which drops this).
     pub(crate) tiles: tiles::Pipeline,
@@ -128,6 +132,7 @@ impl Runtime {
                 ..Default::default()
             },
             rounds: 0,
+            ops: BTreeMap::new(),
             tiles: tiles::Pipeline::default(),
             announced: None,
             started,
@@ -172,7 +177,8 @@ impl Runtime {
             bytes,
             messages,
             self.rounds,
-        );
+        )
+        .with_ops(std::mem::take(&mut self.ops));
         if !self.args.quiet {
             crate::say!("{}", accounting.line());
         }

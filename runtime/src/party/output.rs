@@ -5,8 +5,9 @@ use std::io::Write;
 use crate::contract::OutputShape;
 use crate::error::RuntimeError;
 
+use super::exec::get;
+use super::load::Inputs;
 use super::values::Value;
-use super::Runtime;
 
 /// The fields revealed to this party for the query being answered, in reveal order, as JSON
 /// text. `irisc_rt_emit` prints them as one line `{"query": i, <fields>}`.
@@ -138,57 +139,52 @@ pub fn print_line(line: &str) -> Result<(), RuntimeError> {
         .map_err(|e| RuntimeError::Setup(format!("cannot write results: {e}")))
 }
 
-impl Runtime {
-    /// `irisc_rt_output`: adds the field(s) of one reveal to query `query`'s answer at the
-    /// output party (`src` opened there; elsewhere nothing happens). `records` is the slot whose
-    /// records' ids an ids output reports (negative: the program's only gallery, for issue-2
-    /// schedules).
-    pub fn output(
-        &mut self,
-        query: u64,
-        src: u32,
-        records: i32,
-        shape: OutputShape,
-        field: Option<&str>,
-    ) -> Result<(), RuntimeError> {
-        let (bits, ints) = match self.slot(src)? {
-            Value::Clear(None) | Value::ClearInts(None) => return Ok(()),
-            Value::Clear(Some(b)) => (Some(b.clone()), None),
-            Value::ClearInts(Some(v)) => (None, Some(v.clone())),
+/// `mpc.output`: adds the field(s) of one reveal to query `query`'s answer at the output party
+/// (`src` opened there; elsewhere nothing happens). `records` is the slot whose records' ids an
+/// ids output reports (negative: the program's only gallery, for issue-2 schedules).
+#[allow(clippy::too_many_arguments)]
+pub fn output(
+    slots: &[Option<Value>],
+    inputs: &Inputs,
+    outputs: &mut Outputs,
+    query: u64,
+    src: u32,
+    records: i32,
+    shape: OutputShape,
+    field: Option<&str>,
+) -> Result<(), RuntimeError> {
+    let (bits, ints) = match get(slots, src)? {
+        Value::Clear(None) | Value::ClearInts(None) => return Ok(()),
+        Value::Clear(Some(b)) => (Some(b.clone()), None),
+        Value::ClearInts(Some(v)) => (None, Some(v.clone())),
+        other => {
+            return Err(RuntimeError::Schedule(format!(
+                "output of slot {src}, which holds {}, not opened values",
+                other.kind()
+            )))
+        }
+    };
+    let ids: Vec<u64> = if shape != OutputShape::Ids {
+        Vec::new()
+    } else if records < 0 {
+        let g = inputs.single(crate::manifest::InputRole::Gallery)?;
+        inputs.ids(g).to_vec()
+    } else {
+        match get(slots, records as u32)? {
+            Value::Codes(c) => c.ids.clone(),
+            Value::Shamir(c) => c.ids.clone(),
             other => {
                 return Err(RuntimeError::Schedule(format!(
-                    "output of slot {src}, which holds {}, not opened values",
+                    "ids output over slot {records}, which holds {}, not records",
                     other.kind()
                 )))
             }
-        };
-        let ids: Vec<u64> = if shape != OutputShape::Ids {
-            Vec::new()
-        } else if records < 0 {
-            let g = self.inputs.single(crate::manifest::InputRole::Gallery)?;
-            self.inputs.ids(g).to_vec()
-        } else {
-            match self.slot(records as u32)? {
-                Value::Codes(c) => c.ids.clone(),
-                Value::Shamir(c) => c.ids.clone(),
-                other => {
-                    return Err(RuntimeError::Schedule(format!(
-                        "ids output over slot {records}, which holds {}, not records",
-                        other.kind()
-                    )))
-                }
-            }
-        };
-        for (name, value) in fields_for(shape, field, bits.as_deref(), ints.as_deref(), &ids)? {
-            self.outputs.add(query, &name, value)?;
         }
-        Ok(())
+    };
+    for (name, value) in fields_for(shape, field, bits.as_deref(), ints.as_deref(), &ids)? {
+        outputs.add(query, &name, value)?;
     }
-
-    /// `irisc_rt_emit`: prints query `query`'s answer line (output party only).
-    pub fn emit(&mut self, query: u64) -> Result<(), RuntimeError> {
-        self.outputs.emit(query)
-    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -249,7 +245,8 @@ mod tests {
         assert!(fields_for(OutputShape::Bit, None, Some(&[true, false]), None, &[]).is_err());
         assert!(fields_for(OutputShape::Ids, None, Some(&[true]), None, &[1, 2]).is_err());
         assert!(fields_for(OutputShape::Count, None, Some(&[true]), None, &[]).is_err());
-        assert!(fields_for(7, None, Some(&[true]), None, &[]).is_err());
+        // An unknown shape never reaches `fields_for`: the ABI refuses it.
+        assert_eq!(OutputShape::from_i32(7), None);
         let mut o = Outputs::default();
         o.add(0, "match", "true".into()).unwrap();
         assert!(o.add(0, "match", "false".into()).is_err());

@@ -287,7 +287,7 @@ impl std::fmt::Debug for Rep3Fp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::Transport;
+    use crate::net::{NetError, Transport};
     use crate::protocol::reshare::reshare_p;
     use crate::protocol::testutil::run_protocol;
     use crate::rand::Prss;

@@ -6,10 +6,10 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::error::RuntimeError;
-use crate::party::codes::Codes;
 use crate::party::exec::sched;
 use crate::party::shamir_codes::ShamirCodes;
 use crate::party::values::Value;
+use crate::share::Codes;
 
 use crate::contract::BatchDotKind;
 
