@@ -22,9 +22,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use crate::contract::{BatchDotKind, InputPart, OutputShape};
 use crate::error::RuntimeError;
 use crate::manifest::Manifest;
-use crate::party::exec::get;
+use crate::ops::ctx::get;
+use crate::ops::{arith, logic, rep3, shamir, vector};
 use crate::party::executor::Phase;
-use crate::party::{ops, ops_arith, ops_logic, ops_shamir, ops_vector, output, tiles, Runtime};
+use crate::party::{output, tiles, Runtime};
 use macros::entry_points;
 
 pub(crate) fn report(party: Option<usize>, e: &RuntimeError) {
@@ -137,7 +138,7 @@ entry_points! {
     /// Every code of slot `src` rotated by each shift in `lo..=hi` (local).
     mpc["rotate"] fn irisc_rt_rotate(rt, dst: Slot, src: Slot, lo: I32, hi: I32) -> Status
         = |r: &mut Runtime| {
-        r.exec(OP, Phase::Other, dst, [src], |cx, [v0]| ops::rotate(cx, v0, lo, hi))
+        r.exec(OP, Phase::Other, dst, [src], |cx, [v0]| rep3::rotate(cx, v0, lo, hi))
     };
 
     /// The local half of the dot product of Appendix C (eq. 6) with the generated kernel
@@ -149,14 +150,14 @@ entry_points! {
         r.exec(OP, Phase::Dot, dst, [codes, gallery], |cx, [q, g]| {
             // SAFETY: the schedule passes the table generated for the storage width of the
             // ring.
-            unsafe { ops::masked_dot(cx, q, g, kernels) }
+            unsafe { rep3::masked_dot(cx, q, g, kernels) }
         })
     };
 
     /// Additive shares of `<y, y>` for every code of slot `src` (the norms of the cosine test).
     mpc["self_dot"] fn irisc_rt_self_dot(rt, dst: Slot, src: Slot) -> Status
         = |r: &mut Runtime| {
-        r.exec(OP, Phase::Other, dst, [src], |cx, [v0]| ops_vector::self_dot(cx, v0))
+        r.exec(OP, Phase::Other, dst, [src], |cx, [v0]| vector::self_dot(cx, v0))
     };
 
     /// Dot products of Shamir shares (GR(2^16, d) or F_p): additive shares, record-major, by
@@ -167,166 +168,166 @@ entry_points! {
         r.exec(OP, Phase::Dot, dst, [codes, gallery], |cx, [q, g]| {
             // SAFETY: the schedule passes null or the table generated for this sharing and
             // code length.
-            unsafe { ops_shamir::shamir_dot_table(cx, q, g, kernels) }
+            unsafe { shamir::shamir_dot_table(cx, q, g, kernels) }
         })
     };
 
     /// Additive shares over Z_2^k to replicated shares: one round.
     mpc["reshare"] fn irisc_rt_reshare(rt, dst: Slot, src: Slot, ring_bits: I32) -> Status
         = |r: &mut Runtime| {
-        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| ops::reshare(cx, v0, ring_bits as u32))
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| rep3::reshare(cx, v0, ring_bits as u32))
     };
 
     /// Additive shares mod p to replicated shares mod p.
     mpc["reshare_p"] fn irisc_rt_reshare_p(rt, dst: Slot, src: Slot) -> Status
         = |r: &mut Runtime| {
-        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| ops_shamir::reshare_p(cx, v0))
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| shamir::reshare_p(cx, v0))
     };
 
     /// `ml` of every (record, code) pair from the public masks.
     mpc["mask_len"] fn irisc_rt_mask_len(rt, dst: Slot, codes: Slot, gallery: Slot) -> Status
         = |r: &mut Runtime| {
-        r.exec(OP, Phase::Dot, dst, [codes, gallery], |cx, [v0, v1]| ops::mask_len(cx, v0, v1))
+        r.exec(OP, Phase::Dot, dst, [codes, gallery], |cx, [v0, v1]| rep3::mask_len(cx, v0, v1))
     };
 
     /// `T(ml) - dot` for every pair over Z_2^k, the public threshold added to component 0.
     mpc["sub_threshold"] fn irisc_rt_sub_threshold(
         rt, dst: Slot, dot: Slot, mask_len: Slot, num: I64, den: I64, ring_bits: I32
     ) -> Status = |r: &mut Runtime| {
-        r.exec(OP, Phase::Compare, dst, [dot, mask_len], |cx, [v0, v1]| ops::sub_threshold(cx, v0, v1, num, den, ring_bits as u32))
+        r.exec(OP, Phase::Compare, dst, [dot, mask_len], |cx, [v0, v1]| rep3::sub_threshold(cx, v0, v1, num, den, ring_bits as u32))
     };
 
     /// `T(ml) − dot` mod p (public masks).
     mpc["sub_threshold_p"] fn irisc_rt_sub_threshold_p(
         rt, dst: Slot, dot: Slot, ml: Slot, num: I64, den: I64
     ) -> Status = |r: &mut Runtime| {
-        r.exec(OP, Phase::Compare, dst, [dot, ml], |cx, [v0, v1]| ops_shamir::sub_threshold_p(cx, v0, v1, num, den))
+        r.exec(OP, Phase::Compare, dst, [dot, ml], |cx, [v0, v1]| shamir::sub_threshold_p(cx, v0, v1, num, den))
     };
 
     /// `dst = a·x − b·y` over Z_2^k (replicated; x or y may be public).
     mpc["lin"] fn irisc_rt_lin(rt, dst: Slot, x: Slot, y: Slot, a: I64, b: I64, k: I32) -> Status
         = |r: &mut Runtime| {
-        r.exec(OP, Phase::Compare, dst, [x, y], |cx, [v0, v1]| ops_arith::lin(cx, v0, v1, a, b, k as u32))
+        r.exec(OP, Phase::Compare, dst, [x, y], |cx, [v0, v1]| arith::lin(cx, v0, v1, a, b, k as u32))
     };
 
     /// `a·x − b·y` mod p·2^m.
     mpc["lin_mod"] fn irisc_rt_lin_mod(
         rt, dst: Slot, x: Slot, y: Slot, a: I64, b: I64, m: I32
     ) -> Status = |r: &mut Runtime| {
-        r.exec(OP, Phase::Compare, dst, [x, y], |cx, [v0, v1]| ops_shamir::lin_mod(cx, v0, v1, a, b, m as u32))
+        r.exec(OP, Phase::Compare, dst, [x, y], |cx, [v0, v1]| shamir::lin_mod(cx, v0, v1, a, b, m as u32))
     };
 
     /// Algorithm 13: `dst = [2^m·src]` over Z_2^k_out from `src` over Z_2^(k_out − m).
     mpc["const_lift"] fn irisc_rt_const_lift(rt, dst: Slot, src: Slot, m: I32, k_out: I32)
         -> Status = |r: &mut Runtime| {
-        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| ops_arith::const_lift(cx, v0, m as u32, k_out as u32))
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| arith::const_lift(cx, v0, m as u32, k_out as u32))
     };
 
     /// Algorithm 14 (MPCLift): Z_2^k_in to Z_2^k_out.
     mpc["lift"] fn irisc_rt_lift(rt, dst: Slot, src: Slot, k_in: I32, k_out: I32) -> Status
         = |r: &mut Runtime| {
-        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| ops_arith::lift(cx, v0, k_in as u32, k_out as u32))
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| arith::lift(cx, v0, k_in as u32, k_out as u32))
     };
 
     /// Algorithm 15 (LiftP): mod p to mod p·2^m.
     mpc["lift_p"] fn irisc_rt_lift_p(rt, dst: Slot, src: Slot, m: I32) -> Status
         = |r: &mut Runtime| {
-        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| ops_shamir::lift_p(cx, v0, m as u32))
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| shamir::lift_p(cx, v0, m as u32))
     };
 
     /// Algorithm 13 mod p: `[2^m·x]` mod p·2^m.
     mpc["const_lift_p"] fn irisc_rt_const_lift_p(rt, dst: Slot, src: Slot, m: I32) -> Status
         = |r: &mut Runtime| {
-        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| ops_shamir::const_lift_p(cx, v0, m as u32))
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| shamir::const_lift_p(cx, v0, m as u32))
     };
 
     /// Elementwise product of replicated shares over Z_2^k: additive shares (then `reshare`).
     mpc["mul"] fn irisc_rt_mul(rt, dst: Slot, x: Slot, y: Slot, k: I32) -> Status
         = |r: &mut Runtime| {
-        r.exec(OP, Phase::Compare, dst, [x, y], |cx, [v0, v1]| ops_arith::mul(cx, v0, v1, k as u32))
+        r.exec(OP, Phase::Compare, dst, [x, y], |cx, [v0, v1]| arith::mul(cx, v0, v1, k as u32))
     };
 
     /// Algorithm 10 (BitExtract) for the most significant bit of each value.
     mpc["msb"] fn irisc_rt_msb(rt, dst: Slot, src: Slot, ring_bits: I32) -> Status
         = |r: &mut Runtime| {
-        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| ops::msb(cx, v0, ring_bits as u32))
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| rep3::msb(cx, v0, ring_bits as u32))
     };
 
     /// Algorithm 12 (BitExtractP): the MSB over F_p.
     mpc["msb_p"] fn irisc_rt_msb_p(rt, dst: Slot, src: Slot) -> Status
         = |r: &mut Runtime| {
-        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| ops_shamir::msb_p(cx, v0))
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| shamir::msb_p(cx, v0))
     };
 
     /// The comparison bit of Lemma 2 over Z_(p·2^m).
     mpc["msb_mod"] fn irisc_rt_msb_mod(rt, dst: Slot, src: Slot, m: I32) -> Status
         = |r: &mut Runtime| {
-        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| ops_shamir::msb_mod(cx, v0, m as u32))
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| shamir::msb_mod(cx, v0, m as u32))
     };
 
     /// One public bit (`value` != 0) as binary shares. Local.
     mpc["const_bits"] fn irisc_rt_const_bits(rt, dst: Slot, value: I32) -> Status
         = |r: &mut Runtime| {
-        r.exec(OP, Phase::Other, dst, [], |cx, []| ops_vector::const_bits(cx, value != 0))
+        r.exec(OP, Phase::Other, dst, [], |cx, []| vector::const_bits(cx, value != 0))
     };
 
     mpc["not"] fn irisc_rt_not(rt, dst: Slot, src: Slot) -> Status
         = |r: &mut Runtime| {
-        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| ops_logic::not(cx, v0))
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| logic::not(cx, v0))
     };
 
     mpc["and"] fn irisc_rt_and(rt, dst: Slot, x: Slot, y: Slot) -> Status
         = |r: &mut Runtime| {
-        r.exec(OP, Phase::Compare, dst, [x, y], |cx, [v0, v1]| ops_logic::and(cx, v0, v1))
+        r.exec(OP, Phase::Compare, dst, [x, y], |cx, [v0, v1]| logic::and(cx, v0, v1))
     };
 
     mpc["or"] fn irisc_rt_or(rt, dst: Slot, x: Slot, y: Slot) -> Status
         = |r: &mut Runtime| {
-        r.exec(OP, Phase::Compare, dst, [x, y], |cx, [v0, v1]| ops_logic::or(cx, v0, v1))
+        r.exec(OP, Phase::Compare, dst, [x, y], |cx, [v0, v1]| logic::or(cx, v0, v1))
     };
 
     /// Algorithm 11 (CMux): `dst = c ? x : y`.
     mpc["mux"] fn irisc_rt_mux(rt, dst: Slot, c: Slot, x: Slot, y: Slot) -> Status
         = |r: &mut Runtime| {
-        r.exec(OP, Phase::Compare, dst, [c, x, y], |cx, [v0, v1, v2]| ops_logic::mux(cx, v0, v1, v2))
+        r.exec(OP, Phase::Compare, dst, [c, x, y], |cx, [v0, v1, v2]| logic::mux(cx, v0, v1, v2))
     };
 
     /// OR over consecutive groups of `group` bits (0 = all).
     mpc["or_tree"] fn irisc_rt_or_groups(rt, dst: Slot, src: Slot, group: I64) -> Status
         = |r: &mut Runtime| {
-        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| ops::or_groups(cx, v0, group.max(0) as u64))
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| rep3::or_groups(cx, v0, group.max(0) as u64))
     };
 
     /// AND over consecutive groups of `group` bits (0 = all; the AND of no bits is true).
     mpc["and_tree"] fn irisc_rt_and_groups(rt, dst: Slot, src: Slot, group: I64) -> Status
         = |r: &mut Runtime| {
         let group = self::group("and_groups", group)?;
-        r.exec(OP, Phase::Compare, dst, [src], |cx, [v]| ops_logic::and_groups(cx, v, group))
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v]| logic::and_groups(cx, v, group))
     };
 
     /// Algorithms 16–17 (BitInject): binary shares to replicated shares over Z_2^k.
     mpc["bit_inject"] fn irisc_rt_bit_inject(rt, dst: Slot, src: Slot, k: I32) -> Status
         = |r: &mut Runtime| {
-        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| ops_arith::bit_inject(cx, v0, k as u32))
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| arith::bit_inject(cx, v0, k as u32))
     };
 
     /// Local sums over consecutive groups of `group` elements (0 = all).
     mpc["sum"] fn irisc_rt_sum_groups(rt, dst: Slot, src: Slot, group: I64) -> Status
         = |r: &mut Runtime| {
         let group = self::group("sum_groups", group)?;
-        r.exec(OP, Phase::Compare, dst, [src], |cx, [v]| ops_arith::sum_groups(cx, v, group))
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v]| arith::sum_groups(cx, v, group))
     };
 
     /// Opens binary shares to party `to_party`.
     mpc["open"] fn irisc_rt_open(rt, dst: Slot, src: Slot, to_party: I32) -> Status
         = |r: &mut Runtime| {
-        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| ops::open(cx, v0, to_party as u32))
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| rep3::open(cx, v0, to_party as u32))
     };
 
     /// Opens replicated arithmetic shares to party `to` (opened integers).
     mpc["open_int"] fn irisc_rt_open_int(rt, dst: Slot, src: Slot, to: I32) -> Status
         = |r: &mut Runtime| {
-        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| ops_arith::open_int(cx, v0, to as u32))
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| arith::open_int(cx, v0, to as u32))
     };
 
     /// Adds one reveal's field to query `query`'s answer (output party): `shape`

@@ -11,12 +11,12 @@ use std::time::Instant;
 use crate::error::RuntimeError;
 use crate::net::Transport;
 
-use super::exec::{get, sched, Ctx, MAX_SLOTS};
 use super::load::Inputs;
 use super::output::Outputs;
 use super::tiles::Pipeline;
-use super::values::Value;
 use super::Runtime;
+use crate::ops::ctx::{get, sched, Ctx, MAX_SLOTS};
+use crate::ops::value::Value;
 
 /// Which phase of the accounting line an op's time counts to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -22,8 +22,8 @@ use crate::share::binary::{words_for, BitShares};
 use crate::store::{self, Store, StoreExpected, StoreSharing};
 
 use super::args::PartyArgs;
-use super::shamir_codes::{ShamirCodes, ShamirKind, Side};
-use super::values::Value;
+use crate::ops::shamir_codes::{ShamirCodes, ShamirKind, Side};
+use crate::ops::value::Value;
 use crate::share::Codes;
 
 /// One input as loaded: rep3 inputs in the prepared form of [`Codes`] (all sections of each

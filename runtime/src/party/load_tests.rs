@@ -443,7 +443,7 @@ fn shamir_inputs_reconstruct() {
     for (part, s) in [(InputPart::Codes, 0), (InputPart::Masks, 1)] {
         let c = shamir_data(&mut ins, 0, part, -1, false);
         assert_eq!((c[0].count, c[0].len, c[0].words_per_code()), (2, 64, 64));
-        assert_eq!(c[0].side, crate::party::shamir_codes::Side::Gallery);
+        assert_eq!(c[0].side, crate::ops::shamir_codes::Side::Gallery);
         for r in 0..2 {
             let share = |p: usize| galois::ShamirVec::<4> {
                 coefs: c[p].words[r * 64..(r + 1) * 64].to_vec(),

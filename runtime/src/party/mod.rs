@@ -4,23 +4,15 @@
 //! command line, loads and checks this party's share files against the program's manifest,
 //! connects to the two other parties over mutually authenticated TLS, agrees PRSS seeds, and then
 //! executes the operations of the generated schedule one by one on its value slots
-//! ([`executor`]: every op is one function over a [`exec::Ctx`] and its operand values).
+//! ([`executor`]: every op is one function of [`crate::ops`] over a [`crate::ops::Ctx`] and its
+//! operand values).
 
 pub mod accounting;
 mod args;
-mod chains;
-pub(crate) mod exec;
 pub(crate) mod executor;
 pub mod load;
-pub(crate) mod ops;
-pub(crate) mod ops_arith;
-pub(crate) mod ops_logic;
-pub(crate) mod ops_shamir;
-pub(crate) mod ops_vector;
 pub(crate) mod output;
-pub mod shamir_codes;
 pub(crate) mod tiles;
-pub(crate) mod values;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -31,8 +23,8 @@ use crate::net::link::TlsTransport;
 use crate::net::Transport;
 use crate::rand::prss::Prss;
 
+use crate::ops::Value;
 pub use args::{PartyArgs, DEFAULT_RECORD_CHUNK};
-use values::Value;
 
 /// Wall time spent per phase, for the accounting line printed at the end.
 #[derive(Debug, Default, Clone, Copy)]

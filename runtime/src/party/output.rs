@@ -5,9 +5,9 @@ use std::io::Write;
 use crate::contract::OutputShape;
 use crate::error::RuntimeError;
 
-use super::exec::get;
 use super::load::Inputs;
-use super::values::Value;
+use crate::ops::ctx::get;
+use crate::ops::value::Value;
 
 /// The fields revealed to this party for the query being answered, in reveal order, as JSON
 /// text. `irisc_rt_emit` prints them as one line `{"query": i, <fields>}`.

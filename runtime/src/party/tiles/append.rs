@@ -4,8 +4,8 @@
 
 use crate::error::RuntimeError;
 use crate::io::share_file::RingVec;
-use crate::party::exec::sched;
-use crate::party::values::Value;
+use crate::ops::ctx::sched;
+use crate::ops::value::Value;
 use crate::share::binary::BitShares;
 use crate::share::RingVecExt;
 

@@ -6,9 +6,9 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::error::RuntimeError;
-use crate::party::exec::sched;
-use crate::party::shamir_codes::ShamirCodes;
-use crate::party::values::Value;
+use crate::ops::ctx::sched;
+use crate::ops::shamir_codes::ShamirCodes;
+use crate::ops::value::Value;
 use crate::share::Codes;
 
 use crate::contract::BatchDotKind;

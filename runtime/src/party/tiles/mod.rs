@@ -42,9 +42,9 @@ use crate::contract::BatchDotKind;
 use crate::error::RuntimeError;
 use crate::kernels::KernelTable;
 
-use super::exec::{get, sched, Ctx, MAX_SLOTS};
-use super::values::Value;
 use crate::kernels::run::{masked_kernel, shamir_kernel};
+use crate::ops::ctx::{get, sched, Ctx, MAX_SLOTS};
+use crate::ops::value::Value;
 
 pub(crate) use append::{append_value, copy_appendable};
 pub(crate) use batch_dot::{batch_dot_local, concat_queries, DotKernel};

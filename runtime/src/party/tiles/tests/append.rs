@@ -7,8 +7,8 @@ use rand_chacha::ChaCha12Rng;
 
 use super::rep3;
 use crate::io::share_file::RingVec;
+use crate::ops::value::Value;
 use crate::party::tiles::{append_value, copy_appendable};
-use crate::party::values::Value;
 use crate::share::binary::BitShares;
 use crate::share::fp::{Rep3Fp, P};
 use crate::share::Rep3Vec;

@@ -1,7 +1,7 @@
 //! The frame shared by the ops: each op is a function from operand values to a result value,
 //! run with a [`Ctx`] that lends it the links and the PRSS, counts its rounds and says how
 //! kernels run; and the helpers ops read their operands with. The executor
-//! ([`super::executor`]) reads the operand slots, runs such a function and stores the result,
+//! (`party::executor`) reads the operand slots, runs such a function and stores the result,
 //! so the same functions run unchanged over TLS in a party and over in-memory links in the
 //! tests.
 
@@ -14,7 +14,7 @@ use crate::rand::Prss;
 use crate::ring::{mask, storage_for, RingElem};
 use crate::share::BitShares;
 
-use super::values::Value;
+use super::value::Value;
 
 /// What an op may use: the links to the two other parties, the correlated randomness, the
 /// round counter it adds its communication rounds to, and how kernels run (threads, the record

@@ -6,8 +6,8 @@ use crate::io::share_file::RingVec;
 use crate::ring::RingElem;
 use crate::share::binary::BitShares;
 
-use super::exec::Ctx;
-use super::values::Value;
+use super::ctx::Ctx;
+use super::value::Value;
 use crate::share::Codes;
 
 /// Each party's additive share of `<x, x>` for every code of `count` codes of `len` elements,

@@ -9,8 +9,8 @@ use crate::error::RuntimeError;
 use crate::protocol::{self, Stats};
 use crate::share::BitShares;
 
-use super::exec::{bits, broadcast_bits, broadcast_len, sched, Ctx};
-use super::values::Value;
+use super::ctx::{bits, broadcast_bits, broadcast_len, sched, Ctx};
+use super::value::Value;
 
 /// NOT of every bit (XOR with the public all-ones vector). Local.
 pub fn not(cx: &mut Ctx<'_>, src: &Value) -> Result<Value, RuntimeError> {
@@ -89,7 +89,7 @@ pub fn and_groups(cx: &mut Ctx<'_>, src: &Value, group: u64) -> Result<Value, Ru
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::party::exec::testkit::{open_bits, run3};
+    use crate::ops::ctx::testkit::{open_bits, run3};
     use crate::share::binary::share_bits;
     use proptest::prelude::*;
     use rand::SeedableRng;

@@ -10,10 +10,10 @@ use crate::io::share_file::RingVec;
 use crate::protocol::{self, recv_elems, send_elems, Stats};
 use crate::ring::{mask, storage_for, RingElem, Width};
 
-use super::exec::{
+use super::ctx::{
     at, bits, broadcast_len, rep_as, rep_u64, replicated, ring, sched, with_width, Ctx,
 };
-use super::values::Value;
+use super::value::Value;
 
 /// a·x − b·y over Z_2^k for every element (length-1 operands broadcast). Local. Either operand
 /// may be public (it enters as the trivial sharing: component 0 carries it).
@@ -306,8 +306,8 @@ pub fn open_int(cx: &mut Ctx<'_>, src: &Value, to: u32) -> Result<Value, Runtime
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::party::exec::testkit::{edges, signed, RINGS};
-    use crate::party::exec::testrun::{errors, rep_result, run_op, In, Res};
+    use crate::ops::ctx::testkit::{edges, signed, RINGS};
+    use crate::ops::ctx::testrun::{errors, rep_result, run_op, In, Res};
     use crate::share::binary::share_bits;
     use proptest::prelude::*;
     use rand::SeedableRng;

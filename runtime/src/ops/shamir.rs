@@ -19,9 +19,9 @@ use crate::share::fp::{self, Rep3Fp, P};
 use crate::share::galois::ShamirVec;
 use crate::share::Rep3Vec;
 
-use super::exec::{at, broadcast_len, sched, Ctx};
+use super::ctx::{at, broadcast_len, sched, Ctx};
 use super::shamir_codes::{ShamirCodes, ShamirKind, Side};
-use super::values::Value;
+use super::value::Value;
 use crate::kernels::run::run_kernel;
 
 fn shamir<'v>(v: &'v Value, op: &str) -> Result<&'v ShamirCodes, RuntimeError> {
@@ -372,7 +372,7 @@ pub unsafe fn shamir_dot_table(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::party::exec::testkit::run3;
+    use crate::ops::ctx::testkit::run3;
     use crate::share::binary::reconstruct_bits;
     use crate::share::fp::{reconstruct_fp, shamir_share, share_fp};
     use crate::share::galois::{share_codes, Packing};

@@ -13,8 +13,8 @@ use crate::protocol;
 use crate::ring::RingElem;
 use crate::share::rep3::{AddVec, Rep3Vec};
 
-use super::exec::{sched, Ctx};
-use super::values::Value;
+use super::ctx::{sched, Ctx};
+use super::value::Value;
 use crate::share::ring_vec::on_pair;
 use crate::share::Codes;
 
