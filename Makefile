@@ -27,6 +27,7 @@ test: build check-cycles test-rust test-lit
 
 # No import cycle between the modules of either crate (scripts/check_import_cycles.py).
 check-cycles:
+	python3 scripts/check_import_cycles.py --self-test
 	python3 scripts/check_import_cycles.py
 
 test-rust:
