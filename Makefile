@@ -4,7 +4,7 @@
 CARGO ?= cargo
 LLVM_BIN := /usr/lib/llvm-22/bin
 
-.PHONY: all setup build build-release demo test test-rust test-lit bench bench-quick fmt clean-demo
+.PHONY: all setup build build-release demo test test-rust test-lit check-cycles bench bench-quick fmt clean-demo
 
 all: build
 
@@ -23,7 +23,12 @@ demo: build-release
 	@./scripts/demo.sh
 
 # Every test: unit and property tests, end-to-end runs of three processes, lit tests of each stage.
-test: build test-rust test-lit
+test: build check-cycles test-rust test-lit
+
+# No import cycle between the modules of either crate (scripts/check_import_cycles.py).
+check-cycles:
+	python3 scripts/check_import_cycles.py --self-test
+	python3 scripts/check_import_cycles.py
 
 test-rust:
 	$(CARGO) test --workspace -- --test-threads=2

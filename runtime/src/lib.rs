@@ -10,13 +10,17 @@
 //! - [`rand`]: pairwise PRF seeds and the correlated randomness derived from them (PRSS);
 //! - [`net`]: `parties.toml`, mutually authenticated TLS links, the [`net::Transport`] trait;
 //! - [`protocol`]: one protocol operation per module, named as in the papers;
-//! - [`kernels`]: the portable reference of the dot-product kernels the compiler generates;
+//! - [`kernels`]: dispatch among the generated kernels' ISA variants, running them over threads,
+//!   and their portable reference;
 //! - [`io`]: share files and the plaintext NDJSON iris-code format;
 //! - [`store`]: a party's durable, memory-mapped gallery store it scans and appends to;
 //! - [`iris`]: the plaintext model (bit layout, rotation, Algorithm 1), the reference for tests;
 //! - [`manifest`]: what the compiler embeds in an executable about its program;
-//! - [`party`]: one party's run: arguments, inputs, links, value slots, outputs;
-//! - [`abi`]: the C ABI the generated code calls;
+//! - [`ops`]: the ops of the schedule, each one function over a context and its operand values;
+//! - [`party`]: one party's run: arguments, inputs, links, the slot table and the executor,
+//!   outputs, accounting, the tiled scan;
+//! - [`contract`]: the compiler–runtime contract (entry points, shared constants), defined once;
+//! - [`abi`]: the C ABI the generated code calls, generated from the contract;
 //! - [`sys`]: process settings for the hot loops (allocator).
 
 /// Writes a line to stderr, ignoring failure: a party's progress and error lines must never stop
@@ -30,12 +34,14 @@ macro_rules! say {
 pub(crate) use say;
 
 pub mod abi;
+pub mod contract;
 pub mod error;
 pub mod io;
 pub mod iris;
 pub mod kernels;
 pub mod manifest;
 pub mod net;
+pub mod ops;
 pub mod party;
 pub mod protocol;
 pub mod rand;

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 /// 3: `irisc_rt_masked_dot` and `irisc_rt_shamir_dot` take a table of kernel ISA variants
 /// ([`crate::kernels::KernelTable`]) instead of one kernel.
 /// 4: `irisc_rt_gallery_view` takes `with_shares` (0: a replicated view without its shares).
-pub const ABI_VERSION: u32 = 4;
+pub const ABI_VERSION: u32 = 5;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {

@@ -130,3 +130,67 @@ fn explain_predicts_the_rounds_and_bytes_the_parties_spend() {
         );
     }
 }
+
+/// `--stats` carries the executor's per-op figures under `"ops"`, named as the `mpc` dialect
+/// names the ops: their rounds add up to the party's rounds, the three parties agree on calls
+/// and rounds, the bytes are within the bytes sent, and every op the program runs is there.
+#[test]
+fn stats_count_every_op() {
+    let program = common::example("small_ids.irs");
+    let setup = common::setup(&program);
+    let (gallery, queries) = crate::data::edge_case_set(11, 256, 5, 2, 3, 8, 2);
+    let db = setup.share(&program, "--db", "db", &gallery);
+    let q = setup.share(&program, "--query", "query", &queries);
+    let stats: Vec<_> = (0..3)
+        .map(|p| setup.dir.path().join(format!("stats{p}.json")))
+        .collect();
+    let children: Vec<_> = (0..3)
+        .map(|p| {
+            let path = stats[p].to_str().unwrap();
+            setup.spawn(p, &db[p], &q[p], &["--timeout", "20", "--stats", path])
+        })
+        .collect();
+    for (p, c) in children.into_iter().enumerate() {
+        let out = common::wait_bounded(c, std::time::Duration::from_secs(120));
+        assert!(out.status.success(), "party {p}: {}", common::stderr(&out));
+    }
+    let read = |p: usize| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(&stats[p]).unwrap()).unwrap()
+    };
+    let all = [read(0), read(1), read(2)];
+    for (p, s) in all.iter().enumerate() {
+        let ops = s["ops"].as_object().expect("an \"ops\" object");
+        for op in [
+            "load_gallery",
+            "load_query",
+            "rotate",
+            "reshare",
+            "msb",
+            "or_tree",
+            "open",
+        ] {
+            assert!(ops.contains_key(op), "party {p}: no {op} in {ops:?}");
+        }
+        let sum = |k: &str| ops.values().map(|o| o[k].as_u64().unwrap()).sum::<u64>();
+        assert_eq!(sum("rounds"), s["rounds"].as_u64().unwrap(), "party {p}");
+        // The bytes sent outside ops are the PRSS seeds agreed before the first op.
+        let bytes = sum("bytes");
+        assert!(
+            bytes > 0 && bytes <= s["bytes_sent"].as_u64().unwrap(),
+            "party {p}"
+        );
+        assert_eq!(
+            ops["load_query"]["calls"].as_u64(),
+            Some(queries.len() as u64),
+            "party {p}: one query load per query"
+        );
+        for (name, o) in ops {
+            assert!(o["calls"].as_u64().unwrap() > 0, "{name}");
+            assert!(o["seconds"].as_f64().unwrap() >= 0.0, "{name}");
+            for other in &all {
+                assert_eq!(other["ops"][name]["calls"], o["calls"], "{name}: calls");
+                assert_eq!(other["ops"][name]["rounds"], o["rounds"], "{name}: rounds");
+            }
+        }
+    }
+}

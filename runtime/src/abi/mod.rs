@@ -1,18 +1,32 @@
-//! The C ABI between generated code and the runtime.
+//! The C ABI between generated code and the runtime, generated from the contract.
 //!
 //! The compiler's party schedule is a native `main` that calls these functions in order, one per
 //! `mpc` dialect op, looping over the queries. Values live in slots of the [`Runtime`] numbered
-//! by the compiler. Every function returns 0 on success; on failure it has already printed a clear
-//! message to stderr and returns nonzero, and the schedule jumps to `irisc_rt_finish`.
+//! by the compiler. Every op entry returns 0 on success; on failure it has already printed a
+//! clear message to stderr and returns nonzero, and the schedule jumps to `irisc_rt_finish`.
 //! Panics never cross this boundary: they are caught and reported as failures.
+//!
+//! The list below is the contract ([`crate::contract`]): the one invocation of
+//! [`entry_points!`] emits each wrapper and its row of [`ENTRY_POINTS`]. Every op entry hands
+//! its converted arguments to one op through the executor (`Runtime::exec*`), which reads the
+//! operand slots, times the op and stores its result.
 
-use std::ffi::{c_char, c_void, CStr, OsString};
+pub mod args;
+mod macros;
+pub mod results;
+
+use std::ffi::{CStr, OsString};
 use std::os::unix::ffi::OsStringExt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use crate::contract::{BatchDotKind, InputPart, OutputShape};
 use crate::error::RuntimeError;
 use crate::manifest::Manifest;
-use crate::party::Runtime;
+use crate::ops::ctx::get;
+use crate::ops::{arith, logic, rep3, shamir, vector};
+use crate::party::executor::Phase;
+use crate::party::{output, tiles, Runtime};
+use macros::entry_points;
 
 pub(crate) fn report(party: Option<usize>, e: &RuntimeError) {
     match party {
@@ -21,164 +35,380 @@ pub(crate) fn report(party: Option<usize>, e: &RuntimeError) {
     }
 }
 
-/// Runs `f` on the runtime, turning errors and panics into a nonzero status.
-pub(crate) fn with_rt(
-    rt: *mut Runtime,
-    f: impl FnOnce(&mut Runtime) -> Result<(), RuntimeError>,
-) -> i32 {
-    // SAFETY: `rt` comes from `irisc_rt_start` and is used by one thread until `irisc_rt_finish`.
-    let Some(rt) = (unsafe { rt.as_mut() }) else {
-        crate::say!("irisc: error: runtime used before it started");
-        return 1;
+fn sched(msg: String) -> RuntimeError {
+    RuntimeError::Schedule(msg)
+}
+
+/// A group size: 0 (all) or positive.
+fn group(op: &str, g: i64) -> Result<u64, RuntimeError> {
+    u64::try_from(g).map_err(|_| sched(format!("{op}: group {g}")))
+}
+
+/// A query index (never negative).
+fn query(op: &str, q: i64) -> Result<u64, RuntimeError> {
+    u64::try_from(q).map_err(|_| sched(format!("{op} for query {q}")))
+}
+
+/// An enum of the contract from its ABI value.
+fn abi_enum<E>(what: &str, v: i32, from: fn(i32) -> Option<E>) -> Result<E, RuntimeError> {
+    from(v).ok_or_else(|| sched(format!("{what} {v} is not part of the runtime's ABI")))
+}
+
+/// The UTF-8 text of `len` bytes at `ptr`; `None` for null or empty.
+///
+/// # Safety
+/// `ptr` must be null or point to `len` readable bytes.
+unsafe fn text(ptr: *const u8, len: i64) -> Result<Option<String>, RuntimeError> {
+    if ptr.is_null() || len <= 0 {
+        return Ok(None);
+    }
+    // SAFETY: the caller's contract.
+    let bytes = unsafe { std::slice::from_raw_parts(ptr, len as usize) };
+    std::str::from_utf8(bytes)
+        .map(|s| Some(s.to_string()))
+        .map_err(|_| sched("output field name is not UTF-8".into()))
+}
+
+entry_points! {
+    /// Starts a party: parses `argv`, checks the inputs against the manifest (`manifest_len`
+    /// bytes of JSON), connects to the peers. Returns null on failure.
+    schedule fn irisc_rt_start(argc: Argc, argv: Argv, manifest: BytesPtr, manifest_len: BytesLen)
+        -> Runtime
+    {
+        let result = catch_unwind(|| {
+            let args: Vec<OsString> = (0..argc.max(0) as usize)
+                .map(|i| OsString::from_vec(CStr::from_ptr(*argv.add(i)).to_bytes().to_vec()))
+                .collect();
+            let bytes = std::slice::from_raw_parts(manifest, manifest_len.max(0) as usize);
+            let manifest = Manifest::from_json(bytes).map_err(RuntimeError::Setup)?;
+            Runtime::start(args, manifest)
+        });
+        match result {
+            Ok(Ok(rt)) => Box::into_raw(Box::new(rt)),
+            Ok(Err(e)) => {
+                report(None, &e);
+                std::ptr::null_mut()
+            }
+            Err(_) => {
+                crate::say!("irisc: internal error (panic) while starting");
+                std::ptr::null_mut()
+            }
+        }
+    }
+
+    /// The number of queries of this run (0 without a runtime).
+    schedule fn irisc_rt_query_count(rt: Runtime) -> Count {
+        rt.as_ref().map(|r| r.query_count() as i64).unwrap_or(0)
+    }
+
+    /// Ends the run (`rt` is freed; null: start failed) and returns the process exit code.
+    schedule fn irisc_rt_finish(rt: Runtime, status: I32) -> ExitCode {
+        if rt.is_null() {
+            return if status == 0 { 1 } else { status };
+        }
+        let rt = Box::from_raw(rt);
+        catch_unwind(AssertUnwindSafe(|| rt.finish(status))).unwrap_or(2)
+    }
+
+    /// Part `part` ([`InputPart`]) of input `input` (index in the manifest's inputs) for query
+    /// `query` (-1 for a gallery) into slot `dst`, rep3 shares reduced locally mod
+    /// 2^`ring_bits`: `Codes` (or Shamir codes) for the code parts, `Bits` for a bit.
+    mpc["load_gallery", "load_query"] fn irisc_rt_load_input(
+        rt, dst: Slot, input: I32, part: I32, query: I64, ring_bits: I32
+    ) -> Status = |r: &mut Runtime| {
+        let part = abi_enum("input part", part, InputPart::from_i32)?;
+        r.announce_query(query);
+        let op = if query < 0 { "load_gallery" } else { "load_query" };
+        r.exec_with(op, Phase::Other, |_, _, local| {
+            Ok(vec![(dst, local.inputs.load_input(input, part, query, ring_bits)?)])
+        })
     };
-    let party = rt.party;
-    match catch_unwind(AssertUnwindSafe(|| f(rt))) {
-        Ok(Ok(())) => 0,
-        Ok(Err(e)) => {
-            report(Some(party), &e);
-            1
+
+    /// The queries `0..query` of query input `input`, in gallery form (ids = query indices),
+    /// into slot `dst`; empty for query 0 (`earlier(q)`).
+    mpc["load_earlier"] fn irisc_rt_load_earlier(
+        rt, dst: Slot, input: I32, part: I32, query: I64, ring_bits: I32
+    ) -> Status = |r: &mut Runtime| {
+        let part = abi_enum("input part", part, InputPart::from_i32)?;
+        r.exec_with(OP, Phase::Other, |_, _, local| {
+            Ok(vec![(dst, local.inputs.load_earlier(input, part, query, ring_bits)?)])
+        })
+    };
+
+    /// Every code of slot `src` rotated by each shift in `lo..=hi` (local).
+    mpc["rotate"] fn irisc_rt_rotate(rt, dst: Slot, src: Slot, lo: I32, hi: I32) -> Status
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Other, dst, [src], |cx, [v0]| rep3::rotate(cx, v0, lo, hi))
+    };
+
+    /// The local half of the dot product of Appendix C (eq. 6) with the generated kernel
+    /// variants in `kernels` (`[portable, avx2, avx512, vnni]`, null where absent) for the
+    /// program's ring.
+    mpc["masked_dot"] fn irisc_rt_masked_dot(
+        rt, dst: Slot, codes: Slot, gallery: Slot, kernels: KernelTable
+    ) -> Status = |r: &mut Runtime| {
+        r.exec(OP, Phase::Dot, dst, [codes, gallery], |cx, [q, g]| {
+            // SAFETY: the schedule passes the table generated for the storage width of the
+            // ring.
+            unsafe { rep3::masked_dot(cx, q, g, kernels) }
+        })
+    };
+
+    /// Additive shares of `<y, y>` for every code of slot `src` (the norms of the cosine test).
+    mpc["self_dot"] fn irisc_rt_self_dot(rt, dst: Slot, src: Slot) -> Status
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Other, dst, [src], |cx, [v0]| vector::self_dot(cx, v0))
+    };
+
+    /// Dot products of Shamir shares (GR(2^16, d) or F_p): additive shares, record-major, by
+    /// the generated kernel variants in `kernels` (null: the runtime's scalar reference).
+    mpc["shamir_dot"] fn irisc_rt_shamir_dot(
+        rt, dst: Slot, codes: Slot, gallery: Slot, kernels: KernelTable
+    ) -> Status = |r: &mut Runtime| {
+        r.exec(OP, Phase::Dot, dst, [codes, gallery], |cx, [q, g]| {
+            // SAFETY: the schedule passes null or the table generated for this sharing and
+            // code length.
+            unsafe { shamir::shamir_dot_table(cx, q, g, kernels) }
+        })
+    };
+
+    /// Additive shares over Z_2^k to replicated shares: one round.
+    mpc["reshare"] fn irisc_rt_reshare(rt, dst: Slot, src: Slot, ring_bits: I32) -> Status
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| rep3::reshare(cx, v0, ring_bits as u32))
+    };
+
+    /// Additive shares mod p to replicated shares mod p.
+    mpc["reshare_p"] fn irisc_rt_reshare_p(rt, dst: Slot, src: Slot) -> Status
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| shamir::reshare_p(cx, v0))
+    };
+
+    /// `ml` of every (record, code) pair from the public masks.
+    mpc["mask_len"] fn irisc_rt_mask_len(rt, dst: Slot, codes: Slot, gallery: Slot) -> Status
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Dot, dst, [codes, gallery], |cx, [v0, v1]| rep3::mask_len(cx, v0, v1))
+    };
+
+    /// `T(ml) - dot` for every pair over Z_2^k, the public threshold added to component 0.
+    mpc["sub_threshold"] fn irisc_rt_sub_threshold(
+        rt, dst: Slot, dot: Slot, mask_len: Slot, num: I64, den: I64, ring_bits: I32
+    ) -> Status = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [dot, mask_len], |cx, [v0, v1]| rep3::sub_threshold(cx, v0, v1, num, den, ring_bits as u32))
+    };
+
+    /// `T(ml) − dot` mod p (public masks).
+    mpc["sub_threshold_p"] fn irisc_rt_sub_threshold_p(
+        rt, dst: Slot, dot: Slot, ml: Slot, num: I64, den: I64
+    ) -> Status = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [dot, ml], |cx, [v0, v1]| shamir::sub_threshold_p(cx, v0, v1, num, den))
+    };
+
+    /// `dst = a·x − b·y` over Z_2^k (replicated; x or y may be public).
+    mpc["lin"] fn irisc_rt_lin(rt, dst: Slot, x: Slot, y: Slot, a: I64, b: I64, k: I32) -> Status
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [x, y], |cx, [v0, v1]| arith::lin(cx, v0, v1, a, b, k as u32))
+    };
+
+    /// `a·x − b·y` mod p·2^m.
+    mpc["lin_mod"] fn irisc_rt_lin_mod(
+        rt, dst: Slot, x: Slot, y: Slot, a: I64, b: I64, m: I32
+    ) -> Status = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [x, y], |cx, [v0, v1]| shamir::lin_mod(cx, v0, v1, a, b, m as u32))
+    };
+
+    /// Algorithm 13: `dst = [2^m·src]` over Z_2^k_out from `src` over Z_2^(k_out − m).
+    mpc["const_lift"] fn irisc_rt_const_lift(rt, dst: Slot, src: Slot, m: I32, k_out: I32)
+        -> Status = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| arith::const_lift(cx, v0, m as u32, k_out as u32))
+    };
+
+    /// Algorithm 14 (MPCLift): Z_2^k_in to Z_2^k_out.
+    mpc["lift"] fn irisc_rt_lift(rt, dst: Slot, src: Slot, k_in: I32, k_out: I32) -> Status
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| arith::lift(cx, v0, k_in as u32, k_out as u32))
+    };
+
+    /// Algorithm 15 (LiftP): mod p to mod p·2^m.
+    mpc["lift_p"] fn irisc_rt_lift_p(rt, dst: Slot, src: Slot, m: I32) -> Status
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| shamir::lift_p(cx, v0, m as u32))
+    };
+
+    /// Algorithm 13 mod p: `[2^m·x]` mod p·2^m.
+    mpc["const_lift_p"] fn irisc_rt_const_lift_p(rt, dst: Slot, src: Slot, m: I32) -> Status
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| shamir::const_lift_p(cx, v0, m as u32))
+    };
+
+    /// Elementwise product of replicated shares over Z_2^k: additive shares (then `reshare`).
+    mpc["mul"] fn irisc_rt_mul(rt, dst: Slot, x: Slot, y: Slot, k: I32) -> Status
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [x, y], |cx, [v0, v1]| arith::mul(cx, v0, v1, k as u32))
+    };
+
+    /// Algorithm 10 (BitExtract) for the most significant bit of each value.
+    mpc["msb"] fn irisc_rt_msb(rt, dst: Slot, src: Slot, ring_bits: I32) -> Status
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| rep3::msb(cx, v0, ring_bits as u32))
+    };
+
+    /// Algorithm 12 (BitExtractP): the MSB over F_p.
+    mpc["msb_p"] fn irisc_rt_msb_p(rt, dst: Slot, src: Slot) -> Status
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| shamir::msb_p(cx, v0))
+    };
+
+    /// The comparison bit of Lemma 2 over Z_(p·2^m).
+    mpc["msb_mod"] fn irisc_rt_msb_mod(rt, dst: Slot, src: Slot, m: I32) -> Status
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| shamir::msb_mod(cx, v0, m as u32))
+    };
+
+    /// One public bit (`value` != 0) as binary shares. Local.
+    mpc["const_bits"] fn irisc_rt_const_bits(rt, dst: Slot, value: I32) -> Status
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Other, dst, [], |cx, []| vector::const_bits(cx, value != 0))
+    };
+
+    mpc["not"] fn irisc_rt_not(rt, dst: Slot, src: Slot) -> Status
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| logic::not(cx, v0))
+    };
+
+    mpc["and"] fn irisc_rt_and(rt, dst: Slot, x: Slot, y: Slot) -> Status
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [x, y], |cx, [v0, v1]| logic::and(cx, v0, v1))
+    };
+
+    mpc["or"] fn irisc_rt_or(rt, dst: Slot, x: Slot, y: Slot) -> Status
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [x, y], |cx, [v0, v1]| logic::or(cx, v0, v1))
+    };
+
+    /// Algorithm 11 (CMux): `dst = c ? x : y`.
+    mpc["mux"] fn irisc_rt_mux(rt, dst: Slot, c: Slot, x: Slot, y: Slot) -> Status
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [c, x, y], |cx, [v0, v1, v2]| logic::mux(cx, v0, v1, v2))
+    };
+
+    /// OR over consecutive groups of `group` bits (0 = all).
+    mpc["or_tree"] fn irisc_rt_or_groups(rt, dst: Slot, src: Slot, group: I64) -> Status
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| rep3::or_groups(cx, v0, group.max(0) as u64))
+    };
+
+    /// AND over consecutive groups of `group` bits (0 = all; the AND of no bits is true).
+    mpc["and_tree"] fn irisc_rt_and_groups(rt, dst: Slot, src: Slot, group: I64) -> Status
+        = |r: &mut Runtime| {
+        let group = self::group("and_groups", group)?;
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v]| logic::and_groups(cx, v, group))
+    };
+
+    /// Algorithms 16–17 (BitInject): binary shares to replicated shares over Z_2^k.
+    mpc["bit_inject"] fn irisc_rt_bit_inject(rt, dst: Slot, src: Slot, k: I32) -> Status
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| arith::bit_inject(cx, v0, k as u32))
+    };
+
+    /// Local sums over consecutive groups of `group` elements (0 = all).
+    mpc["sum"] fn irisc_rt_sum_groups(rt, dst: Slot, src: Slot, group: I64) -> Status
+        = |r: &mut Runtime| {
+        let group = self::group("sum_groups", group)?;
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v]| arith::sum_groups(cx, v, group))
+    };
+
+    /// Opens binary shares to party `to_party`.
+    mpc["open"] fn irisc_rt_open(rt, dst: Slot, src: Slot, to_party: I32) -> Status
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| rep3::open(cx, v0, to_party as u32))
+    };
+
+    /// Opens replicated arithmetic shares to party `to` (opened integers).
+    mpc["open_int"] fn irisc_rt_open_int(rt, dst: Slot, src: Slot, to: I32) -> Status
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| arith::open_int(cx, v0, to as u32))
+    };
+
+    /// Adds one reveal's field to query `query`'s answer (output party): `shape`
+    /// ([`OutputShape`]) bit (`src` one opened bit), ids (`src` one opened bit per record of
+    /// slot `records`, whose ids are reported; `records` < 0: the only gallery), count (`src`
+    /// one opened integer). `field` (`field_len` bytes of UTF-8) names the JSON field; null or
+    /// empty takes the shape's default.
+    mpc["output"] fn irisc_rt_output(
+        rt, query: I64, src: Slot, records: I32, shape: I32, field: BytesPtr, field_len: BytesLen
+    ) -> Status = |r: &mut Runtime| {
+        // SAFETY: the schedule passes a pointer to `field_len` bytes of the label, or null.
+        let name = unsafe { text(field, field_len) }?;
+        let shape = abi_enum("output shape", shape, OutputShape::from_i32)?;
+        let query = self::query("output", query)?;
+        r.exec_with(OP, Phase::Other, |_, slots, local| {
+            output::output(
+                slots, local.inputs, local.outputs, query, src, records, shape, name.as_deref(),
+            )?;
+            Ok(Vec::new())
+        })
+    };
+
+    /// Prints query `query`'s answer line `{"query": i, <fields>}` at the output party.
+    mpc["emit"] fn irisc_rt_emit(rt, query: I64) -> Status
+        = |r: &mut Runtime| {
+        let query = self::query("emit", query)?;
+        r.exec_with(OP, Phase::Other, |_, _, local| {
+            local.outputs.emit(query)?;
+            Ok(Vec::new())
+        })
+    };
+
+    /// The number of record chunks of the gallery in slot `gallery` (at least 1), or -1 after
+    /// printing the error.
+    tiling["chunk_count"] fn irisc_rt_chunk_count(rt, gallery: Slot) -> Count
+        = |r: &mut Runtime| {
+        let mut count = 0;
+        r.exec_with(OP, Phase::Other, |cx, slots, _| {
+            count = tiles::chunk_count_of(cx, get(slots, gallery)?)?;
+            Ok(Vec::new())
+        })?;
+        Ok(count)
+    };
+
+    /// Slot `dst` = the records of chunk `chunk` of the gallery in slot `gallery`, of the same
+    /// kind with those records' ids, masks and shares. `with_shares` = 0 (the chunk stage
+    /// reads only the records' ids and public masks) leaves the shares of replicated codes
+    /// out; an op that reads them fails with a schedule error.
+    tiling["gallery_view"] fn irisc_rt_gallery_view(
+        rt, dst: Slot, gallery: Slot, chunk: I64, with_shares: I32
+    ) -> Status = |r: &mut Runtime| {
+        r.exec(OP, Phase::Dot, dst, [gallery], |cx, [v0]| tiles::gallery_view(cx, v0, chunk, with_shares != 0))
+    };
+
+    /// For j in 0..n: slot `dst_base + j` = the dot products of the codes in slot
+    /// `codes_base + j` with chunk `chunk` of the gallery in slot `gallery`, as the dot product
+    /// of `kind` ([`BatchDotKind`]) computes them with `table`, in one kernel call.
+    tiling["batch_dot"] fn irisc_rt_batch_dot(
+        rt, dst_base: Slot, codes_base: Slot, n: I64, gallery: Slot, chunk: I64,
+        table: KernelTable, kind: I32
+    ) -> Status = |r: &mut Runtime| {
+        let kind = abi_enum("batch_dot kind", kind, BatchDotKind::from_i32)?;
+        r.exec_with(OP, Phase::Dot, |cx, slots, local| {
+            // SAFETY: the schedule passes the table `masked_dot` or `shamir_dot` takes for
+            // these codes.
+            unsafe {
+                tiles::batch_dot_slots(
+                    cx, local.scan, slots, dst_base, codes_base, n, gallery, chunk, table, kind,
+                )
+            }
+        })
+    };
+
+    /// `first` != 0: slot `acc` = slot `src`; else slot `acc` = slot `acc` followed by slot
+    /// `src` (shares, public values or bits of one kind).
+    tiling["append"] fn irisc_rt_append(rt, acc: Slot, src: Slot, first: I32) -> Status
+        = |r: &mut Runtime| {
+        if first != 0 {
+            r.exec(OP, Phase::Compare, acc, [src], |_, [v]| tiles::copy_appendable(v))
+        } else {
+            r.exec_update(OP, Phase::Compare, acc, src, tiles::append)
         }
-        Err(_) => {
-            crate::say!("irisc party {party}: internal error (panic); stopping");
-            2
-        }
-    }
+    };
 }
-
-/// Starts a party: parses `argv`, checks the inputs against the manifest, connects to the peers.
-/// Returns null on failure.
-///
-/// # Safety
-/// `argv` must hold `argc` valid C strings and `manifest` `manifest_len` readable bytes.
-#[no_mangle]
-pub unsafe extern "C" fn irisc_rt_start(
-    argc: i32,
-    argv: *const *const c_char,
-    manifest: *const u8,
-    manifest_len: i64,
-) -> *mut Runtime {
-    let result = catch_unwind(|| {
-        let args: Vec<OsString> = (0..argc.max(0) as usize)
-            .map(|i| OsString::from_vec(CStr::from_ptr(*argv.add(i)).to_bytes().to_vec()))
-            .collect();
-        let bytes = std::slice::from_raw_parts(manifest, manifest_len.max(0) as usize);
-        let manifest = Manifest::from_json(bytes).map_err(RuntimeError::Setup)?;
-        Runtime::start(args, manifest)
-    });
-    match result {
-        Ok(Ok(rt)) => Box::into_raw(Box::new(rt)),
-        Ok(Err(e)) => {
-            report(None, &e);
-            std::ptr::null_mut()
-        }
-        Err(_) => {
-            crate::say!("irisc: internal error (panic) while starting");
-            std::ptr::null_mut()
-        }
-    }
-}
-
-/// # Safety
-/// `rt` must come from [`irisc_rt_start`].
-#[no_mangle]
-pub unsafe extern "C" fn irisc_rt_query_count(rt: *mut Runtime) -> i64 {
-    rt.as_ref().map(|r| r.query_count() as i64).unwrap_or(0)
-}
-
-#[no_mangle]
-pub extern "C" fn irisc_rt_rotate(rt: *mut Runtime, dst: i32, src: i32, lo: i32, hi: i32) -> i32 {
-    with_rt(rt, |r| r.rotate(dst as u32, src as u32, lo, hi))
-}
-
-/// # Safety
-/// `kernels` must be the table of masked-dot kernel variants the compiler generated for the
-/// program's ring (`[portable, avx2, avx512, vnni]`, null where absent).
-#[no_mangle]
-pub unsafe extern "C" fn irisc_rt_masked_dot(
-    rt: *mut Runtime,
-    dst: i32,
-    codes: i32,
-    gallery: i32,
-    kernels: *const c_void,
-) -> i32 {
-    // SAFETY: forwarded from this function's contract.
-    with_rt(rt, |r| unsafe {
-        r.masked_dot(
-            dst as u32,
-            codes as u32,
-            gallery as u32,
-            kernels as *const crate::kernels::KernelTable,
-        )
-    })
-}
-
-#[no_mangle]
-pub extern "C" fn irisc_rt_reshare(rt: *mut Runtime, dst: i32, src: i32, ring_bits: i32) -> i32 {
-    with_rt(rt, |r| r.reshare(dst as u32, src as u32, ring_bits as u32))
-}
-
-#[no_mangle]
-pub extern "C" fn irisc_rt_mask_len(rt: *mut Runtime, dst: i32, codes: i32, gallery: i32) -> i32 {
-    with_rt(rt, |r| r.mask_len(dst as u32, codes as u32, gallery as u32))
-}
-
-#[no_mangle]
-pub extern "C" fn irisc_rt_sub_threshold(
-    rt: *mut Runtime,
-    dst: i32,
-    dot: i32,
-    mask_len: i32,
-    num: i64,
-    den: i64,
-    ring_bits: i32,
-) -> i32 {
-    with_rt(rt, |r| {
-        if den <= 0 || num < 0 {
-            return Err(RuntimeError::Schedule(format!("invalid ratio {num}/{den}")));
-        }
-        r.sub_threshold(
-            dst as u32,
-            dot as u32,
-            mask_len as u32,
-            num,
-            den,
-            ring_bits as u32,
-        )
-    })
-}
-
-#[no_mangle]
-pub extern "C" fn irisc_rt_msb(rt: *mut Runtime, dst: i32, src: i32, ring_bits: i32) -> i32 {
-    with_rt(rt, |r| r.msb(dst as u32, src as u32, ring_bits as u32))
-}
-
-#[no_mangle]
-pub extern "C" fn irisc_rt_or_groups(rt: *mut Runtime, dst: i32, src: i32, group: i64) -> i32 {
-    with_rt(rt, |r| {
-        r.or_groups(dst as u32, src as u32, group.max(0) as u64)
-    })
-}
-
-#[no_mangle]
-pub extern "C" fn irisc_rt_open(rt: *mut Runtime, dst: i32, src: i32, to_party: i32) -> i32 {
-    with_rt(rt, |r| r.open(dst as u32, src as u32, to_party as u32))
-}
-
-/// Ends the run and returns the process exit code.
-///
-/// # Safety
-/// `rt` must come from [`irisc_rt_start`] (or be null) and is freed here.
-#[no_mangle]
-pub unsafe extern "C" fn irisc_rt_finish(rt: *mut Runtime, status: i32) -> i32 {
-    if rt.is_null() {
-        return if status == 0 { 1 } else { status };
-    }
-    let rt = Box::from_raw(rt);
-    catch_unwind(AssertUnwindSafe(|| rt.finish(status))).unwrap_or(2)
-}
-
-// The entry points added with the whole language, one file per concern.
-mod inputs;
-mod protocol;
-mod tiles;
-mod vector;

@@ -13,14 +13,8 @@ use crate::error::RuntimeError;
 /// The environment variable that forces an ISA.
 pub const ISA_ENV: &str = "IRISC_ISA";
 
-/// An ISA variant; the discriminant is its slot in a [`KernelTable`] (the compiler's order).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Isa {
-    Portable = 0,
-    Avx2 = 1,
-    Avx512 = 2,
-    Vnni = 3,
-}
+use crate::contract::constants::ISA_SLOTS;
+pub use crate::contract::Isa;
 
 /// The table the schedule passes for one kernel: one entry per [`Isa`], null where absent, and
 /// the code length in words the kernels are specialised to (checked before every call: a
@@ -28,26 +22,12 @@ pub enum Isa {
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct KernelTable {
-    pub variants: [*const (); 4],
+    pub variants: [*const (); ISA_SLOTS],
     pub words: u64,
 }
 
+/// What the runtime knows of an ISA beyond the contract: whether this CPU runs it.
 impl Isa {
-    pub const ALL: [Isa; 4] = [Isa::Portable, Isa::Avx2, Isa::Avx512, Isa::Vnni];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Isa::Portable => "portable",
-            Isa::Avx2 => "avx2",
-            Isa::Avx512 => "avx512",
-            Isa::Vnni => "vnni",
-        }
-    }
-
-    pub fn from_name(s: &str) -> Option<Isa> {
-        Isa::ALL.into_iter().find(|i| i.name() == s)
-    }
-
     /// Whether this CPU runs the variant: the same features the compiler enables for it.
     pub fn supported(self) -> bool {
         #[cfg(target_arch = "x86_64")]
@@ -76,7 +56,8 @@ impl Isa {
     /// The best ISA this CPU supports.
     pub fn best() -> Isa {
         Isa::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .rev()
             .find(|i| i.supported())
             .unwrap_or(Isa::Portable)

@@ -1,7 +1,7 @@
 //! Portable reference of the masked dot-product kernel (the local step of Appendix C eq. 6).
 //!
 //! For every gallery record r and query code c it computes one party's additive share of the
-//! dot product from prepared shares (see [`crate::protocol::dot::prepare`]):
+//! dot product from prepared shares (see `protocol::dot::prepare`):
 //! `out[r * n_codes + c] = Σ_i qa[c·len + i]·ga[r·len + i] − qb[c·len + i]·gb[r·len + i]`,
 //! wrapping in the storage width. The output is record-major so that a gallery shard writes one
 //! contiguous block. Generated kernels must produce exactly these words.
@@ -68,8 +68,8 @@ pub fn masked_dot_reference<T: RingElem>(
 
 /// Reference of the one-sided 16-bit kernel of GR(2^16, d) Shamir shares (Section 4.3.2): the
 /// prepared query (Lagrange coefficient folded in) against the gallery words, wrapping mod
-/// 2^16, record-major; `words` = d*ceil(len/d) per code. The same as
-/// [`crate::protocol::galois_dot::galois_dot_local`].
+/// 2^16, record-major; `words` = d*ceil(len/d) per code. What
+/// `protocol::galois_dot::galois_dot_local` computes.
 pub fn gr_dot_reference(
     q: &[u16],
     n_codes: usize,
@@ -78,8 +78,23 @@ pub fn gr_dot_reference(
     words: usize,
     out: &mut [u16],
 ) {
-    let z = crate::protocol::galois_dot::galois_dot_local(q, n_codes, g, n_records, words);
-    out[..n_records * n_codes].copy_from_slice(&z.own);
+    let out = &mut out[..n_records * n_codes];
+    out.fill(0);
+    if words == 0 {
+        return;
+    }
+    for (gr, row) in g
+        .chunks_exact(words)
+        .take(n_records)
+        .zip(out.chunks_exact_mut(n_codes.max(1)))
+    {
+        for (qc, o) in q.chunks_exact(words).take(n_codes).zip(row.iter_mut()) {
+            *o = qc
+                .iter()
+                .zip(gr)
+                .fold(0u16, |acc, (&a, &b)| acc.wrapping_add(a.wrapping_mul(b)));
+        }
+    }
 }
 
 /// Reference of the F_p kernel: `out[r*n_codes + c] = <q_c, g_r> mod p` with every word below

@@ -7,6 +7,8 @@
 use std::path::Path;
 use std::time::Duration;
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use super::PhaseTimes;
@@ -37,6 +39,30 @@ pub struct Accounting {
     pub bytes_sent: u64,
     pub messages_sent: u64,
     pub rounds: u64,
+    /// Per op kind (named as the `mpc` dialect names it): calls, seconds, rounds and bytes
+    /// sent, as the executor measured them around each op.
+    pub ops: BTreeMap<&'static str, OpStats>,
+}
+
+/// The executor's figures for one op kind, summed over its calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct OpStats {
+    pub calls: u64,
+    pub seconds: f64,
+    /// Communication rounds (the same at every party).
+    pub rounds: u64,
+    /// Payload bytes this party sent.
+    pub bytes: u64,
+}
+
+impl OpStats {
+    /// Adds one call.
+    pub fn add(&mut self, seconds: f64, rounds: u64, bytes: u64) {
+        self.calls += 1;
+        self.seconds += seconds;
+        self.rounds += rounds;
+        self.bytes += bytes;
+    }
 }
 
 impl Accounting {
@@ -72,7 +98,13 @@ impl Accounting {
             bytes_sent,
             messages_sent,
             rounds,
+            ops: BTreeMap::new(),
         }
+    }
+
+    /// The same with the per-op figures `ops`.
+    pub fn with_ops(self, ops: BTreeMap<&'static str, OpStats>) -> Accounting {
+        Accounting { ops, ..self }
     }
 
     /// The human line: `irisc party N (prog): ... sent B bytes in M messages, R rounds`.
@@ -196,6 +228,19 @@ mod tests {
         assert_eq!(v["rounds"], 1);
         assert_eq!(v["peak_rss_bytes"], rss);
         assert_eq!(v["dot_overlapped_s"], 0.0);
+        assert_eq!(v["ops"], serde_json::json!({}));
+        let mut msb = OpStats::default();
+        msb.add(0.25, 15, 100);
+        msb.add(0.5, 15, 60);
+        let ops = BTreeMap::from([("msb", msb)]);
+        a.clone().with_ops(ops).write_json(&path).unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(
+            v["ops"],
+            serde_json::json!({"msb": {"calls": 2, "seconds": 0.75, "rounds": 30, "bytes": 160}})
+        );
+        assert_eq!(v["rounds"], 1, "the existing fields stay");
         assert!(!line.contains("background"), "{line}");
         let times = PhaseTimes {
             dot_overlapped: Duration::from_millis(1500),

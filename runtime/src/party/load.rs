@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::contract::InputPart;
 use crate::error::RuntimeError;
 use crate::io::share_file::ShareKind;
 use crate::io::share_file::{
@@ -21,15 +22,9 @@ use crate::share::binary::{words_for, BitShares};
 use crate::store::{self, Store, StoreExpected, StoreSharing};
 
 use super::args::PartyArgs;
-use super::codes::Codes;
-use super::shamir_codes::{ShamirCodes, ShamirKind, Side};
-use super::values::Value;
-
-/// `part` of `irisc_rt_load_input`: what of an input's records to load.
-pub const PART_CODES: i32 = 0;
-pub const PART_MASKS: i32 = 1;
-pub const PART_EMBEDDING: i32 = 2;
-pub const PART_BIT: i32 = 3;
+use crate::ops::shamir_codes::{ShamirCodes, ShamirKind, Side};
+use crate::ops::value::Value;
+use crate::share::Codes;
 
 /// One input as loaded: rep3 inputs in the prepared form of [`Codes`] (all sections of each
 /// record, at the file's ring), Shamir inputs as the party's words.
@@ -53,8 +48,8 @@ pub struct Inputs {
     query_count: usize,
     /// Views of whole inputs made for a (part, ring): galleries are loaded once per query by
     /// the schedule, so they are built once.
-    rep3_views: HashMap<(usize, i32, u32), Arc<Codes>>,
-    shamir_views: HashMap<(usize, i32), Arc<ShamirCodes>>,
+    rep3_views: HashMap<(usize, InputPart, u32), Arc<Codes>>,
+    shamir_views: HashMap<(usize, InputPart), Arc<ShamirCodes>>,
 }
 
 fn input_err(msg: String) -> RuntimeError {
@@ -163,7 +158,7 @@ fn load_one(
     let stored = if header.sharing.is_shamir() {
         Stored::Shamir(Arc::new(shamir_from_file(file)?))
     } else {
-        Stored::Rep3(Arc::new(Codes::from_share_file(file)))
+        Stored::Rep3(Arc::new(codes_of_share_file(file)))
     };
     Ok(LoadedInput {
         spec: spec.clone(),
@@ -521,7 +516,7 @@ impl Inputs {
     pub fn load_input(
         &mut self,
         input: i32,
-        part: i32,
+        part: InputPart,
         query: i64,
         ring_bits: i32,
     ) -> Result<Value, RuntimeError> {
@@ -541,7 +536,7 @@ impl Inputs {
     pub fn load_earlier(
         &mut self,
         input: i32,
-        part: i32,
+        part: InputPart,
         query: i64,
         ring_bits: i32,
     ) -> Result<Value, RuntimeError> {
@@ -552,7 +547,7 @@ impl Inputs {
                 l.spec.name
             )));
         }
-        if l.header.sharing == Sharing::Gr4 && part != PART_BIT {
+        if l.header.sharing == Sharing::Gr4 && part != InputPart::Bit {
             return Err(RuntimeError::Input(format!(
                 "earlier({}) compares queries with each other, but `{}` is shared over GR(2^16, 4), whose queries are packed for query-side use only: share it with --sharing rep3, fp or gr2",
                 l.spec.name, l.spec.name
@@ -577,7 +572,7 @@ impl Inputs {
     fn load_range(
         &mut self,
         input: i32,
-        part: i32,
+        part: InputPart,
         range: std::ops::Range<usize>,
         ring_bits: i32,
         index_ids: bool,
@@ -585,7 +580,7 @@ impl Inputs {
         let i = input as usize;
         let l = &self.list[i];
         check_part(l, part)?;
-        if part == PART_BIT {
+        if part == InputPart::Bit {
             let Stored::Rep3(codes) = &l.stored else {
                 return Err(RuntimeError::Schedule(format!(
                     "bit input `{}` is not rep3",
@@ -631,7 +626,7 @@ impl Inputs {
 
     /// Part `part` of every record of rep3 input `i`, reduced mod 2^k, each record padded with
     /// zeros to a multiple of 64 elements.
-    fn rep3_view(&mut self, i: usize, part: i32, k: u32) -> Result<Arc<Codes>, RuntimeError> {
+    fn rep3_view(&mut self, i: usize, part: InputPart, k: u32) -> Result<Arc<Codes>, RuntimeError> {
         if let Some(v) = self.rep3_views.get(&(i, part, k)) {
             return Ok(v.clone());
         }
@@ -652,7 +647,11 @@ impl Inputs {
         let view = if whole && k == file_k {
             full.clone()
         } else {
-            let offset = if part == PART_MASKS { elements } else { 0 };
+            let offset = if part == InputPart::Masks {
+                elements
+            } else {
+                0
+            };
             let per = full.bits;
             let m = crate::io::share_file::ring_mask(k).unwrap_or(u64::MAX);
             let n = full.count * padded;
@@ -668,7 +667,7 @@ impl Inputs {
                     prev.push(p & m);
                 }
             }
-            let masks = if part == PART_CODES && l.header.mask == MaskMode::Public {
+            let masks = if part == InputPart::Codes && l.header.mask == MaskMode::Public {
                 full.masks.clone()
             } else {
                 vec![u64::MAX; full.count * padded / 64]
@@ -689,7 +688,7 @@ impl Inputs {
     }
 
     /// Part `part` (one section) of every record of Shamir input `i`.
-    fn shamir_view(&mut self, i: usize, part: i32) -> Result<Arc<ShamirCodes>, RuntimeError> {
+    fn shamir_view(&mut self, i: usize, part: InputPart) -> Result<Arc<ShamirCodes>, RuntimeError> {
         if let Some(v) = self.shamir_views.get(&(i, part)) {
             return Ok(v.clone());
         }
@@ -702,14 +701,14 @@ impl Inputs {
         } else {
             let words = l.header.words_per_section() as usize;
             let per = l.header.elements_per_record() as usize;
-            let offset = if part == PART_MASKS { words } else { 0 };
+            let offset = if part == InputPart::Masks { words } else { 0 };
             let data = full
                 .words
                 .chunks_exact(per)
                 .flat_map(|r| r[offset..offset + words].iter().copied())
                 .collect::<Vec<u16>>();
             let elements = l.header.elements as usize;
-            let masks = if part == PART_CODES && l.header.mask == MaskMode::Public {
+            let masks = if part == InputPart::Codes && l.header.mask == MaskMode::Public {
                 full.masks.clone()
             } else {
                 vec![u64::MAX; full.count * elements.div_ceil(64)]
@@ -744,19 +743,21 @@ impl LoadedInput {
 }
 
 /// Whether `part` exists for this input's kind.
-fn check_part(l: &LoadedInput, part: i32) -> Result<(), RuntimeError> {
+fn check_part(l: &LoadedInput, part: InputPart) -> Result<(), RuntimeError> {
     let ok = match (l.header.payload, part) {
-        (Payload::Iris, PART_CODES) => true,
-        (Payload::Iris, PART_MASKS) => l.header.mask == MaskMode::Secret,
-        (Payload::Embedding, PART_EMBEDDING) => true,
-        (Payload::Bit, PART_BIT) => true,
+        (Payload::Iris, InputPart::Codes) => true,
+        (Payload::Iris, InputPart::Masks) => l.header.mask == MaskMode::Secret,
+        (Payload::Embedding, InputPart::Embedding) => true,
+        (Payload::Bit, InputPart::Bit) => true,
         _ => false,
     };
     if ok {
         Ok(())
     } else {
         Err(RuntimeError::Schedule(format!(
-            "part {part} of {} input `{}` ({}): parts are 0 codes, 1 secret masks, 2 embedding, 3 bit",
+            "part {} ({}) of {} input `{}` ({}): parts are 0 codes, 1 secret masks, 2 embedding, 3 bit",
+            part.abi(),
+            part.name(),
             l.header.payload, l.spec.name, l.header.mask
         )))
     }
@@ -773,6 +774,31 @@ fn bits_of(codes: &Codes, range: std::ops::Range<usize>) -> BitShares {
         prev[j / 64] |= (p & 1) << (j % 64);
     }
     BitShares::from_words(own, prev, len)
+}
+
+/// Public masks in the contract's byte order, as little-endian u64 words.
+fn mask_words(bytes: &[u8]) -> Vec<u64> {
+    bytes
+        .chunks(8)
+        .map(|c| {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            u64::from_le_bytes(w)
+        })
+        .collect()
+}
+
+/// All of a rep3 file's records at the file's ring: `bits` = the shared elements per record
+/// (both sections when iris masks are secret), masks the file's public masks or all ones.
+fn codes_of_share_file(file: ShareFile) -> Codes {
+    let count = file.header.count as usize;
+    let bits = file.header.elements_per_record() as usize;
+    let masks = if file.masks.is_empty() {
+        vec![u64::MAX; count * bits.div_ceil(64)]
+    } else {
+        mask_words(&file.masks)
+    };
+    Codes::from_components(file.own, file.prev, count, bits, file.ids, masks)
 }
 
 #[cfg(test)]

@@ -188,7 +188,7 @@ fn open_codes(v: [Value; 3], k: u32) -> (Vec<u64>, Arc<Codes>) {
 fn load_all(
     ins: &mut [Inputs; 3],
     input: i32,
-    part: i32,
+    part: InputPart,
     q: i64,
     k: i32,
     earlier: bool,
@@ -239,7 +239,10 @@ fn rep3_iris_gallery_and_queries_at_every_ring() {
     let mut ins = load3(&m, &[("left", &gf), ("ql", &qf)]);
     assert_eq!(ins[0].query_count(), 2);
     for k in [32u32, 20, 16, 9] {
-        let (vals, c) = open_codes(load_all(&mut ins, 0, 0, -1, k as i32, false), k);
+        let (vals, c) = open_codes(
+            load_all(&mut ins, 0, InputPart::Codes, -1, k as i32, false),
+            k,
+        );
         let m = crate::io::share_file::ring_mask(k).unwrap();
         assert_eq!(
             vals,
@@ -250,7 +253,10 @@ fn rep3_iris_gallery_and_queries_at_every_ring() {
         assert_eq!(c.bits, 128);
         // Public masks travel with the codes.
         assert_eq!(c.masks[0].to_le_bytes()[..], gd.masks[..8]);
-        let (vals, c) = open_codes(load_all(&mut ins, 1, 0, 1, k as i32, false), k);
+        let (vals, c) = open_codes(
+            load_all(&mut ins, 1, InputPart::Codes, 1, k as i32, false),
+            k,
+        );
         assert_eq!(
             vals,
             qd.values[128..].iter().map(|v| v & m).collect::<Vec<_>>()
@@ -262,13 +268,21 @@ fn rep3_iris_gallery_and_queries_at_every_ring() {
     assert_eq!(ins[0].single(InputRole::Gallery).unwrap(), 0);
     assert_eq!(ins[0].single(InputRole::Query).unwrap(), 1);
     // A wider ring than the file's cannot be made locally; bad parts and queries are refused.
-    let e = ins[0].load_input(0, 0, -1, 33).err().unwrap().to_string();
+    let e = ins[0]
+        .load_input(0, InputPart::Codes, -1, 33)
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("cannot be loaded over Z_2^33"), "{e}");
-    assert!(ins[0].load_input(1, 0, 2, 16).is_err());
-    assert!(ins[0].load_input(1, 0, -1, 16).is_err());
-    let e = ins[0].load_input(0, 1, -1, 16).err().unwrap().to_string();
+    assert!(ins[0].load_input(1, InputPart::Codes, 2, 16).is_err());
+    assert!(ins[0].load_input(1, InputPart::Codes, -1, 16).is_err());
+    let e = ins[0]
+        .load_input(0, InputPart::Masks, -1, 16)
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("part 1"), "{e}");
-    assert!(ins[0].load_input(5, 0, -1, 16).is_err());
+    assert!(ins[0].load_input(5, InputPart::Codes, -1, 16).is_err());
 }
 
 #[test]
@@ -301,8 +315,8 @@ fn secret_masks_embeddings_and_bits() {
     let m = manifest(vec![g, e, b]);
     let mut ins = load3(&m, &[("g", &gf), ("v", &ef), ("tier", &bf)]);
     // Codes section and mask section of every record.
-    let (codes, c) = open_codes(load_all(&mut ins, 0, PART_CODES, -1, 16, false), 16);
-    let (masks, _) = open_codes(load_all(&mut ins, 0, PART_MASKS, -1, 16, false), 16);
+    let (codes, c) = open_codes(load_all(&mut ins, 0, InputPart::Codes, -1, 16, false), 16);
+    let (masks, _) = open_codes(load_all(&mut ins, 0, InputPart::Masks, -1, 16, false), 16);
     let w = |r: usize, s: usize| {
         gd.values[r * 128 + s * 64..r * 128 + s * 64 + 64]
             .iter()
@@ -312,7 +326,10 @@ fn secret_masks_embeddings_and_bits() {
     assert_eq!(masks, w(0, 1).chain(w(1, 1)).collect::<Vec<_>>());
     assert_eq!(c.masks, vec![u64::MAX; 2]);
     // Embeddings: 100 values padded with zeros to 128, all-ones masks; signed values mod 2^k.
-    let (vals, c) = open_codes(load_all(&mut ins, 1, PART_EMBEDDING, 2, 24, false), 24);
+    let (vals, c) = open_codes(
+        load_all(&mut ins, 1, InputPart::Embedding, 2, 24, false),
+        24,
+    );
     assert_eq!(c.bits, 128);
     assert_eq!(
         &vals[..100],
@@ -325,7 +342,7 @@ fn secret_masks_embeddings_and_bits() {
     assert_eq!(c.masks, vec![u64::MAX; 2]);
     // Bits: XOR shares, one per query; earlier() gives the bits before.
     for q in 0..3 {
-        let v = load_all(&mut ins, 2, PART_BIT, q, 1, false).map(|v| match v {
+        let v = load_all(&mut ins, 2, InputPart::Bit, q, 1, false).map(|v| match v {
             Value::Bits(b) => b,
             other => panic!("{}", other.kind()),
         });
@@ -334,15 +351,15 @@ fn secret_masks_embeddings_and_bits() {
         assert_eq!(bit, bd.values[q as usize]);
         assert_eq!(v[1].prev, v[0].own);
     }
-    let v = load_all(&mut ins, 2, PART_BIT, 2, 1, true).map(|v| match v {
+    let v = load_all(&mut ins, 2, InputPart::Bit, 2, 1, true).map(|v| match v {
         Value::Bits(b) => b,
         _ => panic!(),
     });
     assert_eq!(v[0].len, 2);
     assert_eq!((v[0].own[0] ^ v[1].own[0] ^ v[2].own[0]) & 3, 0b01);
     // Wrong parts for a kind.
-    assert!(ins[0].load_input(1, PART_CODES, 0, 16).is_err());
-    assert!(ins[0].load_input(2, PART_CODES, 0, 1).is_err());
+    assert!(ins[0].load_input(1, InputPart::Codes, 0, 16).is_err());
+    assert!(ins[0].load_input(2, InputPart::Codes, 0, 1).is_err());
 }
 
 #[test]
@@ -353,10 +370,10 @@ fn earlier_is_the_queries_before() {
     let qf = deal(dir.path(), &q, &qd, 31);
     let m = manifest(vec![q]);
     let mut ins = load3(&m, &[("q", &qf)]);
-    let (vals, c) = open_codes(load_all(&mut ins, 0, 0, 0, 32, true), 32);
+    let (vals, c) = open_codes(load_all(&mut ins, 0, InputPart::Codes, 0, 32, true), 32);
     assert!(vals.is_empty());
     assert_eq!(c.count, 0);
-    let (vals, c) = open_codes(load_all(&mut ins, 0, 0, 3, 16, true), 16);
+    let (vals, c) = open_codes(load_all(&mut ins, 0, InputPart::Codes, 3, 16, true), 16);
     assert_eq!(c.ids, vec![0, 1, 2]);
     assert_eq!(c.count, 3);
     assert_eq!(
@@ -372,7 +389,7 @@ fn earlier_is_the_queries_before() {
 fn shamir_data(
     ins: &mut [Inputs; 3],
     input: i32,
-    part: i32,
+    part: InputPart,
     q: i64,
     earlier: bool,
 ) -> [Arc<ShamirCodes>; 3] {
@@ -423,10 +440,10 @@ fn shamir_inputs_reconstruct() {
     let m = manifest(vec![g, q, q2]);
     let mut ins = load3(&m, &[("g", &gf), ("q", &qf), ("q2", &q2f)]);
     // GR(2^16, 4) gallery, secret masks: each section reconstructs (parties 0 and 2).
-    for (part, s) in [(PART_CODES, 0), (PART_MASKS, 1)] {
+    for (part, s) in [(InputPart::Codes, 0), (InputPart::Masks, 1)] {
         let c = shamir_data(&mut ins, 0, part, -1, false);
         assert_eq!((c[0].count, c[0].len, c[0].words_per_code()), (2, 64, 64));
-        assert_eq!(c[0].side, crate::party::shamir_codes::Side::Gallery);
+        assert_eq!(c[0].side, crate::ops::shamir_codes::Side::Gallery);
         for r in 0..2 {
             let share = |p: usize| galois::ShamirVec::<4> {
                 coefs: c[p].words[r * 64..(r + 1) * 64].to_vec(),
@@ -442,7 +459,7 @@ fn shamir_inputs_reconstruct() {
         }
     }
     // F_p query: query 1 reconstructs from any two parties.
-    let c = shamir_data(&mut ins, 1, PART_EMBEDDING, 1, false);
+    let c = shamir_data(&mut ins, 1, InputPart::Embedding, 1, false);
     assert_eq!(
         (c[0].count, c[0].words_per_code(), c[0].ids.clone()),
         (1, 6, vec![2])
@@ -452,20 +469,20 @@ fn shamir_inputs_reconstruct() {
         vec![3, 3, 3, 3, 3, 65000]
     );
     // earlier() over F_p works; over GR(2^16, 4) queries it is refused with the remedy.
-    let c = shamir_data(&mut ins, 1, PART_EMBEDDING, 1, true);
+    let c = shamir_data(&mut ins, 1, InputPart::Embedding, 1, true);
     assert_eq!(c[0].ids, vec![0]);
     assert_eq!(
         fp::shamir_reconstruct((0, &c[0].words), (1, &c[1].words)),
         vec![1, 65518, 0, 5, 7, 9]
     );
     let e = ins[0]
-        .load_earlier(2, PART_EMBEDDING, 1, 16)
+        .load_earlier(2, InputPart::Embedding, 1, 16)
         .err()
         .unwrap()
         .to_string();
     assert!(e.contains("--sharing rep3, fp or gr2"), "{e}");
     // GR embeddings of dimension 3 are padded to one ring element.
-    let c = shamir_data(&mut ins, 2, PART_EMBEDDING, 0, false);
+    let c = shamir_data(&mut ins, 2, InputPart::Embedding, 0, false);
     assert_eq!((c[0].len, c[0].words_per_code()), (3, 4));
     let share = |p: usize| galois::ShamirVec::<4> {
         coefs: c[p].words.to_vec(),
@@ -676,7 +693,11 @@ fn gallery_stores_load_as_their_share_files_do() {
             let stores = gf.clone().map(|p| store_from_file(&p, "abc123"));
             let mut from_files = load3(&m, &[("g", &gf)]);
             let mut from_stores = load3(&m, &[("g", &stores)]);
-            let parts: &[i32] = if secret { &[0, 1] } else { &[0] };
+            let parts: &[InputPart] = if secret {
+                &[InputPart::Codes, InputPart::Masks]
+            } else {
+                &[InputPart::Codes]
+            };
             for p in 0..3 {
                 assert_eq!(from_stores[p].gallery_records(), 5);
                 assert_eq!(from_stores[p].ids(0), &gd.ids[..]);

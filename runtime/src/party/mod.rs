@@ -3,24 +3,18 @@
 //! The generated `main` calls [`crate::abi`], which forwards to a [`Runtime`]: it parses the
 //! command line, loads and checks this party's share files against the program's manifest,
 //! connects to the two other parties over mutually authenticated TLS, agrees PRSS seeds, and then
-//! executes the operations of the generated schedule one by one on its value slots.
+//! executes the operations of the generated schedule one by one on its value slots
+//! ([`executor`]: every op is one function of [`crate::ops`] over a [`crate::ops::Ctx`] and its
+//! operand values).
 
 pub mod accounting;
 mod args;
-mod chains;
-mod codes;
-pub(crate) mod exec;
+pub(crate) mod executor;
 pub mod load;
-pub(crate) mod ops;
-pub(crate) mod ops_arith;
-mod ops_logic;
-mod ops_shamir;
-mod ops_vector;
-mod output;
-pub mod shamir_codes;
+pub(crate) mod output;
 pub(crate) mod tiles;
-pub(crate) mod values;
 
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use crate::error::RuntimeError;
@@ -29,8 +23,8 @@ use crate::net::link::TlsTransport;
 use crate::net::Transport;
 use crate::rand::prss::Prss;
 
+use crate::ops::Value;
 pub use args::{PartyArgs, DEFAULT_RECORD_CHUNK};
-use values::Value;
 
 /// Wall time spent per phase, for the accounting line printed at the end.
 #[derive(Debug, Default, Clone, Copy)]
@@ -57,6 +51,8 @@ pub struct Runtime {
     pub(crate) slots: Vec<Option<Value>>,
     pub(crate) times: PhaseTimes,
     pub(crate) rounds: u64,
+    /// The executor's figures per op kind, for `--stats`.
+    pub(crate) ops: BTreeMap<&'static str, accounting::OpStats>,
     /// Background dot-product jobs of the tiled scan; joined before the runtime ends (by
     /// `finish`, or when the runtime is dropped, which drops this).
     pub(crate) tiles: tiles::Pipeline,
@@ -128,6 +124,7 @@ impl Runtime {
                 ..Default::default()
             },
             rounds: 0,
+            ops: BTreeMap::new(),
             tiles: tiles::Pipeline::default(),
             announced: None,
             started,
@@ -172,7 +169,8 @@ impl Runtime {
             bytes,
             messages,
             self.rounds,
-        );
+        )
+        .with_ops(std::mem::take(&mut self.ops));
         if !self.args.quiet {
             crate::say!("{}", accounting.line());
         }

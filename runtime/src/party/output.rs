@@ -2,15 +2,12 @@
 
 use std::io::Write;
 
+use crate::contract::OutputShape;
 use crate::error::RuntimeError;
 
-use super::values::Value;
-use super::Runtime;
-
-/// `shape` of `irisc_rt_output`.
-pub const SHAPE_BIT: i32 = 0;
-pub const SHAPE_IDS: i32 = 1;
-pub const SHAPE_COUNT: i32 = 2;
+use super::load::Inputs;
+use crate::ops::ctx::get;
+use crate::ops::value::Value;
 
 /// The fields revealed to this party for the query being answered, in reveal order, as JSON
 /// text. `irisc_rt_emit` prints them as one line `{"query": i, <fields>}`.
@@ -79,7 +76,7 @@ pub fn matching_ids(bits: &[bool], record_ids: &[u64]) -> Vec<u64> {
 /// default name of the shape (`match`, `ids`, `count`); an ids field named `ids` also sets
 /// `match` (non-empty), as the issue-2 contract has it.
 pub fn fields_for(
-    shape: i32,
+    shape: OutputShape,
     field: Option<&str>,
     bits: Option<&[bool]>,
     ints: Option<&[u64]>,
@@ -87,7 +84,7 @@ pub fn fields_for(
 ) -> Result<Vec<(String, String)>, RuntimeError> {
     let bad = |m: String| Err(RuntimeError::Schedule(m));
     match shape {
-        SHAPE_BIT => {
+        OutputShape::Bit => {
             let Some(bits) = bits else {
                 return bad("bit output of a slot that is not opened bits".into());
             };
@@ -99,7 +96,7 @@ pub fn fields_for(
             }
             Ok(vec![(field.unwrap_or("match").into(), bits[0].to_string())])
         }
-        SHAPE_IDS => {
+        OutputShape::Ids => {
             let Some(bits) = bits else {
                 return bad("ids output of a slot that is not opened bits".into());
             };
@@ -120,7 +117,7 @@ pub fn fields_for(
             out.push((name.to_string(), list));
             Ok(out)
         }
-        SHAPE_COUNT => {
+        OutputShape::Count => {
             let Some(ints) = ints else {
                 return bad("count output of a slot that is not opened integers".into());
             };
@@ -132,7 +129,6 @@ pub fn fields_for(
             }
             Ok(vec![(field.unwrap_or("count").into(), ints[0].to_string())])
         }
-        s => bad(format!("unknown output shape {s}")),
     }
 }
 
@@ -143,57 +139,52 @@ pub fn print_line(line: &str) -> Result<(), RuntimeError> {
         .map_err(|e| RuntimeError::Setup(format!("cannot write results: {e}")))
 }
 
-impl Runtime {
-    /// `irisc_rt_output`: adds the field(s) of one reveal to query `query`'s answer at the
-    /// output party (`src` opened there; elsewhere nothing happens). `records` is the slot whose
-    /// records' ids an ids output reports (negative: the program's only gallery, for issue-2
-    /// schedules).
-    pub fn output(
-        &mut self,
-        query: u64,
-        src: u32,
-        records: i32,
-        shape: i32,
-        field: Option<&str>,
-    ) -> Result<(), RuntimeError> {
-        let (bits, ints) = match self.slot(src)? {
-            Value::Clear(None) | Value::ClearInts(None) => return Ok(()),
-            Value::Clear(Some(b)) => (Some(b.clone()), None),
-            Value::ClearInts(Some(v)) => (None, Some(v.clone())),
+/// `mpc.output`: adds the field(s) of one reveal to query `query`'s answer at the output party
+/// (`src` opened there; elsewhere nothing happens). `records` is the slot whose records' ids an
+/// ids output reports (negative: the program's only gallery, for issue-2 schedules).
+#[allow(clippy::too_many_arguments)]
+pub fn output(
+    slots: &[Option<Value>],
+    inputs: &Inputs,
+    outputs: &mut Outputs,
+    query: u64,
+    src: u32,
+    records: i32,
+    shape: OutputShape,
+    field: Option<&str>,
+) -> Result<(), RuntimeError> {
+    let (bits, ints) = match get(slots, src)? {
+        Value::Clear(None) | Value::ClearInts(None) => return Ok(()),
+        Value::Clear(Some(b)) => (Some(b.clone()), None),
+        Value::ClearInts(Some(v)) => (None, Some(v.clone())),
+        other => {
+            return Err(RuntimeError::Schedule(format!(
+                "output of slot {src}, which holds {}, not opened values",
+                other.kind()
+            )))
+        }
+    };
+    let ids: Vec<u64> = if shape != OutputShape::Ids {
+        Vec::new()
+    } else if records < 0 {
+        let g = inputs.single(crate::manifest::InputRole::Gallery)?;
+        inputs.ids(g).to_vec()
+    } else {
+        match get(slots, records as u32)? {
+            Value::Codes(c) => c.ids.clone(),
+            Value::Shamir(c) => c.ids.clone(),
             other => {
                 return Err(RuntimeError::Schedule(format!(
-                    "output of slot {src}, which holds {}, not opened values",
+                    "ids output over slot {records}, which holds {}, not records",
                     other.kind()
                 )))
             }
-        };
-        let ids: Vec<u64> = if shape != SHAPE_IDS {
-            Vec::new()
-        } else if records < 0 {
-            let g = self.inputs.single(crate::manifest::InputRole::Gallery)?;
-            self.inputs.ids(g).to_vec()
-        } else {
-            match self.slot(records as u32)? {
-                Value::Codes(c) => c.ids.clone(),
-                Value::Shamir(c) => c.ids.clone(),
-                other => {
-                    return Err(RuntimeError::Schedule(format!(
-                        "ids output over slot {records}, which holds {}, not records",
-                        other.kind()
-                    )))
-                }
-            }
-        };
-        for (name, value) in fields_for(shape, field, bits.as_deref(), ints.as_deref(), &ids)? {
-            self.outputs.add(query, &name, value)?;
         }
-        Ok(())
+    };
+    for (name, value) in fields_for(shape, field, bits.as_deref(), ints.as_deref(), &ids)? {
+        outputs.add(query, &name, value)?;
     }
-
-    /// `irisc_rt_emit`: prints query `query`'s answer line (output party only).
-    pub fn emit(&mut self, query: u64) -> Result<(), RuntimeError> {
-        self.outputs.emit(query)
-    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -209,7 +200,7 @@ mod tests {
     #[test]
     fn issue2_lines_are_unchanged() {
         let ids = fields_for(
-            SHAPE_IDS,
+            OutputShape::Ids,
             None,
             Some(&[false, true, true]),
             None,
@@ -217,18 +208,24 @@ mod tests {
         )
         .unwrap();
         assert_eq!(render(0, &ids), r#"{"query":0,"match":true,"ids":[17,9]}"#);
-        let none = fields_for(SHAPE_IDS, None, Some(&[false]), None, &[5]).unwrap();
+        let none = fields_for(OutputShape::Ids, None, Some(&[false]), None, &[5]).unwrap();
         assert_eq!(render(3, &none), r#"{"query":3,"match":false,"ids":[]}"#);
-        let bit = fields_for(SHAPE_BIT, None, Some(&[true]), None, &[]).unwrap();
+        let bit = fields_for(OutputShape::Bit, None, Some(&[true]), None, &[]).unwrap();
         assert_eq!(render(1, &bit), r#"{"query":1,"match":true}"#);
     }
 
     #[test]
     fn named_fields_and_counts() {
-        let mut all =
-            fields_for(SHAPE_IDS, Some("both"), Some(&[true, false]), None, &[0, 1]).unwrap();
-        all.extend(fields_for(SHAPE_COUNT, None, None, Some(&[4]), &[]).unwrap());
-        all.extend(fields_for(SHAPE_BIT, Some("dup"), Some(&[false]), None, &[]).unwrap());
+        let mut all = fields_for(
+            OutputShape::Ids,
+            Some("both"),
+            Some(&[true, false]),
+            None,
+            &[0, 1],
+        )
+        .unwrap();
+        all.extend(fields_for(OutputShape::Count, None, None, Some(&[4]), &[]).unwrap());
+        all.extend(fields_for(OutputShape::Bit, Some("dup"), Some(&[false]), None, &[]).unwrap());
         assert_eq!(
             f(all.clone()),
             vec![
@@ -245,10 +242,11 @@ mod tests {
 
     #[test]
     fn malformed_outputs_are_schedule_errors() {
-        assert!(fields_for(SHAPE_BIT, None, Some(&[true, false]), None, &[]).is_err());
-        assert!(fields_for(SHAPE_IDS, None, Some(&[true]), None, &[1, 2]).is_err());
-        assert!(fields_for(SHAPE_COUNT, None, Some(&[true]), None, &[]).is_err());
-        assert!(fields_for(7, None, Some(&[true]), None, &[]).is_err());
+        assert!(fields_for(OutputShape::Bit, None, Some(&[true, false]), None, &[]).is_err());
+        assert!(fields_for(OutputShape::Ids, None, Some(&[true]), None, &[1, 2]).is_err());
+        assert!(fields_for(OutputShape::Count, None, Some(&[true]), None, &[]).is_err());
+        // An unknown shape never reaches `fields_for`: the ABI refuses it.
+        assert_eq!(OutputShape::from_i32(7), None);
         let mut o = Outputs::default();
         o.add(0, "match", "true".into()).unwrap();
         assert!(o.add(0, "match", "false".into()).is_err());

@@ -21,20 +21,7 @@ use crate::share::{AddVec, Rep3Vec};
 
 use super::reshare;
 
-/// The eq. (6) preprocessing of one party's share: (x_i + x_{i−1}, x_{i−1}).
-pub fn prepare<T: RingElem>(share: &Rep3Vec<T>) -> (Vec<T>, Vec<T>) {
-    prepare_owned(share.clone())
-}
-
-/// [`prepare`] without copying: the `own` buffer becomes `x_i + x_{i-1}` in place. For galleries,
-/// which are large.
-pub fn prepare_owned<T: RingElem>(share: Rep3Vec<T>) -> (Vec<T>, Vec<T>) {
-    let Rep3Vec { mut own, prev } = share;
-    for (a, &b) in own.iter_mut().zip(&prev) {
-        *a = a.wrapping_add(b);
-    }
-    (own, prev)
-}
+pub use crate::share::rep3::{prepare, prepare_owned};
 
 /// This party's additive shares of all `n_records × n_codes` dot products, record-major
 /// (`out[r * n_codes + c]`), from prepared query codes and prepared gallery records of `len`

@@ -52,26 +52,9 @@ pub fn galois_dot_local(
         gallery.len() >= n_records * words,
         "gallery shares shorter than n_records * words"
     );
+    // The plain 16-bit product is the kernels' reference (one implementation of it).
     let mut out = vec![0u16; n_records * n_codes];
-    if words == 0 {
-        return AddVec { own: out };
-    }
-    for (gr, row) in gallery
-        .chunks_exact(words)
-        .take(n_records)
-        .zip(out.chunks_exact_mut(n_codes.max(1)))
-    {
-        for (qc, o) in prepared
-            .chunks_exact(words)
-            .take(n_codes)
-            .zip(row.iter_mut())
-        {
-            *o = qc
-                .iter()
-                .zip(gr)
-                .fold(0u16, |acc, (&a, &b)| acc.wrapping_add(a.wrapping_mul(b)));
-        }
-    }
+    crate::kernels::gr_dot_reference(prepared, n_codes, gallery, n_records, words, &mut out);
     AddVec { own: out }
 }
 

@@ -8,6 +8,7 @@
 use crate::net::{NetError, Transport};
 use crate::rand::Prss;
 use crate::ring::{mask_slice, RingElem};
+use crate::share::fp::{self, Rep3Fp};
 use crate::share::{AddVec, Rep3Vec};
 
 use super::{recv_elems, send_elems};
@@ -33,6 +34,38 @@ pub fn reshare<T: RingElem>(
     // A peer's bits above k would otherwise survive into later arithmetic.
     mask_slice(&mut prev, k);
     Ok(Rep3Vec { own, prev })
+}
+
+/// Additive shares mod p to fresh replicated shares mod p (Section 4.3.2): party i adds a PRSS
+/// zero share mod p, sends the result to party i + 1 and keeps it as `own`; what it receives
+/// from party i − 1 is its `prev`. One round, one message per party.
+///
+/// The zero shares are F(s_i) − F(s_{i−1}) with each PRF output reduced mod p first, so they
+/// telescope to zero mod p. A received element ≥ p is a [`NetError::Protocol`].
+pub fn reshare_p(net: &mut dyn Transport, prss: &mut Prss, z: &[u16]) -> Result<Rep3Fp, NetError> {
+    let n = z.len();
+    let r = prss.random_rep3::<u64>(n);
+    let own: Vec<u16> = z
+        .iter()
+        .zip(r.own.iter().zip(&r.prev))
+        .map(|(&v, (&a, &b))| {
+            fp::add(
+                fp::reduce_u32(v as u32),
+                fp::sub(fp::reduce_u64(a), fp::reduce_u64(b)),
+            )
+        })
+        .collect();
+    let to = net.next();
+    send_elems(net, to, &own)?;
+    let from = net.prev();
+    let prev: Vec<u16> = recv_elems(net, from, n, "F_p reshare")?;
+    if let Some(bad) = prev.iter().position(|&v| v >= fp::P) {
+        return Err(NetError::Protocol {
+            peer: from,
+            detail: format!("F_p reshare: element {bad} is not below p = {}", fp::P),
+        });
+    }
+    Ok(Rep3Fp { own, prev })
 }
 
 #[cfg(test)]

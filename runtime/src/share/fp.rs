@@ -10,14 +10,10 @@
 //! Elements are stored canonically in `u16` (0..p). Products and dot products accumulate in
 //! u32/u64 and are reduced once at the end (deferred reduction).
 //!
-//! [`reshare_p`] is the one interactive step here: it belongs to the Shamir-to-replicated
-//! conversion that the rest of this module prepares.
+//! The one interactive step of that path, the reshare mod p, is a protocol
+//! (`protocol::reshare::reshare_p`); this module is local arithmetic only.
 
 use rand_core::CryptoRng;
-
-use crate::net::{NetError, Transport};
-use crate::protocol::{recv_elems, send_elems};
-use crate::rand::Prss;
 
 /// The field modulus p = 2^16 − 17.
 pub const P: u16 = 65519;
@@ -281,33 +277,6 @@ pub fn shamir_to_additive(party: usize, degree2: &[u16]) -> Vec<u16> {
     degree2.iter().map(|&v| mul(l, v)).collect()
 }
 
-/// Additive shares mod p to fresh replicated shares mod p (Section 4.3.2): party i adds a PRSS
-/// zero share mod p, sends the result to party i + 1 and keeps it as `own`; what it receives
-/// from party i − 1 is its `prev`. One round, one message per party.
-///
-/// The zero shares are F(s_i) − F(s_{i−1}) with each PRF output reduced mod p first, so they
-/// telescope to zero mod p. A received element ≥ p is a [`NetError::Protocol`].
-pub fn reshare_p(net: &mut dyn Transport, prss: &mut Prss, z: &[u16]) -> Result<Rep3Fp, NetError> {
-    let n = z.len();
-    let r = prss.random_rep3::<u64>(n);
-    let own: Vec<u16> = z
-        .iter()
-        .zip(r.own.iter().zip(&r.prev))
-        .map(|(&v, (&a, &b))| add(reduce_u32(v as u32), sub(reduce_u64(a), reduce_u64(b))))
-        .collect();
-    let to = net.next();
-    send_elems(net, to, &own)?;
-    let from = net.prev();
-    let prev: Vec<u16> = recv_elems(net, from, n, "F_p reshare")?;
-    if let Some(bad) = prev.iter().position(|&v| v >= P) {
-        return Err(NetError::Protocol {
-            peer: from,
-            detail: format!("F_p reshare: element {bad} is not below p = {P}"),
-        });
-    }
-    Ok(Rep3Fp { own, prev })
-}
-
 /// Shows the size only: shares are secret material and must not reach a log.
 impl std::fmt::Debug for Rep3Fp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -318,7 +287,10 @@ impl std::fmt::Debug for Rep3Fp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::{NetError, Transport};
+    use crate::protocol::reshare::reshare_p;
     use crate::protocol::testutil::run_protocol;
+    use crate::rand::Prss;
     use proptest::prelude::*;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha12Rng;

@@ -4,9 +4,13 @@
 //! resharing; the other interactive steps are in [`crate::protocol`].
 
 pub mod binary;
+pub mod codes;
 pub mod fp;
 pub mod galois;
 pub mod rep3;
+pub mod ring_vec;
 
 pub use binary::BitShares;
+pub use codes::Codes;
 pub use rep3::{AddVec, Rep3Vec};
+pub use ring_vec::{ring_mask, RingVec, RingVecExt};

@@ -165,6 +165,21 @@ impl<T> std::fmt::Debug for AddVec<T> {
     }
 }
 
+/// The eq. (6) preprocessing of one party's share: (x_i + x_{i−1}, x_{i−1}).
+pub fn prepare<T: RingElem>(share: &Rep3Vec<T>) -> (Vec<T>, Vec<T>) {
+    prepare_owned(share.clone())
+}
+
+/// [`prepare`] without copying: the `own` buffer becomes `x_i + x_{i-1}` in place. For galleries,
+/// which are large.
+pub fn prepare_owned<T: RingElem>(share: Rep3Vec<T>) -> (Vec<T>, Vec<T>) {
+    let Rep3Vec { mut own, prev } = share;
+    for (a, &b) in own.iter_mut().zip(&prev) {
+        *a = a.wrapping_add(b);
+    }
+    (own, prev)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

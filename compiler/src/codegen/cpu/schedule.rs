@@ -21,6 +21,7 @@ use inkwell::{
     values::{BasicMetadataValueEnum, FunctionValue, IntValue, PointerValue},
     AddressSpace, IntPredicate,
 };
+use irisc_runtime::contract::{BatchDotKind, OutputShape};
 use melior::ir::{
     block::BlockLike, operation::OperationLike, BlockRef, Module as MlirModule, OperationRef,
     RegionLike, ValueLike,
@@ -960,11 +961,9 @@ impl<'ctx> Schedule<'ctx, '_> {
                 (callee, vec![rt, self.fresh(op)?, src, to])
             }
             "mpc.output" => {
-                let shape = match get_str(op, "shape").map_err(err)?.as_str() {
-                    "bit" => 0,
-                    "ids" => 1,
-                    _ => 2,
-                };
+                let shape = OutputShape::from_name(&get_str(op, "shape").map_err(err)?)
+                    .unwrap_or(OutputShape::Count)
+                    .abi();
                 let label = get_str(op, "label").map_err(err)?;
                 let records = if op.operand_count() > 2 {
                     self.slot_arg(op, 2)?
@@ -975,7 +974,15 @@ impl<'ctx> Schedule<'ctx, '_> {
                 let ptr = self.string_ptr(&label);
                 (
                     "irisc_rt_output",
-                    vec![rt, q()?.into(), value, records, self.i32c(shape), ptr, len],
+                    vec![
+                        rt,
+                        q()?.into(),
+                        value,
+                        records,
+                        self.i32c(shape.into()),
+                        ptr,
+                        len,
+                    ],
                 )
             }
             "mpc.emit" => ("irisc_rt_emit", vec![rt, q()?.into()]),
@@ -985,7 +992,7 @@ impl<'ctx> Schedule<'ctx, '_> {
     }
 
     /// The kernel table a dot-product op passes to the runtime, and the runtime's kind of it
-    /// (0: `masked_dot`, 1: `shamir_dot`). A Shamir dot product is specialised to the code
+    /// ([`BatchDotKind`]). A Shamir dot product is specialised to the code
     /// length of the gallery (the runtime checks that the query's equals it); without a known
     /// length the table is null and the runtime's reference runs.
     fn dot_table<'c: 'a, 'a>(
@@ -999,7 +1006,10 @@ impl<'ctx> Schedule<'ctx, '_> {
             let width = kernel::storage_bits(self.ring(op, Some(0))?);
             let ring = kernel::DotRing::replicated(width)?;
             let table = kernel::table(self.cx, self.module, ring, code_bits)?;
-            return Ok((table.as_pointer_value().into(), 0));
+            return Ok((
+                table.as_pointer_value().into(),
+                BatchDotKind::Masked.abi().into(),
+            ));
         }
         let t = op.operand(0).map_err(err)?.r#type().to_string();
         let kind = if t.contains("\"fp\"") {
@@ -1024,7 +1034,7 @@ impl<'ctx> Schedule<'ctx, '_> {
                 .const_null()
                 .into(),
         };
-        Ok((table, 1))
+        Ok((table, BatchDotKind::Shamir.abi().into()))
     }
 
     fn call_value(

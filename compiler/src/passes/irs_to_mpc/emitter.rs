@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use super::{fail, PassError};
 use crate::mlir::{get_int, get_str, int_attr, op_name, parse_type, str_attr, Compiler};
+use irisc_runtime::contract::InputPart;
 use melior::{
     dialect::func,
     ir::{
@@ -36,11 +37,11 @@ pub enum Src {
     },
 }
 
-/// Parts of an input, as the runtime loads them.
-pub const PART_CODE: i64 = 0;
-pub const PART_MASK: i64 = 1;
-pub const PART_VECTOR: i64 = 2;
-pub const PART_BIT: i64 = 3;
+/// Parts of an input, as the runtime loads them (the contract's [`InputPart`]).
+pub const PART_CODE: i64 = InputPart::Codes as i64;
+pub const PART_MASK: i64 = InputPart::Masks as i64;
+pub const PART_VECTOR: i64 = InputPart::Embedding as i64;
+pub const PART_BIT: i64 = InputPart::Bit as i64;
 
 /// A gallery load of `@setup`: input, part and result type.
 #[derive(Debug, Clone, PartialEq, Eq)]

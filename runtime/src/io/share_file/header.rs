@@ -24,7 +24,7 @@
 use std::path::Path;
 
 use super::error::ShareFileError;
-use super::ring_vec::RingVec;
+use super::RingVec;
 use crate::iris::check_code_bits;
 
 pub use crate::manifest::{

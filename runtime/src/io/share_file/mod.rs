@@ -17,14 +17,13 @@
 
 mod error;
 mod header;
-mod ring_vec;
 
+pub use crate::share::ring_vec::{ring_mask, RingVec};
 pub use error::ShareFileError;
 pub use header::{
     check_compatible, galois_degree, sharing_text, BodyLayout, Expected, MaskMode, Payload,
     ShareFileHeader, ShareKind, Sharing, FORMAT_VERSION, HEADER_LEN, MAGIC,
 };
-pub use ring_vec::{ring_mask, RingVec};
 
 use std::fs::{self, File};
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};

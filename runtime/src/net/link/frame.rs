@@ -4,12 +4,11 @@
 
 use std::io::{self, IoSlice, Read, Write};
 use std::net::TcpStream;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rustls::{ClientConnection, ServerConnection, StreamOwned};
 
-use super::writer::push_tls;
 use super::{is_closed, is_timeout};
 use crate::net::tls;
 use crate::net::NetError;
@@ -120,6 +119,25 @@ pub(super) fn write_frame(
         }
         written += n;
         IoSlice::advance_slices(&mut slices, n);
+    }
+    Ok(())
+}
+
+/// Writes all buffered TLS records to the socket. Each blocking write is bounded by the socket's
+/// write timeout; running into it is an error only once the transport is closing.
+pub(super) fn push_tls(
+    conn: &mut ClientConnection,
+    sock: &mut TcpStream,
+    closing: &AtomicBool,
+) -> io::Result<()> {
+    while conn.wants_write() {
+        match conn.write_tls(sock) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if is_timeout(e.kind()) && !closing.load(Ordering::SeqCst) => {}
+            Err(e) => return Err(e),
+        }
     }
     Ok(())
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use rustls::{ClientConnection, StreamOwned};
 
-use super::frame::write_frame;
+use super::frame::{push_tls, write_frame};
 use super::{is_closed, is_timeout, secs};
 use crate::net::NetError;
 
@@ -117,24 +117,5 @@ fn write_loop(
     push_tls(conn, sock, closing)?;
     // Best effort: the peer already has every byte we wrote.
     let _ = sock.shutdown(Shutdown::Write);
-    Ok(())
-}
-
-/// Writes all buffered TLS records to the socket. Each blocking write is bounded by the socket's
-/// write timeout; running into it is an error only once the transport is closing.
-pub(super) fn push_tls(
-    conn: &mut ClientConnection,
-    sock: &mut TcpStream,
-    closing: &AtomicBool,
-) -> io::Result<()> {
-    while conn.wants_write() {
-        match conn.write_tls(sock) {
-            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) if is_timeout(e.kind()) && !closing.load(Ordering::SeqCst) => {}
-            Err(e) => return Err(e),
-        }
-    }
     Ok(())
 }

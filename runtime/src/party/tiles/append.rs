@@ -4,9 +4,10 @@
 
 use crate::error::RuntimeError;
 use crate::io::share_file::RingVec;
-use crate::party::exec::sched;
-use crate::party::values::{RingVecExt, Value};
+use crate::ops::ctx::sched;
+use crate::ops::value::Value;
 use crate::share::binary::BitShares;
+use crate::share::RingVecExt;
 
 /// Whether `append` collects values of `v`'s kind.
 fn appendable(v: &Value) -> bool {

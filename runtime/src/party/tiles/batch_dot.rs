@@ -7,13 +7,14 @@ use std::sync::Arc;
 
 use crate::error::RuntimeError;
 use crate::io::share_file::RingVec;
+use crate::kernels::run::{masked_dot_records, ErasedKernel};
 use crate::kernels::MaskedDotKernelU16;
-use crate::party::codes::Codes;
-use crate::party::exec::sched;
-use crate::party::ops::{masked_dot_records, ErasedKernel};
-use crate::party::ops_shamir::shamir_dot_records;
-use crate::party::shamir_codes::ShamirCodes;
-use crate::party::values::{RingVecExt, Value};
+use crate::ops::ctx::sched;
+use crate::ops::shamir::shamir_dot_records;
+use crate::ops::shamir_codes::ShamirCodes;
+use crate::ops::value::Value;
+use crate::share::Codes;
+use crate::share::RingVecExt;
 
 use super::Coded;
 

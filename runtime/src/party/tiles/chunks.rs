@@ -6,12 +6,12 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::error::RuntimeError;
-use crate::party::codes::Codes;
-use crate::party::exec::sched;
-use crate::party::shamir_codes::ShamirCodes;
-use crate::party::values::Value;
+use crate::ops::ctx::sched;
+use crate::ops::shamir_codes::ShamirCodes;
+use crate::ops::value::Value;
+use crate::share::Codes;
 
-use super::{KIND_MASKED, KIND_SHAMIR};
+use crate::contract::BatchDotKind;
 
 /// Codes of either sharing, shared: a gallery, one query's codes, or a batch of them.
 #[derive(Clone)]
@@ -40,10 +40,10 @@ impl Coded {
         }
     }
 
-    pub(super) fn kind(&self) -> i32 {
+    pub(super) fn kind(&self) -> BatchDotKind {
         match self {
-            Coded::Rep3(_) => KIND_MASKED,
-            Coded::Shamir(_) => KIND_SHAMIR,
+            Coded::Rep3(_) => BatchDotKind::Masked,
+            Coded::Shamir(_) => BatchDotKind::Shamir,
         }
     }
 

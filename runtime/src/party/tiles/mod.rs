@@ -29,7 +29,7 @@
 //! The parts, one concept each: [`chunks`] (the gallery in record chunks),
 //! [`batch_dot`](mod@batch_dot) (one kernel call for a batch of queries), [`pipeline`] (the next
 //! chunk's dot products in the background), [`append`] (per-chunk results collected); here,
-//! the `Runtime` methods the ABI calls.
+//! the ops the ABI runs through the executor.
 
 mod append;
 mod batch_dot;
@@ -38,164 +38,125 @@ mod pipeline;
 #[cfg(test)]
 mod tests;
 
-use std::time::Instant;
-
+use crate::contract::BatchDotKind;
 use crate::error::RuntimeError;
 use crate::kernels::KernelTable;
 
-use super::exec::{get, sched, MAX_SLOTS};
-use super::ops::masked_kernel;
-use super::ops_shamir::shamir_kernel;
-use super::Runtime;
+use crate::kernels::run::{masked_kernel, shamir_kernel};
+use crate::ops::ctx::{get, sched, Ctx, MAX_SLOTS};
+use crate::ops::value::Value;
 
 pub(crate) use append::{append_value, copy_appendable};
 pub(crate) use batch_dot::{batch_dot_local, concat_queries, DotKernel};
 pub(crate) use chunks::{chunk_count, chunk_range, view, Coded};
 pub(crate) use pipeline::{batch_dot, Pipeline};
 
-/// `kind` of `irisc_rt_batch_dot`: replicated codes, the `masked_dot` kernel.
-pub const KIND_MASKED: i32 = 0;
-/// `kind` of `irisc_rt_batch_dot`: Shamir codes, the `shamir_dot` kernel.
-pub const KIND_SHAMIR: i32 = 1;
+/// The number of record chunks of `gallery` (codes of either sharing) under the context's
+/// record chunk.
+pub fn chunk_count_of(cx: &Ctx<'_>, gallery: &Value) -> Result<i64, RuntimeError> {
+    let g = Coded::of(gallery, "chunk_count")?;
+    Ok(chunk_count(g.count(), cx.record_chunk) as i64)
+}
 
-impl Runtime {
-    /// The gallery in slot `gallery` (codes of either sharing).
-    fn gallery_in(&self, gallery: u32, op: &str) -> Result<Coded, RuntimeError> {
-        Coded::of(get(&self.slots, gallery)?, op)
+/// Chunk `chunk` of `gallery` ([`view`]), replicated shares copied only `with_shares`.
+pub fn gallery_view(
+    cx: &mut Ctx<'_>,
+    gallery: &Value,
+    chunk: i64,
+    with_shares: bool,
+) -> Result<Value, RuntimeError> {
+    let g = Coded::of(gallery, "gallery_view")?;
+    let records = chunk_range(g.count(), cx.record_chunk, chunk)?;
+    Ok(view(&g, records, with_shares))
+}
+
+/// For the slots `dst_base + j` (j < n, their codes in `slots[codes_base + j]`): the dot
+/// products of those codes with chunk `chunk` of the gallery in slot `gallery`, as
+/// `masked_dot` or `shamir_dot` (`kind`) computes them with `table`, in one kernel call for the
+/// batch ([`batch_dot`](fn@batch_dot)), with their slots; starts the next chunk's in the
+/// background (`scan`). The wall time of a background job whose result is taken goes to
+/// `cx.overlapped`. `n` = 0 gives nothing.
+///
+/// # Safety
+/// `table` as `masked_dot` (kind masked) or `shamir_dot` (kind Shamir) require it.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn batch_dot_slots(
+    cx: &mut Ctx<'_>,
+    scan: &mut Pipeline,
+    slots: &[Option<Value>],
+    dst_base: u32,
+    codes_base: u32,
+    n: i64,
+    gallery: u32,
+    chunk: i64,
+    table: *const KernelTable,
+    kind: BatchDotKind,
+) -> Result<Vec<(u32, Value)>, RuntimeError> {
+    let n = usize::try_from(n).map_err(|_| sched(format!("batch_dot: {n} queries")))?;
+    check_slots(dst_base, n)?;
+    check_slots(codes_base, n)?;
+    let g = Coded::of(get(slots, gallery)?, "batch_dot")?;
+    if g.kind() != kind {
+        return Err(sched(format!(
+            "batch_dot: kind {} over a gallery of {}",
+            kind.name(),
+            g.value().kind()
+        )));
     }
-
-    /// The number of record chunks of the gallery in slot `gallery` under `--record-chunk`.
-    pub fn chunk_count(&self, gallery: u32) -> Result<i64, RuntimeError> {
-        let g = self.gallery_in(gallery, "chunk_count")?;
-        Ok(chunk_count(g.count(), self.args.record_chunk) as i64)
-    }
-
-    /// Slot `dst` = chunk `chunk` of the gallery in slot `gallery` ([`view`]), replicated
-    /// shares copied only `with_shares`.
-    pub fn gallery_view(
-        &mut self,
-        dst: u32,
-        gallery: u32,
-        chunk: i64,
-        with_shares: bool,
-    ) -> Result<(), RuntimeError> {
-        let t = Instant::now();
-        check_slots(dst, 1)?;
-        let g = self.gallery_in(gallery, "gallery_view")?;
-        let records = chunk_range(g.count(), self.args.record_chunk, chunk)?;
-        self.put(dst, view(&g, records, with_shares));
-        self.times.dot += t.elapsed();
-        Ok(())
-    }
-
-    /// Slots `dst_base + j` = the dot products of the codes in slot `codes_base + j` (j < n)
-    /// with chunk `chunk` of the gallery in slot `gallery`, as `masked_dot` (`kind` 0) or
-    /// `shamir_dot` (`kind` 1) computes them with `table`, in one kernel call for the batch
-    /// ([`batch_dot`](fn@batch_dot)); starts the next chunk's in the background. The time spent
-    /// here goes to the dot phase; the wall time of a background job whose result is taken to
-    /// `dot_overlapped`. `n` = 0 writes nothing.
-    ///
-    /// # Safety
-    /// `table` as `masked_dot` (kind 0) or `shamir_dot_with` (kind 1) require it.
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn batch_dot(
-        &mut self,
-        dst_base: u32,
-        codes_base: u32,
-        n: i64,
-        gallery: u32,
-        chunk: i64,
-        table: *const KernelTable,
-        kind: i32,
-    ) -> Result<(), RuntimeError> {
-        let t = Instant::now();
-        if kind != KIND_MASKED && kind != KIND_SHAMIR {
+    let mut queries = Vec::with_capacity(n);
+    for j in 0..n as u32 {
+        let q = Coded::of(get(slots, codes_base + j)?, "batch_dot")?;
+        if q.kind() != kind {
             return Err(sched(format!(
-                "batch_dot: kind {kind} (0: masked_dot, 1: shamir_dot)"
+                "batch_dot: kind {} over queries of {}",
+                kind.name(),
+                q.value().kind()
             )));
         }
-        let n = usize::try_from(n).map_err(|_| sched(format!("batch_dot: {n} queries")))?;
-        check_slots(dst_base, n)?;
-        check_slots(codes_base, n)?;
-        let g = self.gallery_in(gallery, "batch_dot")?;
-        if g.kind() != kind {
-            return Err(sched(format!(
-                "batch_dot: kind {kind} over a gallery of {}",
-                g.value().kind()
-            )));
-        }
-        let mut queries = Vec::with_capacity(n);
-        for j in 0..n as u32 {
-            let q = Coded::of(get(&self.slots, codes_base + j)?, "batch_dot")?;
-            if q.kind() != kind {
-                return Err(sched(format!(
-                    "batch_dot: kind {kind} over queries of {}",
-                    q.value().kind()
-                )));
-            }
-            queries.push(q);
-        }
-        let Some(first) = queries.first() else {
-            chunk_range(g.count(), self.args.record_chunk, chunk)?;
-            return Ok(());
-        };
-        let kernel = match (first, &g) {
-            // SAFETY: the caller's contract.
-            (Coded::Rep3(q), _) => DotKernel::Masked(unsafe { masked_kernel(table, q.bits) }?),
-            (_, Coded::Shamir(g)) => {
-                DotKernel::Shamir(unsafe { shamir_kernel(table, g.words_per_code()) }?)
-            }
-            _ => unreachable!("kinds checked above"),
-        };
-        // SAFETY: the kernel was picked from the caller's table for these operands.
-        let (values, overlapped) = unsafe {
-            batch_dot(
-                &mut self.tiles,
-                dst_base,
-                self.party,
-                queries,
-                g,
-                chunk,
-                self.args.record_chunk,
-                kernel,
-                self.args.threads,
-            )
-        }?;
-        for (j, v) in values.into_iter().enumerate() {
-            self.put(dst_base + j as u32, v);
-        }
-        if let Some(d) = overlapped {
-            self.times.dot_overlapped += d;
-        }
-        self.times.dot += t.elapsed();
-        Ok(())
+        queries.push(q);
     }
-
-    /// `first`: slot `acc` = a copy of slot `src`; else slot `acc` = slot `acc` followed by
-    /// slot `src` ([`append_value`]). Collects a record-major value chunk by chunk.
-    pub fn append(&mut self, acc: u32, src: u32, first: bool) -> Result<(), RuntimeError> {
-        let t = Instant::now();
-        check_slots(acc, 1)?;
-        if first {
-            let v = copy_appendable(get(&self.slots, src)?)?;
-            self.put(acc, v);
-        } else {
-            get(&self.slots, src)?;
-            let mut a = self
-                .slots
-                .get_mut(acc as usize)
-                .and_then(Option::take)
-                .ok_or_else(|| sched(format!("slot {acc} read before it was written")))?;
-            let r = if acc == src {
-                copy_appendable(&a).and_then(|copy| append_value(&mut a, &copy))
-            } else {
-                append_value(&mut a, get(&self.slots, src)?)
-            };
-            self.slots[acc as usize] = Some(a);
-            r?;
+    let Some(first) = queries.first() else {
+        chunk_range(g.count(), cx.record_chunk, chunk)?;
+        return Ok(Vec::new());
+    };
+    let kernel = match (first, &g) {
+        // SAFETY: the caller's contract.
+        (Coded::Rep3(q), _) => DotKernel::Masked(unsafe { masked_kernel(table, q.bits) }?),
+        (_, Coded::Shamir(g)) => {
+            DotKernel::Shamir(unsafe { shamir_kernel(table, g.words_per_code()) }?)
         }
-        self.times.compare += t.elapsed();
-        Ok(())
+        _ => unreachable!("kinds checked above"),
+    };
+    // SAFETY: the kernel was picked from the caller's table for these operands.
+    let (values, overlapped) = unsafe {
+        batch_dot(
+            scan,
+            dst_base,
+            cx.party(),
+            queries,
+            g,
+            chunk,
+            cx.record_chunk,
+            kernel,
+            cx.threads,
+        )
+    }?;
+    if let Some(d) = overlapped {
+        cx.overlapped += d;
+    }
+    Ok(values
+        .into_iter()
+        .enumerate()
+        .map(|(j, v)| (dst_base + j as u32, v))
+        .collect())
+}
+
+/// `acc` followed by `src` ([`append_value`]); `None`: `acc` followed by a copy of itself.
+/// Collects a record-major value chunk by chunk.
+pub fn append(acc: &mut Value, src: Option<&Value>) -> Result<(), RuntimeError> {
+    match src {
+        Some(v) => append_value(acc, v),
+        None => copy_appendable(acc).and_then(|copy| append_value(acc, &copy)),
     }
 }
 

@@ -8,7 +8,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::error::RuntimeError;
-use crate::party::values::Value;
+use crate::ops::value::Value;
 
 use super::{batch_dot_local, chunk_count, chunk_range, concat_queries, Coded, DotKernel};
 

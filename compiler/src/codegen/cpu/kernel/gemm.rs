@@ -15,7 +15,7 @@
 //! did not measure faster than software prefetching of the gallery rows
 //! ([`super::Isa::prefetch_bytes`]), so those run unchunked.
 
-use super::isa::{e, Isa, Step};
+use super::isa::{e, Isa, IsaCodegen, Step};
 use super::{CodegenError, DotRing, P};
 use inkwell::{
     attributes::{Attribute, AttributeLoc},

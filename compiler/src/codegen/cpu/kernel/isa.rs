@@ -26,45 +26,24 @@ use inkwell::{
     values::{BasicValueEnum, FunctionValue, IntValue, VectorValue},
 };
 
-/// An instruction-set variant; the discriminant is its slot in a kernel table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Isa {
-    Portable = 0,
-    Avx2 = 1,
-    Avx512 = 2,
-    Vnni = 3,
+/// An instruction-set variant: the contract's, whose discriminant is its slot in the kernel
+/// table the runtime reads (the same enum on both sides).
+pub use irisc_runtime::contract::Isa;
+
+/// What code generation needs of an ISA beyond the contract (its name, table slot and x86
+/// features are the contract's).
+pub trait IsaCodegen: Copy {
+    fn apply(self, cx: &Context, f: FunctionValue, x86: bool);
+    fn tile(self, ring: DotRing) -> (u32, u32);
+    fn k_chunk(self, ring: DotRing) -> u32;
+    fn prefetch_bytes(self) -> Option<u64>;
+    fn lanes(self, ring: DotRing) -> u32;
 }
 
-impl Isa {
-    pub const ALL: [Isa; 4] = [Isa::Portable, Isa::Avx2, Isa::Avx512, Isa::Vnni];
-
-    pub fn index(self) -> usize {
-        self as usize
-    }
-
-    /// The name `IRISC_ISA` takes and kernel names end with.
-    pub fn name(self) -> &'static str {
-        match self {
-            Isa::Portable => "portable",
-            Isa::Avx2 => "avx2",
-            Isa::Avx512 => "avx512",
-            Isa::Vnni => "vnni",
-        }
-    }
-
-    /// `target-features` of the variant on x86-64 (the runtime checks the same features).
-    pub fn x86_features(self) -> &'static str {
-        match self {
-            Isa::Portable => "",
-            Isa::Avx2 => "+avx2",
-            Isa::Avx512 => "+avx2,+avx512f,+avx512bw,+avx512vl,+avx512dq",
-            Isa::Vnni => "+avx2,+avx512f,+avx512bw,+avx512vl,+avx512dq,+avx512vnni",
-        }
-    }
-
+impl IsaCodegen for Isa {
     /// Sets the function attributes that select this ISA, overriding the target machine's
     /// (host) CPU so that `portable` really is the baseline. Tuning stays the host's.
-    pub fn apply(self, cx: &Context, f: FunctionValue, x86: bool) {
+    fn apply(self, cx: &Context, f: FunctionValue, x86: bool) {
         if !x86 {
             return;
         }
@@ -87,7 +66,7 @@ impl Isa {
 
     /// The register tile (records, codes): records x codes accumulators live in registers
     /// while the K loop streams R + C vectors per step (32 zmm, 16 ymm/xmm).
-    pub fn tile(self, ring: DotRing) -> (u32, u32) {
+    fn tile(self, ring: DotRing) -> (u32, u32) {
         match (self, ring) {
             (Isa::Avx512 | Isa::Vnni, DotRing::Z16 | DotRing::Gr16) => (6, 4),
             (Isa::Avx512 | Isa::Vnni, _) => (2, 4),
@@ -100,7 +79,7 @@ impl Isa {
 
     /// Words of K per chunk (see [`super::gemm`]); 0: none. Only F_p on the pair paths needs
     /// chunks: its i32 lanes take at most 128 steps (see [`Step::mac`]).
-    pub fn k_chunk(self, ring: DotRing) -> u32 {
+    fn k_chunk(self, ring: DotRing) -> u32 {
         if ring == DotRing::Fp && self != Isa::Portable {
             128 * self.lanes(ring)
         } else {
@@ -111,12 +90,12 @@ impl Isa {
     /// How far ahead (bytes) the x86 variants prefetch every gallery row of a tile: the rows
     /// stream from memory once per call and R x sides concurrent streams (12 for Z16) are more
     /// than the hardware prefetcher follows. Measured: +10 % for Z16 at L = 12 800 from DRAM.
-    pub fn prefetch_bytes(self) -> Option<u64> {
+    fn prefetch_bytes(self) -> Option<u64> {
         (self != Isa::Portable).then_some(512)
     }
 
     /// Storage words per K step (one vector load).
-    pub fn lanes(self, ring: DotRing) -> u32 {
+    fn lanes(self, ring: DotRing) -> u32 {
         let bytes = match self {
             Isa::Avx512 | Isa::Vnni => 64,
             Isa::Avx2 => 32,

@@ -28,7 +28,7 @@ use inkwell::{
     values::{BasicValue, FunctionValue, GlobalValue},
 };
 
-pub use isa::Isa;
+pub use isa::{Isa, IsaCodegen};
 
 /// The prime of the F_p sharing (the runtime's).
 pub const P: u64 = irisc_runtime::share::fp::P as u64;

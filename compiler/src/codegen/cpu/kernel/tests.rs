@@ -4,9 +4,7 @@
 use super::*;
 use crate::codegen::cpu::target::{host_machine, optimize};
 use inkwell::OptimizationLevel;
-use irisc_runtime::kernels::{
-    dispatch::Isa as RtIsa, fp_dot_reference, gr_dot_reference, masked_dot_reference,
-};
+use irisc_runtime::kernels::{fp_dot_reference, gr_dot_reference, masked_dot_reference};
 use irisc_runtime::ring::RingElem;
 use rand::{Rng, SeedableRng};
 
@@ -26,10 +24,6 @@ const SHAPES: [(usize, usize); 8] = [
     (4, 4),
 ];
 
-fn rt_isa(isa: Isa) -> RtIsa {
-    RtIsa::ALL[isa.index()]
-}
-
 /// Runs `check(ring variant, isa)` for every variant of `ring` at `l` that this CPU runs.
 fn each_variant<T: RingElem>(ring: DotRing, l: u32, check: &mut dyn FnMut(Kernel<T>, Isa)) {
     let cx = Context::create();
@@ -42,7 +36,7 @@ fn each_variant<T: RingElem>(ring: DotRing, l: u32, check: &mut dyn FnMut(Kernel
         .create_jit_execution_engine(OptimizationLevel::Aggressive)
         .unwrap();
     for isa in ring.variants(host_is_x86()) {
-        if !rt_isa(isa).supported() {
+        if !isa.supported() {
             eprintln!(
                 "SKIPPED: {} L = {l} {}: this CPU lacks the ISA",
                 ring.tag(),
@@ -242,7 +236,7 @@ fn chunked_kernels_equal_the_reference() {
             .unwrap();
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(99);
         for isa in variants {
-            if !rt_isa(isa).supported() {
+            if !isa.supported() {
                 eprintln!(
                     "SKIPPED: chunked {} {}: this CPU lacks the ISA",
                     ring.tag(),
@@ -297,16 +291,5 @@ fn chunked_kernels_equal_the_reference() {
                 }
             }
         }
-    }
-}
-
-/// The compiler's kernel table and the runtime's dispatch name the same ISA in every slot (the
-/// table crosses the ABI as four pointers in this order).
-#[test]
-fn compiler_and_runtime_agree_on_the_isa_slots() {
-    assert_eq!(Isa::ALL.len(), RtIsa::ALL.len());
-    for isa in Isa::ALL {
-        assert_eq!(isa.name(), rt_isa(isa).name(), "slot {}", isa.index());
-        assert_eq!(rt_isa(isa) as usize, isa.index());
     }
 }

@@ -7,11 +7,12 @@ use rand_chacha::ChaCha12Rng;
 
 use super::rep3;
 use crate::io::share_file::RingVec;
+use crate::ops::value::Value;
 use crate::party::tiles::{append_value, copy_appendable};
-use crate::party::values::{RingVecExt, Value};
 use crate::share::binary::BitShares;
 use crate::share::fp::{Rep3Fp, P};
 use crate::share::Rep3Vec;
+use crate::share::RingVecExt;
 
 /// Values whose equality the append tests check.
 fn same(a: &Value, b: &Value) -> bool {

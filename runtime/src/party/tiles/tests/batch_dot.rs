@@ -9,13 +9,13 @@ use rand_chacha::ChaCha12Rng;
 
 use super::{flat, masked_kernel_for, ref_shamir, rep3, shamir, L};
 use crate::io::share_file::RingVec;
+use crate::kernels::run::masked_dot_records;
 use crate::kernels::{masked_dot_reference, MaskedDotKernelU16};
-use crate::party::codes::Codes;
-use crate::party::exec::testkit::run3;
-use crate::party::ops::masked_dot_records;
-use crate::party::shamir_codes::{ShamirCodes, ShamirKind, Side};
+use crate::ops::ctx::testkit::run3;
+use crate::ops::shamir_codes::{ShamirCodes, ShamirKind, Side};
+use crate::ops::value::Value;
 use crate::party::tiles::{batch_dot, chunk_count, chunk_range, Coded, DotKernel, Pipeline};
-use crate::party::values::Value;
+use crate::share::Codes;
 
 /// Records `range` of a record-major value of `c` codes per record.
 fn restrict(whole: &(usize, Vec<u64>), range: &Range<usize>, c: usize) -> (usize, Vec<u64>) {
@@ -157,8 +157,8 @@ fn shamir_batch_dot_equals_per_query_op() {
                             .map(|q| {
                                 let (qv, gv) = (Value::Shamir(q.clone()), Value::Shamir(g.clone()));
                                 let v = match k {
-                                    None => crate::party::ops_shamir::shamir_dot(cx, &qv, &gv),
-                                    Some(_) => crate::party::ops_shamir::shamir_dot_kernel(
+                                    None => crate::ops::shamir::shamir_dot(cx, &qv, &gv),
+                                    Some(_) => crate::ops::shamir::shamir_dot_kernel(
                                         cx, &qv, &gv, k, threads,
                                     ),
                                 };

@@ -8,11 +8,12 @@ use rand_chacha::ChaCha12Rng;
 
 use super::{masked_kernel_for, rep3, L};
 use crate::error::RuntimeError;
-use crate::party::ops::{mask_lengths, masked_dot_records};
-use crate::party::ops_vector::self_dot_codes;
-use crate::party::shamir_codes::{ShamirCodes, ShamirKind, Side};
+use crate::kernels::run::masked_dot_records;
+use crate::ops::rep3::mask_lengths;
+use crate::ops::shamir_codes::{ShamirCodes, ShamirKind, Side};
+use crate::ops::value::Value;
+use crate::ops::vector::self_dot_codes;
 use crate::party::tiles::{batch_dot, chunk_count, chunk_range, view, Coded, DotKernel, Pipeline};
-use crate::party::values::Value;
 use crate::share::fp::P;
 use crate::store::Words;
 

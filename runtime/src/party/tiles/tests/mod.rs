@@ -14,11 +14,11 @@ use rand_chacha::ChaCha12Rng;
 use super::DotKernel;
 use crate::io::share_file::RingVec;
 use crate::kernels::reference::stand_in::{ref_masked, ref_shamir};
-use crate::party::codes::Codes;
-use crate::party::ops::ErasedKernel;
-use crate::party::shamir_codes::{ShamirCodes, ShamirKind, Side};
-use crate::party::values::Value;
+use crate::kernels::run::ErasedKernel;
+use crate::ops::shamir_codes::{ShamirCodes, ShamirKind, Side};
+use crate::ops::value::Value;
 use crate::share::fp::P;
+use crate::share::Codes;
 
 const L: usize = 128;
 

@@ -137,6 +137,56 @@ impl From<Vec<u64>> for RingVec {
     }
 }
 
+/// Runs `$body` with the components of replicated shares bound as `$o` and `$p`, slices of one
+/// storage width; an error if the two differ in width (a bug in the schedule, never user input).
+macro_rules! on_pair {
+    ($own:expr, $prev:expr, |$o:ident, $p:ident| $body:expr) => {
+        match ($own, $prev) {
+            ($crate::share::RingVec::U16($o), $crate::share::RingVec::U16($p)) => Ok($body),
+            ($crate::share::RingVec::U32($o), $crate::share::RingVec::U32($p)) => Ok($body),
+            ($crate::share::RingVec::U64($o), $crate::share::RingVec::U64($p)) => Ok($body),
+            _ => Err($crate::error::RuntimeError::Schedule(
+                "share components differ in width".into(),
+            )),
+        }
+    };
+}
+pub(crate) use on_pair;
+
+/// Width-generic helpers on ring vectors.
+pub trait RingVecExt {
+    fn slice(&self, range: std::ops::Range<usize>) -> RingVec;
+    fn gather(&self, index: &[usize]) -> RingVec;
+    /// Appends `other`'s elements; false (and `self` unchanged) if the widths differ.
+    fn extend_with(&mut self, other: &RingVec) -> bool;
+}
+
+impl RingVecExt for RingVec {
+    fn slice(&self, r: std::ops::Range<usize>) -> RingVec {
+        match self {
+            RingVec::U16(v) => RingVec::U16(v[r].to_vec()),
+            RingVec::U32(v) => RingVec::U32(v[r].to_vec()),
+            RingVec::U64(v) => RingVec::U64(v[r].to_vec()),
+        }
+    }
+    fn gather(&self, index: &[usize]) -> RingVec {
+        match self {
+            RingVec::U16(v) => RingVec::U16(index.iter().map(|&i| v[i]).collect()),
+            RingVec::U32(v) => RingVec::U32(index.iter().map(|&i| v[i]).collect()),
+            RingVec::U64(v) => RingVec::U64(index.iter().map(|&i| v[i]).collect()),
+        }
+    }
+    fn extend_with(&mut self, other: &RingVec) -> bool {
+        match (self, other) {
+            (RingVec::U16(a), RingVec::U16(b)) => a.extend_from_slice(b),
+            (RingVec::U32(a), RingVec::U32(b)) => a.extend_from_slice(b),
+            (RingVec::U64(a), RingVec::U64(b)) => a.extend_from_slice(b),
+            _ => return false,
+        }
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,12 +1,10 @@
 //! Iris codes as one party holds them: replicated shares of the masked bits, prepared for the
 //! dot product, and the public masks.
 
-use super::exec::sched;
-use super::values::RingVecExt;
+use super::rep3::{prepare_owned, Rep3Vec};
+use super::ring_vec::{RingVec, RingVecExt};
 use crate::error::RuntimeError;
-use crate::io::share_file::{RingVec, ShareFile};
 use crate::ring::RingElem;
-use crate::share::rep3::Rep3Vec;
 
 /// `count` codes of `bits` elements each.
 ///
@@ -26,35 +24,10 @@ pub struct Codes {
 }
 
 fn prepare<T: RingElem>(own: Vec<T>, prev: Vec<T>) -> (Vec<T>, Vec<T>) {
-    crate::protocol::dot::prepare_owned(Rep3Vec { own, prev })
-}
-
-/// Public masks in the contract's byte order, as little-endian u64 words.
-fn mask_words(bytes: &[u8]) -> Vec<u64> {
-    bytes
-        .chunks(8)
-        .map(|c| {
-            let mut w = [0u8; 8];
-            w[..c.len()].copy_from_slice(c);
-            u64::from_le_bytes(w)
-        })
-        .collect()
+    prepare_owned(Rep3Vec { own, prev })
 }
 
 impl Codes {
-    /// All of a rep3 file's records at the file's ring: `bits` = the shared elements per record
-    /// (both sections when iris masks are secret), masks the file's public masks or all ones.
-    pub fn from_share_file(file: ShareFile) -> Codes {
-        let count = file.header.count as usize;
-        let bits = file.header.elements_per_record() as usize;
-        let masks = if file.masks.is_empty() {
-            vec![u64::MAX; count * bits.div_ceil(64)]
-        } else {
-            mask_words(&file.masks)
-        };
-        Codes::from_components(file.own, file.prev, count, bits, file.ids, masks)
-    }
-
     /// Codes from replicated components (x_i, x_{i-1}) of `count` records of `bits` elements
     /// (a multiple of 64), in one storage width.
     pub fn from_components(
@@ -116,7 +89,7 @@ impl Codes {
         if self.has_shares() {
             return Ok(());
         }
-        Err(sched(format!(
+        Err(RuntimeError::Schedule(format!(
             "{op}: the {what} hold {} and {} share elements for {} codes of {} elements; \
              a gallery view taken without shares cannot be read for its shares",
             self.a.len(),

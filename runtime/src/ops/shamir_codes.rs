@@ -1,6 +1,6 @@
 //! Codes as one party holds them under Shamir sharing (Section 4.3.2): one degree-1 share per
 //! code entry, over F_p (p = 65519) or the Galois ring GR(2^16, d), d ∈ {2, 4}, plus the public
-//! masks. The counterpart of [`super::codes::Codes`] (replicated shares) for the Shamir
+//! masks. The counterpart of [`crate::share::Codes`] (replicated shares) for the Shamir
 //! sharings; [`ShamirCodes::new`] is what the input loader calls with a share file's contents.
 
 use crate::error::RuntimeError;
@@ -59,7 +59,7 @@ pub struct ShamirCodes {
     /// Record ids (gallery) or query numbers.
     pub ids: Vec<u64>,
     /// Public masks, ⌈len/64⌉ little-endian u64 words per code (bit i of a code is bit i % 64 of
-    /// word i / 64), as in [`super::codes::Codes`]. All ones where masks are secret or absent.
+    /// word i / 64), as in [`crate::share::Codes`]. All ones where masks are secret or absent.
     pub masks: Vec<u64>,
     /// The shares, [`ShamirKind::words_per_code`] u16 words per code, code after code: for F_p
     /// one element below p per entry; for GR(2^16, d) the d coefficients of each ring element
@@ -156,7 +156,7 @@ impl ShamirCodes {
 
     /// Every code rotated by each `s` in `lo..=hi`, code-major, rotation-minor, with the
     /// contract's rule `rot(q, s)[row][col][k] = q[row][(col + s) mod cols][k]` (16 rows of
-    /// `len / 64` columns of 4-entry cells, as [`super::codes::Codes::rotations`]).
+    /// `len / 64` columns of 4-entry cells, as [`crate::share::Codes::rotations`]).
     ///
     /// Local. A rotation moves whole cells of 4 entries, so over GR(2^16, d) (d = 2, 4 divide 4)
     /// it moves whole ring elements and permutes shares; it needs `len` a multiple of 64.
@@ -208,6 +208,34 @@ impl ShamirCodes {
             words: words.into(),
         })
     }
+}
+
+/// `ml` of every (record, code) pair from the public masks of Shamir-shared codes,
+/// record-major like `shamir_dot`.
+pub fn mask_lengths(q: &ShamirCodes, g: &ShamirCodes) -> Result<Vec<u64>, RuntimeError> {
+    if q.len != g.len {
+        return Err(RuntimeError::Schedule(format!(
+            "mask_len: codes of {} and {} entries",
+            q.len, g.len
+        )));
+    }
+    let w = q.mask_words_per_code();
+    let mut out = Vec::with_capacity(q.count * g.count);
+    if w == 0 {
+        out.resize(q.count * g.count, 0);
+        return Ok(out);
+    }
+    for gm in g.masks.chunks_exact(w) {
+        for qm in q.masks.chunks_exact(w) {
+            out.push(
+                qm.iter()
+                    .zip(gm)
+                    .map(|(a, b)| (a & b).count_ones() as u64)
+                    .sum(),
+            );
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

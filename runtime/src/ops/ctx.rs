@@ -1,10 +1,11 @@
-//! The frame shared by the protocol ops of the whole language ([`super::ops_arith`],
-//! [`super::ops_logic`], [`super::ops_shamir`]): each op is a function from operand values to a
-//! result value, run with a [`Ctx`] that lends it the links and the PRSS and counts its rounds.
-//! [`Runtime::exec`] reads the operand slots, runs such a function and stores the result, so the
-//! same functions run unchanged over TLS in a party and over in-memory links in the tests.
+//! The frame shared by the ops: each op is a function from operand values to a result value,
+//! run with a [`Ctx`] that lends it the links and the PRSS, counts its rounds and says how
+//! kernels run; and the helpers ops read their operands with. The executor
+//! (`party::executor`) reads the operand slots, runs such a function and stores the result,
+//! so the same functions run unchanged over TLS in a party and over in-memory links in the
+//! tests.
 
-use std::time::Instant;
+use std::time::Duration;
 
 use crate::error::RuntimeError;
 use crate::io::share_file::RingVec;
@@ -13,19 +14,38 @@ use crate::rand::Prss;
 use crate::ring::{mask, storage_for, RingElem};
 use crate::share::BitShares;
 
-use super::values::Value;
-use super::Runtime;
+use super::value::Value;
 
-/// What an op may use: the links to the two other parties, the correlated randomness, and the
-/// round counter it adds its communication rounds to.
+/// What an op may use: the links to the two other parties, the correlated randomness, the
+/// round counter it adds its communication rounds to, and how kernels run (threads, the record
+/// chunk of the tiled scan).
 pub struct Ctx<'a> {
     pub net: &'a mut dyn Transport,
     pub prss: &'a mut Prss,
     /// Rounds this op used (public: the same at every party).
     pub rounds: u64,
+    /// Threads one kernel call may use (`--threads`).
+    pub threads: usize,
+    /// Records per chunk of the tiled scan (`--record-chunk`; 0: the whole gallery).
+    pub record_chunk: usize,
+    /// Wall time of dot products computed in the background (the tiled scan's next chunk)
+    /// whose results this op used: reported apart from the dot phase.
+    pub overlapped: Duration,
 }
 
-impl Ctx<'_> {
+impl<'a> Ctx<'a> {
+    /// A context with one thread and the whole gallery as one chunk.
+    pub fn new(net: &'a mut dyn Transport, prss: &'a mut Prss) -> Ctx<'a> {
+        Ctx {
+            net,
+            prss,
+            rounds: 0,
+            threads: 1,
+            record_chunk: 0,
+            overlapped: Duration::ZERO,
+        }
+    }
+
     pub fn party(&self) -> usize {
         self.net.party()
     }
@@ -199,35 +219,6 @@ pub(crate) use with_width;
 /// More slots than any schedule names: a larger index is a corrupt slot number.
 pub(crate) const MAX_SLOTS: usize = 1 << 24;
 
-impl Runtime {
-    /// Runs one op: `f` gets the context and the slot table, its result goes to slot `dst`,
-    /// its rounds to this party's counter and its time to the comparison phase.
-    pub(crate) fn exec(
-        &mut self,
-        dst: u32,
-        f: impl FnOnce(&mut Ctx<'_>, &[Option<Value>]) -> Result<Value, RuntimeError>,
-    ) -> Result<(), RuntimeError> {
-        if dst as usize >= MAX_SLOTS {
-            return Err(sched(format!("result slot {dst} is out of range")));
-        }
-        let t = Instant::now();
-        let mut cx = Ctx {
-            net: &mut self.net,
-            prss: &mut self.prss,
-            rounds: 0,
-        };
-        let v = f(&mut cx, &self.slots)?;
-        self.rounds += cx.rounds;
-        let i = dst as usize;
-        if self.slots.len() <= i {
-            self.slots.resize_with(i + 1, || None);
-        }
-        self.slots[i] = Some(v);
-        self.times.compare += t.elapsed();
-        Ok(())
-    }
-}
-
 /// Helpers for the three-party tests of the ops.
 #[cfg(test)]
 pub mod testkit {
@@ -256,11 +247,7 @@ pub mod testkit {
         R: Send + 'static,
     {
         let runs = run_protocol(inputs, move |net, prss, i| {
-            let mut cx = Ctx {
-                net,
-                prss,
-                rounds: 0,
-            };
+            let mut cx = Ctx::new(net, prss);
             let out = f(&mut cx, i);
             (out, cx.rounds)
         });

@@ -8,11 +8,11 @@
 
 #[cfg(test)]
 mod tests {
-    use crate::party::exec::testkit::{deal, rep_value, run3};
-    use crate::party::exec::{rep_as, Ctx};
-    use crate::party::ops_arith::{const_lift, lift, lin};
-    use crate::party::ops_shamir::{const_lift_p, lift_p, lin_mod, msb_mod};
-    use crate::party::values::Value;
+    use crate::ops::arith::{const_lift, lift, lin};
+    use crate::ops::ctx::testkit::{deal, rep_value, run3};
+    use crate::ops::ctx::{rep_as, Ctx};
+    use crate::ops::shamir::{const_lift_p, lift_p, lin_mod, msb_mod};
+    use crate::ops::value::Value;
     use crate::share::binary::reconstruct_bits;
     use crate::share::fp::{share_fp, Rep3Fp, P};
     use crate::share::{BitShares, Rep3Vec};
@@ -64,7 +64,7 @@ mod tests {
         crate::protocol::msb(cx.net, cx.prss, &x, k).unwrap()
     }
 
-    fn open(runs: [crate::party::exec::testkit::Out<BitShares>; 3]) -> Vec<bool> {
+    fn open(runs: [crate::ops::ctx::testkit::Out<BitShares>; 3]) -> Vec<bool> {
         let [a, b, c] = runs;
         reconstruct_bits(&[a.out, b.out, c.out]).unwrap()
     }
@@ -179,8 +179,9 @@ mod tests {
             // Codes c' = m ? 1 − 2b : 0 Shamir-shared over F_p, public masks: shamir_dot,
             // reshare_p, sub_threshold_p with the mask lengths, msb_p = Algorithm 1's
             // hd·den < num·ml.
-            use crate::party::ops_shamir::{mask_lengths, msb_p, reshare_p, shamir_dot, sub_threshold_p};
-            use crate::party::shamir_codes::{ShamirCodes, ShamirKind, Side};
+            use crate::ops::shamir::{msb_p, reshare_p, shamir_dot, sub_threshold_p};
+            use crate::ops::shamir_codes::mask_lengths;
+            use crate::ops::shamir_codes::{ShamirCodes, ShamirKind, Side};
             use crate::share::fp::shamir_share;
             let (den, len, n_q) = (200u64, 128usize, 2usize);
             let mut rng = ChaCha12Rng::seed_from_u64(seed);

@@ -6,9 +6,9 @@ use crate::io::share_file::RingVec;
 use crate::ring::RingElem;
 use crate::share::binary::BitShares;
 
-use super::codes::Codes;
-use super::values::Value;
-use super::Runtime;
+use super::ctx::Ctx;
+use super::value::Value;
+use crate::share::Codes;
 
 /// Each party's additive share of `<x, x>` for every code of `count` codes of `len` elements,
 /// from the prepared form `a = x_i + x_{i-1}`, `b = x_{i-1}`: `<a, a> - <b, b>` (Appendix C,
@@ -41,27 +41,23 @@ pub(crate) fn self_dot_codes(c: &Codes) -> Result<RingVec, RuntimeError> {
     })
 }
 
-impl Runtime {
-    /// Additive shares of `<y, y>` for every code of slot `src` (the norms of the cosine test).
-    pub fn self_dot(&mut self, dst: u32, src: u32) -> Result<(), RuntimeError> {
-        let Value::Codes(c) = self.slot(src)? else {
-            return Err(RuntimeError::Schedule(format!(
-                "self dot of slot {src}, which holds no codes"
-            )));
-        };
-        let out = self_dot_codes(c)?;
-        self.put(dst, Value::Additive(out));
-        Ok(())
-    }
+/// Additive shares of `<y, y>` for every code of `src` (the norms of the cosine test). Local.
+pub fn self_dot(_cx: &mut Ctx<'_>, src: &Value) -> Result<Value, RuntimeError> {
+    let Value::Codes(c) = src else {
+        return Err(RuntimeError::Schedule(format!(
+            "self dot of {}, which holds no codes",
+            src.kind()
+        )));
+    };
+    Ok(Value::Additive(self_dot_codes(c)?))
+}
 
-    /// One public bit as binary shares: component 0 carries it (party 0's `own`, party 1's
-    /// `prev`), the others are zero. Local.
-    pub fn const_bits(&mut self, dst: u32, value: bool) -> Result<(), RuntimeError> {
-        let mut b = BitShares::zeros(1);
-        b.xor_public(self.party, &[u64::from(value)]);
-        self.put(dst, Value::Bits(b));
-        Ok(())
-    }
+/// One public bit as binary shares: component 0 carries it (party 0's `own`, party 1's
+/// `prev`), the others are zero. Local.
+pub fn const_bits(cx: &mut Ctx<'_>, value: bool) -> Result<Value, RuntimeError> {
+    let mut b = BitShares::zeros(1);
+    b.xor_public(cx.party(), &[u64::from(value)]);
+    Ok(Value::Bits(b))
 }
 
 #[cfg(test)]

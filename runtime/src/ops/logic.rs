@@ -1,4 +1,4 @@
-//! Boolean ops on replicated binary shares: NOT and XOR (local), AND (ABY3 multiplication over
+//! Boolean ops on replicated binary shares: NOT (local), AND (ABY3 multiplication over
 //! F_2, one round), OR (x ⊕ y ⊕ x∧y), the multiplexer (Algorithm 11, CMux) and AND over groups
 //! (a balanced tree, by De Morgan from the OR tree of Section 4.2).
 //!
@@ -9,9 +9,8 @@ use crate::error::RuntimeError;
 use crate::protocol::{self, Stats};
 use crate::share::BitShares;
 
-use super::exec::{bits, broadcast_bits, broadcast_len, get, sched, Ctx};
-use super::values::Value;
-use super::Runtime;
+use super::ctx::{bits, broadcast_bits, broadcast_len, sched, Ctx};
+use super::value::Value;
 
 /// NOT of every bit (XOR with the public all-ones vector). Local.
 pub fn not(cx: &mut Ctx<'_>, src: &Value) -> Result<Value, RuntimeError> {
@@ -23,12 +22,6 @@ fn pair(x: &Value, y: &Value, op: &str) -> Result<(BitShares, BitShares), Runtim
     let (x, y) = (bits(x, op)?, bits(y, op)?);
     let n = broadcast_len(&[x.len, y.len], op)?;
     Ok((broadcast_bits(x, n), broadcast_bits(y, n)))
-}
-
-/// x ⊕ y. Local.
-pub fn xor(_cx: &mut Ctx<'_>, x: &Value, y: &Value) -> Result<Value, RuntimeError> {
-    let (x, y) = pair(x, y, "xor")?;
-    Ok(Value::Bits(x.xor(&y)))
 }
 
 /// x ∧ y: one round, one AND gate per element.
@@ -93,36 +86,10 @@ pub fn and_groups(cx: &mut Ctx<'_>, src: &Value, group: u64) -> Result<Value, Ru
     Ok(Value::Bits(any_zero.not(party)))
 }
 
-impl Runtime {
-    pub fn not_bits(&mut self, dst: u32, src: u32) -> Result<(), RuntimeError> {
-        self.exec(dst, |cx, s| not(cx, get(s, src)?))
-    }
-
-    pub fn and_bits(&mut self, dst: u32, x: u32, y: u32) -> Result<(), RuntimeError> {
-        self.exec(dst, |cx, s| and(cx, get(s, x)?, get(s, y)?))
-    }
-
-    pub fn or_bits(&mut self, dst: u32, x: u32, y: u32) -> Result<(), RuntimeError> {
-        self.exec(dst, |cx, s| or(cx, get(s, x)?, get(s, y)?))
-    }
-
-    pub fn xor_bits(&mut self, dst: u32, x: u32, y: u32) -> Result<(), RuntimeError> {
-        self.exec(dst, |cx, s| xor(cx, get(s, x)?, get(s, y)?))
-    }
-
-    pub fn mux_bits(&mut self, dst: u32, c: u32, x: u32, y: u32) -> Result<(), RuntimeError> {
-        self.exec(dst, |cx, s| mux(cx, get(s, c)?, get(s, x)?, get(s, y)?))
-    }
-
-    pub fn and_groups(&mut self, dst: u32, src: u32, group: u64) -> Result<(), RuntimeError> {
-        self.exec(dst, |cx, s| and_groups(cx, get(s, src)?, group))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::party::exec::testkit::{open_bits, run3};
+    use crate::ops::ctx::testkit::{open_bits, run3};
     use crate::share::binary::share_bits;
     use proptest::prelude::*;
     use rand::SeedableRng;
@@ -131,7 +98,6 @@ mod tests {
     #[derive(Clone, Copy, Debug)]
     enum Op {
         Not,
-        Xor,
         And,
         Or,
         Mux,
@@ -143,7 +109,6 @@ mod tests {
         (0..n)
             .map(|i| match op {
                 Op::Not => !g(0, i),
-                Op::Xor => g(0, i) ^ g(1, i),
                 Op::And => g(0, i) & g(1, i),
                 Op::Or => g(0, i) | g(1, i),
                 Op::Mux => {
@@ -168,7 +133,6 @@ mod tests {
             let vals: Vec<Value> = ins.iter().cloned().map(Value::Bits).collect();
             let out = match op {
                 Op::Not => not(cx, &vals[0]),
-                Op::Xor => xor(cx, &vals[0], &vals[1]),
                 Op::And => and(cx, &vals[0], &vals[1]),
                 Op::Or => or(cx, &vals[0], &vals[1]),
                 Op::Mux => mux(cx, &vals[0], &vals[1], &vals[2]),
@@ -197,12 +161,12 @@ mod tests {
         #[test]
         fn gates_match_plain(
             seed: u64,
-            which in 0usize..5,
+            which in 0usize..4,
             n in prop_oneof![Just(0usize), Just(1), 2usize..150],
             ones in proptest::collection::vec(any::<bool>(), 3),
             raw in proptest::collection::vec(any::<bool>(), 450),
         ) {
-            let op = [Op::Not, Op::Xor, Op::And, Op::Or, Op::Mux][which];
+            let op = [Op::Not, Op::And, Op::Or, Op::Mux][which];
             // Each operand has length n, or 1 (broadcast) where `ones` says so.
             let v: Vec<Vec<bool>> = (0..arity(op))
                 .map(|j| {

@@ -10,11 +10,10 @@ use crate::io::share_file::RingVec;
 use crate::protocol::{self, recv_elems, send_elems, Stats};
 use crate::ring::{mask, storage_for, RingElem, Width};
 
-use super::exec::{
-    at, bits, broadcast_len, get, rep_as, rep_u64, replicated, ring, sched, with_width, Ctx,
+use super::ctx::{
+    at, bits, broadcast_len, rep_as, rep_u64, replicated, ring, sched, with_width, Ctx,
 };
-use super::values::Value;
-use super::Runtime;
+use super::value::Value;
 
 /// a·x − b·y over Z_2^k for every element (length-1 operands broadcast). Local. Either operand
 /// may be public (it enters as the trivial sharing: component 0 carries it).
@@ -304,55 +303,11 @@ pub fn open_int(cx: &mut Ctx<'_>, src: &Value, to: u32) -> Result<Value, Runtime
     Ok(Value::ClearInts(opened))
 }
 
-impl Runtime {
-    pub fn lin(
-        &mut self,
-        dst: u32,
-        x: u32,
-        y: u32,
-        a: i64,
-        b: i64,
-        k: u32,
-    ) -> Result<(), RuntimeError> {
-        self.exec(dst, |cx, s| lin(cx, get(s, x)?, get(s, y)?, a, b, k))
-    }
-
-    pub fn const_lift(
-        &mut self,
-        dst: u32,
-        src: u32,
-        m: u32,
-        k_out: u32,
-    ) -> Result<(), RuntimeError> {
-        self.exec(dst, |cx, s| const_lift(cx, get(s, src)?, m, k_out))
-    }
-
-    pub fn lift(&mut self, dst: u32, src: u32, k_in: u32, k_out: u32) -> Result<(), RuntimeError> {
-        self.exec(dst, |cx, s| lift(cx, get(s, src)?, k_in, k_out))
-    }
-
-    pub fn mul(&mut self, dst: u32, x: u32, y: u32, k: u32) -> Result<(), RuntimeError> {
-        self.exec(dst, |cx, s| mul(cx, get(s, x)?, get(s, y)?, k))
-    }
-
-    pub fn bit_inject(&mut self, dst: u32, src: u32, k: u32) -> Result<(), RuntimeError> {
-        self.exec(dst, |cx, s| bit_inject(cx, get(s, src)?, k))
-    }
-
-    pub fn sum_groups(&mut self, dst: u32, src: u32, group: u64) -> Result<(), RuntimeError> {
-        self.exec(dst, |cx, s| sum_groups(cx, get(s, src)?, group))
-    }
-
-    pub fn open_int(&mut self, dst: u32, src: u32, to: u32) -> Result<(), RuntimeError> {
-        self.exec(dst, |cx, s| open_int(cx, get(s, src)?, to))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::party::exec::testkit::{edges, signed, RINGS};
-    use crate::party::exec::testrun::{errors, rep_result, run_op, In, Res};
+    use crate::ops::ctx::testkit::{edges, signed, RINGS};
+    use crate::ops::ctx::testrun::{errors, rep_result, run_op, In, Res};
     use crate::share::binary::share_bits;
     use proptest::prelude::*;
     use rand::SeedableRng;

@@ -4,12 +4,12 @@
 //! (Algorithms 13 and 15, Lemma 2).
 
 use std::ops::Range;
-use std::time::Instant;
 
 use crate::error::RuntimeError;
 use crate::io::share_file::RingVec;
 use crate::iris::public_threshold;
-use crate::kernels::{dispatch, fp_dot_reference, KernelTable, MaskedDotKernelU16};
+use crate::kernels::run::shamir_kernel;
+use crate::kernels::{fp_dot_reference, KernelTable, MaskedDotKernelU16};
 use crate::protocol::bit_extract_mod::{msb_mod as msb_mod_protocol, msb_mod_cost};
 use crate::protocol::bit_extract_p::{bit_extract_p_cost, msb_p as msb_p_protocol};
 use crate::protocol::galois_dot::{galois_dot_local, prepare_query};
@@ -19,11 +19,10 @@ use crate::share::fp::{self, Rep3Fp, P};
 use crate::share::galois::ShamirVec;
 use crate::share::Rep3Vec;
 
-use super::exec::{at, broadcast_len, get, sched, Ctx};
-use super::ops::run_kernel;
+use super::ctx::{at, broadcast_len, sched, Ctx};
 use super::shamir_codes::{ShamirCodes, ShamirKind, Side};
-use super::values::Value;
-use super::Runtime;
+use super::value::Value;
+use crate::kernels::run::run_kernel;
 
 fn shamir<'v>(v: &'v Value, op: &str) -> Result<&'v ShamirCodes, RuntimeError> {
     match v {
@@ -149,34 +148,6 @@ pub(crate) fn shamir_dot_records(
     })
 }
 
-/// `ml` of every (record, code) pair from the public masks of Shamir-shared codes,
-/// record-major like [`shamir_dot`].
-pub fn mask_lengths(q: &ShamirCodes, g: &ShamirCodes) -> Result<Vec<u64>, RuntimeError> {
-    if q.len != g.len {
-        return Err(sched(format!(
-            "mask_len: codes of {} and {} entries",
-            q.len, g.len
-        )));
-    }
-    let w = q.mask_words_per_code();
-    let mut out = Vec::with_capacity(q.count * g.count);
-    if w == 0 {
-        out.resize(q.count * g.count, 0);
-        return Ok(out);
-    }
-    for gm in g.masks.chunks_exact(w) {
-        for qm in q.masks.chunks_exact(w) {
-            out.push(
-                qm.iter()
-                    .zip(gm)
-                    .map(|(a, b)| (a & b).count_ones() as u64)
-                    .sum(),
-            );
-        }
-    }
-    Ok(out)
-}
-
 /// Additive shares mod p to fresh replicated shares mod p (Section 4.3.2): one round.
 pub fn reshare_p(cx: &mut Ctx<'_>, src: &Value) -> Result<Value, RuntimeError> {
     let Value::AdditiveP(z) = src else {
@@ -188,7 +159,7 @@ pub fn reshare_p(cx: &mut Ctx<'_>, src: &Value) -> Result<Value, RuntimeError> {
     if z.is_empty() {
         return Ok(Value::ReplicatedP(Rep3Fp::zeros(0)));
     }
-    let x = fp::reshare_p(cx.net, cx.prss, z)?;
+    let x = crate::protocol::reshare::reshare_p(cx.net, cx.prss, z)?;
     cx.rounds += Stats::reshare().rounds;
     Ok(Value::ReplicatedP(x))
 }
@@ -371,114 +342,37 @@ pub fn msb_mod(cx: &mut Ctx<'_>, src: &Value, m: u32) -> Result<Value, RuntimeEr
     Ok(Value::Bits(b))
 }
 
-/// The variant of the Shamir dot-product kernel `table` [`dispatch`] picks for codes of `words`
-/// u16 words; `None` (the scalar reference) for a null table.
+/// [`shamir_dot_kernel`] with the variant of `table` [`crate::kernels::dispatch`] picks (null:
+/// the scalar reference), records split across the context's threads.
 ///
 /// # Safety
 /// `table` must be null or point to the compiler's kernel table for this sharing and code
 /// length.
-pub(crate) unsafe fn shamir_kernel(
+pub unsafe fn shamir_dot_table(
+    cx: &mut Ctx<'_>,
+    query: &Value,
+    gallery: &Value,
     table: *const KernelTable,
-    words: usize,
-) -> Result<Option<MaskedDotKernelU16>, RuntimeError> {
-    if table.is_null() {
-        return Ok(None);
-    }
-    // SAFETY: the caller's contract; every Shamir kernel takes u16 words.
-    let (_, k) = unsafe { dispatch::pick_from(table, words) }?;
-    Ok(Some(unsafe {
-        std::mem::transmute::<*const (), MaskedDotKernelU16>(k)
-    }))
-}
-
-impl Runtime {
-    pub fn shamir_dot(&mut self, dst: u32, codes: u32, gallery: u32) -> Result<(), RuntimeError> {
-        // SAFETY: a null table is always valid.
-        unsafe { self.shamir_dot_with(dst, codes, gallery, std::ptr::null()) }
-    }
-
-    /// [`shamir_dot_kernel`] with the variant of `table` [`dispatch`] picks (null: the scalar
-    /// reference), records split across `--threads`.
-    ///
-    /// # Safety
-    /// `table` must be null or point to the compiler's kernel table for this sharing and code
-    /// length.
-    pub unsafe fn shamir_dot_with(
-        &mut self,
-        dst: u32,
-        codes: u32,
-        gallery: u32,
-        table: *const KernelTable,
-    ) -> Result<(), RuntimeError> {
-        let t = Instant::now();
-        let before = self.times.compare;
-        let words = match get(&self.slots, gallery)? {
-            Value::Shamir(g) => g.words_per_code(),
-            _ => 0,
-        };
-        // SAFETY: the caller's contract.
-        let kernel = unsafe { shamir_kernel(table, words) }?;
-        let threads = self.args.threads;
-        self.exec(dst, |cx, s| match kernel {
-            Some(_) => shamir_dot_kernel(cx, get(s, codes)?, get(s, gallery)?, kernel, threads),
-            None => shamir_dot(cx, get(s, codes)?, get(s, gallery)?),
-        })?;
-        // The dot product is its own phase in the accounting.
-        self.times.compare = before;
-        self.times.dot += t.elapsed();
-        Ok(())
-    }
-
-    pub fn reshare_p(&mut self, dst: u32, src: u32) -> Result<(), RuntimeError> {
-        self.exec(dst, |cx, s| reshare_p(cx, get(s, src)?))
-    }
-
-    pub fn sub_threshold_p(
-        &mut self,
-        dst: u32,
-        dot: u32,
-        ml: u32,
-        num: i64,
-        den: i64,
-    ) -> Result<(), RuntimeError> {
-        self.exec(dst, |cx, s| {
-            sub_threshold_p(cx, get(s, dot)?, get(s, ml)?, num, den)
-        })
-    }
-
-    pub fn msb_p(&mut self, dst: u32, src: u32) -> Result<(), RuntimeError> {
-        self.exec(dst, |cx, s| msb_p(cx, get(s, src)?))
-    }
-
-    pub fn lift_p(&mut self, dst: u32, src: u32, m: u32) -> Result<(), RuntimeError> {
-        self.exec(dst, |cx, s| lift_p(cx, get(s, src)?, m))
-    }
-
-    pub fn const_lift_p(&mut self, dst: u32, src: u32, m: u32) -> Result<(), RuntimeError> {
-        self.exec(dst, |cx, s| const_lift_p(cx, get(s, src)?, m))
-    }
-
-    pub fn lin_mod(
-        &mut self,
-        dst: u32,
-        x: u32,
-        y: u32,
-        a: i64,
-        b: i64,
-        m: u32,
-    ) -> Result<(), RuntimeError> {
-        self.exec(dst, |cx, s| lin_mod(cx, get(s, x)?, get(s, y)?, a, b, m))
-    }
-
-    pub fn msb_mod(&mut self, dst: u32, src: u32, m: u32) -> Result<(), RuntimeError> {
-        self.exec(dst, |cx, s| msb_mod(cx, get(s, src)?, m))
+) -> Result<Value, RuntimeError> {
+    let words = match gallery {
+        Value::Shamir(g) => g.words_per_code(),
+        _ => 0,
+    };
+    // SAFETY: the caller's contract.
+    let kernel = unsafe { shamir_kernel(table, words) }?;
+    match kernel {
+        Some(_) => {
+            let threads = cx.threads;
+            shamir_dot_kernel(cx, query, gallery, kernel, threads)
+        }
+        None => shamir_dot(cx, query, gallery),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::party::exec::testkit::run3;
+    use crate::ops::ctx::testkit::run3;
     use crate::share::binary::reconstruct_bits;
     use crate::share::fp::{reconstruct_fp, shamir_share, share_fp};
     use crate::share::galois::{share_codes, Packing};

@@ -1,0 +1,252 @@
+//! Running the generated kernels: the variant a kernel table offers for this CPU
+//! ([`super::dispatch`]), kernels type-erased as the table holds them, and one call split over
+//! `--threads` by records (each thread writes its own block of the record-major output).
+
+use std::ops::Range;
+
+use crate::error::RuntimeError;
+use crate::ring::RingElem;
+use crate::share::{Codes, RingVec};
+
+use super::dispatch;
+use super::{KernelTable, MaskedDotKernel, MaskedDotKernelU16};
+
+/// A generated two-sided (eq. 6) masked-dot kernel as the dispatch table holds it: type-erased,
+/// since the table is generated for one storage width and the shares say which.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ErasedKernel(pub(crate) *const ());
+
+// SAFETY: the pointer is the address of generated machine code, which is immutable and has no
+// thread affinity; calling it from another thread is as safe as from this one.
+unsafe impl Send for ErasedKernel {}
+unsafe impl Sync for ErasedKernel {}
+
+/// The variant of the masked-dot kernel `table` [`dispatch`] picks for codes of `bits` elements.
+///
+/// # Safety
+/// `table` must be null (an error) or point to a [`KernelTable`].
+pub(crate) unsafe fn masked_kernel(
+    table: *const KernelTable,
+    bits: usize,
+) -> Result<ErasedKernel, RuntimeError> {
+    // SAFETY: the caller's contract.
+    let (_, kernel) = unsafe { dispatch::pick_from(table, bits) }?;
+    Ok(ErasedKernel(kernel))
+}
+
+/// This party's additive shares of the masked dot products (eq. 6) of every code of `q` with
+/// records `records` of the gallery `g`, record-major (`out[r·q.count + c]`, r counted from
+/// `records.start`), records split across `threads`: what `masked_dot` computes for the whole
+/// gallery and the tiled scan for one chunk of it (with `q` a batch of queries' codes). Codes
+/// without their shares (a gallery view taken without them) are a schedule error.
+///
+/// # Safety
+/// `kernel` must be a generated masked-dot kernel for the storage width of these shares and
+/// codes of `q.bits` elements.
+pub(crate) unsafe fn masked_dot_records(
+    q: &Codes,
+    g: &Codes,
+    records: Range<usize>,
+    kernel: ErasedKernel,
+    threads: usize,
+) -> Result<RingVec, RuntimeError> {
+    if q.bits != g.bits {
+        return Err(RuntimeError::Schedule(
+            "dot product of codes of different lengths".into(),
+        ));
+    }
+    if records.start > records.end || records.end > g.count {
+        return Err(RuntimeError::Schedule(format!(
+            "records {records:?} of a gallery of {}",
+            g.count
+        )));
+    }
+    q.check_shares("dot product", "query codes")?;
+    g.check_shares("dot product", "gallery codes")?;
+    let (n, l) = (records.len(), g.bits);
+    let span = records.start * l..records.end * l;
+    let kernel = kernel.0;
+    // One arm per storage width, the same call in each.
+    macro_rules! per_width {
+        ($($W:ident),*) => {
+            match (&q.a, &q.b, &g.a, &g.b) {
+                $((RingVec::$W(qa), RingVec::$W(qb), RingVec::$W(ga), RingVec::$W(gb)) => {
+                    let gallery = (&ga[span.clone()], &gb[span.clone()]);
+                    // SAFETY: the caller promises the kernels of this storage width.
+                    RingVec::$W(unsafe {
+                        run_erased(kernel, (qa, qb), q.count, gallery, n, l, threads)
+                    })
+                })*
+                _ => {
+                    return Err(RuntimeError::Schedule(
+                        "query and gallery shares differ in width".into(),
+                    ))
+                }
+            }
+        };
+    }
+    Ok(per_width!(U16, U32, U64))
+}
+
+/// The shares one side of a kernel call reads: side a, and side b for replicated shares (two
+/// sides, eq. 6) or `None` for the one-sided Shamir kernels.
+pub(crate) type Sides<'a, T> = (&'a [T], Option<&'a [T]>);
+
+/// Runs `kernel` (any generated dot kernel with storage word `T`) over `n_codes` codes and
+/// `n_records` records of `words` words each, the records split in contiguous shards across
+/// `threads` threads (each writes its own block of the record-major output).
+/// [`run_kernel`] for a two-sided (eq. 6) kernel given type-erased, as the dispatch table holds it.
+///
+/// # Safety
+/// `kernel` must be a generated masked-dot kernel for storage `T`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn run_erased<T: RingElem + Send + Sync>(
+    kernel: *const (),
+    q: (&[T], &[T]),
+    n_codes: usize,
+    g: (&[T], &[T]),
+    n_records: usize,
+    words: usize,
+    threads: usize,
+) -> Vec<T> {
+    // SAFETY: the caller's contract; every generated kernel has this signature in its width.
+    let k: MaskedDotKernel<T> = unsafe { std::mem::transmute(kernel) };
+    run_kernel(
+        k,
+        (q.0, Some(q.1)),
+        n_codes,
+        (g.0, Some(g.1)),
+        n_records,
+        words,
+        threads,
+    )
+}
+
+pub(crate) fn run_kernel<T: RingElem + Send + Sync>(
+    kernel: MaskedDotKernel<T>,
+    q: Sides<'_, T>,
+    n_codes: usize,
+    g: Sides<'_, T>,
+    n_records: usize,
+    words: usize,
+    threads: usize,
+) -> Vec<T> {
+    assert!(
+        q.0.len() >= n_codes * words && q.1.is_none_or(|b| b.len() >= n_codes * words),
+        "query shares shorter than n_codes * words"
+    );
+    assert!(
+        g.0.len() >= n_records * words && g.1.is_none_or(|b| b.len() >= n_records * words),
+        "gallery shares shorter than n_records * words"
+    );
+    let mut out = vec![T::ZERO; n_codes * n_records];
+    if n_records == 0 || n_codes == 0 || words == 0 {
+        return out;
+    }
+    let per = n_records.div_ceil(threads.clamp(1, n_records));
+    let ptr = |s: Option<&[T]>| s.map_or(std::ptr::null(), |s| s.as_ptr());
+    let run = |first: usize, out_chunk: &mut [T]| {
+        let n = out_chunk.len() / n_codes;
+        let range = first * words..(first + n) * words;
+        let (ga, gb) = (&g.0[range.clone()], g.1.map(|b| &b[range]));
+        // SAFETY: every pointer covers what the kernel reads and writes: n_codes * words
+        // (queries), n * words (this shard's records), n * n_codes (out); side b pointers are
+        // null only for one-sided kernels, which do not read them.
+        unsafe {
+            kernel(
+                q.0.as_ptr(),
+                ptr(q.1),
+                n_codes as i64,
+                ga.as_ptr(),
+                ptr(gb),
+                n as i64,
+                out_chunk.as_mut_ptr(),
+            )
+        }
+    };
+    if per >= n_records {
+        run(0, &mut out);
+        return out;
+    }
+    std::thread::scope(|s| {
+        for (chunk, out_chunk) in out.chunks_mut(per * n_codes).enumerate() {
+            let run = &run;
+            s.spawn(move || run(chunk * per, out_chunk));
+        }
+    });
+    out
+}
+
+/// The variant of the Shamir dot-product kernel `table` [`dispatch`] picks for codes of `words`
+/// u16 words; `None` (the scalar reference) for a null table.
+///
+/// # Safety
+/// `table` must be null or point to the compiler's kernel table for this sharing and code
+/// length.
+pub(crate) unsafe fn shamir_kernel(
+    table: *const KernelTable,
+    words: usize,
+) -> Result<Option<MaskedDotKernelU16>, RuntimeError> {
+    if table.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: the caller's contract; every Shamir kernel takes u16 words.
+    let (_, k) = unsafe { dispatch::pick_from(table, words) }?;
+    Ok(Some(unsafe {
+        std::mem::transmute::<*const (), MaskedDotKernelU16>(k)
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::reference::stand_in::{ref_masked, ref_shamir};
+    use crate::kernels::{gr_dot_reference, masked_dot_reference};
+
+    const WORDS: usize = 9;
+
+    /// Records split over any number of threads give the single-call result, for one- and
+    /// two-sided kernels, including more threads than records and empty shapes.
+    #[test]
+    fn thread_splits_equal_one_call() {
+        let mut x = 1u32;
+        let mut next = || {
+            x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            x
+        };
+        for (nc, nr) in [(0usize, 4usize), (3, 0), (1, 1), (31, 7), (5, 13)] {
+            let q: Vec<u16> = (0..nc * WORDS).map(|_| next() as u16).collect();
+            let g: Vec<u16> = (0..nr * WORDS).map(|_| next() as u16).collect();
+            let mut want = vec![0u16; nc * nr];
+            gr_dot_reference(&q, nc, &g, nr, WORDS, &mut want);
+            let q4: Vec<u32> = (0..2 * nc * WORDS).map(|_| next()).collect();
+            let g4: Vec<u32> = (0..2 * nr * WORDS).map(|_| next()).collect();
+            let (qa, qb) = q4.split_at(nc * WORDS);
+            let (ga, gb) = g4.split_at(nr * WORDS);
+            let mut want4 = vec![0u32; nc * nr];
+            masked_dot_reference(qa, qb, nc, ga, gb, nr, WORDS, &mut want4);
+            for threads in [1usize, 2, 3, 8, 20] {
+                let got = run_kernel(
+                    ref_shamir::<false, WORDS>,
+                    (&q, None),
+                    nc,
+                    (&g, None),
+                    nr,
+                    WORDS,
+                    threads,
+                );
+                assert_eq!(got, want, "{nc} x {nr}, {threads} threads");
+                let got4 = run_kernel(
+                    ref_masked::<u32, WORDS>,
+                    (qa, Some(qb)),
+                    nc,
+                    (ga, Some(gb)),
+                    nr,
+                    WORDS,
+                    threads,
+                );
+                assert_eq!(got4, want4, "{nc} x {nr}, {threads} threads");
+            }
+        }
+    }
+}

@@ -1,0 +1,233 @@
+//! The ops of the iris test over replicated codes (rotation, masked dot product, mask lengths,
+//! reshare, threshold, MSB, OR tree, opening): one function per `mpc` dialect op, from its
+//! operand values to its result.
+
+use std::sync::Arc;
+
+use crate::error::RuntimeError;
+use crate::io::share_file::RingVec;
+use crate::iris::public_threshold;
+use crate::kernels::run::{masked_dot_records, masked_kernel};
+use crate::kernels::KernelTable;
+use crate::protocol;
+use crate::ring::RingElem;
+use crate::share::rep3::{AddVec, Rep3Vec};
+
+use super::ctx::{sched, Ctx};
+use super::value::Value;
+use crate::share::ring_vec::on_pair;
+use crate::share::Codes;
+
+fn codes<'v>(v: &'v Value, op: &str) -> Result<&'v Arc<Codes>, RuntimeError> {
+    match v {
+        Value::Codes(c) => Ok(c),
+        other => Err(sched(format!(
+            "{op}: operand holds {}, expected codes",
+            other.kind()
+        ))),
+    }
+}
+
+/// Every code rotated by each shift in `lo..=hi` (local; replicated or Shamir codes).
+pub fn rotate(_cx: &mut Ctx<'_>, src: &Value, lo: i32, hi: i32) -> Result<Value, RuntimeError> {
+    if let Value::Shamir(s) = src {
+        return Ok(Value::Shamir(Arc::new(s.rotations(lo, hi)?)));
+    }
+    let codes = codes(src, "rotate")?;
+    codes.check_shares("rotate", "codes")?;
+    Ok(Value::Codes(Arc::new(codes.rotations(lo, hi))))
+}
+
+/// The local half of the dot product of Appendix C (eq. 6): the generated kernel computes
+/// each party's additive share `<a_q, a_g> - <b_q, b_g>` for every (record, code) pair,
+/// records split across the context's threads ([`masked_dot_records`] over the whole gallery).
+///
+/// # Safety
+/// `table` must be the compiler-generated table of masked-dot kernel variants for the
+/// storage width of these shares (the schedule passes the one generated for the ring).
+pub unsafe fn masked_dot(
+    cx: &mut Ctx<'_>,
+    query: &Value,
+    gallery: &Value,
+    table: *const KernelTable,
+) -> Result<Value, RuntimeError> {
+    let (q, g) = (codes(query, "masked_dot")?, codes(gallery, "masked_dot")?);
+    // SAFETY: the caller's contract.
+    let kernel = unsafe { masked_kernel(table, q.bits) }?;
+    // SAFETY: the caller promises the kernels of this storage width.
+    let out = unsafe { masked_dot_records(q, g, 0..g.count, kernel, cx.threads) }?;
+    Ok(Value::Additive(out))
+}
+
+/// `ml` of every (record, code) pair from the public masks (replicated or Shamir codes).
+pub fn mask_len(_cx: &mut Ctx<'_>, query: &Value, gallery: &Value) -> Result<Value, RuntimeError> {
+    if let (Value::Shamir(q), Value::Shamir(g)) = (query, gallery) {
+        return Ok(Value::Public(super::shamir_codes::mask_lengths(q, g)?));
+    }
+    let (q, g) = (codes(query, "mask_len")?, codes(gallery, "mask_len")?);
+    Ok(Value::Public(mask_lengths(q, g)))
+}
+
+/// Additive shares over Z_2^k to fresh replicated shares (Appendix C): one round.
+pub fn reshare(cx: &mut Ctx<'_>, src: &Value, ring_bits: u32) -> Result<Value, RuntimeError> {
+    let Value::Additive(add) = src else {
+        return Err(sched(format!(
+            "reshare of {}, which is not additive",
+            src.kind()
+        )));
+    };
+    let (net, prss) = (&mut *cx.net, &mut *cx.prss);
+    let (own, prev) = on_pair!(add, add, |v, _same| {
+        let r = protocol::reshare::reshare(net, prss, AddVec { own: v.clone() }, ring_bits)?;
+        (RingVec::from(r.own), RingVec::from(r.prev))
+    })?;
+    cx.rounds += 1;
+    Ok(Value::Replicated { own, prev })
+}
+
+/// `T - dot` for every pair, with the public threshold added to component 0 only.
+pub fn sub_threshold(
+    cx: &mut Ctx<'_>,
+    dot: &Value,
+    mask_len: &Value,
+    num: i64,
+    den: i64,
+    ring_bits: u32,
+) -> Result<Value, RuntimeError> {
+    if den <= 0 || num < 0 {
+        return Err(sched(format!("invalid ratio {num}/{den}")));
+    }
+    let Value::Public(ml) = mask_len else {
+        return Err(sched(format!(
+            "sub_threshold: {} is not public",
+            mask_len.kind()
+        )));
+    };
+    let Value::Replicated { own, prev } = dot else {
+        return Err(sched(format!(
+            "sub_threshold: {} is not replicated",
+            dot.kind()
+        )));
+    };
+    if ml.len() != own.len() {
+        return Err(sched("threshold and dot product sizes differ".to_string()));
+    }
+    let thresholds: Vec<u64> = ml
+        .iter()
+        .map(|&m| public_threshold(num as u64, den as u64, m) as u64)
+        .collect();
+    // Party 0 holds component 0 as `own`, party 1 as `prev`.
+    let party = cx.party();
+    let (add_own, add_prev) = (party == 0, party == 1);
+    let (own, prev) = on_pair!(own, prev, |o, p| {
+        let (o, p) = sub_from_public(o, p, &thresholds, add_own, add_prev, ring_bits);
+        (RingVec::from(o), RingVec::from(p))
+    })?;
+    Ok(Value::Replicated { own, prev })
+}
+
+/// Algorithm 10 (BitExtract) for the most significant bit of each value: k - 1 rounds.
+pub fn msb(cx: &mut Ctx<'_>, src: &Value, ring_bits: u32) -> Result<Value, RuntimeError> {
+    let Value::Replicated { own, prev } = src else {
+        return Err(sched(format!(
+            "msb of {}, which is not replicated",
+            src.kind()
+        )));
+    };
+    let (net, prss) = (&mut *cx.net, &mut *cx.prss);
+    let bits = on_pair!(own, prev, |o, p| msb_of(net, prss, o, p, ring_bits)?)?;
+    cx.rounds += ring_bits.saturating_sub(1) as u64;
+    Ok(Value::Bits(bits))
+}
+
+/// OR over consecutive groups of `group` bits (0: all), by a tree of AND gates.
+pub fn or_groups(cx: &mut Ctx<'_>, src: &Value, group: u64) -> Result<Value, RuntimeError> {
+    let Value::Bits(bits) = src else {
+        return Err(sched(format!(
+            "or over {}, which is not binary",
+            src.kind()
+        )));
+    };
+    let group = if group == 0 { bits.len } else { group as usize };
+    if group == 0 || bits.len % group != 0 {
+        return Err(sched(format!(
+            "or groups of {group} over {} bits",
+            bits.len
+        )));
+    }
+    let out = protocol::or_tree::or_groups(cx.net, cx.prss, bits, group)?;
+    cx.rounds += (group as f64).log2().ceil() as u64;
+    Ok(Value::Bits(out))
+}
+
+/// Opens binary shares to party `to`: one round.
+pub fn open(cx: &mut Ctx<'_>, src: &Value, to: u32) -> Result<Value, RuntimeError> {
+    let Value::Bits(bits) = src else {
+        return Err(sched(format!(
+            "open of {}, which is not binary",
+            src.kind()
+        )));
+    };
+    let opened = protocol::open::open_bits(cx.net, bits, to as usize)?;
+    cx.rounds += 1;
+    Ok(Value::Clear(opened))
+}
+
+/// `ml` of every (record, code) pair of gallery `g` and codes `q`, record-major, from the
+/// public masks alone: the shares are not read, so `g` may be a gallery view without shares.
+pub(crate) fn mask_lengths(q: &Codes, g: &Codes) -> Vec<u64> {
+    let w = q.words_per_code();
+    let mut out = Vec::with_capacity(q.count * g.count);
+    for r in 0..g.count {
+        let gm = &g.masks[r * w..(r + 1) * w];
+        for c in 0..q.count {
+            let qm = &q.masks[c * w..(c + 1) * w];
+            out.push(
+                qm.iter()
+                    .zip(gm)
+                    .map(|(a, b)| (a & b).count_ones() as u64)
+                    .sum(),
+            );
+        }
+    }
+    out
+}
+
+pub(crate) fn sub_from_public<T: RingElem>(
+    own: &[T],
+    prev: &[T],
+    t: &[u64],
+    add_own: bool,
+    add_prev: bool,
+    k: u32,
+) -> (Vec<T>, Vec<T>) {
+    let f = |v: &[T], add: bool| -> Vec<T> {
+        v.iter()
+            .zip(t)
+            .map(|(&x, &th)| {
+                let neg = x.wrapping_neg();
+                let y = if add {
+                    neg.wrapping_add(T::from_u64(th))
+                } else {
+                    neg
+                };
+                y.mask_to(k)
+            })
+            .collect()
+    };
+    (f(own, add_own), f(prev, add_prev))
+}
+
+pub(crate) fn msb_of<T: RingElem>(
+    net: &mut dyn crate::net::Transport,
+    prss: &mut crate::rand::prss::Prss,
+    own: &[T],
+    prev: &[T],
+    k: u32,
+) -> Result<crate::share::binary::BitShares, RuntimeError> {
+    let x = Rep3Vec {
+        own: own.to_vec(),
+        prev: prev.to_vec(),
+    };
+    Ok(protocol::bit_extract::msb(net, prss, &x, k)?)
+}
