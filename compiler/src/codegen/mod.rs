@@ -104,9 +104,12 @@ pub fn compile(
         return Ok(Artifact::Text(mpc.as_operation().to_string()));
     }
     if opts.emit == Emit::Schedule {
-        return Ok(Artifact::Text(cpu::schedule::describe(&mpc)?));
+        let listing = crate::passes::mpc_tile::describe(&mpc).map_err(CodegenError)?;
+        return Ok(Artifact::Text(listing));
     }
 
+    let mut explain = explain;
+    crate::analysis::explain::schedule_from_module(&mut explain, &mpc);
     let manifest = manifest::build(program, source, explain, &mpc)?;
     let manifest_json =
         serde_json::to_string(&manifest).map_err(|e| CompileError::Io(e.to_string()))?;

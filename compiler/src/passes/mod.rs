@@ -4,7 +4,9 @@
 //!   range analysis prove sufficient, and `(a, b)`;
 //! - [`variant_select`]: annotates every comparison with its protocol variant and sharing;
 //! - [`irs_to_mpc`]: lowers `irs` to the `mpc` ops the parties execute, shares typed by ring
-//!   (secret conditionals become multiplexers there).
+//!   (secret conditionals become multiplexers there);
+//! - [`mpc_tile`]: rewrites `@query` into the tiled schedule (stages, batch dot products, gallery
+//!   views, appends of crossings) with its options recorded in the IR.
 //!
 //! Every pass is followed by verification against the IRDL dialects, so a pass that produces
 //! ill-formed IR is caught at the pass that did it.
@@ -12,6 +14,7 @@
 mod annotate;
 pub mod choices;
 pub mod irs_to_mpc;
+pub mod mpc_tile;
 pub mod ring_select;
 pub mod variant_select;
 
@@ -60,6 +63,7 @@ impl PassManager {
         pm.add(ring_select::RingSelect(choices.clone()));
         pm.add(variant_select::VariantSelect(choices));
         pm.add(irs_to_mpc::IrsToMpc);
+        pm.add(mpc_tile::MpcTile::default());
         pm
     }
 

@@ -6,7 +6,6 @@ pub mod abi;
 pub mod kernel;
 pub mod schedule;
 pub mod target;
-pub mod tiling;
 
 use inkwell::{context::Context, module::Module};
 use melior::ir::Module as MlirModule;
