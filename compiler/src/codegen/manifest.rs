@@ -7,8 +7,9 @@
 
 use std::collections::HashMap;
 
-use super::cpu::CodegenError;
+use super::CodegenError;
 use crate::mlir::{get_int, op_name, type_name, type_param};
+use crate::passes::mpc_tile::TileOptions;
 use crate::sema::program::{InputRole, InputType, MaskKind, Program};
 use irisc_runtime::manifest::{
     InputKind, InputMask, InputRole as MRole, InputSharing, Manifest, ManifestInput, ABI_VERSION,
@@ -92,6 +93,8 @@ pub fn build(
             .collect(),
         parties: program.parties.clone(),
         explain,
+        record_chunk: TileOptions::of(mpc)
+            .map_or(0, |t| usize::try_from(t.record_chunk).unwrap_or(usize::MAX)),
     })
 }
 

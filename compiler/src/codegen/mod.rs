@@ -1,12 +1,15 @@
 //! From a typed program to what `irisc build` produces, stage by stage.
 //!
-//! `Program` -> `irs` ([`crate::lower`]) -> passes ([`crate::passes`]) -> `mpc` -> LLVM module
-//! ([`cpu`]: party schedule, kernels, manifest) -> `default<O3>` -> object -> executable
-//! ([`link`]). [`compile`] stops after the stage [`Emit`] names and returns its text or file.
+//! `Program` -> `irs` ([`crate::lower`]) -> passes ([`crate::passes`], ending with `mpc-tile`)
+//! -> the tiled `mpc` module -> the backend `--target` selects ([`backend`]; [`cpu`]: party
+//! schedule, kernels and manifest as LLVM, `default<O3>`, object, executable). [`compile`] stops
+//! after the stage [`Emit`] names and returns its text or file.
 
+pub mod backend;
 pub mod cpu;
-pub mod link;
 pub mod manifest;
+
+pub use backend::{Backend, PartyProgram, Target};
 
 use crate::lower::{lower_program, LowerError};
 use crate::mlir::{Compiler, MlirError};
@@ -14,8 +17,12 @@ use crate::passes::{Choices, PassError, PassManager};
 use crate::sema::program::Program;
 use std::path::PathBuf;
 
-pub use cpu::CodegenError;
-pub use link::LinkError;
+pub use cpu::link::LinkError;
+
+/// A code-generation failure, with what went wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("code generation: {0}")]
+pub struct CodegenError(pub String);
 
 /// The stage after which `compile` stops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +50,8 @@ pub struct BuildOptions {
     pub output: Option<PathBuf>,
     /// Print the module to stderr after lowering and after every pass.
     pub print_ir_after_all: bool,
+    /// The backend that generates the party code (`--target`).
+    pub target: Target,
 }
 
 /// What `compile` produced.
@@ -110,34 +119,27 @@ pub fn compile(
 
     let mut explain = explain;
     crate::analysis::explain::schedule_from_module(&mut explain, &mpc);
+    let party = PartyProgram::of(&mpc)?;
+    let backend = opts.target.backend();
+    backend.supports(&party)?;
+    if !backend.emits().contains(&opts.emit) {
+        return Err(CompileError::Codegen(CodegenError(format!(
+            "the {} backend cannot emit {:?}",
+            backend.name(),
+            opts.emit
+        ))));
+    }
     let manifest = manifest::build(program, source, explain, &mpc)?;
     let manifest_json =
         serde_json::to_string(&manifest).map_err(|e| CompileError::Io(e.to_string()))?;
-    let llcx = inkwell::context::Context::create();
-    let module = cpu::generate(&llcx, &program.name, &mpc, &manifest_json)?;
-    let machine = cpu::target::host_machine()?;
-    cpu::target::optimize(&module, &machine)?;
-    if opts.emit == Emit::Llvm {
-        return Ok(Artifact::Text(module.print_to_string().to_string()));
-    }
-    if opts.emit == Emit::Obj {
-        let out = opts
-            .output
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(format!("{}.o", program.name)));
-        cpu::target::write_object(&module, &machine, &out)?;
-        return Ok(Artifact::File(out));
-    }
-    let out = opts
-        .output
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(&program.name));
-    let dir = tempfile::tempdir()
-        .map_err(|e| CompileError::Io(format!("cannot create a temporary directory: {e}")))?;
-    let object = dir.path().join(format!("{}.o", program.name));
-    cpu::target::write_object(&module, &machine, &object)?;
-    link::link(&object, &out)?;
-    Ok(Artifact::File(out))
+    backend.generate(&backend::Job {
+        mpc: &mpc,
+        program: &party,
+        name: &program.name,
+        manifest_json: &manifest_json,
+        emit: opts.emit,
+        output: opts.output.clone(),
+    })
 }
 
 fn print_ir(after: &str, ir: &str) {

@@ -34,6 +34,14 @@ pub enum EmitArg {
     Obj,
 }
 
+/// The backend that generates the party code (`codegen::backend`).
+#[derive(Debug, Clone, Copy, Default, ValueEnum)]
+pub enum TargetArg {
+    /// The host CPU through LLVM.
+    #[default]
+    Cpu,
+}
+
 /// What the compiler may be told to choose instead of its cost model.
 #[derive(Debug, Clone, Default, Args)]
 pub struct PlanArgs {
@@ -94,6 +102,9 @@ pub enum Command {
         /// Print the MLIR module after every pass (to stderr).
         #[arg(long)]
         print_ir_after_all: bool,
+        /// The backend that generates the party executable.
+        #[arg(long, value_enum, default_value_t = TargetArg::Cpu)]
+        target: TargetArg,
         #[command(flatten)]
         plan: PlanArgs,
     },
@@ -267,8 +278,9 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             output,
             emit,
             print_ir_after_all,
+            target,
             plan,
-        } => build(program, output, emit, print_ir_after_all, &plan),
+        } => build(program, output, emit, print_ir_after_all, target, &plan),
         Command::Explain {
             program,
             json,
@@ -542,6 +554,7 @@ fn build(
     output: Option<PathBuf>,
     emit: Option<EmitArg>,
     print_ir_after_all: bool,
+    target: TargetArg,
     plan: &PlanArgs,
 ) -> Result<ExitCode> {
     let checked = pipeline::read_and_check(&program)?;
@@ -581,7 +594,11 @@ fn build(
         Emit::Exe | Emit::Obj => Some(output.unwrap_or_else(default_out)),
         _ => output,
     };
-    let (artifact, took) = pipeline::compile(&checked, &planned, emit, output, print_ir_after_all)?;
+    let target = match target {
+        TargetArg::Cpu => crate::codegen::Target::Cpu,
+    };
+    let (artifact, took) =
+        pipeline::compile_for(&checked, &planned, emit, output, print_ir_after_all, target)?;
     match artifact {
         Artifact::Text(text) => write_stdout(&text)?,
         Artifact::File(path) => {

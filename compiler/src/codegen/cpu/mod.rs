@@ -1,19 +1,89 @@
-//! CPU code generation: the `mpc` module to one LLVM module holding the party schedule
+//! The CPU backend: the `mpc` module to one LLVM module holding the party schedule
 //! ([`schedule`]), the dot-product kernels it passes to the runtime as tables of ISA variants
-//! ([`kernel`]) and the manifest; then `default<O3>` and an object file for the host ([`target`]).
+//! ([`kernel`]) and the manifest; then `default<O3>` and an object file for the host ([`target`]),
+//! linked with the runtime archive ([`link`]). [`CpuBackend`] is the first implementation of
+//! [`Backend`] (its module docs use it as the worked example).
 
 pub mod abi;
 pub mod kernel;
+pub mod link;
 pub mod schedule;
 pub mod target;
 
+use super::backend::{Backend, Job, LinkInputs, PartyProgram, REP3};
+use super::{Artifact, CompileError, Emit};
 use inkwell::{context::Context, module::Module};
 use melior::ir::Module as MlirModule;
+use std::path::PathBuf;
 
-/// A code-generation failure, with what went wrong.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("code generation: {0}")]
-pub struct CodegenError(pub String);
+/// The host CPU through LLVM (`irisc build --target cpu`, the default).
+pub struct CpuBackend;
+
+impl Backend for CpuBackend {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn supports(&self, program: &PartyProgram) -> Result<(), CodegenError> {
+        if program.parties == 3 && program.protocol == REP3 {
+            return Ok(());
+        }
+        Err(CodegenError(format!(
+            "the cpu backend generates the three-party `{REP3}` protocol, not `{}` with {} parties",
+            program.protocol, program.parties
+        )))
+    }
+
+    fn kernel_ops(&self) -> &'static [&'static str] {
+        &[
+            "mpc.masked_dot",
+            "mpc.shamir_dot",
+            "mpc.batch_masked_dot",
+            "mpc.batch_shamir_dot",
+        ]
+    }
+
+    fn emits(&self) -> &'static [Emit] {
+        &[Emit::Llvm, Emit::Obj, Emit::Exe]
+    }
+
+    fn generate(&self, job: &Job<'_, '_>) -> Result<Artifact, CompileError> {
+        let llcx = Context::create();
+        let module = generate(&llcx, job.name, job.mpc, job.manifest_json)?;
+        let machine = target::host_machine()?;
+        target::optimize(&module, &machine)?;
+        if job.emit == Emit::Llvm {
+            return Ok(Artifact::Text(module.print_to_string().to_string()));
+        }
+        if job.emit == Emit::Obj {
+            let out = job
+                .output
+                .clone()
+                .unwrap_or_else(|| PathBuf::from(format!("{}.o", job.name)));
+            target::write_object(&module, &machine, &out)?;
+            return Ok(Artifact::File(out));
+        }
+        let out = job
+            .output
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(job.name));
+        let dir = tempfile::tempdir()
+            .map_err(|e| CompileError::Io(format!("cannot create a temporary directory: {e}")))?;
+        let object = dir.path().join(format!("{}.o", job.name));
+        target::write_object(&module, &machine, &object)?;
+        link::link(&object, &out)?;
+        Ok(Artifact::File(out))
+    }
+
+    fn link_inputs(&self) -> LinkInputs {
+        LinkInputs {
+            runtime: link::RUNTIME_LIB,
+            system: link::NATIVE_LIBS,
+        }
+    }
+}
+
+pub use super::CodegenError;
 
 /// Generates and verifies the LLVM module for `mpc` (not yet optimised).
 pub fn generate<'ctx>(

@@ -119,7 +119,7 @@ impl MpcTile {
 
     /// The pass with the options of `text`: `query-batch=N record-chunk=M` (space or comma
     /// separated, optionally in braces as `--passes` writes them; either may be left out).
-    pub fn from_options(text: &str) -> Result<MpcTile, PassError> {
+    pub fn from_options(text: &str) -> Result<MpcTile, String> {
         let text = text.trim();
         let text = text
             .strip_prefix('{')
@@ -129,31 +129,29 @@ impl MpcTile {
         for item in text.split([' ', ',']).filter(|s| !s.is_empty()) {
             let (key, value) = item
                 .split_once('=')
-                .ok_or_else(|| fail(format!("option `{item}` is not `name=value`")))?;
-            let number = |max: u64| -> Result<u64, PassError> {
+                .ok_or_else(|| format!("option `{item}` is not `name=value`"))?;
+            let number = |max: u64| -> Result<u64, String> {
                 value
                     .parse::<u64>()
                     .ok()
                     .filter(|v| *v <= max)
                     .ok_or_else(|| {
-                        fail(format!(
-                            "option `{key}` needs an integer in 0..={max}, not `{value}`"
-                        ))
+                        format!("option `{key}` needs an integer in 0..={max}, not `{value}`")
                     })
             };
             match key {
                 "query-batch" => {
                     let n = number(1024)?;
                     if n == 0 {
-                        return Err(fail("option `query-batch` must be at least 1"));
+                        return Err("option `query-batch` must be at least 1".into());
                     }
                     pass.query_batch = n as u32;
                 }
                 "record-chunk" => pass.record_chunk = number(i64::MAX as u64)?,
                 other => {
-                    return Err(fail(format!(
+                    return Err(format!(
                         "unknown option `{other}` (expected query-batch, record-chunk)"
-                    )))
+                    ))
                 }
             }
         }
