@@ -23,9 +23,10 @@
 //! | [`Backend::link_inputs`] | the runtime archive `libirisc_runtime.a` and the system libraries it needs, linked by `cc` | the runtime built with its CUDA feature, and the driver library |
 //!
 //! [`super::compile`] runs the shared stages, checks the backend supports the program, and hands
-//! it a [`Job`]; it contains nothing specific to any backend.
+//! it a [`Job`]; it contains nothing specific to any backend. [`super::Target`] lists the
+//! backends.
 
-use super::{Artifact, CodegenError, CompileError, Emit};
+use super::artifact::{Artifact, CodegenError, CompileError, Emit};
 use crate::mlir::{get_int, get_str, op_name};
 use melior::ir::{operation::OperationLike, Module};
 use std::path::PathBuf;
@@ -128,22 +129,6 @@ pub trait Backend {
     fn link_inputs(&self) -> LinkInputs;
 }
 
-/// The backends `irisc build --target` offers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Target {
-    /// The host CPU through LLVM ([`super::cpu::CpuBackend`]).
-    #[default]
-    Cpu,
-}
-
-impl Target {
-    pub fn backend(self) -> Box<dyn Backend> {
-        match self {
-            Target::Cpu => Box::new(super::cpu::CpuBackend),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,8 +162,6 @@ mod tests {
         let m = module(&cx, r#"mpc.parties = 2 : i64, mpc.protocol = "dealer2""#, 1);
         let p = PartyProgram::of(&m).unwrap();
         assert_eq!((p.parties, p.protocol.as_str()), (2, "dealer2"));
-        // The CPU backend generates only the three-party replicated family.
-        assert!(Target::Cpu.backend().supports(&p).is_err());
         // An opening to a party the program does not have.
         let m = module(&cx, "mpc.parties = 2 : i64", 2);
         assert!(PartyProgram::of(&m).unwrap_err().0.contains("party 2 of 2"));

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use super::CodegenError;
+use super::artifact::CodegenError;
 use crate::mlir::{get_int, op_name, type_name, type_param};
 use crate::passes::mpc_tile::TileOptions;
 use crate::sema::program::{InputRole, InputType, MaskKind, Program};

@@ -3,44 +3,39 @@
 //! `Program` -> `irs` ([`crate::lower`]) -> passes ([`crate::passes`], ending with `mpc-tile`)
 //! -> the tiled `mpc` module -> the backend `--target` selects ([`backend`]; [`cpu`]: party
 //! schedule, kernels and manifest as LLVM, `default<O3>`, object, executable). [`compile`] stops
-//! after the stage [`Emit`] names and returns its text or file.
+//! after the stage [`Emit`] names and returns its text or file; nothing here is specific to a
+//! backend.
 
+pub mod artifact;
 pub mod backend;
 pub mod cpu;
+pub mod link;
 pub mod manifest;
 
-pub use backend::{Backend, PartyProgram, Target};
+pub use artifact::{Artifact, CodegenError, CompileError, Emit};
+pub use backend::{Backend, PartyProgram};
+pub use link::LinkError;
 
-use crate::lower::{lower_program, LowerError};
-use crate::mlir::{Compiler, MlirError};
-use crate::passes::{Choices, PassError, PassManager};
+use crate::lower::lower_program;
+use crate::mlir::Compiler;
+use crate::passes::{Choices, PassManager};
 use crate::sema::program::Program;
 use std::path::PathBuf;
 
-pub use cpu::link::LinkError;
+/// The backends `irisc build --target` offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Target {
+    /// The host CPU through LLVM ([`cpu::CpuBackend`]).
+    #[default]
+    Cpu,
+}
 
-/// A code-generation failure, with what went wrong.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("code generation: {0}")]
-pub struct CodegenError(pub String);
-
-/// The stage after which `compile` stops.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Emit {
-    /// The typed program, as JSON.
-    Ast,
-    /// The `irs` module as lowered.
-    Irs,
-    /// The `mpc` module after all passes.
-    Mpc,
-    /// How the party schedule tiles `@query` (stages, crossings), as text.
-    Schedule,
-    /// The optimised LLVM module.
-    Llvm,
-    /// An object file.
-    Obj,
-    /// A linked executable.
-    Exe,
+impl Target {
+    pub fn backend(self) -> Box<dyn Backend> {
+        match self {
+            Target::Cpu => Box::new(cpu::CpuBackend),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -52,31 +47,6 @@ pub struct BuildOptions {
     pub print_ir_after_all: bool,
     /// The backend that generates the party code (`--target`).
     pub target: Target,
-}
-
-/// What `compile` produced.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Artifact {
-    /// The printed stage (Ast, Irs, Mpc, Llvm): the driver prints it.
-    Text(String),
-    /// The path of the written object or executable.
-    File(PathBuf),
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum CompileError {
-    #[error(transparent)]
-    Mlir(#[from] MlirError),
-    #[error(transparent)]
-    Lower(#[from] LowerError),
-    #[error(transparent)]
-    Pass(#[from] PassError),
-    #[error(transparent)]
-    Codegen(#[from] CodegenError),
-    #[error(transparent)]
-    Link(#[from] LinkError),
-    #[error("{0}")]
-    Io(String),
 }
 
 /// Compiles `program` (whose text is `source`, for locations and the fingerprint) up to

@@ -1,17 +1,17 @@
 //! The CPU backend: the `mpc` module to one LLVM module holding the party schedule
 //! ([`schedule`]), the dot-product kernels it passes to the runtime as tables of ISA variants
 //! ([`kernel`]) and the manifest; then `default<O3>` and an object file for the host ([`target`]),
-//! linked with the runtime archive ([`link`]). [`CpuBackend`] is the first implementation of
+//! linked with the runtime archive ([`super::link`]). [`CpuBackend`] is the first implementation of
 //! [`Backend`] (its module docs use it as the worked example).
 
 pub mod abi;
 pub mod kernel;
-pub mod link;
 pub mod schedule;
 pub mod target;
 
+use super::artifact::{Artifact, CompileError, Emit};
 use super::backend::{Backend, Job, LinkInputs, PartyProgram, REP3};
-use super::{Artifact, CompileError, Emit};
+use super::link;
 use inkwell::{context::Context, module::Module};
 use melior::ir::Module as MlirModule;
 use std::path::PathBuf;
@@ -83,7 +83,7 @@ impl Backend for CpuBackend {
     }
 }
 
-pub use super::CodegenError;
+pub use super::artifact::CodegenError;
 
 /// Generates and verifies the LLVM module for `mpc` (not yet optimised).
 pub fn generate<'ctx>(
@@ -119,9 +119,9 @@ mod tests {
         let llcx = Context::create();
         let module = generate(&llcx, "dedup", &mpc, r#"{"abi":1}"#).unwrap();
         let ir = module.print_to_string().to_string();
-        // The tiled schedule (see `tiling`): slot 0 the gallery, 1 its chunk view, 2..10 the
-        // batch's collections of the crossing, then per-query slots (base + j) for the query,
-        // its rotations and the batch dot products, then the chunk stage's slots.
+        // The tiled schedule (as `mpc-tile` staged it): slot 0 the gallery, 1 its chunk view,
+        // 2..10 the batch's collections of the crossing, then per-query slots (base + j) for the
+        // query, its rotations and the batch dot products, then the chunk stage's slots.
         let calls = [
             "call ptr @irisc_rt_start(i32 %, ptr %, ptr @irisc_manifest, i64 9)",
             "call i32 @irisc_rt_load_input(ptr %rt, i32 0, i32 0, i32 0, i64 -1, i32 16)",
@@ -188,6 +188,26 @@ mod tests {
             ir.contains(r#"@irisc_manifest = private constant [9 x i8] c"{\22abi\22:1}""#),
             "{ir}"
         );
+    }
+
+    #[test]
+    fn generates_only_the_three_party_replicated_family() {
+        let rep3 = PartyProgram {
+            parties: 3,
+            protocol: REP3.into(),
+        };
+        assert!(CpuBackend.supports(&rep3).is_ok());
+        for (parties, protocol) in [(2, "dealer2"), (3, "beaver3"), (2, REP3)] {
+            let other = PartyProgram {
+                parties,
+                protocol: protocol.into(),
+            };
+            let e = CpuBackend.supports(&other).unwrap_err().0;
+            assert!(
+                e.contains(protocol) && e.contains("three-party `rep3`"),
+                "{e}"
+            );
+        }
     }
 
     /// `ir` with the digits that end local value names removed (`%slot12` -> `%slot`, `%0` -> `%`).

@@ -187,14 +187,9 @@ impl Pass for MpcTile {
             );
             let ops = body_ops(block);
             let galleries: Vec<usize> = (1..block.argument_count())
-                .map(|i| {
-                    block
-                        .argument(i)
-                        .map(|a| key(a))
-                        .map_err(|e| fail(e.to_string()))
-                })
+                .map(|i| block.argument(i).map(key).map_err(|e| fail(e.to_string())))
                 .collect::<Result<_, _>>()?;
-            let infos: Vec<OpInfo> = ops.iter().map(|op| op_info(op)).collect();
+            let infos: Vec<OpInfo> = ops.iter().map(op_info).collect();
             match plan::plan(&infos, &galleries) {
                 Err(why) => func.set_discardable_attribute(
                     "mpc.untiled",

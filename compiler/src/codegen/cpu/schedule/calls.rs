@@ -304,6 +304,7 @@ impl<'ctx> Schedule<'ctx, '_> {
         Ok((table, 1))
     }
 
+    /// The dot products of the batch's queries with chunk `c` of the gallery: one
     /// `irisc_rt_batch_dot`, results in per-query slots.
     pub(super) fn batch_dot(
         &mut self,

@@ -57,6 +57,7 @@ impl<'ctx> Schedule<'ctx, '_> {
         Ok(())
     }
 
+    /// `for j in 0..nb: body(q0 + j)` with `j` the batch query of [`Slot::Dyn`] slots and the
     /// query argument bound to `q0 + j`.
     pub(super) fn for_batch(
         &mut self,
@@ -79,8 +80,6 @@ impl<'ctx> Schedule<'ctx, '_> {
             r
         })
     }
-
-    /// The dot products of the batch's queries with chunk `c` of the gallery: one
 
     /// `irisc_rt_<callee>(args)`, jumping to the failure block unless it returns 0.
     pub(super) fn checked_call(
@@ -111,6 +110,7 @@ impl<'ctx> Schedule<'ctx, '_> {
         Ok(())
     }
 
+    /// The value `f(args)` returns (runtime calls that return a count or a handle).
     pub(super) fn call_value(
         &self,
         f: FunctionValue<'ctx>,

@@ -1,11 +1,11 @@
 //! The party schedule: `i32 main(i32 argc, ptr argv)`, generated from the `mpc` module.
 //!
 //! `main` starts the runtime with the embedded manifest, runs the ops of `@setup` once, then the
-//! ops of `@query` for every query, each op one call into the runtime's C ABI. Every op's result
+//! ops of `@query` for every query (in the stages `mpc-tile` wrote, or one query at a time where
+//! it left the body untiled), each op one call into the runtime's C ABI. Every op's result
 //! lives in a value slot of the runtime, numbered here at compile time (one slot per SSA value;
 //! iterations of the query loop reuse them). Every status is checked: a failure jumps to a block
 //! that finishes the runtime with a nonzero status.
-
 //!
 //! `mpc-tile` decides how `@query` runs ([`crate::passes::mpc_tile`]); this module follows what
 //! the IR says, split by concept: [`slots`] (where values live), [`calls`] (one runtime call per

@@ -79,6 +79,8 @@ impl<'ctx> Schedule<'ctx, '_> {
         }
     }
 
+    /// A new slot for the result of `op`: one per query of the batch while emitting the query
+    /// stage of a tiled schedule, else one.
     pub(super) fn fresh<'c: 'a, 'a>(
         &mut self,
         op: &impl OperationLike<'c, 'a>,
