@@ -190,6 +190,39 @@ mod tests {
         );
     }
 
+    /// The LLVM IR for the `.mlir` module `text` after `mpc-tile{options}`.
+    fn generated_after_tiling(text: &str, options: &str) -> String {
+        let cx = Compiler::new().unwrap();
+        let m = cx.parse_module(text).unwrap();
+        let tile = crate::passes::mpc_tile::MpcTile::from_options(options).unwrap();
+        let m = crate::passes::Pass::run(&tile, &cx, m).unwrap();
+        let llcx = Context::create();
+        let module = generate(&llcx, "t", &m, r#"{"abi":1}"#).unwrap();
+        strip_name_numbers(&module.print_to_string().to_string())
+    }
+
+    #[test]
+    fn the_schedule_follows_the_batch_and_stages_in_the_ir() {
+        let ids = include_str!("../../../../tests/lit/passes/mpc-tile/ids.mlir");
+        let ir = generated_after_tiling(ids, "query-batch=4");
+        // Batches of 4: the loop step and the stride of the per-query slots (view 0 after the
+        // gallery, the crossing's collection 2..6, the query 6 + j, its rotations 10 + j).
+        assert!(ir.contains("add i64 %batches.i, 4"), "{ir}");
+        assert!(ir.contains("%slot = add i32 6, %j"), "{ir}");
+        assert!(ir.contains("%slot = add i32 10, %j"), "{ir}");
+        assert!(ir.contains("call i32 @irisc_rt_batch_dot(ptr %rt, i32 14, i32 10, i64 %nb, i32 0, i64 %chunks.i"), "{ir}");
+        assert!(!ir.contains("add i64 %batches.i, 8"), "{ir}");
+        // A body mpc-tile left untiled runs one query at a time: no batches, no chunks.
+        let untiled = include_str!("../../../../tests/lit/passes/mpc-tile/untiled.mlir");
+        let ir = generated_after_tiling(untiled, "");
+        assert!(ir.contains("\nqueries.body:"), "{ir}");
+        assert!(
+            !ir.contains("batch_dot") && !ir.contains("\nchunks:"),
+            "{ir}"
+        );
+        assert!(ir.contains("call i32 @irisc_rt_masked_dot("), "{ir}");
+    }
+
     #[test]
     fn generates_only_the_three_party_replicated_family() {
         let rep3 = PartyProgram {
