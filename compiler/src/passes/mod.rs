@@ -56,7 +56,8 @@ impl PassManager {
         PassManager::default()
     }
 
-    /// The standard pipeline from the `irs` module that `lower` produces to the `mpc` module.
+    /// The standard pipeline from the `irs` module that `lower` produces to the tiled `mpc`
+    /// module (`mpc-tile` with its default options last).
     pub fn irs_to_mpc_pipeline(choices: Choices) -> PassManager {
         let choices = std::rc::Rc::new(choices);
         let mut pm = PassManager::new();
