@@ -156,3 +156,34 @@ pub fn input_shares(mpc: &Module<'_>) -> Result<HashMap<usize, InputShares>, Cod
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lower::lower_program;
+    use crate::mlir::Compiler;
+    use crate::passes::{
+        irs_to_mpc::IrsToMpc, mpc_tile::MpcTile, ring_select::RingSelect,
+        variant_select::VariantSelect, PassManager,
+    };
+    use crate::testing::{planned_rep3, DEDUP};
+
+    /// The record chunk `mpc-tile` was run with is the parties' default `--record-chunk`.
+    #[test]
+    fn the_record_chunk_option_reaches_the_manifest() {
+        let cx = Compiler::new().unwrap();
+        let (program, choices) = planned_rep3(DEDUP);
+        for chunk in [0, 5, 1000] {
+            let irs = lower_program(&cx, &program, DEDUP).unwrap();
+            let choices = std::rc::Rc::new(choices.clone());
+            let mut pm = PassManager::new();
+            pm.add(RingSelect(choices.clone()))
+                .add(VariantSelect(choices))
+                .add(IrsToMpc)
+                .add(MpcTile::from_options(&format!("record-chunk={chunk}")).unwrap());
+            let mpc = pm.run(&cx, irs, None).unwrap();
+            let m = build(&program, DEDUP, serde_json::Value::Null, &mpc).unwrap();
+            assert_eq!(m.record_chunk, chunk);
+        }
+    }
+}
