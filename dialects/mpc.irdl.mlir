@@ -7,6 +7,11 @@
 // `func.func @query(%query: i64, %gallery...)` (the work for one query). The generated party
 // schedule runs `@setup` once and `@query` for every query, in order; every op is one call into
 // the runtime. Length-1 operands of elementwise ops are broadcast.
+//
+// After `mpc-tile`, `@query` is the tiled schedule (see the ops at the end): its body is split
+// into stages by `mpc.stage`, dot products with a gallery run for a whole batch of queries over
+// one chunk of records (`batch_masked_dot`, `batch_shamir_dot`), record-local ops read the
+// chunk's `gallery_view`, and what the finish stage reads from the chunks is `append`ed.
 irdl.dialect @mpc {
   // Replicated shares of iris codes as masked bitvectors (Section 4.1.1: bit b under mask m is
   // m ? 1 - 2b : 0), of secret mask bits (Section 5), or of fixed-point vectors, over Z_2^k;
@@ -395,5 +400,70 @@ irdl.dialect @mpc {
   irdl.operation @emit {
     %i64 = irdl.is i64
     irdl.operands(query: %i64)
+  }
+
+  // ---- The tiled schedule (written by `mpc-tile`) ----
+
+  // Opens a stage of the tiled `@query`: the ops after it, up to the next `stage`, run there.
+  // "query": once per query of the batch (query-only work, e.g. loads and rotations);
+  // "batch_dot": once per chunk of records, for the whole batch of queries;
+  // "chunk": per chunk, per query (record-local work on the chunk);
+  // "finish": once per query after the last chunk (openings, outputs, and the reductions over
+  // all records finished over the chunks' results).
+  irdl.operation @stage {
+    %q = irdl.is "query"
+    %d = irdl.is "batch_dot"
+    %c = irdl.is "chunk"
+    %f = irdl.is "finish"
+    %n = irdl.any_of(%q, %d, %c, %f)
+    irdl.attributes { "name" = %n }
+  }
+
+  // `masked_dot` of every query of the batch (`codes`, held per query) with the current chunk of
+  // `gallery`, in one kernel call (a GEMM over (queries x rotations) x records, so the chunk
+  // streams from memory once per batch); the result is held per query. The runtime starts the
+  // next chunk's products in the background while this chunk's comparisons run.
+  irdl.operation @batch_masked_dot {
+    %l = irdl.base "#builtin.integer"
+    irdl.attributes { "code_bits" = %l }
+    %k = irdl.any
+    %c = irdl.parametric @mpc::@code<%k>
+    irdl.operands(codes: %c, gallery: %c)
+    %a = irdl.parametric @mpc::@add<%k>
+    irdl.results(dot: %a)
+  }
+
+  // `shamir_dot` of every query of the batch with the current chunk of `gallery`, in one call
+  // (as `batch_masked_dot`).
+  irdl.operation @batch_shamir_dot {
+    %sh = irdl.base @mpc::@shamir
+    irdl.operands(codes: %sh, gallery: %sh)
+    %a = irdl.base @mpc::@add
+    %ap = irdl.base @mpc::@add_p
+    %r = irdl.any_of(%a, %ap)
+    irdl.results(dot: %r)
+  }
+
+  // The current chunk of records of `gallery` (`--record-chunk` records; all of them with 0):
+  // what record-local ops of the chunk stage read. `shares` = 0 where only the records' ids and
+  // public masks are read (mask_len), 1 where their shares are too.
+  irdl.operation @gallery_view {
+    %i = irdl.base "#builtin.integer"
+    irdl.attributes { "shares" = %i }
+    %c = irdl.base @mpc::@code
+    %sh = irdl.base @mpc::@shamir
+    %b = irdl.base @mpc::@bits
+    %g = irdl.any_of(%c, %sh, %b)
+    irdl.operands(gallery: %g)
+    irdl.results(view: %g)
+  }
+
+  // A chunk-stage value the finish stage reads (a crossing), collected chunk after chunk (the
+  // first chunk starts the collection): after the last chunk it is the record-major value the
+  // untiled program computes. Local; nothing is opened per chunk.
+  irdl.operation @append {
+    %t = irdl.any
+    irdl.operands(chunk: %t)
+    irdl.results(all: %t)
   }
 }

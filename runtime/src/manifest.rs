@@ -34,6 +34,10 @@ pub struct Manifest {
     pub parties: [String; 3],
     /// The `irisc explain --json` document of the program, for `--explain` on the executable.
     pub explain: serde_json::Value,
+    /// Gallery records per chunk of the tiled scan when `--record-chunk` is not given: the
+    /// `record-chunk` option of the compiler's `mpc-tile` pass (0: the whole gallery).
+    #[serde(default)]
+    pub record_chunk: usize,
 }
 
 /// One declared input and the share file it needs.
@@ -204,6 +208,7 @@ mod tests {
             zips: vec![],
             parties: ["a".into(), "b".into(), "c".into()],
             explain: serde_json::Value::Null,
+            record_chunk: 0,
         };
         let bytes = serde_json::to_vec(&m).unwrap();
         assert_eq!(Manifest::from_json(&bytes).unwrap(), m);

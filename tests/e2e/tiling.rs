@@ -1,6 +1,6 @@
-//! The tiled schedule (`compiler/src/codegen/cpu/tiling.rs`): queries in batches of 8, the
-//! gallery scanned in chunks of `--record-chunk` records with the next chunk's dot products
-//! computed in the background. Whatever the chunk size, the three parties must answer exactly
+//! The tiled schedule (the `mpc-tile` pass, `compiler/src/passes/mpc_tile/`): queries in
+//! batches of 8, the gallery scanned in chunks of `--record-chunk` records with the next chunk's
+//! dot products computed in the background. Whatever the chunk size, the three parties must answer exactly
 //! as the plaintext definition does, and as the scan of the whole gallery at once does.
 
 use serde_json::Value;

@@ -7,8 +7,9 @@
 
 use std::collections::HashMap;
 
-use super::cpu::CodegenError;
+use super::artifact::CodegenError;
 use crate::mlir::{get_int, op_name, type_name, type_param};
+use crate::passes::mpc_tile::TileOptions;
 use crate::sema::program::{InputRole, InputType, MaskKind, Program};
 use irisc_runtime::manifest::{
     InputKind, InputMask, InputRole as MRole, InputSharing, Manifest, ManifestInput, ABI_VERSION,
@@ -92,6 +93,8 @@ pub fn build(
             .collect(),
         parties: program.parties.clone(),
         explain,
+        record_chunk: TileOptions::of(mpc)
+            .map_or(0, |t| usize::try_from(t.record_chunk).unwrap_or(usize::MAX)),
     })
 }
 
@@ -152,4 +155,35 @@ pub fn input_shares(mpc: &Module<'_>) -> Result<HashMap<usize, InputShares>, Cod
         f = func.next_in_block();
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lower::lower_program;
+    use crate::mlir::Compiler;
+    use crate::passes::{
+        irs_to_mpc::IrsToMpc, mpc_tile::MpcTile, ring_select::RingSelect,
+        variant_select::VariantSelect, PassManager,
+    };
+    use crate::testing::{planned_rep3, DEDUP};
+
+    /// The record chunk `mpc-tile` was run with is the parties' default `--record-chunk`.
+    #[test]
+    fn the_record_chunk_option_reaches_the_manifest() {
+        let cx = Compiler::new().unwrap();
+        let (program, choices) = planned_rep3(DEDUP);
+        for chunk in [0, 5, 1000] {
+            let irs = lower_program(&cx, &program, DEDUP).unwrap();
+            let choices = std::rc::Rc::new(choices.clone());
+            let mut pm = PassManager::new();
+            pm.add(RingSelect(choices.clone()))
+                .add(VariantSelect(choices))
+                .add(IrsToMpc)
+                .add(MpcTile::from_options(&format!("record-chunk={chunk}")).unwrap());
+            let mpc = pm.run(&cx, irs, None).unwrap();
+            let m = build(&program, DEDUP, serde_json::Value::Null, &mpc).unwrap();
+            assert_eq!(m.record_chunk, chunk);
+        }
+    }
 }

@@ -1,40 +1,42 @@
 //! From a typed program to what `irisc build` produces, stage by stage.
 //!
-//! `Program` -> `irs` ([`crate::lower`]) -> passes ([`crate::passes`]) -> `mpc` -> LLVM module
-//! ([`cpu`]: party schedule, kernels, manifest) -> `default<O3>` -> object -> executable
-//! ([`link`]). [`compile`] stops after the stage [`Emit`] names and returns its text or file.
+//! `Program` -> `irs` ([`crate::lower`]) -> passes ([`crate::passes`], ending with `mpc-tile`)
+//! -> the tiled `mpc` module -> the backend `--target` selects ([`backend`]; [`cpu`]: party
+//! schedule, kernels and manifest as LLVM, `default<O3>`, object, executable). [`compile`] stops
+//! after the stage [`Emit`] names and returns its text or file; nothing here is specific to a
+//! backend.
 
+pub mod artifact;
+pub mod backend;
 pub mod cpu;
 pub mod link;
 pub mod manifest;
 
+pub use artifact::{Artifact, CodegenError, CompileError, Emit};
+pub use backend::{Backend, PartyProgram};
+pub use link::LinkError;
+
 use crate::analysis::plan::PlanOptions;
-use crate::lower::{lower_program, LowerError};
-use crate::mlir::{Compiler, MlirError};
-use crate::passes::{PassError, PassManager};
+use crate::lower::lower_program;
+use crate::mlir::Compiler;
+use crate::passes::PassManager;
 use crate::sema::program::Program;
 use std::path::PathBuf;
 
-pub use cpu::CodegenError;
-pub use link::LinkError;
+/// The backends `irisc build --target` offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Target {
+    /// The host CPU through LLVM ([`cpu::CpuBackend`]).
+    #[default]
+    Cpu,
+}
 
-/// The stage after which `compile` stops.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Emit {
-    /// The typed program, as JSON.
-    Ast,
-    /// The `irs` module as lowered.
-    Irs,
-    /// The `mpc` module after all passes.
-    Mpc,
-    /// How the party schedule tiles `@query` (stages, crossings), as text.
-    Schedule,
-    /// The optimised LLVM module.
-    Llvm,
-    /// An object file.
-    Obj,
-    /// A linked executable.
-    Exe,
+impl Target {
+    pub fn backend(self) -> Box<dyn Backend> {
+        match self {
+            Target::Cpu => Box::new(cpu::CpuBackend),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -44,40 +46,17 @@ pub struct BuildOptions {
     pub output: Option<PathBuf>,
     /// Print the module to stderr after lowering and after every pass.
     pub print_ir_after_all: bool,
-}
-
-/// What `compile` produced.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Artifact {
-    /// The printed stage (Ast, Irs, Mpc, Llvm): the driver prints it.
-    Text(String),
-    /// The path of the written object or executable.
-    File(PathBuf),
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum CompileError {
-    #[error(transparent)]
-    Mlir(#[from] MlirError),
-    #[error(transparent)]
-    Lower(#[from] LowerError),
-    #[error(transparent)]
-    Pass(#[from] PassError),
-    #[error(transparent)]
-    Codegen(#[from] CodegenError),
-    #[error(transparent)]
-    Link(#[from] LinkError),
-    #[error("{0}")]
-    Io(String),
+    /// The backend that generates the party code (`--target`).
+    pub target: Target,
 }
 
 /// Compiles `program` (whose text is `source`, for locations and the fingerprint) up to
-/// `opts.emit`; the choice passes get what the user forces (`choices`). `explain` is the
+/// `opts.emit`; the choice passes get what the user forces (`options`). `explain` is the
 /// `irisc explain --json` document embedded in the manifest.
 pub fn compile(
     program: &Program,
     source: &str,
-    choices: &PlanOptions,
+    options: &PlanOptions,
     explain: serde_json::Value,
     opts: &BuildOptions,
 ) -> Result<Artifact, CompileError> {
@@ -100,42 +79,38 @@ pub fn compile(
     } else {
         None
     };
-    let mpc = PassManager::irs_to_mpc_pipeline(choices).run(&cx, irs, printer)?;
+    let mpc = PassManager::irs_to_mpc_pipeline(options).run(&cx, irs, printer)?;
     if opts.emit == Emit::Mpc {
         return Ok(Artifact::Text(mpc.as_operation().to_string()));
     }
     if opts.emit == Emit::Schedule {
-        return Ok(Artifact::Text(cpu::schedule::describe(&mpc)?));
+        let listing = crate::passes::mpc_tile::describe(&mpc).map_err(CodegenError)?;
+        return Ok(Artifact::Text(listing));
     }
 
+    let mut explain = explain;
+    crate::analysis::explain::schedule_from_module(&mut explain, &mpc);
+    let party = PartyProgram::of(&mpc)?;
+    let backend = opts.target.backend();
+    backend.supports(&party)?;
+    if !backend.emits().contains(&opts.emit) {
+        return Err(CompileError::Codegen(CodegenError(format!(
+            "the {} backend cannot emit {:?}",
+            backend.name(),
+            opts.emit
+        ))));
+    }
     let manifest = manifest::build(program, source, explain, &mpc)?;
     let manifest_json =
         serde_json::to_string(&manifest).map_err(|e| CompileError::Io(e.to_string()))?;
-    let llcx = inkwell::context::Context::create();
-    let module = cpu::generate(&llcx, &program.name, &mpc, &manifest_json)?;
-    let machine = cpu::target::host_machine()?;
-    cpu::target::optimize(&module, &machine)?;
-    if opts.emit == Emit::Llvm {
-        return Ok(Artifact::Text(module.print_to_string().to_string()));
-    }
-    if opts.emit == Emit::Obj {
-        let out = opts
-            .output
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(format!("{}.o", program.name)));
-        cpu::target::write_object(&module, &machine, &out)?;
-        return Ok(Artifact::File(out));
-    }
-    let out = opts
-        .output
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(&program.name));
-    let dir = tempfile::tempdir()
-        .map_err(|e| CompileError::Io(format!("cannot create a temporary directory: {e}")))?;
-    let object = dir.path().join(format!("{}.o", program.name));
-    cpu::target::write_object(&module, &machine, &object)?;
-    link::link(&object, &out)?;
-    Ok(Artifact::File(out))
+    backend.generate(&backend::Job {
+        mpc: &mpc,
+        program: &party,
+        name: &program.name,
+        manifest_json: &manifest_json,
+        emit: opts.emit,
+        output: opts.output.clone(),
+    })
 }
 
 fn print_ir(after: &str, ir: &str) {

@@ -11,7 +11,7 @@ use anyhow::Result;
 use clap::ValueEnum;
 
 use crate::analysis::plan::PlanOptions;
-use crate::codegen::{Artifact, Emit};
+use crate::codegen::{Artifact, Emit, Target};
 
 use super::{pipeline, write_stdout};
 
@@ -32,6 +32,7 @@ pub fn build(
     output: Option<PathBuf>,
     stage: Option<Stage>,
     print_ir_after_all: bool,
+    target: Target,
     plan: &PlanOptions,
 ) -> Result<ExitCode> {
     let checked = pipeline::read_and_check(program)?;
@@ -71,7 +72,8 @@ pub fn build(
         Emit::Exe | Emit::Obj => Some(output.unwrap_or_else(default_out)),
         _ => output,
     };
-    let (artifact, took) = pipeline::compile(&checked, &planned, emit, output, print_ir_after_all)?;
+    let (artifact, took) =
+        pipeline::compile_for(&checked, &planned, emit, output, print_ir_after_all, target)?;
     match artifact {
         Artifact::Text(text) => write_stdout(&text)?,
         Artifact::File(path) => {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use super::build::Stage;
 use super::{build, dealer, explain, keys, run, synth};
@@ -20,6 +20,22 @@ use super::{build, dealer, explain, keys, run, synth};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// The backend that generates the party code (`codegen::backend`).
+#[derive(Debug, Clone, Copy, Default, ValueEnum)]
+pub enum TargetArg {
+    /// The host CPU through LLVM.
+    #[default]
+    Cpu,
+}
+
+impl From<TargetArg> for crate::codegen::Target {
+    fn from(t: TargetArg) -> Self {
+        match t {
+            TargetArg::Cpu => crate::codegen::Target::Cpu,
+        }
+    }
 }
 
 /// What the compiler may be told to choose instead of its cost model.
@@ -75,6 +91,9 @@ pub enum Command {
         /// Print the MLIR module after every pass (to stderr).
         #[arg(long)]
         print_ir_after_all: bool,
+        /// The backend that generates the party executable.
+        #[arg(long, value_enum, default_value_t = TargetArg::Cpu)]
+        target: TargetArg,
         #[command(flatten)]
         plan: PlanArgs,
     },
@@ -237,8 +256,9 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             output,
             emit,
             print_ir_after_all,
+            target,
             plan,
-        } => build::build(&program, output, emit, print_ir_after_all, &plan.options()?),
+        } => build::build(&program, output, emit, print_ir_after_all, target.into(), &plan.options()?),
         Command::Explain {
             program,
             json,

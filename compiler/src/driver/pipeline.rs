@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, Context, Result};
 
 use crate::analysis::plan::{Plan, PlanOptions};
-use crate::codegen::{self, Artifact, BuildOptions, CompileError, Emit};
+use crate::codegen::{self, Artifact, BuildOptions, CompileError, Emit, Target};
 use crate::lower::{lower_program, LowerError};
 use crate::mlir::Compiler;
 use crate::passes::{PassError, PassManager};
@@ -112,11 +112,31 @@ pub fn compile(
     output: Option<PathBuf>,
     print_ir_after_all: bool,
 ) -> Result<(Artifact, Duration)> {
+    compile_for(
+        checked,
+        planned,
+        emit,
+        output,
+        print_ir_after_all,
+        Target::default(),
+    )
+}
+
+/// [`compile`] with the backend `target` (`irisc build --target`).
+pub fn compile_for(
+    checked: &Checked,
+    planned: &Planned,
+    emit: Emit,
+    output: Option<PathBuf>,
+    print_ir_after_all: bool,
+    target: Target,
+) -> Result<(Artifact, Duration)> {
     let started = Instant::now();
     let opts = BuildOptions {
         emit,
         output,
         print_ir_after_all,
+        target,
     };
     let explain = explain_json(checked, planned);
     let artifact = codegen::compile(

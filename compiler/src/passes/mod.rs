@@ -7,7 +7,9 @@
 //! - [`ring_select`]: records on every comparison the rings Lemma 1 / Lemma 2 / the cosine range
 //!   analysis prove sufficient for its variant, `(a, b)` and the lift width;
 //! - [`irs_to_mpc`]: lowers `irs` to the `mpc` ops the parties execute, shares typed by ring
-//!   (secret conditionals become multiplexers there).
+//!   (secret conditionals become multiplexers there);
+//! - [`mpc_tile`]: rewrites `@query` into the tiled schedule (stages, batch dot products, gallery
+//!   views, appends of crossings) with its options recorded in the IR.
 //!
 //! The choice passes query [`crate::analysis::sites::ComparisonSites`], built from the module;
 //! what the user forces (`--sharing`, `--variant`, `--precision`) are their options
@@ -16,6 +18,7 @@
 //! caught at the pass that did it.
 
 pub mod irs_to_mpc;
+pub mod mpc_tile;
 pub mod ring_select;
 pub mod variant_select;
 
@@ -76,7 +79,7 @@ pub struct PassInfo {
 }
 
 /// Every pass `irisc opt --passes` can run, in pipeline order.
-pub const REGISTRY: [PassInfo; 3] = [
+pub const REGISTRY: [PassInfo; 4] = [
     PassInfo {
         name: variant_select::NAME,
         options:
@@ -106,6 +109,14 @@ pub const REGISTRY: [PassInfo; 3] = [
         build: |o| match o.keys().next() {
             Some(k) => Err(format!("irs-to-mpc has no option `{k}`")),
             None => Ok(Box::new(irs_to_mpc::IrsToMpc)),
+        },
+    },
+    PassInfo {
+        name: mpc_tile::NAME,
+        options: "query-batch=N record-chunk=M",
+        build: |o| {
+            let spelled: Vec<String> = o.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            Ok(Box::new(mpc_tile::MpcTile::from_options(&spelled.join(" "))?))
         },
     },
 ];
@@ -238,6 +249,7 @@ impl PassManager {
     pub fn irs_to_mpc_pipeline(options: &PlanOptions) -> PassManager {
         let mut pm = PassManager::choice_pipeline(options);
         pm.add(irs_to_mpc::IrsToMpc);
+        pm.add(mpc_tile::MpcTile::default());
         pm
     }
 

@@ -46,12 +46,16 @@ pub struct PartyArgs {
     /// one. All three parties must pass the same value.
     #[arg(long = "chunk-size", value_name = "N", default_value_t = crate::protocol::DEFAULT_CHUNK_ELEMS)]
     pub chunk_size: usize,
-    /// Gallery records per chunk of the tiled gallery scan (0, the default: the whole gallery in
-    /// one chunk). With chunks the schedule computes the dot products of the next chunk in the
+    /// Gallery records per chunk of the tiled gallery scan (default: the program's, as compiled
+    /// with `mpc-tile{record-chunk=N}`; 0, the whole gallery in one chunk, unless compiled
+    /// otherwise). With chunks the schedule computes the dot products of the next chunk in the
     /// background while this one is compared; smaller chunks need less memory per batch and
     /// overlap more, larger ones repeat the comparison's rounds fewer times. All three parties
     /// must pass the same value.
-    #[arg(long = "record-chunk", value_name = "N", default_value_t = DEFAULT_RECORD_CHUNK)]
+    #[arg(long = "record-chunk", value_name = "N")]
+    record_chunk_flag: Option<usize>,
+    /// The records per chunk in effect: `--record-chunk`, else the manifest's.
+    #[arg(skip = DEFAULT_RECORD_CHUNK)]
     pub record_chunk: usize,
     /// Report progress (links up, each query) on stderr.
     #[arg(long)]
@@ -93,9 +97,47 @@ impl PartyArgs {
             std::process::exit(0);
         }
         args.party = args.party_flag.unwrap_or(0) as usize;
+        args.record_chunk = args.record_chunk_flag.unwrap_or(manifest.record_chunk);
         if args.threads == 0 {
             return Err(RuntimeError::Usage("--threads must be at least 1".into()));
         }
         Ok(args)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest::ABI_VERSION;
+
+    fn manifest(record_chunk: usize) -> Manifest {
+        Manifest {
+            abi: ABI_VERSION,
+            program: "p".into(),
+            fingerprint: "f".into(),
+            inputs: vec![],
+            zips: vec![],
+            parties: ["a".into(), "b".into(), "c".into()],
+            explain: serde_json::Value::Null,
+            record_chunk,
+        }
+    }
+
+    fn parse(flags: &[&str], m: &Manifest) -> PartyArgs {
+        let mut argv: Vec<OsString> = vec!["p".into(), "--party".into(), "1".into()];
+        argv.extend(flags.iter().map(OsString::from));
+        PartyArgs::parse(argv, m).unwrap()
+    }
+
+    #[test]
+    fn record_chunk_is_the_compiled_default_unless_the_flag_overrides_it() {
+        assert_eq!(parse(&[], &manifest(0)).record_chunk, 0);
+        assert_eq!(parse(&[], &manifest(1000)).record_chunk, 1000);
+        let flagged = parse(&["--record-chunk", "5"], &manifest(1000));
+        assert_eq!(flagged.record_chunk, 5);
+        assert_eq!(
+            parse(&["--record-chunk", "0"], &manifest(7)).record_chunk,
+            0
+        );
     }
 }

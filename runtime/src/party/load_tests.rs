@@ -47,6 +47,7 @@ fn manifest(inputs: Vec<ManifestInput>) -> Manifest {
         zips: vec![],
         parties: ["a".into(), "b".into(), "c".into()],
         explain: serde_json::Value::Null,
+        record_chunk: 0,
     }
 }
 

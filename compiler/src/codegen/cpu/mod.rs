@@ -1,20 +1,89 @@
-//! CPU code generation: the `mpc` module to one LLVM module holding the party schedule
+//! The CPU backend: the `mpc` module to one LLVM module holding the party schedule
 //! ([`schedule`]), the dot-product kernels it passes to the runtime as tables of ISA variants
-//! ([`kernel`]) and the manifest; then `default<O3>` and an object file for the host ([`target`]).
+//! ([`kernel`]) and the manifest; then `default<O3>` and an object file for the host ([`target`]),
+//! linked with the runtime archive ([`super::link`]). [`CpuBackend`] is the first implementation of
+//! [`Backend`] (its module docs use it as the worked example).
 
 pub mod abi;
 pub mod kernel;
 pub mod schedule;
 pub mod target;
-pub mod tiling;
 
+use super::artifact::{Artifact, CompileError, Emit};
+use super::backend::{Backend, Job, LinkInputs, PartyProgram, REP3};
+use super::link;
 use inkwell::{context::Context, module::Module};
 use melior::ir::Module as MlirModule;
+use std::path::PathBuf;
 
-/// A code-generation failure, with what went wrong.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("code generation: {0}")]
-pub struct CodegenError(pub String);
+/// The host CPU through LLVM (`irisc build --target cpu`, the default).
+pub struct CpuBackend;
+
+impl Backend for CpuBackend {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn supports(&self, program: &PartyProgram) -> Result<(), CodegenError> {
+        if program.parties == 3 && program.protocol == REP3 {
+            return Ok(());
+        }
+        Err(CodegenError(format!(
+            "the cpu backend generates the three-party `{REP3}` protocol, not `{}` with {} parties",
+            program.protocol, program.parties
+        )))
+    }
+
+    fn kernel_ops(&self) -> &'static [&'static str] {
+        &[
+            "mpc.masked_dot",
+            "mpc.shamir_dot",
+            "mpc.batch_masked_dot",
+            "mpc.batch_shamir_dot",
+        ]
+    }
+
+    fn emits(&self) -> &'static [Emit] {
+        &[Emit::Llvm, Emit::Obj, Emit::Exe]
+    }
+
+    fn generate(&self, job: &Job<'_, '_>) -> Result<Artifact, CompileError> {
+        let llcx = Context::create();
+        let module = generate(&llcx, job.name, job.mpc, job.manifest_json)?;
+        let machine = target::host_machine()?;
+        target::optimize(&module, &machine)?;
+        if job.emit == Emit::Llvm {
+            return Ok(Artifact::Text(module.print_to_string().to_string()));
+        }
+        if job.emit == Emit::Obj {
+            let out = job
+                .output
+                .clone()
+                .unwrap_or_else(|| PathBuf::from(format!("{}.o", job.name)));
+            target::write_object(&module, &machine, &out)?;
+            return Ok(Artifact::File(out));
+        }
+        let out = job
+            .output
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(job.name));
+        let dir = tempfile::tempdir()
+            .map_err(|e| CompileError::Io(format!("cannot create a temporary directory: {e}")))?;
+        let object = dir.path().join(format!("{}.o", job.name));
+        target::write_object(&module, &machine, &object)?;
+        link::link(&object, &out)?;
+        Ok(Artifact::File(out))
+    }
+
+    fn link_inputs(&self) -> LinkInputs {
+        LinkInputs {
+            runtime: link::RUNTIME_LIB,
+            system: link::NATIVE_LIBS,
+        }
+    }
+}
+
+pub use super::artifact::CodegenError;
 
 /// Generates and verifies the LLVM module for `mpc` (not yet optimised).
 pub fn generate<'ctx>(
@@ -50,9 +119,9 @@ mod tests {
         let llcx = Context::create();
         let module = generate(&llcx, "dedup", &mpc, r#"{"abi":1}"#).unwrap();
         let ir = module.print_to_string().to_string();
-        // The tiled schedule (see `tiling`): slot 0 the gallery, 1 its chunk view, 2..10 the
-        // batch's collections of the crossing, then per-query slots (base + j) for the query,
-        // its rotations and the batch dot products, then the chunk stage's slots.
+        // The tiled schedule (as `mpc-tile` staged it): slot 0 the gallery, 1 its chunk view,
+        // 2..10 the batch's collections of the crossing, then per-query slots (base + j) for the
+        // query, its rotations and the batch dot products, then the chunk stage's slots.
         let calls = [
             "call ptr @irisc_rt_start(i32 %, ptr %, ptr @irisc_manifest, i64 9)",
             "call i32 @irisc_rt_load_input(ptr %rt, i32 0, i32 0, i32 0, i64 -1, i32 16)",
@@ -119,6 +188,59 @@ mod tests {
             ir.contains(r#"@irisc_manifest = private constant [9 x i8] c"{\22abi\22:1}""#),
             "{ir}"
         );
+    }
+
+    /// The LLVM IR for the `.mlir` module `text` after `mpc-tile{options}`.
+    fn generated_after_tiling(text: &str, options: &str) -> String {
+        let cx = Compiler::new().unwrap();
+        let m = cx.parse_module(text).unwrap();
+        let tile = crate::passes::mpc_tile::MpcTile::from_options(options).unwrap();
+        let m = crate::passes::Pass::run(&tile, &cx, m).unwrap();
+        let llcx = Context::create();
+        let module = generate(&llcx, "t", &m, r#"{"abi":1}"#).unwrap();
+        strip_name_numbers(&module.print_to_string().to_string())
+    }
+
+    #[test]
+    fn the_schedule_follows_the_batch_and_stages_in_the_ir() {
+        let ids = include_str!("../../../../tests/lit/passes/mpc-tile/ids.mlir");
+        let ir = generated_after_tiling(ids, "query-batch=4");
+        // Batches of 4: the loop step and the stride of the per-query slots (view 0 after the
+        // gallery, the crossing's collection 2..6, the query 6 + j, its rotations 10 + j).
+        assert!(ir.contains("add i64 %batches.i, 4"), "{ir}");
+        assert!(ir.contains("%slot = add i32 6, %j"), "{ir}");
+        assert!(ir.contains("%slot = add i32 10, %j"), "{ir}");
+        assert!(ir.contains("call i32 @irisc_rt_batch_dot(ptr %rt, i32 14, i32 10, i64 %nb, i32 0, i64 %chunks.i"), "{ir}");
+        assert!(!ir.contains("add i64 %batches.i, 8"), "{ir}");
+        // A body mpc-tile left untiled runs one query at a time: no batches, no chunks.
+        let untiled = include_str!("../../../../tests/lit/passes/mpc-tile/untiled.mlir");
+        let ir = generated_after_tiling(untiled, "");
+        assert!(ir.contains("\nqueries.body:"), "{ir}");
+        assert!(
+            !ir.contains("batch_dot") && !ir.contains("\nchunks:"),
+            "{ir}"
+        );
+        assert!(ir.contains("call i32 @irisc_rt_masked_dot("), "{ir}");
+    }
+
+    #[test]
+    fn generates_only_the_three_party_replicated_family() {
+        let rep3 = PartyProgram {
+            parties: 3,
+            protocol: REP3.into(),
+        };
+        assert!(CpuBackend.supports(&rep3).is_ok());
+        for (parties, protocol) in [(2, "dealer2"), (3, "beaver3"), (2, REP3)] {
+            let other = PartyProgram {
+                parties,
+                protocol: protocol.into(),
+            };
+            let e = CpuBackend.supports(&other).unwrap_err().0;
+            assert!(
+                e.contains(protocol) && e.contains("three-party `rep3`"),
+                "{e}"
+            );
+        }
     }
 
     /// `ir` with the digits that end local value names removed (`%slot12` -> `%slot`, `%0` -> `%`).

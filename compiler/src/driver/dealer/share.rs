@@ -772,6 +772,7 @@ mod tests {
             zips: vec![],
             parties: ["a".into(), "b".into(), "c".into()],
             explain: serde_json::Value::Null,
+            record_chunk: 0,
         };
         assert_eq!(input_specs(&m), vec![g]);
         assert!(find_input(&m, "right")

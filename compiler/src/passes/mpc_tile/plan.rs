@@ -29,7 +29,7 @@
 //! chunk, so tiling reveals nothing the untiled program does not.
 //!
 //! A body this does not fit (no gallery-dependent op, or a shape the stages cannot express)
-//! gets `None` and is scheduled untiled, query by query.
+//! gets the reason, and is scheduled untiled, query by query (`mpc.untiled = "<reason>"`).
 //!
 //! ```text
 //! %0 = load_query(%q)            Query
@@ -53,6 +53,24 @@ pub enum Stage {
     BatchDot,
     Chunk,
     Finish,
+}
+
+impl Stage {
+    /// The stage's name in `mpc.stage {name = ...}`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Query => "query",
+            Stage::BatchDot => "batch_dot",
+            Stage::Chunk => "chunk",
+            Stage::Finish => "finish",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Stage> {
+        [Stage::Query, Stage::BatchDot, Stage::Chunk, Stage::Finish]
+            .into_iter()
+            .find(|s| s.name() == name)
+    }
 }
 
 /// One op of `@query` as the planner sees it: its name, the values it reads and the value it
@@ -115,9 +133,9 @@ const DOTS: &[&str] = &["mpc.shamir_dot", "mpc.masked_dot"];
 /// Ops that always run in the finish stage: they reveal or print.
 const FINISHING: &[&str] = &["mpc.open", "mpc.open_int", "mpc.output", "mpc.emit"];
 
-/// The tiling of a `@query` body whose gallery arguments are `galleries`, or `None` where the
-/// body does not fit the stages.
-pub fn plan(ops: &[OpInfo], galleries: &[usize]) -> Option<Plan> {
+/// The tiling of a `@query` body whose gallery arguments are `galleries`, or why the body does
+/// not fit the stages.
+pub fn plan(ops: &[OpInfo], galleries: &[usize]) -> Result<Plan, String> {
     let galleries: HashSet<usize> = galleries.iter().copied().collect();
     let mut stage_of: HashMap<usize, Stage> = HashMap::new();
     let mut stages = Vec::with_capacity(ops.len());
@@ -140,7 +158,9 @@ pub fn plan(ops: &[OpInfo], galleries: &[usize]) -> Option<Plan> {
             Stage::Finish
         } else if record_dependent {
             if !RECORD_LOCAL.contains(&name) {
-                return None;
+                return Err(format!(
+                    "`{name}` reads gallery records but cannot run on a chunk"
+                ));
             }
             if REDUCTIONS.contains(&name) && op.group == Some(0) {
                 reductions.push(i);
@@ -179,14 +199,19 @@ pub fn plan(ops: &[OpInfo], galleries: &[usize]) -> Option<Plan> {
         .filter_map(|(o, _)| o.result)
         .collect();
     if crossings.iter().any(|c| batch_results.contains(c)) {
-        return None;
+        return Err("a batch dot product's result is used after the chunks".into());
     }
     // Every reduction's result must cross (it is finished in the finish stage), and its input
     // must not also cross whole.
     for &r in &reductions {
-        let result = ops[r].result?;
+        let what = &ops[r].name;
+        let result = ops[r]
+            .result
+            .ok_or_else(|| format!("`{what}` has no result"))?;
         if !crossings.contains(&result) || crossings.contains(&ops[r].operands[0]) {
-            return None;
+            return Err(format!(
+                "`{what}` over all records is not the only use of its input after the chunks"
+            ));
         }
         // The reduced chunk result must not feed another chunk-stage op (it is partial there).
         let used_in_chunk = ops
@@ -194,16 +219,18 @@ pub fn plan(ops: &[OpInfo], galleries: &[usize]) -> Option<Plan> {
             .zip(&stages)
             .any(|(o, s)| *s == Stage::Chunk && o.operands.contains(&result));
         if used_in_chunk {
-            return None;
+            return Err(format!(
+                "the partial result of `{what}` over all records is used within the chunk"
+            ));
         }
     }
     if !stages
         .iter()
         .any(|s| matches!(s, Stage::Chunk | Stage::BatchDot))
     {
-        return None;
+        return Err("no op reads gallery records".into());
     }
-    Some(Plan {
+    Ok(Plan {
         stages,
         crossings,
         reductions,
@@ -291,14 +318,19 @@ mod tests {
             op("open", &[10], Some(11)),
             op("output", &[0, 11], None),
         ];
-        assert_eq!(plan(&body, &[]), None);
+        assert_eq!(plan(&body, &[]), Err("no op reads gallery records".into()));
         // A reduced value that is also read whole.
         let mut body = ids_body(0);
         body.insert(8, op("open", &[16], Some(30)));
-        assert_eq!(plan(&body, &[1]), None);
+        assert!(plan(&body, &[1])
+            .unwrap_err()
+            .contains("only use of its input"));
         // A record-dependent op the chunks cannot run.
         let mut body = ids_body(31);
         body[5].name = "mpc.something_new".into();
-        assert_eq!(plan(&body, &[1]), None);
+        assert_eq!(
+            plan(&body, &[1]),
+            Err("`mpc.something_new` reads gallery records but cannot run on a chunk".into())
+        );
     }
 }

@@ -1,0 +1,343 @@
+//! Runtime calls for the ops of the `mpc` module: one `irisc_rt_*` entry point per op, its
+//! arguments read from the op's operands (slots), attributes and ring types; the dot-product ops
+//! pass the kernel table generated for their ring and length ([`kernel`]).
+
+use super::{err, key, slots::Slot, Schedule};
+use crate::codegen::{cpu::kernel, CodegenError};
+use crate::mlir::{get_int, get_str, op_name, type_name, type_param};
+use irisc_runtime::contract::{BatchDotKind, OutputShape};
+use inkwell::{
+    module::Linkage,
+    values::{BasicMetadataValueEnum, IntValue},
+    AddressSpace,
+};
+use melior::ir::{operation::OperationLike, OperationRef, ValueLike};
+
+impl<'ctx> Schedule<'ctx, '_> {
+    /// The ring of operand `i` (or of the result with `None`), from its type `!mpc.X<k>`.
+    pub(super) fn ring<'c: 'a, 'a>(
+        &self,
+        op: &impl OperationLike<'c, 'a>,
+        operand: Option<usize>,
+    ) -> Result<u32, CodegenError> {
+        let t = match operand {
+            Some(i) => op.operand(i).map_err(err)?.r#type(),
+            None => op.result(0).map_err(err)?.r#type(),
+        };
+        type_param(t)
+            .and_then(|k| u32::try_from(k).ok())
+            .filter(|k| (2..=64).contains(k))
+            .ok_or_else(|| {
+                err(format!(
+                    "`{}` has no ring of 2..=64 bits in its type `{t}`",
+                    op_name(op)
+                ))
+            })
+    }
+
+    /// The ring a load passes to the runtime: k of `!mpc.code<k>`, 16 for Shamir shares (their
+    /// elements are 16-bit), 1 for bits.
+    pub(super) fn load_ring<'c: 'a, 'a>(
+        &self,
+        op: &impl OperationLike<'c, 'a>,
+    ) -> Result<i64, CodegenError> {
+        let t = op.result(0).map_err(err)?.r#type();
+        Ok(match type_name(t).as_str() {
+            "mpc.code" => self.ring(op, None)?.into(),
+            "mpc.shamir" => 16,
+            _ => 1,
+        })
+    }
+
+    /// A pointer to the bytes of `s` as a private constant (output labels).
+    pub(super) fn string_ptr(&mut self, s: &str) -> BasicMetadataValueEnum<'ctx> {
+        let bytes = self.cx.const_string(s.as_bytes(), false);
+        let g = self
+            .module
+            .add_global(bytes.get_type(), None, "irisc_label");
+        g.set_initializer(&bytes);
+        g.set_constant(true);
+        g.set_linkage(Linkage::Private);
+        g.as_pointer_value().into()
+    }
+
+    pub(super) fn op<'c: 'a, 'a>(
+        &mut self,
+        name: &str,
+        op: &impl OperationLike<'c, 'a>,
+        query: Option<IntValue<'ctx>>,
+    ) -> Result<(), CodegenError> {
+        let rt = self.rt.into();
+        let int = |a: &str| get_int(op, a).map_err(err);
+        let q = || query.ok_or_else(|| err(format!("`{name}` outside @query")));
+        let ring_out = || self.ring(op, None).map(|k| self.i32c(k.into()));
+        let ring_in = || self.ring(op, Some(0)).map(|k| self.i32c(k.into()));
+        let (callee, args): (&str, Vec<BasicMetadataValueEnum>) = match name {
+            "mpc.load_gallery" => {
+                let ring = self.i32c(self.load_ring(op)?);
+                self.note_len(int("input")?);
+                let (input, part) = (self.i32c(int("input")?), self.i32c(int("part")?));
+                let dst = self.fresh(op)?;
+                (
+                    "irisc_rt_load_input",
+                    vec![rt, dst, input, part, self.i64c(-1), ring],
+                )
+            }
+            "mpc.load_query" | "mpc.load_earlier" => {
+                let ring = self.i32c(self.load_ring(op)?);
+                self.note_len(int("input")?);
+                let (input, part) = (self.i32c(int("input")?), self.i32c(int("part")?));
+                let dst = self.fresh(op)?;
+                let callee = if name == "mpc.load_query" {
+                    "irisc_rt_load_input"
+                } else {
+                    "irisc_rt_load_earlier"
+                };
+                (callee, vec![rt, dst, input, part, q()?.into(), ring])
+            }
+            "mpc.rotate" => {
+                if let Some(len) = self.slot_len(op, 0) {
+                    self.lens.insert(self.next_slot, len);
+                }
+                let src = self.slot_arg(op, 0)?;
+                let (lo, hi) = (self.i32c(int("lo")?), self.i32c(int("hi")?));
+                ("irisc_rt_rotate", vec![rt, self.fresh(op)?, src, lo, hi])
+            }
+            "mpc.masked_dot" => {
+                let (kptr, _) = self.dot_table(name, op)?;
+                let (codes, gallery) = (self.slot_arg(op, 0)?, self.slot_arg(op, 1)?);
+                (
+                    "irisc_rt_masked_dot",
+                    vec![rt, self.fresh(op)?, codes, gallery, kptr],
+                )
+            }
+            "mpc.reshare" => {
+                let (src, k) = (self.slot_arg(op, 0)?, ring_out()?);
+                ("irisc_rt_reshare", vec![rt, self.fresh(op)?, src, k])
+            }
+            "mpc.sub_threshold" | "mpc.sub_threshold_p" => {
+                let (dot, ml) = (self.slot_arg(op, 0)?, self.slot_arg(op, 1)?);
+                let (num, den) = (self.i64c(int("ratio_num")?), self.i64c(int("ratio_den")?));
+                let dst = self.fresh(op)?;
+                if name == "mpc.sub_threshold" {
+                    let k = self.i32c(self.ring(op, None)?.into());
+                    (
+                        "irisc_rt_sub_threshold",
+                        vec![rt, dst, dot, ml, num, den, k],
+                    )
+                } else {
+                    ("irisc_rt_sub_threshold_p", vec![rt, dst, dot, ml, num, den])
+                }
+            }
+            "mpc.lin" | "mpc.lin_mod" => {
+                let (x, y) = (self.slot_arg(op, 0)?, self.slot_arg(op, 1)?);
+                let (a, b) = (self.i64c(int("a")?), self.i64c(int("b")?));
+                let k = ring_out()?;
+                let dst = self.fresh(op)?;
+                let callee = if name == "mpc.lin" {
+                    "irisc_rt_lin"
+                } else {
+                    "irisc_rt_lin_mod"
+                };
+                (callee, vec![rt, dst, x, y, a, b, k])
+            }
+            "mpc.const_lift" => {
+                let (src, m, k) = (
+                    self.slot_arg(op, 0)?,
+                    self.i32c(int("lift_bits")?),
+                    ring_out()?,
+                );
+                ("irisc_rt_const_lift", vec![rt, self.fresh(op)?, src, m, k])
+            }
+            "mpc.lift" => {
+                let (src, kin, kout) = (self.slot_arg(op, 0)?, ring_in()?, ring_out()?);
+                ("irisc_rt_lift", vec![rt, self.fresh(op)?, src, kin, kout])
+            }
+            "mpc.lift_p" | "mpc.const_lift_p" => {
+                let (src, m) = (self.slot_arg(op, 0)?, ring_out()?);
+                let callee = if name == "mpc.lift_p" {
+                    "irisc_rt_lift_p"
+                } else {
+                    "irisc_rt_const_lift_p"
+                };
+                (callee, vec![rt, self.fresh(op)?, src, m])
+            }
+            "mpc.mul" => {
+                let (x, y, k) = (self.slot_arg(op, 0)?, self.slot_arg(op, 1)?, ring_out()?);
+                ("irisc_rt_mul", vec![rt, self.fresh(op)?, x, y, k])
+            }
+            "mpc.msb" | "mpc.msb_mod" | "mpc.bit_inject" => {
+                let src = self.slot_arg(op, 0)?;
+                let k = if name == "mpc.bit_inject" {
+                    ring_out()?
+                } else {
+                    ring_in()?
+                };
+                let callee = match name {
+                    "mpc.msb" => "irisc_rt_msb",
+                    "mpc.msb_mod" => "irisc_rt_msb_mod",
+                    _ => "irisc_rt_bit_inject",
+                };
+                (callee, vec![rt, self.fresh(op)?, src, k])
+            }
+            "mpc.const_bits" => {
+                let v = self.i32c(int("value")?);
+                ("irisc_rt_const_bits", vec![rt, self.fresh(op)?, v])
+            }
+            "mpc.self_dot" | "mpc.reshare_p" | "mpc.msb_p" | "mpc.not" => {
+                let src = self.slot_arg(op, 0)?;
+                let callee = match name {
+                    "mpc.self_dot" => "irisc_rt_self_dot",
+                    "mpc.reshare_p" => "irisc_rt_reshare_p",
+                    "mpc.msb_p" => "irisc_rt_msb_p",
+                    _ => "irisc_rt_not",
+                };
+                (callee, vec![rt, self.fresh(op)?, src])
+            }
+            "mpc.shamir_dot" => {
+                let (table, _) = self.dot_table(name, op)?;
+                let (x, y) = (self.slot_arg(op, 0)?, self.slot_arg(op, 1)?);
+                (
+                    "irisc_rt_shamir_dot",
+                    vec![rt, self.fresh(op)?, x, y, table],
+                )
+            }
+            "mpc.mask_len" | "mpc.and" | "mpc.or" => {
+                let (x, y) = (self.slot_arg(op, 0)?, self.slot_arg(op, 1)?);
+                let callee = match name {
+                    "mpc.mask_len" => "irisc_rt_mask_len",
+                    "mpc.and" => "irisc_rt_and",
+                    _ => "irisc_rt_or",
+                };
+                (callee, vec![rt, self.fresh(op)?, x, y])
+            }
+            "mpc.mux" => {
+                let (c, x, y) = (
+                    self.slot_arg(op, 0)?,
+                    self.slot_arg(op, 1)?,
+                    self.slot_arg(op, 2)?,
+                );
+                ("irisc_rt_mux", vec![rt, self.fresh(op)?, c, x, y])
+            }
+            "mpc.or_tree" | "mpc.and_tree" | "mpc.sum" => {
+                let (src, group) = (self.slot_arg(op, 0)?, self.i64c(int("group")?));
+                let callee = match name {
+                    "mpc.or_tree" => "irisc_rt_or_groups",
+                    "mpc.and_tree" => "irisc_rt_and_groups",
+                    _ => "irisc_rt_sum_groups",
+                };
+                (callee, vec![rt, self.fresh(op)?, src, group])
+            }
+            "mpc.open" | "mpc.open_int" => {
+                let (src, to) = (self.slot_arg(op, 0)?, self.i32c(int("to")?));
+                let callee = if name == "mpc.open" {
+                    "irisc_rt_open"
+                } else {
+                    "irisc_rt_open_int"
+                };
+                (callee, vec![rt, self.fresh(op)?, src, to])
+            }
+            "mpc.output" => {
+                let shape = OutputShape::from_name(&get_str(op, "shape").map_err(err)?)
+                    .unwrap_or(OutputShape::Count)
+                    .abi();
+                let label = get_str(op, "label").map_err(err)?;
+                let records = if op.operand_count() > 2 {
+                    self.slot_arg(op, 2)?
+                } else {
+                    self.i32c(-1)
+                };
+                let (value, len) = (self.slot_arg(op, 1)?, self.i64c(label.len() as i64));
+                let ptr = self.string_ptr(&label);
+                (
+                    "irisc_rt_output",
+                    vec![rt, q()?.into(), value, records, self.i32c(shape.into()), ptr, len],
+                )
+            }
+            "mpc.emit" => ("irisc_rt_emit", vec![rt, q()?.into()]),
+            other => return Err(err(format!("no code generation for `{other}`"))),
+        };
+        self.checked_call(callee, &args, &name[4..])
+    }
+
+    /// The kernel table a dot-product op passes to the runtime, and the runtime's kind of it
+    /// ([`BatchDotKind`]). A Shamir dot product is specialised to the code
+    /// length of the gallery (the runtime checks that the query's equals it); without a known
+    /// length the table is null and the runtime's reference runs.
+    pub(super) fn dot_table<'c: 'a, 'a>(
+        &mut self,
+        name: &str,
+        op: &impl OperationLike<'c, 'a>,
+    ) -> Result<(BasicMetadataValueEnum<'ctx>, i64), CodegenError> {
+        if name == "mpc.masked_dot" || name == "mpc.batch_masked_dot" {
+            let code_bits = get_int(op, "code_bits").map_err(err)?;
+            let code_bits = u32::try_from(code_bits).map_err(err)?;
+            let width = kernel::storage_bits(self.ring(op, Some(0))?);
+            let ring = kernel::DotRing::replicated(width)?;
+            let table = kernel::table(self.cx, self.module, ring, code_bits)?;
+            return Ok((
+                table.as_pointer_value().into(),
+                BatchDotKind::Masked.abi().into(),
+            ));
+        }
+        let t = op.operand(0).map_err(err)?.r#type().to_string();
+        let kind = if t.contains("\"fp\"") {
+            Some((kernel::DotRing::Fp, 1))
+        } else if t.contains("\"gr2\"") {
+            Some((kernel::DotRing::Gr16, 2))
+        } else if t.contains("\"gr4\"") {
+            Some((kernel::DotRing::Gr16, 4))
+        } else {
+            None
+        };
+        let table = match (kind, self.slot_len(op, 1)) {
+            (Some((ring, d)), Some(len)) if len > 0 => {
+                let words = u32::try_from(len.div_ceil(d) * d).map_err(err)?;
+                kernel::table(self.cx, self.module, ring, words)?
+                    .as_pointer_value()
+                    .into()
+            }
+            _ => self
+                .cx
+                .ptr_type(AddressSpace::default())
+                .const_null()
+                .into(),
+        };
+        Ok((table, BatchDotKind::Shamir.abi().into()))
+    }
+
+    /// The dot products of the batch's queries with chunk `c` of the gallery: one
+    /// `irisc_rt_batch_dot`, results in per-query slots.
+    pub(super) fn batch_dot(
+        &mut self,
+        op: &OperationRef<'_, '_>,
+        nb: IntValue<'ctx>,
+        c: IntValue<'ctx>,
+    ) -> Result<(), CodegenError> {
+        let name = op_name(op);
+        let (table, kind) = self.dot_table(&name, op)?;
+        let codes = match self.slot(op.operand(0).map_err(err)?)? {
+            Slot::Dyn(base) => base,
+            _ => return Err(err("a batch dot product of codes outside the query stage")),
+        };
+        let gallery = match self.slot(op.operand(1).map_err(err)?)? {
+            Slot::Fixed(n) => n,
+            _ => return Err(err("a batch dot product with a gallery outside a slot")),
+        };
+        let dst = self.next_slot;
+        self.next_slot += self.query_batch;
+        self.slots
+            .insert(key(op.result(0).map_err(err)?), Slot::Dyn(dst));
+        let args = [
+            self.rt.into(),
+            self.i32c(dst.into()),
+            self.i32c(codes.into()),
+            nb.into(),
+            self.i32c(gallery.into()),
+            c.into(),
+            table,
+            self.i32c(kind),
+        ];
+        self.checked_call("irisc_rt_batch_dot", &args, "batch_dot")
+    }
+}
