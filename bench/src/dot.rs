@@ -8,6 +8,9 @@
 //! - Z16/Z32/Z64 replicated: two plain dot products of length l per pair (Appendix C eq. 6);
 //! - GR(2^16, d), d = 2, 4: one 16-bit dot product of length d·⌈l/d⌉ per pair (Section 4.3.2);
 //! - F_p (p = 2^16 − 17): one dot product of length l, reduced once mod p.
+//!
+//! Each figure's `peak_fraction` is its multiply-accumulates per second per core over the peak
+//! [`super::peak`] measures first on this machine for the ring's lane width.
 
 use super::peak::{self, LaneWidth};
 use super::report::{MachineInfo, Measurement, Report};
@@ -89,14 +92,6 @@ impl Ring {
         match self {
             Ring::Z16 | Ring::Z32 | Ring::Z64 => 2 * l,
             _ => self.words(l),
-        }
-    }
-    /// Lane width the multiply-accumulates need (F_p products need 32 bits).
-    pub fn lane_bits(self) -> u32 {
-        match self {
-            Ring::Z16 | Ring::Gr2 | Ring::Gr4 => 16,
-            Ring::Z32 | Ring::Fp => 32,
-            Ring::Z64 => 64,
         }
     }
 }
@@ -638,6 +633,7 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
             "The kernels are irisc's LLVM output (all variants of one table, each with its own target attributes), JIT-compiled after the same default<O3> pipeline as irisc build.".into(),
             "The naive loops are plain Rust compiled in this binary; rustc may auto-vectorise them for the binary's target CPU.".into(),
             "The gallery is at most 64 MiB per measurement and is re-read every pass; the input values are random (timings do not depend on them).".into(),
+            "peak_fraction = per-core rate x macs_per_dot / the peak measured for the ring's lane width (config.peak): 16-bit lanes for Z16, GR16 and F_p, 32-bit for Z32, 64-bit for Z64. A kernel can exceed 1 where it does the ring's arithmetic with other instructions than the peak's (e.g. Z64 without vpmullq).".into(),
             "Timings on shared or virtual machines vary between runs; nothing here is asserted by a test.".into(),
         ],
     };

@@ -19,7 +19,8 @@ fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// Builds `libirisc_runtime.a` in this test's profile and returns its path.
+/// Builds `libirisc_runtime.a` in this test's profile (cargo builds a dependency's rlib, not
+/// its staticlib) and returns its path.
 fn fresh_runtime_archive() -> PathBuf {
     let root = workspace_root();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
@@ -27,6 +28,19 @@ fn fresh_runtime_archive() -> PathBuf {
     let mut cmd = Command::new(cargo);
     cmd.current_dir(&root)
         .args(["build", "-p", "irisc-runtime"]);
+    // The variables cargo sets for a test process (package metadata, the library path) would
+    // change the fingerprints of build scripts that read them: the runtime's dependencies would
+    // be rebuilt here and again by the next plain build.
+    for (k, _) in std::env::vars_os() {
+        let k = k.to_string_lossy().into_owned();
+        let set_by_cargo_test =
+            (k.starts_with("CARGO_") && k != "CARGO_HOME" && k != "CARGO_TARGET_DIR")
+                || k == "LD_LIBRARY_PATH"
+                || k == "OUT_DIR";
+        if set_by_cargo_test {
+            cmd.env_remove(k);
+        }
+    }
     if release {
         cmd.arg("--release");
     }

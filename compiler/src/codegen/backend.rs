@@ -48,10 +48,9 @@ pub struct PartyProgram {
 
 impl PartyProgram {
     /// The parties and protocol of `mpc`: its module attributes `mpc.parties` (integer) and
-    /// `mpc.protocol` (string) where the passes recorded them. A module without them is in the
-    /// `mpc` dialect as `irs-to-mpc` writes it today, whose every op is a step of the three-party
-    /// replicated protocol: 3 parties, [`REP3`]. Either way every `open` must name one of the
-    /// parties.
+    /// `mpc.protocol` (string), which `irs-to-mpc` copies from the program's `irs` module (the
+    /// `parties` declaration and `variant-select`'s protocol family); a module without them is
+    /// refused. Every `open` must name one of the parties.
     pub fn of(mpc: &Module<'_>) -> Result<PartyProgram, CodegenError> {
         let module = mpc.as_operation();
         let parties = match get_int(&module, "mpc.parties") {
@@ -59,9 +58,9 @@ impl PartyProgram {
                 .ok()
                 .filter(|n| *n >= 2)
                 .ok_or_else(|| CodegenError(format!("`mpc.parties = {n}` is not a party count")))?,
-            Err(_) => 3,
+            Err(_) => return Err(missing("mpc.parties")),
         };
-        let protocol = get_str(&module, "mpc.protocol").unwrap_or_else(|_| REP3.to_string());
+        let protocol = get_str(&module, "mpc.protocol").map_err(|_| missing("mpc.protocol"))?;
         let program = PartyProgram { parties, protocol };
         program.check_openings(mpc)?;
         Ok(program)
@@ -166,4 +165,12 @@ mod tests {
         let m = module(&cx, "mpc.parties = 2 : i64", 2);
         assert!(PartyProgram::of(&m).unwrap_err().0.contains("party 2 of 2"));
     }
+}
+
+/// The error for an `mpc` module without the program property `attr` (`irs-to-mpc` copies
+/// `irs.parties` and `irs.protocol` onto the `mpc` module).
+fn missing(attr: &str) -> CodegenError {
+    CodegenError(format!(
+        "the mpc module does not say `{attr}`: it is written by irs-to-mpc from the program"
+    ))
 }
