@@ -89,10 +89,12 @@ def strip_test_blocks(text):
 
 def expand_use(tree):
     """`a::{b, c::{d, e}}` -> ['a::b', 'a::c::d', 'a::c::e'] (aliases dropped)."""
+    # Drop aliases first, while ` as ` is still a word: a segment may contain "as" ("passes").
+    tree = re.sub(r"\s+as\s+\w+", "", tree)
     tree = re.sub(r"\s+", "", tree)
     m = re.match(r"^(.*?)\{(.*)\}$", tree)
     if not m:
-        return [re.sub(r"as\w+$", "", tree)] if "as" not in tree else [tree.split("as")[0]]
+        return [tree]
     prefix, inner = m.group(1), m.group(2)
     items, depth, cur = [], 0, ""
     for ch in inner:
@@ -257,6 +259,11 @@ def self_test():
                          "p/x.rs": "use super::y;\nfn f() { y::g(); }",
                          "p/y.rs": "fn g() { crate::p::x::h(); }\n#[cfg(test)]\nmod tests { }"},
                         [["p::x", "p::y"]]),
+        # Segments containing "as" and a renamed import: the paths still resolve.
+        "as_in_names": ({"lib.rs": "mod passes; mod analysis;",
+                         "passes.rs": "use crate::analysis::{Mask, Basis as B};",
+                         "analysis.rs": "use crate::passes::Pass as P;"},
+                        [["analysis", "passes"]]),
         # A child naming its parent and a reference only from a test module: no cycle.
         "no_cycle": ({"lib.rs": "mod a; mod b; struct R;", "a.rs": "use super::R; use super::b::Z;",
                       "b.rs": "#[cfg(test)]\nmod tests { use crate::a::Q; }\n// crate::a::W",
