@@ -31,8 +31,7 @@ fn plain_answers(program: &Path, db: &Path, query: &Path) -> Vec<serde_json::Val
     use irisc::driver::pipeline;
     let checked = pipeline::read_and_check(program).unwrap();
     let planned = pipeline::plan(&checked, &Default::default()).unwrap();
-    irisc::driver::plaintext::answers_db_query(&checked.program, &planned.plan, db, query)
-        .unwrap()
+    irisc::driver::plaintext::answers_db_query(&checked.program, &planned.plan, db, query).unwrap()
 }
 
 /// Runs the three parties and returns the output party's answers, asserting all succeeded.

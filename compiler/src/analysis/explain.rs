@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use super::circuit::build::comparison_netlist;
 use super::circuit::build::{quantifier_size, summarize, summarize_logic, Summary};
 use super::plan::{cost, test_sites, Plan, TestPlan};
-use crate::passes::mpc_tile::{MpcTile, TileOptions};
+use crate::analysis::schedule::TileOptions;
 use crate::sema::program::{BinderKind, BoolExpr, Operand, Program, Records, RevealShape};
 use crate::syntax::Span;
 
@@ -492,15 +492,14 @@ pub fn explain_program_json_with_source(
             "triples_naive": sum(|t| t.triples_naive),
         },
         "plan_cost_per_record": plan.cost,
-        "schedule": schedule_note(records, &MpcTile::default().recorded()),
+        "schedule": plan.schedule.map(|tile| schedule_note(records, &tile)),
         "leakage": leakage(program, records),
     })
 }
 
 /// How the tiled schedule scans `records` with the options `mpc-tile` records on `@query`
-/// (`tile`, read from the module by [`TileOptions::of`]; before a module exists, the options the
-/// standard pipeline runs `mpc-tile` with): the rounds above are one chunk's; the comparison
-/// rounds repeat per chunk.
+/// (`tile`, read from the module by [`TileOptions::of`]): the rounds above are one chunk's; the
+/// comparison rounds repeat per chunk.
 pub fn schedule_note(records: u64, tile: &TileOptions) -> Value {
     let chunk = tile.record_chunk;
     let chunks = if chunk == 0 {
@@ -517,15 +516,6 @@ pub fn schedule_note(records: u64, tile: &TileOptions) -> Value {
                  combining the chunks' results), the openings happen once per query; \
                  the parties' default (record_chunk 0) scans the whole gallery as one chunk",
     })
-}
-
-/// Replaces the `schedule` entry of the explain document `doc` with the options `mpc-tile`
-/// recorded in the `mpc` module (for the document embedded in an executable).
-pub fn schedule_from_module(doc: &mut Value, mpc: &melior::ir::Module<'_>) {
-    if let Some(tile) = TileOptions::of(mpc) {
-        let records = doc["records"].as_u64().unwrap_or(1);
-        doc["schedule"] = schedule_note(records, &tile);
-    }
 }
 
 /// The explanation as text.

@@ -10,4 +10,5 @@ pub mod lemma2;
 pub mod plan;
 pub mod range;
 pub mod ring;
+pub mod schedule;
 pub mod sites;

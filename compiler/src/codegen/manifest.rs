@@ -8,8 +8,8 @@
 use std::collections::HashMap;
 
 use super::artifact::CodegenError;
+use crate::analysis::schedule::TileOptions;
 use crate::mlir::{get_int, op_name, type_name, type_param};
-use crate::passes::mpc_tile::TileOptions;
 use crate::sema::program::{InputRole, InputType, MaskKind, Program};
 use irisc_runtime::manifest::{
     InputKind, InputMask, InputRole as MRole, InputSharing, Manifest, ManifestInput, ABI_VERSION,

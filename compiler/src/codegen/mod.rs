@@ -88,8 +88,6 @@ pub fn compile(
         return Ok(Artifact::Text(listing));
     }
 
-    let mut explain = explain;
-    crate::analysis::explain::schedule_from_module(&mut explain, &mpc);
     let party = PartyProgram::of(&mpc)?;
     let backend = opts.target.backend();
     backend.supports(&party)?;

@@ -258,7 +258,14 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             print_ir_after_all,
             target,
             plan,
-        } => build::build(&program, output, emit, print_ir_after_all, target.into(), &plan.options()?),
+        } => build::build(
+            &program,
+            output,
+            emit,
+            print_ir_after_all,
+            target.into(),
+            &plan.options()?,
+        ),
         Command::Explain {
             program,
             json,

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, Context, Result};
 
 use crate::analysis::plan::{Plan, PlanOptions};
+use crate::analysis::schedule::TileOptions;
 use crate::codegen::{self, Artifact, BuildOptions, CompileError, Emit, Target};
 use crate::lower::{lower_program, LowerError};
 use crate::mlir::Compiler;
@@ -79,7 +80,8 @@ pub struct Planned {
 }
 
 /// Lowers the program and runs the choice passes (`variant-select`, `ring-select`) with what
-/// `options` force; the plan is read from the resulting module.
+/// `options` force, then `irs-to-mpc` and `mpc-tile`: the plan, its schedule included, is read
+/// from the modules the passes produce.
 pub fn plan(checked: &Checked, options: &PlanOptions) -> Result<Planned> {
     let cx = Compiler::new().map_err(|e| anyhow!("{e}"))?;
     let irs = lower_program(&cx, &checked.program, &checked.source)
@@ -87,7 +89,11 @@ pub fn plan(checked: &Checked, options: &PlanOptions) -> Result<Planned> {
     let module = PassManager::choice_pipeline(options)
         .run(&cx, irs, None)
         .map_err(|e| checked.pass_error(e))?;
-    let plan = Plan::of(&module).map_err(|e| anyhow!("{}: {e}", checked.path.display()))?;
+    let mut plan = Plan::of(&module).map_err(|e| anyhow!("{}: {e}", checked.path.display()))?;
+    let mpc = PassManager::schedule_pipeline()
+        .run(&cx, module, None)
+        .map_err(|e| checked.pass_error(e))?;
+    plan.schedule = TileOptions::of(&mpc);
     Ok(Planned {
         plan,
         options: *options,

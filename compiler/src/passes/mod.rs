@@ -116,7 +116,9 @@ pub const REGISTRY: [PassInfo; 4] = [
         options: "query-batch=N record-chunk=M",
         build: |o| {
             let spelled: Vec<String> = o.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            Ok(Box::new(mpc_tile::MpcTile::from_options(&spelled.join(" "))?))
+            Ok(Box::new(mpc_tile::MpcTile::from_options(
+                &spelled.join(" "),
+            )?))
         },
     },
 ];
@@ -245,9 +247,18 @@ impl PassManager {
         pm
     }
 
-    /// The standard pipeline from the `irs` module that `lower` produces to the `mpc` module.
+    /// The standard pipeline from the `irs` module that `lower` produces to the tiled `mpc`
+    /// module: the choice passes, then [`PassManager::schedule_pipeline`].
     pub fn irs_to_mpc_pipeline(options: &PlanOptions) -> PassManager {
         let mut pm = PassManager::choice_pipeline(options);
+        pm.passes.extend(PassManager::schedule_pipeline().passes);
+        pm
+    }
+
+    /// From an `irs` module with its choices to the tiled `mpc` module: `irs-to-mpc`, then
+    /// `mpc-tile` with its default options.
+    pub fn schedule_pipeline() -> PassManager {
+        let mut pm = PassManager::new();
         pm.add(irs_to_mpc::IrsToMpc);
         pm.add(mpc_tile::MpcTile::default());
         pm

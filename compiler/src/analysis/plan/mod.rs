@@ -251,6 +251,10 @@ pub struct Plan {
     /// [`BoolExpr::tests`] order).
     pub tests: Vec<TestPlan>,
     pub cost: ProgramCost,
+    /// How the party schedule tiles `@query`, as `mpc-tile` recorded it on the `mpc` module
+    /// ([`crate::analysis::schedule::TileOptions::of`]); `None` until that module exists.
+    #[serde(skip)]
+    pub schedule: Option<crate::analysis::schedule::TileOptions>,
 }
 
 /// A choice that cannot be made, and what to change.
@@ -506,6 +510,7 @@ pub fn assemble(
         sharing,
         tests,
         cost,
+        schedule: None,
     })
 }
 

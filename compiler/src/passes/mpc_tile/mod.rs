@@ -61,8 +61,9 @@
 pub mod plan;
 mod stages;
 
+use crate::analysis::schedule::TileOptions;
 pub use plan::{OpInfo, Plan, Stage};
-pub use stages::{describe, query_body, stages_of, untiled_reason, TileOptions};
+pub use stages::{describe, query_body, stages_of};
 
 use super::{Pass, PassError};
 use crate::mlir::{get_int, get_str, int_attr, op_name, str_attr, Compiler};

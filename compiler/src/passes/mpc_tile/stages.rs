@@ -2,48 +2,13 @@
 //! the compact listing of `irisc build --emit=schedule`.
 
 use super::{Stage, STAGE_OP};
+use crate::analysis::schedule::{untiled_reason, TileOptions};
 use crate::mlir::{get_int, get_str, op_name};
 use melior::ir::{
     block::BlockLike, operation::OperationLike, BlockRef, Module, OperationRef, RegionLike,
     ValueLike,
 };
 use std::collections::HashMap;
-
-/// The `mpc-tile` options recorded on a tiled (or deliberately untiled) `@query`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TileOptions {
-    pub query_batch: u32,
-    pub record_chunk: u64,
-}
-
-impl TileOptions {
-    /// The options `mpc-tile` recorded on `@query` of `module`, if it ran.
-    pub fn of(module: &Module<'_>) -> Option<TileOptions> {
-        let func = query_func(module)?;
-        let query_batch = u32::try_from(get_int(&func, "mpc.query_batch").ok()?).ok()?;
-        let record_chunk = u64::try_from(get_int(&func, "mpc.record_chunk").ok()?).ok()?;
-        Some(TileOptions {
-            query_batch,
-            record_chunk,
-        })
-    }
-}
-
-/// Why `mpc-tile` left `@query` of `module` untiled, if it did.
-pub fn untiled_reason(module: &Module<'_>) -> Option<String> {
-    get_str(&query_func(module)?, "mpc.untiled").ok()
-}
-
-fn query_func<'c, 'm>(module: &'m Module<'c>) -> Option<OperationRef<'c, 'm>> {
-    let mut cur = module.body().first_operation();
-    while let Some(f) = cur {
-        if op_name(&f) == "func.func" && get_str(&f, "sym_name").as_deref() == Ok("query") {
-            return Some(f);
-        }
-        cur = f.next_in_block();
-    }
-    None
-}
 
 /// The entry block of `func.func @name` in `module`.
 pub fn query_body<'c, 'm>(module: &'m Module<'c>, name: &str) -> Result<BlockRef<'c, 'm>, String> {

@@ -33,7 +33,7 @@ fn dedup_is_staged_with_its_options_recorded() {
         .run(&cx, m, None)
         .unwrap();
     assert_eq!(
-        TileOptions::of(&mpc),
+        crate::analysis::schedule::TileOptions::of(&mpc),
         Some(TileOptions {
             query_batch: 8,
             record_chunk: 0

@@ -5,12 +5,12 @@
 use super::{err, key, slots::Slot, Schedule};
 use crate::codegen::{cpu::kernel, CodegenError};
 use crate::mlir::{get_int, get_str, op_name, type_name, type_param};
-use irisc_runtime::contract::{BatchDotKind, OutputShape};
 use inkwell::{
     module::Linkage,
     values::{BasicMetadataValueEnum, IntValue},
     AddressSpace,
 };
+use irisc_runtime::contract::{BatchDotKind, OutputShape};
 use melior::ir::{operation::OperationLike, OperationRef, ValueLike};
 
 impl<'ctx> Schedule<'ctx, '_> {
@@ -251,7 +251,15 @@ impl<'ctx> Schedule<'ctx, '_> {
                 let ptr = self.string_ptr(&label);
                 (
                     "irisc_rt_output",
-                    vec![rt, q()?.into(), value, records, self.i32c(shape.into()), ptr, len],
+                    vec![
+                        rt,
+                        q()?.into(),
+                        value,
+                        records,
+                        self.i32c(shape.into()),
+                        ptr,
+                        len,
+                    ],
                 )
             }
             "mpc.emit" => ("irisc_rt_emit", vec![rt, q()?.into()]),

@@ -17,8 +17,9 @@ mod slots;
 mod tiled;
 
 use super::{abi::entry_point, CodegenError};
+use crate::analysis::schedule::TileOptions;
 use crate::mlir::op_name;
-use crate::passes::mpc_tile::{self, stages_of, TileOptions};
+use crate::passes::mpc_tile::{self, stages_of};
 use inkwell::{
     basic_block::BasicBlock,
     builder::Builder,
