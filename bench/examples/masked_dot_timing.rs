@@ -8,7 +8,7 @@
 
 use inkwell::{context::Context, OptimizationLevel};
 use irisc::codegen::cpu::{
-    kernel::{gemm, DotRing, Isa},
+    kernel::{gemm, DotRing, Isa, IsaCodegen},
     target::{host_machine, optimize},
 };
 use rand::{Rng, SeedableRng};
