@@ -172,13 +172,14 @@ mod tests {
     #[test]
     fn the_record_chunk_option_reaches_the_manifest() {
         let cx = Compiler::new().unwrap();
-        let (program, choices) = planned_rep3(DEDUP);
+        let (program, options) = planned_rep3(DEDUP);
         for chunk in [0, 5, 1000] {
             let irs = lower_program(&cx, &program, DEDUP).unwrap();
-            let choices = std::rc::Rc::new(choices.clone());
             let mut pm = PassManager::new();
-            pm.add(RingSelect(choices.clone()))
-                .add(VariantSelect(choices))
+            pm.add(VariantSelect(options))
+                .add(RingSelect {
+                    precision_bits: options.precision_bits,
+                })
                 .add(IrsToMpc)
                 .add(MpcTile::from_options(&format!("record-chunk={chunk}")).unwrap());
             let mpc = pm.run(&cx, irs, None).unwrap();

@@ -27,9 +27,9 @@ fn options_parse_and_reject() {
 #[test]
 fn dedup_is_staged_with_its_options_recorded() {
     let cx = Compiler::new().unwrap();
-    let (program, choices) = planned_rep3(DEDUP);
+    let (program, options) = planned_rep3(DEDUP);
     let m = lower_program(&cx, &program, DEDUP).unwrap();
-    let mpc = PassManager::irs_to_mpc_pipeline(choices)
+    let mpc = PassManager::irs_to_mpc_pipeline(&options)
         .run(&cx, m, None)
         .unwrap();
     assert_eq!(
