@@ -240,8 +240,7 @@ fn plain_answers(program: &Path, db: &Path, query: &Path) -> Vec<Value> {
     use irisc::driver::pipeline;
     let checked = pipeline::read_and_check(program).unwrap();
     let planned = pipeline::plan(&checked, &Default::default()).unwrap();
-    irisc::driver::plaintext::answers_db_query(&checked.program, &planned.plan, db, query)
-        .unwrap()
+    irisc::driver::plaintext::answers_db_query(&checked.program, &planned.plan, db, query).unwrap()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -434,12 +433,8 @@ fn tiered_plain(db: &Path, q: &Path, tiers: &[bool]) -> Vec<Value> {
             .collect(),
     );
     // Inputs in declaration order: db, q, tier.
-    let mut answers = plaintext::answers(
-        &checked.program,
-        &planned.plan,
-        &[iris(db), iris(q), bits],
-    )
-    .unwrap();
+    let mut answers =
+        plaintext::answers(&checked.program, &planned.plan, &[iris(db), iris(q), bits]).unwrap();
     answers.remove(&0).unwrap()
 }
 

@@ -25,8 +25,7 @@ fn plain_answers(
     use irisc::driver::pipeline;
     let checked = pipeline::read_and_check(program).unwrap();
     let planned = pipeline::plan(&checked, &Default::default()).unwrap();
-    irisc::driver::plaintext::answers_db_query(&checked.program, &planned.plan, db, query)
-        .unwrap()
+    irisc::driver::plaintext::answers_db_query(&checked.program, &planned.plan, db, query).unwrap()
 }
 
 /// The plaintext answers for `program` on NDJSON files written by [`Setup::share`].

@@ -31,8 +31,7 @@ fn plain_answers(program: &Path, db: &Path, query: &Path) -> Vec<serde_json::Val
     use irisc::driver::pipeline;
     let checked = pipeline::read_and_check(program).unwrap();
     let planned = pipeline::plan(&checked, &Default::default()).unwrap();
-    irisc::driver::plaintext::answers_db_query(&checked.program, &planned.plan, db, query)
-        .unwrap()
+    irisc::driver::plaintext::answers_db_query(&checked.program, &planned.plan, db, query).unwrap()
 }
 
 /// Runs the three parties and returns the output party's answers, asserting all succeeded.
@@ -215,12 +214,12 @@ fn stores_of_another_sharing_program_or_party_are_refused() {
     let mut expected = irisc_runtime::party::load::store_expected(
         &irisc_runtime::manifest::ManifestInput {
             name: "db".into(),
-            role: irisc_runtime::manifest::InputRole::Gallery,
+            role: irisc_runtime::vocab::InputRole::Gallery,
             owner: None,
-            kind: irisc_runtime::manifest::InputKind::Iris,
+            kind: irisc_runtime::vocab::InputKind::Iris,
             elements: 256,
-            mask: irisc_runtime::manifest::InputMask::Public,
-            sharing: irisc_runtime::manifest::InputSharing::Rep3,
+            mask: irisc_runtime::vocab::InputMask::Public,
+            sharing: irisc_runtime::vocab::Sharing::Rep3,
             ring_bits: st.header().params.ring_bits,
             scale_bits: 0,
         },

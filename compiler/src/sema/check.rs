@@ -7,6 +7,7 @@ use super::program::*;
 use super::resolver::{Resolver, RevealValue};
 use crate::syntax::ast::{self, Item};
 use crate::syntax::{Diagnostic, Span};
+use irisc_runtime::vocab::InputRole;
 
 /// Checks names, parties, constants, inputs, `let`s and reveals; collects all independent errors
 /// (one per declaration or statement).
@@ -60,9 +61,7 @@ pub fn check_program(
         .iter()
         .map(|i| check_input(i, &globals).map_err(|e| errors.push(e)).ok())
         .collect();
-    let has_query = input_items
-        .iter()
-        .any(|i| matches!(i.kind, ast::InputKind::Query { .. }));
+    let has_query = input_items.iter().any(|i| i.role == InputRole::Query);
     if !has_query {
         let at = input_items
             .first()

@@ -202,7 +202,8 @@ fn if_with_a_bit_input() {
         }
     );
     assert_eq!(p.inputs[4].ty, InputType::Bit);
-    assert_eq!(p.inputs[4].role, InputRole::Query { owner: 0 });
+    assert_eq!(p.inputs[4].role, InputRole::Query);
+    assert_eq!(p.inputs[4].owner, Some(0));
 }
 
 #[test]
@@ -295,7 +296,8 @@ fn default_scale_and_secret_masks() {
             scale_bits: 8
         }
     );
-    assert_eq!(p.inputs[1].role, InputRole::Query { owner: 2 });
+    assert_eq!(p.inputs[1].role, InputRole::Query);
+    assert_eq!(p.inputs[1].owner, Some(2));
 }
 
 #[test]

@@ -71,12 +71,14 @@ pub(crate) fn program(l: u32, mask: MaskKind, values: Vec<(RevealShape, BoolExpr
             Input {
                 name: "db".into(),
                 role: InputRole::Gallery,
+                owner: None,
                 ty: iris,
                 span: crate::syntax::Span::default(),
             },
             Input {
                 name: "q".into(),
-                role: InputRole::Query { owner: 0 },
+                role: InputRole::Query,
+                owner: Some(0),
                 ty: iris,
                 span: crate::syntax::Span::default(),
             },
