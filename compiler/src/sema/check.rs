@@ -140,7 +140,7 @@ pub fn check_program(
     }
 }
 
-/// The JSON field of each reveal (design §1): `as NAME` if given; otherwise, for the first
+/// The JSON field of each reveal (ARCHITECTURE.md §7): `as NAME` if given; otherwise, for the first
 /// reveal to a party, `match` (bit), `ids` (ids) or `count` (count); for later ones to the same
 /// party, the `let` name revealed or `reveal<i>` (`i` = the reveal's 0-based index in the
 /// program). An `ids` output named `ids` also prints `match`, so that field is taken too.

@@ -7,6 +7,7 @@ use super::program::{
 };
 use super::*;
 use crate::syntax::{Diagnostic, Span};
+use irisc_runtime::vocab::InputRole;
 
 const HEAD: &str = "const BITS = 256;\nconst R = 0.375;\nparties p0, p1, p2;\n\
     gallery db: iris<BITS> public mask;\nquery q: iris<BITS> public mask from p1;\n";

@@ -6,6 +6,7 @@
 
 use super::*;
 use crate::sema::program::*;
+use irisc_runtime::vocab::InputRole;
 
 const R345: Ratio = Ratio { num: 69, den: 200 };
 
