@@ -217,11 +217,9 @@ mod tests {
     /// `explain --json` of existing executables and documents use them).
     #[test]
     fn serde_names_are_the_flag_spellings() {
-        fn check<T: Serialize + for<'de> Deserialize<'de> + PartialEq + fmt::Debug + fmt::Display>(
-            all: &[T],
-            expected: &[&str],
-        ) where
-            T: Copy,
+        fn check<T>(all: &[T], expected: &[&str])
+        where
+            T: Serialize + for<'de> Deserialize<'de> + PartialEq + fmt::Debug + fmt::Display + Copy,
         {
             assert_eq!(all.len(), expected.len());
             for (v, want) in all.iter().zip(expected) {
