@@ -203,7 +203,7 @@ fn load_store(
     let h = store.header();
     let header = ShareFileHeader {
         version: share_file::FORMAT_VERSION,
-        kind: InputRole::Gallery,
+        role: InputRole::Gallery,
         party: party as u8,
         sharing: spec.sharing,
         mask: spec.mask,
@@ -308,8 +308,8 @@ fn shamir_kind(sharing: Sharing) -> ShamirKind {
     }
 }
 
-fn shamir_side(kind: InputRole) -> Side {
-    match kind {
+fn shamir_side(role: InputRole) -> Side {
+    match role {
         InputRole::Gallery => Side::Gallery,
         InputRole::Query => Side::Query,
     }
@@ -340,7 +340,7 @@ fn shamir_from_file(file: ShareFile) -> Result<ShamirCodes, RuntimeError> {
         other => other.iter_u64().map(|x| x as u16).collect(),
     };
     let kind = shamir_kind(h.sharing);
-    let side = shamir_side(h.kind);
+    let side = shamir_side(h.role);
     if sections == 1 {
         return ShamirCodes::new(kind, side, count, elements, file.ids, masks, data);
     }

@@ -182,7 +182,7 @@ pub fn open(files: &[ShareFile; 3]) -> Result<Vec<u64>> {
             .map(u64::from)
             .collect(),
         Sharing::Gr2 | Sharing::Gr4 => {
-            let packing = match h.kind {
+            let packing = match h.role {
                 InputRole::Query => galois::Packing::Plain,
                 InputRole::Gallery => galois::Packing::Reversed,
             };

@@ -25,7 +25,7 @@ use crate::driver::progress::progress;
 /// (`Debug` prints only shapes: [`RingVec`] hides its values.)
 #[derive(Debug)]
 pub struct Dealt {
-    pub kind: InputRole,
+    pub role: InputRole,
     pub mask: InputMask,
     pub ring_bits: u32,
     pub code_bits: u32,
@@ -40,7 +40,7 @@ pub struct Dealt {
 impl Dealt {
     fn header(&self, party: u8) -> ShareFileHeader {
         ShareFileHeader::new(
-            self.kind,
+            self.role,
             party,
             self.mask,
             self.ring_bits,
@@ -77,7 +77,7 @@ pub fn encode(iris: &IrisCode, ring_bits: u32, mask: InputMask) -> Result<Vec<u6
 /// Splits every record into three additive sharings over Z_2^k, drawing x0 and x1 from `rng`.
 pub fn deal<R: TryCryptoRng>(
     records: &[IrisRecord],
-    kind: InputRole,
+    role: InputRole,
     ring_bits: u32,
     mask: InputMask,
     rng: &mut R,
@@ -135,7 +135,7 @@ pub fn deal<R: TryCryptoRng>(
     }
     bar.finish_and_clear();
     Ok(Dealt {
-        kind,
+        role,
         mask,
         ring_bits,
         code_bits: code_bits as u32,
@@ -161,18 +161,18 @@ pub fn share_paths(out_dir: &Path, stem: &str) -> [PathBuf; 3] {
 pub fn share_file(
     input: &Path,
     out_dir: &Path,
-    kind: InputRole,
+    role: InputRole,
     ring_bits: u32,
     stem: &str,
 ) -> Result<[PathBuf; 3]> {
-    share_file_with_mask(input, out_dir, kind, ring_bits, InputMask::Public, stem)
+    share_file_with_mask(input, out_dir, role, ring_bits, InputMask::Public, stem)
 }
 
 /// As [`share_file()`], choosing whether masks stay public or are secret-shared too.
 pub fn share_file_with_mask(
     input: &Path,
     out_dir: &Path,
-    kind: InputRole,
+    role: InputRole,
     ring_bits: u32,
     mask: InputMask,
     stem: &str,
@@ -184,7 +184,7 @@ pub fn share_file_with_mask(
     if records.is_empty() {
         bail!("{} holds no records to share", input.display());
     }
-    let dealt = deal(&records, kind, ring_bits, mask, &mut OsRng)
+    let dealt = deal(&records, role, ring_bits, mask, &mut OsRng)
         .with_context(|| format!("cannot share {}", input.display()))?;
     drop(records);
     std::fs::create_dir_all(out_dir)
@@ -573,7 +573,7 @@ mod tests {
             assert_eq!(&f.masks[1600..3200], &recs[1].iris.mask[..]);
             let expected = Expected {
                 input: "db".into(),
-                kind: InputRole::Gallery,
+                role: InputRole::Gallery,
                 party: i as u8,
                 sharing: Sharing::Rep3,
                 payload: InputKind::Iris,

@@ -35,7 +35,7 @@ pub const HEADER_LEN: usize = 88;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShareFileHeader {
     pub version: u32,
-    pub kind: InputRole,
+    pub role: InputRole,
     pub party: u8,
     pub sharing: Sharing,
     pub mask: InputMask,
@@ -128,7 +128,7 @@ fn mask_text(m: InputMask) -> &'static str {
 impl ShareFileHeader {
     /// A rep3 iris header with an empty hash (filled in when the file is written).
     pub fn new(
-        kind: InputRole,
+        role: InputRole,
         party: u8,
         mask: InputMask,
         ring_bits: u32,
@@ -138,7 +138,7 @@ impl ShareFileHeader {
     ) -> Self {
         ShareFileHeader {
             version: FORMAT_VERSION,
-            kind,
+            role,
             party,
             sharing: Sharing::Rep3,
             mask,
@@ -262,7 +262,7 @@ impl ShareFileHeader {
         let mut b = [0u8; HEADER_LEN];
         b[0..8].copy_from_slice(&MAGIC);
         b[8..12].copy_from_slice(&self.version.to_le_bytes());
-        b[12] = role_byte(self.kind);
+        b[12] = role_byte(self.role);
         b[13] = self.party;
         b[14] = sharing_byte(self.sharing);
         b[15] = mask_byte(self.mask);
@@ -307,7 +307,7 @@ impl ShareFileHeader {
             });
         }
         let malformed = |detail: String| ShareFileError::Malformed { path: p(), detail };
-        let kind = match bytes[12] {
+        let role = match bytes[12] {
             0 => InputRole::Gallery,
             1 => InputRole::Query,
             k => return Err(malformed(format!("unknown role {k}"))),
@@ -340,7 +340,7 @@ impl ShareFileHeader {
         body_hash.copy_from_slice(&bytes[48..80]);
         let header = ShareFileHeader {
             version,
-            kind,
+            role,
             party: bytes[13],
             sharing,
             mask,
@@ -366,7 +366,7 @@ fn u32_at(bytes: &[u8], at: usize) -> u32 {
 pub struct Expected {
     /// The input's name in the program, for messages.
     pub input: String,
-    pub kind: InputRole,
+    pub role: InputRole,
     pub party: u8,
     pub sharing: Sharing,
     pub payload: InputKind,
@@ -381,7 +381,7 @@ impl Expected {
     pub fn for_input(input: &crate::manifest::ManifestInput, party: u8) -> Expected {
         Expected {
             input: input.name.clone(),
-            kind: input.role,
+            role: input.role,
             party,
             sharing: input.sharing,
             payload: input.kind,
@@ -422,10 +422,10 @@ pub fn check_compatible(
             header.payload, expected.payload
         ));
     }
-    if header.kind != expected.kind {
+    if header.role != expected.role {
         return fail(format!(
             "holds a {} but input `{name}` is a {}: pass the file made for `{name}`",
-            header.kind, expected.kind
+            header.role, expected.role
         ));
     }
     if header.party != expected.party {

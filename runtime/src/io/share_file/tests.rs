@@ -300,7 +300,7 @@ fn compatibility_names_the_mismatch() {
     let path = Path::new("p1/left.shares");
     let ok = Expected {
         input: "left".into(),
-        kind: InputRole::Gallery,
+        role: InputRole::Gallery,
         party: 1,
         sharing: Sharing::Rep3,
         payload: InputKind::Iris,
@@ -321,7 +321,7 @@ fn compatibility_names_the_mismatch() {
     );
     assert_eq!(
         msg(Expected {
-            kind: InputRole::Query,
+            role: InputRole::Query,
             ..ok.clone()
         }),
         "p1/left.shares holds a gallery but input `left` is a query: pass the file made for `left`"
