@@ -20,17 +20,18 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use irisc_runtime::iris::IrisRecord;
-use irisc_runtime::manifest::InputRole;
+use irisc_runtime::vocab::InputRole;
 
 use super::netsim::{NetProfile, Relays};
 use super::plot::{self, RefLine};
 use super::report::{MachineInfo, Measurement, Report};
 use super::BenchOptions;
-use irisc::analysis::plan::{PlanOptions, Sharing, Variant};
+use irisc::analysis::plan::PlanOptions;
 use irisc::codegen::Emit;
 use irisc::driver::dealer::{share, store};
 use irisc::driver::synth::iris;
 use irisc::driver::{keys, pipeline, plaintext, run as party_run};
+use irisc_runtime::vocab::{Sharing, Variant};
 
 /// A program measured end to end.
 pub struct Case {

@@ -1,11 +1,12 @@
 //! Helpers for unit tests of the stages after the front end: a program from source text, with
 //! the choices the passes make for it.
 
-use crate::analysis::plan::{Plan, PlanError, PlanOptions, Sharing};
+use crate::analysis::plan::{Plan, PlanError, PlanOptions};
 use crate::lower::lower_program;
 use crate::mlir::Compiler;
 use crate::passes::{PassError, PassManager};
 use crate::sema::Program;
+use irisc_runtime::vocab::Sharing;
 
 /// The deduplication program of the README (12 800-bit codes, 31 rotations, ratio 0.345).
 pub const DEDUP: &str = "const CODE_BITS = 12800;

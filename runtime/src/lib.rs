@@ -21,7 +21,8 @@
 //!   outputs, accounting, the tiled scan;
 //! - [`contract`]: the compiler–runtime contract (entry points, shared constants), defined once;
 //! - [`abi`]: the C ABI the generated code calls, generated from the contract;
-//! - [`sys`]: process settings for the hot loops (allocator).
+//! - [`sys`]: process settings for the hot loops (allocator);
+//! - [`vocab`]: the words both crates use (sharing, variant, protocol, input role, kind and mask).
 
 /// Writes a line to stderr, ignoring failure: a party's progress and error lines must never stop
 /// it (`eprintln!` panics when stderr is a closed pipe).
@@ -49,3 +50,4 @@ pub mod ring;
 pub mod share;
 pub mod store;
 pub mod sys;
+pub mod vocab;

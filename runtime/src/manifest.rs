@@ -4,9 +4,9 @@
 //! (role, kind, sharing, ring, elements, mask) and refuses to run on a mismatch, so a share file
 //! of another program, input or ring is caught before any protocol message is sent.
 
-use std::fmt;
-
 use serde::{Deserialize, Serialize};
+
+use crate::vocab::{InputKind, InputMask, InputRole, Sharing};
 
 /// Bumped whenever the C ABI between generated code and the runtime changes.
 /// 2: named inputs of any kind (`irisc_rt_load_input`), named output fields (`irisc_rt_output`
@@ -52,95 +52,13 @@ pub struct ManifestInput {
     /// Bits per iris code, the dimension of an embedding, 1 for a bit.
     pub elements: u32,
     pub mask: InputMask,
-    pub sharing: InputSharing,
+    pub sharing: Sharing,
     /// k of Z_2^k that the input's share file must have (16 for Shamir sharings, whose words are
     /// F_p or GR(2^16, d) coefficients; 1 or more for bits).
     pub ring_bits: u32,
     /// Fixed-point scale of an embedding: values are round(v * 2^scale_bits); 0 otherwise.
     #[serde(default)]
     pub scale_bits: u32,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum InputRole {
-    Gallery,
-    Query,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum InputKind {
-    Iris,
-    Embedding,
-    Bit,
-}
-
-/// Iris masks: public (plain in every share file) or secret-shared; `None` for other kinds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum InputMask {
-    Public,
-    Secret,
-    None,
-}
-
-/// How an input is secret-shared: replicated over Z_2^k, or degree-1 Shamir over F_p
-/// (p = 65519) or the Galois ring GR(2^16, d), d = 2 or 4.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum InputSharing {
-    Rep3,
-    Fp,
-    Gr2,
-    Gr4,
-}
-
-impl InputSharing {
-    pub const ALL: [InputSharing; 4] = [
-        InputSharing::Rep3,
-        InputSharing::Fp,
-        InputSharing::Gr2,
-        InputSharing::Gr4,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            InputSharing::Rep3 => "rep3",
-            InputSharing::Fp => "fp",
-            InputSharing::Gr2 => "gr2",
-            InputSharing::Gr4 => "gr4",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<InputSharing> {
-        Self::ALL.into_iter().find(|x| x.name() == s)
-    }
-
-    pub fn is_shamir(self) -> bool {
-        self != InputSharing::Rep3
-    }
-}
-
-macro_rules! display_lowercase {
-    ($($t:ty => { $($v:ident => $s:literal),* }),*) => {$(
-        impl fmt::Display for $t {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(match self { $(<$t>::$v => $s),* })
-            }
-        }
-    )*};
-}
-display_lowercase!(
-    InputRole => { Gallery => "gallery", Query => "query" },
-    InputKind => { Iris => "iris", Embedding => "embedding", Bit => "bit" },
-    InputMask => { Public => "public", Secret => "secret", None => "none" }
-);
-
-impl fmt::Display for InputSharing {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
 }
 
 impl ManifestInput {
@@ -189,7 +107,7 @@ mod tests {
             kind: InputKind::Iris,
             elements: 12_800,
             mask: InputMask::Secret,
-            sharing: InputSharing::Gr4,
+            sharing: Sharing::Gr4,
             ring_bits: 16,
             scale_bits: 0,
         };
@@ -221,7 +139,5 @@ mod tests {
             )),
             "{e}"
         );
-        assert_eq!(InputSharing::parse("fp"), Some(InputSharing::Fp));
-        assert_eq!(InputSharing::parse("gr3"), None);
     }
 }

@@ -214,12 +214,12 @@ fn stores_of_another_sharing_program_or_party_are_refused() {
     let mut expected = irisc_runtime::party::load::store_expected(
         &irisc_runtime::manifest::ManifestInput {
             name: "db".into(),
-            role: irisc_runtime::manifest::InputRole::Gallery,
+            role: irisc_runtime::vocab::InputRole::Gallery,
             owner: None,
-            kind: irisc_runtime::manifest::InputKind::Iris,
+            kind: irisc_runtime::vocab::InputKind::Iris,
             elements: 256,
-            mask: irisc_runtime::manifest::InputMask::Public,
-            sharing: irisc_runtime::manifest::InputSharing::Rep3,
+            mask: irisc_runtime::vocab::InputMask::Public,
+            sharing: irisc_runtime::vocab::Sharing::Rep3,
             ring_bits: st.header().params.ring_bits,
             scale_bits: 0,
         },

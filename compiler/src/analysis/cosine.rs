@@ -219,7 +219,7 @@ fn sq(r: Ratio) -> (i128, i128) {
     (n * n, d * d)
 }
 
-/// The language's semantics of `cosine(x, y) >= tau` (or `>`), in exact integers (design §1).
+/// The language's semantics of `cosine(x, y) >= tau` (or `>`), in exact integers (ARCHITECTURE.md §7).
 pub fn decide_exact(x: &[i64], y: &[i64], tau: SignedRatio, strict: bool) -> bool {
     let (p, xx, yy) = (dot(x, y), dot(x, x), dot(y, y));
     let (num2, den2) = sq(tau.abs);

@@ -603,8 +603,9 @@ pub fn explain_program_text_with_source(
 mod tests {
     use super::*;
     use crate::analysis::plan::tests::{deployed_plan, program};
-    use crate::analysis::plan::{PlanOptions, Sharing};
+    use crate::analysis::plan::PlanOptions;
     use crate::sema::program::*;
+    use irisc_runtime::vocab::Sharing;
 
     fn deployed(mask: MaskKind) -> Program {
         let body = BoolExpr::Fhd(FhdTest {

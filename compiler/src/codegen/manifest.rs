@@ -10,10 +10,9 @@ use std::collections::HashMap;
 use super::artifact::CodegenError;
 use crate::analysis::schedule::TileOptions;
 use crate::mlir::{get_int, op_name, type_name, type_param};
-use crate::sema::program::{InputRole, InputType, MaskKind, Program};
-use irisc_runtime::manifest::{
-    InputKind, InputMask, InputRole as MRole, InputSharing, Manifest, ManifestInput, ABI_VERSION,
-};
+use crate::sema::program::{InputType, MaskKind, Program};
+use irisc_runtime::manifest::{Manifest, ManifestInput, ABI_VERSION};
+use irisc_runtime::vocab::{InputKind, InputMask, Sharing};
 use melior::ir::{block::BlockLike, operation::OperationLike, Module, RegionLike, ValueLike};
 
 /// Hex BLAKE3 of the program source.
@@ -24,7 +23,7 @@ pub fn fingerprint(source: &str) -> String {
 /// What the loads of one input ask for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct InputShares {
-    pub sharing: InputSharing,
+    pub sharing: Sharing,
     pub ring_bits: u32,
 }
 
@@ -60,18 +59,12 @@ pub fn build(
             let default_ring = if kind == InputKind::Bit { 1 } else { 16 };
             ManifestInput {
                 name: input.name.clone(),
-                role: match input.role {
-                    InputRole::Gallery => MRole::Gallery,
-                    InputRole::Query { .. } => MRole::Query,
-                },
-                owner: match input.role {
-                    InputRole::Gallery => None,
-                    InputRole::Query { owner } => Some(owner as u8),
-                },
+                role: input.role,
+                owner: input.owner.map(|owner| owner as u8),
                 kind,
                 elements,
                 mask,
-                sharing: used.map_or(InputSharing::Rep3, |u| u.sharing),
+                sharing: used.map_or(Sharing::Rep3, |u| u.sharing),
                 ring_bits: used.map_or(default_ring, |u| u.ring_bits),
                 scale_bits,
             }
@@ -120,7 +113,7 @@ pub fn input_shares(mpc: &Module<'_>) -> Result<HashMap<usize, InputShares>, Cod
                     let text = t.to_string();
                     let this = match type_name(t).as_str() {
                         "mpc.code" => InputShares {
-                            sharing: InputSharing::Rep3,
+                            sharing: Sharing::Rep3,
                             ring_bits: type_param(t)
                                 .and_then(|k| u32::try_from(k).ok())
                                 .ok_or_else(|| {
@@ -131,12 +124,12 @@ pub fn input_shares(mpc: &Module<'_>) -> Result<HashMap<usize, InputShares>, Cod
                             sharing: ["fp", "gr2", "gr4"]
                                 .into_iter()
                                 .find(|s| text.contains(&format!("\"{s}\"")))
-                                .and_then(InputSharing::parse)
+                                .and_then(Sharing::parse)
                                 .ok_or_else(|| CodegenError(format!("unknown sharing in `{t}`")))?,
                             ring_bits: 16,
                         },
                         _ => InputShares {
-                            sharing: InputSharing::Rep3,
+                            sharing: Sharing::Rep3,
                             ring_bits: 1,
                         },
                     };

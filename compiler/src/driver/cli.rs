@@ -56,7 +56,8 @@ pub struct PlanArgs {
 
 impl PlanArgs {
     pub fn options(&self) -> Result<crate::analysis::plan::PlanOptions> {
-        use crate::analysis::plan::{PlanOptions, Sharing, Variant};
+        use crate::analysis::plan::PlanOptions;
+        use irisc_runtime::vocab::{Sharing, Variant};
         let sharing = match self.sharing.as_deref() {
             None => None,
             Some(s) => {

@@ -14,10 +14,11 @@ use serde_json::{json, Map, Value};
 
 use irisc_runtime::iris::{overlap_counts, IrisCode};
 
-use crate::analysis::plan::{Plan, TestPlan, Variant};
+use crate::analysis::plan::{Plan, TestPlan};
 use crate::sema::program::{
     BinderKind, BoolExpr, InputId, Operand, Program, Quantifier, Records, RevealShape,
 };
+use irisc_runtime::vocab::Variant;
 
 /// One input's plaintext values, index-aligned with its records (galleries) or the batch
 /// (queries).
@@ -140,8 +141,8 @@ pub fn answers_db_query(
     db: &std::path::Path,
     query: &std::path::Path,
 ) -> Result<Vec<Value>> {
-    use crate::sema::program::InputRole;
     use irisc_runtime::io::ndjson;
+    use irisc_runtime::vocab::InputRole;
     let read = |p: &std::path::Path| -> Result<PlainInput> {
         Ok(PlainInput::Iris(
             ndjson::read_file(p)?
@@ -155,7 +156,7 @@ pub fn answers_db_query(
         .iter()
         .map(|i| match i.role {
             InputRole::Gallery => read(db),
-            InputRole::Query { .. } => read(query),
+            InputRole::Query => read(query),
         })
         .collect::<Result<Vec<_>>>()?;
     let to = program.reveals.first().map_or(0, |r| r.to);

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use irisc_runtime::manifest::{InputRole, Manifest};
+use irisc_runtime::manifest::Manifest;
+use irisc_runtime::vocab::InputRole;
 
 use crate::codegen::Emit;
 
@@ -313,7 +314,7 @@ pub fn plain_inputs(
 ) -> Result<Vec<super::plaintext::PlainInput>> {
     use super::plaintext::PlainInput;
     use irisc_runtime::io::{ndjson, ndjson_values};
-    use irisc_runtime::manifest::InputKind;
+    use irisc_runtime::vocab::InputKind;
     manifest
         .inputs
         .iter()

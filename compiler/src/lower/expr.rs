@@ -7,10 +7,11 @@ use super::layout::Layout;
 use super::{append, int, invalid, location, shape_name, string, LowerError};
 use crate::mlir::Compiler;
 use crate::sema::program::{
-    BinderId, BinderKind, BoolExpr, InputId, InputRole, InputType, MaskKind, Operand, Program,
-    Quantifier, Records, Reveal, RevealShape,
+    BinderId, BinderKind, BoolExpr, InputId, InputType, MaskKind, Operand, Program, Quantifier,
+    Records, Reveal, RevealShape,
 };
 use crate::syntax::Span;
+use irisc_runtime::vocab::InputRole;
 use melior::ir::{Block, Location, Value};
 
 pub struct Lowerer<'c, 'b, 'p> {
@@ -330,8 +331,11 @@ impl<'c, 'b, 'p> Lowerer<'c, 'b, 'p> {
             return Ok(*v);
         }
         let i = &self.program.inputs[input];
-        let InputRole::Query { owner } = i.role else {
-            return Err(invalid(format!("`{}` is a gallery, not a query", i.name)));
+        let (InputRole::Query, Some(owner)) = (i.role, i.owner) else {
+            return Err(invalid(format!(
+                "`{}` is not a query with an owner (a gallery?)",
+                i.name
+            )));
         };
         let ctx = self.cx.context();
         let ty = self.value_type(input, false)?;

@@ -22,7 +22,7 @@ mod expr;
 pub mod layout;
 
 use crate::mlir::{parse_type, Compiler, MlirError};
-use crate::sema::program::{InputRole, InputType, Program, RevealShape};
+use crate::sema::program::{InputType, Program, RevealShape};
 use crate::syntax::Span;
 use melior::{
     dialect::func,
@@ -65,7 +65,7 @@ pub fn lower_program<'c>(
         return Err(invalid("the program reveals nothing"));
     }
     for input in &program.inputs {
-        if let InputRole::Query { owner } = input.role {
+        if let Some(owner) = input.owner {
             if owner >= 3 {
                 return Err(invalid(format!(
                     "`{}` comes from party {owner}, which does not exist",

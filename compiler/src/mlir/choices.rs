@@ -1,15 +1,15 @@
-//! The one place the choice enums meet the IR: [`Sharing`], [`Variant`] and [`Protocol`] to and
-//! from their typed `irs` attributes (`#irs.sharing<"rep3">`, `#irs.variant<"mpc-lift">`,
-//! `#irs.protocol<"rep3">`, declared in `dialects/irs.irdl.mlir`, whose constraints reject any
-//! other spelling).
+//! The one place the choice words meet the IR: [`Sharing`], [`Variant`] and [`Protocol`] (from
+//! [`irisc_runtime::vocab`]) to and from their typed `irs` attributes (`#irs.sharing<"rep3">`,
+//! `#irs.variant<"mpc-lift">`, `#irs.protocol<"rep3">`, declared in `dialects/irs.irdl.mlir`,
+//! whose constraints reject any other spelling).
 
-use crate::analysis::plan::{Protocol, Sharing, Variant};
+use irisc_runtime::vocab::{Protocol, Sharing, Variant};
 use melior::{ir::Attribute, Context};
 
 /// `#irs.<kind><"<name>">`.
 fn parse<'c>(cx: &'c Context, kind: &str, name: &str) -> Attribute<'c> {
     let text = format!("#irs.{kind}<\"{name}\">");
-    // The names come from the enums below, which the dialect's constraints list.
+    // The names come from the vocabulary's `name`, which the dialect's constraints list.
     Attribute::parse(cx, &text)
         .unwrap_or_else(|| panic!("internal error: `{text}` is not an `irs` attribute"))
 }
@@ -23,35 +23,42 @@ fn name_of(a: Attribute<'_>, kind: &str) -> Option<String> {
     Some(inner.to_string())
 }
 
-impl Sharing {
-    pub fn to_attr(self, cx: &Context) -> Attribute<'_> {
-        parse(cx, "sharing", self.name())
+/// A choice the passes record on ops as a typed `irs` attribute `#irs.<KIND><"name">`.
+pub trait ChoiceAttr: Copy + Sized {
+    /// The attribute's mnemonic in the `irs` dialect.
+    const KIND: &'static str;
+
+    /// The spelling inside the attribute (the vocabulary's `name`).
+    fn spelling(self) -> &'static str;
+
+    /// The choice spelt `s`, if any.
+    fn from_spelling(s: &str) -> Option<Self>;
+
+    fn to_attr(self, cx: &Context) -> Attribute<'_> {
+        parse(cx, Self::KIND, self.spelling())
     }
 
-    pub fn from_attr(a: Attribute<'_>) -> Option<Sharing> {
-        Sharing::parse(&name_of(a, "sharing")?)
+    fn from_attr(a: Attribute<'_>) -> Option<Self> {
+        Self::from_spelling(&name_of(a, Self::KIND)?)
     }
 }
 
-impl Variant {
-    pub fn to_attr(self, cx: &Context) -> Attribute<'_> {
-        parse(cx, "variant", self.name())
-    }
+macro_rules! choice_attr {
+    ($($t:ty => $kind:literal),*) => {$(
+        impl ChoiceAttr for $t {
+            const KIND: &'static str = $kind;
 
-    pub fn from_attr(a: Attribute<'_>) -> Option<Variant> {
-        Variant::parse(&name_of(a, "variant")?)
-    }
+            fn spelling(self) -> &'static str {
+                self.name()
+            }
+
+            fn from_spelling(s: &str) -> Option<Self> {
+                <$t>::parse(s)
+            }
+        }
+    )*};
 }
-
-impl Protocol {
-    pub fn to_attr(self, cx: &Context) -> Attribute<'_> {
-        parse(cx, "protocol", self.name())
-    }
-
-    pub fn from_attr(a: Attribute<'_>) -> Option<Protocol> {
-        Protocol::parse(&name_of(a, "protocol")?)
-    }
-}
+choice_attr!(Sharing => "sharing", Variant => "variant", Protocol => "protocol");
 
 #[cfg(test)]
 mod tests {

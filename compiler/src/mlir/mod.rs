@@ -10,6 +10,7 @@ mod choices;
 mod source;
 
 pub use attrs::*;
+pub use choices::ChoiceAttr;
 pub use source::SourceRange;
 
 use melior::{

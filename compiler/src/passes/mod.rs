@@ -125,7 +125,7 @@ pub const REGISTRY: [PassInfo; 4] = [
 
 /// [`PlanOptions`] from `sharing=`, `variant=`, `precision=`.
 fn plan_options(o: &PassOptions) -> Result<PlanOptions, String> {
-    use crate::analysis::plan::{Sharing, Variant};
+    use irisc_runtime::vocab::{Sharing, Variant};
     let mut options = PlanOptions::default();
     for (k, v) in o {
         match k.as_str() {

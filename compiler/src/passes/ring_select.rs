@@ -26,9 +26,10 @@
 //! ```
 
 use super::{for_each_comparison_mut, Pass, PassError};
-use crate::analysis::plan::{plan_cosine_site, plan_fhd_site, Sharing, Variant};
+use crate::analysis::plan::{plan_cosine_site, plan_fhd_site};
 use crate::analysis::sites::{ComparisonSites, SiteKind};
-use crate::mlir::{int_attr, str_attr, Compiler};
+use crate::mlir::{int_attr, str_attr, ChoiceAttr, Compiler};
+use irisc_runtime::vocab::{Sharing, Variant};
 use melior::ir::{
     operation::{OperationLike, OperationMutLike},
     Module,

@@ -26,9 +26,10 @@
 //! ```
 
 use super::{for_each_comparison_mut, Pass, PassError};
-use crate::analysis::plan::{choose, PlanOptions, Protocol};
+use crate::analysis::plan::{choose, PlanOptions};
 use crate::analysis::sites::ComparisonSites;
-use crate::mlir::Compiler;
+use crate::mlir::{ChoiceAttr, Compiler};
+use irisc_runtime::vocab::Protocol;
 use melior::ir::{operation::OperationMutLike, Module};
 
 /// `variant-select` with what the user forces (`--sharing`, `--variant`, `--precision`).

@@ -8,6 +8,7 @@ use super::program::*;
 use super::resolver::{Local, Resolver};
 use crate::syntax::ast::{self, Ident, Source};
 use crate::syntax::Diagnostic;
+use irisc_runtime::vocab::InputRole;
 
 impl<'a> Resolver<'a, '_> {
     /// Checks `b`, adds it to the binder table and brings its names into scope.
@@ -31,7 +32,7 @@ impl<'a> Resolver<'a, '_> {
                 let (i, input) = self.named_input(src)?;
                 match input.role {
                     InputRole::Gallery => BinderKind::Records(Records::Galleries(vec![i])),
-                    InputRole::Query { .. } => {
+                    InputRole::Query => {
                         let var = &b.names[0].name;
                         return Err(Diagnostic::error(
                             format!("`{}` is a query, not a gallery", src.name),

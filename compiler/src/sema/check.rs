@@ -7,6 +7,7 @@ use super::program::*;
 use super::resolver::{Resolver, RevealValue};
 use crate::syntax::ast::{self, Item};
 use crate::syntax::{Diagnostic, Span};
+use irisc_runtime::vocab::InputRole;
 
 /// Checks names, parties, constants, inputs, `let`s and reveals; collects all independent errors
 /// (one per declaration or statement).
@@ -60,9 +61,7 @@ pub fn check_program(
         .iter()
         .map(|i| check_input(i, &globals).map_err(|e| errors.push(e)).ok())
         .collect();
-    let has_query = input_items
-        .iter()
-        .any(|i| matches!(i.kind, ast::InputKind::Query { .. }));
+    let has_query = input_items.iter().any(|i| i.role == InputRole::Query);
     if !has_query {
         let at = input_items
             .first()
@@ -141,7 +140,7 @@ pub fn check_program(
     }
 }
 
-/// The JSON field of each reveal (design §1): `as NAME` if given; otherwise, for the first
+/// The JSON field of each reveal (ARCHITECTURE.md §7): `as NAME` if given; otherwise, for the first
 /// reveal to a party, `match` (bit), `ids` (ids) or `count` (count); for later ones to the same
 /// party, the `let` name revealed or `reveal<i>` (`i` = the reveal's 0-based index in the
 /// program). An `ids` output named `ids` also prints `match`, so that field is taken too.

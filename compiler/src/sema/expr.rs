@@ -16,6 +16,7 @@ use super::program::*;
 use super::resolver::{Resolver, RevealValue};
 use crate::syntax::ast::{self, Ident, QuantOp};
 use crate::syntax::{Diagnostic, Span};
+use irisc_runtime::vocab::InputRole;
 
 /// Whether an operand of a test is the query side or the record side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -310,9 +311,7 @@ impl<'a, 'm> Resolver<'a, 'm> {
             SymbolKind::Input(i, _) => {
                 let input = self.input_at(n, i, sym.span)?;
                 match (input.ty, input.role) {
-                    (InputType::Bit, InputRole::Query { .. }) => {
-                        Ok(BoolExpr::Bit(Operand::Query(i)))
-                    }
+                    (InputType::Bit, InputRole::Query) => Ok(BoolExpr::Bit(Operand::Query(i))),
                     (InputType::Bit, InputRole::Gallery) => Err(Diagnostic::error(
                         format!("`{}` is a whole gallery of bits, not one bit", n.name),
                         n.span,
@@ -338,7 +337,7 @@ impl<'a, 'm> Resolver<'a, 'm> {
     fn not_boolean(&self, n: &Ident, input: InputId) -> Diagnostic {
         let (what, hint) = match self.inputs[input].as_ref() {
             Some(i) => {
-                let query = matches!(i.role, InputRole::Query { .. });
+                let query = matches!(i.role, InputRole::Query);
                 let hint = match (i.ty, query) {
                     (InputType::Embedding { .. }, true) => {
                         format!("compare it with a record: `cosine({}, s) >= 0.34`", n.name)
@@ -439,7 +438,7 @@ impl<'a, 'm> Resolver<'a, 'm> {
             SymbolKind::Input(i, _) => {
                 let input = self.input_at(n, i, sym.span)?;
                 match input.role {
-                    InputRole::Query { .. } => Ok((Operand::Query(i), i, Side::Query)),
+                    InputRole::Query => Ok((Operand::Query(i), i, Side::Query)),
                     InputRole::Gallery => Err(Diagnostic::error(
                         format!("`{}` is the whole gallery, not one record", n.name),
                         n.span,

@@ -2,9 +2,10 @@
 
 use super::consts::int_operand;
 use super::names::{Globals, SymbolKind};
-use super::program::{Input, InputRole, InputType, MaskKind};
-use crate::syntax::ast::{self, InputKind, MaskAnn, TypeAnn};
+use super::program::{Input, InputType, MaskKind};
+use crate::syntax::ast::{self, MaskAnn, TypeAnn};
 use crate::syntax::{Diagnostic, Span};
+use irisc_runtime::vocab::InputRole;
 
 /// Longest supported iris code: the dot products and thresholds stay far inside 64-bit rings.
 pub const MAX_CODE_BITS: i64 = 1 << 20;
@@ -49,15 +50,14 @@ pub fn check_input(item: &ast::InputItem, globals: &Globals) -> Result<Input, Di
         TypeAnn::Embedding(e) => embedding(e, globals)?,
         TypeAnn::Bit(_) => InputType::Bit,
     };
-    let role = match &item.kind {
-        InputKind::Gallery => InputRole::Gallery,
-        InputKind::Query { from } => InputRole::Query {
-            owner: party(from, globals)?,
-        },
+    let owner = match &item.from {
+        Some(from) => Some(party(from, globals)?),
+        None => None,
     };
     Ok(Input {
         name: item.name.name.clone(),
-        role,
+        role: item.role,
+        owner,
         ty,
         span: item.span,
     })
@@ -142,7 +142,7 @@ pub fn describe(input: &Input) -> String {
     };
     match input.role {
         InputRole::Gallery => format!("a gallery of {kind} records"),
-        InputRole::Query { .. } => {
+        InputRole::Query => {
             format!("{} {kind} query", if kind == "bit" { "a" } else { "an" })
         }
     }

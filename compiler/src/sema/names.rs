@@ -4,6 +4,7 @@ use std::collections::HashMap;
 
 use crate::syntax::ast::{self, Ident};
 use crate::syntax::{Diagnostic, Span};
+use irisc_runtime::vocab::InputRole;
 
 /// What a global name refers to.
 #[derive(Debug, Clone, Copy)]
@@ -22,9 +23,9 @@ impl SymbolKind<'_> {
         match self {
             SymbolKind::Const(_) => "a constant",
             SymbolKind::Party(_) => "a party",
-            SymbolKind::Input(_, i) => match i.kind {
-                ast::InputKind::Gallery => "a gallery",
-                ast::InputKind::Query { .. } => "a query",
+            SymbolKind::Input(_, i) => match i.role {
+                InputRole::Gallery => "a gallery",
+                InputRole::Query => "a query",
             },
             SymbolKind::Let(_) => "a `let` value",
         }

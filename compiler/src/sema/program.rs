@@ -8,6 +8,7 @@
 //! expressions name them by index; `let`s are inlined by `sema`.
 
 use crate::syntax::Span;
+use irisc_runtime::vocab::InputRole;
 
 /// An exact non-negative rational, e.g. a match ratio written `0.345` is `345/1000` (reduced:
 /// `69/200`). Kept exact because thresholds must be computed without rounding error.
@@ -35,15 +36,6 @@ pub enum MaskKind {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum InputRole {
-    /// Secret-shared among the three parties, one record per enrolled subject.
-    Gallery,
-    /// One value per query of the batch, supplied (and secret-shared) by party `owner`.
-    Query { owner: usize },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum InputType {
     /// `iris<BITS> public mask` / `iris<BITS> secret mask`: `BITS` (`l`) a multiple of 64.
@@ -59,7 +51,11 @@ pub enum InputType {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Input {
     pub name: String,
+    /// A gallery (secret-shared among the three parties, one record per enrolled subject) or a
+    /// query (one value per query of the batch, supplied and secret-shared by `owner`).
     pub role: InputRole,
+    /// The party that supplies a query (`from p0`: 0); `None` for a gallery.
+    pub owner: Option<usize>,
     pub ty: InputType,
     #[serde(skip)]
     pub span: Span,
@@ -98,7 +94,7 @@ pub enum BinderKind {
     /// Ranges over records; the names bind the fields, in order.
     Records(Records),
     /// `c in rotations(q, lo..=hi)`: the current query of input `query`, rotated by every column
-    /// offset in `lo..=hi` (Section 2 of the Large-Scale MPC paper; 31 rotations deployed).
+    /// offset in `lo..=hi` (Section 3 of the Large-Scale MPC paper; 31 rotations deployed).
     Rotations { query: InputId, lo: i32, hi: i32 },
 }
 
@@ -335,7 +331,7 @@ impl Program {
         self.inputs
             .iter()
             .enumerate()
-            .filter(|(_, i)| matches!(i.role, InputRole::Query { .. }))
+            .filter(|(_, i)| matches!(i.role, InputRole::Query))
     }
 
     /// Galleries that some binder zips together (the runtime checks they have equal ids).

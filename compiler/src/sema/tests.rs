@@ -7,6 +7,7 @@ use super::program::{
 };
 use super::*;
 use crate::syntax::{Diagnostic, Span};
+use irisc_runtime::vocab::InputRole;
 
 const HEAD: &str = "const BITS = 256;\nconst R = 0.375;\nparties p0, p1, p2;\n\
     gallery db: iris<BITS> public mask;\nquery q: iris<BITS> public mask from p1;\n";
@@ -202,7 +203,8 @@ fn if_with_a_bit_input() {
         }
     );
     assert_eq!(p.inputs[4].ty, InputType::Bit);
-    assert_eq!(p.inputs[4].role, InputRole::Query { owner: 0 });
+    assert_eq!(p.inputs[4].role, InputRole::Query);
+    assert_eq!(p.inputs[4].owner, Some(0));
 }
 
 #[test]
@@ -295,7 +297,8 @@ fn default_scale_and_secret_masks() {
             scale_bits: 8
         }
     );
-    assert_eq!(p.inputs[1].role, InputRole::Query { owner: 2 });
+    assert_eq!(p.inputs[1].role, InputRole::Query);
+    assert_eq!(p.inputs[1].owner, Some(2));
 }
 
 #[test]

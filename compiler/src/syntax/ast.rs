@@ -4,6 +4,7 @@
 //! ratios become exact fractions and oversized integers become diagnostics, not panics.
 
 use super::Span;
+use irisc_runtime::vocab::InputRole;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ident {
@@ -86,18 +87,13 @@ pub struct PartiesItem {
     pub span: Span,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum InputKind {
-    /// `gallery db: ...;`: secret-shared among the parties.
-    Gallery,
-    /// `query q: ... from p0;`: supplied by one party.
-    Query { from: Ident },
-}
-
 /// `gallery db: iris<CODE_BITS> public mask;` or `query q: iris<...> public mask from p0;`
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InputItem {
-    pub kind: InputKind,
+    /// `gallery` (secret-shared among the parties) or `query` (supplied by one party).
+    pub role: InputRole,
+    /// `from p0`: the party that supplies a query; `None` for a gallery.
+    pub from: Option<Ident>,
     pub name: Ident,
     pub ty: TypeAnn,
     pub span: Span,

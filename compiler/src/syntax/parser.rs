@@ -46,6 +46,7 @@ use nom::{Err, IResult, Input, Needed, Parser};
 use super::ast::*;
 use super::lexer::{lex, Kw, Tok, Token};
 use super::{Diagnostic, Span};
+use irisc_runtime::vocab::InputRole;
 
 /// Parses a whole `.irs` source; the error points at the first offending token.
 pub fn parse(source: &str) -> Result<Module, Diagnostic> {
@@ -326,7 +327,8 @@ fn input_item(input: Toks<'_>) -> R<'_, InputItem> {
             )),
         ),
         |(start, (name, _, ty, end))| InputItem {
-            kind: InputKind::Gallery,
+            role: InputRole::Gallery,
+            from: None,
             name,
             ty,
             span: start.to(end),
@@ -345,7 +347,8 @@ fn input_item(input: Toks<'_>) -> R<'_, InputItem> {
             )),
         ),
         |(start, (name, _, ty, _, from, end))| InputItem {
-            kind: InputKind::Query { from },
+            role: InputRole::Query,
+            from: Some(from),
             name,
             ty,
             span: start.to(end),

@@ -98,17 +98,13 @@ impl Printer<'_> {
             }
             Item::Parties(p) => self.node(d, "parties", &names(&p.names), p.span),
             Item::Input(i) => {
-                let text = match &i.kind {
-                    InputKind::Gallery => format!("{}: {}", i.name.name, type_ann(&i.ty)),
-                    InputKind::Query { from } => {
+                let text = match &i.from {
+                    None => format!("{}: {}", i.name.name, type_ann(&i.ty)),
+                    Some(from) => {
                         format!("{}: {} from {}", i.name.name, type_ann(&i.ty), from.name)
                     }
                 };
-                let kind = match i.kind {
-                    InputKind::Gallery => "gallery",
-                    InputKind::Query { .. } => "query",
-                };
-                self.node(d, kind, &text, i.span)
+                self.node(d, i.role.name(), &text, i.span)
             }
             Item::Let(l) => {
                 self.node(d, "let", &l.name.name, l.span);

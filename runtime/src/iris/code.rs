@@ -10,7 +10,9 @@ use std::fmt;
 pub const ROWS: usize = 16;
 /// Bits per grid cell (the four Gabor filter responses of one position).
 pub const BITS_PER_CELL: usize = 4;
-/// Code length of the deployed system (Section 1 of the paper): 16 rows x 200 columns x 4 bits.
+/// Code length of the deployed system: l = 12 800 (Section 3 of the Large-Scale MPC paper); the
+/// 16 rows x 200 columns x 4 bits layout is the deployed system's (its public code), not the
+/// paper's.
 pub const DEFAULT_CODE_BITS: usize = 12_800;
 
 /// Why a code length or a pair of code and mask is not a valid iris code.

@@ -53,7 +53,7 @@ mod tests {
         }
     }
 
-    /// The plaintext rule of the secret-mask comparison (design §1): `b·dot > a·ml`.
+    /// The plaintext rule of the secret-mask comparison (ARCHITECTURE.md §7): `b·dot > a·ml`.
     fn rule(ml: u64, hd: u64, a: u64, b: u64) -> bool {
         let dot = ml as i128 - 2 * hd as i128;
         b as i128 * dot > a as i128 * ml as i128

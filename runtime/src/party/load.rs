@@ -13,13 +13,11 @@ use std::sync::Arc;
 
 use crate::contract::InputPart;
 use crate::error::RuntimeError;
-use crate::io::share_file::ShareKind;
-use crate::io::share_file::{
-    self, Expected, MaskMode, Payload, RingVec, ShareFile, ShareFileHeader, Sharing,
-};
-use crate::manifest::{InputRole, Manifest, ManifestInput};
+use crate::io::share_file::{self, Expected, RingVec, ShareFile, ShareFileHeader};
+use crate::manifest::{Manifest, ManifestInput};
 use crate::share::binary::{words_for, BitShares};
-use crate::store::{self, Store, StoreExpected, StoreSharing};
+use crate::store::{self, Store, StoreExpected};
+use crate::vocab::{InputKind, InputMask, InputRole, Sharing};
 
 use super::args::PartyArgs;
 use crate::ops::shamir_codes::{ShamirCodes, ShamirKind, Side};
@@ -168,27 +166,15 @@ fn load_one(
     })
 }
 
-/// The store sharing of an input sharing.
-pub fn store_sharing(sharing: Sharing) -> StoreSharing {
-    match sharing {
-        Sharing::Rep3 => StoreSharing::Rep3,
-        Sharing::Fp => StoreSharing::ShamirPrime {
-            modulus: crate::share::fp::P,
-        },
-        Sharing::Gr2 => StoreSharing::ShamirGr { degree: 2 },
-        Sharing::Gr4 => StoreSharing::ShamirGr { degree: 4 },
-    }
-}
-
 /// What the program's manifest entry `spec` needs of party `party`'s gallery store.
 pub fn store_expected(spec: &ManifestInput, party: u8, fingerprint: &str) -> StoreExpected {
     StoreExpected {
         fingerprint: fingerprint.to_string(),
         party,
-        sharing: store_sharing(spec.sharing),
+        sharing: spec.sharing.into(),
         ring_bits: spec.ring_bits,
         code_bits: spec.elements,
-        secret_mask: spec.mask == MaskMode::Secret,
+        secret_mask: spec.mask == InputMask::Secret,
     }
 }
 
@@ -201,7 +187,7 @@ fn load_store(
     fingerprint: &str,
     progress: bool,
 ) -> Result<LoadedInput, RuntimeError> {
-    if spec.role != InputRole::Gallery || spec.kind != Payload::Iris {
+    if spec.role != InputRole::Gallery || spec.kind != InputKind::Iris {
         return Err(input_err(format!(
             "{} is a gallery store, but input `{}` is a {} of {} data: pass the share file made for it by `irisc share` (stores hold iris galleries only)",
             path.display(),
@@ -217,7 +203,7 @@ fn load_store(
     let h = store.header();
     let header = ShareFileHeader {
         version: share_file::FORMAT_VERSION,
-        kind: ShareKind::Gallery,
+        role: InputRole::Gallery,
         party: party as u8,
         sharing: spec.sharing,
         mask: spec.mask,
@@ -226,13 +212,13 @@ fn load_store(
         count: h.count,
         set_id: h.params.set_id,
         body_hash: h.records_sum.0,
-        payload: Payload::Iris,
+        payload: InputKind::Iris,
         scale_bits: 0,
     };
     let count = store.len();
     let per = header.elements_per_record() as usize;
     let ids = store.ids();
-    let masks: Vec<u64> = if spec.mask == MaskMode::Public {
+    let masks: Vec<u64> = if spec.mask == InputMask::Public {
         store
             .records()
             .flat_map(|r| {
@@ -322,10 +308,10 @@ fn shamir_kind(sharing: Sharing) -> ShamirKind {
     }
 }
 
-fn shamir_side(kind: ShareKind) -> Side {
-    match kind {
-        ShareKind::Gallery => Side::Gallery,
-        ShareKind::Query => Side::Query,
+fn shamir_side(role: InputRole) -> Side {
+    match role {
+        InputRole::Gallery => Side::Gallery,
+        InputRole::Query => Side::Query,
     }
 }
 
@@ -354,7 +340,7 @@ fn shamir_from_file(file: ShareFile) -> Result<ShamirCodes, RuntimeError> {
         other => other.iter_u64().map(|x| x as u16).collect(),
     };
     let kind = shamir_kind(h.sharing);
-    let side = shamir_side(h.kind);
+    let side = shamir_side(h.role);
     if sections == 1 {
         return ShamirCodes::new(kind, side, count, elements, file.ids, masks, data);
     }
@@ -667,7 +653,7 @@ impl Inputs {
                     prev.push(p & m);
                 }
             }
-            let masks = if part == InputPart::Codes && l.header.mask == MaskMode::Public {
+            let masks = if part == InputPart::Codes && l.header.mask == InputMask::Public {
                 full.masks.clone()
             } else {
                 vec![u64::MAX; full.count * padded / 64]
@@ -708,7 +694,7 @@ impl Inputs {
                 .flat_map(|r| r[offset..offset + words].iter().copied())
                 .collect::<Vec<u16>>();
             let elements = l.header.elements as usize;
-            let masks = if part == InputPart::Codes && l.header.mask == MaskMode::Public {
+            let masks = if part == InputPart::Codes && l.header.mask == InputMask::Public {
                 full.masks.clone()
             } else {
                 vec![u64::MAX; full.count * elements.div_ceil(64)]
@@ -745,10 +731,10 @@ impl LoadedInput {
 /// Whether `part` exists for this input's kind.
 fn check_part(l: &LoadedInput, part: InputPart) -> Result<(), RuntimeError> {
     let ok = match (l.header.payload, part) {
-        (Payload::Iris, InputPart::Codes) => true,
-        (Payload::Iris, InputPart::Masks) => l.header.mask == MaskMode::Secret,
-        (Payload::Embedding, InputPart::Embedding) => true,
-        (Payload::Bit, InputPart::Bit) => true,
+        (InputKind::Iris, InputPart::Codes) => true,
+        (InputKind::Iris, InputPart::Masks) => l.header.mask == InputMask::Secret,
+        (InputKind::Embedding, InputPart::Embedding) => true,
+        (InputKind::Bit, InputPart::Bit) => true,
         _ => false,
     };
     if ok {

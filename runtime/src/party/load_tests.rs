@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 use crate::io::share_file::{write, ShareFile, ShareFileHeader};
-use crate::manifest::{InputKind, InputMask, InputSharing, ManifestInput, ABI_VERSION};
+use crate::manifest::{ManifestInput, ABI_VERSION};
 use crate::share::{fp, galois};
+use crate::vocab::{InputKind, InputMask, Sharing};
 
 /// A deterministic generator, enough for test shares.
 struct Lcg(u64);
@@ -32,7 +33,7 @@ fn spec(name: &str, role: InputRole, kind: InputKind, elements: u32) -> Manifest
         } else {
             InputMask::None
         },
-        sharing: InputSharing::Rep3,
+        sharing: Sharing::Rep3,
         ring_bits: 32,
         scale_bits: if kind == InputKind::Embedding { 8 } else { 0 },
     }
@@ -84,7 +85,7 @@ fn deal(dir: &Path, s: &ManifestInput, data: &Data, seed: u64) -> [PathBuf; 3] {
     let h0 = header_for(s, 0, count, set_id);
     let k = s.ring_bits;
     let own: [RingVec; 3] = match s.sharing {
-        InputSharing::Rep3 => {
+        Sharing::Rep3 => {
             let m = crate::io::share_file::ring_mask(k).unwrap();
             let mut x: [Vec<u64>; 3] = Default::default();
             for &v in &data.values {
@@ -95,12 +96,12 @@ fn deal(dir: &Path, s: &ManifestInput, data: &Data, seed: u64) -> [PathBuf; 3] {
             }
             x.map(|c| RingVec::from_u64s(k, c).unwrap())
         }
-        InputSharing::Fp => {
+        Sharing::Fp => {
             let vals: Vec<u16> = data.values.iter().map(|&v| fp::reduce_u64(v)).collect();
             let mut r = <rand_chacha::ChaCha20Rng as rand_core::SeedableRng>::seed_from_u64(seed);
             fp::shamir_share(&vals, &mut r).map(RingVec::U16)
         }
-        InputSharing::Gr2 | InputSharing::Gr4 => {
+        Sharing::Gr2 | Sharing::Gr4 => {
             let per_section = s.elements as usize;
             let packing = if s.role == InputRole::Query {
                 galois::Packing::Plain
@@ -110,7 +111,7 @@ fn deal(dir: &Path, s: &ManifestInput, data: &Data, seed: u64) -> [PathBuf; 3] {
             let vals: Vec<u16> = data.values.iter().map(|&v| v as u16).collect();
             let n = vals.len() / per_section;
             let mut r = <rand_chacha::ChaCha20Rng as rand_core::SeedableRng>::seed_from_u64(seed);
-            if s.sharing == InputSharing::Gr2 {
+            if s.sharing == Sharing::Gr2 {
                 galois::share_codes::<2>(&vals, n, per_section, packing, &mut r)
                     .map(|v| RingVec::U16(v.coefs))
             } else {
@@ -404,12 +405,12 @@ fn shamir_data(
 fn shamir_inputs_reconstruct() {
     let dir = tempfile::tempdir().unwrap();
     let mut g = spec("g", InputRole::Gallery, InputKind::Iris, 64);
-    g.sharing = InputSharing::Gr4;
+    g.sharing = Sharing::Gr4;
     g.ring_bits = 16;
     g.mask = InputMask::Secret;
     let gd = iris_data(2, 64, true, 7);
     let mut q = spec("q", InputRole::Query, InputKind::Embedding, 6);
-    q.sharing = InputSharing::Fp;
+    q.sharing = Sharing::Fp;
     q.ring_bits = 16;
     let qd = Data {
         ids: vec![1, 2],
@@ -417,7 +418,7 @@ fn shamir_inputs_reconstruct() {
         masks: vec![],
     };
     let mut q2 = spec("q2", InputRole::Query, InputKind::Embedding, 3);
-    q2.sharing = InputSharing::Gr4;
+    q2.sharing = Sharing::Gr4;
     q2.ring_bits = 16;
     let q2d = Data {
         ids: vec![1, 2],
@@ -561,7 +562,7 @@ fn command_line_mistakes_name_the_input() {
         "{e}"
     );
     let mut fp_m = m1.clone();
-    fp_m.inputs[0].sharing = InputSharing::Fp;
+    fp_m.inputs[0].sharing = Sharing::Fp;
     fp_m.inputs[0].ring_bits = 16;
     let e = load_err(&fp_m, [flag("left", &gf[0]), flag("ql", &qf[0])].concat());
     assert!(e.contains("holds replicated (rep3) shares but this program reads input `left` as Shamir shares over F_p (fp)"), "{e}");
@@ -629,16 +630,16 @@ fn store_from_file(shr: &Path, fp: &str) -> PathBuf {
         &StoreParams {
             fingerprint: fp.into(),
             party: h.party,
-            sharing: store_sharing(h.sharing),
+            sharing: h.sharing.into(),
             ring_bits: h.ring_bits,
             code_bits: h.elements,
-            secret_mask: h.mask == MaskMode::Secret,
+            secret_mask: h.mask == InputMask::Secret,
             set_id: h.set_id,
         },
     )
     .unwrap();
     let per = h.elements_per_record() as usize;
-    let ml = if h.mask == MaskMode::Public {
+    let ml = if h.mask == InputMask::Public {
         h.elements as usize / 8
     } else {
         0
@@ -670,12 +671,7 @@ fn store_from_file(shr: &Path, fp: &str) -> PathBuf {
 #[test]
 fn gallery_stores_load_as_their_share_files_do() {
     let dir = tempfile::tempdir().unwrap();
-    for sharing in [
-        InputSharing::Rep3,
-        InputSharing::Fp,
-        InputSharing::Gr2,
-        InputSharing::Gr4,
-    ] {
+    for sharing in [Sharing::Rep3, Sharing::Fp, Sharing::Gr2, Sharing::Gr4] {
         for secret in [false, true] {
             let mut g = spec("g", InputRole::Gallery, InputKind::Iris, 128);
             g.sharing = sharing;

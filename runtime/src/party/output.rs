@@ -167,7 +167,7 @@ pub fn output(
     let ids: Vec<u64> = if shape != OutputShape::Ids {
         Vec::new()
     } else if records < 0 {
-        let g = inputs.single(crate::manifest::InputRole::Gallery)?;
+        let g = inputs.single(crate::vocab::InputRole::Gallery)?;
         inputs.ids(g).to_vec()
     } else {
         match get(slots, records as u32)? {

@@ -42,6 +42,7 @@ use std::path::Path;
 use super::error::StoreError;
 use crate::io::share_file::RingVec;
 use crate::iris::check_code_bits;
+use crate::vocab::Sharing;
 
 pub const STORE_MAGIC: [u8; 8] = *b"IRISCGAL";
 pub const STORE_VERSION: u32 = 1;
@@ -58,7 +59,8 @@ const SLOT_HASHED: usize = 224;
 const SLOT_KEY: &str = "irisc gallery store 2024 header slot v1";
 const RECORD_KEY: &str = "irisc gallery store 2024 record v1";
 
-/// The secret-sharing scheme of a store's records.
+/// The secret-sharing scheme of a store's records: the store's on-disk encoding of a
+/// [`Sharing`] with its parameter (d of GR(2^16, d), p of F_p), made by `From<Sharing>`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StoreSharing {
     /// 3-party replicated sharing over Z_2^k: two components (x_i, x_{i-1}) per element.
@@ -67,6 +69,20 @@ pub enum StoreSharing {
     ShamirGr { degree: u8 },
     /// Shamir sharing over F_p, p < 2^16: one 16-bit share per code element.
     ShamirPrime { modulus: u16 },
+}
+
+/// A program's sharing as the store encodes it: F_p with its modulus, GR(2^16, d) with d.
+impl From<Sharing> for StoreSharing {
+    fn from(sharing: Sharing) -> StoreSharing {
+        match sharing {
+            Sharing::Rep3 => StoreSharing::Rep3,
+            Sharing::Fp => StoreSharing::ShamirPrime {
+                modulus: crate::share::fp::P,
+            },
+            Sharing::Gr2 => StoreSharing::ShamirGr { degree: 2 },
+            Sharing::Gr4 => StoreSharing::ShamirGr { degree: 4 },
+        }
+    }
 }
 
 impl StoreSharing {

@@ -377,9 +377,10 @@ pub fn build_and_count(
 mod tests {
     use super::*;
     use crate::analysis::plan::tests::{deployed_plan, program};
-    use crate::analysis::plan::{PlanOptions, Sharing};
+    use crate::analysis::plan::PlanOptions;
     use crate::sema::program::*;
     use crate::syntax::Span;
+    use irisc_runtime::vocab::Sharing;
 
     const R345: Ratio = Ratio { num: 69, den: 200 };
 

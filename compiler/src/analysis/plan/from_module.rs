@@ -3,9 +3,10 @@
 //! ranges are the pure functions of the recorded choices ([`super::plan_fhd_site`]); a ring on
 //! an op that disagrees with them is an error, so the IR stays the one source of the choices.
 
-use super::{assemble, plan_fhd_site, Plan, Sharing, TestPlan, Variant};
+use super::{assemble, plan_fhd_site, Plan, TestPlan};
 use crate::analysis::sites::{for_each_comparison, ComparisonSites, SiteKind};
-use crate::mlir::{get_int, op_name};
+use crate::mlir::{get_int, op_name, ChoiceAttr};
+use irisc_runtime::vocab::{Sharing, Variant};
 use melior::ir::{operation::OperationLike, Module};
 
 /// The choices recorded on one fhd comparison.

@@ -6,6 +6,7 @@
 
 use super::*;
 use crate::sema::program::*;
+use irisc_runtime::vocab::InputRole;
 
 const R345: Ratio = Ratio { num: 69, den: 200 };
 
@@ -71,12 +72,14 @@ pub(crate) fn program(l: u32, mask: MaskKind, values: Vec<(RevealShape, BoolExpr
             Input {
                 name: "db".into(),
                 role: InputRole::Gallery,
+                owner: None,
                 ty: iris,
                 span: crate::syntax::Span::default(),
             },
             Input {
                 name: "q".into(),
-                role: InputRole::Query { owner: 0 },
+                role: InputRole::Query,
+                owner: Some(0),
                 ty: iris,
                 span: crate::syntax::Span::default(),
             },

@@ -10,18 +10,17 @@
 //!   (`share::galois::share_codes`), as the Shamir dot product requires.
 
 use anyhow::{anyhow, bail, Result};
-use irisc_runtime::io::share_file::{
-    ring_mask, MaskMode, Payload, RingVec, ShareFile, ShareFileHeader, ShareKind, Sharing,
-};
+use irisc_runtime::io::share_file::{ring_mask, RingVec, ShareFile, ShareFileHeader};
 use irisc_runtime::share::{fp, galois};
+use irisc_runtime::vocab::{InputKind, InputMask, InputRole, Sharing};
 use rand::CryptoRng;
 
 /// The plaintext of one input, ready to share.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plain {
-    pub role: ShareKind,
-    pub payload: Payload,
-    pub mask: MaskMode,
+    pub role: InputRole,
+    pub payload: InputKind,
+    pub mask: InputMask,
     /// Values per section (code bits, dimension, 1).
     pub elements: u32,
     pub scale_bits: u8,
@@ -94,8 +93,8 @@ pub fn deal_into_set(
             plain.elements
         );
     }
-    if plain.payload == Payload::Iris
-        && plain.mask == MaskMode::Secret
+    if plain.payload == InputKind::Iris
+        && plain.mask == InputMask::Secret
         && ring_bits < 2
         && sharing == Sharing::Rep3
     {
@@ -129,8 +128,8 @@ pub fn deal_into_set(
         Sharing::Gr2 | Sharing::Gr4 => {
             let vals: Vec<u16> = plain.values.iter().map(|&v| v as u16).collect();
             let packing = match plain.role {
-                ShareKind::Query => galois::Packing::Plain,
-                ShareKind::Gallery => galois::Packing::Reversed,
+                InputRole::Query => galois::Packing::Plain,
+                InputRole::Gallery => galois::Packing::Reversed,
             };
             let (codes, len) = (plain.count() * sections, plain.elements as usize);
             if sharing == Sharing::Gr2 {
@@ -183,9 +182,9 @@ pub fn open(files: &[ShareFile; 3]) -> Result<Vec<u64>> {
             .map(u64::from)
             .collect(),
         Sharing::Gr2 | Sharing::Gr4 => {
-            let packing = match h.kind {
-                ShareKind::Query => galois::Packing::Plain,
-                ShareKind::Gallery => galois::Packing::Reversed,
+            let packing = match h.role {
+                InputRole::Query => galois::Packing::Plain,
+                InputRole::Gallery => galois::Packing::Reversed,
             };
             let per = h.words_per_section() as usize;
             let len = h.elements as usize;
@@ -219,22 +218,26 @@ mod tests {
     use rand_chacha::ChaCha20Rng;
 
     fn plain(
-        role: ShareKind,
-        payload: Payload,
-        mask: MaskMode,
+        role: InputRole,
+        payload: InputKind,
+        mask: InputMask,
         elements: u32,
         values: Vec<i64>,
     ) -> Plain {
-        let sections = if mask == MaskMode::Secret { 2 } else { 1 };
+        let sections = if mask == InputMask::Secret { 2 } else { 1 };
         let count = values.len() / (sections * elements as usize);
         Plain {
             role,
             payload,
             mask,
             elements,
-            scale_bits: if payload == Payload::Embedding { 8 } else { 0 },
+            scale_bits: if payload == InputKind::Embedding {
+                8
+            } else {
+                0
+            },
             ids: (0..count as u64).map(|i| i * 1000).collect(),
-            masks: if mask == MaskMode::Public {
+            masks: if mask == InputMask::Public {
                 vec![0xFF; count * elements as usize / 8]
             } else {
                 vec![]
@@ -258,14 +261,14 @@ mod tests {
             .chain(&iris[384..])
             .copied()
             .collect();
-        for role in [ShareKind::Gallery, ShareKind::Query] {
+        for role in [InputRole::Gallery, InputRole::Query] {
             for (sharing, k) in [
                 (Sharing::Rep3, 24),
                 (Sharing::Fp, 16),
                 (Sharing::Gr2, 16),
                 (Sharing::Gr4, 16),
             ] {
-                let e = plain(role, Payload::Embedding, MaskMode::None, 5, emb.clone());
+                let e = plain(role, InputKind::Embedding, InputMask::None, 5, emb.clone());
                 let files = deal(&e, sharing, k, &mut rng).unwrap();
                 let want: Vec<u64> = emb
                     .iter()
@@ -278,7 +281,7 @@ mod tests {
                 assert_eq!(open(&files).unwrap(), want, "{sharing} {role}");
                 assert_eq!(files[1].header.sharing, sharing);
                 assert_eq!(files[2].header.party, 2);
-                let i = plain(role, Payload::Iris, MaskMode::Secret, 128, iris.clone());
+                let i = plain(role, InputKind::Iris, InputMask::Secret, 128, iris.clone());
                 let files = deal(&i, sharing, k, &mut rng).unwrap();
                 let got = open(&files).unwrap();
                 let m = if sharing == Sharing::Rep3 {
@@ -300,9 +303,9 @@ mod tests {
             }
         }
         let b = plain(
-            ShareKind::Query,
-            Payload::Bit,
-            MaskMode::None,
+            InputRole::Query,
+            InputKind::Bit,
+            InputMask::None,
             1,
             vec![1, 0, 1],
         );

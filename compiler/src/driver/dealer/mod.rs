@@ -17,8 +17,8 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Result};
 
-use irisc_runtime::io::share_file::ShareKind;
-use irisc_runtime::manifest::{InputRole, ManifestInput};
+use irisc_runtime::manifest::ManifestInput;
+use irisc_runtime::vocab::InputRole;
 
 use crate::analysis::plan::PlanOptions;
 
@@ -87,9 +87,9 @@ pub fn run_share(req: &ShareRequest) -> Result<ExitCode> {
         if !(2..=64).contains(&ring) {
             bail!("--ring must be between 2 and 64, not {ring}");
         }
-        for (file, role, kind, stem) in [
-            (&req.db, InputRole::Gallery, ShareKind::Gallery, "db"),
-            (&req.query, InputRole::Query, ShareKind::Query, "query"),
+        for (file, role, stem) in [
+            (&req.db, InputRole::Gallery, "db"),
+            (&req.query, InputRole::Query, "query"),
         ] {
             let Some(file) = file else { continue };
             let paths = share::share_paths(output, stem);
@@ -102,7 +102,7 @@ pub fn run_share(req: &ShareRequest) -> Result<ExitCode> {
                     store::share_to_stores(&fingerprint, spec, file, paths)?
                 }
                 Some(spec) => share::share_input_to(spec, None, file, paths)?,
-                None => share::share_file(file, output, kind, ring, stem)?,
+                None => share::share_file(file, output, role, ring, stem)?,
             });
         }
     }

@@ -12,13 +12,12 @@ use anyhow::{anyhow, bail, Context, Result};
 use irisc_runtime::io::share_file::{self, ring_mask, RingVec, ShareFile, ShareFileHeader};
 use irisc_runtime::io::{ndjson, ndjson_values};
 use irisc_runtime::iris::{IrisCode, IrisRecord};
-use irisc_runtime::manifest::{InputKind, InputSharing, Manifest, ManifestInput};
+use irisc_runtime::manifest::{Manifest, ManifestInput};
+use irisc_runtime::vocab::{InputKind, InputMask, InputRole, Sharing};
 use rand::rngs::OsRng;
 use rand::{SeedableRng, TryCryptoRng};
 
 use super::deal::Plain;
-
-pub use irisc_runtime::io::share_file::{MaskMode, ShareKind};
 
 use crate::driver::progress::progress;
 
@@ -26,8 +25,8 @@ use crate::driver::progress::progress;
 /// (`Debug` prints only shapes: [`RingVec`] hides its values.)
 #[derive(Debug)]
 pub struct Dealt {
-    pub kind: ShareKind,
-    pub mask: MaskMode,
+    pub role: InputRole,
+    pub mask: InputMask,
     pub ring_bits: u32,
     pub code_bits: u32,
     pub set_id: [u8; 16],
@@ -41,7 +40,7 @@ pub struct Dealt {
 impl Dealt {
     fn header(&self, party: u8) -> ShareFileHeader {
         ShareFileHeader::new(
-            self.kind,
+            self.role,
             party,
             self.mask,
             self.ring_bits,
@@ -66,10 +65,10 @@ impl Dealt {
 
 /// The ring elements shared for one record: its masked bits, then (secret masks only) its mask
 /// bits, each reduced mod 2^k.
-pub fn encode(iris: &IrisCode, ring_bits: u32, mask: MaskMode) -> Result<Vec<u64>> {
+pub fn encode(iris: &IrisCode, ring_bits: u32, mask: InputMask) -> Result<Vec<u64>> {
     let m = ring_mask(ring_bits).ok_or_else(|| anyhow!("ring Z_2^{ring_bits} is not supported"))?;
     let mut out: Vec<u64> = iris.masked_bits::<u64>().iter().map(|v| v & m).collect();
-    if mask == MaskMode::Secret {
+    if mask == InputMask::Secret {
         out.extend((0..iris.bits()).map(|i| u64::from(iris.mask_bit(i))));
     }
     Ok(out)
@@ -78,9 +77,9 @@ pub fn encode(iris: &IrisCode, ring_bits: u32, mask: MaskMode) -> Result<Vec<u64
 /// Splits every record into three additive sharings over Z_2^k, drawing x0 and x1 from `rng`.
 pub fn deal<R: TryCryptoRng>(
     records: &[IrisRecord],
-    kind: ShareKind,
+    role: InputRole,
     ring_bits: u32,
-    mask: MaskMode,
+    mask: InputMask,
     rng: &mut R,
 ) -> Result<Dealt> {
     if !(2..=64).contains(&ring_bits) {
@@ -95,8 +94,8 @@ pub fn deal<R: TryCryptoRng>(
     let k_mask = ring_mask(ring_bits).unwrap_or(u64::MAX);
     let word = RingVec::word_bytes_for(ring_bits).unwrap_or(8);
     let per_record = match mask {
-        MaskMode::Public | MaskMode::None => code_bits,
-        MaskMode::Secret => 2 * code_bits,
+        InputMask::Public | InputMask::None => code_bits,
+        InputMask::Secret => 2 * code_bits,
     };
     let total = records.len() * per_record;
     let new_vec = || RingVec::with_capacity(ring_bits, total).unwrap_or(RingVec::U64(Vec::new()));
@@ -119,7 +118,7 @@ pub fn deal<R: TryCryptoRng>(
             );
         }
         ids.push(rec.id);
-        if mask == MaskMode::Public {
+        if mask == InputMask::Public {
             masks.extend_from_slice(&rec.iris.mask);
         }
         rng.try_fill_bytes(&mut random).map_err(rng_failed)?;
@@ -136,7 +135,7 @@ pub fn deal<R: TryCryptoRng>(
     }
     bar.finish_and_clear();
     Ok(Dealt {
-        kind,
+        role,
         mask,
         ring_bits,
         code_bits: code_bits as u32,
@@ -162,20 +161,20 @@ pub fn share_paths(out_dir: &Path, stem: &str) -> [PathBuf; 3] {
 pub fn share_file(
     input: &Path,
     out_dir: &Path,
-    kind: ShareKind,
+    role: InputRole,
     ring_bits: u32,
     stem: &str,
 ) -> Result<[PathBuf; 3]> {
-    share_file_with_mask(input, out_dir, kind, ring_bits, MaskMode::Public, stem)
+    share_file_with_mask(input, out_dir, role, ring_bits, InputMask::Public, stem)
 }
 
 /// As [`share_file()`], choosing whether masks stay public or are secret-shared too.
 pub fn share_file_with_mask(
     input: &Path,
     out_dir: &Path,
-    kind: ShareKind,
+    role: InputRole,
     ring_bits: u32,
-    mask: MaskMode,
+    mask: InputMask,
     stem: &str,
 ) -> Result<[PathBuf; 3]> {
     if stem.is_empty() || stem.contains(['/', '\\']) || stem.starts_with('.') {
@@ -185,7 +184,7 @@ pub fn share_file_with_mask(
     if records.is_empty() {
         bail!("{} holds no records to share", input.display());
     }
-    let dealt = deal(&records, kind, ring_bits, mask, &mut OsRng)
+    let dealt = deal(&records, role, ring_bits, mask, &mut OsRng)
         .with_context(|| format!("cannot share {}", input.display()))?;
     drop(records);
     std::fs::create_dir_all(out_dir)
@@ -338,7 +337,7 @@ pub fn plain_iris(spec: &ManifestInput, records: &[IrisRecord]) -> Result<Plain>
     for r in records {
         values.extend(r.iris.masked_bits::<u64>().iter().map(|&v| v as i64));
         match spec.mask {
-            MaskMode::Secret => {
+            InputMask::Secret => {
                 values.extend((0..r.iris.bits()).map(|i| i64::from(r.iris.mask_bit(i))))
             }
             _ => masks.extend_from_slice(&r.iris.mask),
@@ -417,10 +416,10 @@ pub fn read_plain(spec: &ManifestInput, path: &Path) -> Result<Plain> {
 
 /// The sharing and ring a file of `spec` is made with: the manifest's, or `sharing` when the
 /// user forces one (Shamir sharings are always 16-bit words; bits always stay rep3).
-pub fn sharing_for(spec: &ManifestInput, sharing: Option<InputSharing>) -> (InputSharing, u32) {
+pub fn sharing_for(spec: &ManifestInput, sharing: Option<Sharing>) -> (Sharing, u32) {
     match sharing {
         None => (spec.sharing, spec.ring_bits),
-        Some(_) if spec.kind == InputKind::Bit => (InputSharing::Rep3, spec.ring_bits),
+        Some(_) if spec.kind == InputKind::Bit => (Sharing::Rep3, spec.ring_bits),
         Some(s) if s.is_shamir() => (s, 16),
         Some(s) if spec.sharing.is_shamir() => (s, 16),
         Some(s) => (s, spec.ring_bits),
@@ -430,7 +429,7 @@ pub fn sharing_for(spec: &ManifestInput, sharing: Option<InputSharing>) -> (Inpu
 /// Shares the NDJSON file `input` as the program's input `spec` into `DIR/p{0,1,2}/NAME.shares`.
 pub fn share_input(
     spec: &ManifestInput,
-    sharing: Option<InputSharing>,
+    sharing: Option<Sharing>,
     input: &Path,
     out_dir: &Path,
 ) -> Result<[PathBuf; 3]> {
@@ -440,7 +439,7 @@ pub fn share_input(
 /// [`share_input`] into the given three files (party 0, 1, 2).
 pub fn share_input_to(
     spec: &ManifestInput,
-    sharing: Option<InputSharing>,
+    sharing: Option<Sharing>,
     input: &Path,
     paths: [PathBuf; 3],
 ) -> Result<[PathBuf; 3]> {
@@ -510,7 +509,7 @@ mod tests {
         generate(6, 21, bits, &GenOptions::default()).unwrap()
     }
 
-    fn expected_values(records: &[IrisRecord], k: u32, mask: MaskMode) -> Vec<u64> {
+    fn expected_values(records: &[IrisRecord], k: u32, mask: InputMask) -> Vec<u64> {
         records
             .iter()
             .flat_map(|r| encode(&r.iris, k, mask).unwrap())
@@ -525,14 +524,14 @@ mod tests {
         iris.set_code_bit(1, true); // T = -1
         iris.set_code_bit(2, true); // masked: U = 0
         assert_eq!(
-            &encode(&iris, 12, MaskMode::Public).unwrap()[..3],
+            &encode(&iris, 12, InputMask::Public).unwrap()[..3],
             &[1, 0xFFF, 0]
         );
         assert_eq!(
-            &encode(&iris, 64, MaskMode::Public).unwrap()[..3],
+            &encode(&iris, 64, InputMask::Public).unwrap()[..3],
             &[1, u64::MAX, 0]
         );
-        let secret = encode(&iris, 16, MaskMode::Secret).unwrap();
+        let secret = encode(&iris, 16, InputMask::Secret).unwrap();
         assert_eq!(secret.len(), 128);
         assert_eq!(&secret[64..67], &[1, 1, 0]);
     }
@@ -541,9 +540,9 @@ mod tests {
     fn reconstructs_in_memory_for_all_rings() {
         let recs = gallery(640);
         for k in [2, 16, 17, 32, 36, 64] {
-            for mask in [MaskMode::Public, MaskMode::Secret] {
+            for mask in [InputMask::Public, InputMask::Secret] {
                 let mut rng = ChaCha20Rng::seed_from_u64(u64::from(k));
-                let dealt = deal(&recs, ShareKind::Gallery, k, mask, &mut rng).unwrap();
+                let dealt = deal(&recs, InputRole::Gallery, k, mask, &mut rng).unwrap();
                 let files = [0, 1, 2].map(|p| dealt.party_file(p));
                 assert_eq!(
                     reconstruct(&files).unwrap(),
@@ -560,12 +559,12 @@ mod tests {
         let recs = gallery(12_800);
         ndjson::write_file(&input, &recs).unwrap();
         let out = dir.path().join("shares");
-        let paths = share_file(&input, &out, ShareKind::Gallery, 16, "db").unwrap();
+        let paths = share_file(&input, &out, InputRole::Gallery, 16, "db").unwrap();
         assert_eq!(paths[1], out.join("db.p1.shr"));
         let files = paths.clone().map(|p| read(&p).unwrap());
         assert_eq!(
             reconstruct(&files).unwrap(),
-            expected_values(&recs, 16, MaskMode::Public)
+            expected_values(&recs, 16, InputMask::Public)
         );
         for (i, f) in files.iter().enumerate() {
             assert_eq!(f.header.party as usize, i);
@@ -574,13 +573,13 @@ mod tests {
             assert_eq!(&f.masks[1600..3200], &recs[1].iris.mask[..]);
             let expected = Expected {
                 input: "db".into(),
-                kind: ShareKind::Gallery,
+                role: InputRole::Gallery,
                 party: i as u8,
-                sharing: irisc_runtime::io::share_file::Sharing::Rep3,
-                payload: irisc_runtime::io::share_file::Payload::Iris,
+                sharing: Sharing::Rep3,
+                payload: InputKind::Iris,
                 ring_bits: 16,
                 elements: 12_800,
-                mask: MaskMode::Public,
+                mask: InputMask::Public,
                 scale_bits: 0,
             };
             check_compatible(&paths[i], &f.header, &expected).unwrap();
@@ -589,7 +588,7 @@ mod tests {
         let again = share_file(
             &input,
             &dir.path().join("again"),
-            ShareKind::Gallery,
+            InputRole::Gallery,
             16,
             "db",
         )
@@ -608,8 +607,8 @@ mod tests {
     #[test]
     fn one_component_alone_is_not_the_secret() {
         let recs = gallery(640);
-        let dealt = deal(&recs, ShareKind::Query, 16, MaskMode::Public, &mut OsRng).unwrap();
-        let secret = expected_values(&recs, 16, MaskMode::Public);
+        let dealt = deal(&recs, InputRole::Query, 16, InputMask::Public, &mut OsRng).unwrap();
+        let secret = expected_values(&recs, 16, InputMask::Public);
         for x in &dealt.x {
             let same = x.iter_u64().zip(&secret).filter(|(a, b)| a == *b).count();
             // A uniform 16-bit share equals the secret about once in 65 536 elements.
@@ -624,9 +623,9 @@ mod tests {
         let err = |k| {
             deal(
                 &recs,
-                ShareKind::Gallery,
+                InputRole::Gallery,
                 k,
-                MaskMode::Public,
+                InputMask::Public,
                 &mut rng.clone(),
             )
             .err()
@@ -634,38 +633,38 @@ mod tests {
         };
         assert!(err(1).unwrap().contains("2 to 64 bits"));
         assert!(err(65).is_some());
-        assert!(deal(&[], ShareKind::Gallery, 16, MaskMode::Public, &mut rng).is_err());
+        assert!(deal(&[], InputRole::Gallery, 16, InputMask::Public, &mut rng).is_err());
         let mut mixed = recs.clone();
         mixed[3].iris = IrisCode::zeros(64).unwrap();
-        let e = deal(&mixed, ShareKind::Gallery, 16, MaskMode::Public, &mut rng).unwrap_err();
+        let e = deal(&mixed, InputRole::Gallery, 16, InputMask::Public, &mut rng).unwrap_err();
         assert!(e.to_string().contains("record 3"), "{e}");
 
         let dir = tempfile::tempdir().unwrap();
         let input = dir.path().join("db.ndjson");
         ndjson::write_file(&input, &recs).unwrap();
-        assert!(share_file(&input, dir.path(), ShareKind::Gallery, 16, "../x").is_err());
+        assert!(share_file(&input, dir.path(), InputRole::Gallery, 16, "../x").is_err());
         std::fs::write(&input, "").unwrap();
-        let e = share_file(&input, dir.path(), ShareKind::Gallery, 16, "db").unwrap_err();
+        let e = share_file(&input, dir.path(), InputRole::Gallery, 16, "db").unwrap_err();
         assert!(e.to_string().contains("no records"), "{e}");
         std::fs::write(&input, "{\"id\": 1}\n").unwrap();
-        let e = share_file(&input, dir.path(), ShareKind::Gallery, 16, "db").unwrap_err();
+        let e = share_file(&input, dir.path(), InputRole::Gallery, 16, "db").unwrap_err();
         assert!(e.to_string().contains("line 1: code is missing"), "{e}");
         assert!(!dir.path().join("db.p0.shr").exists());
     }
 
-    fn spec(name: &str, role: ShareKind, kind: InputKind, elements: u32) -> ManifestInput {
+    fn spec(name: &str, role: InputRole, kind: InputKind, elements: u32) -> ManifestInput {
         ManifestInput {
             name: name.into(),
             role,
-            owner: (role == ShareKind::Query).then_some(0),
+            owner: (role == InputRole::Query).then_some(0),
             kind,
             elements,
             mask: if kind == InputKind::Iris {
-                MaskMode::Secret
+                InputMask::Secret
             } else {
-                MaskMode::None
+                InputMask::None
             },
-            sharing: InputSharing::Rep3,
+            sharing: Sharing::Rep3,
             ring_bits: if kind == InputKind::Bit { 1 } else { 20 },
             scale_bits: if kind == InputKind::Embedding { 8 } else { 0 },
         }
@@ -682,17 +681,17 @@ mod tests {
         let iris = dir.path().join("left.ndjson");
         let recs = gallery(128);
         ndjson::write_file(&iris, &recs).unwrap();
-        let g = spec("left", ShareKind::Gallery, InputKind::Iris, 128);
-        let paths = share_input(&g, Some(InputSharing::Gr4), &iris, &out).unwrap();
+        let g = spec("left", InputRole::Gallery, InputKind::Iris, 128);
+        let paths = share_input(&g, Some(Sharing::Gr4), &iris, &out).unwrap();
         assert_eq!(paths[2], out.join("p2").join("left.shares"));
         let files = paths.clone().map(|p| read(&p).unwrap());
-        assert_eq!(files[0].header.sharing, InputSharing::Gr4);
+        assert_eq!(files[0].header.sharing, Sharing::Gr4);
         assert_eq!(files[0].header.ring_bits, 16);
-        let want: Vec<u64> = expected_values(&recs, 16, MaskMode::Secret);
+        let want: Vec<u64> = expected_values(&recs, 16, InputMask::Secret);
         assert_eq!(super::super::deal::open(&files).unwrap(), want);
         // The runtime's check accepts them for a gr4 program and names the input otherwise.
         let mut g4 = g.clone();
-        (g4.sharing, g4.ring_bits) = (InputSharing::Gr4, 16);
+        (g4.sharing, g4.ring_bits) = (Sharing::Gr4, 16);
         check_compatible(&paths[1], &files[1].header, &Expected::for_input(&g4, 1)).unwrap();
         let e =
             check_compatible(&paths[1], &files[1].header, &Expected::for_input(&g, 1)).unwrap_err();
@@ -714,7 +713,7 @@ mod tests {
             ],
         )
         .unwrap();
-        let v = spec("v", ShareKind::Query, InputKind::Embedding, 3);
+        let v = spec("v", InputRole::Query, InputKind::Embedding, 3);
         let files = share_input(&v, None, &emb, &out)
             .unwrap()
             .map(|p| read(&p).unwrap());
@@ -726,7 +725,7 @@ mod tests {
         assert_eq!(super::super::deal::open(&files).unwrap(), want);
         assert_eq!(files[0].ids, vec![5, 6]);
         assert_eq!(files[0].header.scale_bits, 8);
-        let wrong_dim = spec("v", ShareKind::Query, InputKind::Embedding, 4);
+        let wrong_dim = spec("v", InputRole::Query, InputKind::Embedding, 4);
         let e = share_input(&wrong_dim, None, &emb, &out)
             .unwrap_err()
             .to_string();
@@ -742,7 +741,7 @@ mod tests {
             ],
         )
         .unwrap();
-        let b = spec("tier", ShareKind::Query, InputKind::Bit, 1);
+        let b = spec("tier", InputRole::Query, InputKind::Bit, 1);
         let files = share_input(&b, None, &bits, &out)
             .unwrap()
             .map(|p| read(&p).unwrap());
@@ -758,12 +757,9 @@ mod tests {
 
     #[test]
     fn sharing_plans_follow_the_manifest() {
-        let g = spec("left", ShareKind::Gallery, InputKind::Iris, 128);
-        assert_eq!(sharing_for(&g, None), (InputSharing::Rep3, 20));
-        assert_eq!(
-            sharing_for(&g, Some(InputSharing::Fp)),
-            (InputSharing::Fp, 16)
-        );
+        let g = spec("left", InputRole::Gallery, InputKind::Iris, 128);
+        assert_eq!(sharing_for(&g, None), (Sharing::Rep3, 20));
+        assert_eq!(sharing_for(&g, Some(Sharing::Fp)), (Sharing::Fp, 16));
         let m = irisc_runtime::manifest::Manifest {
             abi: irisc_runtime::manifest::ABI_VERSION,
             program: "p".into(),
@@ -793,7 +789,7 @@ mod tests {
         let checked = super::super::pipeline::read_and_check(&path).unwrap();
         // Forced to rep3: the ring is then Lemma 1's 16 bits for 12 800-bit codes.
         let options = crate::analysis::plan::PlanOptions {
-            sharing: Some(crate::analysis::plan::Sharing::Rep3),
+            sharing: Some(irisc_runtime::vocab::Sharing::Rep3),
             ..Default::default()
         };
         let planned = super::super::pipeline::plan(&checked, &options).unwrap();
@@ -819,22 +815,22 @@ mod tests {
             vec![
                 (
                     "db",
-                    ShareKind::Gallery,
+                    InputRole::Gallery,
                     None,
                     InputKind::Iris,
                     12_800,
-                    MaskMode::Public,
-                    InputSharing::Rep3,
+                    InputMask::Public,
+                    Sharing::Rep3,
                     ring
                 ),
                 (
                     "q",
-                    ShareKind::Query,
+                    InputRole::Query,
                     Some(0),
                     InputKind::Iris,
                     12_800,
-                    MaskMode::Public,
-                    InputSharing::Rep3,
+                    InputMask::Public,
+                    Sharing::Rep3,
                     ring
                 ),
             ]

@@ -6,10 +6,11 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
-use irisc_runtime::io::share_file::{MaskMode, Payload, RingVec, ShareFile, ShareKind};
+use irisc_runtime::io::share_file::{RingVec, ShareFile};
 use irisc_runtime::manifest::ManifestInput;
-use irisc_runtime::party::load::{store_expected, store_sharing};
+use irisc_runtime::party::load::store_expected;
 use irisc_runtime::store::{create_with_capacity, Record, Shares, Store, StoreParams, StoreWriter};
+use irisc_runtime::vocab::{InputKind, InputMask, InputRole};
 use rand::SeedableRng;
 
 /// Records appended per batch (bounds the writer's scratch memory).
@@ -17,7 +18,7 @@ const BATCH: usize = 4096;
 
 /// Whether `irisc share` writes input `spec` as a store: iris galleries do.
 pub fn is_store_input(spec: &ManifestInput) -> bool {
-    spec.role == ShareKind::Gallery && spec.kind == Payload::Iris
+    spec.role == InputRole::Gallery && spec.kind == InputKind::Iris
 }
 
 /// Record `i` of a dealt party file, as the store writer takes it.
@@ -25,7 +26,7 @@ fn record(file: &ShareFile, i: usize) -> Result<Record<'_>> {
     let h = &file.header;
     let per = h.elements_per_record() as usize;
     let r = i * per..(i + 1) * per;
-    let mask_len = if h.mask == MaskMode::Public {
+    let mask_len = if h.mask == InputMask::Public {
         h.elements as usize / 8
     } else {
         0
@@ -78,10 +79,10 @@ fn params_of(fingerprint: &str, file: &ShareFile) -> StoreParams {
     StoreParams {
         fingerprint: fingerprint.to_string(),
         party: h.party,
-        sharing: store_sharing(h.sharing),
+        sharing: h.sharing.into(),
         ring_bits: h.ring_bits,
         code_bits: h.elements,
-        secret_mask: h.mask == MaskMode::Secret,
+        secret_mask: h.mask == InputMask::Secret,
         set_id: h.set_id,
     }
 }
@@ -363,12 +364,12 @@ mod tests {
     use super::*;
     use crate::driver::synth::iris::{generate, GenOptions};
     use irisc_runtime::io::ndjson;
-    use irisc_runtime::manifest::{InputKind, InputSharing};
+    use irisc_runtime::vocab::Sharing;
 
-    fn spec(sharing: InputSharing, mask: MaskMode) -> ManifestInput {
+    fn spec(sharing: Sharing, mask: InputMask) -> ManifestInput {
         ManifestInput {
             name: "db".into(),
-            role: ShareKind::Gallery,
+            role: InputRole::Gallery,
             owner: None,
             kind: InputKind::Iris,
             elements: 128,
@@ -387,13 +388,8 @@ mod tests {
         let recs = generate(9, 5, 128, &GenOptions::default()).unwrap();
         ndjson::write_file(&input, &recs[..6]).unwrap();
         ndjson::write_file(&more, &recs[6..]).unwrap();
-        for sharing in [
-            InputSharing::Rep3,
-            InputSharing::Fp,
-            InputSharing::Gr2,
-            InputSharing::Gr4,
-        ] {
-            for mask in [MaskMode::Public, MaskMode::Secret] {
+        for sharing in [Sharing::Rep3, Sharing::Fp, Sharing::Gr2, Sharing::Gr4] {
+            for mask in [InputMask::Public, InputMask::Secret] {
                 let s = spec(sharing, mask);
                 let out = dir.path().join(format!("{sharing}-{mask}"));
                 let paths = [0, 1, 2].map(|p| out.join(format!("db.p{p}.shr")));
@@ -423,7 +419,7 @@ mod tests {
                 let want: Vec<u64> = want
                     .iter()
                     .map(|&v| match (sharing, v & 0xFFFF) {
-                        (InputSharing::Fp, 0xFFFF) => fp_minus_one,
+                        (Sharing::Fp, 0xFFFF) => fp_minus_one,
                         _ => v & m,
                     })
                     .collect();
@@ -438,7 +434,7 @@ mod tests {
     fn store_to_file(st: &Store, spec: &ManifestInput) -> ShareFile {
         let p = &st.header().params;
         let mut header = irisc_runtime::io::share_file::ShareFileHeader::new(
-            ShareKind::Gallery,
+            InputRole::Gallery,
             p.party,
             spec.mask,
             p.ring_bits,

@@ -13,8 +13,8 @@
 
 use super::emitter::{Emitter, Handle, Src, PART_CODE, PART_MASK};
 use super::{fail, PassError};
-use crate::analysis::plan::{Sharing, Variant};
-use crate::mlir::{get_int, type_param};
+use crate::mlir::{get_int, type_param, ChoiceAttr};
+use irisc_runtime::vocab::{Sharing, Variant};
 use melior::ir::{operation::OperationLike, operation::OperationRef, Location, ValueLike};
 
 /// The choices `variant-select` and `ring-select` record on a comparison.

@@ -49,9 +49,9 @@ mod fhd;
 mod logic;
 
 use super::{Pass, PassError};
-use crate::analysis::plan::Protocol;
-use crate::mlir::{op_name, Compiler};
+use crate::mlir::{op_name, ChoiceAttr, Compiler};
 use emitter::Emitter;
+use irisc_runtime::vocab::Protocol;
 use melior::ir::{
     attribute::StringAttribute,
     block::BlockLike,

@@ -26,10 +26,7 @@ use std::path::Path;
 use super::error::ShareFileError;
 use super::RingVec;
 use crate::iris::check_code_bits;
-
-pub use crate::manifest::{
-    InputKind as Payload, InputMask as MaskMode, InputRole as ShareKind, InputSharing as Sharing,
-};
+use crate::vocab::{InputKind, InputMask, InputRole, Sharing};
 
 pub const MAGIC: [u8; 8] = *b"IRISCSHR";
 pub const FORMAT_VERSION: u32 = 2;
@@ -38,17 +35,17 @@ pub const HEADER_LEN: usize = 88;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShareFileHeader {
     pub version: u32,
-    pub kind: ShareKind,
+    pub role: InputRole,
     pub party: u8,
     pub sharing: Sharing,
-    pub mask: MaskMode,
+    pub mask: InputMask,
     pub ring_bits: u32,
     /// Elements per record: bits per iris code, an embedding's dimension, or 1 for a bit.
     pub elements: u32,
     pub count: u64,
     pub set_id: [u8; 16],
     pub body_hash: [u8; 32],
-    pub payload: Payload,
+    pub payload: InputKind,
     pub scale_bits: u8,
 }
 
@@ -78,10 +75,10 @@ pub fn galois_degree(sharing: Sharing) -> Option<usize> {
     }
 }
 
-fn role_byte(k: ShareKind) -> u8 {
+fn role_byte(k: InputRole) -> u8 {
     match k {
-        ShareKind::Gallery => 0,
-        ShareKind::Query => 1,
+        InputRole::Gallery => 0,
+        InputRole::Query => 1,
     }
 }
 
@@ -94,19 +91,19 @@ fn sharing_byte(s: Sharing) -> u8 {
     }
 }
 
-fn mask_byte(m: MaskMode) -> u8 {
+fn mask_byte(m: InputMask) -> u8 {
     match m {
-        MaskMode::Public => 0,
-        MaskMode::Secret => 1,
-        MaskMode::None => 2,
+        InputMask::Public => 0,
+        InputMask::Secret => 1,
+        InputMask::None => 2,
     }
 }
 
-fn payload_byte(p: Payload) -> u8 {
+fn payload_byte(p: InputKind) -> u8 {
     match p {
-        Payload::Iris => 0,
-        Payload::Embedding => 1,
-        Payload::Bit => 2,
+        InputKind::Iris => 0,
+        InputKind::Embedding => 1,
+        InputKind::Bit => 2,
     }
 }
 
@@ -120,20 +117,20 @@ pub fn sharing_text(s: Sharing) -> &'static str {
     }
 }
 
-fn mask_text(m: MaskMode) -> &'static str {
+fn mask_text(m: InputMask) -> &'static str {
     match m {
-        MaskMode::Public => "public masks",
-        MaskMode::Secret => "secret-shared masks",
-        MaskMode::None => "no masks",
+        InputMask::Public => "public masks",
+        InputMask::Secret => "secret-shared masks",
+        InputMask::None => "no masks",
     }
 }
 
 impl ShareFileHeader {
     /// A rep3 iris header with an empty hash (filled in when the file is written).
     pub fn new(
-        kind: ShareKind,
+        role: InputRole,
         party: u8,
-        mask: MaskMode,
+        mask: InputMask,
         ring_bits: u32,
         code_bits: u32,
         count: u64,
@@ -141,7 +138,7 @@ impl ShareFileHeader {
     ) -> Self {
         ShareFileHeader {
             version: FORMAT_VERSION,
-            kind,
+            role,
             party,
             sharing: Sharing::Rep3,
             mask,
@@ -150,7 +147,7 @@ impl ShareFileHeader {
             count,
             set_id,
             body_hash: [0; 32],
-            payload: Payload::Iris,
+            payload: InputKind::Iris,
             scale_bits: 0,
         }
     }
@@ -164,7 +161,7 @@ impl ShareFileHeader {
 
     /// Shared sections per record: the values, plus the mask bits when iris masks are secret.
     pub fn sections(&self) -> u64 {
-        if self.payload == Payload::Iris && self.mask == MaskMode::Secret {
+        if self.payload == InputKind::Iris && self.mask == InputMask::Secret {
             2
         } else {
             1
@@ -202,22 +199,22 @@ impl ShareFileHeader {
             ));
         }
         match self.payload {
-            Payload::Iris => {
+            InputKind::Iris => {
                 check_code_bits(self.elements as usize).map_err(|e| e.to_string())?;
-                if self.mask == MaskMode::None {
+                if self.mask == InputMask::None {
                     return Err("iris codes without a mask mode".into());
                 }
             }
-            Payload::Embedding => {
+            InputKind::Embedding => {
                 if self.elements == 0 {
                     return Err("embeddings of dimension 0".into());
                 }
-                if self.mask != MaskMode::None {
+                if self.mask != InputMask::None {
                     return Err(format!("embeddings with {}", mask_text(self.mask)));
                 }
             }
-            Payload::Bit => {
-                if self.elements != 1 || self.mask != MaskMode::None {
+            InputKind::Bit => {
+                if self.elements != 1 || self.mask != InputMask::None {
                     return Err(format!(
                         "bits must have 1 element and no mask, found {} elements and {}",
                         self.elements,
@@ -235,7 +232,7 @@ impl ShareFileHeader {
         let too_big = || format!("{} records do not fit in a file", self.count);
         let ids = self.count.checked_mul(8).ok_or_else(too_big)?;
         let masks = match (self.payload, self.mask) {
-            (Payload::Iris, MaskMode::Public) => self
+            (InputKind::Iris, InputMask::Public) => self
                 .count
                 .checked_mul(u64::from(self.elements) / 8)
                 .ok_or_else(too_big)?,
@@ -265,7 +262,7 @@ impl ShareFileHeader {
         let mut b = [0u8; HEADER_LEN];
         b[0..8].copy_from_slice(&MAGIC);
         b[8..12].copy_from_slice(&self.version.to_le_bytes());
-        b[12] = role_byte(self.kind);
+        b[12] = role_byte(self.role);
         b[13] = self.party;
         b[14] = sharing_byte(self.sharing);
         b[15] = mask_byte(self.mask);
@@ -310,9 +307,9 @@ impl ShareFileHeader {
             });
         }
         let malformed = |detail: String| ShareFileError::Malformed { path: p(), detail };
-        let kind = match bytes[12] {
-            0 => ShareKind::Gallery,
-            1 => ShareKind::Query,
+        let role = match bytes[12] {
+            0 => InputRole::Gallery,
+            1 => InputRole::Query,
             k => return Err(malformed(format!("unknown role {k}"))),
         };
         let sharing = match bytes[14] {
@@ -323,15 +320,15 @@ impl ShareFileHeader {
             s => return Err(malformed(format!("unknown sharing scheme {s}"))),
         };
         let mask = match bytes[15] {
-            0 => MaskMode::Public,
-            1 => MaskMode::Secret,
-            2 => MaskMode::None,
+            0 => InputMask::Public,
+            1 => InputMask::Secret,
+            2 => InputMask::None,
             m => return Err(malformed(format!("unknown mask mode {m}"))),
         };
         let payload = match bytes[80] {
-            0 => Payload::Iris,
-            1 => Payload::Embedding,
-            2 => Payload::Bit,
+            0 => InputKind::Iris,
+            1 => InputKind::Embedding,
+            2 => InputKind::Bit,
             k => return Err(malformed(format!("unknown payload kind {k}"))),
         };
         if bytes[82..88].iter().any(|&b| b != 0) {
@@ -343,7 +340,7 @@ impl ShareFileHeader {
         body_hash.copy_from_slice(&bytes[48..80]);
         let header = ShareFileHeader {
             version,
-            kind,
+            role,
             party: bytes[13],
             sharing,
             mask,
@@ -369,13 +366,13 @@ fn u32_at(bytes: &[u8], at: usize) -> u32 {
 pub struct Expected {
     /// The input's name in the program, for messages.
     pub input: String,
-    pub kind: ShareKind,
+    pub role: InputRole,
     pub party: u8,
     pub sharing: Sharing,
-    pub payload: Payload,
+    pub payload: InputKind,
     pub ring_bits: u32,
     pub elements: u32,
-    pub mask: MaskMode,
+    pub mask: InputMask,
     pub scale_bits: u8,
 }
 
@@ -384,7 +381,7 @@ impl Expected {
     pub fn for_input(input: &crate::manifest::ManifestInput, party: u8) -> Expected {
         Expected {
             input: input.name.clone(),
-            kind: input.role,
+            role: input.role,
             party,
             sharing: input.sharing,
             payload: input.kind,
@@ -396,11 +393,11 @@ impl Expected {
     }
 }
 
-fn elements_text(payload: Payload, n: u32) -> String {
+fn elements_text(payload: InputKind, n: u32) -> String {
     match payload {
-        Payload::Iris => format!("{n}-bit iris codes"),
-        Payload::Embedding => format!("{n}-dimensional embeddings"),
-        Payload::Bit => "bits".into(),
+        InputKind::Iris => format!("{n}-bit iris codes"),
+        InputKind::Embedding => format!("{n}-dimensional embeddings"),
+        InputKind::Bit => "bits".into(),
     }
 }
 
@@ -425,10 +422,10 @@ pub fn check_compatible(
             header.payload, expected.payload
         ));
     }
-    if header.kind != expected.kind {
+    if header.role != expected.role {
         return fail(format!(
             "holds a {} but input `{name}` is a {}: pass the file made for `{name}`",
-            header.kind, expected.kind
+            header.role, expected.role
         ));
     }
     if header.party != expected.party {
@@ -465,7 +462,7 @@ pub fn check_compatible(
             mask_text(expected.mask)
         ));
     }
-    if header.payload == Payload::Embedding && header.scale_bits != expected.scale_bits {
+    if header.payload == InputKind::Embedding && header.scale_bits != expected.scale_bits {
         return fail(format!(
             "holds embeddings at scale 2^{} but this program expects scale 2^{} for input `{name}`: {reshare}",
             header.scale_bits, expected.scale_bits

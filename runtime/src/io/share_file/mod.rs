@@ -21,13 +21,15 @@ mod header;
 pub use crate::share::ring_vec::{ring_mask, RingVec};
 pub use error::ShareFileError;
 pub use header::{
-    check_compatible, galois_degree, sharing_text, BodyLayout, Expected, MaskMode, Payload,
-    ShareFileHeader, ShareKind, Sharing, FORMAT_VERSION, HEADER_LEN, MAGIC,
+    check_compatible, galois_degree, sharing_text, BodyLayout, Expected, ShareFileHeader,
+    FORMAT_VERSION, HEADER_LEN, MAGIC,
 };
 
 use std::fs::{self, File};
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+
+use crate::vocab::Sharing;
 
 /// Everything one party's file holds.
 #[derive(Debug, Clone, PartialEq, Eq)]

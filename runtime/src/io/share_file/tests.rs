@@ -1,4 +1,5 @@
 use super::*;
+use crate::vocab::{InputKind, InputMask, InputRole};
 
 struct TempDir(PathBuf);
 
@@ -25,10 +26,10 @@ impl Drop for TempDir {
     }
 }
 
-fn sample(ring_bits: u32, mask: MaskMode, count: u64) -> ShareFile {
+fn sample(ring_bits: u32, mask: InputMask, count: u64) -> ShareFile {
     let code_bits = 128u32;
     let header = ShareFileHeader::new(
-        ShareKind::Gallery,
+        InputRole::Gallery,
         1,
         mask,
         ring_bits,
@@ -38,8 +39,8 @@ fn sample(ring_bits: u32, mask: MaskMode, count: u64) -> ShareFile {
     );
     let per = header.elements_per_record() as usize * count as usize;
     let masks = match mask {
-        MaskMode::Public => (0..count as usize * 16).map(|i| i as u8).collect(),
-        MaskMode::Secret | MaskMode::None => Vec::new(),
+        InputMask::Public => (0..count as usize * 16).map(|i| i as u8).collect(),
+        InputMask::Secret | InputMask::None => Vec::new(),
     };
     let vals = |salt: u64| {
         RingVec::from_u64s(
@@ -61,7 +62,7 @@ fn sample(ring_bits: u32, mask: MaskMode, count: u64) -> ShareFile {
 fn round_trip_all_widths() {
     let dir = TempDir::new("rt");
     for ring_bits in [1, 12, 16, 17, 32, 33, 64] {
-        for mask in [MaskMode::Public, MaskMode::Secret] {
+        for mask in [InputMask::Public, InputMask::Secret] {
             let file = sample(ring_bits, mask, 3);
             let path = dir.path(&format!("db{ring_bits}.p1.shr"));
             let written = write(&path, &file).unwrap();
@@ -92,7 +93,7 @@ fn round_trip_all_widths() {
 fn empty_file_round_trips() {
     let dir = TempDir::new("empty");
     let path = dir.path("q.p0.shr");
-    let file = sample(16, MaskMode::Public, 0);
+    let file = sample(16, InputMask::Public, 0);
     write(&path, &file).unwrap();
     assert_eq!(read(&path).unwrap().ids, Vec::<u64>::new());
 }
@@ -100,9 +101,9 @@ fn empty_file_round_trips() {
 #[test]
 fn header_bytes_are_little_endian_at_fixed_offsets() {
     let mut h = ShareFileHeader::new(
-        ShareKind::Query,
+        InputRole::Query,
         2,
-        MaskMode::Public,
+        InputMask::Public,
         16,
         12_800,
         0x0102,
@@ -121,8 +122,8 @@ fn header_bytes_are_little_endian_at_fixed_offsets() {
     assert_eq!(&b[80..88], &[0; 8]);
     assert_eq!(ShareFileHeader::parse(Path::new("x"), &b, 88).unwrap(), h);
     h.sharing = Sharing::Gr4;
-    h.payload = Payload::Embedding;
-    h.mask = MaskMode::None;
+    h.payload = InputKind::Embedding;
+    h.mask = InputMask::None;
     h.elements = 192;
     h.scale_bits = 8;
     let b = h.to_bytes();
@@ -134,7 +135,7 @@ fn header_bytes_are_little_endian_at_fixed_offsets() {
 fn written(tag: &str) -> (TempDir, PathBuf, Vec<u8>) {
     let dir = TempDir::new(tag);
     let path = dir.path("db.p1.shr");
-    write(&path, &sample(17, MaskMode::Public, 4)).unwrap();
+    write(&path, &sample(17, InputMask::Public, 4)).unwrap();
     let bytes = fs::read(&path).unwrap();
     (dir, path, bytes)
 }
@@ -255,7 +256,7 @@ fn malformed_header_fields() {
 #[test]
 fn unreduced_values_are_rejected() {
     let dir = TempDir::new("unreduced");
-    let mut file = sample(12, MaskMode::Public, 2);
+    let mut file = sample(12, InputMask::Public, 2);
     if let RingVec::U16(v) = &mut file.own {
         v[3] = 0x1000;
     }
@@ -267,19 +268,19 @@ fn unreduced_values_are_rejected() {
 fn inconsistent_files_are_not_written() {
     let dir = TempDir::new("inconsistent");
     let path = dir.path("x.shr");
-    let mut f = sample(16, MaskMode::Public, 2);
+    let mut f = sample(16, InputMask::Public, 2);
     f.ids.pop();
     assert!(write(&path, &f)
         .unwrap_err()
         .to_string()
         .contains("1 ids for 2 records"));
-    let mut f = sample(16, MaskMode::Public, 2);
+    let mut f = sample(16, InputMask::Public, 2);
     f.prev = RingVec::from_u64s(32, f.prev.iter_u64()).unwrap();
     assert!(write(&path, &f)
         .unwrap_err()
         .to_string()
         .contains("4-byte words"));
-    let mut f = sample(16, MaskMode::Public, 2);
+    let mut f = sample(16, InputMask::Public, 2);
     f.masks.push(0);
     assert!(write(&path, &f).is_err());
     assert!(!path.exists());
@@ -288,9 +289,9 @@ fn inconsistent_files_are_not_written() {
 #[test]
 fn compatibility_names_the_mismatch() {
     let header = ShareFileHeader::new(
-        ShareKind::Gallery,
+        InputRole::Gallery,
         1,
-        MaskMode::Public,
+        InputMask::Public,
         32,
         12_800,
         10,
@@ -299,13 +300,13 @@ fn compatibility_names_the_mismatch() {
     let path = Path::new("p1/left.shares");
     let ok = Expected {
         input: "left".into(),
-        kind: ShareKind::Gallery,
+        role: InputRole::Gallery,
         party: 1,
         sharing: Sharing::Rep3,
-        payload: Payload::Iris,
+        payload: InputKind::Iris,
         ring_bits: 32,
         elements: 12_800,
-        mask: MaskMode::Public,
+        mask: InputMask::Public,
         scale_bits: 0,
     };
     check_compatible(path, &header, &ok).unwrap();
@@ -320,7 +321,7 @@ fn compatibility_names_the_mismatch() {
     );
     assert_eq!(
         msg(Expected {
-            kind: ShareKind::Query,
+            role: InputRole::Query,
             ..ok.clone()
         }),
         "p1/left.shares holds a gallery but input `left` is a query: pass the file made for `left`"
@@ -330,7 +331,7 @@ fn compatibility_names_the_mismatch() {
         "p1/left.shares holds replicated (rep3) shares but this program reads input `left` as Shamir shares over GR(2^16, 4) (gr4): re-share it with `irisc share --program P.irs --input left=FILE --sharing gr4`"
     );
     assert_eq!(
-        msg(Expected { payload: Payload::Embedding, elements: 192, mask: MaskMode::None, ..ok.clone() }),
+        msg(Expected { payload: InputKind::Embedding, elements: 192, mask: InputMask::None, ..ok.clone() }),
         "p1/left.shares holds iris data but input `left` is embedding: pass the file made for `left` (re-share it with `irisc share --program P.irs --input left=FILE`)"
     );
     assert!(msg(Expected {
@@ -341,19 +342,19 @@ fn compatibility_names_the_mismatch() {
         "holds 12800-bit iris codes but this program expects 6400-bit iris codes for input `left`"
     ));
     assert!(msg(Expected {
-        mask: MaskMode::Secret,
+        mask: InputMask::Secret,
         ..ok.clone()
     })
     .contains("holds public masks but this program expects secret-shared masks for input `left`"));
     let mut emb = header.clone();
-    emb.payload = Payload::Embedding;
-    emb.mask = MaskMode::None;
+    emb.payload = InputKind::Embedding;
+    emb.mask = InputMask::None;
     emb.elements = 192;
     emb.scale_bits = 8;
     let want = Expected {
-        payload: Payload::Embedding,
+        payload: InputKind::Embedding,
         elements: 192,
-        mask: MaskMode::None,
+        mask: InputMask::None,
         scale_bits: 10,
         ..ok
     };
@@ -367,20 +368,20 @@ fn compatibility_names_the_mismatch() {
 /// A file of `payload` shared with `sharing` (values need not be a real sharing here).
 fn kinded(
     sharing: Sharing,
-    payload: Payload,
-    mask: MaskMode,
+    payload: InputKind,
+    mask: InputMask,
     elements: u32,
     count: u64,
 ) -> ShareFile {
     let ring_bits = if sharing.is_shamir() {
         16
-    } else if payload == Payload::Bit {
+    } else if payload == InputKind::Bit {
         1
     } else {
         24
     };
     let mut header = ShareFileHeader::new(
-        ShareKind::Query,
+        InputRole::Query,
         2,
         mask,
         ring_bits,
@@ -390,12 +391,16 @@ fn kinded(
     );
     header.sharing = sharing;
     header.payload = payload;
-    header.scale_bits = if payload == Payload::Embedding { 8 } else { 0 };
+    header.scale_bits = if payload == InputKind::Embedding {
+        8
+    } else {
+        0
+    };
     let n = (count * header.elements_per_record()) as usize;
     let vals = |salt: u64| {
         RingVec::from_u64s(ring_bits, (0..n as u64).map(|i| (i * 7 + salt) % 65519)).unwrap()
     };
-    let masks = if payload == Payload::Iris && mask == MaskMode::Public {
+    let masks = if payload == InputKind::Iris && mask == InputMask::Public {
         vec![0xA5; (count * u64::from(elements) / 8) as usize]
     } else {
         Vec::new()
@@ -417,16 +422,22 @@ fn kinded(
 fn every_sharing_and_payload_round_trips() {
     let dir = TempDir::new("kinds");
     let cases = [
-        (Sharing::Rep3, Payload::Embedding, MaskMode::None, 192, 192),
-        (Sharing::Rep3, Payload::Bit, MaskMode::None, 1, 1),
-        (Sharing::Rep3, Payload::Iris, MaskMode::Secret, 128, 256),
-        (Sharing::Fp, Payload::Iris, MaskMode::Public, 128, 128),
-        (Sharing::Fp, Payload::Iris, MaskMode::Secret, 64, 128),
-        (Sharing::Fp, Payload::Embedding, MaskMode::None, 5, 5),
-        (Sharing::Gr2, Payload::Iris, MaskMode::Secret, 64, 128),
-        (Sharing::Gr2, Payload::Embedding, MaskMode::None, 5, 6),
-        (Sharing::Gr4, Payload::Iris, MaskMode::Public, 128, 128),
-        (Sharing::Gr4, Payload::Embedding, MaskMode::None, 5, 8),
+        (
+            Sharing::Rep3,
+            InputKind::Embedding,
+            InputMask::None,
+            192,
+            192,
+        ),
+        (Sharing::Rep3, InputKind::Bit, InputMask::None, 1, 1),
+        (Sharing::Rep3, InputKind::Iris, InputMask::Secret, 128, 256),
+        (Sharing::Fp, InputKind::Iris, InputMask::Public, 128, 128),
+        (Sharing::Fp, InputKind::Iris, InputMask::Secret, 64, 128),
+        (Sharing::Fp, InputKind::Embedding, InputMask::None, 5, 5),
+        (Sharing::Gr2, InputKind::Iris, InputMask::Secret, 64, 128),
+        (Sharing::Gr2, InputKind::Embedding, InputMask::None, 5, 6),
+        (Sharing::Gr4, InputKind::Iris, InputMask::Public, 128, 128),
+        (Sharing::Gr4, InputKind::Embedding, InputMask::None, 5, 8),
     ];
     for (i, (sharing, payload, mask, elements, words)) in cases.into_iter().enumerate() {
         let file = kinded(sharing, payload, mask, elements, 3);
@@ -450,7 +461,7 @@ fn every_sharing_and_payload_round_trips() {
                     * 3
                     * words
                     * 2
-                    * if sharing.is_shamir() || payload == Payload::Bit {
+                    * if sharing.is_shamir() || payload == InputKind::Bit {
                         1
                     } else {
                         2
@@ -471,7 +482,7 @@ fn shamir_and_bit_files_are_checked() {
     let dir = TempDir::new("shamir");
     let path = dir.path("x.shares");
     // F_p words must be canonical.
-    let mut f = kinded(Sharing::Fp, Payload::Embedding, MaskMode::None, 4, 2);
+    let mut f = kinded(Sharing::Fp, InputKind::Embedding, InputMask::None, 4, 2);
     if let RingVec::U16(v) = &mut f.own {
         v[5] = 65519;
     }
@@ -481,7 +492,7 @@ fn shamir_and_bit_files_are_checked() {
         "{e}"
     );
     // And a canonical file whose word is later made non-canonical (hash fixed) is refused on read.
-    let f = kinded(Sharing::Fp, Payload::Embedding, MaskMode::None, 4, 2);
+    let f = kinded(Sharing::Fp, InputKind::Embedding, InputMask::None, 4, 2);
     write(&path, &f).unwrap();
     let mut bytes = fs::read(&path).unwrap();
     let at = HEADER_LEN + 16;
@@ -496,18 +507,18 @@ fn shamir_and_bit_files_are_checked() {
         "{e}"
     );
     // Shamir files hold one component.
-    let mut f = kinded(Sharing::Gr2, Payload::Embedding, MaskMode::None, 4, 2);
+    let mut f = kinded(Sharing::Gr2, InputKind::Embedding, InputMask::None, 4, 2);
     f.prev = f.own.clone();
     let e = write(&path, &f).unwrap_err().to_string();
     assert!(e.contains("hold one component"), "{e}");
     // Bits are rep3 only; embeddings have no masks.
-    let mut f = kinded(Sharing::Rep3, Payload::Bit, MaskMode::None, 1, 2);
+    let mut f = kinded(Sharing::Rep3, InputKind::Bit, InputMask::None, 1, 2);
     f.header.sharing = Sharing::Fp;
     f.header.ring_bits = 16;
     let e = write(&path, &f).unwrap_err().to_string();
     assert!(e.contains("bits are always rep3"), "{e}");
-    let mut f = kinded(Sharing::Rep3, Payload::Embedding, MaskMode::None, 8, 2);
-    f.header.mask = MaskMode::Secret;
+    let mut f = kinded(Sharing::Rep3, InputKind::Embedding, InputMask::None, 8, 2);
+    f.header.mask = InputMask::Secret;
     assert!(write(&path, &f)
         .unwrap_err()
         .to_string()
@@ -516,7 +527,7 @@ fn shamir_and_bit_files_are_checked() {
 
 #[test]
 fn debug_output_hides_shares() {
-    let f = sample(16, MaskMode::Public, 1);
+    let f = sample(16, InputMask::Public, 1);
     let s = format!("{f:?}");
     assert!(s.contains("RingVec(u16 x 128)"), "{s}");
 }

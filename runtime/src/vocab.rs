@@ -1,0 +1,267 @@
+//! The words both crates use: how inputs are shared ([`Sharing`]), how an fhd comparison is
+//! computed ([`Variant`]), the protocol family of a program ([`Protocol`]), and what an input is
+//! ([`InputRole`], [`InputKind`], [`InputMask`]).
+//!
+//! Each is defined here once; the compiler (plan, passes, typed `irs` attributes, manifest), the
+//! runtime (manifest, share files, stores, the party's checks) and the bench crate import them
+//! from this module. Their spellings are fixed: [`name`](Sharing::name) is the flag and `irs`
+//! attribute spelling, and the serde names are what the manifest JSON and
+//! `irisc explain --json` contain, so existing executables, share files and stores keep loading.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// How iris inputs are secret-shared (`--sharing`): replicated over Z_2^k, or degree-1 Shamir
+/// over F_p (p = 2^16 - 17 = 65519) or the Galois ring GR(2^16, d), d = 2 or 4 (the Large-Scale
+/// MPC paper, Sections 3 and 5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Sharing {
+    /// Replicated sharing over Z_2^k (ABY3).
+    Rep3,
+    /// Shamir sharing mod p = 2^16 - 17.
+    Fp,
+    /// Shamir sharing over GR(2^16, 2).
+    Gr2,
+    /// Shamir sharing over GR(2^16, 4).
+    Gr4,
+}
+
+impl Sharing {
+    /// Every sharing, in the order the plan breaks cost ties (rep3 first, F_p last).
+    pub const ALL: [Sharing; 4] = [Sharing::Rep3, Sharing::Gr2, Sharing::Gr4, Sharing::Fp];
+
+    /// The flag spelling (also the manifest's and the `#irs.sharing` attribute's).
+    pub fn name(self) -> &'static str {
+        match self {
+            Sharing::Rep3 => "rep3",
+            Sharing::Fp => "fp",
+            Sharing::Gr2 => "gr2",
+            Sharing::Gr4 => "gr4",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Sharing> {
+        Sharing::ALL.into_iter().find(|v| v.name() == s)
+    }
+
+    /// Shamir (GR or F_p).
+    pub fn is_shamir(self) -> bool {
+        self != Sharing::Rep3
+    }
+}
+
+/// How an fhd comparison is computed (`--variant`; Tables 2–3 of the Large-Scale MPC paper).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Variant {
+    /// Public masks: `MSB(T - dot)` with the public threshold `T = floor(f*ml)` (Section 4).
+    PlainMask,
+    /// Both dot products in 16 bits, `ml` lifted by Algorithm 14/15, `dot` by ConstLift.
+    MpcLift,
+    /// `ml` computed in the comparison ring, `dot` in 16 bits and lifted for free (Alg. 13).
+    ConstLift,
+    /// Both dot products computed in the comparison ring, small `a, b` (`b < 2^16`).
+    NoLift,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 4] = [
+        Variant::PlainMask,
+        Variant::MpcLift,
+        Variant::ConstLift,
+        Variant::NoLift,
+    ];
+
+    /// The flag spelling (also the `#irs.variant` attribute's and `explain --json`'s).
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::PlainMask => "plain-mask",
+            Variant::MpcLift => "mpc-lift",
+            Variant::ConstLift => "const-lift",
+            Variant::NoLift => "no-lift",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Variant> {
+        Variant::ALL.into_iter().find(|v| v.name() == s)
+    }
+}
+
+/// The protocol family of a whole program: how many parties and which primitives
+/// (`irs.protocol` on the module). Every program today is three-party replicated (ABY3 with the
+/// Large-Scale MPC paper's comparisons); the Shamir sharings reshare to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Protocol {
+    Rep3,
+}
+
+impl Protocol {
+    pub const ALL: [Protocol; 1] = [Protocol::Rep3];
+
+    /// The spelling of the `#irs.protocol` attribute.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Rep3 => "rep3",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Protocol> {
+        Protocol::ALL.into_iter().find(|p| p.name() == s)
+    }
+
+    /// The parties the protocol runs between.
+    pub fn parties(self) -> u32 {
+        match self {
+            Protocol::Rep3 => 3,
+        }
+    }
+}
+
+/// What an input is to the program: a gallery (secret-shared among the parties, one record per
+/// enrolled subject) or a query (one value per query of the batch, supplied by one party, whose
+/// index is kept beside the role where it is needed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InputRole {
+    Gallery,
+    Query,
+}
+
+impl InputRole {
+    pub const ALL: [InputRole; 2] = [InputRole::Gallery, InputRole::Query];
+
+    /// The source spelling (`gallery db: ...;`, `query q: ...;`), also the manifest's.
+    pub fn name(self) -> &'static str {
+        match self {
+            InputRole::Gallery => "gallery",
+            InputRole::Query => "query",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<InputRole> {
+        InputRole::ALL.into_iter().find(|r| r.name() == s)
+    }
+}
+
+/// What an input's values are: iris codes (with masks), fixed-point embeddings, or one bit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InputKind {
+    Iris,
+    Embedding,
+    Bit,
+}
+
+impl InputKind {
+    pub const ALL: [InputKind; 3] = [InputKind::Iris, InputKind::Embedding, InputKind::Bit];
+
+    /// The manifest's spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            InputKind::Iris => "iris",
+            InputKind::Embedding => "embedding",
+            InputKind::Bit => "bit",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<InputKind> {
+        InputKind::ALL.into_iter().find(|k| k.name() == s)
+    }
+}
+
+/// Iris masks: public (plain in every share file) or secret-shared; `None` for other kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum InputMask {
+    Public,
+    Secret,
+    None,
+}
+
+impl InputMask {
+    pub const ALL: [InputMask; 3] = [InputMask::Public, InputMask::Secret, InputMask::None];
+
+    /// The manifest's spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            InputMask::Public => "public",
+            InputMask::Secret => "secret",
+            InputMask::None => "none",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<InputMask> {
+        InputMask::ALL.into_iter().find(|m| m.name() == s)
+    }
+}
+
+macro_rules! display_by_name {
+    ($($t:ty),*) => {$(
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+    )*};
+}
+display_by_name!(Sharing, Variant, Protocol, InputRole, InputKind, InputMask);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The serde names must stay the spellings of `name` (the manifest JSON and
+    /// `explain --json` of existing executables and documents use them).
+    #[test]
+    fn serde_names_are_the_flag_spellings() {
+        fn check<T>(all: &[T], expected: &[&str])
+        where
+            T: Serialize + for<'de> Deserialize<'de> + PartialEq + fmt::Debug + fmt::Display + Copy,
+        {
+            assert_eq!(all.len(), expected.len());
+            for (v, want) in all.iter().zip(expected) {
+                let json = serde_json::to_string(v).unwrap();
+                assert_eq!(json, format!("\"{want}\""));
+                assert_eq!(serde_json::from_str::<T>(&json).unwrap(), *v);
+                assert_eq!(v.to_string(), *want);
+            }
+        }
+        check(&Sharing::ALL, &["rep3", "gr2", "gr4", "fp"]);
+        check(
+            &Variant::ALL,
+            &["plain-mask", "mpc-lift", "const-lift", "no-lift"],
+        );
+        check(&Protocol::ALL, &["rep3"]);
+        check(&InputRole::ALL, &["gallery", "query"]);
+        check(&InputKind::ALL, &["iris", "embedding", "bit"]);
+        check(&InputMask::ALL, &["public", "secret", "none"]);
+    }
+
+    #[test]
+    fn parse_accepts_exactly_the_names() {
+        for s in Sharing::ALL {
+            assert_eq!(Sharing::parse(s.name()), Some(s));
+        }
+        for v in Variant::ALL {
+            assert_eq!(Variant::parse(v.name()), Some(v));
+        }
+        for r in InputRole::ALL {
+            assert_eq!(InputRole::parse(r.name()), Some(r));
+        }
+        for k in InputKind::ALL {
+            assert_eq!(InputKind::parse(k.name()), Some(k));
+        }
+        for m in InputMask::ALL {
+            assert_eq!(InputMask::parse(m.name()), Some(m));
+        }
+        assert_eq!(Protocol::parse("rep3"), Some(Protocol::Rep3));
+        assert_eq!(Sharing::parse("gr3"), None);
+        assert_eq!(Sharing::parse("Rep3"), None);
+        assert_eq!(Variant::parse("mpc_lift"), None);
+        assert!(Sharing::ALL.iter().filter(|s| s.is_shamir()).count() == 3);
+        assert!(!Sharing::Rep3.is_shamir());
+    }
+}
