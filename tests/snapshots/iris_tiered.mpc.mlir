@@ -1,31 +1,36 @@
-module {
+module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
   func.func @setup() -> (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) {
     %0 = "mpc.load_gallery"() {input = 0 : i64, name = "db", part = 0 : i64} : () -> !mpc.shamir<"gr2">
     %1 = "mpc.load_gallery"() {input = 0 : i64, name = "db", part = 1 : i64} : () -> !mpc.shamir<"gr2">
     return %0, %1 : !mpc.shamir<"gr2">, !mpc.shamir<"gr2">
   }
-  func.func @query(%arg0: i64, %arg1: !mpc.shamir<"gr2">, %arg2: !mpc.shamir<"gr2">) {
+  func.func @query(%arg0: i64, %arg1: !mpc.shamir<"gr2">, %arg2: !mpc.shamir<"gr2">) attributes {mpc.query_batch = 8 : i64, mpc.record_chunk = 0 : i64} {
+    "mpc.stage"() {name = "query"} : () -> ()
     %0 = "mpc.load_query"(%arg0) {input = 1 : i64, name = "q", part = 0 : i64} : (i64) -> !mpc.shamir<"gr2">
     %1 = "mpc.rotate"(%0) {hi = 15 : i64, lo = -15 : i64} : (!mpc.shamir<"gr2">) -> !mpc.shamir<"gr2">
-    %2 = "mpc.shamir_dot"(%1, %arg1) : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.add<16 : i64>
-    %3 = "mpc.reshare"(%2) : (!mpc.add<16 : i64>) -> !mpc.rep<16 : i64>
-    %4 = "mpc.load_query"(%arg0) {input = 1 : i64, name = "q", part = 1 : i64} : (i64) -> !mpc.shamir<"gr2">
-    %5 = "mpc.rotate"(%4) {hi = 15 : i64, lo = -15 : i64} : (!mpc.shamir<"gr2">) -> !mpc.shamir<"gr2">
-    %6 = "mpc.shamir_dot"(%5, %arg2) : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.add<16 : i64>
-    %7 = "mpc.reshare"(%6) : (!mpc.add<16 : i64>) -> !mpc.rep<16 : i64>
-    %8 = "mpc.lift"(%7) : (!mpc.rep<16 : i64>) -> !mpc.rep<32 : i64>
-    %9 = "mpc.const_lift"(%3) {lift_bits = 16 : i64} : (!mpc.rep<16 : i64>) -> !mpc.rep<32 : i64>
-    %10 = "mpc.lin"(%8, %9) {a = 26215 : i64, b = 1 : i64} : (!mpc.rep<32 : i64>, !mpc.rep<32 : i64>) -> !mpc.rep<32 : i64>
-    %11 = "mpc.msb"(%10) : (!mpc.rep<32 : i64>) -> !mpc.bits
-    %12 = "mpc.lift"(%7) : (!mpc.rep<16 : i64>) -> !mpc.rep<31 : i64>
-    %13 = "mpc.const_lift"(%3) {lift_bits = 16 : i64} : (!mpc.rep<16 : i64>) -> !mpc.rep<31 : i64>
-    %14 = "mpc.lin"(%12, %13) {a = 16384 : i64, b = 1 : i64} : (!mpc.rep<31 : i64>, !mpc.rep<31 : i64>) -> !mpc.rep<31 : i64>
-    %15 = "mpc.msb"(%14) : (!mpc.rep<31 : i64>) -> !mpc.bits
-    %16 = "mpc.load_query"(%arg0) {input = 2 : i64, name = "tier", part = 3 : i64} : (i64) -> !mpc.bits
-    %17 = "mpc.mux"(%16, %11, %15) : (!mpc.bits, !mpc.bits, !mpc.bits) -> !mpc.bits
+    %2 = "mpc.load_query"(%arg0) {input = 1 : i64, name = "q", part = 1 : i64} : (i64) -> !mpc.shamir<"gr2">
+    %3 = "mpc.rotate"(%2) {hi = 15 : i64, lo = -15 : i64} : (!mpc.shamir<"gr2">) -> !mpc.shamir<"gr2">
+    %4 = "mpc.load_query"(%arg0) {input = 2 : i64, name = "tier", part = 3 : i64} : (i64) -> !mpc.bits
+    "mpc.stage"() {name = "batch_dot"} : () -> ()
+    %5 = "mpc.batch_shamir_dot"(%1, %arg1) : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.add<16 : i64>
+    %6 = "mpc.batch_shamir_dot"(%3, %arg2) : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.add<16 : i64>
+    "mpc.stage"() {name = "chunk"} : () -> ()
+    %7 = "mpc.reshare"(%5) : (!mpc.add<16 : i64>) -> !mpc.rep<16 : i64>
+    %8 = "mpc.reshare"(%6) : (!mpc.add<16 : i64>) -> !mpc.rep<16 : i64>
+    %9 = "mpc.lift"(%8) : (!mpc.rep<16 : i64>) -> !mpc.rep<32 : i64>
+    %10 = "mpc.const_lift"(%7) {lift_bits = 16 : i64} : (!mpc.rep<16 : i64>) -> !mpc.rep<32 : i64>
+    %11 = "mpc.lin"(%9, %10) {a = 26215 : i64, b = 1 : i64} : (!mpc.rep<32 : i64>, !mpc.rep<32 : i64>) -> !mpc.rep<32 : i64>
+    %12 = "mpc.msb"(%11) : (!mpc.rep<32 : i64>) -> !mpc.bits
+    %13 = "mpc.lift"(%8) : (!mpc.rep<16 : i64>) -> !mpc.rep<31 : i64>
+    %14 = "mpc.const_lift"(%7) {lift_bits = 16 : i64} : (!mpc.rep<16 : i64>) -> !mpc.rep<31 : i64>
+    %15 = "mpc.lin"(%13, %14) {a = 16384 : i64, b = 1 : i64} : (!mpc.rep<31 : i64>, !mpc.rep<31 : i64>) -> !mpc.rep<31 : i64>
+    %16 = "mpc.msb"(%15) : (!mpc.rep<31 : i64>) -> !mpc.bits
+    %17 = "mpc.mux"(%4, %12, %16) : (!mpc.bits, !mpc.bits, !mpc.bits) -> !mpc.bits
     %18 = "mpc.or_tree"(%17) {group = 31 : i64} : (!mpc.bits) -> !mpc.bits
-    %19 = "mpc.open"(%18) {to = 0 : i64} : (!mpc.bits) -> !mpc.clear_bits
-    "mpc.output"(%arg0, %19, %arg1) {label = "ids", shape = "ids"} : (i64, !mpc.clear_bits, !mpc.shamir<"gr2">) -> ()
+    %19 = "mpc.append"(%18) : (!mpc.bits) -> !mpc.bits
+    "mpc.stage"() {name = "finish"} : () -> ()
+    %20 = "mpc.open"(%19) {to = 0 : i64} : (!mpc.bits) -> !mpc.clear_bits
+    "mpc.output"(%arg0, %20, %arg1) {label = "ids", shape = "ids"} : (i64, !mpc.clear_bits, !mpc.shamir<"gr2">) -> ()
     "mpc.emit"(%arg0) : (i64) -> ()
     return
   }

@@ -1,25 +1,31 @@
-module {
+module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
   func.func @setup() -> (!mpc.code<12 : i64>, !mpc.code<12 : i64>) {
     %0 = "mpc.load_gallery"() {input = 0 : i64, name = "db", part = 0 : i64} : () -> !mpc.code<12 : i64>
     %1 = "mpc.load_gallery"() {input = 0 : i64, name = "db", part = 1 : i64} : () -> !mpc.code<12 : i64>
     return %0, %1 : !mpc.code<12 : i64>, !mpc.code<12 : i64>
   }
-  func.func @query(%arg0: i64, %arg1: !mpc.code<12 : i64>, %arg2: !mpc.code<12 : i64>) {
+  func.func @query(%arg0: i64, %arg1: !mpc.code<12 : i64>, %arg2: !mpc.code<12 : i64>) attributes {mpc.query_batch = 8 : i64, mpc.record_chunk = 0 : i64} {
+    "mpc.stage"() {name = "query"} : () -> ()
     %0 = "mpc.load_query"(%arg0) {input = 1 : i64, name = "q", part = 0 : i64} : (i64) -> !mpc.code<12 : i64>
     %1 = "mpc.rotate"(%0) {hi = 2 : i64, lo = -2 : i64} : (!mpc.code<12 : i64>) -> !mpc.code<12 : i64>
-    %2 = "mpc.masked_dot"(%1, %arg1) {code_bits = 256 : i64} : (!mpc.code<12 : i64>, !mpc.code<12 : i64>) -> !mpc.add<12 : i64>
-    %3 = "mpc.reshare"(%2) : (!mpc.add<12 : i64>) -> !mpc.rep<12 : i64>
-    %4 = "mpc.load_query"(%arg0) {input = 1 : i64, name = "q", part = 1 : i64} : (i64) -> !mpc.code<12 : i64>
-    %5 = "mpc.rotate"(%4) {hi = 2 : i64, lo = -2 : i64} : (!mpc.code<12 : i64>) -> !mpc.code<12 : i64>
-    %6 = "mpc.masked_dot"(%5, %arg2) {code_bits = 256 : i64} : (!mpc.code<12 : i64>, !mpc.code<12 : i64>) -> !mpc.add<12 : i64>
-    %7 = "mpc.reshare"(%6) : (!mpc.add<12 : i64>) -> !mpc.rep<12 : i64>
-    %8 = "mpc.lin"(%7, %3) {a = 1 : i64, b = 4 : i64} : (!mpc.rep<12 : i64>, !mpc.rep<12 : i64>) -> !mpc.rep<12 : i64>
+    %2 = "mpc.load_query"(%arg0) {input = 1 : i64, name = "q", part = 1 : i64} : (i64) -> !mpc.code<12 : i64>
+    %3 = "mpc.rotate"(%2) {hi = 2 : i64, lo = -2 : i64} : (!mpc.code<12 : i64>) -> !mpc.code<12 : i64>
+    "mpc.stage"() {name = "batch_dot"} : () -> ()
+    %4 = "mpc.batch_masked_dot"(%1, %arg1) {code_bits = 256 : i64} : (!mpc.code<12 : i64>, !mpc.code<12 : i64>) -> !mpc.add<12 : i64>
+    %5 = "mpc.batch_masked_dot"(%3, %arg2) {code_bits = 256 : i64} : (!mpc.code<12 : i64>, !mpc.code<12 : i64>) -> !mpc.add<12 : i64>
+    "mpc.stage"() {name = "chunk"} : () -> ()
+    %6 = "mpc.reshare"(%4) : (!mpc.add<12 : i64>) -> !mpc.rep<12 : i64>
+    %7 = "mpc.reshare"(%5) : (!mpc.add<12 : i64>) -> !mpc.rep<12 : i64>
+    %8 = "mpc.lin"(%7, %6) {a = 1 : i64, b = 4 : i64} : (!mpc.rep<12 : i64>, !mpc.rep<12 : i64>) -> !mpc.rep<12 : i64>
     %9 = "mpc.msb"(%8) : (!mpc.rep<12 : i64>) -> !mpc.bits
     %10 = "mpc.or_tree"(%9) {group = 5 : i64} : (!mpc.bits) -> !mpc.bits
     %11 = "mpc.bit_inject"(%10) : (!mpc.bits) -> !mpc.rep<32 : i64>
     %12 = "mpc.sum"(%11) {group = 0 : i64} : (!mpc.rep<32 : i64>) -> !mpc.rep<32 : i64>
-    %13 = "mpc.open_int"(%12) {to = 0 : i64} : (!mpc.rep<32 : i64>) -> !mpc.clear_ints
-    "mpc.output"(%arg0, %13) {label = "count", shape = "count"} : (i64, !mpc.clear_ints) -> ()
+    %13 = "mpc.append"(%12) : (!mpc.rep<32 : i64>) -> !mpc.rep<32 : i64>
+    "mpc.stage"() {name = "finish"} : () -> ()
+    %14 = "mpc.sum"(%13) {group = 0 : i64} : (!mpc.rep<32 : i64>) -> !mpc.rep<32 : i64>
+    %15 = "mpc.open_int"(%14) {to = 0 : i64} : (!mpc.rep<32 : i64>) -> !mpc.clear_ints
+    "mpc.output"(%arg0, %15) {label = "count", shape = "count"} : (i64, !mpc.clear_ints) -> ()
     "mpc.emit"(%arg0) : (i64) -> ()
     return
   }

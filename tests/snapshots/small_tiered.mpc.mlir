@@ -1,27 +1,32 @@
-module {
+module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
   func.func @setup() -> (!mpc.code<12 : i64>, !mpc.code<12 : i64>) {
     %0 = "mpc.load_gallery"() {input = 0 : i64, name = "db", part = 0 : i64} : () -> !mpc.code<12 : i64>
     %1 = "mpc.load_gallery"() {input = 0 : i64, name = "db", part = 1 : i64} : () -> !mpc.code<12 : i64>
     return %0, %1 : !mpc.code<12 : i64>, !mpc.code<12 : i64>
   }
-  func.func @query(%arg0: i64, %arg1: !mpc.code<12 : i64>, %arg2: !mpc.code<12 : i64>) {
+  func.func @query(%arg0: i64, %arg1: !mpc.code<12 : i64>, %arg2: !mpc.code<12 : i64>) attributes {mpc.query_batch = 8 : i64, mpc.record_chunk = 0 : i64} {
+    "mpc.stage"() {name = "query"} : () -> ()
     %0 = "mpc.load_query"(%arg0) {input = 1 : i64, name = "q", part = 0 : i64} : (i64) -> !mpc.code<12 : i64>
     %1 = "mpc.rotate"(%0) {hi = 2 : i64, lo = -2 : i64} : (!mpc.code<12 : i64>) -> !mpc.code<12 : i64>
-    %2 = "mpc.masked_dot"(%1, %arg1) {code_bits = 256 : i64} : (!mpc.code<12 : i64>, !mpc.code<12 : i64>) -> !mpc.add<12 : i64>
-    %3 = "mpc.reshare"(%2) : (!mpc.add<12 : i64>) -> !mpc.rep<12 : i64>
-    %4 = "mpc.load_query"(%arg0) {input = 1 : i64, name = "q", part = 1 : i64} : (i64) -> !mpc.code<12 : i64>
-    %5 = "mpc.rotate"(%4) {hi = 2 : i64, lo = -2 : i64} : (!mpc.code<12 : i64>) -> !mpc.code<12 : i64>
-    %6 = "mpc.masked_dot"(%5, %arg2) {code_bits = 256 : i64} : (!mpc.code<12 : i64>, !mpc.code<12 : i64>) -> !mpc.add<12 : i64>
-    %7 = "mpc.reshare"(%6) : (!mpc.add<12 : i64>) -> !mpc.rep<12 : i64>
-    %8 = "mpc.lin"(%7, %3) {a = 2 : i64, b = 5 : i64} : (!mpc.rep<12 : i64>, !mpc.rep<12 : i64>) -> !mpc.rep<12 : i64>
-    %9 = "mpc.msb"(%8) : (!mpc.rep<12 : i64>) -> !mpc.bits
-    %10 = "mpc.lin"(%7, %3) {a = 1 : i64, b = 4 : i64} : (!mpc.rep<12 : i64>, !mpc.rep<12 : i64>) -> !mpc.rep<12 : i64>
-    %11 = "mpc.msb"(%10) : (!mpc.rep<12 : i64>) -> !mpc.bits
-    %12 = "mpc.load_query"(%arg0) {input = 2 : i64, name = "tier", part = 3 : i64} : (i64) -> !mpc.bits
-    %13 = "mpc.mux"(%12, %9, %11) : (!mpc.bits, !mpc.bits, !mpc.bits) -> !mpc.bits
+    %2 = "mpc.load_query"(%arg0) {input = 1 : i64, name = "q", part = 1 : i64} : (i64) -> !mpc.code<12 : i64>
+    %3 = "mpc.rotate"(%2) {hi = 2 : i64, lo = -2 : i64} : (!mpc.code<12 : i64>) -> !mpc.code<12 : i64>
+    %4 = "mpc.load_query"(%arg0) {input = 2 : i64, name = "tier", part = 3 : i64} : (i64) -> !mpc.bits
+    "mpc.stage"() {name = "batch_dot"} : () -> ()
+    %5 = "mpc.batch_masked_dot"(%1, %arg1) {code_bits = 256 : i64} : (!mpc.code<12 : i64>, !mpc.code<12 : i64>) -> !mpc.add<12 : i64>
+    %6 = "mpc.batch_masked_dot"(%3, %arg2) {code_bits = 256 : i64} : (!mpc.code<12 : i64>, !mpc.code<12 : i64>) -> !mpc.add<12 : i64>
+    "mpc.stage"() {name = "chunk"} : () -> ()
+    %7 = "mpc.reshare"(%5) : (!mpc.add<12 : i64>) -> !mpc.rep<12 : i64>
+    %8 = "mpc.reshare"(%6) : (!mpc.add<12 : i64>) -> !mpc.rep<12 : i64>
+    %9 = "mpc.lin"(%8, %7) {a = 2 : i64, b = 5 : i64} : (!mpc.rep<12 : i64>, !mpc.rep<12 : i64>) -> !mpc.rep<12 : i64>
+    %10 = "mpc.msb"(%9) : (!mpc.rep<12 : i64>) -> !mpc.bits
+    %11 = "mpc.lin"(%8, %7) {a = 1 : i64, b = 4 : i64} : (!mpc.rep<12 : i64>, !mpc.rep<12 : i64>) -> !mpc.rep<12 : i64>
+    %12 = "mpc.msb"(%11) : (!mpc.rep<12 : i64>) -> !mpc.bits
+    %13 = "mpc.mux"(%4, %10, %12) : (!mpc.bits, !mpc.bits, !mpc.bits) -> !mpc.bits
     %14 = "mpc.or_tree"(%13) {group = 5 : i64} : (!mpc.bits) -> !mpc.bits
-    %15 = "mpc.open"(%14) {to = 0 : i64} : (!mpc.bits) -> !mpc.clear_bits
-    "mpc.output"(%arg0, %15, %arg1) {label = "ids", shape = "ids"} : (i64, !mpc.clear_bits, !mpc.code<12 : i64>) -> ()
+    %15 = "mpc.append"(%14) : (!mpc.bits) -> !mpc.bits
+    "mpc.stage"() {name = "finish"} : () -> ()
+    %16 = "mpc.open"(%15) {to = 0 : i64} : (!mpc.bits) -> !mpc.clear_bits
+    "mpc.output"(%arg0, %16, %arg1) {label = "ids", shape = "ids"} : (i64, !mpc.clear_bits, !mpc.code<12 : i64>) -> ()
     "mpc.emit"(%arg0) : (i64) -> ()
     return
   }

@@ -150,7 +150,12 @@ mod tests {
     #[test]
     fn parties_and_protocol_come_from_the_module() {
         let cx = Compiler::new().unwrap();
+        // Nothing is assumed: a module that does not say who runs it is refused.
         let m = module(&cx, "", 0);
+        assert!(PartyProgram::of(&m).unwrap_err().0.contains("mpc.parties"));
+        let m = module(&cx, "mpc.parties = 3 : i64", 0);
+        assert!(PartyProgram::of(&m).unwrap_err().0.contains("mpc.protocol"));
+        let m = module(&cx, r#"mpc.parties = 3 : i64, mpc.protocol = "rep3""#, 0);
         assert_eq!(
             PartyProgram::of(&m).unwrap(),
             PartyProgram {
@@ -162,7 +167,7 @@ mod tests {
         let p = PartyProgram::of(&m).unwrap();
         assert_eq!((p.parties, p.protocol.as_str()), (2, "dealer2"));
         // An opening to a party the program does not have.
-        let m = module(&cx, "mpc.parties = 2 : i64", 2);
+        let m = module(&cx, r#"mpc.parties = 2 : i64, mpc.protocol = "dealer2""#, 2);
         assert!(PartyProgram::of(&m).unwrap_err().0.contains("party 2 of 2"));
     }
 }

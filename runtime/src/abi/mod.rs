@@ -376,7 +376,7 @@ entry_points! {
     /// kind with those records' ids, masks and shares. `with_shares` = 0 (the chunk stage
     /// reads only the records' ids and public masks) leaves the shares of replicated codes
     /// out; an op that reads them fails with a schedule error.
-    tiling["gallery_view"] fn irisc_rt_gallery_view(
+    mpc["gallery_view"] fn irisc_rt_gallery_view(
         rt, dst: Slot, gallery: Slot, chunk: I64, with_shares: I32
     ) -> Status = |r: &mut Runtime| {
         r.exec(OP, Phase::Dot, dst, [gallery], |cx, [v0]| tiles::gallery_view(cx, v0, chunk, with_shares != 0))
@@ -385,12 +385,17 @@ entry_points! {
     /// For j in 0..n: slot `dst_base + j` = the dot products of the codes in slot
     /// `codes_base + j` with chunk `chunk` of the gallery in slot `gallery`, as the dot product
     /// of `kind` ([`BatchDotKind`]) computes them with `table`, in one kernel call.
-    tiling["batch_dot"] fn irisc_rt_batch_dot(
+    mpc["batch_masked_dot", "batch_shamir_dot"] fn irisc_rt_batch_dot(
         rt, dst_base: Slot, codes_base: Slot, n: I64, gallery: Slot, chunk: I64,
         table: KernelTable, kind: I32
     ) -> Status = |r: &mut Runtime| {
         let kind = abi_enum("batch_dot kind", kind, BatchDotKind::from_i32)?;
-        r.exec_with(OP, Phase::Dot, |cx, slots, local| {
+        // One entry point for both ops: the accounting names the one the kind says.
+        let op = match kind {
+            BatchDotKind::Masked => "batch_masked_dot",
+            BatchDotKind::Shamir => "batch_shamir_dot",
+        };
+        r.exec_with(op, Phase::Dot, |cx, slots, local| {
             // SAFETY: the schedule passes the table `masked_dot` or `shamir_dot` takes for
             // these codes.
             unsafe {
@@ -403,7 +408,7 @@ entry_points! {
 
     /// `first` != 0: slot `acc` = slot `src`; else slot `acc` = slot `acc` followed by slot
     /// `src` (shares, public values or bits of one kind).
-    tiling["append"] fn irisc_rt_append(rt, acc: Slot, src: Slot, first: I32) -> Status
+    mpc["append"] fn irisc_rt_append(rt, acc: Slot, src: Slot, first: I32) -> Status
         = |r: &mut Runtime| {
         if first != 0 {
             r.exec(OP, Phase::Compare, acc, [src], |_, [v]| tiles::copy_appendable(v))

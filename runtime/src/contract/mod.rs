@@ -82,13 +82,18 @@ impl ResultKind {
     }
 }
 
+/// Ops of the `mpc` dialect that structure the schedule and run nothing: `mpc.stage` opens a
+/// stage of the tiled `@query` (`mpc-tile`); code generation emits the loops it implies, and no
+/// entry point implements it.
+pub const STRUCTURAL_OPS: &[&str] = &["stage"];
+
 /// What an entry point implements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Implements {
     /// These ops of the `mpc` dialect (`dialects/mpc.irdl.mlir`), by name without `mpc.`.
     Mpc(&'static [&'static str]),
-    /// A step of the tiled gallery scan the CPU schedule emits around the dot products (the
-    /// name is the op's in the accounting).
+    /// A step of the tiled gallery scan that is no op of the dialect: the schedule asks it
+    /// for its loop bound (the name is the step's in the accounting).
     Tiling(&'static str),
     /// The frame of the schedule: start, the query loop's bound, finish.
     Schedule,
