@@ -14,7 +14,8 @@ use serde::{Deserialize, Serialize};
 
 /// How iris inputs are secret-shared (`--sharing`): replicated over Z_2^k, or degree-1 Shamir
 /// over F_p (p = 2^16 - 17 = 65519) or the Galois ring GR(2^16, d), d = 2 or 4 (the Large-Scale
-/// MPC paper, Sections 3 and 5).
+/// MPC paper, Section 4.3 for public masks and 5.1 for secret ones; the Galois ring as in
+/// paper 003, Section 4.3.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Sharing {

@@ -47,8 +47,8 @@ use std::cell::Cell;
 use crate::net::{NetError, Transport};
 use crate::ring::{from_le_bytes, to_le_bytes, RingElem};
 
-/// The default of [`set_chunk_elems`] for a party (`--chunk-size`), chosen by the chunk sweep
-/// of the benchmarks (`irisc-bench --sections table2`): 0, one message per round.
+/// The default of [`set_chunk_elems`] for a party (`--chunk-size`): 0, one message per round
+/// (chosen by a chunk sweep of the former in-memory Table 2 benchmark).
 pub const DEFAULT_CHUNK_ELEMS: usize = 0;
 
 thread_local! {
