@@ -55,6 +55,8 @@ pub fn netem_available() -> std::result::Result<(), String> {
             ))
         }
     };
+    // One probe at a time in this process: the namespace is named by the process id.
+    let _probing = PROBE.lock().unwrap_or_else(|e| e.into_inner());
     run(&["ip", "netns", "add", &ns])?;
     let result =
         run(&["ip", "netns", "exec", &ns, "ip", "link", "set", "lo", "up"]).and_then(|_| {
@@ -220,6 +222,9 @@ fn direction(mut from: TcpStream, mut to: TcpStream, profile: NetProfile) -> Vec
     vec![reader, writer]
 }
 
+/// Held while a probe's namespace exists (tests running in parallel probe too).
+static PROBE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -281,6 +286,8 @@ mod tests {
     fn netem_probe_answers_without_panicking() {
         // Either answer is fine; it must not leave the namespace behind.
         let _ = netem_available();
+        // Another test's probe may be under way: list while none is.
+        let _quiet = PROBE.lock().unwrap_or_else(|e| e.into_inner());
         let out = std::process::Command::new("ip")
             .args(["netns", "list"])
             .output();
