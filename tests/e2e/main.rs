@@ -8,5 +8,8 @@ mod common;
 mod data;
 mod language;
 mod matching;
+mod ratio_edges;
+mod reference;
+mod rotation;
 mod store;
 mod tiling;

@@ -185,3 +185,110 @@ impl Codes {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The contract's rule, written out per element: element `(row, col, k)` of `rot(q, s)` is
+    /// element `(row, (col + s) mod cols, k)` of `q`.
+    fn source_of(i: usize, s: i64, cols: usize) -> usize {
+        let (row, col, k) = (i / (cols * 4), i / 4 % cols, i % 4);
+        let from = (col as i64 + s).rem_euclid(cols as i64) as usize;
+        row * cols * 4 + from * 4 + k
+    }
+
+    /// Two 1024-bit codes (16 columns) whose share elements are all distinct (element `i` of
+    /// code `c` holds `c * bits + i` in `a` and that plus 7 in `b`) and whose masks are a
+    /// pseudo-random pattern.
+    fn numbered_codes() -> Codes {
+        let (count, bits) = (2, 1024);
+        let n = count * bits;
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let masks = (0..n / 64)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state
+            })
+            .collect();
+        Codes {
+            count,
+            bits,
+            ids: vec![41, 97],
+            masks,
+            a: RingVec::from_u64s(32, (0..n as u64).collect::<Vec<_>>()).unwrap(),
+            b: RingVec::from_u64s(32, (0..n as u64).map(|v| v + 7).collect::<Vec<_>>()).unwrap(),
+        }
+    }
+
+    fn check_window(lo: i32, hi: i32) {
+        let codes = numbered_codes();
+        let (bits, cols) = (codes.bits, codes.bits / 64);
+        let turned = codes.rotations(lo, hi);
+        let per_code = (hi - lo + 1) as usize;
+        assert_eq!(turned.count, codes.count * per_code);
+        for c in 0..codes.count {
+            for (r, s) in (lo..=hi).enumerate() {
+                let j = c * per_code + r;
+                assert_eq!(
+                    turned.ids[j], codes.ids[c],
+                    "code-major, rotation-minor ids"
+                );
+                for i in 0..bits {
+                    let from = source_of(i, s as i64, cols);
+                    let want = (c * bits + from) as u64;
+                    assert_eq!(
+                        turned.a.get(j * bits + i),
+                        Some(want),
+                        "a: code {c} s {s} i {i}"
+                    );
+                    assert_eq!(
+                        turned.b.get(j * bits + i),
+                        Some(want + 7),
+                        "b: code {c} s {s}"
+                    );
+                    let mask_bit = |m: &[u64], code: usize, e: usize| {
+                        (m[code * bits / 64 + e / 64] >> (e % 64)) & 1
+                    };
+                    assert_eq!(
+                        mask_bit(&turned.masks, j, i),
+                        mask_bit(&codes.masks, c, from),
+                        "mask: code {c} s {s} i {i}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Asymmetric windows, where applying the shift in the wrong direction (`col - s`) gives a
+    /// different set of rotated codes (symmetric windows cannot tell the two apart).
+    #[test]
+    fn rotations_follow_the_contract_rule_on_asymmetric_windows() {
+        check_window(2, 9);
+        check_window(-5, -1);
+        check_window(0, 0);
+        check_window(15, 17);
+    }
+
+    /// The shares' rotation agrees with the plaintext codes' rotation (`IrisCode::rotate`, used
+    /// by the dealer, the generator and the plaintext evaluator) on the mask bits.
+    #[test]
+    fn rotations_agree_with_the_plaintext_rotation() {
+        let codes = numbered_codes();
+        let bytes: Vec<u8> = codes.masks[..codes.bits / 64]
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect();
+        let plain = crate::iris::IrisCode {
+            code: bytes.clone(),
+            mask: bytes,
+        };
+        for s in [-3i32, 2, 5] {
+            let turned = codes.select(0..1).rotations(s, s);
+            let got: Vec<u8> = turned.masks.iter().flat_map(|w| w.to_le_bytes()).collect();
+            assert_eq!(got, plain.rotate(s as i64).mask, "s = {s}");
+        }
+    }
+}
