@@ -8,5 +8,6 @@ mod common;
 mod data;
 mod language;
 mod matching;
+mod outputs;
 mod store;
 mod tiling;
