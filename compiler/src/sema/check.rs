@@ -178,7 +178,11 @@ fn labels(
                     .with_hint("each output object starts with `\"query\": i, \"id\": ...`, and `irisc run` adds `\"party\"` and `\"complete\"`; choose another name with `as NAME`"),
             );
         }
-        if label == MATCH_FIELD && v.shape != RevealShape::Bit {
+        let first_found = !reveals[..i]
+            .iter()
+            .any(|(w, t, _)| t == to && w.shape != RevealShape::Count);
+        // When an earlier output took `match`, the duplicate-name error below says so.
+        if label == MATCH_FIELD && v.shape != RevealShape::Bit && first_found {
             errors.push(
                 Diagnostic::error(
                     format!("only a bit output can be named `{MATCH_FIELD}`"),
@@ -193,9 +197,6 @@ fn labels(
             );
         }
         let mut fields = vec![label.clone()];
-        let first_found = !reveals[..i]
-            .iter()
-            .any(|(w, t, _)| t == to && w.shape != RevealShape::Count);
         if v.shape != RevealShape::Count && first_found && label != MATCH_FIELD {
             fields.push(MATCH_FIELD.to_string());
         }
