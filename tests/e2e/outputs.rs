@@ -203,6 +203,7 @@ fn irisc_run_relays_answers_as_the_parties_print_them() {
     // computation of queries 2..16, much longer than what follows the last one (the parties'
     // accounting and exit).
     let spread = last - first;
+    eprintln!("irisc run: first answer at {first:?}, last at {last:?}, exit at {exit:?}");
     assert!(
         spread > (exit - first) / 2,
         "first answer at {first:?}, last at {last:?}, exit at {exit:?}: the answers were not relayed as they came"

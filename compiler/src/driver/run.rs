@@ -4,8 +4,8 @@
 //!
 //! Its inputs are checked (files given, readable NDJSON of the declared kind and size) before
 //! anything is compiled. Answers reach stdout line by line while the parties run, labelled
-//! `"party": N` when several parties print; a run that fails ends stdout with the trailer
-//! `{"complete": false, "answered": N, "error": "..."}` (README "Outputs").
+//! `"party": N` when several parties print; a run that fails after printing answers ends stdout
+//! with the trailer `{"complete": false, "answered": N, "error": "..."}` (README "Outputs").
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -213,7 +213,9 @@ impl AnswerRelay {
 
     fn line(&mut self, line: PartyLine<'_>) {
         match line {
-            PartyLine::Stderr { party, text } => eprintln!("  [party {party}] {text}"),
+            PartyLine::Stderr { party, text } => {
+                let _ = writeln!(std::io::stderr(), "  [party {party}] {text}");
+            }
             PartyLine::Stdout { party, text } => {
                 if is_trailer(text) {
                     return;
@@ -231,8 +233,12 @@ impl AnswerRelay {
         }
     }
 
-    /// Marks what was printed as partial (stdout's last line).
+    /// Marks what was printed as partial (stdout's last line); a run that failed before its
+    /// first answer leaves stdout empty, as the parties do.
     fn finish_incomplete(&mut self, error: &str) {
+        if self.answered == 0 {
+            return;
+        }
         let mut out = std::io::stdout().lock();
         let trailer = irisc_runtime::party::incomplete_trailer(self.answered, error);
         let _ = writeln!(out, "{trailer}").and_then(|_| out.flush());
