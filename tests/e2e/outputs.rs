@@ -184,7 +184,7 @@ fn timed_lines(child: &mut Child, start: Instant) -> Vec<(Duration, String)> {
 #[test]
 fn irisc_run_relays_answers_as_the_parties_print_them() {
     let w = Work::new();
-    let (db, q) = long_inputs(&w, 1000, 16);
+    let (db, q) = long_inputs(&w, 1000, 24);
     let start = Instant::now();
     let mut child = common::irisc()
         .args(["run", s(&long_program())])
@@ -197,10 +197,10 @@ fn irisc_run_relays_answers_as_the_parties_print_them() {
     let status = child.wait().unwrap();
     let exit = start.elapsed();
     assert!(status.success());
-    assert_eq!(lines.len(), 16);
+    assert_eq!(lines.len(), 24);
     let (first, last) = (lines[0].0, lines[lines.len() - 1].0);
     // Answers printed all at the end arrive together (spread ~0); streamed ones span the whole
-    // computation of queries 2..16, much longer than what follows the last one (the parties'
+    // computation of queries 2..24, much longer than what follows the last one (the parties'
     // accounting and exit).
     let spread = last - first;
     eprintln!("irisc run: first answer at {first:?}, last at {last:?}, exit at {exit:?}");
