@@ -106,7 +106,7 @@ pub fn answers(
             let obj = objects.entry(r.to).or_insert_with(|| {
                 let mut m = Map::new();
                 m.insert("query".into(), json!(q));
-                if let Some(ids) = query_ids {
+                if let Some(ids) = query_ids.filter(|ids| q < ids.len()) {
                     m.insert("id".into(), json!(ids.id(q)));
                 }
                 m
