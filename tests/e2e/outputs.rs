@@ -239,8 +239,9 @@ fn kill9(pid: u32) {
     assert!(ok.success(), "kill -9 {pid}");
 }
 
-/// The answers before the trailer are queries 0..N in order, and the trailer says N.
-fn assert_marked_partial(lines: &[String], what: &str) {
+/// The answers before the trailer are queries 0..N in order, and the trailer says N; returns
+/// the trailer's error.
+fn assert_marked_partial(lines: &[String], what: &str) -> String {
     let objects: Vec<Value> = lines
         .iter()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{what}: bad line {l:?}: {e}")))
@@ -262,6 +263,7 @@ fn assert_marked_partial(lines: &[String], what: &str) {
         assert_eq!(a["query"], i as u64, "{what}: {a}");
         assert!(a.get("complete").is_none(), "{what}: one trailer only: {a}");
     }
+    trailer["error"].as_str().unwrap().to_string()
 }
 
 #[test]
@@ -287,9 +289,13 @@ fn a_failed_irisc_run_ends_its_output_with_a_trailer() {
     lines.extend(out.map(Result::unwrap));
     let output = common::wait_bounded(child, Duration::from_secs(120));
     assert!(!output.status.success(), "the run must fail");
-    assert_marked_partial(&lines, "irisc run");
+    let error = assert_marked_partial(&lines, "irisc run");
+    assert!(
+        error.contains("party 2 was killed by signal 9"),
+        "the trailer names the party that died: {error}"
+    );
     let err = common::stderr(&output);
-    assert!(err.contains("party"), "{err}");
+    assert!(err.contains(&error), "{err}");
 }
 
 #[test]

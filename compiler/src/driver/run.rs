@@ -139,8 +139,7 @@ pub fn run(opts: &RunOptions) -> Result<ExitCode> {
     )?;
     let took = run_started.elapsed();
 
-    if let Some(party) = first_failure(&outcome) {
-        let error = format!("party {party} failed: {}", outcome[party].cause());
+    if let Some(error) = failures(&outcome) {
         relay.finish_incomplete(&error);
         bail!("{error} (see the parties' messages above)");
     }
@@ -261,11 +260,16 @@ fn label_party(party: usize, line: &str) -> String {
     }
 }
 
-/// The party that failed first (the others are stopped after it, or fail because of it).
-fn first_failure(outcome: &[Outcome]) -> Option<usize> {
-    (0..outcome.len())
+/// Why the run failed: each failed party's cause, in the order their ends were seen (the one
+/// that failed first, then those that failed because of it or were stopped); `None` if all
+/// succeeded.
+fn failures(outcome: &[Outcome]) -> Option<String> {
+    let mut failed: Vec<usize> = (0..outcome.len())
         .filter(|&p| !outcome[p].success)
-        .min_by_key(|&p| outcome[p].ended)
+        .collect();
+    failed.sort_by_key(|&p| outcome[p].ended);
+    let causes: Vec<String> = failed.iter().map(|&p| outcome[p].cause(p)).collect();
+    (!causes.is_empty()).then(|| causes.join("; "))
 }
 
 /// The plaintext file of every manifest input, in manifest order, from `--input NAME=FILE`,
@@ -330,25 +334,19 @@ pub struct Outcome {
     pub stderr: String,
     /// When it ended (or was stopped).
     pub ended: Instant,
+    /// How it ended, in words: "exited with status 1", "was killed by signal 9", ...
+    pub how: String,
 }
 
 impl Outcome {
-    /// Why the party failed, in its own words: its last error line, else its last line.
-    pub fn cause(&self) -> String {
-        let lines: Vec<&str> = self
-            .stderr
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .collect();
-        lines
-            .iter()
-            .rev()
-            .find(|l| l.contains("error"))
-            .or(lines.last())
-            .map_or_else(
-                || "it exited without a message".to_string(),
-                |l| l.trim().to_string(),
-            )
+    /// Why party `party` failed: its last error line, else how it ended.
+    pub fn cause(&self, party: usize) -> String {
+        let error = self.stderr.lines().rev().find(|l| l.contains("error"));
+        match error.map(str::trim) {
+            Some(line) if line.contains(&format!("party {party}")) => line.to_string(),
+            Some(line) => format!("party {party}: {line}"),
+            None => format!("party {party} {} without an error message", self.how),
+        }
     }
 }
 
@@ -407,6 +405,16 @@ pub fn launch_parties_relaying(
     wait_all(children, limit, relay)
 }
 
+/// "exited with status 1" or "was killed by signal 9".
+fn describe_exit(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, Some(signal)) => format!("was killed by signal {signal}"),
+        (None, None) => "ended".to_string(),
+    }
+}
+
 /// Which stream a relayed line came from.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Stream {
@@ -459,13 +467,13 @@ fn wait_all(
         }
     };
     let deadline = Instant::now() + limit;
-    let mut status: Vec<Option<(bool, Instant)>> = vec![None; children.len()];
+    let mut status: Vec<Option<(bool, Instant, String)>> = vec![None; children.len()];
     let mut first_failure: Option<Instant> = None;
     while status.iter().any(|s| s.is_none()) {
         for (i, c) in children.iter_mut().enumerate() {
             if status[i].is_none() {
                 if let Some(st) = c.try_wait()? {
-                    status[i] = Some((st.success(), Instant::now()));
+                    status[i] = Some((st.success(), Instant::now(), describe_exit(st)));
                     if !st.success() && first_failure.is_none() {
                         first_failure = Some(Instant::now());
                     }
@@ -479,7 +487,11 @@ fn wait_all(
                 if status[i].is_none() {
                     let _ = c.kill();
                     let _ = c.wait();
-                    status[i] = Some((false, Instant::now()));
+                    status[i] = Some((
+                        false,
+                        Instant::now(),
+                        "was stopped by irisc run".to_string(),
+                    ));
                 }
             }
         }
@@ -502,7 +514,8 @@ fn wait_all(
         .into_iter()
         .zip(status)
         .map(|((out, err), s)| {
-            let (success, ended) = s.unwrap_or((false, Instant::now()));
+            let (success, ended, how) =
+                s.unwrap_or((false, Instant::now(), "was stopped".to_string()));
             let join = |v: Vec<String>| {
                 let mut s = v.join("\n");
                 if !s.is_empty() {
@@ -515,6 +528,7 @@ fn wait_all(
                 stdout: join(out),
                 stderr: join(err).trim_end_matches('\n').to_string(),
                 ended,
+                how,
             }
         })
         .collect())
