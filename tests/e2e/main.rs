@@ -8,6 +8,7 @@ mod common;
 mod data;
 mod language;
 mod matching;
+mod outputs;
 mod ratio_edges;
 mod reference;
 mod rotation;

@@ -12,6 +12,7 @@ use std::rc::Rc;
 use anyhow::{bail, Result};
 use serde_json::{json, Map, Value};
 
+use irisc_runtime::contract::MATCH_FIELD;
 use irisc_runtime::iris::{overlap_counts, IrisCode};
 
 use crate::analysis::plan::{Plan, TestPlan};
@@ -31,12 +32,17 @@ pub enum PlainInput {
 }
 
 impl PlainInput {
-    fn len(&self) -> usize {
+    /// Records (galleries) or queries held.
+    pub fn len(&self) -> usize {
         match self {
             PlainInput::Iris(v) => v.len(),
             PlainInput::Embedding(v) => v.len(),
             PlainInput::Bit(v) => v.len(),
         }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     fn id(&self, i: usize) -> u64 {
@@ -62,8 +68,8 @@ fn test_numbers(program: &Program) -> std::collections::HashMap<*const BoolExpr,
 }
 
 /// The objects each output party prints, per query: party -> one JSON object per query with
-/// that party's fields (`{"query": i, <label>: ...}`; an `ids` field labelled `ids` also gets
-/// `"match"`, as the runtime prints).
+/// that party's fields (`{"query": i, "id": <the query record's id>, <label>: ...}`; the first
+/// ids or bit output to a party also sets `"match"`, as README "Outputs" defines).
 pub fn answers(
     program: &Program,
     plan: &Plan,
@@ -89,6 +95,8 @@ pub fn answers(
         tests: &tests,
         rotated: Default::default(),
     };
+    // Lines name the query by the id of the first query input's record.
+    let query_ids = program.query_inputs().next().map(|(i, _)| &inputs[i]);
     let mut out: BTreeMap<usize, Vec<Value>> = BTreeMap::new();
     for q in 0..batch {
         let mut objects: BTreeMap<usize, Map<String, Value>> = BTreeMap::new();
@@ -98,12 +106,21 @@ pub fn answers(
             let obj = objects.entry(r.to).or_insert_with(|| {
                 let mut m = Map::new();
                 m.insert("query".into(), json!(q));
+                if let Some(ids) = query_ids.filter(|ids| q < ids.len()) {
+                    m.insert("id".into(), json!(ids.id(q)));
+                }
                 m
             });
+            // Whether this is the first ids or bit output to the party for this query.
+            let sets_match = r.shape != RevealShape::Count && !obj.contains_key(MATCH_FIELD);
             let mut env = Env::default();
             match (r.shape, r.records) {
                 (RevealShape::Bit, _) => {
-                    obj.insert(r.label.clone(), json!(ev.eval(&r.value, q, &mut env)?));
+                    let bit = ev.eval(&r.value, q, &mut env)?;
+                    if sets_match {
+                        obj.insert(MATCH_FIELD.into(), json!(bit));
+                    }
+                    obj.insert(r.label.clone(), json!(bit));
                 }
                 (shape, Some(b)) => {
                     let n = ev.record_count(b, q)?;
@@ -117,8 +134,8 @@ pub fn answers(
                     if shape == RevealShape::Count {
                         obj.insert(r.label.clone(), json!(hits.len()));
                     } else {
-                        if r.label == "ids" {
-                            obj.insert("match".into(), json!(!hits.is_empty()));
+                        if sets_match {
+                            obj.insert(MATCH_FIELD.into(), json!(!hits.is_empty()));
                         }
                         obj.insert(r.label.clone(), json!(hits));
                     }

@@ -1,10 +1,16 @@
 //! `irisc run`: everything a user would do by hand, on this machine: build the program, create
 //! keys, secret-share gallery and queries, start the three parties as separate processes that
-//! talk over TLS on loopback, and print the output party's answers.
+//! talk over TLS on loopback, and relay the output parties' answers as they print them.
+//!
+//! Its inputs are checked (files given, readable NDJSON of the declared kind and size) before
+//! anything is compiled. Answers reach stdout line by line while the parties run, labelled
+//! `"party": N` when several parties print; a run that fails after printing answers ends stdout
+//! with the trailer `{"complete": false, "answered": N, "error": "..."}` (README "Outputs").
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -50,11 +56,26 @@ pub fn free_base_port() -> Result<u16> {
 
 pub fn run(opts: &RunOptions) -> Result<ExitCode> {
     let started = Instant::now();
+    // Cheap checks first: a missing file is reported before the program is even read.
+    check_given_files(opts)?;
     let checked = pipeline::read_and_check(&opts.program)?;
     let planned = pipeline::plan(&checked, &opts.plan)?;
-    // Every input must have its file before anything is built.
+    // Every input must have a readable file before anything is built.
     let manifest = super::dealer::share::program_manifest(&checked, &planned)?;
     let files = plaintext_files(opts, &manifest)?;
+    let plain = plain_inputs(&manifest, &files)?;
+    if let Some((spec, _)) = manifest
+        .inputs
+        .iter()
+        .zip(&plain)
+        .find(|(s, p)| s.role == InputRole::Query && p.is_empty())
+    {
+        bail!(
+            "query input `{}` ({}) holds no records: give at least one query",
+            spec.name,
+            files[manifest.input_index(&spec.name).unwrap_or(0)].display()
+        );
+    }
     let temp;
     let work: &Path = match &opts.work {
         Some(w) => {
@@ -104,29 +125,24 @@ pub fn run(opts: &RunOptions) -> Result<ExitCode> {
     if let Some(n) = opts.record_chunk {
         extra.extend(["--record-chunk".to_string(), n.to_string()]);
     }
-    let outcome = launch_parties(
+    let mut output_parties: Vec<usize> = checked.program.reveals.iter().map(|r| r.to).collect();
+    output_parties.sort_unstable();
+    output_parties.dedup();
+    let mut relay = AnswerRelay::new(output_parties.len() > 1);
+    let outcome = launch_parties_relaying(
         &exe,
         [config.as_path(); 3],
         &party_args,
         &extra,
         Duration::from_secs_f64(opts.timeout * 3.0 + 60.0),
+        &mut |line| relay.line(line),
     )?;
     let took = run_started.elapsed();
 
-    let mut failed = false;
-    for (party, o) in outcome.iter().enumerate() {
-        for line in o.stderr.lines() {
-            eprintln!("  [party {party}] {line}");
-        }
-        if !o.success {
-            failed = true;
-        }
+    if let Some(error) = failures(&outcome) {
+        relay.finish_incomplete(&error);
+        bail!("{error} (see the parties' messages above)");
     }
-    if failed {
-        bail!("a party failed (see its messages above)");
-    }
-    let answers: String = outcome.iter().map(|o| o.stdout.as_str()).collect();
-    print!("{answers}");
     eprintln!(
         "three parties answered in {:.3} s ({:.3} s in all, with build, keys and sharing)",
         took.as_secs_f64(),
@@ -134,7 +150,6 @@ pub fn run(opts: &RunOptions) -> Result<ExitCode> {
     );
 
     if opts.check {
-        let plain = plain_inputs(&manifest, &files)?;
         let expected = super::plaintext::answers(&checked.program, &planned.plan, &plain)?;
         // Each output party prints its own objects; compare party by party.
         for (party, o) in outcome.iter().enumerate() {
@@ -155,6 +170,106 @@ pub fn run(opts: &RunOptions) -> Result<ExitCode> {
         eprintln!("checked: the answers equal the plaintext definition of the program");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Every file named by `--db`, `--query` or `--input NAME=FILE` exists and is a file.
+fn check_given_files(opts: &RunOptions) -> Result<()> {
+    let mut given: Vec<(String, PathBuf)> = Vec::new();
+    for arg in &opts.inputs {
+        let (name, path) = super::dealer::share::parse_input_arg(arg)?;
+        given.push((format!("--input {name}="), path));
+    }
+    for (flag, path) in [("--db ", &opts.db), ("--query ", &opts.query)] {
+        if let Some(p) = path {
+            given.push((flag.to_string(), p.clone()));
+        }
+    }
+    for (flag, path) in given {
+        match std::fs::metadata(&path) {
+            Ok(m) if m.is_file() => {}
+            Ok(_) => bail!("{flag}{}: not a file", path.display()),
+            Err(e) => bail!("{flag}{}: cannot read: {e}", path.display()),
+        }
+    }
+    Ok(())
+}
+
+/// Prints the parties' lines as they come: answers to stdout (with `"party": N` first when
+/// several parties print), each flushed; stderr lines with their party. A party's own
+/// incomplete-run trailer is not relayed: the run writes one trailer for all.
+struct AnswerRelay {
+    label_parties: bool,
+    answered: u64,
+}
+
+impl AnswerRelay {
+    fn new(label_parties: bool) -> AnswerRelay {
+        AnswerRelay {
+            label_parties,
+            answered: 0,
+        }
+    }
+
+    fn line(&mut self, line: PartyLine<'_>) {
+        match line {
+            PartyLine::Stderr { party, text } => {
+                let _ = writeln!(std::io::stderr(), "  [party {party}] {text}");
+            }
+            PartyLine::Stdout { party, text } => {
+                if is_trailer(text) {
+                    return;
+                }
+                let text = if self.label_parties {
+                    label_party(party, text)
+                } else {
+                    text.to_string()
+                };
+                // A closed stdout (`| head`) does not stop the run; the answers are dropped.
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{text}").and_then(|_| out.flush());
+                self.answered += 1;
+            }
+        }
+    }
+
+    /// Marks what was printed as partial (stdout's last line); a run that failed before its
+    /// first answer leaves stdout empty, as the parties do.
+    fn finish_incomplete(&mut self, error: &str) {
+        if self.answered == 0 {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        let trailer = irisc_runtime::party::incomplete_trailer(self.answered, error);
+        let _ = writeln!(out, "{trailer}").and_then(|_| out.flush());
+    }
+}
+
+/// Whether `line` is a party's `{"complete": false, ...}` trailer rather than an answer.
+fn is_trailer(line: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(line)
+        .is_ok_and(|v| v.get("complete").is_some() && v.get("query").is_none())
+}
+
+/// `{"query":0,...}` from party 1 -> `{"party":1,"query":0,...}`: the party prints compact
+/// objects, and `party` names no output (a reserved field).
+fn label_party(party: usize, line: &str) -> String {
+    match line.strip_prefix('{') {
+        Some(rest) if rest.trim_start().starts_with('}') => format!("{{\"party\":{party}}}"),
+        Some(rest) => format!("{{\"party\":{party},{rest}"),
+        None => line.to_string(),
+    }
+}
+
+/// Why the run failed: each failed party's cause, in the order their ends were seen (the one
+/// that failed first, then those that failed because of it or were stopped); `None` if all
+/// succeeded.
+fn failures(outcome: &[Outcome]) -> Option<String> {
+    let mut failed: Vec<usize> = (0..outcome.len())
+        .filter(|&p| !outcome[p].success)
+        .collect();
+    failed.sort_by_key(|&p| outcome[p].ended);
+    let causes: Vec<String> = failed.iter().map(|&p| outcome[p].cause(p)).collect();
+    (!causes.is_empty()).then(|| causes.join("; "))
 }
 
 /// The plaintext file of every manifest input, in manifest order, from `--input NAME=FILE`,
@@ -192,11 +307,20 @@ pub fn plaintext_files(opts: &RunOptions, manifest: &Manifest) -> Result<Vec<Pat
         .map(|(i, f)| {
             f.ok_or_else(|| {
                 let spec = &manifest.inputs[i];
+                // The shorthand when the program allows it, as the issue-2 command line has it.
+                let flag = match spec.role {
+                    InputRole::Query if manifest.inputs_with(spec.role).len() == 1 => {
+                        "--query FILE.ndjson".to_string()
+                    }
+                    InputRole::Gallery if manifest.inputs_with(spec.role).len() == 1 => {
+                        "--db FILE.ndjson".to_string()
+                    }
+                    _ => format!("--input {}=FILE.ndjson", spec.name),
+                };
                 anyhow::anyhow!(
-                    "no plaintext file for {} input `{}`: pass --input {}=FILE.ndjson",
+                    "no plaintext file for {} input `{}`: pass {flag}",
                     spec.role,
                     spec.name,
-                    spec.name
                 )
             })
         })
@@ -208,6 +332,29 @@ pub struct Outcome {
     pub success: bool,
     pub stdout: String,
     pub stderr: String,
+    /// When it ended (or was stopped).
+    pub ended: Instant,
+    /// How it ended, in words: "exited with status 1", "was killed by signal 9", ...
+    pub how: String,
+}
+
+impl Outcome {
+    /// Why party `party` failed: its last error line, else how it ended.
+    pub fn cause(&self, party: usize) -> String {
+        let error = self.stderr.lines().rev().find(|l| l.contains("error"));
+        match error.map(str::trim) {
+            Some(line) if line.contains(&format!("party {party}")) => line.to_string(),
+            Some(line) => format!("party {party}: {line}"),
+            None => format!("party {party} {} without an error message", self.how),
+        }
+    }
+}
+
+/// One line a party printed, as it arrives.
+#[derive(Debug, Clone, Copy)]
+pub enum PartyLine<'a> {
+    Stdout { party: usize, text: &'a str },
+    Stderr { party: usize, text: &'a str },
 }
 
 /// Starts party 0, 1 and 2 of `exe` with `--party N --config CONFIGS[N]`, `party_args[N]` and
@@ -218,6 +365,18 @@ pub fn launch_parties(
     party_args: &[Vec<String>; 3],
     extra: &[String],
     limit: Duration,
+) -> Result<Vec<Outcome>> {
+    launch_parties_relaying(exe, configs, party_args, extra, limit, &mut |_| {})
+}
+
+/// [`launch_parties`], handing every line a party prints to `relay` as soon as it arrives.
+pub fn launch_parties_relaying(
+    exe: &Path,
+    configs: [&Path; 3],
+    party_args: &[Vec<String>; 3],
+    extra: &[String],
+    limit: Duration,
+    relay: &mut dyn FnMut(PartyLine<'_>),
 ) -> Result<Vec<Outcome>> {
     let mut children: Vec<Child> = Vec::new();
     for (party, args) in party_args.iter().enumerate() {
@@ -237,45 +396,84 @@ pub fn launch_parties(
             Err(e) => {
                 for mut c in children {
                     let _ = c.kill();
+                    let _ = c.wait();
                 }
                 return Err(e);
             }
         }
     }
-    wait_all(children, limit)
+    wait_all(children, limit, relay)
 }
 
-/// Waits for all parties; if one fails, the others are given a moment and then stopped, so a run
-/// never hangs on a dead peer.
-fn wait_all(mut children: Vec<Child>, limit: Duration) -> Result<Vec<Outcome>> {
-    let readers: Vec<_> = children
-        .iter_mut()
-        .map(|c| {
-            let mut out = c.stdout.take().expect("piped");
-            let err = c.stderr.take().expect("piped");
-            let o = std::thread::spawn(move || {
-                let mut s = String::new();
-                let _ = out.read_to_string(&mut s);
-                s
-            });
-            let e = std::thread::spawn(move || {
-                BufReader::new(err)
-                    .lines()
-                    .map_while(Result::ok)
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            });
-            (o, e)
-        })
-        .collect();
+/// "exited with status 1" or "was killed by signal 9".
+fn describe_exit(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, Some(signal)) => format!("was killed by signal {signal}"),
+        (None, None) => "ended".to_string(),
+    }
+}
+
+/// Which stream a relayed line came from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// Reads `from` line by line into `lines`, tagged with its party and stream.
+fn forward_lines(
+    from: impl Read + Send + 'static,
+    party: usize,
+    stream: Stream,
+    lines: mpsc::Sender<(usize, Stream, String)>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        for line in BufReader::new(from).lines().map_while(Result::ok) {
+            if lines.send((party, stream, line)).is_err() {
+                break;
+            }
+        }
+    })
+}
+
+/// Waits for all parties, relaying their lines as they come; if one fails, the others are given
+/// a moment and then stopped, so a run never hangs on a dead peer.
+fn wait_all(
+    mut children: Vec<Child>,
+    limit: Duration,
+    relay: &mut dyn FnMut(PartyLine<'_>),
+) -> Result<Vec<Outcome>> {
+    let (send, lines) = mpsc::channel();
+    let mut readers = Vec::new();
+    for (party, c) in children.iter_mut().enumerate() {
+        let out = c.stdout.take().expect("piped");
+        let err = c.stderr.take().expect("piped");
+        readers.push(forward_lines(out, party, Stream::Stdout, send.clone()));
+        readers.push(forward_lines(err, party, Stream::Stderr, send.clone()));
+    }
+    drop(send);
+    let mut printed: Vec<(Vec<String>, Vec<String>)> = vec![Default::default(); children.len()];
+    let mut take = |(party, stream, text): (usize, Stream, String)| {
+        relay(match stream {
+            Stream::Stdout => PartyLine::Stdout { party, text: &text },
+            Stream::Stderr => PartyLine::Stderr { party, text: &text },
+        });
+        let (out, err) = &mut printed[party];
+        match stream {
+            Stream::Stdout => out.push(text),
+            Stream::Stderr => err.push(text),
+        }
+    };
     let deadline = Instant::now() + limit;
-    let mut status: Vec<Option<bool>> = vec![None; children.len()];
+    let mut status: Vec<Option<(bool, Instant, String)>> = vec![None; children.len()];
     let mut first_failure: Option<Instant> = None;
     while status.iter().any(|s| s.is_none()) {
         for (i, c) in children.iter_mut().enumerate() {
             if status[i].is_none() {
                 if let Some(st) = c.try_wait()? {
-                    status[i] = Some(st.success());
+                    status[i] = Some((st.success(), Instant::now(), describe_exit(st)));
                     if !st.success() && first_failure.is_none() {
                         first_failure = Some(Instant::now());
                     }
@@ -289,19 +487,49 @@ fn wait_all(mut children: Vec<Child>, limit: Duration) -> Result<Vec<Outcome>> {
                 if status[i].is_none() {
                     let _ = c.kill();
                     let _ = c.wait();
-                    status[i] = Some(false);
+                    status[i] = Some((
+                        false,
+                        Instant::now(),
+                        "was stopped by irisc run".to_string(),
+                    ));
                 }
             }
         }
-        std::thread::sleep(Duration::from_millis(20));
+        // Relay what arrived meanwhile; the wait doubles as the poll interval.
+        if let Ok(line) = lines.recv_timeout(Duration::from_millis(20)) {
+            take(line);
+            while let Ok(line) = lines.try_recv() {
+                take(line);
+            }
+        }
     }
-    Ok(readers
+    // The pipes close when the processes end (or their children do): the rest arrives now.
+    for line in lines.iter() {
+        take(line);
+    }
+    for r in readers {
+        let _ = r.join();
+    }
+    Ok(printed
         .into_iter()
         .zip(status)
-        .map(|((o, e), s)| Outcome {
-            success: s.unwrap_or(false),
-            stdout: o.join().unwrap_or_default(),
-            stderr: e.join().unwrap_or_default(),
+        .map(|((out, err), s)| {
+            let (success, ended, how) =
+                s.unwrap_or((false, Instant::now(), "was stopped".to_string()));
+            let join = |v: Vec<String>| {
+                let mut s = v.join("\n");
+                if !s.is_empty() {
+                    s.push('\n');
+                }
+                s
+            };
+            Outcome {
+                success,
+                stdout: join(out),
+                stderr: join(err).trim_end_matches('\n').to_string(),
+                ended,
+                how,
+            }
         })
         .collect())
 }
@@ -322,15 +550,15 @@ pub fn plain_inputs(
         .map(|(spec, path)| {
             Ok(match spec.kind {
                 InputKind::Iris => PlainInput::Iris(
-                    ndjson::read_file(path)
-                        .with_context(|| format!("reading {}", path.display()))?
+                    ndjson::read_file_with_bits(path, spec.elements as usize)
+                        .map_err(|e| anyhow::anyhow!("{} input `{}`: {e}", spec.role, spec.name))?
                         .into_iter()
                         .map(|r| (r.id, r.iris))
                         .collect(),
                 ),
                 InputKind::Embedding => PlainInput::Embedding(
                     ndjson_values::read_embeddings(path, Some(spec.elements as usize))
-                        .map_err(|e| anyhow::anyhow!("{e}"))?
+                        .map_err(|e| anyhow::anyhow!("{} input `{}`: {e}", spec.role, spec.name))?
                         .into_iter()
                         .map(|r| {
                             let v = r
@@ -344,7 +572,7 @@ pub fn plain_inputs(
                 ),
                 InputKind::Bit => PlainInput::Bit(
                     ndjson_values::read_bits(path)
-                        .map_err(|e| anyhow::anyhow!("{e}"))?
+                        .map_err(|e| anyhow::anyhow!("{} input `{}`: {e}", spec.role, spec.name))?
                         .into_iter()
                         .map(|r| (r.id, r.bit))
                         .collect(),

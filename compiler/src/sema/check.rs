@@ -7,6 +7,7 @@ use super::program::*;
 use super::resolver::{Resolver, RevealValue};
 use crate::syntax::ast::{self, Item};
 use crate::syntax::{Diagnostic, Span};
+use irisc_runtime::contract::{MATCH_FIELD, RESERVED_OUTPUT_FIELDS};
 use irisc_runtime::vocab::InputRole;
 
 /// Checks names, parties, constants, inputs, `let`s and reveals; collects all independent errors
@@ -143,7 +144,9 @@ pub fn check_program(
 /// The JSON field of each reveal (ARCHITECTURE.md §7): `as NAME` if given; otherwise, for the first
 /// reveal to a party, `match` (bit), `ids` (ids) or `count` (count); for later ones to the same
 /// party, the `let` name revealed or `reveal<i>` (`i` = the reveal's 0-based index in the
-/// program). An `ids` output named `ids` also prints `match`, so that field is taken too.
+/// program). The first ids or bit output to a party also prints `match` (README "Outputs"), so
+/// that field is taken too; only a bit output may be named `match`, and the fields the runtime
+/// writes itself ([`RESERVED_OUTPUT_FIELDS`]) name no output.
 fn labels(
     reveals: &[(RevealValue, usize, &ast::RevealItem)],
 ) -> Result<Vec<String>, Vec<Diagnostic>> {
@@ -168,16 +171,34 @@ fn labels(
                 r.span,
             ),
         };
-        if label == "query" {
+        if RESERVED_OUTPUT_FIELDS.contains(&label.as_str()) {
             errors.push(
-                Diagnostic::error("`query` cannot name an output", span)
+                Diagnostic::error(format!("`{label}` cannot name an output"), span)
                     .with_label("reserved")
-                    .with_hint("each output object starts with `\"query\": i`; choose another name with `as NAME`"),
+                    .with_hint("each output object starts with `\"query\": i, \"id\": ...`, and `irisc run` adds `\"party\"` and `\"complete\"`; choose another name with `as NAME`"),
+            );
+        }
+        let first_found = !reveals[..i]
+            .iter()
+            .any(|(w, t, _)| t == to && w.shape != RevealShape::Count);
+        // When an earlier output took `match`, the duplicate-name error below says so.
+        if label == MATCH_FIELD && v.shape != RevealShape::Bit && first_found {
+            errors.push(
+                Diagnostic::error(
+                    format!("only a bit output can be named `{MATCH_FIELD}`"),
+                    span,
+                )
+                .with_label(if v.shape == RevealShape::Ids {
+                    "an ids output"
+                } else {
+                    "a count output"
+                })
+                .with_hint("`match` says whether the query matched (true or false); choose another name with `as NAME`"),
             );
         }
         let mut fields = vec![label.clone()];
-        if v.shape == RevealShape::Ids && label == "ids" {
-            fields.push("match".to_string());
+        if v.shape != RevealShape::Count && first_found && label != MATCH_FIELD {
+            fields.push(MATCH_FIELD.to_string());
         }
         for f in &fields {
             if let Some((_, _, prev)) = taken.iter().find(|(p, n, _)| p == to && n == f) {

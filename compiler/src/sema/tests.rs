@@ -532,10 +532,25 @@ fn output_names() {
     // `ids` also prints `match`.
     let (_, d) = err("reveal any d in db: fhd(q, d) < R to p0 as x;\nreveal ids d in db: fhd(q, d) < 0.3 to p0 as x;");
     assert_eq!(d.message, "two outputs to the same party are named `x`");
-    let (_, d) = err("reveal any d in db: fhd(q, d) < R to p0;\nreveal ids d in db: fhd(q, d) < 0.3 to p0 as ids;");
+    // Only the first ids or bit output to a party sets `match`; a later `ids` does not.
+    let p = v2_ok(
+        HEAD,
+        "reveal any d in db: fhd(q, d) < R to p0;\nreveal ids d in db: fhd(q, d) < 0.3 to p0 as ids;",
+    );
+    assert_eq!(p.reveals[1].label, "ids");
+    // A labelled ids output also sets `match`, so a later output cannot take that name.
+    let (_, d) = err("reveal ids d in db: fhd(q, d) < R to p0 as hits;\nreveal any d in db: fhd(q, d) < 0.3 to p0 as match;");
     assert_eq!(d.message, "two outputs to the same party are named `match`");
-    let (_, d) = err("reveal any d in db: fhd(q, d) < R to p0 as query;");
-    assert_eq!(d.message, "`query` cannot name an output");
+    let (_, d) = err("reveal ids d in db: fhd(q, d) < R to p0 as match;");
+    assert_eq!(d.message, "only a bit output can be named `match`");
+    let (_, d) = err("reveal count d in db: fhd(q, d) < R to p0 as match;");
+    assert_eq!(d.message, "only a bit output can be named `match`");
+    for reserved in ["query", "id", "party", "complete"] {
+        let (_, d) = err(&format!(
+            "reveal any d in db: fhd(q, d) < R to p0 as {reserved};"
+        ));
+        assert_eq!(d.message, format!("`{reserved}` cannot name an output"));
+    }
     // Different parties may use the same names.
     let p = v2_ok(
         HEAD,

@@ -70,6 +70,15 @@ abi_enum! {
     }
 }
 
+/// The field of an output object that says whether the query matched: the first ids or bit
+/// output to a party (in program order) sets it; a bit output may carry this name itself.
+pub const MATCH_FIELD: &str = "match";
+
+/// Fields of an output line that the runtime or `irisc run` write themselves, so no output
+/// may be named so: the query's position, its record id, the party that printed it (`irisc
+/// run` with several output parties) and the incomplete-run trailer's marker.
+pub const RESERVED_OUTPUT_FIELDS: [&str; 4] = ["query", "id", "party", "complete"];
+
 abi_enum! {
     /// `kind` of `irisc_rt_batch_dot`: which dot product a batch runs.
     pub enum BatchDotKind {

@@ -13,7 +13,9 @@
 
 pub mod constants;
 
-pub use constants::{BatchDotKind, InputPart, Isa, OutputShape};
+pub use constants::{
+    BatchDotKind, InputPart, Isa, OutputShape, MATCH_FIELD, RESERVED_OUTPUT_FIELDS,
+};
 
 /// A C type of the ABI, in LLVM terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -276,6 +276,15 @@ pub fn read_file(path: &Path) -> Result<Vec<IrisRecord>, NdjsonError> {
         .map_err(|e| e.in_file(path))
 }
 
+/// [`read_file`], also requiring every code to have exactly `bits` bits (what a program's input
+/// declares).
+pub fn read_file_with_bits(path: &Path, bits: usize) -> Result<Vec<IrisRecord>, NdjsonError> {
+    open(path)?
+        .expect_bits(bits)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.in_file(path))
+}
+
 /// Writes records as NDJSON, refusing records that would make an invalid file.
 pub struct NdjsonWriter<W: Write> {
     out: W,
@@ -458,6 +467,19 @@ mod tests {
             B64.encode([0u8; 5])
         );
         assert!(err(&short).starts_with("line 1: code is 5 bytes; an iris code must be"));
+    }
+
+    #[test]
+    fn unknown_fields_are_ignored() {
+        // `irisc gen --near` may say which record a query targets; readers skip such fields.
+        let code = B64.encode([0x5Au8; 8]);
+        let text = format!(
+            "{{\"id\": 42, \"near\": 7, \"code\": \"{code}\", \"mask\": \"{code}\", \"note\": {{\"x\": [1]}}}}"
+        );
+        let recs = read_from(text.as_bytes()).unwrap();
+        assert_eq!(recs.len(), 1);
+        assert_eq!(recs[0].id, 42);
+        assert_eq!(recs[0].iris.code, vec![0x5Au8; 8]);
     }
 
     #[test]

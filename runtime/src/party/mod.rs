@@ -25,6 +25,7 @@ use crate::rand::prss::Prss;
 
 use crate::ops::Value;
 pub use args::{PartyArgs, DEFAULT_RECORD_CHUNK};
+pub use output::incomplete_trailer;
 
 /// Wall time spent per phase, for the accounting line printed at the end.
 #[derive(Debug, Default, Clone, Copy)]
@@ -109,6 +110,7 @@ impl Runtime {
         let connect = t.elapsed();
         let cpu_ready = accounting::process_cpu_seconds();
 
+        let outputs = output::Outputs::new(&manifest, &inputs);
         Ok(Runtime {
             party,
             manifest,
@@ -116,7 +118,7 @@ impl Runtime {
             net,
             prss,
             inputs,
-            outputs: output::Outputs::default(),
+            outputs,
             slots: Vec::new(),
             times: PhaseTimes {
                 load,
@@ -145,13 +147,17 @@ impl Runtime {
         let flushed = if status == 0 {
             self.outputs.flush()
         } else {
-            Ok(())
+            let reason = format!(
+                "party {} stopped early; its error is on its stderr",
+                self.party
+            );
+            self.outputs.mark_incomplete(&reason)
         };
         let status = match flushed {
             Ok(()) => status,
             Err(e) => {
                 crate::say!("irisc party {}: error: {e}", self.party);
-                1
+                status.max(1)
             }
         };
         let bytes = self.net.bytes_sent();

@@ -1,42 +1,107 @@
 //! What a party prints: result lines (output party, stdout); the accounting is `accounting.rs`.
+//!
+//! One compact JSON object a line, written and flushed as soon as the query's answer is known:
+//! `{"query": <position>, "id": <query record id>, <fields>}` (README "Outputs"). A party that
+//! stops early after printing answers ends its stdout with the trailer
+//! `{"complete": false, "answered": N, "error": "..."}`, so partial answers never stand
+//! unmarked; a complete run writes no trailer.
 
 use std::io::Write;
 
-use crate::contract::OutputShape;
+use crate::contract::{OutputShape, MATCH_FIELD, RESERVED_OUTPUT_FIELDS};
 use crate::error::RuntimeError;
+use crate::manifest::Manifest;
+use crate::vocab::InputRole;
 
 use super::load::Inputs;
 use crate::ops::ctx::get;
 use crate::ops::value::Value;
 
+/// One reveal's field of an answer: its JSON name and value, and for an ids or bit output
+/// whether it found anything (what `"match"` reports).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field {
+    pub name: String,
+    pub value: String,
+    pub found: Option<bool>,
+}
+
 /// The fields revealed to this party for the query being answered, in reveal order, as JSON
-/// text. `irisc_rt_emit` prints them as one line `{"query": i, <fields>}`.
+/// text. `irisc_rt_emit` prints them as one line `{"query": i, "id": ..., <fields>}`.
 #[derive(Debug, Default)]
 pub struct Outputs {
-    pending: Option<(u64, Vec<(String, String)>)>,
+    /// The record id of each query, by position (the first query input's, in declaration
+    /// order); empty for a program without query inputs, whose lines carry no `"id"`.
+    query_ids: Vec<u64>,
+    pending: Option<Pending>,
+    /// Lines printed so far.
+    answered: u64,
+}
+
+#[derive(Debug)]
+struct Pending {
+    query: u64,
+    fields: Vec<(String, String)>,
 }
 
 impl Outputs {
-    /// Adds field `name` (JSON text `value`) to query `query`'s answer. Fields of another query
-    /// still pending are printed first (schedules that never call `emit`).
-    pub fn add(&mut self, query: u64, name: &str, value: String) -> Result<(), RuntimeError> {
-        if self.pending.as_ref().is_some_and(|(q, _)| *q != query) {
+    /// The outputs of a run over `inputs`: lines carry the ids of the program's first query input.
+    pub fn new(manifest: &Manifest, inputs: &Inputs) -> Outputs {
+        let query_ids = manifest
+            .inputs_with(InputRole::Query)
+            .first()
+            .map(|&i| inputs.ids(i).to_vec())
+            .unwrap_or_default();
+        Outputs::with_query_ids(query_ids)
+    }
+
+    pub fn with_query_ids(query_ids: Vec<u64>) -> Outputs {
+        Outputs {
+            query_ids,
+            ..Outputs::default()
+        }
+    }
+
+    /// Adds `field` to query `query`'s answer. Fields of another query still pending are printed
+    /// first (schedules that never call `emit`). The first ids or bit field of a query also sets
+    /// `"match"` (just before it), unless it is itself named `match`.
+    pub fn add(&mut self, query: u64, field: Field) -> Result<(), RuntimeError> {
+        if self.pending.as_ref().is_some_and(|p| p.query != query) {
             self.flush()?;
         }
-        let (_, fields) = self.pending.get_or_insert_with(|| (query, Vec::new()));
-        if name == "query" || fields.iter().any(|(n, _)| n == name) {
+        let fields = &mut self
+            .pending
+            .get_or_insert_with(|| Pending {
+                query,
+                fields: Vec::new(),
+            })
+            .fields;
+        let name = field.name.as_str();
+        if RESERVED_OUTPUT_FIELDS.contains(&name) || fields.iter().any(|(n, _)| n == name) {
             return Err(RuntimeError::Schedule(format!(
                 "output field `{name}` given twice for query {query}"
             )));
         }
-        fields.push((name.to_string(), value));
+        let has_match = fields.iter().any(|(n, _)| n == MATCH_FIELD);
+        match field.found {
+            Some(found) if !has_match && name != MATCH_FIELD => {
+                fields.push((MATCH_FIELD.to_string(), found.to_string()));
+            }
+            None if name == MATCH_FIELD => {
+                return Err(RuntimeError::Schedule(format!(
+                    "a count output of query {query} is named `{MATCH_FIELD}`, which only an ids or bit output may set"
+                )));
+            }
+            _ => {}
+        }
+        fields.push((field.name, field.value));
         Ok(())
     }
 
     /// Prints query `query`'s line if any field was revealed to this party.
     pub fn emit(&mut self, query: u64) -> Result<(), RuntimeError> {
         match &self.pending {
-            Some((q, _)) if *q == query => self.flush(),
+            Some(p) if p.query == query => self.flush(),
             _ => Ok(()),
         }
     }
@@ -44,15 +109,35 @@ impl Outputs {
     /// Prints whatever is pending.
     pub fn flush(&mut self) -> Result<(), RuntimeError> {
         match self.pending.take() {
-            Some((q, fields)) => print_line(&render(q, &fields)),
+            Some(p) => {
+                let id = self.query_ids.get(p.query as usize).copied();
+                print_line(&render(p.query, id, &p.fields))?;
+                self.answered += 1;
+                Ok(())
+            }
             None => Ok(()),
         }
     }
+
+    /// The run stops early because of `error`: a query answered in part is dropped, and if this
+    /// party printed answers, the trailer [`incomplete_trailer`] marks them as partial (a party
+    /// that printed nothing leaves stdout empty).
+    pub fn mark_incomplete(&mut self, error: &str) -> Result<(), RuntimeError> {
+        self.pending = None;
+        if self.answered == 0 {
+            return Ok(());
+        }
+        print_line(&incomplete_trailer(self.answered, error))
+    }
 }
 
-/// `{"query":0,"match":true,"ids":[17]}`: compact, fields in the order given.
-pub fn render(query: u64, fields: &[(String, String)]) -> String {
+/// `{"query":0,"id":17,"match":true,"ids":[17]}`: compact, fields in the order given; no `"id"`
+/// when the program has no query input.
+pub fn render(query: u64, id: Option<u64>, fields: &[(String, String)]) -> String {
     let mut s = format!("{{\"query\":{query}");
+    if let Some(id) = id {
+        s.push_str(&format!(",\"id\":{id}"));
+    }
     for (name, value) in fields {
         s.push(',');
         s.push_str(&serde_json::to_string(name).unwrap_or_else(|_| "\"?\"".into()));
@@ -61,6 +146,15 @@ pub fn render(query: u64, fields: &[(String, String)]) -> String {
     }
     s.push('}');
     s
+}
+
+/// The last line of a run that stopped early: `{"complete":false,"answered":N,"error":"..."}`
+/// (`answered` = answer lines before it). The party and `irisc run` both write it.
+pub fn incomplete_trailer(answered: u64, error: &str) -> String {
+    format!(
+        "{{\"complete\":false,\"answered\":{answered},\"error\":{}}}",
+        serde_json::to_string(error).unwrap_or_else(|_| "\"?\"".into())
+    )
 }
 
 /// The ids of the records whose opened bit is set.
@@ -72,17 +166,22 @@ pub fn matching_ids(bits: &[bool], record_ids: &[u64]) -> Vec<u64> {
         .collect()
 }
 
-/// The fields one `irisc_rt_output` adds: `(name, JSON value)` pairs. `field` None takes the
-/// default name of the shape (`match`, `ids`, `count`); an ids field named `ids` also sets
-/// `match` (non-empty), as the issue-2 contract has it.
-pub fn fields_for(
+/// The field one `irisc_rt_output` adds. `field` None takes the default name of the shape
+/// (`match`, `ids`, `count`); ids and bit fields say whether they found anything, which sets
+/// `"match"` ([`Outputs::add`]).
+pub fn field_for(
     shape: OutputShape,
     field: Option<&str>,
     bits: Option<&[bool]>,
     ints: Option<&[u64]>,
     record_ids: &[u64],
-) -> Result<Vec<(String, String)>, RuntimeError> {
+) -> Result<Field, RuntimeError> {
     let bad = |m: String| Err(RuntimeError::Schedule(m));
+    let named = |default: &str, value: String, found: Option<bool>| Field {
+        name: field.unwrap_or(default).to_string(),
+        value,
+        found,
+    };
     match shape {
         OutputShape::Bit => {
             let Some(bits) = bits else {
@@ -94,7 +193,7 @@ pub fn fields_for(
                     bits.len()
                 ));
             }
-            Ok(vec![(field.unwrap_or("match").into(), bits[0].to_string())])
+            Ok(named(MATCH_FIELD, bits[0].to_string(), Some(bits[0])))
         }
         OutputShape::Ids => {
             let Some(bits) = bits else {
@@ -108,14 +207,8 @@ pub fn fields_for(
                 ));
             }
             let ids = matching_ids(bits, record_ids);
-            let name = field.unwrap_or("ids");
             let list = serde_json::to_string(&ids).unwrap_or_default();
-            let mut out = Vec::new();
-            if name == "ids" {
-                out.push(("match".to_string(), (!ids.is_empty()).to_string()));
-            }
-            out.push((name.to_string(), list));
-            Ok(out)
+            Ok(named("ids", list, Some(!ids.is_empty())))
         }
         OutputShape::Count => {
             let Some(ints) = ints else {
@@ -127,7 +220,7 @@ pub fn fields_for(
                     ints.len()
                 ));
             }
-            Ok(vec![(field.unwrap_or("count").into(), ints[0].to_string())])
+            Ok(named("count", ints[0].to_string(), None))
         }
     }
 }
@@ -181,25 +274,27 @@ pub fn output(
             }
         }
     };
-    for (name, value) in fields_for(shape, field, bits.as_deref(), ints.as_deref(), &ids)? {
-        outputs.add(query, &name, value)?;
-    }
-    Ok(())
+    let field = field_for(shape, field, bits.as_deref(), ints.as_deref(), &ids)?;
+    outputs.add(query, field)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn f(v: Vec<(String, String)>) -> Vec<(&'static str, String)> {
-        v.into_iter()
-            .map(|(n, x)| (&*Box::leak(n.into_boxed_str()), x))
-            .collect()
+    /// The line `outputs` would print for query `q` with the given fields, without printing it.
+    fn line(q: u64, id: Option<u64>, fields: Vec<Field>) -> String {
+        let mut o = Outputs::default();
+        for f in fields {
+            o.add(q, f).unwrap();
+        }
+        let p = o.pending.take().unwrap();
+        render(p.query, id, &p.fields)
     }
 
     #[test]
-    fn issue2_lines_are_unchanged() {
-        let ids = fields_for(
+    fn issue2_lines_keep_their_fields_and_gain_the_id() {
+        let ids = field_for(
             OutputShape::Ids,
             None,
             Some(&[false, true, true]),
@@ -207,49 +302,113 @@ mod tests {
             &[5, 17, 9],
         )
         .unwrap();
-        assert_eq!(render(0, &ids), r#"{"query":0,"match":true,"ids":[17,9]}"#);
-        let none = fields_for(OutputShape::Ids, None, Some(&[false]), None, &[5]).unwrap();
-        assert_eq!(render(3, &none), r#"{"query":3,"match":false,"ids":[]}"#);
-        let bit = fields_for(OutputShape::Bit, None, Some(&[true]), None, &[]).unwrap();
-        assert_eq!(render(1, &bit), r#"{"query":1,"match":true}"#);
+        assert_eq!(
+            line(0, Some(1000), vec![ids]),
+            r#"{"query":0,"id":1000,"match":true,"ids":[17,9]}"#
+        );
+        let none = field_for(OutputShape::Ids, None, Some(&[false]), None, &[5]).unwrap();
+        assert_eq!(
+            line(3, Some(7), vec![none]),
+            r#"{"query":3,"id":7,"match":false,"ids":[]}"#
+        );
+        let bit = field_for(OutputShape::Bit, None, Some(&[true]), None, &[]).unwrap();
+        assert_eq!(line(1, None, vec![bit]), r#"{"query":1,"match":true}"#);
+    }
+
+    #[test]
+    fn match_is_set_by_the_first_ids_or_bit_output_whatever_its_label() {
+        let named = field_for(
+            OutputShape::Ids,
+            Some("matches"),
+            Some(&[false, true]),
+            None,
+            &[4, 8],
+        )
+        .unwrap();
+        assert_eq!(
+            line(0, Some(9), vec![named]),
+            r#"{"query":0,"id":9,"match":true,"matches":[8]}"#
+        );
+        let seen = field_for(OutputShape::Bit, Some("seen"), Some(&[false]), None, &[]).unwrap();
+        assert_eq!(
+            line(2, Some(5), vec![seen]),
+            r#"{"query":2,"id":5,"match":false,"seen":false}"#
+        );
+        // A later ids output (here over earlier queries) does not change the first one's match.
+        let first = field_for(OutputShape::Ids, None, Some(&[false]), None, &[3]).unwrap();
+        let later = field_for(
+            OutputShape::Ids,
+            Some("in_batch"),
+            Some(&[true]),
+            None,
+            &[0],
+        )
+        .unwrap();
+        assert_eq!(
+            line(1, Some(6), vec![first, later]),
+            r#"{"query":1,"id":6,"match":false,"ids":[],"in_batch":[0]}"#
+        );
     }
 
     #[test]
     fn named_fields_and_counts() {
-        let mut all = fields_for(
-            OutputShape::Ids,
-            Some("both"),
-            Some(&[true, false]),
-            None,
-            &[0, 1],
-        )
-        .unwrap();
-        all.extend(fields_for(OutputShape::Count, None, None, Some(&[4]), &[]).unwrap());
-        all.extend(fields_for(OutputShape::Bit, Some("dup"), Some(&[false]), None, &[]).unwrap());
+        let fields = vec![
+            field_for(
+                OutputShape::Ids,
+                Some("both"),
+                Some(&[true, false]),
+                None,
+                &[0, 1],
+            )
+            .unwrap(),
+            field_for(OutputShape::Count, None, None, Some(&[4]), &[]).unwrap(),
+            field_for(OutputShape::Bit, Some("dup"), Some(&[false]), None, &[]).unwrap(),
+        ];
+        assert_eq!(fields[1].found, None);
         assert_eq!(
-            f(all.clone()),
-            vec![
-                ("both", "[0]".into()),
-                ("count", "4".into()),
-                ("dup", "false".into())
-            ]
+            line(2, Some(12), fields),
+            r#"{"query":2,"id":12,"match":true,"both":[0],"count":4,"dup":false}"#
         );
+        let count = field_for(OutputShape::Count, None, None, Some(&[0]), &[]).unwrap();
         assert_eq!(
-            render(2, &all),
-            r#"{"query":2,"both":[0],"count":4,"dup":false}"#
+            line(0, Some(1), vec![count]),
+            r#"{"query":0,"id":1,"count":0}"#
         );
     }
 
     #[test]
+    fn trailer_marks_an_early_stop() {
+        assert_eq!(
+            incomplete_trailer(3, "party 1 \"closed\""),
+            r#"{"complete":false,"answered":3,"error":"party 1 \"closed\""}"#
+        );
+        // Nothing printed: nothing to mark, stdout stays empty.
+        let mut o = Outputs::with_query_ids(vec![10, 11]);
+        o.add(
+            0,
+            field_for(OutputShape::Bit, None, Some(&[true]), None, &[]).unwrap(),
+        )
+        .unwrap();
+        o.mark_incomplete("stopped").unwrap();
+        assert!(o.pending.is_none());
+        assert_eq!(o.answered, 0);
+    }
+
+    #[test]
     fn malformed_outputs_are_schedule_errors() {
-        assert!(fields_for(OutputShape::Bit, None, Some(&[true, false]), None, &[]).is_err());
-        assert!(fields_for(OutputShape::Ids, None, Some(&[true]), None, &[1, 2]).is_err());
-        assert!(fields_for(OutputShape::Count, None, Some(&[true]), None, &[]).is_err());
-        // An unknown shape never reaches `fields_for`: the ABI refuses it.
+        assert!(field_for(OutputShape::Bit, None, Some(&[true, false]), None, &[]).is_err());
+        assert!(field_for(OutputShape::Ids, None, Some(&[true]), None, &[1, 2]).is_err());
+        assert!(field_for(OutputShape::Count, None, Some(&[true]), None, &[]).is_err());
+        // An unknown shape never reaches `field_for`: the ABI refuses it.
         assert_eq!(OutputShape::from_i32(7), None);
+        let bit = |name: &str| field_for(OutputShape::Bit, Some(name), Some(&[true]), None, &[]);
         let mut o = Outputs::default();
-        o.add(0, "match", "true".into()).unwrap();
-        assert!(o.add(0, "match", "false".into()).is_err());
-        assert!(o.add(0, "query", "1".into()).is_err());
+        o.add(0, bit("match").unwrap()).unwrap();
+        assert!(o.add(0, bit("match").unwrap()).is_err());
+        for reserved in RESERVED_OUTPUT_FIELDS {
+            assert!(o.add(0, bit(reserved).unwrap()).is_err(), "{reserved}");
+        }
+        let count = field_for(OutputShape::Count, Some("match"), None, Some(&[1]), &[]).unwrap();
+        assert!(Outputs::default().add(0, count).is_err());
     }
 }
