@@ -237,8 +237,9 @@ pub enum Command {
         /// whole gallery at once.
         #[arg(long, value_name = "N")]
         record_chunk: Option<usize>,
-        /// Seconds a party waits for a peer.
-        #[arg(long, default_value_t = 60.0)]
+        /// Seconds a party waits for a peer (connecting and every message); the default is the
+        /// runtime's, as in `parties.toml`.
+        #[arg(long, default_value_t = irisc_runtime::net::config::DEFAULT_TIMEOUT.as_secs_f64())]
         timeout: f64,
         /// Also evaluate the plaintext definition and fail if the answers differ.
         #[arg(long)]

@@ -13,10 +13,11 @@ use rustls::{ServerConnection, StreamOwned};
 use rustls_pki_types::CertificateDer;
 
 use super::hello::{
-    accept_reply, parse_hello, read_setup_frame, refusal, write_setup_frame, REPLY_REFUSED,
+    accept_reply, parse_hello, read_setup_frame, refusal, write_setup_frame, Hello, REPLY_REFUSED,
     REPLY_SESSION_DIFFERS,
 };
 use super::{bound_socket, remaining, setup_io_error, SetupError};
+use crate::net::session::describe_mismatch;
 use crate::net::tls::{self, PartyTls};
 
 /// What one incoming connection amounted to.
@@ -40,6 +41,7 @@ pub(super) fn accept_peers(
     session: &[u8],
     deadline: Instant,
     failed: &[AtomicBool; 3],
+    accepted: &[AtomicBool; 3],
 ) -> Accepted {
     let (tx, rx) = channel::<Incoming>();
     let claimed = Arc::new(Mutex::new([false; 3]));
@@ -61,7 +63,10 @@ pub(super) fn accept_peers(
     while let Some(missing) = waiting(&got) {
         while let Ok(outcome) = rx.try_recv() {
             match outcome {
-                Incoming::Peer(k, stream) => got[k] = Some(*stream),
+                Incoming::Peer(k, stream) => {
+                    got[k] = Some(*stream);
+                    accepted[k].store(true, Ordering::SeqCst);
+                }
                 Incoming::Rejected(why) => {
                     tracing::warn!(party = me, "rejected an incoming connection: {why}");
                     rejected = Some(why);
@@ -194,10 +199,11 @@ impl Handshake {
                 return Incoming::Rejected(format!("from {from}: {why}"));
             }
         };
-        let Some((index, their_session)) = parse_hello(&hello) else {
+        let Some(said) = parse_hello(&hello) else {
             linger(&mut stream);
             return Incoming::Rejected(format!("from {from}: not an irisc hello"));
         };
+        let index = said.index();
         let k = index as usize;
         // Who the certificate says it is, independently of the claim.
         let by_cert = (0..3)
@@ -237,9 +243,20 @@ impl Handshake {
                 ),
             });
         }
-        if their_session != self.session.as_slice() {
-            self.refuse(&mut stream, REPLY_SESSION_DIFFERS, "");
-            return Incoming::Fatal(SetupError::SessionMismatch { peer: k });
+        let their_session = match said {
+            Hello::Join { session, .. } => session,
+            Hello::Stop { reason, .. } => {
+                // Authenticated above: party k really says it stops. Acknowledge, so it knows
+                // the reason arrived.
+                let reply = accept_reply(self.me, &[]);
+                let _ = write_setup_frame(&mut stream, &reply);
+                linger(&mut stream);
+                return Incoming::Fatal(SetupError::PeerStopped { peer: k, reason });
+            }
+        };
+        if let Some(detail) = describe_mismatch(self.me, &self.session, k, their_session) {
+            self.refuse(&mut stream, REPLY_SESSION_DIFFERS, &detail);
+            return Incoming::Fatal(SetupError::SessionMismatch { peer: k, detail });
         }
         let duplicate = match self.claimed.lock() {
             Ok(mut c) => std::mem::replace(&mut c[k], true),

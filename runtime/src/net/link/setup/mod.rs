@@ -22,7 +22,52 @@ use crate::net::config::{ConfigError, PartiesConfig};
 use crate::net::tls::{self, PartyTls, TlsSetupError};
 
 use accept::{accept_peers, Accepted};
-use dial::dial;
+use dial::{dial, tell_stop};
+
+/// How setup says whom it waits for, on stderr.
+#[derive(Debug, Clone)]
+pub struct Waiting {
+    /// How a line starts, e.g. `iris_ids party 1`.
+    pub label: Option<String>,
+    /// Say it at once, not only after [`WAITING_EVERY`].
+    pub at_once: bool,
+}
+
+impl Default for Waiting {
+    fn default() -> Waiting {
+        Waiting {
+            label: None,
+            at_once: false,
+        }
+    }
+}
+
+/// How often a party still waiting for a peer says so.
+pub const WAITING_EVERY: Duration = Duration::from_secs(3);
+
+/// Tells both peers of party `me` that it stops, and why, so they report `reason` at once
+/// instead of waiting for it until their timeout: for a party that fails before it joins
+/// (its inputs do not load). Best effort, bounded by `bound` (and the setup timeout); peers
+/// not reachable by then are left to find out by themselves.
+pub fn tell_peers_we_stop(cfg: &PartiesConfig, me: usize, reason: &str, bound: Duration) {
+    if me >= 3 {
+        return;
+    }
+    let Ok(tls) = PartyTls::load(cfg, me) else {
+        return;
+    };
+    let deadline = Instant::now() + bound.min(cfg.timeout);
+    std::thread::scope(|s| {
+        for j in [(me + 1) % 3, (me + 2) % 3] {
+            let tls = &tls;
+            s.spawn(move || {
+                if let Err(e) = tell_stop(cfg, tls, me, j, reason, deadline) {
+                    tracing::debug!(party = me, peer = j, error = %e, "could not tell the peer");
+                }
+            });
+        }
+    });
+}
 
 /// Largest session identifier `connect` accepts (it travels in the hello frame).
 pub const MAX_SESSION: usize = 64 * 1024;
@@ -58,8 +103,12 @@ pub enum SetupError {
     Handshake { peer: usize, detail: String },
     #[error("the peer claiming to be party {peer} is not: {detail}")]
     WrongPeer { peer: usize, detail: String },
-    #[error("party {peer} runs another program or other share files, or gallery stores holding other records (its session identifier differs from this party's): give the three parties the files of one `irisc share` run; stores whose record counts differ after an interrupted `irisc enroll` are mended by `irisc enroll ... --roll-back`")]
-    SessionMismatch { peer: usize },
+    /// The sessions differ; `detail` names each differing setting and both values.
+    #[error("{detail}")]
+    SessionMismatch { peer: usize, detail: String },
+    /// The peer cannot take part (it said so in its hello instead of joining).
+    #[error("party {peer} stopped: {reason}")]
+    PeerStopped { peer: usize, reason: String },
     #[error("party {peer} refused this party: {reason}")]
     Refused { peer: usize, reason: String },
     #[error("party {peer} broke the setup protocol: {detail}")]
@@ -84,7 +133,8 @@ impl SetupError {
             | SetupError::NoIncoming { peer, .. }
             | SetupError::Handshake { peer, .. }
             | SetupError::WrongPeer { peer, .. }
-            | SetupError::SessionMismatch { peer }
+            | SetupError::SessionMismatch { peer, .. }
+            | SetupError::PeerStopped { peer, .. }
             | SetupError::Refused { peer, .. }
             | SetupError::Protocol { peer, .. }
             | SetupError::Dropped { peer, .. }
@@ -129,6 +179,7 @@ pub(super) fn establish(
     cfg: &PartiesConfig,
     me: usize,
     session: &[u8],
+    waiting: &Waiting,
 ) -> Result<Links, SetupError> {
     if me >= 3 {
         return Err(SetupError::BadParty { me });
@@ -153,20 +204,42 @@ pub(super) fn establish(
     // other one still completes, so that party does not see us vanish mid-setup and blame us
     // instead of the party that is actually misconfigured.
     let failed: [AtomicBool; 3] = Default::default();
+    let dialled_ok: [AtomicBool; 3] = Default::default();
+    let accepted_ok: [AtomicBool; 3] = Default::default();
+    let setup_done = AtomicBool::new(false);
     let peers = [(me + 1) % 3, (me + 2) % 3];
 
     let (dialled, accepted) = std::thread::scope(|s| {
         let handles = peers.map(|j| {
-            let (tls, failed) = (&tls, &failed);
+            let (tls, failed, dialled_ok) = (&tls, &failed, &dialled_ok);
             s.spawn(move || {
                 let r = dial(cfg, tls, me, j, session, deadline, &failed[j]);
                 if r.is_err() {
                     failed[j].store(true, Ordering::SeqCst);
+                } else {
+                    dialled_ok[j].store(true, Ordering::SeqCst);
                 }
                 r
             })
         });
-        let accepted = accept_peers(&listener, &tls, cfg.timeout, me, session, deadline, &failed);
+        let (done, failed_ref) = (&setup_done, &failed);
+        let (d_ok, a_ok) = (&dialled_ok, &accepted_ok);
+        s.spawn(move || {
+            announce_waiting(cfg, me, waiting, done, |j| {
+                !failed_ref[j].load(Ordering::SeqCst)
+                    && !(d_ok[j].load(Ordering::SeqCst) && a_ok[j].load(Ordering::SeqCst))
+            })
+        });
+        let accepted = accept_peers(
+            &listener,
+            &tls,
+            cfg.timeout,
+            me,
+            session,
+            deadline,
+            &failed,
+            &accepted_ok,
+        );
         let dialled = handles.map(|h| {
             h.join().unwrap_or_else(|_| {
                 Err(SetupError::Io {
@@ -175,6 +248,7 @@ pub(super) fn establish(
                 })
             })
         });
+        setup_done.store(true, Ordering::SeqCst);
         (dialled, accepted)
     });
 
@@ -222,6 +296,46 @@ pub(super) fn establish(
                 None => SetupError::Aborted,
             })
         }
+    }
+}
+
+/// Says on stderr whom party `me` still waits for (`waits_for(j)`), every [`WAITING_EVERY`]
+/// (and at once if asked), until `done`.
+fn announce_waiting(
+    cfg: &PartiesConfig,
+    me: usize,
+    waiting: &Waiting,
+    done: &AtomicBool,
+    waits_for: impl Fn(usize) -> bool,
+) {
+    let started = Instant::now();
+    let mut next = if waiting.at_once {
+        started
+    } else {
+        started + WAITING_EVERY
+    };
+    let label = waiting
+        .label
+        .clone()
+        .unwrap_or_else(|| format!("party {me}"));
+    while !done.load(Ordering::SeqCst) {
+        if Instant::now() >= next {
+            let whom: Vec<String> = [(me + 1) % 3, (me + 2) % 3]
+                .into_iter()
+                .filter(|&j| waits_for(j))
+                .map(|j| format!("party {j} at {}", cfg.parties[j].address))
+                .collect();
+            if !whom.is_empty() {
+                crate::say!(
+                    "{label}: waiting for {} ({} of at most {})",
+                    whom.join(" and "),
+                    secs(Duration::from_secs(started.elapsed().as_secs())),
+                    secs(cfg.timeout)
+                );
+            }
+            next += WAITING_EVERY;
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
