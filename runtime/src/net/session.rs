@@ -117,6 +117,48 @@ pub fn describe_mismatch(me: usize, mine: &[u8], peer: usize, theirs: &[u8]) -> 
     Some(out.join("; "))
 }
 
+/// Why party `me` (session `mine`) cannot run with `peers`, which both sent `theirs`: party
+/// `me` is the odd one, so each sentence has it as the subject. `None` if the sessions agree.
+pub fn describe_odd_one(
+    me: usize,
+    mine: &[u8],
+    peers: [usize; 2],
+    theirs: &[u8],
+) -> Option<String> {
+    let (Some(a), Some(b)) = (Session::parse(mine), Session::parse(theirs)) else {
+        return describe_mismatch(me, mine, peers[0], theirs);
+    };
+    let both = format!("party {} and party {}", peers[0], peers[1]);
+    let mut out = Vec::new();
+    for (name, va) in &a.fields {
+        let vb = b.get(name).unwrap_or("nothing");
+        if va == vb {
+            continue;
+        }
+        out.push(match name.strip_prefix(INPUT) {
+            Some(input) if !input.ends_with(RECORDS_SUFFIX) => format!(
+                "input {input}: party {me}'s share file is from another `irisc share` run (set {}) than those of {both} (set {}); give the three parties the files of one `irisc share` run",
+                short(va),
+                short(vb)
+            ),
+            Some(input) => format!(
+                "input {}: party {me}'s gallery store holds {va} records but those of {both} hold {vb}; give the three parties the stores of one gallery (stores whose record counts differ after an interrupted `irisc enroll` are mended by `irisc enroll ... --roll-back`)",
+                input.trim_end_matches(RECORDS_SUFFIX)
+            ),
+            None if name == PROGRAM => format!(
+                "party {me} runs another program ({va}) than {both} ({vb}): all three parties must run executables built from the same program"
+            ),
+            None => format!(
+                "the parties must agree on {name}, but party {me} has {va} and {both} have {vb}"
+            ),
+        });
+    }
+    if out.is_empty() {
+        return describe_mismatch(me, mine, peers[0], theirs);
+    }
+    Some(out.join("; "))
+}
+
 fn short(v: &str) -> String {
     if v.len() > 12 && v.bytes().all(|b| b.is_ascii_hexdigit()) {
         format!("{}…", &v[..8])
@@ -179,6 +221,20 @@ mod tests {
         assert!(
             e.starts_with("input q: party 1's share file is from another `irisc share` run (set 3f3f3f3f…) than party 0's (set 91919191…)"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn the_odd_party_names_itself_and_both_peers() {
+        let e = describe_odd_one(1, &session(10, 0x3f), [2, 0], &session(10, 0x91)).unwrap();
+        assert!(
+            e.starts_with("input q: party 1's share file is from another `irisc share` run (set 3f3f3f3f…) than those of party 2 and party 0 (set 91919191…)"),
+            "{e}"
+        );
+        let e = describe_odd_one(2, &session(7, 1), [0, 1], &session(9, 1)).unwrap();
+        assert_eq!(
+            e,
+            "the parties must agree on --chunk-size, but party 2 has 7 and party 0 and party 1 have 9"
         );
     }
 

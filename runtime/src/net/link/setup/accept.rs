@@ -48,6 +48,7 @@ pub(super) fn accept_peers(
     let mut got: [Option<StreamOwned<ServerConnection, TcpStream>>; 3] = Default::default();
     let mut rejected: Option<String> = None;
     let mut error: Option<SetupError> = None;
+    let mut sessions: [Option<Vec<u8>>; 3] = Default::default();
     let note = |e: SetupError, error: &mut Option<SetupError>| {
         if let Some(k) = e.peer() {
             failed[k].store(true, Ordering::SeqCst);
@@ -71,7 +72,12 @@ pub(super) fn accept_peers(
                     tracing::warn!(party = me, "rejected an incoming connection: {why}");
                     rejected = Some(why);
                 }
-                Incoming::Fatal(e) => note(e, &mut error),
+                Incoming::Fatal(e) => {
+                    if let SetupError::SessionMismatch { peer, theirs, .. } = &e {
+                        sessions[*peer] = Some(theirs.clone());
+                    }
+                    note(e, &mut error)
+                }
             }
         }
         if waiting(&got).is_none() {
@@ -139,6 +145,7 @@ pub(super) fn accept_peers(
         links: got,
         error,
         rejected,
+        sessions,
     }
 }
 
@@ -149,6 +156,8 @@ pub(super) struct Accepted {
     pub(super) error: Option<SetupError>,
     /// Why the last unidentified connection was turned away (failed TLS, usually a wrong CA).
     pub(super) rejected: Option<String>,
+    /// The session of each peer whose session differed from ours.
+    pub(super) sessions: [Option<Vec<u8>>; 3],
 }
 
 /// Everything an accepting thread needs, owned so the thread can outlive a failed setup.
@@ -255,8 +264,13 @@ impl Handshake {
             }
         };
         if let Some(detail) = describe_mismatch(self.me, &self.session, k, their_session) {
-            self.refuse(&mut stream, REPLY_SESSION_DIFFERS, &detail);
-            return Incoming::Fatal(SetupError::SessionMismatch { peer: k, detail });
+            // The dialler gets our session, to describe the difference from its side.
+            self.refuse_with(&mut stream, REPLY_SESSION_DIFFERS, &self.session);
+            return Incoming::Fatal(SetupError::SessionMismatch {
+                peer: k,
+                detail,
+                theirs: their_session.to_vec(),
+            });
         }
         let duplicate = match self.claimed.lock() {
             Ok(mut c) => std::mem::replace(&mut c[k], true),
@@ -295,7 +309,17 @@ impl Handshake {
         code: u8,
         reason: &str,
     ) {
-        let reply = refusal(code, reason);
+        self.refuse_with(stream, code, reason.as_bytes());
+    }
+
+    /// [`Handshake::refuse`] with any bytes after the code.
+    fn refuse_with(
+        &self,
+        stream: &mut StreamOwned<ServerConnection, TcpStream>,
+        code: u8,
+        body: &[u8],
+    ) {
+        let reply = refusal(code, body);
         let _ = write_setup_frame(stream, &reply);
         stream.conn.send_close_notify();
         let _ = stream.flush();

@@ -84,17 +84,23 @@ pub(super) fn check_reply(
                 });
             }
             if let Some(detail) = describe_mismatch(me, session, j, their_session) {
-                return Err(SetupError::SessionMismatch { peer: j, detail });
+                return Err(SetupError::SessionMismatch {
+                    peer: j,
+                    detail,
+                    theirs: their_session.to_vec(),
+                });
             }
         }
-        [REPLY_SESSION_DIFFERS, detail @ ..] => {
-            let detail = match String::from_utf8_lossy(detail).into_owned() {
-                d if d.is_empty() => format!(
-                    "party {j} runs another program or other share files (its session identifier differs from party {me}'s)"
-                ),
-                d => d,
-            };
-            return Err(SetupError::SessionMismatch { peer: j, detail });
+        // The refusal carries the peer's session.
+        [REPLY_SESSION_DIFFERS, theirs @ ..] => {
+            let detail = describe_mismatch(me, session, j, theirs).unwrap_or_else(|| {
+                format!("party {j} refused this party's session, although it is the same")
+            });
+            return Err(SetupError::SessionMismatch {
+                peer: j,
+                detail,
+                theirs: theirs.to_vec(),
+            });
         }
         [REPLY_REFUSED, reason @ ..] => {
             return Err(SetupError::Refused {
@@ -153,11 +159,12 @@ pub(super) fn accept_reply(me: usize, session: &[u8]) -> Vec<u8> {
     reply
 }
 
-/// The reply that turns a dialler away with `code` and, for [`REPLY_REFUSED`], the `reason`.
-pub(super) fn refusal(code: u8, reason: &str) -> Vec<u8> {
-    let mut reply = Vec::with_capacity(HELLO_MAGIC.len() + 2 + reason.len());
+/// The reply that turns a dialler away with `code` and `body`: for [`REPLY_REFUSED`] the
+/// reason, for [`REPLY_SESSION_DIFFERS`] the accepting party's session.
+pub(super) fn refusal(code: u8, body: &[u8]) -> Vec<u8> {
+    let mut reply = Vec::with_capacity(HELLO_MAGIC.len() + 2 + body.len());
     reply.extend_from_slice(HELLO_MAGIC);
     reply.extend_from_slice(&[KIND_REPLY, code]);
-    reply.extend_from_slice(reason.as_bytes());
+    reply.extend_from_slice(body);
     reply
 }

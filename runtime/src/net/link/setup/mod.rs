@@ -103,9 +103,14 @@ pub enum SetupError {
     Handshake { peer: usize, detail: String },
     #[error("the peer claiming to be party {peer} is not: {detail}")]
     WrongPeer { peer: usize, detail: String },
-    /// The sessions differ; `detail` names each differing setting and both values.
+    /// The sessions differ; `detail` names each differing setting and both values; `theirs`
+    /// is the peer's session (to tell, with both peers' sessions, which party is the odd one).
     #[error("{detail}")]
-    SessionMismatch { peer: usize, detail: String },
+    SessionMismatch {
+        peer: usize,
+        detail: String,
+        theirs: Vec<u8>,
+    },
     /// The peer cannot take part (it said so in its hello instead of joining).
     #[error("party {peer} stopped: {reason}")]
     PeerStopped { peer: usize, reason: String },
@@ -268,6 +273,9 @@ pub(super) fn establish(
         }),
         (d0, d1, a) => {
             let errors = [d0.err(), d1.err(), a.error];
+            if let Some(e) = odd_one_out(me, session, &errors, &a.sessions) {
+                return Err(e);
+            }
             let worst = errors.into_iter().flatten().min_by_key(SetupError::rank);
             Err(match worst {
                 // A peer that hung up on us probably also tried to reach us and was turned
@@ -336,6 +344,31 @@ fn announce_waiting(
             next += WAITING_EVERY;
         }
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// When both peers refused this party's session and agree with each other, this party is the
+/// one whose settings or files differ: say so from its side, with both peers named.
+fn odd_one_out(
+    me: usize,
+    mine: &[u8],
+    errors: &[Option<SetupError>],
+    accepted: &[Option<Vec<u8>>; 3],
+) -> Option<SetupError> {
+    let mut seen: [Option<&[u8]>; 3] = [0, 1, 2].map(|k| accepted[k].as_deref());
+    for e in errors.iter().flatten() {
+        if let SetupError::SessionMismatch { peer, theirs, .. } = e {
+            seen[*peer] = Some(theirs);
+        }
+    }
+    let (a, b) = ((me + 1) % 3, (me + 2) % 3);
+    match (seen[a], seen[b]) {
+        (Some(x), Some(y)) if x == y => Some(SetupError::SessionMismatch {
+            peer: a,
+            detail: crate::net::session::describe_odd_one(me, mine, [a, b], x)?,
+            theirs: x.to_vec(),
+        }),
+        _ => None,
     }
 }
 
