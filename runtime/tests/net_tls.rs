@@ -330,7 +330,7 @@ fn dropped_peer_reads_as_closed() {
             "party {me} noticed the closed link only after {took:?}"
         );
         let msg = r.as_ref().unwrap_err().to_string();
-        assert!(msg.contains("party 2 closed the connection"), "{msg}");
+        assert!(msg.contains("party 2 closed its link"), "{msg}");
     }
 }
 

@@ -159,7 +159,13 @@ fn shares_from_two_sharing_runs_are_not_mixed() {
     });
     let (db2, _) = shared_inputs(&setup, 3);
     let mixed = [first[0].clone(), db2[1].clone(), db2[2].clone()];
-    expect_failure(&setup, &mixed, &q, "other share files");
+    // Named at connect: the input, the party holding the odd file, and both share sets.
+    expect_failure(
+        &setup,
+        &mixed,
+        &q,
+        "input db: party 0's share file is from another `irisc share` run (set ",
+    );
 }
 
 #[test]
@@ -171,7 +177,24 @@ fn party_with_the_wrong_key_is_rejected() {
     common::irisc_ok(&["keys", "-o", other.to_str().unwrap(), "--base-port", "1"]);
     let keys = setup.config.parent().unwrap();
     std::fs::copy(other.join("party1.key"), keys.join("party1.key")).unwrap();
-    expect_failure(&setup, &db, &q, "party 1");
+    // Party 1 refuses its own certificate and key, and says so; the others name party 1.
+    let outs = setup.run_three(&db, &q, &["--timeout", "4"]);
+    let err1 = common::stderr(&outs[1]);
+    assert!(!outs[1].status.success());
+    assert!(
+        err1.starts_with("small_ids party 1: party 1's certificate ")
+            && err1.contains("party1.crt and key ")
+            && err1.contains("party1.key do not belong together"),
+        "party 1 does not say that its certificate and key do not match:\n{err1}"
+    );
+    for p in [0, 2] {
+        let err = common::stderr(&outs[p]);
+        assert!(!outs[p].status.success(), "party {p} succeeded");
+        assert!(
+            err.contains("could not reach party 1 at 127.0.0.1:"),
+            "party {p} does not name party 1:\n{err}"
+        );
+    }
 }
 
 #[test]

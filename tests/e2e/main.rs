@@ -7,6 +7,8 @@ mod bad_input;
 mod common;
 mod data;
 mod language;
+mod kill;
 mod matching;
+mod party;
 mod store;
 mod tiling;

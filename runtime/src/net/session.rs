@@ -16,6 +16,8 @@ pub const PROGRAM: &str = "program";
 /// its record count (`input NAME records`).
 pub const INPUT: &str = "input ";
 const RECORDS_SUFFIX: &str = " records";
+/// What to do about gallery stores whose record counts differ.
+const STORES_DIFFER: &str = "gallery stores holding other records cannot run together; stores whose record counts differ after an interrupted `irisc enroll` are mended by `irisc enroll ... --roll-back`";
 
 /// Named settings, in the order they are compared.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -142,7 +144,7 @@ pub fn describe_odd_one(
                 short(vb)
             ),
             Some(input) => format!(
-                "input {}: party {me}'s gallery store holds {va} records but those of {both} hold {vb}; give the three parties the stores of one gallery (stores whose record counts differ after an interrupted `irisc enroll` are mended by `irisc enroll ... --roll-back`)",
+                "input {}: party {me}'s gallery store holds {va} records but those of {both} hold {vb}: {STORES_DIFFER}",
                 input.trim_end_matches(RECORDS_SUFFIX)
             ),
             None if name == PROGRAM => format!(
@@ -176,7 +178,7 @@ fn one_mismatch(name: &str, me: usize, mine: &str, peer: usize, theirs: &str) ->
     if let Some(input) = name.strip_prefix(INPUT) {
         if let Some(input) = input.strip_suffix(RECORDS_SUFFIX) {
             return format!(
-                "input {input}: party {peer}'s gallery store holds {theirs} records but party {me}'s holds {mine}; give the three parties the stores of one gallery (stores whose record counts differ after an interrupted `irisc enroll` are mended by `irisc enroll ... --roll-back`)"
+                "input {input}: party {peer}'s gallery store holds {theirs} records but party {me}'s holds {mine}: {STORES_DIFFER}"
             );
         }
         return format!(
