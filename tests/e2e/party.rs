@@ -67,7 +67,10 @@ pub fn wait_for_line(rx: &Receiver<(Instant, String)>, what: &str, limit: Durati
             Err(_) => break,
         }
     }
-    panic!("no line with {what:?} within {limit:?}; got:\n{}", seen.join("\n"));
+    panic!(
+        "no line with {what:?} within {limit:?}; got:\n{}",
+        seen.join("\n")
+    );
 }
 
 #[test]
@@ -196,7 +199,10 @@ fn a_party_that_cannot_load_its_inputs_tells_its_peers_at_once() {
     let setup = common::setup(&small());
     let (db, q) = shared_inputs(&setup, 2, 2);
     let len = std::fs::metadata(&db[1]).unwrap().len();
-    let f = std::fs::OpenOptions::new().write(true).open(&db[1]).unwrap();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&db[1])
+        .unwrap();
     f.set_len(len - 7).unwrap();
     let started = Instant::now();
     // A timeout far above the bound below: the peers must not be waiting for it.
@@ -208,7 +214,10 @@ fn a_party_that_cannot_load_its_inputs_tells_its_peers_at_once() {
     );
     let err1 = common::stderr(&outs[1]);
     assert_eq!(reasons(&err1).len(), 1, "{err1}");
-    assert!(err1.starts_with("small_ids party 1: ") && err1.contains("truncated"), "{err1}");
+    assert!(
+        err1.starts_with("small_ids party 1: ") && err1.contains("truncated"),
+        "{err1}"
+    );
     for p in [0, 2] {
         let err = common::stderr(&outs[p]);
         assert!(!outs[p].status.success());
@@ -246,7 +255,11 @@ fn sigterm_gives_one_line_and_its_peers_the_reason_at_once() {
         said.push(l);
     }
     let said = said.join("\n");
-    assert_eq!(reasons(&said), ["small_ids party 2: stopped by SIGTERM"], "{said}");
+    assert_eq!(
+        reasons(&said),
+        ["small_ids party 2: stopped by SIGTERM"],
+        "{said}"
+    );
     for (p, c) in children.into_iter().enumerate() {
         let o = common::wait_bounded(c, Duration::from_secs(60));
         let err = common::stderr(&o);
