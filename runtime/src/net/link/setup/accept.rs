@@ -4,7 +4,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::channel;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -16,7 +16,7 @@ use super::hello::{
     accept_reply, parse_hello, read_setup_frame, refusal, write_setup_frame, Hello, REPLY_REFUSED,
     REPLY_SESSION_DIFFERS,
 };
-use super::{bound_socket, remaining, setup_io_error, SetupError};
+use super::{bound_socket, remaining, setup_io_error, PeerLinks, SetupError};
 use crate::net::session::describe_mismatch;
 use crate::net::tls::{self, PartyTls};
 
@@ -40,9 +40,9 @@ pub(super) fn accept_peers(
     me: usize,
     session: &[u8],
     deadline: Instant,
-    failed: &[AtomicBool; 3],
-    accepted: &[AtomicBool; 3],
+    links: &PeerLinks,
 ) -> Accepted {
+    let (failed, accepted) = (&links.failed, &links.accepted);
     let (tx, rx) = channel::<Incoming>();
     let claimed = Arc::new(Mutex::new([false; 3]));
     let mut got: [Option<StreamOwned<ServerConnection, TcpStream>>; 3] = Default::default();

@@ -25,21 +25,12 @@ use accept::{accept_peers, Accepted};
 use dial::{dial, tell_stop};
 
 /// How setup says whom it waits for, on stderr.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Waiting {
     /// How a line starts, e.g. `iris_ids party 1`.
     pub label: Option<String>,
     /// Say it at once, not only after [`WAITING_EVERY`].
     pub at_once: bool,
-}
-
-impl Default for Waiting {
-    fn default() -> Waiting {
-        Waiting {
-            label: None,
-            at_once: false,
-        }
-    }
 }
 
 /// How often a party still waiting for a peer says so.
@@ -170,6 +161,18 @@ fn rejected_note(rejected: &Option<String>) -> String {
     }
 }
 
+/// Where setup stands with each peer, shared by the threads that dial, accept and say whom
+/// they wait for; indexed by party.
+#[derive(Default)]
+pub(super) struct PeerLinks {
+    /// Setup with this peer failed: the other threads stop working on it.
+    pub(super) failed: [AtomicBool; 3],
+    /// The link this party dialled is up.
+    pub(super) dialled: [AtomicBool; 3],
+    /// The link the peer dialled is up.
+    pub(super) accepted: [AtomicBool; 3],
+}
+
 /// Both directions of the links with the two peers, authenticated and checked: what
 /// [`TlsTransport::connect`](super::TlsTransport::connect) builds the transport from.
 pub(super) struct Links {
@@ -208,15 +211,18 @@ pub(super) fn establish(
     // A failure concerning one peer stops only the work with that peer: the link with the
     // other one still completes, so that party does not see us vanish mid-setup and blame us
     // instead of the party that is actually misconfigured.
-    let failed: [AtomicBool; 3] = Default::default();
-    let dialled_ok: [AtomicBool; 3] = Default::default();
-    let accepted_ok: [AtomicBool; 3] = Default::default();
+    let peer_links = PeerLinks::default();
+    let (failed, dialled_ok, accepted_ok) = (
+        &peer_links.failed,
+        &peer_links.dialled,
+        &peer_links.accepted,
+    );
     let setup_done = AtomicBool::new(false);
     let peers = [(me + 1) % 3, (me + 2) % 3];
 
     let (dialled, accepted) = std::thread::scope(|s| {
         let handles = peers.map(|j| {
-            let (tls, failed, dialled_ok) = (&tls, &failed, &dialled_ok);
+            let tls = &tls;
             s.spawn(move || {
                 let r = dial(cfg, tls, me, j, session, deadline, &failed[j]);
                 if r.is_err() {
@@ -227,12 +233,12 @@ pub(super) fn establish(
                 r
             })
         });
-        let (done, failed_ref) = (&setup_done, &failed);
-        let (d_ok, a_ok) = (&dialled_ok, &accepted_ok);
+        let done = &setup_done;
         s.spawn(move || {
             announce_waiting(cfg, me, waiting, done, |j| {
-                !failed_ref[j].load(Ordering::SeqCst)
-                    && !(d_ok[j].load(Ordering::SeqCst) && a_ok[j].load(Ordering::SeqCst))
+                let up =
+                    dialled_ok[j].load(Ordering::SeqCst) && accepted_ok[j].load(Ordering::SeqCst);
+                !(failed[j].load(Ordering::SeqCst) || up)
             })
         });
         let accepted = accept_peers(
@@ -242,8 +248,7 @@ pub(super) fn establish(
             me,
             session,
             deadline,
-            &failed,
-            &accepted_ok,
+            &peer_links,
         );
         let dialled = handles.map(|h| {
             h.join().unwrap_or_else(|_| {
