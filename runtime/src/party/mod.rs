@@ -139,19 +139,16 @@ impl Runtime {
         if let Some(t) = args.timeout {
             config.timeout = Duration::from_secs_f64(t);
         }
+        stop::register_config(&config);
         let inputs = match load::Inputs::load(&args, &manifest) {
             Ok(i) => i,
             Err(e) => {
                 // Say it now, then tell the peers, which would otherwise wait for this party
                 // until their timeout.
                 let line = e.to_string();
-                stop::final_line(&line);
-                crate::net::link::tell_peers_we_stop(
-                    &config,
-                    party,
-                    &line,
-                    crate::net::link::WAITING_EVERY,
-                );
+                if stop::final_line(&line) {
+                    stop::abort_peers(&line);
+                }
                 return Err(e);
             }
         };

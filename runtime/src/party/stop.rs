@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-use crate::net::AbortHandle;
+use crate::net::{AbortHandle, PartiesConfig};
 
 /// How long a stopping party waits for its abort frames to be delivered.
 pub const ABORT_BOUND: Duration = Duration::from_secs(2);
@@ -27,6 +27,9 @@ static PROGRAM: OnceLock<String> = OnceLock::new();
 static PARTY: AtomicUsize = AtomicUsize::new(usize::MAX);
 static REPORTED: AtomicBool = AtomicBool::new(false);
 static LINKS: Mutex<Option<AbortHandle>> = Mutex::new(None);
+/// The parties file, once read: before the links are up, a stopping party tells its peers
+/// through it (a stop hello) instead.
+static CONFIG: Mutex<Option<PartiesConfig>> = Mutex::new(None);
 /// The signal that stops this party, 0 while none.
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
 
@@ -81,19 +84,37 @@ pub fn signal_status() -> Option<i32> {
     }
 }
 
-/// Makes the links reachable from the signal thread (`None`: the links are closed).
+/// Makes the links reachable from the signal thread (`None`: the links are closed; from
+/// then on nothing is sent to the peers).
 pub fn register_links(links: Option<AbortHandle>) {
     if let Ok(mut l) = LINKS.lock() {
         *l = links;
     }
+    if let Ok(mut c) = CONFIG.lock() {
+        *c = None;
+    }
+}
+
+/// Makes the parties file reachable from the signal thread, for a stop before the links are up.
+pub fn register_config(config: &PartiesConfig) {
+    if let Ok(mut c) = CONFIG.lock() {
+        *c = Some(config.clone());
+    }
 }
 
 /// Sends an abort frame with `reason` to both peers over the registered links, bounded by
-/// [`ABORT_BOUND`]; nothing if the links are not up (or already closed).
+/// [`ABORT_BOUND`]; before the links are up, a stop hello through the registered parties file
+/// instead; nothing once the links are closed.
 pub fn abort_peers(reason: &str) {
     let links = LINKS.lock().ok().and_then(|mut l| l.take());
-    if let Some(links) = links {
-        links.abort(reason, ABORT_BOUND);
+    let config = CONFIG.lock().ok().and_then(|mut c| c.take());
+    match (links, config) {
+        (Some(links), _) => links.abort(reason, ABORT_BOUND),
+        (None, Some(config)) => {
+            let party = PARTY.load(Ordering::SeqCst);
+            crate::net::link::tell_peers_we_stop(&config, party, reason, ABORT_BOUND);
+        }
+        (None, None) => {}
     }
 }
 

@@ -53,6 +53,13 @@ pub(super) fn accept_peers(
         if let Some(k) = e.peer() {
             failed[k].store(true, Ordering::SeqCst);
         }
+        if matches!(e, SetupError::PeerStopped { .. }) {
+            // A party that stops told both its peers: there is no run to set up, and nobody
+            // to wait for.
+            for f in failed {
+                f.store(true, Ordering::SeqCst);
+            }
+        }
         if error.as_ref().is_none_or(|old| e.rank() < old.rank()) {
             *error = Some(e);
         }
