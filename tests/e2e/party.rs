@@ -277,3 +277,35 @@ fn sigterm_gives_one_line_and_its_peers_the_reason_at_once() {
         started.elapsed()
     );
 }
+
+#[test]
+fn sigterm_while_connecting_is_relayed_to_the_peer_that_waits() {
+    let setup = common::setup(&small());
+    let (db, q) = shared_inputs(&setup, 2, 2);
+    // Party 1 never comes: party 0 would wait for it until its timeout.
+    let waiting = setup.spawn(0, &db[0], &q[0], &["--timeout", "60"]);
+    let mut victim = setup.spawn(2, &db[2], &q[2], &["--timeout", "60", "--verbose"]);
+    let lines = stderr_lines(&mut victim);
+    wait_for_line(&lines, "waiting for party", Duration::from_secs(30));
+    let pid = victim.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let started = Instant::now();
+    assert_eq!(victim.wait().unwrap().code(), Some(143));
+    let out = common::wait_bounded(waiting, Duration::from_secs(90));
+    let err = common::stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(
+        reasons(&err),
+        ["small_ids party 0: party 2 stopped: it was stopped by SIGTERM"],
+        "{err}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "party 0 took {:?}",
+        started.elapsed()
+    );
+}

@@ -364,3 +364,24 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         }),
     }
 }
+
+#[cfg(test)]
+mod timeout_tests {
+    use super::*;
+
+    #[test]
+    fn run_waits_as_long_as_parties_toml_by_default() {
+        let cli = Cli::try_parse_from(["irisc", "run", "p.irs"]).unwrap();
+        let Command::Run { timeout, .. } = cli.command else {
+            panic!("not a run");
+        };
+        assert_eq!(
+            timeout,
+            irisc_runtime::net::config::DEFAULT_TIMEOUT.as_secs_f64()
+        );
+        assert_eq!(
+            keys::DEFAULT_TIMEOUT_SECS as f64,
+            irisc_runtime::net::config::DEFAULT_TIMEOUT.as_secs_f64()
+        );
+    }
+}
