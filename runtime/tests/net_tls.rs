@@ -493,7 +493,10 @@ fn an_abort_frame_is_reported_at_once_while_waiting_on_the_other_peer() {
         let other = 1 - me;
         let start = Instant::now();
         let r = t.recv(other);
-        Some((r, start.elapsed()))
+        let took = start.elapsed();
+        // Keep the links open until the other survivor has heard the abort too.
+        std::thread::sleep(Duration::from_secs(2));
+        Some((r, took))
     });
     for me in [0, 1] {
         let (r, took) = results[me].as_ref().unwrap();

@@ -80,10 +80,16 @@ impl Inbox {
             if let Some(m) = self.pending[from].pop_front() {
                 return Ok(m);
             }
-            match &self.ended[from] {
-                Some(None) => return Err(NetError::Closed { peer: from }),
-                Some(Some(e)) => return Err(copy_error(e)),
-                None => {}
+            if self.ended[from].is_some() {
+                // An abort already received on the other link is the better reason: it says
+                // why this link closed.
+                if let Some(e) = self.poll_stopped() {
+                    return Err(e);
+                }
+                match &self.ended[from] {
+                    Some(Some(e)) => return Err(copy_error(e)),
+                    _ => return Err(NetError::Closed { peer: from }),
+                }
             }
             let left = deadline.saturating_duration_since(Instant::now());
             match self.events.recv_timeout(left) {
