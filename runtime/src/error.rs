@@ -8,7 +8,8 @@ pub enum RuntimeError {
     Usage(String),
     #[error("{0}")]
     Input(String),
-    #[error("network: {0}")]
+    /// A link failed or a peer stopped; the message names the party concerned.
+    #[error("{0}")]
     Net(#[from] NetError),
     #[error("{0}")]
     Setup(String),

@@ -40,6 +40,48 @@ pub struct Manifest {
     pub record_chunk: usize,
 }
 
+/// Who built the executable, embedded next to the manifest's fields under `"build"` (kept out
+/// of [`Manifest`] itself so that manifests written before it, and the manifests the dealer
+/// builds, stay valid): for `--version` and for the session hello, where the three parties
+/// check that they run the same protocol on the same backend.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BuildInfo {
+    /// The version of the irisc that compiled the program.
+    #[serde(default)]
+    pub compiler: String,
+    /// The protocol family of the `mpc` module (`mpc.protocol`), e.g. `rep3`.
+    #[serde(default)]
+    pub protocol: String,
+    /// The backend that generated the code, e.g. `cpu`.
+    #[serde(default)]
+    pub backend: String,
+}
+
+impl BuildInfo {
+    /// The manifest's JSON with `build` added.
+    pub fn embed(manifest: &Manifest, build: &BuildInfo) -> Result<String, serde_json::Error> {
+        #[derive(Serialize)]
+        struct WithBuild<'a> {
+            #[serde(flatten)]
+            manifest: &'a Manifest,
+            build: &'a BuildInfo,
+        }
+        serde_json::to_string(&WithBuild { manifest, build })
+    }
+
+    /// The `build` of a manifest's JSON (empty fields where it has none).
+    pub fn from_json(bytes: &[u8]) -> BuildInfo {
+        #[derive(Deserialize)]
+        struct BuildOnly {
+            #[serde(default)]
+            build: BuildInfo,
+        }
+        serde_json::from_slice::<BuildOnly>(bytes)
+            .map(|b| b.build)
+            .unwrap_or_default()
+    }
+}
+
 /// One declared input and the share file it needs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ManifestInput {

@@ -330,7 +330,7 @@ fn dropped_peer_reads_as_closed() {
             "party {me} noticed the closed link only after {took:?}"
         );
         let msg = r.as_ref().unwrap_err().to_string();
-        assert!(msg.contains("party 2 closed the connection"), "{msg}");
+        assert!(msg.contains("party 2 closed its link"), "{msg}");
     }
 }
 
@@ -473,4 +473,42 @@ fn config_errors_are_clear() {
     // A party index outside 0..3.
     let e = TlsTransport::connect(&cfg, 3, b"s").unwrap_err();
     assert!(matches!(e, SetupError::BadParty { me: 3 }));
+}
+
+#[test]
+fn an_abort_frame_is_reported_at_once_while_waiting_on_the_other_peer() {
+    let s = Setup::new();
+    let mut cfg = s.config();
+    // A receive timeout far above the bound below: the abort, not the timeout, ends the waits.
+    cfg.timeout = Duration::from_secs(30);
+    let results = run_three([cfg.clone(), cfg.clone(), cfg], |me, cfg| {
+        let mut t = TlsTransport::connect(&cfg, me, b"s").expect("connect");
+        if me == 2 {
+            t.abort("party 2 could not write its output", Duration::from_secs(2));
+            // Still running: the others must not need the link to close.
+            std::thread::sleep(Duration::from_secs(3));
+            return None;
+        }
+        // Wait on the other survivor, which sends nothing.
+        let other = 1 - me;
+        let start = Instant::now();
+        let r = t.recv(other);
+        let took = start.elapsed();
+        // Keep the links open until the other survivor has heard the abort too.
+        std::thread::sleep(Duration::from_secs(2));
+        Some((r, took))
+    });
+    for me in [0, 1] {
+        let (r, took) = results[me].as_ref().unwrap();
+        let e = r.as_ref().unwrap_err();
+        assert!(
+            matches!(e, NetError::Aborted { peer: 2, reason } if reason == "party 2 could not write its output"),
+            "party {me}: {e:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "party 2 stopped: party 2 could not write its output"
+        );
+        assert!(*took < Duration::from_secs(2), "party {me} took {took:?}");
+    }
 }

@@ -319,7 +319,45 @@ fn a_party_that_stops_early_marks_its_printed_answers() {
     lines.extend(out.map(Result::unwrap));
     let status = common::wait_bounded(output_party, Duration::from_secs(60)).status;
     assert!(!status.success());
-    assert_marked_partial(&lines, "party 0");
+    let error = assert_marked_partial(&lines, "party 0");
+    // The trailer carries the party's real reason, which names the dead peer.
+    assert!(
+        error.contains("party 2"),
+        "the trailer names party 2: {error}"
+    );
+    let _ = common::wait_bounded(p1, Duration::from_secs(60));
+    let _ = common::wait_bounded(p2, Duration::from_secs(60));
+}
+
+/// An output party stopped by SIGTERM after its first answer marks what it printed too (the
+/// signal is taken by its own thread, which ends the process).
+#[test]
+fn an_output_party_stopped_by_sigterm_marks_its_printed_answers() {
+    let w = Work::new();
+    let (db_file, q_file) = long_inputs(&w, 1000, 16);
+    let program = long_program();
+    let setup = common::setup(&program);
+    let gallery = ndjson::read_file(&db_file).unwrap();
+    let queries = ndjson::read_file(&q_file).unwrap();
+    let db = setup.share(&program, "--db", "db", &gallery);
+    let q = setup.share(&program, "--query", "query", &queries);
+    let extra = ["--timeout", "10"];
+    let mut output_party = setup.spawn(0, &db[0], &q[0], &extra);
+    let p1 = setup.spawn(1, &db[1], &q[1], &extra);
+    let p2 = setup.spawn(2, &db[2], &q[2], &extra);
+    let mut out = BufReader::new(output_party.stdout.take().unwrap()).lines();
+    let first = out.next().expect("a first answer").unwrap();
+    let term = Command::new("kill")
+        .args(["-TERM", &output_party.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(term.success());
+    let mut lines = vec![first];
+    lines.extend(out.map(Result::unwrap));
+    let status = common::wait_bounded(output_party, Duration::from_secs(60)).status;
+    assert_eq!(status.code(), Some(143), "128 + SIGTERM");
+    let error = assert_marked_partial(&lines, "party 0");
+    assert!(error.contains("SIGTERM"), "the trailer says why: {error}");
     let _ = common::wait_bounded(p1, Duration::from_secs(60));
     let _ = common::wait_bounded(p2, Duration::from_secs(60));
 }

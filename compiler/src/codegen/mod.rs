@@ -99,8 +99,14 @@ pub fn compile(
         ))));
     }
     let manifest = manifest::build(program, source, explain, &mpc)?;
-    let manifest_json =
-        serde_json::to_string(&manifest).map_err(|e| CompileError::Io(e.to_string()))?;
+    // Who built it: for the executable's `--version` and the session hello.
+    let build = irisc_runtime::manifest::BuildInfo {
+        compiler: env!("CARGO_PKG_VERSION").to_string(),
+        protocol: party.protocol.clone(),
+        backend: backend.name().to_string(),
+    };
+    let manifest_json = irisc_runtime::manifest::BuildInfo::embed(&manifest, &build)
+        .map_err(|e| CompileError::Io(e.to_string()))?;
     backend.generate(&backend::Job {
         mpc: &mpc,
         program: &party,

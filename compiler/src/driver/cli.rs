@@ -237,8 +237,9 @@ pub enum Command {
         /// whole gallery at once.
         #[arg(long, value_name = "N")]
         record_chunk: Option<usize>,
-        /// Seconds a party waits for a peer.
-        #[arg(long, default_value_t = 60.0)]
+        /// Seconds a party waits for a peer (connecting and every message); the default is the
+        /// runtime's, as in `parties.toml`.
+        #[arg(long, default_value_t = irisc_runtime::net::config::DEFAULT_TIMEOUT.as_secs_f64())]
         timeout: f64,
         /// Also evaluate the plaintext definition and fail if the answers differ.
         #[arg(long)]
@@ -361,5 +362,26 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             timeout,
             check,
         }),
+    }
+}
+
+#[cfg(test)]
+mod timeout_tests {
+    use super::*;
+
+    #[test]
+    fn run_waits_as_long_as_parties_toml_by_default() {
+        let cli = Cli::try_parse_from(["irisc", "run", "p.irs"]).unwrap();
+        let Command::Run { timeout, .. } = cli.command else {
+            panic!("not a run");
+        };
+        assert_eq!(
+            timeout,
+            irisc_runtime::net::config::DEFAULT_TIMEOUT.as_secs_f64()
+        );
+        assert_eq!(
+            keys::DEFAULT_TIMEOUT_SECS as f64,
+            irisc_runtime::net::config::DEFAULT_TIMEOUT.as_secs_f64()
+        );
     }
 }

@@ -19,7 +19,7 @@ use rcgen::{
 pub const PARTIES_TOML: &str = "parties.toml";
 
 /// The setup timeout written into a fresh `parties.toml`, in seconds.
-pub const DEFAULT_TIMEOUT_SECS: u64 = 30;
+pub const DEFAULT_TIMEOUT_SECS: u64 = irisc_runtime::net::config::DEFAULT_TIMEOUT.as_secs();
 
 /// `irisc keys`: writes the keys and `parties.toml` into `output` and says so.
 pub fn run_keys(

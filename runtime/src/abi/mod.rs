@@ -21,18 +21,16 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::contract::{BatchDotKind, InputPart, OutputShape};
 use crate::error::RuntimeError;
-use crate::manifest::Manifest;
+use crate::manifest::{BuildInfo, Manifest};
 use crate::ops::ctx::get;
 use crate::ops::{arith, logic, rep3, shamir, vector};
 use crate::party::executor::Phase;
-use crate::party::{output, tiles, Runtime};
+use crate::party::{output, stop, tiles, Runtime};
 use macros::entry_points;
 
-pub(crate) fn report(party: Option<usize>, e: &RuntimeError) {
-    match party {
-        Some(p) => crate::say!("irisc party {p}: error: {e}"),
-        None => crate::say!("irisc: error: {e}"),
-    }
+/// Prints why the party stops (the first reason only: see [`stop::final_line`]).
+pub(crate) fn report(e: &RuntimeError) {
+    stop::final_line(&e.to_string());
 }
 
 fn sched(msg: String) -> RuntimeError {
@@ -75,22 +73,31 @@ entry_points! {
     schedule fn irisc_rt_start(argc: Argc, argv: Argv, manifest: BytesPtr, manifest_len: BytesLen)
         -> Runtime
     {
+        // Before anything else, and before any thread starts (they inherit the signal mask).
+        stop::install();
         let result = catch_unwind(|| {
             let args: Vec<OsString> = (0..argc.max(0) as usize)
                 .map(|i| OsString::from_vec(CStr::from_ptr(*argv.add(i)).to_bytes().to_vec()))
                 .collect();
             let bytes = std::slice::from_raw_parts(manifest, manifest_len.max(0) as usize);
+            // The name is wanted for the error line even when the manifest is refused.
+            if let Ok(v) = serde_json::from_slice::<serde_json::Value>(bytes) {
+                if let Some(name) = v.get("program").and_then(|p| p.as_str()) {
+                    stop::set_program(name);
+                }
+            }
+            let build = BuildInfo::from_json(bytes);
             let manifest = Manifest::from_json(bytes).map_err(RuntimeError::Setup)?;
-            Runtime::start(args, manifest)
+            Runtime::start(args, manifest, &build)
         });
         match result {
             Ok(Ok(rt)) => Box::into_raw(Box::new(rt)),
             Ok(Err(e)) => {
-                report(None, &e);
+                report(&e);
                 std::ptr::null_mut()
             }
             Err(_) => {
-                crate::say!("irisc: internal error (panic) while starting");
+                stop::final_line("internal error (panic) while starting");
                 std::ptr::null_mut()
             }
         }
@@ -104,10 +111,13 @@ entry_points! {
     /// Ends the run (`rt` is freed; null: start failed) and returns the process exit code.
     schedule fn irisc_rt_finish(rt: Runtime, status: I32) -> ExitCode {
         if rt.is_null() {
-            return if status == 0 { 1 } else { status };
+            return stop::signal_status().unwrap_or(if status == 0 { 1 } else { status });
         }
         let rt = Box::from_raw(rt);
-        catch_unwind(AssertUnwindSafe(|| rt.finish(status))).unwrap_or(2)
+        let code = catch_unwind(AssertUnwindSafe(|| rt.finish(status))).unwrap_or(2);
+        // A party stopped by a signal ends with 128 + its number, whichever thread gets there
+        // first.
+        stop::signal_status().unwrap_or(code)
     }
 
     /// Part `part` ([`InputPart`]) of input `input` (index in the manifest's inputs) for query

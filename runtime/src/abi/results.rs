@@ -27,18 +27,20 @@ pub trait Wrap: ResultC {
 fn run<V>(rt: *mut Party, f: impl FnOnce(&mut Party) -> Result<V, RuntimeError>) -> Result<V, i32> {
     // SAFETY: `rt` comes from `irisc_rt_start` and is used by one thread until `irisc_rt_finish`.
     let Some(rt) = (unsafe { rt.as_mut() }) else {
-        crate::say!("irisc: error: runtime used before it started");
+        report(&RuntimeError::Schedule(
+            "runtime used before it started".into(),
+        ));
         return Err(1);
     };
-    let party = rt.party;
     match catch_unwind(AssertUnwindSafe(|| f(rt))) {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => {
-            report(Some(party), &e);
+            rt.fail(&e);
             Err(1)
         }
         Err(_) => {
-            crate::say!("irisc party {party}: internal error (panic); stopping");
+            let e = RuntimeError::Setup("internal error (panic); stopping".into());
+            rt.fail(&e);
             Err(2)
         }
     }

@@ -24,7 +24,8 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use serde::Deserialize;
 
-/// Timeout used when `timeout_secs` is absent.
+/// The one default bound on connecting and on every receive: used when `timeout_secs` is absent,
+/// written by `irisc keys` into a fresh `parties.toml`, and `irisc run`'s `--timeout` default.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What is wrong with `parties.toml` or with a file it names.

@@ -4,16 +4,18 @@
 //! and from the two other parties. The real implementation ([`link`]) runs over TCP with mutually
 //! authenticated TLS (rustls), one connection per direction so that sending never blocks on the
 //! peer's own sending. [`config`] reads `parties.toml`; [`tls`] builds the rustls
-//! configurations from it. [`memory`] is an in-process transport for unit tests of a single
+//! configurations from it. [`session`] holds the settings the parties must share, compared in
+//! the hello. [`memory`] is an in-process transport for unit tests of a single
 //! protocol step.
 
 pub mod config;
 pub mod link;
 pub mod memory;
+pub mod session;
 pub mod tls;
 mod transport;
 
 pub use config::{ConfigError, PartiesConfig, PartyEntry};
-pub use link::{SetupError, TlsTransport};
+pub use link::{AbortHandle, SetupError, TlsTransport};
 pub use tls::TlsSetupError;
 pub use transport::{NetError, Transport};

@@ -25,7 +25,7 @@ pub enum TlsSetupError {
         path: std::path::PathBuf,
         detail: String,
     },
-    #[error("party {party}: certificate {} and key {} do not belong together or are unusable: {detail}", cert.display(), key.display())]
+    #[error("party {party}'s certificate {} and key {} do not belong together or are unusable: {detail}", cert.display(), key.display())]
     BadIdentity {
         party: usize,
         cert: std::path::PathBuf,

@@ -3,7 +3,7 @@ use std::time::Duration;
 /// What can go wrong on a link. Every variant names the peer, so a user learns which party to look at.
 #[derive(Debug, thiserror::Error)]
 pub enum NetError {
-    #[error("party {peer} closed the connection (did it stop or crash?)")]
+    #[error("party {peer} closed its link (it stopped or was killed)")]
     Closed { peer: usize },
     #[error(
         "party {peer} sent nothing for {waited:?}: it stalled or the network is down (timeout)"
@@ -13,6 +13,10 @@ pub enum NetError {
     Io { peer: usize, detail: String },
     #[error("party {peer} sent a malformed message: {detail}")]
     Protocol { peer: usize, detail: String },
+    /// The peer stopped and said why in an abort frame; `reason` may name a third party (the
+    /// one whose failure made the peer stop).
+    #[error("party {peer} stopped: {reason}")]
+    Aborted { peer: usize, reason: String },
 }
 
 /// Ordered, reliable byte messages between this party and the two others.

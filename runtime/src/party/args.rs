@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Parser;
 
 use crate::error::RuntimeError;
-use crate::manifest::Manifest;
+use crate::manifest::{BuildInfo, Manifest, ABI_VERSION};
 
 /// Gallery records per chunk of the tiled scan when `--record-chunk` is not given: 0, the
 /// whole gallery in one chunk. Chunks let the next chunk's dot products run in the background
@@ -20,8 +20,8 @@ pub const DEFAULT_RECORD_CHUNK: usize = 0;
 #[command(about = "Runs one party of an irisc three-party matching program.")]
 pub struct PartyArgs {
     /// This party's index: 0, 1 or 2.
-    #[arg(long = "party", value_name = "N", value_parser = clap::value_parser!(u8).range(0..3), required_unless_present = "explain")]
-    party_flag: Option<u8>,
+    #[arg(long = "party", value_name = "N", allow_hyphen_values = true, required_unless_present_any = ["explain", "version"])]
+    party_flag: Option<String>,
     /// The parties file written by `irisc keys`.
     #[arg(long, default_value = "parties.toml")]
     pub config: PathBuf,
@@ -70,12 +70,24 @@ pub struct PartyArgs {
     /// Print what the compiler chose for this program (rings, costs, leakage) and exit.
     #[arg(long)]
     pub explain: bool,
+    /// Print the program's name and fingerprint and the compiler's version, and exit.
+    #[arg(long, short = 'V')]
+    pub version: bool,
     #[arg(skip)]
     pub party: usize,
 }
 
 impl PartyArgs {
     pub fn parse(argv: Vec<OsString>, manifest: &Manifest) -> Result<PartyArgs, RuntimeError> {
+        Self::parse_built(argv, manifest, &BuildInfo::default())
+    }
+
+    /// [`PartyArgs::parse`] for an executable built as `build` says (for `--version`).
+    pub fn parse_built(
+        argv: Vec<OsString>,
+        manifest: &Manifest,
+        build: &BuildInfo,
+    ) -> Result<PartyArgs, RuntimeError> {
         let mut args = match PartyArgs::try_parse_from(argv) {
             Ok(a) => a,
             Err(e) => {
@@ -96,13 +108,42 @@ impl PartyArgs {
             );
             std::process::exit(0);
         }
-        args.party = args.party_flag.unwrap_or(0) as usize;
+        if args.version {
+            println!("{}", version_line(manifest, build));
+            std::process::exit(0);
+        }
+        args.party = match args.party_flag.as_deref() {
+            None => 0,
+            Some(p) => match p.trim().parse::<usize>() {
+                Ok(i) if i < 3 => i,
+                _ => {
+                    return Err(RuntimeError::Usage(format!(
+                        "--party must be 0, 1 or 2 (got {p})"
+                    )))
+                }
+            },
+        };
         args.record_chunk = args.record_chunk_flag.unwrap_or(manifest.record_chunk);
         if args.threads == 0 {
             return Err(RuntimeError::Usage("--threads must be at least 1".into()));
         }
         Ok(args)
     }
+}
+
+/// What `--version` prints: the program, its fingerprint, and what built it.
+pub fn version_line(manifest: &Manifest, build: &BuildInfo) -> String {
+    let compiler = if build.compiler.is_empty() {
+        "an irisc that did not record its version".to_string()
+    } else {
+        format!("irisc {}", build.compiler)
+    };
+    format!(
+        "{} (program fingerprint {}), compiled by {compiler}, runtime {} (ABI {ABI_VERSION})",
+        manifest.program,
+        manifest.fingerprint,
+        env!("CARGO_PKG_VERSION"),
+    )
 }
 
 #[cfg(test)]
@@ -127,6 +168,44 @@ mod tests {
         let mut argv: Vec<OsString> = vec!["p".into(), "--party".into(), "1".into()];
         argv.extend(flags.iter().map(OsString::from));
         PartyArgs::parse(argv, m).unwrap()
+    }
+
+    fn parse_err(flags: &[&str]) -> String {
+        let mut argv: Vec<OsString> = vec!["p".into()];
+        argv.extend(flags.iter().map(OsString::from));
+        PartyArgs::parse(argv, &manifest(0))
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn party_out_of_range_names_the_flag_and_the_value() {
+        assert_eq!(
+            parse_err(&["--party", "3"]),
+            "--party must be 0, 1 or 2 (got 3)"
+        );
+        assert_eq!(
+            parse_err(&["--party", "-1"]),
+            "--party must be 0, 1 or 2 (got -1)"
+        );
+        assert_eq!(
+            parse_err(&["--party", "two"]),
+            "--party must be 0, 1 or 2 (got two)"
+        );
+        assert_eq!(parse(&[], &manifest(0)).party, 1);
+    }
+
+    #[test]
+    fn version_names_program_fingerprint_and_compiler() {
+        let build = BuildInfo {
+            compiler: "9.8.7".into(),
+            ..Default::default()
+        };
+        let line = version_line(&manifest(0), &build);
+        assert!(
+            line.starts_with("p (program fingerprint f), compiled by irisc 9.8.7, runtime "),
+            "{line}"
+        );
     }
 
     #[test]

@@ -72,6 +72,7 @@ impl Runtime {
         ) -> Result<Vec<(u32, Value)>, RuntimeError>,
     ) -> Result<(), RuntimeError> {
         let started = Instant::now();
+        self.op = Some(op);
         let bytes_before = self.net.bytes_sent();
         let mut cx = Ctx {
             net: &mut self.net,

@@ -449,20 +449,30 @@ impl Inputs {
             .sum()
     }
 
-    /// What the three parties must agree on before computing: the same program, and share
-    /// files of the same sharing runs: every file's set id, in manifest input order. Sent in the
-    /// hello of every link.
-    pub fn session_bytes(&self, manifest: &Manifest) -> Vec<u8> {
-        let mut s = manifest.fingerprint.as_bytes().to_vec();
+    /// What the three parties must agree on before computing, sent in the hello of every link:
+    /// `settings` (the run's own, e.g. `--chunk-size`), then the same program, the same query
+    /// batch, and share files of the same sharing runs: every input's set id by name, in
+    /// manifest input order, so that a mismatch names the input.
+    pub fn session_bytes(
+        &self,
+        manifest: &Manifest,
+        settings: crate::net::session::Session,
+    ) -> Vec<u8> {
+        let mut s = settings
+            .field(
+                crate::net::session::PROGRAM,
+                format!("{} {}", manifest.program, manifest.fingerprint),
+            )
+            .field("the query batch (queries)", self.query_count);
         for l in &self.list {
-            s.extend_from_slice(&l.header.set_id);
+            s = s.input_set(&l.spec.name, &l.header.set_id);
             // A store keeps its set id across appends: its record count tells whether the
             // three parties' stores hold the same records.
             if l.from_store {
-                s.extend_from_slice(&l.header.count.to_le_bytes());
+                s = s.input_records(&l.spec.name, l.header.count);
             }
         }
-        s
+        s.to_bytes()
     }
 
     /// The index of the only input with `role` (the issue-2 entry points `load_query` and

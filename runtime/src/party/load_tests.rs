@@ -607,14 +607,17 @@ fn batches_zips_and_session_bytes() {
     );
     let g2f = deal(dir.path(), &g2, &iris_data(2, 64, false, 1), 65);
     let ins = load3(&m, &[("left", &gf), ("right", &g2f), ("ql", &qf)]);
-    let s = ins[1].session_bytes(&m);
-    let mut want = b"fp".to_vec();
-    for seed in [61u64, 65, 62] {
+    let settings = || crate::net::session::Session::new().field("--chunk-size", 7);
+    let s = ins[1].session_bytes(&m, settings());
+    let mut want = settings()
+        .field("program", format!("{} fp", m.program))
+        .field("the query batch (queries)", 2);
+    for (name, seed) in [("left", 61u64), ("right", 65), ("ql", 62)] {
         let mut id = [0u8; 16];
         id[..8].copy_from_slice(&seed.to_le_bytes());
-        want.extend_from_slice(&id);
+        want = want.input_set(name, &id);
     }
-    assert_eq!(s, want);
+    assert_eq!(s, want.to_bytes());
     assert_eq!(ins[0].gallery_records(), 4);
     assert!(ins[0].single(InputRole::Gallery).is_err());
 }

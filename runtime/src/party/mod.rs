@@ -12,15 +12,17 @@ mod args;
 pub(crate) mod executor;
 pub mod load;
 pub(crate) mod output;
+pub mod stop;
 pub(crate) mod tiles;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use crate::error::RuntimeError;
-use crate::manifest::Manifest;
-use crate::net::link::TlsTransport;
-use crate::net::Transport;
+use crate::manifest::{BuildInfo, Manifest};
+use crate::net::link::{TlsTransport, Waiting};
+use crate::net::session::Session;
+use crate::net::{NetError, Transport};
 use crate::rand::prss::Prss;
 
 use crate::ops::Value;
@@ -59,6 +61,11 @@ pub struct Runtime {
     pub(crate) tiles: tiles::Pipeline,
     /// The last query announced with `--verbose`.
     announced: Option<i64>,
+    /// The query the schedule is on (the last one an op loaded), for the line saying why the
+    /// party stopped.
+    pub(crate) query: Option<i64>,
+    /// The op being executed, for the same line.
+    pub(crate) op: Option<&'static str>,
     started: Instant,
     /// Process CPU seconds when the links were up (for the accounting).
     cpu_ready: Option<f64>,
@@ -67,32 +74,65 @@ pub struct Runtime {
 impl Runtime {
     /// With `--verbose`, says (once per query) that query `query` starts.
     pub(crate) fn announce_query(&mut self, query: i64) {
+        if query >= 0 {
+            self.query = Some(query);
+        }
         if query >= 0 && self.args.verbose && self.announced != Some(query) {
             self.announced = Some(query);
             crate::say!(
-                "irisc party {}: query {} of {}",
-                self.party,
+                "{}: query {} of {}",
+                stop::prefix(),
                 query + 1,
                 self.inputs.query_count()
             );
         }
     }
 
+    /// Stops this party because of `e`: prints the one line saying why (with where the
+    /// schedule was) and tells both peers with an abort frame. A failure that a peer's
+    /// failure explains (it sent an abort, or its link broke) is reported as that cause.
+    pub(crate) fn fail(&mut self, e: &RuntimeError) {
+        if stop::signalled() {
+            // The signal's thread says why and tells the peers.
+            return;
+        }
+        let cause = match e {
+            RuntimeError::Net(NetError::Aborted { .. }) => None,
+            _ => self.net.peer_stopped(),
+        };
+        let why = match cause {
+            Some(c) => c.to_string(),
+            None => e.to_string(),
+        };
+        let at = match (self.op, self.query) {
+            (Some(op), Some(q)) => format!(
+                " (during {op}, query {} of {})",
+                q + 1,
+                self.inputs.query_count()
+            ),
+            (Some(op), None) => format!(" (during {op})"),
+            _ => String::new(),
+        };
+        stop::final_line(&format!("{why}{at}"));
+        // The peers print `party P stopped: <why>`: a sentence that names the party at fault
+        // when it is another one, so the blame survives being relayed.
+        stop::abort_peers(&why);
+    }
+
     /// Everything before the first operation: arguments, inputs, links, seeds.
     pub fn start(
         argv: Vec<std::ffi::OsString>,
         manifest: Manifest,
+        build: &BuildInfo,
     ) -> Result<Runtime, RuntimeError> {
         let started = Instant::now();
-        let args = PartyArgs::parse(argv, &manifest)?;
+        stop::set_program(&manifest.program);
+        let args = PartyArgs::parse_built(argv, &manifest, build)?;
         let party = args.party;
+        stop::set_party(party);
         crate::sys::tune_allocator();
         // The protocols run on this thread.
         crate::protocol::set_chunk_elems(args.chunk_size);
-
-        let t = Instant::now();
-        let inputs = load::Inputs::load(&args, &manifest)?;
-        let load = t.elapsed();
 
         let t = Instant::now();
         let mut config = crate::net::config::PartiesConfig::load(&args.config)
@@ -100,13 +140,49 @@ impl Runtime {
         if let Some(t) = args.timeout {
             config.timeout = Duration::from_secs_f64(t);
         }
-        let session = inputs.session_bytes(&manifest);
-        let mut net = TlsTransport::connect(&config, party, &session)
-            .map_err(|e| RuntimeError::Setup(format!("party {party}: {e}")))?;
+        stop::register_config(&config);
+        let inputs = match load::Inputs::load(&args, &manifest) {
+            Ok(i) => i,
+            Err(e) => {
+                // Say it now, then tell the peers, which would otherwise wait for this party
+                // until their timeout.
+                let line = e.to_string();
+                if stop::final_line(&line) {
+                    stop::abort_peers(&line);
+                }
+                return Err(e);
+            }
+        };
+        let load = t.elapsed();
+
+        let t = Instant::now();
+        let settings = Session::new()
+            .field("the protocol", protocol_of(&manifest, build))
+            .field("the backend", or_unknown(&build.backend))
+            .field("--chunk-size", args.chunk_size)
+            .field("--record-chunk", args.record_chunk);
+        let session = inputs.session_bytes(&manifest, settings);
+        let waiting = Waiting {
+            label: Some(stop::prefix()),
+            at_once: args.verbose,
+        };
+        let net = TlsTransport::connect_with(&config, party, &session, &waiting)
+            .map_err(|e| RuntimeError::Setup(e.to_string()))?;
+        stop::register_links(Some(net.abort_handle()));
         if args.verbose {
-            crate::say!("irisc party {party}: connected to the other two parties");
+            crate::say!("{}: connected to the other two parties", stop::prefix());
         }
-        let prss = Prss::setup(&mut net)?;
+        let mut net = net;
+        let prss = match Prss::setup(&mut net) {
+            Ok(p) => p,
+            Err(e) => {
+                let e = RuntimeError::from(e);
+                let line = net.peer_stopped().map_or(e.to_string(), |c| c.to_string());
+                stop::final_line(&line);
+                stop::abort_peers(&line);
+                return Err(e);
+            }
+        };
         let connect = t.elapsed();
         let cpu_ready = accounting::process_cpu_seconds();
 
@@ -129,6 +205,8 @@ impl Runtime {
             ops: BTreeMap::new(),
             tiles: tiles::Pipeline::default(),
             announced: None,
+            query: None,
+            op: None,
             started,
             cpu_ready,
         })
@@ -147,21 +225,24 @@ impl Runtime {
         let flushed = if status == 0 {
             self.outputs.flush()
         } else {
-            let reason = format!(
-                "party {} stopped early; its error is on its stderr",
-                self.party
-            );
+            let reason = stop::reason().unwrap_or_else(|| {
+                format!(
+                    "party {} stopped early; its error is on its stderr",
+                    self.party
+                )
+            });
             self.outputs.mark_incomplete(&reason)
         };
         let status = match flushed {
             Ok(()) => status,
             Err(e) => {
-                crate::say!("irisc party {}: error: {e}", self.party);
+                self.fail(&e);
                 status.max(1)
             }
         };
         let bytes = self.net.bytes_sent();
         let messages = self.net.messages_sent();
+        stop::register_links(None);
         let close = self.net.close();
         let accounting = accounting::Accounting::new(
             self.party,
@@ -177,7 +258,9 @@ impl Runtime {
             self.rounds,
         )
         .with_ops(std::mem::take(&mut self.ops));
-        if !self.args.quiet {
+        // A party that failed has printed its one line saying why; the figures would only
+        // bury it.
+        if !self.args.quiet && status == 0 {
             crate::say!("{}", accounting.line());
         }
         let stats = match &self.args.stats {
@@ -188,7 +271,7 @@ impl Runtime {
         };
         let status = match (status, stats) {
             (0, Err(e)) => {
-                crate::say!("irisc party {}: error: {e}", self.party);
+                stop::final_line(&e);
                 1
             }
             (s, _) => s,
@@ -196,10 +279,29 @@ impl Runtime {
         match (status, close) {
             (0, Ok(())) => 0,
             (0, Err(e)) => {
-                crate::say!("irisc party {}: error: {e}", self.party);
+                stop::final_line(&e.to_string());
                 1
             }
             (s, _) => s,
         }
+    }
+}
+
+/// The protocol the parties run: the `mpc` module's family and the sharing of every input.
+fn protocol_of(manifest: &Manifest, build: &BuildInfo) -> String {
+    let mut sharings: Vec<String> = manifest
+        .inputs
+        .iter()
+        .map(|i| format!("{} {}", i.name, i.sharing))
+        .collect();
+    sharings.dedup();
+    format!("{} ({})", or_unknown(&build.protocol), sharings.join(", "))
+}
+
+fn or_unknown(s: &str) -> &str {
+    if s.is_empty() {
+        "unrecorded"
+    } else {
+        s
     }
 }

@@ -7,6 +7,7 @@
 //! unmarked; a complete run writes no trailer.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::contract::{OutputShape, MATCH_FIELD, RESERVED_OUTPUT_FIELDS};
 use crate::error::RuntimeError;
@@ -113,6 +114,7 @@ impl Outputs {
                 let id = self.query_ids.get(p.query as usize).copied();
                 print_line(&render(p.query, id, &p.fields))?;
                 self.answered += 1;
+                ANSWER_LINES.fetch_add(1, Ordering::SeqCst);
                 Ok(())
             }
             None => Ok(()),
@@ -124,7 +126,7 @@ impl Outputs {
     /// that printed nothing leaves stdout empty).
     pub fn mark_incomplete(&mut self, error: &str) -> Result<(), RuntimeError> {
         self.pending = None;
-        if self.answered == 0 {
+        if self.answered == 0 || TRAILER_WRITTEN.swap(true, Ordering::SeqCst) {
             return Ok(());
         }
         print_line(&incomplete_trailer(self.answered, error))
@@ -146,6 +148,31 @@ pub fn render(query: u64, id: Option<u64>, fields: &[(String, String)]) -> Strin
     }
     s.push('}');
     s
+}
+
+/// Answer lines this process printed, and whether its trailer is out: the signal thread
+/// ([`super::stop`]) marks partial answers too, without access to the [`Outputs`] the
+/// party's own thread holds.
+static ANSWER_LINES: AtomicU64 = AtomicU64::new(0);
+static TRAILER_WRITTEN: AtomicBool = AtomicBool::new(false);
+
+/// Writes the trailer for a party stopped by a signal, if it printed answers and no trailer
+/// yet. The party's own thread may hold stdout in the middle of a line: the write waits for it
+/// at most `bound` (the process ends right after, whatever happened).
+pub(crate) fn mark_incomplete_on_signal(error: &str, bound: std::time::Duration) {
+    let answered = ANSWER_LINES.load(Ordering::SeqCst);
+    if answered == 0 || TRAILER_WRITTEN.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let line = incomplete_trailer(answered, error);
+    let (done, wait) = std::sync::mpsc::channel();
+    let writer = std::thread::Builder::new().spawn(move || {
+        let _ = print_line(&line);
+        let _ = done.send(());
+    });
+    if writer.is_ok() {
+        let _ = wait.recv_timeout(bound);
+    }
 }
 
 /// The last line of a run that stopped early: `{"complete":false,"answered":N,"error":"..."}`

@@ -4,7 +4,9 @@
 //! only writes on that connection; it accepts `j`'s connection and only reads on it. A writer
 //! thread per outgoing link drains a queue, so `send` returns at once and no party's send waits
 //! on a peer that is itself blocked sending: three parties pushing large messages at each other
-//! simultaneously cannot deadlock.
+//! simultaneously cannot deadlock. A reader thread per incoming link reads frames as they come
+//! ([`inbox`]), so an abort frame or a dead peer on one link is noticed while `recv` waits on
+//! the other.
 //!
 //! Setup, bounded by `timeout_secs` of `parties.toml`:
 //! 1. listen on this party's address; dial both peers, retrying while they start up;
@@ -12,15 +14,23 @@
 //! 3. on each connection the dialling side sends a hello `{party index, session bytes}`; the
 //!    accepting side checks that the certificate is the one configured for that index and that
 //!    the session bytes equal its own, then answers with its own index and session (or a refusal
-//!    that says why), which the dialler checks in turn.
+//!    that says why), which the dialler checks in turn. Session bytes written by
+//!    [`crate::net::session::Session`] hold named settings, so a mismatch names the setting and
+//!    both values.
 //!
-//! Frames are a little-endian `u32` length followed by the payload; frames over 1 GiB are refused.
+//! While waiting for peers, setup says on stderr whom it waits for, every few seconds.
+//!
+//! Frames are a little-endian `u32` header word followed by the payload: data frames of at most
+//! 1 GiB, and control frames (the abort frame) marked by bit 31 (see `frame`). A party that
+//! stops sends an abort frame with its reason ([`TlsTransport::abort`], [`AbortHandle`]); the
+//! peers' `recv` then fails at once with [`NetError::Aborted`] carrying that reason.
 //!
 //! The code is split by concept: `setup` establishes and checks the links (and defines
-//! [`SetupError`]), `frame` reads and writes the length-prefixed frames, and `writer` runs the
-//! per-link writer threads; this file holds the transport itself.
+//! [`SetupError`]), `frame` reads and writes the frames, `writer` runs the per-link writer
+//! threads, `inbox` the reader threads; this file holds the transport itself.
 
 mod frame;
+mod inbox;
 mod setup;
 mod writer;
 
@@ -30,10 +40,11 @@ use std::time::Duration;
 use super::config::PartiesConfig;
 use super::{NetError, Transport};
 
-pub use frame::MAX_FRAME;
-pub use setup::{SetupError, MAX_SESSION};
+pub use frame::{MAX_CONTROL, MAX_FRAME};
+pub use setup::{tell_peers_we_stop, SetupError, Waiting, MAX_SESSION, WAITING_EVERY};
+pub use writer::AbortHandle;
 
-use frame::Reader;
+use inbox::Inbox;
 use writer::Writer;
 
 /// The three-party transport over mutually authenticated TLS. Build it with
@@ -42,7 +53,7 @@ pub struct TlsTransport {
     me: usize,
     timeout: Duration,
     writers: [Option<Writer>; 3],
-    readers: [Option<Reader>; 3],
+    inbox: Option<Inbox>,
     bytes: u64,
     messages: u64,
 }
@@ -75,6 +86,10 @@ fn copy_error(e: &NetError) -> NetError {
             peer: *peer,
             detail: detail.clone(),
         },
+        NetError::Aborted { peer, reason } => NetError::Aborted {
+            peer: *peer,
+            reason: reason.clone(),
+        },
     }
 }
 
@@ -105,25 +120,39 @@ fn secs(d: Duration) -> String {
 impl TlsTransport {
     /// Sets up the links of party `me` as described in `cfg`: listens, dials the two others,
     /// authenticates them, and checks that both run with the same `session` bytes (the caller
-    /// puts the program fingerprint and the share-set id there). Everything is bounded by
-    /// `cfg.timeout`; failures name the party concerned.
+    /// puts the settings the parties must share there, see [`crate::net::session`]). Everything
+    /// is bounded by `cfg.timeout`; failures name the party concerned. While waiting, says every
+    /// few seconds on stderr whom it waits for.
     pub fn connect(
         cfg: &PartiesConfig,
         me: usize,
         session: &[u8],
     ) -> Result<TlsTransport, SetupError> {
-        let setup::Links { outgoing, incoming } = setup::establish(cfg, me, session)?;
+        Self::connect_with(cfg, me, session, &Waiting::default())
+    }
+
+    /// [`TlsTransport::connect`], saying whom it waits for as `waiting` asks.
+    pub fn connect_with(
+        cfg: &PartiesConfig,
+        me: usize,
+        session: &[u8],
+        waiting: &Waiting,
+    ) -> Result<TlsTransport, SetupError> {
+        let setup::Links { outgoing, incoming } = setup::establish(cfg, me, session, waiting)?;
         let mut writers: [Option<Writer>; 3] = Default::default();
         for (j, stream) in outgoing {
             writers[j] = Some(Writer::start(j, stream, cfg.timeout));
         }
-        let readers = incoming.map(|link| link.map(Reader::new));
+        let inbox = Inbox::start(incoming).map_err(|e| SetupError::Io {
+            peer: me,
+            detail: e.to_string(),
+        })?;
         tracing::debug!(party = me, "links to both peers are up");
         Ok(TlsTransport {
             me,
             timeout: cfg.timeout,
             writers,
-            readers,
+            inbox: Some(inbox),
             bytes: 0,
             messages: 0,
         })
@@ -150,23 +179,56 @@ impl TlsTransport {
             }
             if first.is_none() {
                 first = w
+                    .shared
                     .failure
                     .lock()
                     .ok()
                     .and_then(|f| f.as_ref().map(copy_error));
             }
         }
-        self.readers = Default::default();
+        self.inbox = None;
         match first {
             Some(e) => Err(e),
             None => Ok(()),
         }
     }
 
+    /// A handle that stops both outgoing links with an abort frame, from any thread.
+    pub fn abort_handle(&self) -> AbortHandle {
+        AbortHandle {
+            links: self
+                .writers
+                .iter()
+                .flatten()
+                .map(|w| w.shared.clone())
+                .collect(),
+        }
+    }
+
+    /// Tells both peers that this party stops, and why (an abort frame after the frame being
+    /// written, instead of what is still queued), waiting at most `bound` for delivery.
+    pub fn abort(&mut self, reason: &str, bound: Duration) {
+        self.abort_handle().abort(reason, bound);
+    }
+
+    /// An abort frame or link failure already received from a peer, if any (without waiting):
+    /// the real cause when this party fails for a reason a peer's failure explains.
+    pub fn peer_stopped(&mut self) -> Option<NetError> {
+        self.inbox.as_mut().and_then(Inbox::poll_stopped)
+    }
+
+    /// Why the links cannot be used any more: a peer's abort or a broken incoming link first
+    /// (the cause), else a failed outgoing link (often the effect: the peer that stopped with
+    /// a reason closed its links after telling us).
+    fn failure(&mut self) -> Option<NetError> {
+        self.peer_stopped().or_else(|| self.writer_failure())
+    }
+
     /// The first failure any writer has recorded.
     fn writer_failure(&self) -> Option<NetError> {
         self.writers.iter().flatten().find_map(|w| {
-            w.failure
+            w.shared
+                .failure
                 .lock()
                 .ok()
                 .and_then(|f| f.as_ref().map(copy_error))
@@ -201,7 +263,7 @@ impl Transport for TlsTransport {
 
     fn send(&mut self, to: usize, message: Vec<u8>) -> Result<(), NetError> {
         self.check_peer(to)?;
-        if let Some(e) = self.writer_failure() {
+        if let Some(e) = self.failure() {
             return Err(e);
         }
         if message.len() > MAX_FRAME {
@@ -225,22 +287,18 @@ impl Transport for TlsTransport {
                 Ok(())
             }
             // The writer thread has ended: it recorded why.
-            _ => Err(self
-                .writer_failure()
-                .unwrap_or(NetError::Closed { peer: to })),
+            _ => Err(self.failure().unwrap_or(NetError::Closed { peer: to })),
         }
     }
 
     fn recv(&mut self, from: usize) -> Result<Vec<u8>, NetError> {
         self.check_peer(from)?;
-        if let Some(e) = self.writer_failure() {
+        if let Some(e) = self.failure() {
             return Err(e);
         }
         let timeout = self.timeout;
-        let r = self.readers[from]
-            .as_mut()
-            .ok_or(NetError::Closed { peer: from })?;
-        r.next_frame(from, timeout)
+        let inbox = self.inbox.as_mut().ok_or(NetError::Closed { peer: from })?;
+        inbox.recv(from, timeout)
     }
 
     fn bytes_sent(&self) -> u64 {

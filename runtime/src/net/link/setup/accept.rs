@@ -4,7 +4,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::channel;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -13,10 +13,11 @@ use rustls::{ServerConnection, StreamOwned};
 use rustls_pki_types::CertificateDer;
 
 use super::hello::{
-    accept_reply, parse_hello, read_setup_frame, refusal, write_setup_frame, REPLY_REFUSED,
+    accept_reply, parse_hello, read_setup_frame, refusal, write_setup_frame, Hello, REPLY_REFUSED,
     REPLY_SESSION_DIFFERS,
 };
-use super::{bound_socket, remaining, setup_io_error, SetupError};
+use super::{bound_socket, remaining, setup_io_error, PeerLinks, SetupError};
+use crate::net::session::describe_mismatch;
 use crate::net::tls::{self, PartyTls};
 
 /// What one incoming connection amounted to.
@@ -39,16 +40,25 @@ pub(super) fn accept_peers(
     me: usize,
     session: &[u8],
     deadline: Instant,
-    failed: &[AtomicBool; 3],
+    links: &PeerLinks,
 ) -> Accepted {
+    let (failed, accepted) = (&links.failed, &links.accepted);
     let (tx, rx) = channel::<Incoming>();
     let claimed = Arc::new(Mutex::new([false; 3]));
     let mut got: [Option<StreamOwned<ServerConnection, TcpStream>>; 3] = Default::default();
     let mut rejected: Option<String> = None;
     let mut error: Option<SetupError> = None;
+    let mut sessions: [Option<Vec<u8>>; 3] = Default::default();
     let note = |e: SetupError, error: &mut Option<SetupError>| {
         if let Some(k) = e.peer() {
             failed[k].store(true, Ordering::SeqCst);
+        }
+        if matches!(e, SetupError::PeerStopped { .. }) {
+            // A party that stops told both its peers: there is no run to set up, and nobody
+            // to wait for.
+            for f in failed {
+                f.store(true, Ordering::SeqCst);
+            }
         }
         if error.as_ref().is_none_or(|old| e.rank() < old.rank()) {
             *error = Some(e);
@@ -61,12 +71,20 @@ pub(super) fn accept_peers(
     while let Some(missing) = waiting(&got) {
         while let Ok(outcome) = rx.try_recv() {
             match outcome {
-                Incoming::Peer(k, stream) => got[k] = Some(*stream),
+                Incoming::Peer(k, stream) => {
+                    got[k] = Some(*stream);
+                    accepted[k].store(true, Ordering::SeqCst);
+                }
                 Incoming::Rejected(why) => {
                     tracing::warn!(party = me, "rejected an incoming connection: {why}");
                     rejected = Some(why);
                 }
-                Incoming::Fatal(e) => note(e, &mut error),
+                Incoming::Fatal(e) => {
+                    if let SetupError::SessionMismatch { peer, theirs, .. } = &e {
+                        sessions[*peer] = Some(theirs.clone());
+                    }
+                    note(e, &mut error)
+                }
             }
         }
         if waiting(&got).is_none() {
@@ -134,6 +152,7 @@ pub(super) fn accept_peers(
         links: got,
         error,
         rejected,
+        sessions,
     }
 }
 
@@ -144,6 +163,8 @@ pub(super) struct Accepted {
     pub(super) error: Option<SetupError>,
     /// Why the last unidentified connection was turned away (failed TLS, usually a wrong CA).
     pub(super) rejected: Option<String>,
+    /// The session of each peer whose session differed from ours.
+    pub(super) sessions: [Option<Vec<u8>>; 3],
 }
 
 /// Everything an accepting thread needs, owned so the thread can outlive a failed setup.
@@ -194,10 +215,11 @@ impl Handshake {
                 return Incoming::Rejected(format!("from {from}: {why}"));
             }
         };
-        let Some((index, their_session)) = parse_hello(&hello) else {
+        let Some(said) = parse_hello(&hello) else {
             linger(&mut stream);
             return Incoming::Rejected(format!("from {from}: not an irisc hello"));
         };
+        let index = said.index();
         let k = index as usize;
         // Who the certificate says it is, independently of the claim.
         let by_cert = (0..3)
@@ -237,9 +259,25 @@ impl Handshake {
                 ),
             });
         }
-        if their_session != self.session.as_slice() {
-            self.refuse(&mut stream, REPLY_SESSION_DIFFERS, "");
-            return Incoming::Fatal(SetupError::SessionMismatch { peer: k });
+        let their_session = match said {
+            Hello::Join { session, .. } => session,
+            Hello::Stop { reason, .. } => {
+                // Authenticated above: party k really says it stops. Acknowledge, so it knows
+                // the reason arrived.
+                let reply = accept_reply(self.me, &[]);
+                let _ = write_setup_frame(&mut stream, &reply);
+                linger(&mut stream);
+                return Incoming::Fatal(SetupError::PeerStopped { peer: k, reason });
+            }
+        };
+        if let Some(detail) = describe_mismatch(self.me, &self.session, k, their_session) {
+            // The dialler gets our session, to describe the difference from its side.
+            self.refuse_with(&mut stream, REPLY_SESSION_DIFFERS, &self.session);
+            return Incoming::Fatal(SetupError::SessionMismatch {
+                peer: k,
+                detail,
+                theirs: their_session.to_vec(),
+            });
         }
         let duplicate = match self.claimed.lock() {
             Ok(mut c) => std::mem::replace(&mut c[k], true),
@@ -278,7 +316,17 @@ impl Handshake {
         code: u8,
         reason: &str,
     ) {
-        let reply = refusal(code, reason);
+        self.refuse_with(stream, code, reason.as_bytes());
+    }
+
+    /// [`Handshake::refuse`] with any bytes after the code.
+    fn refuse_with(
+        &self,
+        stream: &mut StreamOwned<ServerConnection, TcpStream>,
+        code: u8,
+        body: &[u8],
+    ) {
+        let reply = refusal(code, body);
         let _ = write_setup_frame(stream, &reply);
         stream.conn.send_close_notify();
         let _ = stream.flush();

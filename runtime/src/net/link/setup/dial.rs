@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use rustls::{ClientConnection, StreamOwned};
 
-use super::hello::{build_hello, check_reply, read_setup_frame, write_setup_frame};
+use super::hello::{build_hello, build_stop, check_reply, read_setup_frame, write_setup_frame};
 use super::{bound_socket, remaining, setup_io_error, SetupError};
 use crate::net::config::PartiesConfig;
 use crate::net::tls::{self, PartyTls};
@@ -31,6 +31,52 @@ pub(super) fn dial(
     me: usize,
     j: usize,
     session: &[u8],
+    deadline: Instant,
+    give_up: &AtomicBool,
+) -> Result<StreamOwned<ClientConnection, TcpStream>, SetupError> {
+    let mut stream = connect_tls(cfg, tls, j, deadline, give_up)?;
+    let hello = build_hello(me, session);
+    write_setup_frame(&mut stream, &hello).map_err(|e| setup_io_error(j, &e, cfg.timeout))?;
+
+    let reply = read_setup_frame(&mut stream).map_err(|e| setup_io_error(j, &e, cfg.timeout))?;
+    check_reply(&reply, me, j, session)?;
+    // From now on this connection only carries our frames; a stalled peer surfaces as a write
+    // timeout in the writer thread.
+    stream
+        .sock
+        .set_write_timeout(Some(cfg.timeout))
+        .map_err(|e| SetupError::Io {
+            peer: j,
+            detail: e.to_string(),
+        })?;
+    tracing::debug!(party = me, peer = j, "outgoing link up");
+    Ok(stream)
+}
+
+/// Dials party `j` until `deadline` and tells it that party `me` stops, and why; returns once
+/// it acknowledged (or the attempt failed: this is best effort).
+pub(super) fn tell_stop(
+    cfg: &PartiesConfig,
+    tls: &PartyTls,
+    me: usize,
+    j: usize,
+    reason: &str,
+    deadline: Instant,
+) -> Result<(), SetupError> {
+    let never = AtomicBool::new(false);
+    let mut stream = connect_tls(cfg, tls, j, deadline, &never)?;
+    write_setup_frame(&mut stream, &build_stop(me, reason))
+        .and_then(|_| read_setup_frame(&mut stream))
+        .map_err(|e| setup_io_error(j, &e, cfg.timeout))?;
+    Ok(())
+}
+
+/// Connects to party `j` (retrying while it starts up) and runs the TLS handshake, checking
+/// that it presents party `j`'s certificate.
+fn connect_tls(
+    cfg: &PartiesConfig,
+    tls: &PartyTls,
+    j: usize,
     deadline: Instant,
     give_up: &AtomicBool,
 ) -> Result<StreamOwned<ClientConnection, TcpStream>, SetupError> {
@@ -86,19 +132,6 @@ pub(super) fn dial(
             ),
         });
     }
-
-    let hello = build_hello(me, session);
-    write_setup_frame(&mut stream, &hello).map_err(|e| setup_io_error(j, &e, cfg.timeout))?;
-
-    let reply = read_setup_frame(&mut stream).map_err(|e| setup_io_error(j, &e, cfg.timeout))?;
-    check_reply(&reply, j, session)?;
-    // From now on this connection only carries our frames; a stalled peer surfaces as a write
-    // timeout in the writer thread.
-    stream
-        .sock
-        .set_write_timeout(Some(cfg.timeout))
-        .map_err(|e| io_err(e.to_string()))?;
-    tracing::debug!(party = me, peer = j, "outgoing link up");
     Ok(stream)
 }
 

@@ -4,10 +4,14 @@
 use std::io::{self, Read, Write};
 
 use super::{SetupError, MAX_SESSION};
+use crate::net::session::describe_mismatch;
 
 const HELLO_MAGIC: &[u8; 8] = b"irisc\x00h1";
 const KIND_HELLO: u8 = 1;
 const KIND_REPLY: u8 = 2;
+/// A hello from a party that cannot take part (its inputs failed to load, say): it only tells
+/// why, and the accepting party reports that at once instead of waiting for the timeout.
+const KIND_STOP: u8 = 3;
 const REPLY_ACCEPT: u8 = 0;
 pub(super) const REPLY_SESSION_DIFFERS: u8 = 1;
 pub(super) const REPLY_REFUSED: u8 = 2;
@@ -43,9 +47,27 @@ pub(super) fn build_hello(me: usize, session: &[u8]) -> Vec<u8> {
     hello
 }
 
-/// Checks party `j`'s reply to our hello: it must accept us, say it is party `j` and carry the
-/// same `session`.
-pub(super) fn check_reply(reply: &[u8], j: usize, session: &[u8]) -> Result<(), SetupError> {
+/// The hello with which party `me` tells a peer that it stops, and why.
+pub(super) fn build_stop(me: usize, reason: &str) -> Vec<u8> {
+    let mut end = reason.len().min(MAX_SESSION);
+    while !reason.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut hello = Vec::with_capacity(HELLO_MAGIC.len() + 2 + end);
+    hello.extend_from_slice(HELLO_MAGIC);
+    hello.extend_from_slice(&[KIND_STOP, me as u8]);
+    hello.extend_from_slice(&reason.as_bytes()[..end]);
+    hello
+}
+
+/// Checks party `j`'s reply to party `me`'s hello: it must accept us, say it is party `j` and
+/// carry the same `session`.
+pub(super) fn check_reply(
+    reply: &[u8],
+    me: usize,
+    j: usize,
+    session: &[u8],
+) -> Result<(), SetupError> {
     let body = reply
         .strip_prefix(HELLO_MAGIC.as_slice())
         .and_then(|r| r.strip_prefix(&[KIND_REPLY]))
@@ -61,11 +83,25 @@ pub(super) fn check_reply(reply: &[u8], j: usize, session: &[u8]) -> Result<(), 
                     detail: format!("it says it is party {index}"),
                 });
             }
-            if their_session != session {
-                return Err(SetupError::SessionMismatch { peer: j });
+            if let Some(detail) = describe_mismatch(me, session, j, their_session) {
+                return Err(SetupError::SessionMismatch {
+                    peer: j,
+                    detail,
+                    theirs: their_session.to_vec(),
+                });
             }
         }
-        [REPLY_SESSION_DIFFERS, ..] => return Err(SetupError::SessionMismatch { peer: j }),
+        // The refusal carries the peer's session.
+        [REPLY_SESSION_DIFFERS, theirs @ ..] => {
+            let detail = describe_mismatch(me, session, j, theirs).unwrap_or_else(|| {
+                format!("party {j} refused this party's session, although it is the same")
+            });
+            return Err(SetupError::SessionMismatch {
+                peer: j,
+                detail,
+                theirs: theirs.to_vec(),
+            });
+        }
         [REPLY_REFUSED, reason @ ..] => {
             return Err(SetupError::Refused {
                 peer: j,
@@ -82,13 +118,36 @@ pub(super) fn check_reply(reply: &[u8], j: usize, session: &[u8]) -> Result<(), 
     Ok(())
 }
 
-/// The party index a hello claims and the session it carries, or `None` if it is not a hello.
-pub(super) fn parse_hello(hello: &[u8]) -> Option<(u8, &[u8])> {
-    hello
-        .strip_prefix(HELLO_MAGIC.as_slice())
-        .and_then(|r| r.strip_prefix(&[KIND_HELLO]))
-        .and_then(|r| r.split_first())
-        .map(|(&index, session)| (index, session))
+/// What a dialling party says first.
+pub(super) enum Hello<'a> {
+    /// It joins with this session.
+    Join { index: u8, session: &'a [u8] },
+    /// It cannot take part, for this reason.
+    Stop { index: u8, reason: String },
+}
+
+impl Hello<'_> {
+    pub(super) fn index(&self) -> u8 {
+        match self {
+            Hello::Join { index, .. } | Hello::Stop { index, .. } => *index,
+        }
+    }
+}
+
+/// The hello in `hello`, or `None` if it is not one.
+pub(super) fn parse_hello(hello: &[u8]) -> Option<Hello<'_>> {
+    let body = hello.strip_prefix(HELLO_MAGIC.as_slice())?;
+    match body {
+        [KIND_HELLO, index, session @ ..] => Some(Hello::Join {
+            index: *index,
+            session,
+        }),
+        [KIND_STOP, index, reason @ ..] => Some(Hello::Stop {
+            index: *index,
+            reason: String::from_utf8_lossy(reason).into_owned(),
+        }),
+        _ => None,
+    }
 }
 
 /// The reply with which the accepting party `me` accepts a peer: its index and its session.
@@ -100,11 +159,12 @@ pub(super) fn accept_reply(me: usize, session: &[u8]) -> Vec<u8> {
     reply
 }
 
-/// The reply that turns a dialler away with `code` and, for [`REPLY_REFUSED`], the `reason`.
-pub(super) fn refusal(code: u8, reason: &str) -> Vec<u8> {
-    let mut reply = Vec::with_capacity(HELLO_MAGIC.len() + 2 + reason.len());
+/// The reply that turns a dialler away with `code` and `body`: for [`REPLY_REFUSED`] the
+/// reason, for [`REPLY_SESSION_DIFFERS`] the accepting party's session.
+pub(super) fn refusal(code: u8, body: &[u8]) -> Vec<u8> {
+    let mut reply = Vec::with_capacity(HELLO_MAGIC.len() + 2 + body.len());
     reply.extend_from_slice(HELLO_MAGIC);
     reply.extend_from_slice(&[KIND_REPLY, code]);
-    reply.extend_from_slice(reason.as_bytes());
+    reply.extend_from_slice(body);
     reply
 }

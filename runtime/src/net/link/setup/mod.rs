@@ -22,7 +22,43 @@ use crate::net::config::{ConfigError, PartiesConfig};
 use crate::net::tls::{self, PartyTls, TlsSetupError};
 
 use accept::{accept_peers, Accepted};
-use dial::dial;
+use dial::{dial, tell_stop};
+
+/// How setup says whom it waits for, on stderr.
+#[derive(Debug, Clone, Default)]
+pub struct Waiting {
+    /// How a line starts, e.g. `iris_ids party 1`.
+    pub label: Option<String>,
+    /// Say it at once, not only after [`WAITING_EVERY`].
+    pub at_once: bool,
+}
+
+/// How often a party still waiting for a peer says so.
+pub const WAITING_EVERY: Duration = Duration::from_secs(3);
+
+/// Tells both peers of party `me` that it stops, and why, so they report `reason` at once
+/// instead of waiting for it until their timeout: for a party that fails before it joins
+/// (its inputs do not load). Best effort, bounded by `bound` (and the setup timeout); peers
+/// not reachable by then are left to find out by themselves.
+pub fn tell_peers_we_stop(cfg: &PartiesConfig, me: usize, reason: &str, bound: Duration) {
+    if me >= 3 {
+        return;
+    }
+    let Ok(tls) = PartyTls::load(cfg, me) else {
+        return;
+    };
+    let deadline = Instant::now() + bound.min(cfg.timeout);
+    std::thread::scope(|s| {
+        for j in [(me + 1) % 3, (me + 2) % 3] {
+            let tls = &tls;
+            s.spawn(move || {
+                if let Err(e) = tell_stop(cfg, tls, me, j, reason, deadline) {
+                    tracing::debug!(party = me, peer = j, error = %e, "could not tell the peer");
+                }
+            });
+        }
+    });
+}
 
 /// Largest session identifier `connect` accepts (it travels in the hello frame).
 pub const MAX_SESSION: usize = 64 * 1024;
@@ -58,8 +94,17 @@ pub enum SetupError {
     Handshake { peer: usize, detail: String },
     #[error("the peer claiming to be party {peer} is not: {detail}")]
     WrongPeer { peer: usize, detail: String },
-    #[error("party {peer} runs another program or other share files, or gallery stores holding other records (its session identifier differs from this party's): give the three parties the files of one `irisc share` run; stores whose record counts differ after an interrupted `irisc enroll` are mended by `irisc enroll ... --roll-back`")]
-    SessionMismatch { peer: usize },
+    /// The sessions differ; `detail` names each differing setting and both values; `theirs`
+    /// is the peer's session (to tell, with both peers' sessions, which party is the odd one).
+    #[error("{detail}")]
+    SessionMismatch {
+        peer: usize,
+        detail: String,
+        theirs: Vec<u8>,
+    },
+    /// The peer cannot take part (it said so in its hello instead of joining).
+    #[error("party {peer} stopped: {reason}")]
+    PeerStopped { peer: usize, reason: String },
     #[error("party {peer} refused this party: {reason}")]
     Refused { peer: usize, reason: String },
     #[error("party {peer} broke the setup protocol: {detail}")]
@@ -84,7 +129,8 @@ impl SetupError {
             | SetupError::NoIncoming { peer, .. }
             | SetupError::Handshake { peer, .. }
             | SetupError::WrongPeer { peer, .. }
-            | SetupError::SessionMismatch { peer }
+            | SetupError::SessionMismatch { peer, .. }
+            | SetupError::PeerStopped { peer, .. }
             | SetupError::Refused { peer, .. }
             | SetupError::Protocol { peer, .. }
             | SetupError::Dropped { peer, .. }
@@ -115,6 +161,18 @@ fn rejected_note(rejected: &Option<String>) -> String {
     }
 }
 
+/// Where setup stands with each peer, shared by the threads that dial, accept and say whom
+/// they wait for; indexed by party.
+#[derive(Default)]
+pub(super) struct PeerLinks {
+    /// Setup with this peer failed: the other threads stop working on it.
+    pub(super) failed: [AtomicBool; 3],
+    /// The link this party dialled is up.
+    pub(super) dialled: [AtomicBool; 3],
+    /// The link the peer dialled is up.
+    pub(super) accepted: [AtomicBool; 3],
+}
+
 /// Both directions of the links with the two peers, authenticated and checked: what
 /// [`TlsTransport::connect`](super::TlsTransport::connect) builds the transport from.
 pub(super) struct Links {
@@ -129,6 +187,7 @@ pub(super) fn establish(
     cfg: &PartiesConfig,
     me: usize,
     session: &[u8],
+    waiting: &Waiting,
 ) -> Result<Links, SetupError> {
     if me >= 3 {
         return Err(SetupError::BadParty { me });
@@ -152,21 +211,45 @@ pub(super) fn establish(
     // A failure concerning one peer stops only the work with that peer: the link with the
     // other one still completes, so that party does not see us vanish mid-setup and blame us
     // instead of the party that is actually misconfigured.
-    let failed: [AtomicBool; 3] = Default::default();
+    let peer_links = PeerLinks::default();
+    let (failed, dialled_ok, accepted_ok) = (
+        &peer_links.failed,
+        &peer_links.dialled,
+        &peer_links.accepted,
+    );
+    let setup_done = AtomicBool::new(false);
     let peers = [(me + 1) % 3, (me + 2) % 3];
 
     let (dialled, accepted) = std::thread::scope(|s| {
         let handles = peers.map(|j| {
-            let (tls, failed) = (&tls, &failed);
+            let tls = &tls;
             s.spawn(move || {
                 let r = dial(cfg, tls, me, j, session, deadline, &failed[j]);
                 if r.is_err() {
                     failed[j].store(true, Ordering::SeqCst);
+                } else {
+                    dialled_ok[j].store(true, Ordering::SeqCst);
                 }
                 r
             })
         });
-        let accepted = accept_peers(&listener, &tls, cfg.timeout, me, session, deadline, &failed);
+        let done = &setup_done;
+        s.spawn(move || {
+            announce_waiting(cfg, me, waiting, done, |j| {
+                let up =
+                    dialled_ok[j].load(Ordering::SeqCst) && accepted_ok[j].load(Ordering::SeqCst);
+                !(failed[j].load(Ordering::SeqCst) || up)
+            })
+        });
+        let accepted = accept_peers(
+            &listener,
+            &tls,
+            cfg.timeout,
+            me,
+            session,
+            deadline,
+            &peer_links,
+        );
         let dialled = handles.map(|h| {
             h.join().unwrap_or_else(|_| {
                 Err(SetupError::Io {
@@ -175,6 +258,7 @@ pub(super) fn establish(
                 })
             })
         });
+        setup_done.store(true, Ordering::SeqCst);
         (dialled, accepted)
     });
 
@@ -194,6 +278,9 @@ pub(super) fn establish(
         }),
         (d0, d1, a) => {
             let errors = [d0.err(), d1.err(), a.error];
+            if let Some(e) = odd_one_out(me, session, &errors, &a.sessions) {
+                return Err(e);
+            }
             let worst = errors.into_iter().flatten().min_by_key(SetupError::rank);
             Err(match worst {
                 // A peer that hung up on us probably also tried to reach us and was turned
@@ -222,6 +309,71 @@ pub(super) fn establish(
                 None => SetupError::Aborted,
             })
         }
+    }
+}
+
+/// Says on stderr whom party `me` still waits for (`waits_for(j)`), every [`WAITING_EVERY`]
+/// (and at once if asked), until `done`.
+fn announce_waiting(
+    cfg: &PartiesConfig,
+    me: usize,
+    waiting: &Waiting,
+    done: &AtomicBool,
+    waits_for: impl Fn(usize) -> bool,
+) {
+    let started = Instant::now();
+    let mut next = if waiting.at_once {
+        started
+    } else {
+        started + WAITING_EVERY
+    };
+    let label = waiting
+        .label
+        .clone()
+        .unwrap_or_else(|| format!("party {me}"));
+    while !done.load(Ordering::SeqCst) {
+        if Instant::now() >= next {
+            let whom: Vec<String> = [(me + 1) % 3, (me + 2) % 3]
+                .into_iter()
+                .filter(|&j| waits_for(j))
+                .map(|j| format!("party {j} at {}", cfg.parties[j].address))
+                .collect();
+            if !whom.is_empty() {
+                crate::say!(
+                    "{label}: waiting for {} ({} of at most {})",
+                    whom.join(" and "),
+                    secs(Duration::from_secs(started.elapsed().as_secs())),
+                    secs(cfg.timeout)
+                );
+            }
+            next += WAITING_EVERY;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// When both peers refused this party's session and agree with each other, this party is the
+/// one whose settings or files differ: say so from its side, with both peers named.
+fn odd_one_out(
+    me: usize,
+    mine: &[u8],
+    errors: &[Option<SetupError>],
+    accepted: &[Option<Vec<u8>>; 3],
+) -> Option<SetupError> {
+    let mut seen: [Option<&[u8]>; 3] = [0, 1, 2].map(|k| accepted[k].as_deref());
+    for e in errors.iter().flatten() {
+        if let SetupError::SessionMismatch { peer, theirs, .. } = e {
+            seen[*peer] = Some(theirs);
+        }
+    }
+    let (a, b) = ((me + 1) % 3, (me + 2) % 3);
+    match (seen[a], seen[b]) {
+        (Some(x), Some(y)) if x == y => Some(SetupError::SessionMismatch {
+            peer: a,
+            detail: crate::net::session::describe_odd_one(me, mine, [a, b], x)?,
+            theirs: x.to_vec(),
+        }),
+        _ => None,
     }
 }
 
