@@ -97,15 +97,29 @@ pub enum Command {
         target: TargetArg,
         #[command(flatten)]
         plan: PlanArgs,
+        /// Print the whole explanation (as `irisc explain`) instead of the one-line summary.
+        #[arg(long, conflicts_with = "quiet")]
+        explain: bool,
+        /// Print nothing when the build succeeds.
+        #[arg(short, long)]
+        quiet: bool,
     },
     /// Show what the compiler chose (rings and why), what it costs, and what each party learns.
     Explain {
         program: PathBuf,
         #[arg(long)]
         json: bool,
-        /// Records per query for the per-query totals (rounds do not depend on it).
-        #[arg(long, default_value_t = 1)]
-        records: u64,
+        /// Records per gallery for the per-query totals. Default: the size of the gallery
+        /// store or share file given with --db or --input, else 1 (said as assumed).
+        #[arg(long)]
+        records: Option<u64>,
+        /// A gallery store or share file (any party's) whose record count the totals use,
+        /// for programs with one gallery.
+        #[arg(long, conflicts_with = "inputs")]
+        db: Option<PathBuf>,
+        /// Gallery input NAME's store or share file, whose record count the totals use.
+        #[arg(long = "input", value_name = "NAME=FILE")]
+        inputs: Vec<String>,
         #[command(flatten)]
         plan: PlanArgs,
     },
@@ -259,6 +273,8 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             print_ir_after_all,
             target,
             plan,
+            explain,
+            quiet,
         } => build::build(
             &program,
             output,
@@ -266,13 +282,27 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             print_ir_after_all,
             target.into(),
             &plan.options()?,
+            match (explain, quiet) {
+                (true, _) => build::Report::Explain,
+                (_, true) => build::Report::Quiet,
+                _ => build::Report::Summary,
+            },
         ),
         Command::Explain {
             program,
             json,
             records,
+            db,
+            inputs,
             plan,
-        } => explain::explain(&program, json, records, &plan.options()?),
+        } => explain::explain(&explain::ExplainRequest {
+            program,
+            json,
+            records,
+            db,
+            inputs,
+            plan: plan.options()?,
+        }),
         Command::Gen {
             kind,
             count,
