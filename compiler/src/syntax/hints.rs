@@ -49,7 +49,8 @@ pub fn unknown_function(name: &Ident) -> Diagnostic {
         .iter()
         .find(|(s, _)| *s == lower)
         .map(|(_, f)| *f)
-        .or_else(|| suggest(&name.name, known.iter().copied()));
+        .or_else(|| suggest(&name.name, known.iter().copied()))
+        .or_else(|| known.iter().copied().find(|k| same_letters(k, &lower)));
     let list = known
         .iter()
         .map(|n| format!("`{n}`"))
@@ -73,6 +74,16 @@ pub fn unknown_function(name: &Ident) -> Diagnostic {
         None => d.with_hint(format!("the calls are {forms}")),
     };
     d
+}
+
+/// Whether `a` and `b` are the same letters in another order (`fdh` for `fhd`).
+fn same_letters(a: &str, b: &str) -> bool {
+    let sorted = |s: &str| {
+        let mut v: Vec<char> = s.chars().collect();
+        v.sort_unstable();
+        v
+    };
+    a.len() == b.len() && sorted(a) == sorted(b)
 }
 
 /// The comparison operator at the start of `tokens` (`<=` and `==` are two tokens), if any.
@@ -112,18 +123,17 @@ pub fn fhd_comparison(op: &str, span: Span) -> Diagnostic {
     )
 }
 
-/// `cosine(..)` followed by a comparison other than `>=` or `>`.
+/// `cosine(..) <` or `<=`: the generic message (the next token, what is allowed) with a hint
+/// that says why only `>=`/`>` exist and how to test "below".
 pub fn cosine_comparison(op: &str, span: Span) -> Diagnostic {
-    Diagnostic::error(
-        format!("`cosine(..) {op}` is not allowed: only `>=` or `>` is allowed after `cosine`"),
-        span,
-    )
-    .with_label(format!("`{op}` here; write `>=` or `>`"))
-    .with_hint(
-        "the protocol computes whether the cosine is above a threshold (the sign of \
-         num^2 - tau^2 <x,x><y,y> with num >= 0, no square roots), so a test is written \
-         `cosine(x, y) >= tau` or `> tau`; for \"below tau\" write `not (cosine(x, y) >= tau)`",
-    )
+    Diagnostic::error("expected one of `>=` or `>`, found `<`", span)
+        .with_label(format!("`{op}` here; write `>=` or `>`"))
+        .with_hint(
+            "the protocol computes whether the cosine is above a threshold (the sign of \
+             num^2 - tau^2 <x,x><y,y> with num >= 0, no square roots), so a test is written \
+             `cosine(x, y) >= tau` or `> tau`; for \"below tau\" write \
+             `not (cosine(x, y) >= tau)`",
+        )
 }
 
 /// `reveal ... to p0, p1`: a second party after the first.

@@ -444,11 +444,15 @@ fn reveal_item(input: Toks<'_>) -> R<'_, RevealItem> {
     let (input, start) = kw(Kw::Reveal)(input)?;
     let (input, (value, _, to)) =
         cut((expr, kw(Kw::To), name("the party that learns the result"))).parse(input)?;
-    if let [comma @ Token {
-        tok: Tok::Comma, ..
-    }, next, ..] = input.0
+    // `to p0, p1` or `to p0 and p1`: a second party.
+    if let [sep @ Token {
+        tok: Tok::Comma | Tok::Kw(Kw::And),
+        ..
+    }, next @ Token {
+        tok: Tok::Ident(_), ..
+    }, ..] = input.0
     {
-        return refuse(input, several_parties(&to, comma.span.to(next.span), next));
+        return refuse(input, several_parties(&to, sep.span.to(next.span), next));
     }
     let (input, (label, end)) =
         cut((opt(preceded(kw(Kw::As), cut(label))), tok(Tok::Semi))).parse(input)?;
@@ -754,7 +758,8 @@ fn cosine(input: Toks<'_>) -> R<'_, CosineCmp> {
     ))
     .parse(input)?;
     if let Some((op, span)) = super::hints::comparison_at(input.0) {
-        if op != ">=" && op != ">" {
+        // `=` (a typo of `>=`, say) keeps the generic message.
+        if op == "<" || op == "<=" {
             return refuse(input, cosine_comparison(op, span));
         }
     }
