@@ -161,13 +161,21 @@ pub enum Command {
         #[arg(short, long)]
         output: PathBuf,
     },
-    /// Create per-party TLS keys and certificates and a parties.toml for localhost.
+    /// Create per-party TLS keys and certificates and a parties.toml (localhost, or the hosts
+    /// given with --address).
     Keys {
         #[arg(short, long)]
         output: PathBuf,
-        /// First of three consecutive TCP ports.
+        /// First of three consecutive TCP ports, for the parties on localhost.
         #[arg(long, default_value_t = 7100)]
         base_port: u16,
+        /// Where the other parties reach party N, e.g. `--address 0=10.0.0.1:7100` (repeat per
+        /// party; a party not given is on localhost at the base port + N).
+        #[arg(long = "address", value_name = "N=HOST:PORT")]
+        addresses: Vec<String>,
+        /// What party N binds, where it differs from its address (behind NAT: `0=0.0.0.0:7100`).
+        #[arg(long = "listen", value_name = "N=HOST:PORT")]
+        listens: Vec<String>,
         /// Replace existing keys.
         #[arg(long)]
         force: bool,
@@ -333,8 +341,14 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Keys {
             output,
             base_port,
+            addresses,
+            listens,
             force,
-        } => keys::run_keys(&output, base_port, force),
+        } => keys::run_keys(
+            &output,
+            &keys::Addresses::from_flags(base_port, &addresses, &listens)?,
+            force,
+        ),
         Command::Share {
             inputs,
             db,
