@@ -535,9 +535,9 @@ pub enum RecordsSource {
 /// The records the totals assume when no gallery store, share file or `--records` says.
 pub const ASSUMED_RECORDS: u64 = 1;
 
-/// The explanation as text (positions as byte offsets, the size assumed).
+/// The explanation as text, for `records` records asked for (positions as byte offsets).
 pub fn explain_program_text(program: &Program, plan: &Plan, records: u64) -> String {
-    text::render(program, plan, records, &RecordsSource::Assumed, None)
+    text::render(program, plan, records, &RecordsSource::Flag, None)
 }
 
 /// The explanation as text for people; with the source text, positions as `line:column` and
@@ -649,7 +649,7 @@ mod tests {
         );
         let text = explain_program_text(&prog, &p, 1000);
         assert!(
-            text.contains("leakage ledger") && text.contains("plain-mask"),
+            text.contains("What each party learns") && text.contains("plain-mask"),
             "{text}"
         );
     }
