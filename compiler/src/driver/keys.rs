@@ -52,8 +52,8 @@ impl Addresses {
             listen: Default::default(),
         };
         let given = parse_party_addresses("--address", addresses)?;
-        for i in 0..3 {
-            out.address[i] = match &given[i] {
+        for (i, (slot, given)) in out.address.iter_mut().zip(&given).enumerate() {
+            *slot = match given {
                 Some(a) => a.clone(),
                 None => match default_port(i as u16) {
                     Some(p) => format!("127.0.0.1:{p}"),
