@@ -409,4 +409,52 @@ mod tests {
             assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "{bad:?}");
         }
     }
+
+    /// Three parties at three different addresses (loopback aliases stand in for three hosts)
+    /// authenticate each other with the certificates `irisc keys` made for them.
+    #[test]
+    fn parties_at_distinct_addresses_connect() {
+        let hosts = ["127.0.0.1", "127.0.0.2", "127.0.0.3"];
+        let port = (0..200)
+            .find_map(|_| {
+                let l = std::net::TcpListener::bind("127.0.0.1:0").ok()?;
+                let p = l.local_addr().ok()?.port();
+                drop(l);
+                hosts
+                    .iter()
+                    .all(|h| std::net::TcpListener::bind((*h, p)).is_ok())
+                    .then_some(p)
+            })
+            .expect("a port free on the three loopback addresses");
+        let flags: Vec<String> = (0..3).map(|i| format!("{i}={}:{port}", hosts[i])).collect();
+        let dir = tempfile::tempdir().unwrap();
+        let toml = generate_keys_at(
+            dir.path(),
+            &Addresses::from_flags(7100, &flags, &[]).unwrap(),
+            false,
+        )
+        .unwrap();
+        let mut cfg = PartiesConfig::load(&toml).unwrap();
+        cfg.timeout = std::time::Duration::from_secs(10);
+        let results: Vec<_> = (0..3)
+            .map(|me| {
+                let cfg = cfg.clone();
+                std::thread::spawn(move || -> Result<Vec<u8>, String> {
+                    let mut t = TlsTransport::connect(&cfg, me, b"fingerprint")
+                        .map_err(|e| e.to_string())?;
+                    t.send(t.next(), vec![me as u8; 2])
+                        .map_err(|e| e.to_string())?;
+                    let got = t.recv(t.prev()).map_err(|e| e.to_string())?;
+                    t.close().map_err(|e| e.to_string())?;
+                    Ok(got)
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .collect();
+        for (me, r) in results.into_iter().enumerate() {
+            assert_eq!(r.unwrap(), vec![((me + 2) % 3) as u8; 2], "party {me}");
+        }
+    }
 }
