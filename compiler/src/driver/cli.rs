@@ -107,6 +107,7 @@ pub enum Command {
     /// Show what the compiler chose (rings and why), what it costs, and what each party learns.
     Explain {
         program: PathBuf,
+        /// Print the explanation as one JSON document (for programs; the same content).
         #[arg(long)]
         json: bool,
         /// Records per gallery for the per-query totals. Default: the size of the gallery
@@ -115,7 +116,7 @@ pub enum Command {
         records: Option<u64>,
         /// A gallery store or share file (any party's) whose record count the totals use,
         /// for programs with one gallery.
-        #[arg(long, conflicts_with = "inputs")]
+        #[arg(long, value_name = "FILE", conflicts_with = "inputs")]
         db: Option<PathBuf>,
         /// Gallery input NAME's store or share file, whose record count the totals use.
         #[arg(long = "input", value_name = "NAME=FILE")]
