@@ -12,6 +12,6 @@ echo "== generating $records synthetic iris codes and $queries queries"
 "$irisc" gen --count "$records" --seed 7 -o "$out/db.ndjson"
 "$irisc" gen --count "$queries" --seed 8 --near "$out/db.ndjson" -o "$out/queries.ndjson"
 echo "== what the compiler chose for examples/iris_ids.irs"
-"$irisc" explain examples/iris_ids.irs
+"$irisc" explain examples/iris_ids.irs --records "$records"
 echo "== build, keys, shares, three parties over TLS (answers checked against the plaintext definition)"
 "$irisc" run examples/iris_ids.irs --db "$out/db.ndjson" --query "$out/queries.ndjson" --work "$out/work" --check

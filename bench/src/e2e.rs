@@ -158,9 +158,7 @@ pub struct RunFigures {
 }
 
 pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
-    let records = opts
-        .records
-        .unwrap_or(if opts.quick { 200 } else { 100_000 });
+    let records = opts.gallery_records();
     if records == 0 {
         bail!("e2e: --records must be at least 1");
     }

@@ -25,6 +25,7 @@ pub mod netsim;
 pub mod peak;
 pub mod plot;
 pub mod report;
+pub mod summary;
 pub mod table2;
 
 use anyhow::{bail, Result};
@@ -46,10 +47,27 @@ pub struct BenchOptions {
     pub records: Option<usize>,
 }
 
-/// A section: name, one-line description, and the function that measures and writes it.
+/// Gallery records of the sections that run compiled programs, without `--records`.
+pub const DEFAULT_RECORDS: usize = 100_000;
+/// The same with `--quick`: enough to check the pipeline, not to measure it.
+pub const QUICK_RECORDS: usize = 200;
+
+impl BenchOptions {
+    /// The gallery records the end-to-end, network and Table 2 sections run with.
+    pub fn gallery_records(&self) -> usize {
+        self.records.unwrap_or(if self.quick {
+            QUICK_RECORDS
+        } else {
+            DEFAULT_RECORDS
+        })
+    }
+}
+
+/// A section: name, one-line description (with the sizes it runs), and the function that
+/// measures and writes it.
 pub struct Section {
     pub name: &'static str,
-    pub about: &'static str,
+    pub about: fn(&BenchOptions) -> String,
     pub run: fn(&BenchOptions, &Path) -> Result<Vec<PathBuf>>,
 }
 
@@ -57,25 +75,58 @@ pub struct Section {
 pub const SECTIONS: &[Section] = &[
     Section {
         name: "dot",
-        about: "dot products per second per core: Z16/Z32/Z64 (LLVM kernel), GR16 d=2,4, F_p, vs naive loops",
+        about: |o| {
+            format!(
+                "dot products per second per core: Z16/Z32/Z64 (LLVM kernel), GR16 d=2,4, F_p, vs naive loops{}",
+                if o.quick { " (quick: small galleries, short timings)" } else { "" }
+            )
+        },
         run: dot::run,
     },
     Section {
         name: "table2",
-        about: "Table 2 rows (Plain Mask, MPCLift, ConstLift, NoLift, Or Tree) from compiled programs, 100 000 records, three processes over TLS",
+        about: |o| {
+            format!(
+                "Table 2 rows (Plain Mask, MPCLift, ConstLift, NoLift, Or Tree) from compiled programs, {} records, three processes over TLS",
+                thousands(o.gallery_records())
+            )
+        },
         run: table2::run,
     },
     Section {
         name: "e2e",
-        about: "end to end: 100 000-record gallery, one query (31 rotations, one and both eyes), three processes over TLS, 1 thread and all threads",
+        about: |o| {
+            format!(
+                "end to end: {}-record gallery, one query (31 rotations, one and both eyes), three processes over TLS, 1 thread and all threads",
+                thousands(o.gallery_records())
+            )
+        },
         run: e2e::run,
     },
     Section {
         name: "net",
-        about: "end to end under paper 001's networks: 1.5 ms / 6.6 Gbit/s and 32 ms / 477 Mbit/s (simulated links)",
+        about: |o| {
+            format!(
+                "end to end under paper 001's networks: 1.5 ms / 6.6 Gbit/s and 32 ms / 477 Mbit/s (simulated links), {}-record gallery",
+                thousands(o.gallery_records())
+            )
+        },
         run: net::run,
     },
 ];
+
+/// `100000` as `100 000`.
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
 
 /// Runs the selected sections; returns the files written.
 pub fn run(opts: &BenchOptions) -> Result<Vec<PathBuf>> {
@@ -101,7 +152,7 @@ pub fn run(opts: &BenchOptions) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(&opts.out)?;
     let mut files = Vec::new();
     for s in selected {
-        eprintln!("irisc-bench: section `{}`: {}", s.name, s.about);
+        eprintln!("irisc-bench: section `{}`: {}", s.name, (s.about)(opts));
         files.extend((s.run)(opts, &opts.out)?);
     }
     Ok(files)

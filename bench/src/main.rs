@@ -40,9 +40,10 @@ fn main() -> ExitCode {
         records: cli.records,
     }) {
         Ok(files) => {
-            for f in files {
+            for f in &files {
                 println!("{}", f.display());
             }
+            print!("{}", irisc_bench::summary::summary(&files));
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -15,9 +15,7 @@ use super::netsim::{netem_available, LAN, WAN};
 use super::BenchOptions;
 
 pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
-    let records = opts
-        .records
-        .unwrap_or(if opts.quick { 200 } else { 100_000 });
+    let records = opts.gallery_records();
     if records == 0 {
         bail!("net: --records must be at least 1");
     }

@@ -19,6 +19,45 @@ fn register_font() {
     });
 }
 
+const WIDTH: u32 = 1100;
+const HEIGHT: u32 = 640;
+const MARGIN: u32 = 15;
+const Y_LABEL_AREA: u32 = 80;
+/// Pixel size of the group names under the axis, and the height of one of their lines.
+const GROUP_FONT: u32 = 14;
+const LINE_PX: u32 = 17;
+/// DejaVu Sans Mono's advance width, in em.
+const CHAR_WIDTH_EM: f64 = 0.61;
+
+/// `text` in lines of at most `width` characters, broken at spaces (a longer word is cut).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        let mut word = word.to_string();
+        while word.chars().count() > width {
+            if !line.is_empty() {
+                lines.push(std::mem::take(&mut line));
+            }
+            let head: String = word.chars().take(width).collect();
+            word = word.chars().skip(width).collect();
+            lines.push(head);
+        }
+        if line.is_empty() {
+            line = word;
+        } else if line.chars().count() + 1 + word.chars().count() <= width {
+            line.push(' ');
+            line.push_str(&word);
+        } else {
+            lines.push(std::mem::replace(&mut line, word));
+        }
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
 /// A horizontal reference line (e.g. a paper's figure) drawn across a bar chart.
 pub struct RefLine {
     pub label: String,
@@ -37,7 +76,7 @@ pub fn grouped_bars(
 ) -> Result<()> {
     register_font();
     let err = |e: &dyn std::fmt::Display| anyhow!("plot {}: {e}", path.display());
-    let root = BitMapBackend::new(path, (1100, 600)).into_drawing_area();
+    let root = BitMapBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let ymax = series
         .iter()
@@ -48,11 +87,19 @@ pub fn grouped_bars(
         .max(1e-9)
         * 1.15;
     let n = groups.len().max(1) as f64;
+    // Group names are wrapped to the width of their group, so that long names (e2e: program,
+    // threads, chunk) stack in lines under their bars instead of running into each other.
+    let group_px = (f64::from(WIDTH) - 2.0 * f64::from(MARGIN) - f64::from(Y_LABEL_AREA)) / n;
+    let per_line = ((group_px - 6.0) / (f64::from(GROUP_FONT) * CHAR_WIDTH_EM))
+        .floor()
+        .max(4.0) as usize;
+    let wrapped: Vec<Vec<String>> = groups.iter().map(|g| wrap(g, per_line)).collect();
+    let lines = wrapped.iter().map(Vec::len).max().unwrap_or(1) as u32;
     let mut chart = ChartBuilder::on(&root)
         .caption(title, (FAMILY, 22))
-        .margin(15)
-        .x_label_area_size(40)
-        .y_label_area_size(80)
+        .margin(MARGIN)
+        .x_label_area_size(12 + lines * LINE_PX)
+        .y_label_area_size(Y_LABEL_AREA)
         .build_cartesian_2d(0f64..n, 0f64..ymax)
         .map_err(|e| err(&e))?;
     chart
@@ -103,17 +150,82 @@ pub fn grouped_bars(
         .draw()
         .map_err(|e| err(&e))?;
     // Group names under the axis, centred on their bars.
-    let style = TextStyle::from((FAMILY, 15).into_font()).color(&BLACK).pos(
-        plotters::style::text_anchor::Pos::new(
+    let style = TextStyle::from((FAMILY, GROUP_FONT).into_font())
+        .color(&BLACK)
+        .pos(plotters::style::text_anchor::Pos::new(
             plotters::style::text_anchor::HPos::Center,
             plotters::style::text_anchor::VPos::Top,
-        ),
-    );
-    for (i, g) in groups.iter().enumerate() {
+        ));
+    for (i, g) in wrapped.iter().enumerate() {
         let (px, py) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
-        root.draw(&Text::new(g.clone(), (px, py + 8), style.clone()))
-            .map_err(|e| err(&e))?;
+        for (k, line) in g.iter().enumerate() {
+            let y = py + 6 + (k as u32 * LINE_PX) as i32;
+            root.draw(&Text::new(line.clone(), (px, y), style.clone()))
+                .map_err(|e| err(&e))?;
+        }
     }
     root.present().map_err(|e| err(&e))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wraps_at_spaces_and_cuts_long_words() {
+        assert_eq!(
+            wrap("iris_eyes_ids 1 thread chunk 32768", 14),
+            ["iris_eyes_ids", "1 thread chunk", "32768"]
+        );
+        assert_eq!(wrap("abcdefghij", 4), ["abcd", "efgh", "ij"]);
+        assert_eq!(wrap("", 4), [""]);
+        for line in wrap("iris_ids 2 threads LAN 1.5 ms chunk 32768", 10) {
+            assert!(line.chars().count() <= 10, "{line}");
+        }
+    }
+
+    /// The e2e chart's eight long group names, as it draws them: written to
+    /// `$IRISC_PLOT_SAMPLE` when set, to look at.
+    #[test]
+    fn long_group_names_draw() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = std::env::var_os("IRISC_PLOT_SAMPLE")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| dir.path().join("sample.png"));
+        let groups: Vec<String> = ["iris_ids", "iris_eyes_ids"]
+            .iter()
+            .flat_map(|p| {
+                [
+                    "1 thread",
+                    "2 threads",
+                    "1 thread chunk 32768",
+                    "1 thread batch of 8",
+                ]
+                .iter()
+                .map(move |s| format!("{p} {s}"))
+            })
+            .collect();
+        let series = vec![
+            (
+                "M cmp/s (matching, wall)".to_string(),
+                vec![2.1, 2.0, 1.9, 2.3, 2.1, 2.1, 2.0, 2.3],
+            ),
+            ("M cmp/s per party CPU-second".to_string(), vec![3.3; 8]),
+        ];
+        let refs = [RefLine {
+            label: "target: 2 M/s".into(),
+            value: 2.0,
+        }];
+        grouped_bars(
+            &path,
+            "End to end, one query against 200 records",
+            "M comparisons / s",
+            &groups,
+            &series,
+            &refs,
+        )
+        .unwrap();
+        assert!(std::fs::metadata(&path).unwrap().len() > 1000);
+    }
 }

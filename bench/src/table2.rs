@@ -214,9 +214,8 @@ fn measurement(row: &Row, name: &str, value: f64, unit: &str, extra: &Value) -> 
 }
 
 pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
-    let records = opts
-        .records
-        .unwrap_or(if opts.quick { 200 } else { PAPER_BATCH });
+    // The default is the paper's batch (`DEFAULT_RECORDS` = `PAPER_BATCH`).
+    let records = opts.gallery_records();
     if records == 0 {
         bail!("table2: --records must be at least 1");
     }

@@ -422,3 +422,90 @@ fn a_secret_value_where_a_public_number_is_required() {
         Some("write a number or a `const`; to choose between public values by a secret bit, compare with each and select: `if bit { fhd(c, d) < 0.30 } else { fhd(c, d) < 0.375 }`"),
     );
 }
+
+/// An unknown function names the known ones, with a did-you-mean for a synonym or a typo,
+/// where the former message was "expected `to`, found `(`".
+#[test]
+fn unknown_function_lists_the_known_ones() {
+    let out = error_after("fhd(c, d)", "hamming(c, d)");
+    assert_error(
+        &out,
+        "unknown function `hamming`; the known ones are `fhd`, `cosine`, `rotations`, `zip`, `earlier`",
+        6,
+        52,
+        "hamming".len(),
+        Some("did you mean `fhd`? `fhd(q, d) < r`: the fractional Hamming distance of two iris codes is below r"),
+    );
+    assert!(!out.contains("expected `to`"), "{out}");
+    let out = error_after("fhd(c, d)", "fdh(c, d)");
+    assert!(out.contains("did you mean `fhd`?"), "{out}");
+    let out = error_after("rotations(q, -2..=2)", "rotate(q, -2..=2)");
+    assert_error(
+        &out,
+        "unknown function `rotate`; the known ones are `fhd`, `cosine`, `rotations`, `zip`, `earlier`",
+        6,
+        30,
+        "rotate".len(),
+        Some("did you mean `rotations`?"),
+    );
+    // Nothing close: every call form is listed.
+    let out = error_after("fhd(c, d)", "levenshtein(c, d)");
+    assert!(
+        out.contains("= hint: the calls are `fhd(q, d) < r`"),
+        "{out}"
+    );
+    assert!(out.contains("`earlier(q)`"), "{out}");
+}
+
+/// `<=`, `>`, `>=`, `==` after `fhd` say that only `<` is allowed and why.
+#[test]
+fn only_less_than_after_fhd() {
+    for op in ["<=", ">", ">=", "=="] {
+        let out = error_after("< MATCH_RATIO", &format!("{op} MATCH_RATIO"));
+        assert_error(
+            &out,
+            &format!("`fhd(..) {op}` is not allowed: only `<` is allowed after `fhd`"),
+            6,
+            62,
+            op.len(),
+            None,
+        );
+        assert!(out.contains("hd < r * ml"), "{out}");
+        assert!(out.contains("not (fhd(c, d) < r)"), "{out}");
+    }
+}
+
+/// `to p0, p1` (or `to p0 and p1`) says that a reveal goes to one party and how to write two,
+/// where the former message was "this declaration is not finished".
+#[test]
+fn reveal_to_several_parties() {
+    for (sep, width) in [(", ", ", p1".len()), (" and ", "and p1".len())] {
+        let out = error_after("to p0;", &format!("to p0{sep}p1;"));
+        let col = GOOD.lines().nth(5).unwrap().find("to p0").unwrap() + 1 + "to p0".len();
+        let col = if sep == ", " { col } else { col + 1 };
+        assert_error(
+            &out,
+            "a reveal goes to exactly one party",
+            6,
+            col,
+            width,
+            Some("write one `reveal` per party, each opened to that party alone: `reveal ... to p0; reveal ... to p1;`"),
+        );
+        assert!(!out.contains("not finished"), "{out}");
+    }
+}
+
+/// `cosine(..) <` keeps its message and gains the reason and the way to test "below".
+#[test]
+fn cosine_below_gets_a_hint() {
+    let (out, src) = v2_error_after(">= 0.34", "< 0.34");
+    let (l, c) = at(&src, "< 0.34", "<");
+    assert_error(
+        &out,
+        "expected one of `>=` or `>`, found `<`",
+        l,
+        c,
+        1,
+        Some("the protocol computes whether the cosine is above a threshold"),
+    );
+}

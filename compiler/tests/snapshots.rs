@@ -1,5 +1,6 @@
-//! Snapshot tests: `irisc explain --json` and `irisc build --emit=mpc` of every program in
-//! `examples/`, compared with the files checked in under `tests/snapshots/`.
+//! Snapshot tests: `irisc explain --json`, `irisc explain` (the text for people) and
+//! `irisc build --emit=mpc` of every program in `examples/`, compared with the files checked in
+//! under `tests/snapshots/`.
 //!
 //! A difference fails the test with the first differing line. When a change of the compiler's
 //! choices or of the `mpc` schedule is deliberate, regenerate the snapshots with
@@ -92,6 +93,19 @@ fn emitted_mpc_of_every_example_matches_its_snapshot() {
             let rel = format!("examples/{}.irs", stem(p));
             let mpc = irisc(&["build", &rel, "--emit=mpc"]);
             check(&format!("{}.mpc.mlir", stem(p)), &mpc)
+        })
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn explain_text_of_every_example_matches_its_snapshot() {
+    let failures: Vec<String> = examples()
+        .iter()
+        .filter_map(|p| {
+            let rel = format!("examples/{}.irs", stem(p));
+            let text = irisc(&["explain", &rel]);
+            check(&format!("{}.explain.txt", stem(p)), &text)
         })
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));

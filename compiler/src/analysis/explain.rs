@@ -14,6 +14,9 @@ use crate::analysis::schedule::TileOptions;
 use crate::sema::program::{BinderKind, BoolExpr, Operand, Program, Records, RevealShape};
 use crate::syntax::Span;
 
+mod text;
+pub use text::records_line;
+
 fn span_json(span: Span, source: Option<&str>) -> Value {
     match source {
         Some(src) => {
@@ -518,85 +521,68 @@ pub fn schedule_note(records: u64, tile: &TileOptions) -> Value {
     })
 }
 
-/// The explanation as text.
-pub fn explain_program_text(program: &Program, plan: &Plan, records: u64) -> String {
-    explain_program_text_with_source(program, plan, records, None)
+/// Where the gallery size of the totals came from, for the sentence that says so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RecordsSource {
+    /// `--records N`.
+    Flag,
+    /// The record count of this gallery store or share file.
+    Store(std::path::PathBuf),
+    /// Nothing said it: the default size, stated as assumed.
+    Assumed,
 }
 
-/// The explanation as text; with the source text, spans as `line:column`.
+/// The records the totals assume when no gallery store, share file or `--records` says.
+pub const ASSUMED_RECORDS: u64 = 1;
+
+/// The explanation as text, for `records` records asked for (positions as byte offsets).
+pub fn explain_program_text(program: &Program, plan: &Plan, records: u64) -> String {
+    text::render(program, plan, records, &RecordsSource::Flag, None)
+}
+
+/// The explanation as text for people; with the source text, positions as `line:column` and
+/// each comparison quoted as written. `origin` says where `records` came from.
 pub fn explain_program_text_with_source(
     program: &Program,
     plan: &Plan,
     records: u64,
+    origin: &RecordsSource,
     source: Option<&str>,
 ) -> String {
-    use std::fmt::Write;
-    let j = explain_program_json_with_source(program, plan, records, source);
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "program {} — sharing {}, {records} record(s) per binder",
-        program.name, plan.sharing
-    );
-    for c in j["comparisons"].as_array().into_iter().flatten() {
-        let at = c["span"]["text"]
-            .as_str()
-            .map_or_else(|| c["span"].to_string(), str::to_string);
-        let _ = writeln!(
-            s,
-            "comparison {} ({}, reveal {}, at {at}): {}",
-            c["index"], c["kind"], c["reveal"], c["operands"]
-        );
-        if c["kind"] == "fhd" {
-            let _ = writeln!(
-                s,
-                "  {} over {}, a = {}, b = {}, rings dot {} / ml {} / compare {}, lift bits {}",
-                c["variant"],
-                c["sharing"],
-                c["a"],
-                c["b"],
-                c["dot_ring"],
-                c["ml_ring"],
-                c["compare_ring"],
-                c["lift_bits"]
-            );
-            let _ = writeln!(s, "  ranges {}", c["ranges"]);
-        } else {
-            let _ = writeln!(s, "  rep3 ring Z_2^{}, tau {}", c["ring"], c["tau"]);
+    text::render(program, plan, records, origin, source)
+}
+
+/// One line for `irisc build`: the program, each comparison's variant and sharing, the rounds
+/// per query and what was written.
+pub fn build_summary(program: &Program, plan: &Plan, outputs: &str) -> String {
+    let rounds_at = |records| {
+        reveal_totals(program, plan, records)
+            .iter()
+            .map(|t| t.rounds)
+            .sum::<u64>()
+    };
+    // An OR, AND or count over the records adds a tree whose depth grows with the gallery.
+    let rounds = match (rounds_at(1), rounds_at(1 << 20)) {
+        (one, many) if one == many => format!("{one} rounds per query"),
+        (one, _) => format!("{one} rounds per query for one record, plus log2 of the records"),
+    };
+    let mut choices: Vec<String> = Vec::new();
+    for p in &plan.tests {
+        let c = match p {
+            TestPlan::Fhd(f) => format!("{} over {}", f.variant, f.sharing),
+            TestPlan::Cosine(c) => format!("cosine over rep3 Z_2^{}", c.ring),
+        };
+        if !choices.contains(&c) {
+            choices.push(c);
         }
-        let _ = writeln!(s, "  why: {}", c["justification"].as_str().unwrap_or(""));
-        let _ = writeln!(s, "  cost per comparison: {}", c["cost"]);
     }
-    for r in j["reveals"].as_array().into_iter().flatten() {
-        let _ = writeln!(s, "reveal {} ({}) to {}:", r["label"], r["shape"], r["to"]);
-        for n in r["boolean_nodes"].as_array().into_iter().flatten() {
-            let _ = writeln!(
-                s,
-                "  {} — {} AND gate(s), {} round(s): {}",
-                n["op"],
-                n["and_gates"],
-                n["rounds"],
-                n["note"].as_str().unwrap_or("")
-            );
-        }
-        let _ = writeln!(s, "  per query: {}", r["per_query"]);
-    }
-    let _ = writeln!(s, "program per query: {}", j["per_query"]);
-    let _ = writeln!(s, "cost model: {}", j["cost_model"]);
-    let _ = writeln!(s, "schedule: {}", j["schedule"]);
-    let _ = writeln!(s, "leakage ledger:");
-    for l in j["leakage"].as_array().into_iter().flatten() {
-        let _ = writeln!(
-            s,
-            "  open {} ({}) to {}, {} bit(s) per query: {}",
-            l["open"],
-            l["value"].as_str().unwrap_or(""),
-            l["to"],
-            l["bits_per_query"],
-            l["why"].as_str().unwrap_or("")
-        );
-    }
-    s
+    let n = plan.tests.len();
+    format!(
+        "{}: {n} comparison{} ({}), {rounds}; {outputs} (irisc explain says why)",
+        program.name,
+        if n == 1 { "" } else { "s" },
+        choices.join(", "),
+    )
 }
 
 #[cfg(test)]
@@ -663,7 +649,7 @@ mod tests {
         );
         let text = explain_program_text(&prog, &p, 1000);
         assert!(
-            text.contains("leakage ledger") && text.contains("plain-mask"),
+            text.contains("What each party learns") && text.contains("plain-mask"),
             "{text}"
         );
     }

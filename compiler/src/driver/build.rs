@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::ValueEnum;
 
+use crate::analysis::explain as ex;
 use crate::analysis::plan::PlanOptions;
 use crate::codegen::{Artifact, Emit, Target};
 
@@ -26,6 +27,18 @@ pub enum Stage {
     Obj,
 }
 
+/// What `irisc build` says on stderr once the executable or object is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Report {
+    /// One line: the program, each comparison's variant and sharing, rounds, the file written.
+    #[default]
+    Summary,
+    /// The whole `irisc explain` text (`--explain`).
+    Explain,
+    /// Nothing (`--quiet`).
+    Quiet,
+}
+
 /// Builds `program` (to `output`, or next to the working folder under the program's name).
 pub fn build(
     program: &Path,
@@ -34,6 +47,7 @@ pub fn build(
     print_ir_after_all: bool,
     target: Target,
     plan: &PlanOptions,
+    report: Report,
 ) -> Result<ExitCode> {
     let checked = pipeline::read_and_check(program)?;
     let planned = pipeline::plan(&checked, plan)?;
@@ -77,16 +91,27 @@ pub fn build(
     match artifact {
         Artifact::Text(text) => write_stdout(&text)?,
         Artifact::File(path) => {
-            eprintln!("built {} in {:.2} s", path.display(), took.as_secs_f64());
-            eprint!(
-                "{}",
-                crate::analysis::explain::explain_program_text_with_source(
-                    &checked.program,
-                    &planned.plan,
-                    1,
-                    Some(&checked.source),
-                )
-            );
+            let written = format!("built {} in {:.2} s", path.display(), took.as_secs_f64());
+            match report {
+                Report::Quiet => {}
+                Report::Summary => eprintln!(
+                    "{}",
+                    ex::build_summary(&checked.program, &planned.plan, &written)
+                ),
+                Report::Explain => {
+                    eprintln!("{written}");
+                    eprint!(
+                        "{}",
+                        ex::explain_program_text_with_source(
+                            &checked.program,
+                            &planned.plan,
+                            ex::ASSUMED_RECORDS,
+                            &ex::RecordsSource::Assumed,
+                            Some(&checked.source),
+                        )
+                    );
+                }
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

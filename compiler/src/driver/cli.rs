@@ -97,15 +97,30 @@ pub enum Command {
         target: TargetArg,
         #[command(flatten)]
         plan: PlanArgs,
+        /// Print the whole explanation (as `irisc explain`) instead of the one-line summary.
+        #[arg(long, conflicts_with = "quiet")]
+        explain: bool,
+        /// Print nothing when the build succeeds.
+        #[arg(short, long)]
+        quiet: bool,
     },
     /// Show what the compiler chose (rings and why), what it costs, and what each party learns.
     Explain {
         program: PathBuf,
+        /// Print the explanation as one JSON document (for programs; the same content).
         #[arg(long)]
         json: bool,
-        /// Records per query for the per-query totals (rounds do not depend on it).
-        #[arg(long, default_value_t = 1)]
-        records: u64,
+        /// Records per gallery for the per-query totals. Default: the size of the gallery
+        /// store or share file given with --db or --input, else 1 (said as assumed).
+        #[arg(long)]
+        records: Option<u64>,
+        /// A gallery store or share file (any party's) whose record count the totals use,
+        /// for programs with one gallery.
+        #[arg(long, value_name = "FILE", conflicts_with = "inputs")]
+        db: Option<PathBuf>,
+        /// Gallery input NAME's store or share file, whose record count the totals use.
+        #[arg(long = "input", value_name = "NAME=FILE")]
+        inputs: Vec<String>,
         #[command(flatten)]
         plan: PlanArgs,
     },
@@ -147,13 +162,21 @@ pub enum Command {
         #[arg(short, long)]
         output: PathBuf,
     },
-    /// Create per-party TLS keys and certificates and a parties.toml for localhost.
+    /// Create per-party TLS keys and certificates and a parties.toml (localhost, or the hosts
+    /// given with --address).
     Keys {
         #[arg(short, long)]
         output: PathBuf,
-        /// First of three consecutive TCP ports.
+        /// First of three consecutive TCP ports, for the parties on localhost.
         #[arg(long, default_value_t = 7100)]
         base_port: u16,
+        /// Where the other parties reach party N, e.g. `--address 0=10.0.0.1:7100` (repeat per
+        /// party; a party not given is on localhost at the base port + N).
+        #[arg(long = "address", value_name = "N=HOST:PORT")]
+        addresses: Vec<String>,
+        /// What party N binds, where it differs from its address (behind NAT: `0=0.0.0.0:7100`).
+        #[arg(long = "listen", value_name = "N=HOST:PORT")]
+        listens: Vec<String>,
         /// Replace existing keys.
         #[arg(long)]
         force: bool,
@@ -260,6 +283,8 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             print_ir_after_all,
             target,
             plan,
+            explain,
+            quiet,
         } => build::build(
             &program,
             output,
@@ -267,13 +292,27 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             print_ir_after_all,
             target.into(),
             &plan.options()?,
+            match (explain, quiet) {
+                (true, _) => build::Report::Explain,
+                (_, true) => build::Report::Quiet,
+                _ => build::Report::Summary,
+            },
         ),
         Command::Explain {
             program,
             json,
             records,
+            db,
+            inputs,
             plan,
-        } => explain::explain(&program, json, records, &plan.options()?),
+        } => explain::explain(&explain::ExplainRequest {
+            program,
+            json,
+            records,
+            db,
+            inputs,
+            plan: plan.options()?,
+        }),
         Command::Gen {
             kind,
             count,
@@ -304,8 +343,14 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         Command::Keys {
             output,
             base_port,
+            addresses,
+            listens,
             force,
-        } => keys::run_keys(&output, base_port, force),
+        } => keys::run_keys(
+            &output,
+            &keys::Addresses::from_flags(base_port, &addresses, &listens)?,
+            force,
+        ),
         Command::Share {
             inputs,
             db,

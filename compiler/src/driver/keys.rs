@@ -4,6 +4,11 @@
 //! TLS server and client). The CA's private key only lives in memory while signing and is then
 //! dropped, so no one can later mint a certificate the parties would accept. Private keys are
 //! created readable by their owner only, from the first byte on.
+//!
+//! Peers authenticate each other by those names, not by address, so the same certificates work
+//! on any hosts: `--address I=HOST:PORT` writes party I's real address into `parties.toml`
+//! (default `127.0.0.1:{base_port + I}`), and `--listen I=HOST:PORT` the address it binds where
+//! that differs (a NAT or a container: `0.0.0.0:7100`).
 
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -21,14 +26,83 @@ pub const PARTIES_TOML: &str = "parties.toml";
 /// The setup timeout written into a fresh `parties.toml`, in seconds.
 pub const DEFAULT_TIMEOUT_SECS: u64 = irisc_runtime::net::config::DEFAULT_TIMEOUT.as_secs();
 
-/// `irisc keys`: writes the keys and `parties.toml` into `output` and says so.
+/// Where each party is reached (`address`) and what it binds (`listen`, `None`: its address).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Addresses {
+    pub address: [String; 3],
+    pub listen: [Option<String>; 3],
+}
+
+impl Addresses {
+    /// Party `i` at `127.0.0.1:{base_port + i}`, binding that address.
+    pub fn localhost(base_port: u16) -> anyhow::Result<Addresses> {
+        Addresses::from_flags(base_port, &[], &[])
+    }
+
+    /// `--address I=HOST:PORT` and `--listen I=HOST:PORT` (each at most once per party) over the
+    /// localhost defaults of `base_port`.
+    pub fn from_flags(
+        base_port: u16,
+        addresses: &[String],
+        listens: &[String],
+    ) -> anyhow::Result<Addresses> {
+        let default_port = |i: u16| base_port.checked_add(i).filter(|_| base_port != 0);
+        let mut out = Addresses {
+            address: Default::default(),
+            listen: Default::default(),
+        };
+        let given = parse_party_addresses("--address", addresses)?;
+        for (i, (slot, given)) in out.address.iter_mut().zip(&given).enumerate() {
+            *slot = match given {
+                Some(a) => a.clone(),
+                None => match default_port(i as u16) {
+                    Some(p) => format!("127.0.0.1:{p}"),
+                    None => bail!("base port {base_port} is unusable: the three parties need ports {base_port}..={base_port}+2 within 1..=65535"),
+                },
+            };
+        }
+        out.listen = parse_party_addresses("--listen", listens)?;
+        Ok(out)
+    }
+}
+
+/// `I=HOST:PORT` per party, each party at most once.
+fn parse_party_addresses(flag: &str, specs: &[String]) -> anyhow::Result<[Option<String>; 3]> {
+    let mut out: [Option<String>; 3] = Default::default();
+    for spec in specs {
+        let Some((index, address)) = spec.split_once('=') else {
+            bail!("{flag} {spec}: expected PARTY=HOST:PORT, e.g. {flag} 0=10.0.0.1:7100");
+        };
+        let i = match index.trim().parse::<usize>() {
+            Ok(i) if i < 3 => i,
+            _ => bail!("{flag} {spec}: the party is 0, 1 or 2, not {index}"),
+        };
+        if out[i].is_some() {
+            bail!("{flag} {spec}: party {i} is given twice");
+        }
+        out[i] = Some(address.trim().to_string());
+    }
+    Ok(out)
+}
+
+/// `irisc keys`: writes the keys and `parties.toml` into `output` and says where each party is.
 pub fn run_keys(
     output: &Path,
-    base_port: u16,
+    addresses: &Addresses,
     force: bool,
 ) -> anyhow::Result<std::process::ExitCode> {
-    let toml = generate_keys(output, base_port, force)?;
+    let toml = generate_keys_at(output, addresses, force)?;
     eprintln!("wrote keys and {}", toml.display());
+    for i in 0..3 {
+        let listen = match &addresses.listen[i] {
+            Some(l) => format!(", binding {l}"),
+            None => String::new(),
+        };
+        eprintln!(
+            "  party {i} at {}{listen}: copy ca.crt, the three party*.crt, party{i}.key and {PARTIES_TOML} to its host",
+            addresses.address[i]
+        );
+    }
     Ok(std::process::ExitCode::SUCCESS)
 }
 
@@ -36,9 +110,20 @@ pub fn run_keys(
 /// (created if missing), with party `i` at `127.0.0.1:{base_port + i}`. Returns the path of
 /// `parties.toml`. Refuses to replace existing files unless `overwrite` is set.
 pub fn generate_keys(dir: &Path, base_port: u16, overwrite: bool) -> anyhow::Result<PathBuf> {
-    if base_port == 0 || base_port.checked_add(2).is_none() {
-        bail!("base port {base_port} is unusable: the three parties need ports {base_port}..={base_port}+2 within 1..=65535");
-    }
+    generate_keys_at(dir, &Addresses::localhost(base_port)?, overwrite)
+}
+
+/// [`generate_keys`] with each party's address (and listen address) given.
+pub fn generate_keys_at(
+    dir: &Path,
+    addresses: &Addresses,
+    overwrite: bool,
+) -> anyhow::Result<PathBuf> {
+    let toml_text = parties_toml(addresses);
+    // The runtime's own checks, before anything is written: a bad or repeated address is
+    // refused here rather than when the parties start.
+    irisc_runtime::net::PartiesConfig::parse(&toml_text, dir, &dir.join(PARTIES_TOML))
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
 
     let mut outputs = vec![dir.join(PARTIES_TOML), dir.join("ca.crt")];
@@ -112,12 +197,7 @@ pub fn generate_keys(dir: &Path, base_port: u16, overwrite: bool) -> anyhow::Res
     }
     // Written last, so a failure above never leaves a config that points at missing files.
     let toml_path = dir.join(PARTIES_TOML);
-    write_file(
-        &toml_path,
-        parties_toml(base_port).as_bytes(),
-        false,
-        overwrite,
-    )?;
+    write_file(&toml_path, toml_text.as_bytes(), false, overwrite)?;
     Ok(toml_path)
 }
 
@@ -127,16 +207,22 @@ fn name(common_name: &str) -> DistinguishedName {
     dn
 }
 
-fn parties_toml(base_port: u16) -> String {
+fn parties_toml(addresses: &Addresses) -> String {
     let mut s = format!(
         "# written by `irisc keys`\n\
          timeout_secs = {DEFAULT_TIMEOUT_SECS}        # bound on connecting and on every receive\n\
          ca = \"ca.crt\"\n"
     );
-    for i in 0..3u16 {
+    for i in 0..3 {
+        // TOML basic strings: the address is written with its quotes and backslashes escaped.
+        let quoted = |a: &str| format!("\"{}\"", a.replace('\\', "\\\\").replace('"', "\\\""));
+        let listen = match &addresses.listen[i] {
+            Some(l) => format!("listen = {}        # what this party binds\n", quoted(l)),
+            None => String::new(),
+        };
         s.push_str(&format!(
-            "\n[[party]]\nindex = {i}\naddress = \"127.0.0.1:{}\"\ncert = \"party{i}.crt\"\nkey = \"party{i}.key\"       # read only by that party\n",
-            base_port + i
+            "\n[[party]]\nindex = {i}\naddress = {}\n{listen}cert = \"party{i}.crt\"\nkey = \"party{i}.key\"       # read only by that party\n",
+            quoted(&addresses.address[i])
         ));
     }
     s
@@ -258,5 +344,117 @@ mod tests {
         let cfg = PartiesConfig::load(&dir.path().join("parties.toml")).unwrap();
         assert_eq!(cfg.parties[0].address, "127.0.0.1:7200");
         assert!(generate_keys(dir.path(), 65534, true).is_err());
+    }
+
+    #[test]
+    fn writes_the_addresses_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let flags = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let addresses = Addresses::from_flags(
+            7100,
+            &flags(&[
+                "0=10.0.0.1:7000",
+                "2=party2.example.org:7002",
+                "1=[2001:db8::1]:7001",
+            ]),
+            &flags(&["2=0.0.0.0:7002"]),
+        )
+        .unwrap();
+        let toml = generate_keys_at(dir.path(), &addresses, false).unwrap();
+        let cfg = PartiesConfig::load(&toml).unwrap();
+        assert_eq!(cfg.parties[0].address, "10.0.0.1:7000");
+        assert_eq!(cfg.parties[0].listen, "10.0.0.1:7000");
+        assert_eq!(cfg.parties[1].address, "[2001:db8::1]:7001");
+        assert_eq!(cfg.parties[2].address, "party2.example.org:7002");
+        assert_eq!(cfg.parties[2].listen, "0.0.0.0:7002");
+        // The certificates name the parties, not the hosts: TLS checks `party{i}.irisc`, so
+        // the same certificates load for any addresses.
+        for i in 0..3 {
+            let chain = cfg.read_cert_chain(i).unwrap();
+            assert!(!chain.is_empty());
+        }
+        // A party left out stays on localhost at the base port.
+        let partial = Addresses::from_flags(7200, &flags(&["1=10.0.0.2:7000"]), &[]).unwrap();
+        assert_eq!(partial.address[0], "127.0.0.1:7200");
+        assert_eq!(partial.address[1], "10.0.0.2:7000");
+        assert_eq!(partial.address[2], "127.0.0.1:7202");
+    }
+
+    #[test]
+    fn refuses_bad_addresses_before_writing() {
+        let flags = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        for (spec, expect) in [
+            ("3=10.0.0.1:7000", "the party is 0, 1 or 2"),
+            ("0:10.0.0.1:7000", "expected PARTY=HOST:PORT"),
+        ] {
+            let err = Addresses::from_flags(7100, &flags(&[spec]), &[])
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(expect), "{spec}: {err}");
+        }
+        let err = Addresses::from_flags(7100, &flags(&["0=a:1", "0=b:2"]), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("given twice"), "{err}");
+        for bad in [
+            vec!["0=10.0.0.1"],
+            vec!["0=10.0.0.1:7000", "1=10.0.0.1:7000"],
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let a = Addresses::from_flags(7100, &flags(&bad), &[]).unwrap();
+            let err = generate_keys_at(dir.path(), &a, false)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("bad address"), "{bad:?}: {err}");
+            assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "{bad:?}");
+        }
+    }
+
+    /// Three parties at three different addresses (loopback aliases stand in for three hosts)
+    /// authenticate each other with the certificates `irisc keys` made for them.
+    #[test]
+    fn parties_at_distinct_addresses_connect() {
+        let hosts = ["127.0.0.1", "127.0.0.2", "127.0.0.3"];
+        let port = (0..200)
+            .find_map(|_| {
+                let l = std::net::TcpListener::bind("127.0.0.1:0").ok()?;
+                let p = l.local_addr().ok()?.port();
+                drop(l);
+                hosts
+                    .iter()
+                    .all(|h| std::net::TcpListener::bind((*h, p)).is_ok())
+                    .then_some(p)
+            })
+            .expect("a port free on the three loopback addresses");
+        let flags: Vec<String> = (0..3).map(|i| format!("{i}={}:{port}", hosts[i])).collect();
+        let dir = tempfile::tempdir().unwrap();
+        let toml = generate_keys_at(
+            dir.path(),
+            &Addresses::from_flags(7100, &flags, &[]).unwrap(),
+            false,
+        )
+        .unwrap();
+        let mut cfg = PartiesConfig::load(&toml).unwrap();
+        cfg.timeout = std::time::Duration::from_secs(10);
+        let results: Vec<_> = (0..3)
+            .map(|me| {
+                let cfg = cfg.clone();
+                std::thread::spawn(move || -> Result<Vec<u8>, String> {
+                    let mut t = TlsTransport::connect(&cfg, me, b"fingerprint")
+                        .map_err(|e| e.to_string())?;
+                    t.send(t.next(), vec![me as u8; 2])
+                        .map_err(|e| e.to_string())?;
+                    let got = t.recv(t.prev()).map_err(|e| e.to_string())?;
+                    t.close().map_err(|e| e.to_string())?;
+                    Ok(got)
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .collect();
+        for (me, r) in results.into_iter().enumerate() {
+            assert_eq!(r.unwrap(), vec![((me + 2) % 3) as u8; 2], "party {me}");
+        }
     }
 }

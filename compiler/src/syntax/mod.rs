@@ -6,9 +6,11 @@
 
 pub mod ast;
 pub mod diagnostic;
+pub mod hints;
 pub mod lexer;
 pub mod parser;
 pub mod print;
+pub mod suggest;
 
 pub use diagnostic::{render, Diagnostic, Label};
 pub use parser::parse;

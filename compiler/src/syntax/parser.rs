@@ -44,6 +44,7 @@ use nom::sequence::{pair, preceded};
 use nom::{Err, IResult, Input, Needed, Parser};
 
 use super::ast::*;
+use super::hints::{cosine_comparison, fhd_comparison, several_parties, unknown_function};
 use super::lexer::{lex, Kw, Tok, Token};
 use super::{Diagnostic, Span};
 use irisc_runtime::vocab::InputRole;
@@ -67,9 +68,10 @@ pub fn parse(source: &str) -> Result<Module, Diagnostic> {
                 .collect();
             Err(to_diagnostic(&tokens, at(rest.0.len()), expected))
         }
-        Err(Err::Error(e)) | Err(Err::Failure(e)) => {
-            Err(to_diagnostic(&tokens, at(e.rest), e.expected))
-        }
+        Err(Err::Error(e)) | Err(Err::Failure(e)) => match e.custom {
+            Some(d) => Err(*d),
+            None => Err(to_diagnostic(&tokens, at(e.rest), e.expected)),
+        },
         // Only streaming parsers ask for more input, and none are used.
         Err(Err::Incomplete(_)) => Err(Diagnostic::error(
             "unexpected end of file",
@@ -179,6 +181,9 @@ impl<'a> Input for Toks<'a> {
 pub struct PErr {
     rest: usize,
     expected: Vec<String>,
+    /// A diagnostic written for this mistake (an unknown function, `<=` after `fhd`), which
+    /// replaces the generic "expected X, found Y".
+    custom: Option<Box<Diagnostic>>,
 }
 
 impl<'a> nom::error::ParseError<Toks<'a>> for PErr {
@@ -186,6 +191,7 @@ impl<'a> nom::error::ParseError<Toks<'a>> for PErr {
         PErr {
             rest: input.0.len(),
             expected: Vec::new(),
+            custom: None,
         }
     }
     fn append(_input: Toks<'a>, _kind: nom::error::ErrorKind, other: Self) -> Self {
@@ -211,6 +217,16 @@ fn fail<'a, T>(input: Toks<'a>, expected: impl Into<String>) -> R<'a, T> {
     Err(Err::Error(PErr {
         rest: input.0.len(),
         expected: vec![expected.into()],
+        custom: None,
+    }))
+}
+
+/// Stops the parse with a diagnostic written for the mistake at `input`'s first token.
+fn refuse<'a, T>(input: Toks<'a>, diagnostic: Diagnostic) -> R<'a, T> {
+    Err(Err::Failure(PErr {
+        rest: input.0.len(),
+        expected: Vec::new(),
+        custom: Some(Box::new(diagnostic)),
     }))
 }
 
@@ -426,14 +442,20 @@ fn let_item(input: Toks<'_>) -> R<'_, LetItem> {
 
 fn reveal_item(input: Toks<'_>) -> R<'_, RevealItem> {
     let (input, start) = kw(Kw::Reveal)(input)?;
-    let (input, (value, _, to, label, end)) = cut((
-        expr,
-        kw(Kw::To),
-        name("the party that learns the result"),
-        opt(preceded(kw(Kw::As), cut(label))),
-        tok(Tok::Semi),
-    ))
-    .parse(input)?;
+    let (input, (value, _, to)) =
+        cut((expr, kw(Kw::To), name("the party that learns the result"))).parse(input)?;
+    // `to p0, p1` or `to p0 and p1`: a second party.
+    if let [sep @ Token {
+        tok: Tok::Comma | Tok::Kw(Kw::And),
+        ..
+    }, next @ Token {
+        tok: Tok::Ident(_), ..
+    }, ..] = input.0
+    {
+        return refuse(input, several_parties(&to, sep.span.to(next.span), next));
+    }
+    let (input, (label, end)) =
+        cut((opt(preceded(kw(Kw::As), cut(label))), tok(Tok::Semi))).parse(input)?;
     Ok((
         input,
         RevealItem {
@@ -540,6 +562,7 @@ fn primary(input: Toks<'_>) -> R<'_, Expr> {
         map(if_expr, Expr::If),
         map(fhd_lt, Expr::FhdLt),
         map(cosine, Expr::Cosine),
+        unknown_call,
         map(name("a value"), Expr::Name),
     ))
     .parse(input)
@@ -611,6 +634,7 @@ fn source(input: Toks<'_>) -> R<'_, Source> {
         map(rotations, Source::Rotations),
         zip,
         earlier,
+        unknown_call,
         map(name("a gallery or query"), Source::Input),
     ))
     .parse(input)
@@ -670,18 +694,46 @@ fn bound(input: Toks<'_>) -> R<'_, Bound> {
     ))
 }
 
+/// `name(` where `name` is not a function of the language: refused with the known ones.
+fn unknown_call<'a, T>(input: Toks<'a>) -> R<'a, T> {
+    match input.0 {
+        [Token {
+            tok: Tok::Ident(n),
+            span,
+        }, Token {
+            tok: Tok::LParen, ..
+        }, ..] => refuse(
+            input,
+            unknown_function(&Ident {
+                name: n.clone(),
+                span: *span,
+            }),
+        ),
+        // Not a call: adds nothing to what the error lists as expected.
+        _ => Err(Err::Error(PErr {
+            rest: input.0.len(),
+            expected: Vec::new(),
+            custom: None,
+        })),
+    }
+}
+
 fn fhd_lt(input: Toks<'_>) -> R<'_, FhdLt> {
     let (input, start) = kw(Kw::Fhd)(input)?;
-    let (input, (_, lhs, _, rhs, _, _, ratio)) = cut((
+    let (input, (_, lhs, _, rhs, _)) = cut((
         tok(Tok::LParen),
         name("a query or its rotation"),
         tok(Tok::Comma),
         name("a gallery record"),
         tok(Tok::RParen),
-        tok(Tok::Lt),
-        operand,
     ))
     .parse(input)?;
+    if let Some((op, span)) = super::hints::comparison_at(input.0) {
+        if op != "<" {
+            return refuse(input, fhd_comparison(op, span));
+        }
+    }
+    let (input, (_, ratio)) = cut((tok(Tok::Lt), operand)).parse(input)?;
     let span = start.to(ratio.span());
     Ok((
         input,
@@ -697,16 +749,21 @@ fn fhd_lt(input: Toks<'_>) -> R<'_, FhdLt> {
 fn cosine(input: Toks<'_>) -> R<'_, CosineCmp> {
     let (input, start) = kw(Kw::Cosine)(input)?;
     let cmp = alt((map(tok(Tok::Ge), |_| false), map(tok(Tok::Gt), |_| true)));
-    let (input, (_, lhs, _, rhs, _, strict, tau)) = cut((
+    let (input, (_, lhs, _, rhs, _)) = cut((
         tok(Tok::LParen),
         name("a query"),
         tok(Tok::Comma),
         name("a gallery record"),
         tok(Tok::RParen),
-        cmp,
-        bound,
     ))
     .parse(input)?;
+    if let Some((op, span)) = super::hints::comparison_at(input.0) {
+        // `=` (a typo of `>=`, say) keeps the generic message.
+        if op == "<" || op == "<=" {
+            return refuse(input, cosine_comparison(op, span));
+        }
+    }
+    let (input, (strict, tau)) = cut((cmp, bound)).parse(input)?;
     let span = start.to(tau.span);
     Ok((
         input,
