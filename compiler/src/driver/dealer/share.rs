@@ -180,7 +180,7 @@ pub fn share_file_with_mask(
     if stem.is_empty() || stem.contains(['/', '\\']) || stem.starts_with('.') {
         bail!("the output name `{stem}` must be a plain file name such as `db`");
     }
-    let records = ndjson::read_file(input)?;
+    let records = naming_repeated_ids(input, ndjson::read_file(input))?;
     if records.is_empty() {
         bail!("{} holds no records to share", input.display());
     }
@@ -323,10 +323,32 @@ pub fn input_paths(out_dir: &Path, name: &str) -> [PathBuf; 3] {
 /// as the values the share file holds.
 /// The iris records of NDJSON file `path` for input `spec` (codes of `spec.elements` bits).
 pub fn read_iris(spec: &ManifestInput, path: &Path) -> Result<Vec<IrisRecord>> {
-    ndjson::open(path)?
+    let records = ndjson::open(path)?
         .expect_bits(spec.elements as usize)
-        .collect::<Result<Vec<_>, _>>()
+        .collect::<Result<Vec<_>, _>>();
+    naming_repeated_ids(path, records)
         .with_context(|| format!("{} (input `{}`)", path.display(), spec.name))
+}
+
+/// `read`'s records, or its error; a repeated id (the reader stops at the first) becomes a
+/// message that counts and names every repeated id of the file.
+fn naming_repeated_ids<T>(path: &Path, read: Result<T, ndjson::NdjsonError>) -> Result<T> {
+    use ndjson::NdjsonError;
+    let e = match read {
+        Ok(t) => return Ok(t),
+        Err(e) => e,
+    };
+    let repeated = match &e {
+        NdjsonError::InFile { cause, .. } => matches!(**cause, NdjsonError::DuplicateId { .. }),
+        NdjsonError::DuplicateId { .. } => true,
+        _ => false,
+    };
+    if repeated {
+        if let Some(all) = super::ids::repeated_ids(path)? {
+            bail!(all);
+        }
+    }
+    Err(e.into())
 }
 
 /// The plaintext of iris `records` as input `spec`: one value per code bit (masked bits in
