@@ -330,6 +330,17 @@ pub fn read_iris(spec: &ManifestInput, path: &Path) -> Result<Vec<IrisRecord>> {
         .with_context(|| format!("{} (input `{}`)", path.display(), spec.name))
 }
 
+/// An embedding or bit file's read error for input `spec`; a repeated id (the reader stops at
+/// the first, "id N is already used on line M") becomes the count and list of all of them.
+fn values_error(path: &Path, spec: &ManifestInput, e: String) -> anyhow::Error {
+    if e.contains("is already used on line") {
+        if let Ok(Some(all)) = super::ids::repeated_ids(path) {
+            return anyhow!("{all} (input `{}`)", spec.name);
+        }
+    }
+    anyhow!("{e} (input `{}`)", spec.name)
+}
+
 /// `read`'s records, or its error; a repeated id (the reader stops at the first) becomes a
 /// message that counts and names every repeated id of the file.
 fn naming_repeated_ids<T>(path: &Path, read: Result<T, ndjson::NdjsonError>) -> Result<T> {
@@ -394,7 +405,7 @@ pub fn read_plain(spec: &ManifestInput, path: &Path) -> Result<Plain> {
         }
         InputKind::Embedding => {
             let records = ndjson_values::read_embeddings(path, Some(spec.elements as usize))
-                .map_err(|e| anyhow!("{e} (input `{}`)", spec.name))?;
+                .map_err(|e| values_error(path, spec, e))?;
             let values = records
                 .iter()
                 .flat_map(|r| {
@@ -410,8 +421,8 @@ pub fn read_plain(spec: &ManifestInput, path: &Path) -> Result<Plain> {
             )
         }
         InputKind::Bit => {
-            let records = ndjson_values::read_bits(path)
-                .map_err(|e| anyhow!("{e} (input `{}`)", spec.name))?;
+            let records =
+                ndjson_values::read_bits(path).map_err(|e| values_error(path, spec, e))?;
             let values = records.iter().map(|r| i64::from(r.bit)).collect();
             (records.iter().map(|r| r.id).collect(), Vec::new(), values)
         }
@@ -857,5 +868,34 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn every_repeated_id_of_a_bit_file_is_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bits.ndjson");
+        let ids = [4u64, 5, 4, 6, 5, 4];
+        let text: String = ids
+            .iter()
+            .map(|id| format!("{{\"id\": {id}, \"bit\": true}}\n"))
+            .collect();
+        std::fs::write(&path, text).unwrap();
+        let spec = ManifestInput {
+            name: "flag".into(),
+            role: InputRole::Gallery,
+            owner: None,
+            kind: InputKind::Bit,
+            elements: 1,
+            mask: InputMask::None,
+            sharing: Sharing::Rep3,
+            ring_bits: 2,
+            scale_bits: 0,
+        };
+        let e = format!("{:#}", read_plain(&spec, &path).err().unwrap());
+        assert!(
+            e.contains("2 ids appear on more than one line (3 repeated records): 4 (lines 1, 3, 6), 5 (lines 2, 5)"),
+            "{e}"
+        );
+        assert!(e.contains("(input `flag`)"), "{e}");
     }
 }
