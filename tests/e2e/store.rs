@@ -680,6 +680,31 @@ fn gen_first_id_records_enroll_into_stores_of_either_layout() {
         assert_eq!(answers(&setup, &stores, &q), want);
     }
 
+    // A folder with both layouts (the README shares `--input db=` and then `--db` into
+    // `shares`): each flag enrolls into its own layout.
+    let both = dir.join("both");
+    for form in ["--input", "--db"] {
+        let out = share_gallery(&plain, &both, form, &[]);
+        assert!(out.status.success(), "{}", common::stderr(&out));
+    }
+    let by_db = both.join("db.p0.shr");
+    let by_input = both.join("p0").join("db.shares");
+    let input = format!("db={}", s(&new));
+    for (flag, value, grows, stays) in [
+        ("--db", s(&new), &by_db, &by_input),
+        ("--input", input.as_str(), &by_input, &by_db),
+    ] {
+        let stays_before = Store::open(stays).unwrap().len();
+        let out = common::irisc()
+            .args(["enroll", s(&small()), "--store", s(&both), flag, value])
+            .args(PLAN)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{flag}: {}", common::stderr(&out));
+        assert_eq!(Store::open(grows).unwrap().len(), all.len(), "{flag}");
+        assert_eq!(Store::open(stays).unwrap().len(), stays_before, "{flag}");
+    }
+
     // Enrolling into a folder without stores names the paths it looked for, once each.
     let empty = dir.join("empty");
     std::fs::create_dir_all(&empty).unwrap();

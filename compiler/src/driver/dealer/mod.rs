@@ -169,7 +169,7 @@ pub fn run_enroll(req: &EnrollRequest) -> Result<ExitCode> {
         }
         (None, None) => bail!("give the new records: --db FILE or --input NAME=FILE"),
     };
-    let paths = enroll_paths(&req.store, &manifest, spec)?;
+    let paths = enroll_paths(&req.store, &manifest, spec, req.db.is_some())?;
     let done = store::enroll(spec, &file, &paths, req.roll_back)?;
     if let Some(n) = done.rolled_back {
         eprintln!("rolled the three stores back to their {n} common records");
@@ -185,43 +185,42 @@ pub fn run_enroll(req: &EnrollRequest) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The three stores of gallery input `spec` in the folder `dir`, in whichever of the layouts
-/// `irisc share -o DIR` writes: `DIR/p{0,1,2}/NAME.shares` (`--input NAME=FILE`) or, for a
-/// program with one gallery input, `DIR/db.p{0,1,2}.shr` (`--db FILE`).
-fn enroll_paths(dir: &Path, manifest: &Manifest, spec: &ManifestInput) -> Result<[PathBuf; 3]> {
-    let by_name = share::input_paths(dir, &spec.name);
-    let mut layouts = vec![(by_name.clone(), format!("--input {}=FILE", spec.name))];
+/// The three stores of gallery input `spec` in the folder `dir`, in either layout `irisc share
+/// -o DIR` writes: `DIR/db.p{0,1,2}.shr` (`--db FILE`, for a program with one gallery input) or
+/// `DIR/p{0,1,2}/NAME.shares` (`--input NAME=FILE`). The layout of the flag enroll was given
+/// (`by_db`) comes first; the other is taken when only it exists.
+fn enroll_paths(
+    dir: &Path,
+    manifest: &Manifest,
+    spec: &ManifestInput,
+    by_db: bool,
+) -> Result<[PathBuf; 3]> {
+    let mut layouts = vec![(
+        share::input_paths(dir, &spec.name),
+        format!("--input {}=FILE", spec.name),
+    )];
     if manifest.inputs_with(InputRole::Gallery).len() == 1 {
-        layouts.push((share::share_paths(dir, "db"), "--db FILE".to_string()));
-    }
-    let present: Vec<&([PathBuf; 3], String)> = layouts
-        .iter()
-        .filter(|(paths, _)| paths.iter().any(|p| p.exists()))
-        .collect();
-    match present[..] {
-        [(paths, _)] => Ok(paths.clone()),
-        [] => {
-            let tried: Vec<String> = layouts
-                .iter()
-                .map(|(paths, how)| {
-                    format!("{} (from `irisc share {how}`)", paths[0].display())
-                })
-                .collect();
-            bail!(
-                "{} holds no gallery stores of input `{}`: looked for {}; create them with `irisc share --program P.irs` first",
-                dir.display(),
-                spec.name,
-                tried.join(" and ")
-            )
+        let db = (share::share_paths(dir, "db"), "--db FILE".to_string());
+        if by_db {
+            layouts.insert(0, db);
+        } else {
+            layouts.push(db);
         }
-        _ => bail!(
-            "{} holds the gallery input `{}` twice, as {} and as {}: move one set of stores away so that enroll knows which to append to",
-            dir.display(),
-            spec.name,
-            present[0].0[0].display(),
-            present[1].0[0].display()
-        ),
     }
+    let exists = |paths: &[PathBuf; 3]| paths.iter().any(|p| p.exists());
+    if let Some((paths, _)) = layouts.iter().find(|(paths, _)| exists(paths)) {
+        return Ok(paths.clone());
+    }
+    let tried: Vec<String> = layouts
+        .iter()
+        .map(|(paths, how)| format!("{} (from `irisc share {how}`)", paths[0].display()))
+        .collect();
+    bail!(
+        "{} holds no gallery stores of input `{}`: looked for {}; create them with `irisc share --program P.irs` first",
+        dir.display(),
+        spec.name,
+        tried.join(" and ")
+    )
 }
 
 /// `irisc repair`: rewrites each store's damaged or stale header slot from its mirror, then
