@@ -859,7 +859,9 @@ fn store_info_reports_records_schema_commits_and_health_without_writing() {
             format!("party      {party}\n"),
             // The gallery's ids, then the enrolled ones from 5000: a range with gaps.
             format!("records    {count} (ids {lo} to {hi}, with gaps)\n"),
-            format!("schema     iris codes of 256 bits, public masks, rep3 shares over Z_2^{k}\n"),
+            format!(
+                "schema     iris codes of 256 bits, public masks, shared as rep3 over Z_2^{k}\n"
+            ),
             format!("share set  {set}\n"),
             // Created, then one commit for the gallery and one for the enroll.
             format!("commits    {} (room for", h.seq),

@@ -543,12 +543,15 @@ pub fn schema_difference(
 
 /// The fields of a store's schema, as `irisc store info` and messages show it.
 pub fn schema_text(params: &StoreParams) -> String {
+    let sharing = match params.sharing {
+        StoreSharing::Rep3 => format!("rep3 over Z_2^{}", params.ring_bits),
+        // The Shamir sharings' words are always 16 bits: the ring says nothing more.
+        shamir => shamir.to_string(),
+    };
     format!(
-        "iris codes of {} bits, {} masks, {} shares over Z_2^{}",
+        "iris codes of {} bits, {} masks, shared as {sharing}",
         params.code_bits,
         masks_text(params.secret_mask),
-        params.sharing,
-        params.ring_bits
     )
 }
 

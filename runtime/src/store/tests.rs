@@ -390,6 +390,19 @@ fn stores_are_accepted_by_schema_and_a_schema_change_names_the_field() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("share the gallery again"), "{e}");
+    assert!(
+        e.contains("for the store's schema (iris codes of 128 bits, public masks, shared as rep3 over Z_2^16)"),
+        "{e}"
+    );
+    let shamir = StoreParams {
+        sharing: StoreSharing::ShamirGr { degree: 2 },
+        secret_mask: true,
+        ..params(StoreSharing::Rep3, 16)
+    };
+    assert_eq!(
+        schema_text(&shamir),
+        "iris codes of 128 bits, secret-shared masks, shared as Shamir over GR(2^16, 2)"
+    );
 }
 
 /// Rewrites both header slots of the store at `path` as format version 1 (the layout of version

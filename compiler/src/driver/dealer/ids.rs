@@ -6,6 +6,7 @@ use std::io::BufRead;
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use irisc_runtime::io::ndjson::NdjsonError;
 
 /// How many ids a message names before it says "and N more".
 const NAMED: usize = 5;
@@ -79,6 +80,26 @@ pub fn repeated_ids(path: &Path) -> Result<Option<String>> {
         order.len(),
         named.join(", ")
     )))
+}
+
+/// `read`'s records, or its error; a repeated id (the NDJSON reader stops at the first) becomes
+/// a message that counts and names every repeated id of the file `path`.
+pub fn naming_repeated_ids<T>(path: &Path, read: Result<T, NdjsonError>) -> Result<T> {
+    let e = match read {
+        Ok(t) => return Ok(t),
+        Err(e) => e,
+    };
+    let repeated = match &e {
+        NdjsonError::InFile { cause, .. } => matches!(**cause, NdjsonError::DuplicateId { .. }),
+        NdjsonError::DuplicateId { .. } => true,
+        _ => false,
+    };
+    if repeated {
+        if let Some(all) = repeated_ids(path)? {
+            anyhow::bail!(all);
+        }
+    }
+    Err(e.into())
 }
 
 #[cfg(test)]

@@ -180,7 +180,7 @@ pub fn share_file_with_mask(
     if stem.is_empty() || stem.contains(['/', '\\']) || stem.starts_with('.') {
         bail!("the output name `{stem}` must be a plain file name such as `db`");
     }
-    let records = naming_repeated_ids(input, ndjson::read_file(input))?;
+    let records = super::ids::naming_repeated_ids(input, ndjson::read_file(input))?;
     if records.is_empty() {
         bail!("{} holds no records to share", input.display());
     }
@@ -326,7 +326,7 @@ pub fn read_iris(spec: &ManifestInput, path: &Path) -> Result<Vec<IrisRecord>> {
     let records = ndjson::open(path)?
         .expect_bits(spec.elements as usize)
         .collect::<Result<Vec<_>, _>>();
-    naming_repeated_ids(path, records)
+    super::ids::naming_repeated_ids(path, records)
         .with_context(|| format!("{} (input `{}`)", path.display(), spec.name))
 }
 
@@ -339,27 +339,6 @@ fn values_error(path: &Path, spec: &ManifestInput, e: String) -> anyhow::Error {
         }
     }
     anyhow!("{e} (input `{}`)", spec.name)
-}
-
-/// `read`'s records, or its error; a repeated id (the reader stops at the first) becomes a
-/// message that counts and names every repeated id of the file.
-fn naming_repeated_ids<T>(path: &Path, read: Result<T, ndjson::NdjsonError>) -> Result<T> {
-    use ndjson::NdjsonError;
-    let e = match read {
-        Ok(t) => return Ok(t),
-        Err(e) => e,
-    };
-    let repeated = match &e {
-        NdjsonError::InFile { cause, .. } => matches!(**cause, NdjsonError::DuplicateId { .. }),
-        NdjsonError::DuplicateId { .. } => true,
-        _ => false,
-    };
-    if repeated {
-        if let Some(all) = super::ids::repeated_ids(path)? {
-            bail!(all);
-        }
-    }
-    Err(e.into())
 }
 
 /// The plaintext of iris `records` as input `spec`: one value per code bit (masked bits in

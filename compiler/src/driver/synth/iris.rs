@@ -395,7 +395,8 @@ pub fn write_queries_from(
     opts: &QueryOptions,
     first_id: u64,
 ) -> Result<()> {
-    let gallery = ndjson::read_file(from_db)?;
+    let gallery =
+        crate::driver::dealer::ids::naming_repeated_ids(from_db, ndjson::read_file(from_db))?;
     let labelled = generate_labelled_queries(&gallery, count, seed, opts)?;
     let (mut queries, kinds): (Vec<IrisRecord>, Vec<QueryKind>) = labelled.into_iter().unzip();
     renumber(&mut queries, first_id)?;
