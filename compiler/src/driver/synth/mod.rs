@@ -51,7 +51,8 @@ pub fn generate(req: &GenRequest) -> Result<ExitCode> {
     };
     let output = &req.output;
     if req.first_id != 0 && kind != Kind::Iris {
-        bail!("--first-id numbers iris codes; --kind {kind:?} has its own ids");
+        let name = format!("{kind:?}").to_lowercase();
+        bail!("--first-id numbers iris codes; --kind {name} has its own ids");
     }
     let written = match kind {
         Kind::Iris => {
