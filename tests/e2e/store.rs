@@ -906,3 +906,63 @@ fn store_info_reports_records_schema_commits_and_health_without_writing() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+#[test]
+fn a_rep3_store_serves_a_program_whose_threshold_shrinks_the_ring() {
+    // Secret masks: the ring depends on the threshold (Z_2^12 at 0.375, Z_2^11 at 0.25).
+    let a_program = common::example("small_secret.irs");
+    let mut setup = common::setup(&a_program);
+    let (gallery, qs) = data::edge_case_set(47, 256, 4, 2, 1, 4, 2);
+    let db = setup.share(&a_program, "--db", "db", &gallery);
+    let src = std::fs::read_to_string(&a_program).unwrap();
+    assert!(src.contains("MATCH_RATIO = 0.375;"));
+    let b_src = src.replace("MATCH_RATIO = 0.375;", "MATCH_RATIO = 0.25;");
+    let (b_program, b_exe) = build_variant(&setup, "b", &b_src, &PLAN);
+    setup.exe = b_exe;
+    let store_ring = Store::open(&db[0]).unwrap().header().params.ring_bits;
+    // B's queries are shared for B (over B's ring, smaller than the store's).
+    let q = setup.share(&b_program, "--query", "query", &qs);
+    let q_ring = irisc_runtime::io::share_file::read_header(&q[0])
+        .unwrap()
+        .ring_bits;
+    assert!(
+        q_ring < store_ring,
+        "B's ring {q_ring}, the store's {store_ring}"
+    );
+
+    // Enrolling with B deals the new records over the store's ring.
+    let new = new_records(48, 2);
+    let new_path = setup.dir.path().join("new.ndjson");
+    ndjson::write_file(&new_path, &new).unwrap();
+    let out = common::irisc()
+        .args(["enroll", s(&b_program), "--db", s(&new_path), "--store"])
+        .arg(setup.dir.path().join("db-shares"))
+        .args(PLAN)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    assert_eq!(
+        Store::open(&db[0]).unwrap().header().params.ring_bits,
+        store_ring
+    );
+
+    let mut all = gallery.clone();
+    all.extend(new.iter().cloned());
+    let all_path = setup.dir.path().join("all.ndjson");
+    ndjson::write_file(&all_path, &all).unwrap();
+    use irisc::driver::pipeline;
+    let checked = pipeline::read_and_check(&b_program).unwrap();
+    let plan = irisc::analysis::plan::PlanOptions {
+        sharing: Some(irisc_runtime::vocab::Sharing::Rep3),
+        ..Default::default()
+    };
+    let planned = pipeline::plan(&checked, &plan).unwrap();
+    let want = irisc::driver::plaintext::answers_db_query(
+        &checked.program,
+        &planned.plan,
+        &all_path,
+        &setup.dir.path().join("query.ndjson"),
+    )
+    .unwrap();
+    assert_eq!(answers(&setup, &db, &q), want);
+}

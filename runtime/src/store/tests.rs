@@ -340,6 +340,13 @@ fn stores_are_accepted_by_schema_and_a_schema_change_names_the_field() {
         secret_mask: false,
     };
     store.check_compatible(&ok).unwrap();
+    // A rep3 store over a larger ring serves a program over a smaller one (reduced locally).
+    store
+        .check_compatible(&StoreExpected {
+            ring_bits: 12,
+            ..ok.clone()
+        })
+        .unwrap();
     let cases: [(StoreExpected, &str); 5] = [
         (
             StoreExpected {

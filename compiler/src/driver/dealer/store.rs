@@ -286,6 +286,7 @@ pub fn enroll(
     let mut counts = [0u64; 3];
     let mut set_ids = [[0u8; 16]; 3];
     let mut ids: Vec<Vec<u64>> = Vec::new();
+    let mut store_ring = spec.ring_bits;
     for (party, path) in paths.iter().enumerate() {
         let store = Store::open(path).with_context(|| {
             format!(
@@ -295,6 +296,7 @@ pub fn enroll(
         })?;
         store.check_compatible(&store_expected(spec, party as u8))?;
         counts[party] = store.len() as u64;
+        store_ring = store.header().params.ring_bits;
         set_ids[party] = store.header().params.set_id;
         ids.push(store.ids());
     }
@@ -328,7 +330,13 @@ pub fn enroll(
         ids.iter_mut().for_each(|v| v.truncate(common as usize));
         rolled_back = Some(common);
     }
-    let files = deal_for(spec, input)?;
+    // The new records are dealt over the stores' ring, which may be larger than the program's
+    // (a rep3 store serves programs over smaller rings; see `check_store_compatible`).
+    let dealt_spec = ManifestInput {
+        ring_bits: store_ring,
+        ..spec.clone()
+    };
+    let files = deal_for(&dealt_spec, input)?;
     let existing: HashSet<u64> = ids[0].iter().copied().collect();
     let enrolled: Vec<u64> = files[0]
         .ids
