@@ -185,31 +185,14 @@ fn stores_of_another_sharing_program_or_party_are_refused() {
     ]);
     let mixed = [gr4.join("db.p0.shr"), db[1].clone(), db[2].clone()];
     let all = refused(&setup, &mixed, &q, "holds Shamir over GR(2^16, 4) shares");
-    assert!(all.contains("but this program uses rep3"), "{all}");
+    assert!(
+        all.contains("but this program's input `db` is shared as rep3 (the sharing differs)"),
+        "{all}"
+    );
     assert!(all.contains("share the gallery again"), "{all}");
 
-    // Another program (the same inputs, another source): the fingerprint differs.
-    let other = dir.join("other.irs");
-    let src = std::fs::read_to_string(small()).unwrap();
-    std::fs::write(&other, format!("{src}\n// another program\n")).unwrap();
-    let out = dir.join("other");
-    common::irisc_ok(&[
-        "share",
-        "--db",
-        s(&plain),
-        "-o",
-        s(&out),
-        "--program",
-        s(&other),
-        PLAN[0],
-        PLAN[1],
-    ]);
-    let mixed = [db[0].clone(), out.join("db.p1.shr"), db[2].clone()];
-    refused(&setup, &mixed, &q, "belongs to program");
-
-    // Another ring: a 32-bit rep3 store forced by a rebuilt program would differ in the
-    // fingerprint too; edit the store's parameters instead is impossible (checksummed), so
-    // check the ring message through the library on a store made for this program.
+    // Another ring: editing the store's parameters is impossible (checksummed), so check the
+    // ring message through the library on a store made for this program.
     let st = Store::open(&db[2]).unwrap();
     let mut expected = irisc_runtime::party::load::store_expected(
         &irisc_runtime::manifest::ManifestInput {
@@ -224,7 +207,6 @@ fn stores_of_another_sharing_program_or_party_are_refused() {
             scale_bits: 0,
         },
         2,
-        &st.header().params.fingerprint,
     );
     st.check_compatible(&expected).unwrap();
     expected.ring_bits = 32;
@@ -232,7 +214,7 @@ fn stores_of_another_sharing_program_or_party_are_refused() {
     let k = st.header().params.ring_bits;
     assert!(
         e.contains(&format!(
-            "over Z_2^{k} but this program computes over Z_2^32"
+            "holds shares over Z_2^{k} but this program's input `db` is computed over Z_2^32 (the ring differs)"
         )),
         "{e}"
     );
@@ -305,8 +287,15 @@ fn enroll_appends_and_the_parties_match_the_oracle() {
     // Enrolling the same ids again is refused and changes nothing.
     let out = enroll_cmd(&setup, &new_path, &[]).output().unwrap();
     assert!(!out.status.success());
+    // Every repeated id is counted and the first few named, not only the first.
+    assert!(new.len() > 5);
+    let counted = format!(
+        "{} record ids (5000, 5001, 5002, 5003, 5004 and {} more) are already enrolled",
+        new.len(),
+        new.len() - 5
+    );
     assert!(
-        common::stderr(&out).contains("is already enrolled"),
+        common::stderr(&out).contains(&counted),
         "{}",
         common::stderr(&out)
     );
@@ -419,5 +408,561 @@ fn killed_enroll_leaves_old_or_new_stores_and_roll_back_recovers() {
     let all = setup.dir.path().join("all.ndjson");
     ndjson::write_file(&all, &gallery).unwrap();
     let want = plain_answers(&small(), &all, &setup.dir.path().join("query.ndjson"));
+    assert_eq!(answers(&setup, &db, &q), want);
+}
+
+/// Builds the program with source `src` (written beside the setup) with `plan`; returns the
+/// program's path and its executable.
+fn build_variant(setup: &Setup, name: &str, src: &str, plan: &[&str]) -> (PathBuf, PathBuf) {
+    let program = setup.dir.path().join(format!("{name}.irs"));
+    std::fs::write(&program, src).unwrap();
+    let exe = setup.dir.path().join(name);
+    let mut args = vec!["build", s(&program), "-o", s(&exe)];
+    args.extend_from_slice(plan);
+    common::irisc_ok(&args);
+    (program, exe)
+}
+
+/// Runs party 0 alone with `exe`, expecting it to refuse its inputs (before any connection)
+/// with a message containing `expect`.
+fn party0_refuses(setup: &Setup, exe: &Path, db: &Path, q: &Path, expect: &str) {
+    let child = Command::new(exe)
+        .args(["--party", "0", "--config", s(&setup.config)])
+        .args(["--db", s(db), "--query", s(q), "--timeout", "4"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = common::wait_bounded(child, Duration::from_secs(30));
+    let err = common::stderr(&out);
+    assert!(!out.status.success(), "party 0 accepted:\n{err}");
+    assert!(err.contains(expect), "expected {expect:?} in:\n{err}");
+}
+
+/// Rewrites both header slots of the store at `path` in format version 1, as irisc wrote
+/// stores before they were keyed by schema (same layout; the fingerprint was a binding).
+fn make_version_1(path: &Path) {
+    let mut h = Store::open(path).unwrap().header().clone();
+    h.version = 1;
+    let slot = h.to_bytes().unwrap();
+    let mut b = std::fs::read(path).unwrap();
+    b[..slot.len()].copy_from_slice(&slot);
+    b[slot.len()..2 * slot.len()].copy_from_slice(&slot);
+    std::fs::write(path, b).unwrap();
+}
+
+#[test]
+fn stores_and_query_files_serve_every_program_with_the_same_schema() {
+    let mut setup = common::setup(&small());
+    let (db, q, _) = inputs(&setup, 40);
+    let dir = setup.dir.path().to_path_buf();
+    let (plain_db, plain_q) = (dir.join("db.ndjson"), dir.join("query.ndjson"));
+    let src = std::fs::read_to_string(small()).unwrap();
+    assert!(src.contains("MATCH_RATIO = 0.375;"));
+
+    // Program B differs from A by a comment and by its threshold: a different program text
+    // (and fingerprint), the same input schema. A's stores and query files serve it, and its
+    // answers are B's (the edge-case pairs sit at A's threshold, so they differ from A's).
+    let b_src = format!(
+        "// B: A with another threshold\n{}",
+        src.replace("MATCH_RATIO = 0.375;", "MATCH_RATIO = 0.3125;")
+    );
+    let (b_program, b_exe) = build_variant(&setup, "b", &b_src, &PLAN);
+    let want_a = plain_answers(&small(), &plain_db, &plain_q);
+    let want_b = plain_answers(&b_program, &plain_db, &plain_q);
+    assert_ne!(
+        want_a, want_b,
+        "the threshold change must change some answer"
+    );
+    let a_exe = std::mem::replace(&mut setup.exe, b_exe.clone());
+    assert_eq!(answers(&setup, &db, &q), want_b);
+
+    // A schema change is refused, naming the field and both values: the code length ...
+    let c_src = src.replace("CODE_BITS = 256;", "CODE_BITS = 512;");
+    let (_, c_exe) = build_variant(&setup, "c", &c_src, &PLAN);
+    party0_refuses(
+        &setup,
+        &c_exe,
+        &db[0],
+        &q[0],
+        "holds codes of 256 bits but this program's input `db` is 512 bits (the code length differs): share the gallery again",
+    );
+    // ... and the sharing (A's own text, built for Shamir over F_p).
+    let (_, fp_exe) = build_variant(&setup, "fp", &src, &["--sharing", "fp"]);
+    party0_refuses(
+        &setup,
+        &fp_exe,
+        &db[0],
+        &q[0],
+        "holds rep3 shares but this program's input `db` is shared as Shamir over F_65519 (the sharing differs)",
+    );
+
+    // Stores written before stores were keyed by schema (format version 1, bound to A's
+    // fingerprint) still load, for A and for B.
+    for p in &db {
+        make_version_1(p);
+        assert_eq!(Store::open(p).unwrap().header().version, 1);
+    }
+    assert_eq!(answers(&setup, &db, &q), want_b);
+    setup.exe = a_exe;
+    assert_eq!(answers(&setup, &db, &q), want_a);
+    let info = common::irisc_ok(&["store", "info", s(&db[0])]);
+    let info = String::from_utf8_lossy(&info.stdout);
+    assert!(
+        info.contains("gallery store, format version 1 (older; read as version 2)"),
+        "{info}"
+    );
+}
+
+/// `irisc share ... -o DIR` for `small()`'s gallery from `plain` in the `--db` or the
+/// `--input db=` form, with extra arguments.
+fn share_gallery(plain: &Path, out: &Path, form: &str, extra: &[&str]) -> std::process::Output {
+    let input = format!("db={}", s(plain));
+    let mut c = common::irisc();
+    c.arg("share");
+    if form == "--db" {
+        c.args(["--db", s(plain)]);
+    } else {
+        c.args(["--input", &input]);
+    }
+    c.args(["-o", s(out), "--program", s(&small())])
+        .args(PLAN)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn share_refuses_to_replace_a_store_without_force() {
+    let setup = common::setup(&small());
+    let (db, _, gallery) = inputs(&setup, 41);
+    let dir = setup.dir.path();
+    let new = new_records(42, 3);
+    let new_path = dir.join("new.ndjson");
+    ndjson::write_file(&new_path, &new).unwrap();
+    let out = enroll_cmd(&setup, &new_path, &[]).output().unwrap();
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let enrolled = gallery.len() + new.len();
+    let lo = gallery.iter().map(|r| r.id).min().unwrap();
+    let hi = new.iter().map(|r| r.id).max().unwrap();
+    let before: Vec<Vec<u8>> = db.iter().map(|p| std::fs::read(p).unwrap()).collect();
+
+    // Sharing the plaintext gallery again over the enrolled stores: refused, nothing changed.
+    let out = share_gallery(&dir.join("db.ndjson"), &dir.join("db-shares"), "--db", &[]);
+    let err = common::stderr(&out);
+    assert!(!out.status.success(), "share replaced the stores:\n{err}");
+    assert!(
+        err.contains(&format!(
+            "{} already exists and holds party 0's gallery store of {enrolled} records, ids {lo} to {hi}",
+            s(&db[0])
+        )),
+        "{err}"
+    );
+    assert!(err.contains("--force"), "{err}");
+    for (p, old) in db.iter().zip(&before) {
+        assert_eq!(Store::open(p).unwrap().len(), enrolled);
+        assert_eq!(&std::fs::read(p).unwrap(), old, "{} changed", s(p));
+    }
+    // A query share file is not replaced either.
+    let qdir = dir.join("query-shares");
+    let out = common::irisc()
+        .args([
+            "share",
+            "--query",
+            s(&dir.join("query.ndjson")),
+            "-o",
+            s(&qdir),
+        ])
+        .args(["--program", s(&small())])
+        .args(PLAN)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        common::stderr(&out).contains("share file of"),
+        "{}",
+        common::stderr(&out)
+    );
+
+    // With --force the stores are replaced by the shared gallery alone.
+    let out = share_gallery(
+        &dir.join("db.ndjson"),
+        &dir.join("db-shares"),
+        "--db",
+        &["--force"],
+    );
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    for p in &db {
+        assert_eq!(Store::open(p).unwrap().len(), gallery.len());
+    }
+}
+
+#[test]
+fn gen_first_id_records_enroll_into_stores_of_either_layout() {
+    let setup = common::setup(&small());
+    let dir = setup.dir.path();
+    let (gallery, qs) = data::edge_case_set(43, 256, 4, 2, 3, 8, 2);
+    let plain = dir.join("db.ndjson");
+    ndjson::write_file(&plain, &gallery).unwrap();
+    let qpath = dir.join("query.ndjson");
+    ndjson::write_file(&qpath, &qs).unwrap();
+    let last = gallery.iter().map(|r| r.id).max().unwrap();
+    let first = (last + 1).to_string();
+    let new = dir.join("new.ndjson");
+    common::irisc_ok(&[
+        "gen",
+        "--count",
+        "3",
+        "--bits",
+        "256",
+        "--seed",
+        "5",
+        "--first-id",
+        &first,
+        "-o",
+        s(&new),
+    ]);
+    let new_records = ndjson::read_file(&new).unwrap();
+    assert_eq!(
+        new_records.iter().map(|r| r.id).collect::<Vec<_>>(),
+        (last + 1..last + 4).collect::<Vec<_>>()
+    );
+    let query_out = dir.join("q");
+    common::irisc_ok(&[
+        "share",
+        "--query",
+        s(&qpath),
+        "-o",
+        s(&query_out),
+        "--program",
+        s(&small()),
+        PLAN[0],
+        PLAN[1],
+    ]);
+    let q = [0, 1, 2].map(|p| query_out.join(format!("query.p{p}.shr")));
+    let mut all = gallery.clone();
+    all.extend(new_records.iter().cloned());
+    let all_path = dir.join("all.ndjson");
+    ndjson::write_file(&all_path, &all).unwrap();
+    let want = plain_answers(&small(), &all_path, &qpath);
+
+    // Stores made with `--input db=`, enrolled into with `--db` (and the other way round).
+    for (made_with, enroll_with) in [("--input", "--db"), ("--db", "--input")] {
+        let out_dir = dir.join(format!("stores{made_with}"));
+        let out = share_gallery(&plain, &out_dir, made_with, &[]);
+        assert!(out.status.success(), "{}", common::stderr(&out));
+        let stores = if made_with == "--db" {
+            [0, 1, 2].map(|p| out_dir.join(format!("db.p{p}.shr")))
+        } else {
+            [0, 1, 2].map(|p| out_dir.join(format!("p{p}")).join("db.shares"))
+        };
+        let input = format!("db={}", s(&new));
+        let mut c = common::irisc();
+        c.args(["enroll", s(&small()), "--store", s(&out_dir)]);
+        if enroll_with == "--db" {
+            c.args(["--db", s(&new)]);
+        } else {
+            c.args(["--input", &input]);
+        }
+        let out = c.args(PLAN).output().unwrap();
+        let err = common::stderr(&out);
+        assert!(
+            out.status.success(),
+            "{made_with} stores, {enroll_with} enroll:\n{err}"
+        );
+        assert!(!err.contains("No such file"), "{err}");
+        for p in &stores {
+            assert_eq!(
+                Store::open(p).unwrap().ids(),
+                all.iter().map(|r| r.id).collect::<Vec<_>>()
+            );
+        }
+        assert_eq!(answers(&setup, &stores, &q), want);
+    }
+
+    // A folder with both layouts (the README shares `--input db=` and then `--db` into
+    // `shares`): each flag enrolls into its own layout.
+    let both = dir.join("both");
+    for form in ["--input", "--db"] {
+        let out = share_gallery(&plain, &both, form, &[]);
+        assert!(out.status.success(), "{}", common::stderr(&out));
+    }
+    let by_db = both.join("db.p0.shr");
+    let by_input = both.join("p0").join("db.shares");
+    let input = format!("db={}", s(&new));
+    for (flag, value, grows, stays) in [
+        ("--db", s(&new), &by_db, &by_input),
+        ("--input", input.as_str(), &by_input, &by_db),
+    ] {
+        let stays_before = Store::open(stays).unwrap().len();
+        let out = common::irisc()
+            .args(["enroll", s(&small()), "--store", s(&both), flag, value])
+            .args(PLAN)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{flag}: {}", common::stderr(&out));
+        assert_eq!(Store::open(grows).unwrap().len(), all.len(), "{flag}");
+        assert_eq!(Store::open(stays).unwrap().len(), stays_before, "{flag}");
+    }
+
+    // Enrolling into a folder without stores names the paths it looked for, once each.
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = common::irisc()
+        .args(["enroll", s(&small()), "--db", s(&new), "--store", s(&empty)])
+        .args(PLAN)
+        .output()
+        .unwrap();
+    let err = common::stderr(&out);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("holds no gallery stores of input `db`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("db.p0.shr") && err.contains("db.shares"),
+        "{err}"
+    );
+}
+
+#[test]
+fn gen_near_names_the_gallery_record_each_query_is_near() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db.ndjson");
+    let q = dir.path().join("q.ndjson");
+    common::irisc_ok(&["gen", "--count", "40", "--bits", "1024", "-o", s(&db)]);
+    common::irisc_ok(&[
+        "gen",
+        "--near",
+        s(&db),
+        "--count",
+        "60",
+        "--seed",
+        "9",
+        "--first-id",
+        "100",
+        "-o",
+        s(&q),
+    ]);
+    let gallery = ndjson::read_file(&db).unwrap();
+    // The record reader ignores the extra fields.
+    let queries = ndjson::read_file(&q).unwrap();
+    assert_eq!(queries[0].id, 100);
+    let text = std::fs::read_to_string(&q).unwrap();
+    let (mut near_duplicates, mut rotation_edges) = (0, 0);
+    for (line, query) in text.lines().zip(&queries) {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let case = v["case"].as_str().unwrap();
+        let Some(near) = v.get("near").map(|n| n.as_u64().unwrap()) else {
+            assert!(
+                matches!(case, "fresh" | "all-masked"),
+                "{case} without near"
+            );
+            continue;
+        };
+        let target = gallery
+            .iter()
+            .find(|r| r.id == near)
+            .expect("near names a record");
+        match case {
+            // A new capture of the target: within 0.3 of it under some rotation of the
+            // generator's window (-15..=15), while a fresh code is about 0.5 from everything.
+            "near-duplicate" => {
+                near_duplicates += 1;
+                assert!(
+                    irisc_runtime::iris::matches_any_rotation(
+                        &query.iris,
+                        &target.iris,
+                        3,
+                        10,
+                        -15,
+                        15
+                    ),
+                    "query {} is not near record {near}",
+                    query.id
+                );
+            }
+            // The target itself, shifted: at some rotation the codes are equal.
+            "rotation-edge" => {
+                rotation_edges += 1;
+                assert!(
+                    (-16..=16).any(|s| query.iris.rotate(s).code == target.iris.code),
+                    "query {} is not record {near} rotated",
+                    query.id
+                );
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        near_duplicates > 5 && rotation_edges > 0,
+        "{near_duplicates} {rotation_edges}"
+    );
+}
+
+#[test]
+fn every_repeated_id_is_counted_when_sharing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut gallery, _) = data::edge_case_set(44, 256, 8, 1, 3, 8, 2);
+    assert!(gallery.len() >= 8);
+    // Ids 0 and 1 three times each, 2 twice: three ids repeated, five extra records.
+    for (i, r) in gallery.iter_mut().enumerate().take(8) {
+        r.id = [0, 1, 2, 0, 1, 0, 1, 2][i];
+    }
+    let text: String = gallery
+        .iter()
+        .map(|r| {
+            let mut line = Vec::new();
+            let mut w = ndjson::NdjsonWriter::new(&mut line);
+            w.write(r).unwrap();
+            drop(w);
+            String::from_utf8(line).unwrap()
+        })
+        .collect();
+    let plain = dir.path().join("db.ndjson");
+    std::fs::write(&plain, text).unwrap();
+    let out = share_gallery(&plain, &dir.path().join("out"), "--db", &[]);
+    let err = common::stderr(&out);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("3 ids appear on more than one line (5 repeated records): 0 (lines 1, 4, 6), 1 (lines 2, 5, 7), 2 (lines 3, 8)"),
+        "{err}"
+    );
+    assert!(!dir.path().join("out").join("db.p0.shr").exists());
+}
+
+#[test]
+fn store_info_reports_records_schema_commits_and_health_without_writing() {
+    let setup = common::setup(&small());
+    let (db, _, gallery) = inputs(&setup, 45);
+    let new = new_records(46, 2);
+    let new_path = setup.dir.path().join("new.ndjson");
+    ndjson::write_file(&new_path, &new).unwrap();
+    let out = enroll_cmd(&setup, &new_path, &[]).output().unwrap();
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let st = Store::open(&db[1]).unwrap();
+    let h = st.header().clone();
+    drop(st);
+    let out = common::irisc_ok(&["store", "info", s(&db[0]), s(&db[1])]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let blocks: Vec<&str> = text.split("\n\n").collect();
+    assert_eq!(blocks.len(), 2, "{text}");
+    let set: String = h.params.set_id.iter().map(|b| format!("{b:02x}")).collect();
+    let k = h.params.ring_bits;
+    let count = gallery.len() + new.len();
+    let lo = gallery.iter().map(|r| r.id).min().unwrap();
+    let hi = new.iter().map(|r| r.id).max().unwrap();
+    for (party, block) in blocks.iter().enumerate() {
+        for want in [
+            format!("{}\n", s(&db[party])),
+            "kind       gallery store, format version 2\n".to_string(),
+            format!("party      {party}\n"),
+            // The gallery's ids, then the enrolled ones from 5000: a range with gaps.
+            format!("records    {count} (ids {lo} to {hi}, with gaps)\n"),
+            format!(
+                "schema     iris codes of 256 bits, public masks, shared as rep3 over Z_2^{k}\n"
+            ),
+            format!("share set  {set}\n"),
+            // Created, then one commit for the gallery and one for the enroll.
+            format!("commits    {} (room for", h.seq),
+            "health     intact (both header slots agree, every record matches the checksum)"
+                .to_string(),
+        ] {
+            assert!(block.contains(&want), "{want:?} not in:\n{block}");
+        }
+    }
+    assert!(h.seq >= 2);
+
+    // A damaged header slot: reported (exit status non-zero) and the file left as it was.
+    let mut bytes = std::fs::read(&db[2]).unwrap();
+    bytes[256 + 70] ^= 0x01;
+    std::fs::write(&db[2], &bytes).unwrap();
+    let out = common::irisc()
+        .args(["store", "info", s(&db[2])])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("health     NOT INTACT"), "{text}");
+    assert!(text.contains("header slot 1 is damaged"), "{text}");
+    assert!(
+        text.contains(&format!("records    {count} (ids unknown")),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read(&db[2]).unwrap(),
+        bytes,
+        "store info wrote to the store"
+    );
+    // Not a store at all.
+    let out = common::irisc()
+        .args(["store", "info", s(&new_path)])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("is not an irisc gallery store"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
+fn a_rep3_store_serves_a_program_whose_threshold_shrinks_the_ring() {
+    // Secret masks: the ring depends on the threshold (Z_2^12 at 0.375, Z_2^11 at 0.25).
+    let a_program = common::example("small_secret.irs");
+    let mut setup = common::setup(&a_program);
+    let (gallery, qs) = data::edge_case_set(47, 256, 4, 2, 1, 4, 2);
+    let db = setup.share(&a_program, "--db", "db", &gallery);
+    let src = std::fs::read_to_string(&a_program).unwrap();
+    assert!(src.contains("MATCH_RATIO = 0.375;"));
+    let b_src = src.replace("MATCH_RATIO = 0.375;", "MATCH_RATIO = 0.25;");
+    let (b_program, b_exe) = build_variant(&setup, "b", &b_src, &PLAN);
+    setup.exe = b_exe;
+    let store_ring = Store::open(&db[0]).unwrap().header().params.ring_bits;
+    // B's queries are shared for B (over B's ring, smaller than the store's).
+    let q = setup.share(&b_program, "--query", "query", &qs);
+    let q_ring = irisc_runtime::io::share_file::read_header(&q[0])
+        .unwrap()
+        .ring_bits;
+    assert!(
+        q_ring < store_ring,
+        "B's ring {q_ring}, the store's {store_ring}"
+    );
+
+    // Enrolling with B deals the new records over the store's ring.
+    let new = new_records(48, 2);
+    let new_path = setup.dir.path().join("new.ndjson");
+    ndjson::write_file(&new_path, &new).unwrap();
+    let out = common::irisc()
+        .args(["enroll", s(&b_program), "--db", s(&new_path), "--store"])
+        .arg(setup.dir.path().join("db-shares"))
+        .args(PLAN)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    assert_eq!(
+        Store::open(&db[0]).unwrap().header().params.ring_bits,
+        store_ring
+    );
+
+    let mut all = gallery.clone();
+    all.extend(new.iter().cloned());
+    let all_path = setup.dir.path().join("all.ndjson");
+    ndjson::write_file(&all_path, &all).unwrap();
+    use irisc::driver::pipeline;
+    let checked = pipeline::read_and_check(&b_program).unwrap();
+    let plan = irisc::analysis::plan::PlanOptions {
+        sharing: Some(irisc_runtime::vocab::Sharing::Rep3),
+        ..Default::default()
+    };
+    let planned = pipeline::plan(&checked, &plan).unwrap();
+    let want = irisc::driver::plaintext::answers_db_query(
+        &checked.program,
+        &planned.plan,
+        &all_path,
+        &setup.dir.path().join("query.ndjson"),
+    )
+    .unwrap();
     assert_eq!(answers(&setup, &db, &q), want);
 }

@@ -1,6 +1,6 @@
 //! The command line: argument definitions (clap) and dispatch to the module of each command
 //! (`build`, `explain`, `synth` for `gen`, `keys`, `dealer` for `share`/`enroll`/`repair`,
-//! `run`). Nothing else happens here.
+//! `store_info` for `store info`, `run`). Nothing else happens here.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,7 +9,7 @@ use anyhow::Result;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use super::build::Stage;
-use super::{build, dealer, explain, keys, run, synth};
+use super::{build, dealer, explain, keys, run, store_info, synth};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -139,6 +139,7 @@ pub enum Command {
         #[arg(long, default_value_t = 12800)]
         bits: u32,
         /// Make queries: a mix of near-duplicates of this gallery's records, edge cases and fresh codes.
+        /// Each line names the gallery record it was made from (`"near": ID`) and its `"case"`.
         #[arg(long)]
         near: Option<PathBuf>,
         /// The match ratio that the queries' threshold edge cases sit at (with --near).
@@ -159,6 +160,9 @@ pub enum Command {
         /// Embeddings: seeds the speakers' directions; keep it equal for a gallery and its queries.
         #[arg(long, default_value_t = 7)]
         voices: u64,
+        /// Iris: number the records from N (to make new records for `irisc enroll`).
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        first_id: u64,
         #[arg(short, long)]
         output: PathBuf,
     },
@@ -204,6 +208,9 @@ pub enum Command {
         /// The choices the program is compiled with (the shares must match them).
         #[command(flatten)]
         plan: PlanArgs,
+        /// Replace existing stores and share files (an enrolled store loses its records).
+        #[arg(long)]
+        force: bool,
     },
     /// Append new records to a gallery's three stores (made by `irisc share --program P.irs`):
     /// deals shares of the records for the same program and build choices and appends them
@@ -235,6 +242,9 @@ pub enum Command {
         #[arg(required = true)]
         stores: Vec<PathBuf>,
     },
+    /// Look at gallery stores without changing them.
+    #[command(subcommand)]
+    Store(StoreCommand),
     /// Build, key, share and run all three parties on this machine, and print the answers.
     Run {
         program: PathBuf,
@@ -270,6 +280,18 @@ pub enum Command {
     },
     /// Run passes on a `.mlir` module and print the result (like mlir-opt).
     Opt(super::opt::OptArgs),
+}
+
+/// `irisc store ...`: read-only commands on gallery stores.
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// Print each store's records, id range, schema, share set, commits and health (read-only;
+    /// exits non-zero when a store is not intact).
+    Info {
+        /// The stores to look at.
+        #[arg(required = true)]
+        stores: Vec<PathBuf>,
+    },
 }
 
 /// Runs the command: each command's logic lives in its module, named after it.
@@ -325,6 +347,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             dim,
             noise,
             voices,
+            first_id,
             output,
         } => synth::generate(&synth::GenRequest {
             kind,
@@ -338,6 +361,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             dim,
             noise,
             voices,
+            first_id,
             output,
         }),
         Command::Keys {
@@ -359,6 +383,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             program,
             ring,
             plan,
+            force,
         } => dealer::run_share(&dealer::ShareRequest {
             inputs,
             db,
@@ -367,7 +392,9 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             program,
             ring,
             plan: plan.options()?,
+            force,
         }),
+        Command::Store(StoreCommand::Info { stores }) => store_info::run(&stores),
         Command::Repair { stores } => dealer::run_repair(&stores),
         Command::Enroll {
             program,

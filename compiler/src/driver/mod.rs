@@ -1,4 +1,5 @@
-//! The `irisc` command line: `build`, `explain`, `gen`, `keys`, `share`, `enroll`, `repair`, `run`.
+//! The `irisc` command line: `build`, `explain`, `gen`, `keys`, `share`, `enroll`, `repair`,
+//! `store info`, `run`.
 //!
 //! One module per concept, each findable by name:
 //! - `cli`: the argument definitions (clap) and the dispatch to the modules below, nothing else;
@@ -8,6 +9,7 @@
 //! - [`keys`]: TLS keys and `parties.toml` (`irisc keys`);
 //! - [`dealer`]: plaintext inputs into the parties' shares and gallery stores (`irisc share`,
 //!   `irisc enroll`, `irisc repair`);
+//! - [`store_info`]: what a gallery store holds and whether it is intact (`irisc store info`);
 //! - [`run`]: all three parties on this machine (`irisc run`), with `--check`;
 //! - [`plaintext`]: the plaintext definition of a program's answers, the oracle of `--check` and
 //!   of the end-to-end tests;
@@ -23,6 +25,7 @@ pub mod pipeline;
 pub mod plaintext;
 pub mod progress;
 pub mod run;
+pub mod store_info;
 pub mod synth;
 
 use std::process::ExitCode;

@@ -140,13 +140,12 @@ fn load_one(
     path: &Path,
     spec: &ManifestInput,
     party: usize,
-    fingerprint: &str,
     progress: bool,
 ) -> Result<LoadedInput, RuntimeError> {
     let is_store = store::is_store(path)
         .map_err(|e| input_err(format!("cannot read {}: {e}", path.display())))?;
     if is_store {
-        return load_store(path, spec, party, fingerprint, progress);
+        return load_store(path, spec, party, progress);
     }
     let file = share_file::read(path).map_err(|e| input_err(e.to_string()))?;
     let expected = Expected::for_input(spec, party as u8);
@@ -166,10 +165,11 @@ fn load_one(
     })
 }
 
-/// What the program's manifest entry `spec` needs of party `party`'s gallery store.
-pub fn store_expected(spec: &ManifestInput, party: u8, fingerprint: &str) -> StoreExpected {
+/// What the program's manifest entry `spec` needs of party `party`'s gallery store: the input's
+/// schema (not the program: a store serves every program whose input has the same schema).
+pub fn store_expected(spec: &ManifestInput, party: u8) -> StoreExpected {
     StoreExpected {
-        fingerprint: fingerprint.to_string(),
+        input: spec.name.clone(),
         party,
         sharing: spec.sharing.into(),
         ring_bits: spec.ring_bits,
@@ -184,7 +184,6 @@ fn load_store(
     path: &Path,
     spec: &ManifestInput,
     party: usize,
-    fingerprint: &str,
     progress: bool,
 ) -> Result<LoadedInput, RuntimeError> {
     if spec.role != InputRole::Gallery || spec.kind != InputKind::Iris {
@@ -198,8 +197,8 @@ fn load_store(
     }
     let store = Store::open_with(path, progress).map_err(|e| input_err(e.to_string()))?;
     store
-        .check_compatible(&store_expected(spec, party as u8, fingerprint))
-        .map_err(|e| input_err(format!("{e} (input `{}`)", spec.name)))?;
+        .check_compatible(&store_expected(spec, party as u8))
+        .map_err(|e| input_err(e.to_string()))?;
     let h = store.header();
     let header = ShareFileHeader {
         version: share_file::FORMAT_VERSION,
@@ -363,7 +362,7 @@ impl Inputs {
         let list = paths
             .iter()
             .zip(&manifest.inputs)
-            .map(|(p, spec)| load_one(p, spec, args.party, &manifest.fingerprint, !args.quiet))
+            .map(|(p, spec)| load_one(p, spec, args.party, !args.quiet))
             .collect::<Result<Vec<_>, _>>()?;
         Inputs::from_loaded(list, manifest, &paths)
     }

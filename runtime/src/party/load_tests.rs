@@ -721,14 +721,21 @@ fn gallery_stores_load_as_their_share_files_do() {
                     }
                 }
             }
-            // A store of another program, or another party's, is refused by name.
+            // Another program whose input has the same schema uses the store (stores are
+            // keyed by what they hold, not by program text) ...
             let mut other = m.clone();
             other.fingerprint = "abc124".into();
-            let e = load_err(&other, input_flags(&[("g", &stores)], 0));
+            let again = load3(&other, &[("g", &stores)]);
+            assert_eq!(again[1].ids(0), &gd.ids[..]);
+            // ... one whose input differs in the schema is refused with the field named.
+            let mut longer = other.clone();
+            longer.inputs[0].elements = 256;
+            let e = load_err(&longer, input_flags(&[("g", &stores)], 0));
             assert!(
-                e.contains("belongs to program abc123") && e.contains("input `g`"),
+                e.contains("holds codes of 128 bits but this program's input `g` is 256 bits (the code length differs)"),
                 "{e}"
             );
+            // Another party's store is refused by name.
             let e = load_err(
                 &m,
                 vec!["--input".into(), format!("g={}", stores[1].display())],

@@ -5,21 +5,23 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("cannot {action} {path}: {source}")]
+    // The cause is part of the message and deliberately not a `#[source]`: an error chain
+    // printer (`{:#}`) would otherwise repeat it ("No such file or directory" twice).
+    #[error("cannot {action} {path}: {cause}")]
     Io {
         action: &'static str,
         path: PathBuf,
-        #[source]
-        source: io::Error,
+        cause: io::Error,
     },
     #[error("{path} is not an irisc gallery store (bad magic)")]
     NotStore { path: PathBuf },
     #[error(
-        "{path} is gallery-store format version {found}, but this build reads version {supported}"
+        "{path} is gallery-store format version {found}, but this build reads versions {oldest} to {supported}"
     )]
     Version {
         path: PathBuf,
         found: u32,
+        oldest: u32,
         supported: u32,
     },
     #[error("{path} is truncated: its header commits {count} records in {expected} bytes but the file has {found}: the file was cut short (copied incompletely or the disk filled up); copy it again from its source or share the gallery again")]
@@ -66,9 +68,9 @@ pub(crate) fn io_err(
     path: &std::path::Path,
 ) -> impl FnOnce(io::Error) -> StoreError {
     let path = path.to_path_buf();
-    move |source| StoreError::Io {
+    move |cause| StoreError::Io {
         action,
         path,
-        source,
+        cause,
     }
 }

@@ -6,11 +6,11 @@
 //! | offset | size | field                                                         |
 //! |--------|------|---------------------------------------------------------------|
 //! | 0      | 8    | magic `b"IRISCGAL"`                                           |
-//! | 8      | 4    | format version (u32, = 1)                                     |
+//! | 8      | 4    | format version (u32: 2; version 1 is still read, see below)   |
 //! | 12     | 1    | party (0, 1, 2)                                               |
 //! | 13     | 1    | sharing (0 rep3, 1 Shamir over GR(2^16, d), 2 Shamir over F_p)|
 //! | 14     | 1    | masks (0 public: stored plain; 1 secret: shared after the codes)|
-//! | 15     | 1    | reserved, zero                                                |
+//! | 15     | 1    | input kind (0 iris: stores hold iris galleries only)          |
 //! | 16     | 4    | sharing parameter (0 for rep3, d, or p)                       |
 //! | 20     | 4    | ring_bits k (u32)                                             |
 //! | 24     | 4    | code_bits (u32)                                               |
@@ -18,7 +18,7 @@
 //! | 32     | 8    | committed record count (u64)                                  |
 //! | 40     | 8    | commit sequence number (u64)                                  |
 //! | 48     | 16   | share-set id (same in the three parties' stores)              |
-//! | 64     | 64   | program fingerprint, lowercase hex, zero-padded               |
+//! | 64     | 64   | fingerprint of the program that shared it (hex, zero-padded)  |
 //! | 128    | 32   | records checksum (see [`RecordsSum`])                         |
 //! | 160    | 8    | capacity: meta slots reserved (u64, >= count)                 |
 //! | 168    | 56   | reserved, zero                                                |
@@ -35,6 +35,14 @@
 //!
 //! An append that would pass the capacity rewrites the file with a larger meta region (to a
 //! temporary file, then renamed over the store).
+//!
+//! A store is keyed by its **schema**, what determines the share layout: input kind, code
+//! length, mask mode, sharing with its parameter, and ring. Any program whose gallery input has
+//! the same schema may use it ([`check_store_compatible`]), so editing a program (a comment, a
+//! threshold) does not make its galleries unusable. The fingerprint field only says which
+//! program shared the store (`irisc store info` shows it). Version 1 stores bound the store to
+//! that fingerprint; their headers hold the same schema fields (byte 15 was reserved, zero, which
+//! reads as iris), so they are read and checked by schema too, and keep version 1 on append.
 
 use std::fmt;
 use std::path::Path;
@@ -45,7 +53,9 @@ use crate::iris::check_code_bits;
 use crate::vocab::Sharing;
 
 pub const STORE_MAGIC: [u8; 8] = *b"IRISCGAL";
-pub const STORE_VERSION: u32 = 1;
+pub const STORE_VERSION: u32 = 2;
+/// The oldest format version this build still reads (its fingerprint was a binding).
+pub const STORE_VERSION_OLDEST: u32 = 1;
 pub const SLOT_LEN: usize = 256;
 /// Two slots; a multiple of 8 so that records (and every field in them) stay 8-byte aligned.
 pub const RECORDS_OFFSET: u64 = 2 * SLOT_LEN as u64;
@@ -56,6 +66,8 @@ pub const SHARES_ALIGN: u64 = 4096;
 pub const MIN_CAPACITY: u64 = 1024;
 
 const SLOT_HASHED: usize = 224;
+/// Byte 15: the input kind; stores hold iris galleries only.
+const STORE_KIND_IRIS: u8 = 0;
 const SLOT_KEY: &str = "irisc gallery store 2024 header slot v1";
 const RECORD_KEY: &str = "irisc gallery store 2024 record v1";
 
@@ -161,7 +173,8 @@ impl fmt::Display for StoreSharing {
 /// What a store is created with; fixed for its lifetime.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreParams {
-    /// The fingerprint of the program whose gallery this is (lowercase hex, 1..=64 digits).
+    /// The fingerprint of the program that shared the gallery (lowercase hex, 1..=64 digits):
+    /// information for people; any program with the same schema may use the store.
     pub fingerprint: String,
     pub party: u8,
     pub sharing: StoreSharing,
@@ -341,6 +354,7 @@ impl StoreHeader {
         b[12] = self.params.party;
         b[13] = code;
         b[14] = u8::from(self.params.secret_mask);
+        b[15] = STORE_KIND_IRIS;
         b[16..20].copy_from_slice(&param.to_le_bytes());
         b[20..24].copy_from_slice(&self.params.ring_bits.to_le_bytes());
         b[24..28].copy_from_slice(&self.params.code_bits.to_le_bytes());
@@ -403,15 +417,21 @@ pub(crate) fn parse_slot(b: &[u8; SLOT_LEN]) -> Result<StoreHeader, SlotFault> {
         return Err(SlotFault::Magic);
     }
     let version = u32_at(b, 8);
-    if version != STORE_VERSION {
+    if !(STORE_VERSION_OLDEST..=STORE_VERSION).contains(&version) {
         return Err(SlotFault::Version(version));
     }
     if slot_checksum(b)[..] != b[SLOT_HASHED..] {
         return Err(SlotFault::Damaged("checksum mismatch".into()));
     }
     let bad = SlotFault::Damaged;
-    if b[14] > 1 || b[15] != 0 || b[168..SLOT_HASHED].iter().any(|&x| x != 0) {
+    if b[14] > 1 || b[168..SLOT_HASHED].iter().any(|&x| x != 0) {
         return Err(bad("reserved bytes are not zero".into()));
+    }
+    if b[15] != STORE_KIND_IRIS {
+        return Err(bad(format!(
+            "input kind {} (stores hold iris galleries only)",
+            b[15]
+        )));
     }
     let sharing = StoreSharing::from_code(b[13], u32_at(b, 16)).map_err(bad)?;
     let fp_len = b[64..128].iter().position(|&x| x == 0).unwrap_or(64);
@@ -461,10 +481,13 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or([0; 8]))
 }
 
-/// What a party's program expects of its gallery store.
+/// What a party's program expects of its gallery store: the schema of its gallery input (and
+/// the party). The program itself is not part of it: any program whose input has this schema
+/// may use the store.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreExpected {
-    pub fingerprint: String,
+    /// The input's name in the program, for messages.
+    pub input: String,
     pub party: u8,
     pub sharing: StoreSharing,
     pub ring_bits: u32,
@@ -472,57 +495,95 @@ pub struct StoreExpected {
     pub secret_mask: bool,
 }
 
-/// Checks that the store at `path` with `header` is what this party's program needs; the error
-/// names the mismatch.
+fn masks_text(secret: bool) -> &'static str {
+    if secret {
+        "secret-shared"
+    } else {
+        "public"
+    }
+}
+
+/// The first schema field in which a store's header differs from what a program expects, as
+/// (field name, the store's value, the program's value with its verb); `None` when the schema
+/// is the same.
+pub fn schema_difference(
+    params: &StoreParams,
+    expected: &StoreExpected,
+) -> Option<(&'static str, String, String)> {
+    if params.code_bits != expected.code_bits {
+        return Some((
+            "code length",
+            format!("codes of {} bits", params.code_bits),
+            format!("is {} bits", expected.code_bits),
+        ));
+    }
+    if params.secret_mask != expected.secret_mask {
+        return Some((
+            "mask mode",
+            format!("{} masks", masks_text(params.secret_mask)),
+            format!("has {} masks", masks_text(expected.secret_mask)),
+        ));
+    }
+    if params.sharing != expected.sharing {
+        return Some((
+            "sharing",
+            format!("{} shares", params.sharing),
+            format!("is shared as {}", expected.sharing),
+        ));
+    }
+    // Replicated shares over a larger ring reduce locally to the program's (x mod 2^k is a ring
+    // homomorphism; the loader reduces them), so a threshold that shrinks the ring keeps the
+    // store usable. A smaller ring cannot be lifted without a protocol.
+    let reducible = params.sharing == StoreSharing::Rep3 && params.ring_bits > expected.ring_bits;
+    if params.ring_bits != expected.ring_bits && !reducible {
+        return Some((
+            "ring",
+            format!("shares over Z_2^{}", params.ring_bits),
+            format!("is computed over Z_2^{}", expected.ring_bits),
+        ));
+    }
+    None
+}
+
+/// The fields of a store's schema, as `irisc store info` and messages show it.
+pub fn schema_text(params: &StoreParams) -> String {
+    let sharing = match params.sharing {
+        StoreSharing::Rep3 => format!("rep3 over Z_2^{}", params.ring_bits),
+        // The Shamir sharings' words are always 16 bits: the ring says nothing more.
+        shamir => shamir.to_string(),
+    };
+    format!(
+        "iris codes of {} bits, {} masks, shared as {sharing}",
+        params.code_bits,
+        masks_text(params.secret_mask),
+    )
+}
+
+/// Checks that the store at `path` with `header` has the schema of the program's gallery input
+/// and is this party's; the error names the field that differs and both values.
 pub fn check_store_compatible(
     path: &Path,
     header: &StoreHeader,
     expected: &StoreExpected,
 ) -> Result<(), StoreError> {
     let p = &header.params;
+    let name = &expected.input;
     let fail = |detail: String| {
         Err(StoreError::Incompatible {
             path: path.to_path_buf(),
             detail,
         })
     };
-    if p.fingerprint != expected.fingerprint {
-        return fail(format!(
-            "belongs to program {} but this is program {}: share the gallery again for this program (`irisc share --program P.irs --db FILE -o DIR`, with the build's --sharing choices)",
-            p.fingerprint, expected.fingerprint
-        ));
-    }
-    let again = "share the gallery again with `irisc share --program P.irs` and the same choices (--sharing, ...) the program was built with, or rebuild the program with the store's";
     if p.party != expected.party {
         return fail(format!(
             "holds party {}'s shares but this is party {}: pass this party's own store (the file named p{})",
             p.party, expected.party, expected.party
         ));
     }
-    if p.sharing != expected.sharing {
+    if let Some((field, held, wanted)) = schema_difference(p, expected) {
         return fail(format!(
-            "holds {} shares but this program uses {}: {again}",
-            p.sharing, expected.sharing
-        ));
-    }
-    if p.ring_bits != expected.ring_bits {
-        return fail(format!(
-            "holds shares over Z_2^{} but this program computes over Z_2^{}: {again}",
-            p.ring_bits, expected.ring_bits
-        ));
-    }
-    if p.code_bits != expected.code_bits {
-        return fail(format!(
-            "holds {}-bit iris codes but this program expects {}-bit codes: {again}",
-            p.code_bits, expected.code_bits
-        ));
-    }
-    if p.secret_mask != expected.secret_mask {
-        let text = |secret: bool| if secret { "secret-shared" } else { "public" };
-        return fail(format!(
-            "holds iris codes with {} masks but this program expects {} masks: {again}",
-            text(p.secret_mask),
-            text(expected.secret_mask)
+            "holds {held} but this program's input `{name}` {wanted} (the {field} differs): share the gallery again with `irisc share --program P.irs` and the choices (--sharing, ...) the program is built with, or build the program for the store's schema ({})",
+            schema_text(p)
         ));
     }
     Ok(())

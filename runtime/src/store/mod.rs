@@ -46,9 +46,9 @@ mod writer;
 
 pub use error::StoreError;
 pub use header::{
-    check_store_compatible, RecordLayout, RecordsSum, StoreExpected, StoreHeader, StoreParams,
-    StoreSharing, FINGERPRINT_MAX, MIN_CAPACITY, RECORDS_OFFSET, SHARES_ALIGN, SLOT_LEN,
-    STORE_MAGIC, STORE_VERSION,
+    check_store_compatible, schema_difference, schema_text, RecordLayout, RecordsSum,
+    StoreExpected, StoreHeader, StoreParams, StoreSharing, FINGERPRINT_MAX, MIN_CAPACITY,
+    RECORDS_OFFSET, SHARES_ALIGN, SLOT_LEN, STORE_MAGIC, STORE_VERSION, STORE_VERSION_OLDEST,
 };
 pub use words::Words;
 pub use writer::{create, create_with_capacity, repair, StoreWriter};
@@ -228,6 +228,7 @@ fn choose(
             (SlotFault::Version(v), _) | (_, SlotFault::Version(v)) => StoreError::Version {
                 path: p(),
                 found: *v,
+                oldest: STORE_VERSION_OLDEST,
                 supported: STORE_VERSION,
             },
             _ => StoreError::HeaderCorrupted {
@@ -237,6 +238,34 @@ fn choose(
             },
         }),
     }
+}
+
+/// What a read-only look at a store finds (`irisc store info`): the committed header, the state
+/// of the two header slots, and the store as [`Store::open`] checks it.
+pub struct Inspection {
+    /// The committed state (from the newer valid slot).
+    pub header: StoreHeader,
+    /// A damaged header slot and why.
+    pub damaged: Option<(usize, String)>,
+    /// Whether both slots are valid and identical.
+    pub in_sync: bool,
+    /// The store opened and every record checked, or why it cannot be used.
+    pub opened: Result<Store, StoreError>,
+}
+
+/// Looks at the store at `path` without changing it: reads both header slots, then opens it
+/// (checking its length and every record). Errors only when no header slot can be read.
+pub fn inspect(path: &Path) -> Result<Inspection, StoreError> {
+    let mut file = File::open(path).map_err(io_err("open", path))?;
+    let len = file.metadata().map_err(io_err("read", path))?.len();
+    let chosen = read_slots(path, &mut file, len)?;
+    drop(file);
+    Ok(Inspection {
+        header: chosen.header,
+        damaged: chosen.damaged,
+        in_sync: chosen.in_sync,
+        opened: Store::open_with(path, false),
+    })
 }
 
 /// The committed file length, refusing a file too short to hold it.

@@ -321,17 +321,18 @@ fn not_a_store_and_other_versions_are_refused() {
     fs::write(&path, b).unwrap();
     let e = err(&path);
     assert!(
-        e.contains("format version 9") && e.contains("reads version 1"),
+        e.contains("format version 9") && e.contains("reads versions 1 to 2"),
         "{e}"
     );
 }
 
 #[test]
-fn incompatible_stores_are_refused() {
-    let (_d, path, p) = setup(StoreSharing::Rep3, 16);
+fn stores_are_accepted_by_schema_and_a_schema_change_names_the_field() {
+    let (_d, path, _p) = setup(StoreSharing::Rep3, 16);
     let store = Store::open(&path).unwrap();
+    // No program fingerprint in what a program expects: any program with this schema.
     let ok = StoreExpected {
-        fingerprint: p.fingerprint.clone(),
+        input: "db".into(),
         party: 1,
         sharing: StoreSharing::Rep3,
         ring_bits: 16,
@@ -339,41 +340,41 @@ fn incompatible_stores_are_refused() {
         secret_mask: false,
     };
     store.check_compatible(&ok).unwrap();
-    let cases: [(StoreExpected, &str); 6] = [
+    // A rep3 store over a larger ring serves a program over a smaller one (reduced locally).
+    store
+        .check_compatible(&StoreExpected {
+            ring_bits: 12,
+            ..ok.clone()
+        })
+        .unwrap();
+    let cases: [(StoreExpected, &str); 5] = [
         (
             StoreExpected {
                 secret_mask: true,
                 ..ok.clone()
             },
-            "with public masks but this program expects secret-shared masks",
-        ),
-        (
-            StoreExpected {
-                fingerprint: "ffff".into(),
-                ..ok.clone()
-            },
-            "belongs to program 0123456789abcdef but this is program ffff",
+            "holds public masks but this program's input `db` has secret-shared masks (the mask mode differs)",
         ),
         (
             StoreExpected {
                 ring_bits: 32,
                 ..ok.clone()
             },
-            "over Z_2^16 but this program computes over Z_2^32",
+            "holds shares over Z_2^16 but this program's input `db` is computed over Z_2^32 (the ring differs)",
         ),
         (
             StoreExpected {
                 sharing: StoreSharing::ShamirPrime { modulus: 65521 },
                 ..ok.clone()
             },
-            "holds rep3 shares but this program uses Shamir over F_65521",
+            "holds rep3 shares but this program's input `db` is shared as Shamir over F_65521 (the sharing differs)",
         ),
         (
             StoreExpected {
                 code_bits: 64,
                 ..ok.clone()
             },
-            "holds 128-bit iris codes but this program expects 64-bit codes",
+            "holds codes of 128 bits but this program's input `db` is 64 bits (the code length differs)",
         ),
         (
             StoreExpected {
@@ -386,6 +387,86 @@ fn incompatible_stores_are_refused() {
     for (expected, msg) in cases {
         let e = store.check_compatible(&expected).unwrap_err().to_string();
         assert!(e.contains(msg), "{e}");
+        assert!(e.contains(&path.display().to_string()), "{e}");
+    }
+    let e = store
+        .check_compatible(&StoreExpected {
+            code_bits: 64,
+            ..ok.clone()
+        })
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("share the gallery again"), "{e}");
+    assert!(
+        e.contains("for the store's schema (iris codes of 128 bits, public masks, shared as rep3 over Z_2^16)"),
+        "{e}"
+    );
+    let shamir = StoreParams {
+        sharing: StoreSharing::ShamirGr { degree: 2 },
+        secret_mask: true,
+        ..params(StoreSharing::Rep3, 16)
+    };
+    assert_eq!(
+        schema_text(&shamir),
+        "iris codes of 128 bits, secret-shared masks, shared as Shamir over GR(2^16, 2)"
+    );
+}
+
+/// Rewrites both header slots of the store at `path` as format version 1 (the layout of version
+/// 1 is that of version 2 with byte 15 reserved, zero, and the fingerprint a binding).
+fn make_version_1(path: &Path) {
+    let mut h = Store::open(path).unwrap().header().clone();
+    h.version = 1;
+    let slot = h.to_bytes().unwrap();
+    let mut b = fs::read(path).unwrap();
+    b[..SLOT_LEN].copy_from_slice(&slot);
+    b[SLOT_LEN..2 * SLOT_LEN].copy_from_slice(&slot);
+    fs::write(path, b).unwrap();
+}
+
+#[test]
+fn version_1_stores_load_by_schema_and_stay_version_1_on_append() {
+    let (_d, path, p) = setup(StoreSharing::Rep3, 16);
+    let recs: Vec<Rec> = (0..3).map(|i| rec(&p, i)).collect();
+    let refs: Vec<Record<'_>> = recs.iter().map(Rec::as_record).collect();
+    StoreWriter::open(&path).unwrap().append(&refs).unwrap();
+    make_version_1(&path);
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.header().version, 1);
+    assert_eq!(store.header().params.fingerprint, p.fingerprint);
+    assert_holds(&path, &p, 3);
+    let ok = StoreExpected {
+        input: "db".into(),
+        party: 1,
+        sharing: StoreSharing::Rep3,
+        ring_bits: 16,
+        code_bits: CODE_BITS,
+        secret_mask: false,
+    };
+    store.check_compatible(&ok).unwrap();
+    let e = store
+        .check_compatible(&StoreExpected {
+            code_bits: 256,
+            ..ok
+        })
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("the code length differs"), "{e}");
+    drop(store);
+    let more: Vec<Rec> = (3..5).map(|i| rec(&p, i)).collect();
+    let refs: Vec<Record<'_>> = more.iter().map(Rec::as_record).collect();
+    StoreWriter::open(&path).unwrap().append(&refs).unwrap();
+    assert_holds(&path, &p, 5);
+    assert_eq!(Store::open(&path).unwrap().header().version, 1);
+}
+
+#[test]
+fn new_stores_are_version_2_with_the_iris_kind_byte() {
+    let (_d, path, _p) = setup(StoreSharing::Rep3, 16);
+    let b = fs::read(&path).unwrap();
+    for slot in [0, SLOT_LEN] {
+        assert_eq!(b[slot + 8..slot + 12], 2u32.to_le_bytes());
+        assert_eq!(b[slot + 15], 0, "input kind iris");
     }
 }
 

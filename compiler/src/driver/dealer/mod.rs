@@ -9,15 +9,17 @@
 //! This module holds the commands' entry points; the work is in the submodules.
 
 pub mod deal;
+pub mod ids;
+mod overwrite;
 pub mod share;
 pub mod store;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
 
-use irisc_runtime::manifest::ManifestInput;
+use irisc_runtime::manifest::{Manifest, ManifestInput};
 use irisc_runtime::vocab::InputRole;
 
 use crate::analysis::plan::PlanOptions;
@@ -37,6 +39,27 @@ pub struct ShareRequest {
     /// Z_2^k to share `db` / `query` over when no program is given.
     pub ring: u32,
     pub plan: PlanOptions,
+    /// Replace existing stores and share files (refused otherwise).
+    pub force: bool,
+}
+
+/// Every file `irisc share` would write for `req`, so that existing ones are refused before any
+/// is written.
+fn share_targets(req: &ShareRequest, manifest: Option<&Manifest>) -> Result<Vec<PathBuf>> {
+    let mut paths = Vec::new();
+    if let Some(manifest) = manifest {
+        for arg in &req.inputs {
+            let (name, _) = share::parse_input_arg(arg)?;
+            let spec = share::find_input(manifest, &name)?;
+            paths.extend(share::input_paths(&req.output, &spec.name));
+        }
+    }
+    for (file, stem) in [(&req.db, "db"), (&req.query, "query")] {
+        if file.is_some() {
+            paths.extend(share::share_paths(&req.output, stem));
+        }
+    }
+    Ok(paths)
 }
 
 /// `irisc share`: writes each input's three share files (or gallery stores) into `req.output`.
@@ -50,6 +73,7 @@ pub fn run_share(req: &ShareRequest) -> Result<ExitCode> {
         }
         None => None,
     };
+    overwrite::refuse_overwrite(&share_targets(req, manifest.as_ref())?, req.force)?;
     let mut written = Vec::new();
     if !req.inputs.is_empty() {
         let manifest = manifest
@@ -120,7 +144,7 @@ pub struct EnrollRequest {
     pub db: Option<PathBuf>,
     /// `NAME=FILE`: gallery input NAME's new records.
     pub input: Option<String>,
-    /// The folder `irisc share -o` wrote the stores into.
+    /// The folder `irisc share -o` wrote the stores into (either layout).
     pub store: PathBuf,
     pub roll_back: bool,
     pub plan: PlanOptions,
@@ -131,23 +155,22 @@ pub fn run_enroll(req: &EnrollRequest) -> Result<ExitCode> {
     let checked = pipeline::read_and_check(&req.program)?;
     let planned = pipeline::plan(&checked, &req.plan)?;
     let manifest = share::program_manifest(&checked, &planned)?;
-    let (spec, file, paths) = match (&req.db, &req.input) {
+    let (spec, file) = match (&req.db, &req.input) {
         (Some(file), _) => {
             let of_role = manifest.inputs_with(InputRole::Gallery);
             let [i] = of_role[..] else {
                 bail!("--db is for programs with one gallery input; use --input NAME=FILE");
             };
-            let spec = &manifest.inputs[i];
-            (spec, file.clone(), share::share_paths(&req.store, "db"))
+            (&manifest.inputs[i], file.clone())
         }
         (None, Some(arg)) => {
             let (name, file) = share::parse_input_arg(arg)?;
-            let spec = share::find_input(&manifest, &name)?;
-            (spec, file, share::input_paths(&req.store, &spec.name))
+            (share::find_input(&manifest, &name)?, file)
         }
         (None, None) => bail!("give the new records: --db FILE or --input NAME=FILE"),
     };
-    let done = store::enroll(&manifest.fingerprint, spec, &file, &paths, req.roll_back)?;
+    let paths = enroll_paths(&req.store, &manifest, spec, req.db.is_some())?;
+    let done = store::enroll(spec, &file, &paths, req.roll_back)?;
     if let Some(n) = done.rolled_back {
         eprintln!("rolled the three stores back to their {n} common records");
     }
@@ -160,6 +183,44 @@ pub fn run_enroll(req: &EnrollRequest) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The three stores of gallery input `spec` in the folder `dir`, in either layout `irisc share
+/// -o DIR` writes: `DIR/db.p{0,1,2}.shr` (`--db FILE`, for a program with one gallery input) or
+/// `DIR/p{0,1,2}/NAME.shares` (`--input NAME=FILE`). The layout of the flag enroll was given
+/// (`by_db`) comes first; the other is taken when only it exists.
+fn enroll_paths(
+    dir: &Path,
+    manifest: &Manifest,
+    spec: &ManifestInput,
+    by_db: bool,
+) -> Result<[PathBuf; 3]> {
+    let mut layouts = vec![(
+        share::input_paths(dir, &spec.name),
+        format!("--input {}=FILE", spec.name),
+    )];
+    if manifest.inputs_with(InputRole::Gallery).len() == 1 {
+        let db = (share::share_paths(dir, "db"), "--db FILE".to_string());
+        if by_db {
+            layouts.insert(0, db);
+        } else {
+            layouts.push(db);
+        }
+    }
+    let exists = |paths: &[PathBuf; 3]| paths.iter().any(|p| p.exists());
+    if let Some((paths, _)) = layouts.iter().find(|(paths, _)| exists(paths)) {
+        return Ok(paths.clone());
+    }
+    let tried: Vec<String> = layouts
+        .iter()
+        .map(|(paths, how)| format!("{} (from `irisc share {how}`)", paths[0].display()))
+        .collect();
+    bail!(
+        "{} holds no gallery stores of input `{}`: looked for {}; create them with `irisc share --program P.irs` first",
+        dir.display(),
+        spec.name,
+        tried.join(" and ")
+    )
 }
 
 /// `irisc repair`: rewrites each store's damaged or stale header slot from its mirror, then

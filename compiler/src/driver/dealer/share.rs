@@ -180,7 +180,7 @@ pub fn share_file_with_mask(
     if stem.is_empty() || stem.contains(['/', '\\']) || stem.starts_with('.') {
         bail!("the output name `{stem}` must be a plain file name such as `db`");
     }
-    let records = ndjson::read_file(input)?;
+    let records = super::ids::naming_repeated_ids(input, ndjson::read_file(input))?;
     if records.is_empty() {
         bail!("{} holds no records to share", input.display());
     }
@@ -323,10 +323,22 @@ pub fn input_paths(out_dir: &Path, name: &str) -> [PathBuf; 3] {
 /// as the values the share file holds.
 /// The iris records of NDJSON file `path` for input `spec` (codes of `spec.elements` bits).
 pub fn read_iris(spec: &ManifestInput, path: &Path) -> Result<Vec<IrisRecord>> {
-    ndjson::open(path)?
+    let records = ndjson::open(path)?
         .expect_bits(spec.elements as usize)
-        .collect::<Result<Vec<_>, _>>()
+        .collect::<Result<Vec<_>, _>>();
+    super::ids::naming_repeated_ids(path, records)
         .with_context(|| format!("{} (input `{}`)", path.display(), spec.name))
+}
+
+/// An embedding or bit file's read error for input `spec`; a repeated id (the reader stops at
+/// the first, "id N is already used on line M") becomes the count and list of all of them.
+fn values_error(path: &Path, spec: &ManifestInput, e: String) -> anyhow::Error {
+    if e.contains("is already used on line") {
+        if let Ok(Some(all)) = super::ids::repeated_ids(path) {
+            return anyhow!("{all} (input `{}`)", spec.name);
+        }
+    }
+    anyhow!("{e} (input `{}`)", spec.name)
 }
 
 /// The plaintext of iris `records` as input `spec`: one value per code bit (masked bits in
@@ -372,7 +384,7 @@ pub fn read_plain(spec: &ManifestInput, path: &Path) -> Result<Plain> {
         }
         InputKind::Embedding => {
             let records = ndjson_values::read_embeddings(path, Some(spec.elements as usize))
-                .map_err(|e| anyhow!("{e} (input `{}`)", spec.name))?;
+                .map_err(|e| values_error(path, spec, e))?;
             let values = records
                 .iter()
                 .flat_map(|r| {
@@ -388,8 +400,8 @@ pub fn read_plain(spec: &ManifestInput, path: &Path) -> Result<Plain> {
             )
         }
         InputKind::Bit => {
-            let records = ndjson_values::read_bits(path)
-                .map_err(|e| anyhow!("{e} (input `{}`)", spec.name))?;
+            let records =
+                ndjson_values::read_bits(path).map_err(|e| values_error(path, spec, e))?;
             let values = records.iter().map(|r| i64::from(r.bit)).collect();
             (records.iter().map(|r| r.id).collect(), Vec::new(), values)
         }
@@ -835,5 +847,34 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn every_repeated_id_of_a_bit_file_is_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bits.ndjson");
+        let ids = [4u64, 5, 4, 6, 5, 4];
+        let text: String = ids
+            .iter()
+            .map(|id| format!("{{\"id\": {id}, \"bit\": true}}\n"))
+            .collect();
+        std::fs::write(&path, text).unwrap();
+        let spec = ManifestInput {
+            name: "flag".into(),
+            role: InputRole::Gallery,
+            owner: None,
+            kind: InputKind::Bit,
+            elements: 1,
+            mask: InputMask::None,
+            sharing: Sharing::Rep3,
+            ring_bits: 2,
+            scale_bits: 0,
+        };
+        let e = format!("{:#}", read_plain(&spec, &path).err().unwrap());
+        assert!(
+            e.contains("2 ids appear on more than one line (3 repeated records): 4 (lines 1, 3, 6), 5 (lines 2, 5)"),
+            "{e}"
+        );
+        assert!(e.contains("(input `flag`)"), "{e}");
     }
 }

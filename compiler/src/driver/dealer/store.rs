@@ -245,6 +245,13 @@ fn deal_for(spec: &ManifestInput, input: &Path) -> Result<[ShareFile; 3]> {
         .with_context(|| format!("cannot share {} as input `{}`", input.display(), spec.name))
 }
 
+/// The least and greatest of `ids` (0, 0 when empty).
+fn id_range(ids: &[u64]) -> (u64, u64) {
+    let lo = ids.iter().copied().min().unwrap_or(0);
+    let hi = ids.iter().copied().max().unwrap_or(0);
+    (lo, hi)
+}
+
 /// What `irisc enroll` did.
 #[derive(Debug)]
 pub struct Enrolled {
@@ -253,17 +260,16 @@ pub struct Enrolled {
     pub rolled_back: Option<u64>,
 }
 
-/// `irisc enroll`: deals the records of `input` for gallery input `spec` of the program with
-/// `fingerprint` and appends them durably to the three parties' stores `paths`.
+/// `irisc enroll`: deals the records of `input` for gallery input `spec` and appends them
+/// durably to the three parties' stores `paths`.
 ///
-/// Refuses, before writing anything, stores of another program, sharing, ring, code length or
-/// party, stores of different sharing runs, stores that disagree on their records (an earlier
-/// enroll that reached only some of them; `roll_back` then cuts all three to the records they
-/// share), and ids that are already enrolled or repeated. Each store is staged (records written
-/// and synced) before any is committed, so an interrupted enroll leaves, per store, the old or
-/// the new record count.
+/// Refuses, before writing anything, stores of another schema (sharing, ring, code length, mask
+/// mode) or party, stores of different sharing runs, stores that disagree on their records (an
+/// earlier enroll that reached only some of them; `roll_back` then cuts all three to the records
+/// they share), and ids that are already enrolled or repeated. Each store is staged (records
+/// written and synced) before any is committed, so an interrupted enroll leaves, per store, the
+/// old or the new record count.
 pub fn enroll(
-    fingerprint: &str,
     spec: &ManifestInput,
     input: &Path,
     paths: &[PathBuf; 3],
@@ -280,6 +286,7 @@ pub fn enroll(
     let mut counts = [0u64; 3];
     let mut set_ids = [[0u8; 16]; 3];
     let mut ids: Vec<Vec<u64>> = Vec::new();
+    let mut store_ring = spec.ring_bits;
     for (party, path) in paths.iter().enumerate() {
         let store = Store::open(path).with_context(|| {
             format!(
@@ -287,8 +294,9 @@ pub fn enroll(
                 path.display()
             )
         })?;
-        store.check_compatible(&store_expected(spec, party as u8, fingerprint))?;
+        store.check_compatible(&store_expected(spec, party as u8))?;
         counts[party] = store.len() as u64;
+        store_ring = store.header().params.ring_bits;
         set_ids[party] = store.header().params.set_id;
         ids.push(store.ids());
     }
@@ -322,20 +330,31 @@ pub fn enroll(
         ids.iter_mut().for_each(|v| v.truncate(common as usize));
         rolled_back = Some(common);
     }
-    let files = deal_for(spec, input)?;
+    // The new records are dealt over the stores' ring, which may be larger than the program's
+    // (a rep3 store serves programs over smaller rings; see `check_store_compatible`).
+    let dealt_spec = ManifestInput {
+        ring_bits: store_ring,
+        ..spec.clone()
+    };
+    let files = deal_for(&dealt_spec, input)?;
     let existing: HashSet<u64> = ids[0].iter().copied().collect();
-    let mut seen = HashSet::new();
-    for &id in &files[0].ids {
-        if existing.contains(&id) {
-            bail!(
-                "{}: record id {id} is already enrolled in {}: ids must be new",
-                input.display(),
-                paths[0].display()
-            );
-        }
-        if !seen.insert(id) {
-            bail!("{}: record id {id} appears twice", input.display());
-        }
+    let enrolled: Vec<u64> = files[0]
+        .ids
+        .iter()
+        .copied()
+        .filter(|id| existing.contains(id))
+        .collect();
+    if !enrolled.is_empty() {
+        let (lo, hi) = id_range(&ids[0]);
+        bail!(
+            "{}: {} {} already enrolled in {} (which holds {} records, ids {lo} to {hi}): ids must be new (`irisc gen --first-id {}` numbers new records after them)",
+            input.display(),
+            super::ids::some_ids(&enrolled, "record id", "record ids"),
+            if enrolled.len() == 1 { "is" } else { "are" },
+            paths[0].display(),
+            ids[0].len(),
+            hi.saturating_add(1)
+        );
     }
     // Stage all three (records durable, nothing committed), then commit all three.
     let mut writers = paths
@@ -394,9 +413,13 @@ mod tests {
                 let out = dir.path().join(format!("{sharing}-{mask}"));
                 let paths = [0, 1, 2].map(|p| out.join(format!("db.p{p}.shr")));
                 share_to_stores("abc", &s, &input, paths.clone()).unwrap();
-                let e = enroll("abc", &s, &input, &paths, false).unwrap_err();
-                assert!(format!("{e:#}").contains("already enrolled"), "{e:#}");
-                let done = enroll("abc", &s, &more, &paths, false).unwrap();
+                let e = enroll(&s, &input, &paths, false).unwrap_err();
+                assert!(
+                    format!("{e:#}")
+                        .contains("6 record ids (0, 1, 2, 3, 4 and 1 more) are already enrolled"),
+                    "{e:#}"
+                );
+                let done = enroll(&s, &more, &paths, false).unwrap();
                 assert_eq!((done.appended, done.count), (3, 9));
                 // The three stores open to the secrets: reconstruct through the share files'
                 // opener by rebuilding share files from the stores.
@@ -424,8 +447,16 @@ mod tests {
                     })
                     .collect();
                 assert_eq!(got, want);
-                let e = enroll("abd", &s, &more, &paths, false).unwrap_err();
-                assert!(format!("{e:#}").contains("belongs to program abc"), "{e:#}");
+                // A program whose gallery has another code length cannot enroll into them.
+                let longer = ManifestInput {
+                    elements: 256,
+                    ..s.clone()
+                };
+                let e = enroll(&longer, &more, &paths, false).unwrap_err();
+                assert!(
+                    format!("{e:#}").contains("holds codes of 128 bits but this program's input `db` is 256 bits (the code length differs)"),
+                    "{e:#}"
+                );
             }
         }
     }

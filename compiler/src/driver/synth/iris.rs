@@ -340,8 +340,32 @@ fn flip_valid(rng: &mut impl Rng, iris: &IrisCode, flips: usize) -> IrisCode {
 
 /// `irisc gen --count N --seed S [--bits B] -o OUT`: writes a synthetic gallery.
 pub fn write_gallery(out: &Path, count: usize, seed: u64, code_bits: usize) -> Result<()> {
-    let records = generate(count, seed, code_bits, &GenOptions::default())?;
+    write_gallery_from(out, count, seed, code_bits, 0)
+}
+
+/// [`write_gallery`] with ids `first_id..first_id + count` (`irisc gen --first-id N`), so that
+/// new records can be enrolled into a gallery that already holds ids below `first_id`.
+pub fn write_gallery_from(
+    out: &Path,
+    count: usize,
+    seed: u64,
+    code_bits: usize,
+    first_id: u64,
+) -> Result<()> {
+    let mut records = generate(count, seed, code_bits, &GenOptions::default())?;
+    renumber(&mut records, first_id)?;
     write_records(out, &records)
+}
+
+/// Adds `first_id` to every id (the generators number from 0).
+fn renumber(records: &mut [IrisRecord], first_id: u64) -> Result<()> {
+    let count = records.len();
+    for r in records.iter_mut() {
+        r.id = r.id.checked_add(first_id).ok_or_else(|| {
+            anyhow::anyhow!("--first-id {first_id}: {count} ids from it pass 2^64 - 1")
+        })?;
+    }
+    Ok(())
 }
 
 /// `irisc gen --queries Q --from-db DB --seed S -o OUT`: writes queries against a gallery file.
@@ -357,9 +381,83 @@ pub fn write_queries_with(
     seed: u64,
     opts: &QueryOptions,
 ) -> Result<()> {
-    let gallery = ndjson::read_file(from_db)?;
-    let queries = generate_queries(&gallery, count, seed, opts)?;
-    write_records(out, &queries)
+    write_queries_from(out, from_db, count, seed, opts, 0)
+}
+
+/// [`write_queries_with`] with query ids from `first_id`. Each line also says which gallery
+/// record the query was made from (`"near": ID`, absent for fresh codes) and what it tests
+/// (`"case"`); readers of the NDJSON format ignore both fields.
+pub fn write_queries_from(
+    out: &Path,
+    from_db: &Path,
+    count: usize,
+    seed: u64,
+    opts: &QueryOptions,
+    first_id: u64,
+) -> Result<()> {
+    let gallery =
+        crate::driver::dealer::ids::naming_repeated_ids(from_db, ndjson::read_file(from_db))?;
+    let labelled = generate_labelled_queries(&gallery, count, seed, opts)?;
+    let (mut queries, kinds): (Vec<IrisRecord>, Vec<QueryKind>) = labelled.into_iter().unzip();
+    renumber(&mut queries, first_id)?;
+    write_labelled(out, &queries, &kinds)
+}
+
+impl QueryKind {
+    /// The gallery record the query was made from, if any.
+    pub fn source(&self) -> Option<u64> {
+        match *self {
+            QueryKind::NearDuplicate { source, .. }
+            | QueryKind::Complement { source }
+            | QueryKind::AtThreshold { source }
+            | QueryKind::BelowThreshold { source }
+            | QueryKind::RotationEdge { source, .. } => Some(source),
+            QueryKind::Fresh | QueryKind::AllMasked => None,
+        }
+    }
+
+    /// A short name of what the query tests, as `irisc gen --near` writes it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            QueryKind::NearDuplicate { .. } => "near-duplicate",
+            QueryKind::Fresh => "fresh",
+            QueryKind::AllMasked => "all-masked",
+            QueryKind::Complement { .. } => "complement",
+            QueryKind::AtThreshold { .. } => "at-threshold",
+            QueryKind::BelowThreshold { .. } => "below-threshold",
+            QueryKind::RotationEdge { .. } => "rotation-edge",
+        }
+    }
+}
+
+/// Writes queries as NDJSON with each one's `"near"` gallery id and `"case"` appended to its
+/// line (the record itself is written by [`NdjsonWriter`]; the generator made the ids distinct
+/// and the codes of one length).
+fn write_labelled(out: &Path, records: &[IrisRecord], kinds: &[QueryKind]) -> Result<()> {
+    use std::io::Write;
+    let file =
+        std::fs::File::create(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let mut file = std::io::BufWriter::new(file);
+    let bar = progress(records.len(), "writing");
+    for (rec, kind) in records.iter().zip(kinds) {
+        let mut line = Vec::new();
+        NdjsonWriter::new(&mut line)
+            .write(rec)
+            .with_context(|| format!("cannot write {}", out.display()))?;
+        // The writer ends each record with `}\n`: reopen the object for the two fields.
+        line.truncate(line.len().saturating_sub(2));
+        if let Some(source) = kind.source() {
+            write!(line, ", \"near\": {source}")?;
+        }
+        writeln!(line, ", \"case\": \"{}\"}}", kind.name())?;
+        file.write_all(&line)
+            .with_context(|| format!("cannot write {}", out.display()))?;
+        bar.inc(1);
+    }
+    file.flush()
+        .with_context(|| format!("cannot write {}", out.display()))?;
+    bar.finish_and_clear();
+    Ok(())
 }
 
 /// Writes `records` to `out` as NDJSON, one record a line.

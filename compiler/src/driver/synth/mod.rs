@@ -37,6 +37,8 @@ pub struct GenRequest {
     pub dim: usize,
     pub noise: f64,
     pub voices: u64,
+    /// The first id (iris): ids are `first_id..first_id + count`.
+    pub first_id: u64,
     pub output: PathBuf,
 }
 
@@ -48,6 +50,10 @@ pub fn generate(req: &GenRequest) -> Result<ExitCode> {
             .ok_or_else(|| anyhow::anyhow!("--count is required for --kind {kind:?}"))
     };
     let output = &req.output;
+    if req.first_id != 0 && kind != Kind::Iris {
+        let name = format!("{kind:?}").to_lowercase();
+        bail!("--first-id numbers iris codes; --kind {name} has its own ids");
+    }
     let written = match kind {
         Kind::Iris => {
             let count = need_count()?;
@@ -63,11 +69,24 @@ pub fn generate(req: &GenRequest) -> Result<ExitCode> {
                         ratio: (r.num, r.den),
                         ..Default::default()
                     };
-                    iris::write_queries_with(output, db, count, req.seed, &opts)?
+                    iris::write_queries_from(output, db, count, req.seed, &opts, req.first_id)?
                 }
-                None => iris::write_gallery(output, count, req.seed, req.bits as usize)?,
+                None => iris::write_gallery_from(
+                    output,
+                    count,
+                    req.seed,
+                    req.bits as usize,
+                    req.first_id,
+                )?,
             }
-            format!("{count} codes")
+            match count.checked_sub(1) {
+                Some(last) if req.first_id != 0 || req.near.is_none() => format!(
+                    "{count} codes (ids {} to {})",
+                    req.first_id,
+                    req.first_id.saturating_add(last as u64)
+                ),
+                _ => format!("{count} codes"),
+            }
         }
         Kind::Embedding => {
             let Some(speakers) = req.speakers else {

@@ -5,12 +5,13 @@ use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ShareFileError {
-    #[error("cannot {action} {path}: {source}")]
+    // The cause is part of the message and deliberately not a `#[source]`: an error chain
+    // printer (`{:#}`) would otherwise repeat it ("No such file or directory" twice).
+    #[error("cannot {action} {path}: {cause}")]
     Io {
         action: &'static str,
         path: PathBuf,
-        #[source]
-        source: io::Error,
+        cause: io::Error,
     },
     #[error("{path} is not an irisc share file (bad magic)")]
     NotShareFile { path: PathBuf },

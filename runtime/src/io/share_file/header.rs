@@ -20,6 +20,11 @@
 //!
 //! 88 bytes keep every body section 8-byte aligned within the file. Version 1 files (80-byte
 //! header, rep3 iris only) are refused with a message that says to re-share.
+//!
+//! The header records the input's schema (kind, role, sharing, ring, elements, mask mode,
+//! scale) and no program fingerprint: any program whose input has that schema reads the file
+//! ([`check_compatible`] names the field that differs). The set id binds the three files of
+//! one `irisc share` run.
 
 use std::path::Path;
 
@@ -449,15 +454,20 @@ pub fn check_compatible(
         ));
     }
     if header.elements != expected.elements {
+        let field = match header.payload {
+            InputKind::Iris => "code length",
+            InputKind::Embedding => "dimension",
+            InputKind::Bit => "element count",
+        };
         return fail(format!(
-            "holds {} but this program expects {} for input `{name}`",
+            "holds {} but this program expects {} for input `{name}` (the {field} differs): {reshare}",
             elements_text(header.payload, header.elements),
             elements_text(expected.payload, expected.elements)
         ));
     }
     if header.mask != expected.mask {
         return fail(format!(
-            "holds {} but this program expects {} for input `{name}`: {reshare}",
+            "holds {} but this program expects {} for input `{name}` (the mask mode differs): {reshare}",
             mask_text(header.mask),
             mask_text(expected.mask)
         ));

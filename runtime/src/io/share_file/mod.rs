@@ -65,10 +65,10 @@ le_word!(u8, u16, u32, u64);
 
 fn io_err(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> ShareFileError {
     let path = path.to_path_buf();
-    move |source| ShareFileError::Io {
+    move |cause| ShareFileError::Io {
         action,
         path,
-        source,
+        cause,
     }
 }
 

@@ -339,7 +339,7 @@ fn compatibility_names_the_mismatch() {
         ..ok.clone()
     })
     .contains(
-        "holds 12800-bit iris codes but this program expects 6400-bit iris codes for input `left`"
+        "holds 12800-bit iris codes but this program expects 6400-bit iris codes for input `left` (the code length differs): re-share it"
     ));
     assert!(msg(Expected {
         mask: InputMask::Secret,
