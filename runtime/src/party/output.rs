@@ -112,9 +112,9 @@ impl Outputs {
         match self.pending.take() {
             Some(p) => {
                 let id = self.query_ids.get(p.query as usize).copied();
-                print_line(&render(p.query, id, &p.fields))?;
-                self.answered += 1;
-                ANSWER_LINES.fetch_add(1, Ordering::SeqCst);
+                if print_answer(&render(p.query, id, &p.fields))? {
+                    self.answered += 1;
+                }
                 Ok(())
             }
             None => Ok(()),
@@ -126,10 +126,7 @@ impl Outputs {
     /// that printed nothing leaves stdout empty).
     pub fn mark_incomplete(&mut self, error: &str) -> Result<(), RuntimeError> {
         self.pending = None;
-        if self.answered == 0 || TRAILER_WRITTEN.swap(true, Ordering::SeqCst) {
-            return Ok(());
-        }
-        print_line(&incomplete_trailer(self.answered, error))
+        close_with_trailer(error)
     }
 }
 
@@ -150,24 +147,51 @@ pub fn render(query: u64, id: Option<u64>, fields: &[(String, String)]) -> Strin
     s
 }
 
-/// Answer lines this process printed, and whether its trailer is out: the signal thread
-/// ([`super::stop`]) marks partial answers too, without access to the [`Outputs`] the
-/// party's own thread holds.
+/// Answer lines this process printed, and whether stdout is closed to answers (its trailer is
+/// out, or none is needed): the signal thread ([`super::stop`]) marks partial answers too,
+/// without access to the [`Outputs`] the party's own thread holds. Both are read and written
+/// only while holding stdout's lock, so no answer can follow the trailer and the trailer's
+/// count is exact.
 static ANSWER_LINES: AtomicU64 = AtomicU64::new(0);
-static TRAILER_WRITTEN: AtomicBool = AtomicBool::new(false);
+static ANSWERS_CLOSED: AtomicBool = AtomicBool::new(false);
 
-/// Writes the trailer for a party stopped by a signal, if it printed answers and no trailer
-/// yet. The party's own thread may hold stdout in the middle of a line: the write waits for it
-/// at most `bound` (the process ends right after, whatever happened).
-pub(crate) fn mark_incomplete_on_signal(error: &str, bound: std::time::Duration) {
-    let answered = ANSWER_LINES.load(Ordering::SeqCst);
-    if answered == 0 || TRAILER_WRITTEN.swap(true, Ordering::SeqCst) {
-        return;
+/// Prints one answer line unless the answers are closed; returns whether it printed.
+fn print_answer(line: &str) -> Result<bool, RuntimeError> {
+    let mut out = std::io::stdout().lock();
+    if ANSWERS_CLOSED.load(Ordering::SeqCst) {
+        return Ok(false);
     }
-    let line = incomplete_trailer(answered, error);
+    writeln!(out, "{line}")
+        .and_then(|_| out.flush())
+        .map_err(|e| RuntimeError::Setup(format!("cannot write results: {e}")))?;
+    ANSWER_LINES.fetch_add(1, Ordering::SeqCst);
+    Ok(true)
+}
+
+/// Closes stdout to answers and, if this process printed any, writes the trailer
+/// [`incomplete_trailer`] (once: the party's thread and the signal thread may both get here).
+fn close_with_trailer(error: &str) -> Result<(), RuntimeError> {
+    let mut out = std::io::stdout().lock();
+    if ANSWERS_CLOSED.swap(true, Ordering::SeqCst) {
+        return Ok(());
+    }
+    let answered = ANSWER_LINES.load(Ordering::SeqCst);
+    if answered == 0 {
+        return Ok(());
+    }
+    writeln!(out, "{}", incomplete_trailer(answered, error))
+        .and_then(|_| out.flush())
+        .map_err(|e| RuntimeError::Setup(format!("cannot write results: {e}")))
+}
+
+/// Writes the trailer for a party stopped by a signal ([`close_with_trailer`]). The party's own
+/// thread may hold stdout (a write blocked on a full pipe): the trailer waits for it at most
+/// `bound`, since the process ends right after, whatever happened.
+pub(crate) fn mark_incomplete_on_signal(error: &str, bound: std::time::Duration) {
+    let error = error.to_string();
     let (done, wait) = std::sync::mpsc::channel();
     let writer = std::thread::Builder::new().spawn(move || {
-        let _ = print_line(&line);
+        let _ = close_with_trailer(&error);
         let _ = done.send(());
     });
     if writer.is_ok() {
@@ -250,13 +274,6 @@ pub fn field_for(
             Ok(named("count", ints[0].to_string(), None))
         }
     }
-}
-
-pub fn print_line(line: &str) -> Result<(), RuntimeError> {
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{line}")
-        .and_then(|_| out.flush())
-        .map_err(|e| RuntimeError::Setup(format!("cannot write results: {e}")))
 }
 
 /// `mpc.output`: adds the field(s) of one reveal to query `query`'s answer at the output party
