@@ -25,6 +25,7 @@ pub mod netsim;
 pub mod peak;
 pub mod plot;
 pub mod report;
+pub mod share;
 pub mod summary;
 pub mod table2;
 
@@ -112,6 +113,11 @@ pub const SECTIONS: &[Section] = &[
             )
         },
         run: net::run,
+    },
+    Section {
+        name: "share",
+        about: share::about,
+        run: share::run,
     },
 ];
 

@@ -19,7 +19,7 @@ struct Cli {
     /// Folder for the reports and charts.
     #[arg(long, default_value = "bench-out")]
     out: PathBuf,
-    /// Sections to run, comma-separated (default: all). Known: dot, table2, e2e, net.
+    /// Sections to run, comma-separated (default: all). Known: dot, table2, e2e, net, share.
     #[arg(long, value_delimiter = ',')]
     sections: Vec<String>,
     /// Tiny sizes and short timings (checks the pipeline; the figures mean little).

@@ -13,6 +13,7 @@ fn headline(section: &str, m: &Measurement) -> bool {
         "dot" => m.name.contains("/generated/") && m.name.ends_with("/l=12800/threads=1"),
         "table2" => m.name.ends_with(" throughput"),
         "e2e" | "net" => m.name.ends_with(" comparisons per second (matching)"),
+        "share" => m.name.ends_with(" records per second per core"),
         _ => false,
     }
 }

@@ -1,0 +1,244 @@
+//! Section `share`: how fast the dealer deals a gallery, as `irisc share --program` does it (read
+//! the NDJSON, deal the three parties' shares, write the three gallery stores, fsync), per
+//! sharing, for the deployed program `iris_ids.irs` (12 800-bit codes, public masks).
+//!
+//! Reported per sharing: records per second of wall time and per CPU-second of this process
+//! (user + system: the dealer runs on one thread, so that is records per second per core), and
+//! bytes written per record. The target of the CPU issue (50 000 records/s per core) is drawn
+//! as a reference line.
+//!
+//! The gallery is the other sections' size capped at 20 000 records: dealing holds every record's
+//! shares in memory before writing (about 1.8 GB at 20 000 records for rep3), which a 24 GiB
+//! machine carries, and the rate does not depend on the size beyond that.
+
+use anyhow::{Context, Result};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use irisc::analysis::plan::PlanOptions;
+use irisc::driver::dealer::{share, store};
+use irisc::driver::pipeline;
+use irisc::driver::synth::iris;
+use irisc_runtime::party::accounting::process_cpu_seconds;
+use irisc_runtime::vocab::{InputRole, Sharing};
+
+use super::plot::{self, RefLine};
+use super::report::{MachineInfo, Measurement, Report};
+use super::BenchOptions;
+
+/// The rate issue 13 asks of sharing and enrolment, per core.
+const TARGET_RECORDS_PER_CORE_S: f64 = 50_000.0;
+const CAP: usize = 20_000;
+
+/// The deployed program, as the examples hold it.
+const PROGRAM: &str = include_str!("../../examples/iris_ids.irs");
+
+/// The records the section deals: the gallery size, capped (see the module doc).
+pub fn records(opts: &BenchOptions) -> usize {
+    opts.gallery_records().min(CAP)
+}
+
+/// The section's header: the records it deals, and the cap when it applies.
+pub fn about(opts: &BenchOptions) -> String {
+    let (n, asked) = (records(opts), opts.gallery_records());
+    let size = if n < asked {
+        format!(
+            "{}-record gallery (the {} of the other sections, capped: dealing holds every share in memory)",
+            super::thousands(n),
+            super::thousands(asked)
+        )
+    } else {
+        format!("{}-record gallery", super::thousands(n))
+    };
+    format!("dealing: irisc share of a {size} into three stores, per sharing, records/s per core")
+}
+
+struct Figures {
+    sharing: &'static str,
+    seconds: f64,
+    cpu_seconds: f64,
+    bytes: u64,
+}
+
+/// Deals `plain` (an NDJSON gallery) for `sharing` into fresh stores under `work`, timed.
+fn deal_once(work: &Path, plain: &Path, sharing: &'static str) -> Result<Figures> {
+    let program = work.join("iris_ids.irs");
+    std::fs::write(&program, PROGRAM)?;
+    let checked = pipeline::read_and_check(&program)?;
+    let planned = pipeline::plan(
+        &checked,
+        &PlanOptions {
+            sharing: Sharing::parse(sharing),
+            ..Default::default()
+        },
+    )?;
+    let manifest = share::program_manifest(&checked, &planned)?;
+    let spec = share::input_specs(&manifest)
+        .into_iter()
+        .find(|s| s.role == InputRole::Gallery)
+        .context("iris_ids.irs has a gallery input")?;
+    let out = work.join(format!("shares-{sharing}"));
+    let paths = share::input_paths(&out, &spec.name);
+    let cpu = process_cpu_seconds();
+    let started = Instant::now();
+    let written = store::share_to_stores(&manifest.fingerprint, &spec, plain, paths)?;
+    let seconds = started.elapsed().as_secs_f64();
+    let cpu_seconds = match (cpu, process_cpu_seconds()) {
+        (Some(a), Some(b)) => b - a,
+        _ => f64::NAN,
+    };
+    let bytes = written
+        .iter()
+        .map(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0))
+        .sum();
+    let _ = std::fs::remove_dir_all(&out);
+    Ok(Figures {
+        sharing,
+        seconds,
+        cpu_seconds,
+        bytes,
+    })
+}
+
+pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
+    let n = records(opts);
+    let work = dir.join("share-work");
+    std::fs::create_dir_all(&work)?;
+    let plain = work.join("db.ndjson");
+    let gallery = iris::generate(n, 11, 12_800, &iris::GenOptions::default())?;
+    iris::write_records(&plain, &gallery)?;
+    drop(gallery);
+    let mut figures = Vec::new();
+    for sharing in ["rep3", "gr2", "gr4", "fp"] {
+        eprintln!("share: dealing {n} records, {sharing}");
+        figures.push(deal_once(&work, &plain, sharing)?);
+    }
+    let _ = std::fs::remove_dir_all(&work);
+
+    let mut measurements = Vec::new();
+    for f in &figures {
+        let per_core = n as f64 / f.cpu_seconds;
+        let extra = |fraction: Option<f64>| {
+            let mut m = BTreeMap::new();
+            m.insert("sharing".into(), json!(f.sharing));
+            m.insert("records".into(), json!(n));
+            m.insert("seconds".into(), json!(f.seconds));
+            m.insert("cpu_seconds".into(), json!(f.cpu_seconds));
+            if let Some(x) = fraction {
+                m.insert("fraction_of_target".into(), json!(x));
+            }
+            m
+        };
+        measurements.push(Measurement {
+            name: format!("{} records per second per core", f.sharing),
+            value: per_core,
+            unit: "records/s per CPU-second".into(),
+            extra: extra(Some(per_core / TARGET_RECORDS_PER_CORE_S)),
+        });
+        measurements.push(Measurement {
+            name: format!("{} records per second (wall)", f.sharing),
+            value: n as f64 / f.seconds,
+            unit: "records/s".into(),
+            extra: extra(None),
+        });
+        measurements.push(Measurement {
+            name: format!("{} bytes written per record", f.sharing),
+            value: f.bytes as f64 / n as f64,
+            unit: "bytes (three stores)".into(),
+            extra: extra(None),
+        });
+    }
+    let report = Report {
+        section: "share".into(),
+        quick: opts.quick,
+        machine: MachineInfo::collect(),
+        config: json!({
+            "records": n,
+            "program": "examples/iris_ids.irs (12 800-bit codes, public masks)",
+            "what": "irisc share --program: read NDJSON, deal, write and fsync three gallery stores",
+            "cap": format!("at most {CAP} records: dealing holds every record's shares in memory"),
+        }),
+        measurements,
+        references: vec![Measurement {
+            name: "target records per second per core".into(),
+            value: TARGET_RECORDS_PER_CORE_S,
+            unit: "records/s per CPU-second".into(),
+            extra: BTreeMap::from([("source".into(), json!("the CPU issue's target"))]),
+        }],
+        notes: vec![
+            "per core = records / (user + system CPU seconds of this process while dealing)".into(),
+        ],
+    };
+    let json_path = report.write(dir)?;
+    let png = dir.join("share.png");
+    plot::grouped_bars(
+        &png,
+        &format!("Dealing a {n}-record gallery into three stores"),
+        "records/s",
+        &figures
+            .iter()
+            .map(|f| f.sharing.to_string())
+            .collect::<Vec<_>>(),
+        &[
+            (
+                "per CPU-second".into(),
+                figures.iter().map(|f| n as f64 / f.cpu_seconds).collect(),
+            ),
+            (
+                "per second (wall)".into(),
+                figures.iter().map(|f| n as f64 / f.seconds).collect(),
+            ),
+        ],
+        &[RefLine {
+            label: "target per core".into(),
+            value: TARGET_RECORDS_PER_CORE_S,
+        }],
+    )?;
+    Ok(vec![json_path, png])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The quick section deals every sharing into real stores: each rate is finite and
+    /// positive, and the stores hold at least every record's shares (12 800 elements of at
+    /// least 2 bytes for each of three parties), so nothing was skipped.
+    #[test]
+    fn quick_section_deals_every_sharing_into_stores() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = BenchOptions {
+            out: dir.path().to_path_buf(),
+            sections: vec!["share".into()],
+            quick: true,
+            progress: false,
+            records: None,
+        };
+        let files = run(&opts, dir.path()).unwrap();
+        assert!(files.iter().any(|f| f.ends_with("share.png")));
+        let report: Report =
+            serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+        for sharing in ["rep3", "gr2", "gr4", "fp"] {
+            let get = |what: &str| {
+                report
+                    .measurements
+                    .iter()
+                    .find(|m| m.name == format!("{sharing} {what}"))
+                    .unwrap_or_else(|| panic!("{sharing} {what}"))
+                    .value
+            };
+            let rate = get("records per second per core");
+            assert!(rate.is_finite() && rate > 0.0, "{sharing}: {rate}");
+            assert!(
+                get("bytes written per record") >= 3.0 * 12_800.0 * 2.0,
+                "{sharing}: stores smaller than the shares"
+            );
+        }
+        assert!(
+            !dir.path().join("share-work").exists(),
+            "work files removed"
+        );
+    }
+}
