@@ -14,9 +14,9 @@ const RUNS: usize = 30;
 /// The longest a survivor may take to stop after the kill: its receive timeout is far above
 /// this, so it must notice the closed link (or a peer's abort frame) by itself.
 const BOUND: Duration = Duration::from_secs(10);
-/// The latest point of a kill, after the victim has connected: well inside the run, which
-/// lasts a second or more.
-const MAX_DELAY_MS: u64 = 600;
+/// The latest point of a kill, as a fraction of an undisturbed run's length after connecting
+/// (measured first): every kill falls well inside the run, on a fast machine as on a slow one.
+const LATEST_KILL: f64 = 0.6;
 
 /// xorshift64*: enough to spread the kill points, reproducible from the printed seed.
 struct Rng(u64);
@@ -42,6 +42,46 @@ fn every_survivor_of_a_killed_party_stops_with_a_line_naming_it() {
     // 600 queries x 3000 records: a run of a second or more.
     let (db, q) = shared_inputs(&setup, 3000, 600);
 
+    // One undisturbed run first: it must succeed, and its length after connecting bounds the
+    // kill points.
+    let calibration = {
+        let mut children: Vec<_> = (0..3)
+            .map(|p| {
+                let extra: &[&str] = if p == 0 {
+                    &["--timeout", "60", "--verbose", "--quiet"]
+                } else {
+                    &["--timeout", "60", "--quiet"]
+                };
+                setup.spawn(p, &db[p], &q[p], extra)
+            })
+            .collect();
+        let lines = stderr_lines(&mut children[0]);
+        wait_for_line(
+            &lines,
+            "connected to the other two parties",
+            Duration::from_secs(60),
+        );
+        let connected = Instant::now();
+        for (p, c) in children.into_iter().enumerate() {
+            let out = common::wait_bounded(c, Duration::from_secs(120));
+            assert!(
+                out.status.success(),
+                "undisturbed run: party {p} failed:\n{}",
+                common::stderr(&out)
+            );
+        }
+        connected.elapsed()
+    };
+    let max_delay_ms = (calibration.as_secs_f64() * LATEST_KILL * 1000.0) as u64;
+    println!(
+        "kill test: an undisturbed run lasts {:.3} s after connecting; kills within the first {max_delay_ms} ms",
+        calibration.as_secs_f64()
+    );
+    assert!(
+        max_delay_ms >= 100,
+        "the run is too short ({calibration:?}) to be killed at random points"
+    );
+
     let mut killed = [0usize; 3];
     let mut codes = std::collections::BTreeMap::<i32, usize>::new();
     let mut slowest = Duration::ZERO;
@@ -49,7 +89,7 @@ fn every_survivor_of_a_killed_party_stops_with_a_line_naming_it() {
     let started = Instant::now();
     for run in 0..RUNS {
         let victim = run % 3;
-        let delay = Duration::from_millis(rng.next() % (MAX_DELAY_MS + 1));
+        let delay = Duration::from_millis(rng.next() % (max_delay_ms + 1));
         let mut children: Vec<_> = (0..3)
             .map(|p| {
                 let extra: &[&str] = if p == victim {
@@ -67,6 +107,10 @@ fn every_survivor_of_a_killed_party_stops_with_a_line_naming_it() {
             Duration::from_secs(60),
         );
         std::thread::sleep(delay);
+        assert!(
+            children[victim].try_wait().unwrap().is_none(),
+            "run {run}: party {victim} ended before its kill at {delay:?}"
+        );
         let pid = children[victim].id().to_string();
         let status = Command::new("kill").args(["-KILL", &pid]).status().unwrap();
         assert!(status.success());
