@@ -121,17 +121,9 @@ pub const SECTIONS: &[Section] = &[
     },
 ];
 
-/// `100000` as `100 000`.
+/// `100000` as `100 000` (as `irisc explain` groups digits).
 pub fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(' ');
-        }
-        out.push(c);
-    }
-    out
+    irisc::analysis::explain::group(n as u64)
 }
 
 /// Runs the selected sections; returns the files written.

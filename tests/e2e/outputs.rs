@@ -298,8 +298,18 @@ fn a_failed_irisc_run_ends_its_output_with_a_trailer() {
     assert!(err.contains(&error), "{err}");
 }
 
-#[test]
-fn a_party_that_stops_early_marks_its_printed_answers() {
+/// Three parties on a long run, with party 0's first answer read; the folders stay alive as
+/// long as this does.
+struct LongRun {
+    _files: (Work, common::Setup),
+    output_party: std::process::Child,
+    p1: std::process::Child,
+    p2: std::process::Child,
+    out: std::io::Lines<BufReader<std::process::ChildStdout>>,
+    first: String,
+}
+
+fn long_run_until_first_answer() -> LongRun {
     let w = Work::new();
     let (db_file, q_file) = long_inputs(&w, 1000, 16);
     let program = long_program();
@@ -314,6 +324,26 @@ fn a_party_that_stops_early_marks_its_printed_answers() {
     let p2 = setup.spawn(2, &db[2], &q[2], &extra);
     let mut out = BufReader::new(output_party.stdout.take().unwrap()).lines();
     let first = out.next().expect("a first answer").unwrap();
+    LongRun {
+        _files: (w, setup),
+        output_party,
+        p1,
+        p2,
+        out,
+        first,
+    }
+}
+
+#[test]
+fn a_party_that_stops_early_marks_its_printed_answers() {
+    let LongRun {
+        _files,
+        output_party,
+        p1,
+        p2,
+        out,
+        first,
+    } = long_run_until_first_answer();
     kill9(p2.id());
     let mut lines = vec![first];
     lines.extend(out.map(Result::unwrap));
@@ -333,20 +363,14 @@ fn a_party_that_stops_early_marks_its_printed_answers() {
 /// signal is taken by its own thread, which ends the process).
 #[test]
 fn an_output_party_stopped_by_sigterm_marks_its_printed_answers() {
-    let w = Work::new();
-    let (db_file, q_file) = long_inputs(&w, 1000, 16);
-    let program = long_program();
-    let setup = common::setup(&program);
-    let gallery = ndjson::read_file(&db_file).unwrap();
-    let queries = ndjson::read_file(&q_file).unwrap();
-    let db = setup.share(&program, "--db", "db", &gallery);
-    let q = setup.share(&program, "--query", "query", &queries);
-    let extra = ["--timeout", "10"];
-    let mut output_party = setup.spawn(0, &db[0], &q[0], &extra);
-    let p1 = setup.spawn(1, &db[1], &q[1], &extra);
-    let p2 = setup.spawn(2, &db[2], &q[2], &extra);
-    let mut out = BufReader::new(output_party.stdout.take().unwrap()).lines();
-    let first = out.next().expect("a first answer").unwrap();
+    let LongRun {
+        _files,
+        output_party,
+        p1,
+        p2,
+        out,
+        first,
+    } = long_run_until_first_answer();
     let term = Command::new("kill")
         .args(["-TERM", &output_party.id().to_string()])
         .status()

@@ -15,6 +15,8 @@ use crate::sema::program::{BinderKind, BoolExpr, Operand, Program, Records, Reve
 use crate::syntax::Span;
 
 mod text;
+
+pub use text::group;
 pub use text::records_line;
 
 fn span_json(span: Span, source: Option<&str>) -> Value {
