@@ -6,7 +6,7 @@
 use anyhow::{anyhow, Result};
 use inkwell::context::Context;
 use inkwell::OptimizationLevel;
-use irisc::codegen::cpu::kernel::{kernel_name, table, DotRing, Isa};
+use irisc::codegen::cpu::kernel::{kernel_name_tiled, table_tiled, DotRing, Isa, KernelTile};
 use irisc::codegen::cpu::target::{host_machine, optimize};
 use std::collections::BTreeMap;
 
@@ -17,7 +17,7 @@ pub type KernelFn<T> =
 /// Addresses of the JIT-compiled kernels, keyed by (ring, words per code, ISA). Valid only
 /// inside the closure passed to [`with_kernels`].
 pub struct Kernels {
-    addrs: BTreeMap<(DotRing, u32, Isa), usize>,
+    addrs: BTreeMap<(DotRing, u32, Option<KernelTile>, Isa), usize>,
 }
 
 impl Kernels {
@@ -26,13 +26,28 @@ impl Kernels {
     /// # Safety
     /// `T` must be the storage word of `ring` (u16, or u32/u64 for Z32/Z64).
     pub unsafe fn get<T>(&self, ring: DotRing, words: u32, isa: Isa) -> Option<KernelFn<T>> {
+        // SAFETY: the caller's contract.
+        unsafe { self.get_tiled(ring, words, None, isa) }
+    }
+
+    /// [`Kernels::get`] for the kernel generated with `tile` (None: the default tile).
+    ///
+    /// # Safety
+    /// As [`Kernels::get`].
+    pub unsafe fn get_tiled<T>(
+        &self,
+        ring: DotRing,
+        words: u32,
+        tile: Option<KernelTile>,
+        isa: Isa,
+    ) -> Option<KernelFn<T>> {
         assert_eq!(
             std::mem::size_of::<T>() * 8,
             ring.bits() as usize,
             "storage word of {}",
             ring.tag()
         );
-        let addr = *self.addrs.get(&(ring, words, isa))?;
+        let addr = *self.addrs.get(&(ring, words, tile, isa))?;
         // SAFETY: the address is the entry of a function with this signature (see module docs).
         Some(unsafe { std::mem::transmute::<usize, KernelFn<T>>(addr) })
     }
@@ -41,8 +56,8 @@ impl Kernels {
     pub fn variants(&self, ring: DotRing, words: u32) -> Vec<Isa> {
         self.addrs
             .keys()
-            .filter(|k| k.0 == ring && k.1 == words)
-            .map(|k| k.2)
+            .filter(|k| k.0 == ring && k.1 == words && k.2.is_none())
+            .map(|k| k.3)
             .collect()
     }
 }
@@ -50,11 +65,21 @@ impl Kernels {
 /// Generates, optimises and JIT-compiles the kernel tables for every (ring, words) in
 /// `kernels` and calls `f` with them; the code is freed when `f` returns.
 pub fn with_kernels<R>(kernels: &[(DotRing, u32)], f: impl FnOnce(&Kernels) -> R) -> Result<R> {
+    let all: Vec<_> = kernels.iter().map(|&(r, w)| (r, w, None)).collect();
+    with_tiled_kernels(&all, f)
+}
+
+/// [`with_kernels`] for (ring, words, tile) triples: the tile the compiler records on a batch
+/// dot op (None: the ISA's default tile).
+pub fn with_tiled_kernels<R>(
+    kernels: &[(DotRing, u32, Option<KernelTile>)],
+    f: impl FnOnce(&Kernels) -> R,
+) -> Result<R> {
     let cx = Context::create();
     let module = cx.create_module("irisc_bench_kernels");
     let tm = host_machine().map_err(|e| anyhow!("{e}"))?;
-    for &(ring, words) in kernels {
-        table(&cx, &module, ring, words).map_err(|e| anyhow!("{e}"))?;
+    for &(ring, words, tile) in kernels {
+        table_tiled(&cx, &module, ring, words, tile.as_ref()).map_err(|e| anyhow!("{e}"))?;
     }
     module.verify().map_err(|e| anyhow!("kernel module: {e}"))?;
     optimize(&module, &tm).map_err(|e| anyhow!("{e}"))?;
@@ -62,14 +87,14 @@ pub fn with_kernels<R>(kernels: &[(DotRing, u32)], f: impl FnOnce(&Kernels) -> R
         .create_jit_execution_engine(OptimizationLevel::Aggressive)
         .map_err(|e| anyhow!("JIT: {e}"))?;
     let mut addrs = BTreeMap::new();
-    for &(ring, words) in kernels {
+    for &(ring, words, tile) in kernels {
         for isa in Isa::ALL {
-            let name = kernel_name(ring, words, isa);
+            let name = kernel_name_tiled(ring, words, isa, tile.as_ref());
             if module.get_function(&name).is_some() {
                 let a = ee
                     .get_function_address(&name)
                     .map_err(|e| anyhow!("JIT lookup {name}: {e}"))?;
-                addrs.insert((ring, words, isa), a);
+                addrs.insert((ring, words, tile, isa), a);
             }
         }
     }

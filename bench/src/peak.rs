@@ -155,7 +155,42 @@ pub const RUNS: usize = 5;
 /// core settle at its vector clock). The fastest run is kept: on a shared machine a run can only
 /// lose time to other work, never gain it, so the best run is the closest to the core's peak.
 pub fn measure(lane: LaneWidth, min_secs: f64) -> Peak {
-    let k = kernel(lane);
+    time_kernel(lane, kernel(lane), min_secs)
+}
+
+/// Other multiply-accumulate peaks of this CPU, for comparison (no kernel's fraction is taken
+/// over them), as (lane bits, peak): `vpdpwssd ymm` (16-bit, 256-bit vectors), `vpmullw` +
+/// `vpaddw zmm` (16-bit products kept mod 2^16, the wrapping rings' other way) and `vpdpbusd
+/// zmm` (8-bit x 8-bit, four products per 32-bit lane: twice the 16-bit rate, which 16-bit
+/// words cannot use). Empty where the CPU lacks AVX-512 VNNI.
+pub fn others(min_secs: f64) -> Vec<(u32, Peak)> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::is_x86_feature_detected as has;
+        if has!("avx512vnni") && has!("avx512bw") && has!("avx512vl") {
+            let ks = [
+                (16, "vpdpwssd ymm", 16, x86::vpdpwssd_ymm as fn(u64)),
+                (16, "vpmullw zmm + vpaddw zmm", 32, x86::vpmullw_zmm),
+                (8, "vpdpbusd zmm", 64, x86::vpdpbusd_zmm),
+            ];
+            return ks
+                .into_iter()
+                .map(|(bits, instruction, macs_per_step, run)| {
+                    let k = Kernel {
+                        instruction,
+                        macs_per_step,
+                        run,
+                    };
+                    (bits, time_kernel(LaneWidth::W16, k, min_secs))
+                })
+                .collect();
+        }
+    }
+    let _ = min_secs;
+    Vec::new()
+}
+
+fn time_kernel(lane: LaneWidth, k: Kernel, min_secs: f64) -> Peak {
     let time = |iters: u64| {
         let t = Instant::now();
         (k.run)(iters);
@@ -349,6 +384,109 @@ mod x86 {
         unsafe { vpmullq_zmm_inner(iterations.max(1)) }
     }
 
+    /// The same chains as [`vpdpwssd_zmm`] with an instruction named by `$ins` and registers
+    /// of kind `$r` (sources 10 and 11).
+    macro_rules! fused_chains {
+        ($name:ident, $inner:ident, $features:literal, $ins:literal, $($reg:literal),*) => {
+            #[target_feature(enable = $features)]
+            unsafe fn $inner(iterations: u64) {
+                // SAFETY: registers only; every one written is declared clobbered.
+                unsafe {
+                    asm!(
+                        "vpternlogd zmm10, zmm10, zmm10, 0xff",
+                        "vpternlogd zmm11, zmm11, zmm11, 0xff",
+                        "2:",
+                        $(concat!($ins, " ", $reg),)*
+                        "dec {n}",
+                        "jnz 2b",
+                        n = inout(reg) iterations => _,
+                        out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _, out("zmm4") _,
+                        out("zmm5") _, out("zmm6") _, out("zmm7") _, out("zmm8") _, out("zmm9") _,
+                        out("zmm10") _, out("zmm11") _,
+                        options(nostack, nomem),
+                    );
+                }
+            }
+
+            pub fn $name(iterations: u64) {
+                assert!(std::arch::is_x86_feature_detected!("avx512vnni"));
+                // SAFETY: the feature was checked just above (the caller checks BW and VL).
+                unsafe { $inner(iterations.max(1)) }
+            }
+        };
+    }
+
+    fused_chains!(
+        vpdpwssd_ymm,
+        vpdpwssd_ymm_inner,
+        "avx512f,avx512vl,avx512vnni",
+        "vpdpwssd",
+        "ymm0, ymm10, ymm11",
+        "ymm1, ymm10, ymm11",
+        "ymm2, ymm10, ymm11",
+        "ymm3, ymm10, ymm11",
+        "ymm4, ymm10, ymm11",
+        "ymm5, ymm10, ymm11",
+        "ymm6, ymm10, ymm11",
+        "ymm7, ymm10, ymm11",
+        "ymm8, ymm10, ymm11",
+        "ymm9, ymm10, ymm11"
+    );
+    fused_chains!(
+        vpdpbusd_zmm,
+        vpdpbusd_zmm_inner,
+        "avx512f,avx512vnni",
+        "vpdpbusd",
+        "zmm0, zmm10, zmm11",
+        "zmm1, zmm10, zmm11",
+        "zmm2, zmm10, zmm11",
+        "zmm3, zmm10, zmm11",
+        "zmm4, zmm10, zmm11",
+        "zmm5, zmm10, zmm11",
+        "zmm6, zmm10, zmm11",
+        "zmm7, zmm10, zmm11",
+        "zmm8, zmm10, zmm11",
+        "zmm9, zmm10, zmm11"
+    );
+
+    /// `vpmullw` (16-bit products mod 2^16) into a scratch register, `vpaddw` into the chain.
+    #[target_feature(enable = "avx512f,avx512bw")]
+    unsafe fn vpmullw_zmm_inner(iterations: u64) {
+        // SAFETY: registers only; every one written is declared clobbered.
+        unsafe {
+            asm!(
+                "vpternlogd zmm20, zmm20, zmm20, 0xff",
+                "vpternlogd zmm21, zmm21, zmm21, 0xff",
+                "2:",
+                "vpmullw zmm10, zmm20, zmm21", "vpaddw zmm0, zmm0, zmm10",
+                "vpmullw zmm11, zmm20, zmm21", "vpaddw zmm1, zmm1, zmm11",
+                "vpmullw zmm12, zmm20, zmm21", "vpaddw zmm2, zmm2, zmm12",
+                "vpmullw zmm13, zmm20, zmm21", "vpaddw zmm3, zmm3, zmm13",
+                "vpmullw zmm14, zmm20, zmm21", "vpaddw zmm4, zmm4, zmm14",
+                "vpmullw zmm15, zmm20, zmm21", "vpaddw zmm5, zmm5, zmm15",
+                "vpmullw zmm16, zmm20, zmm21", "vpaddw zmm6, zmm6, zmm16",
+                "vpmullw zmm17, zmm20, zmm21", "vpaddw zmm7, zmm7, zmm17",
+                "vpmullw zmm18, zmm20, zmm21", "vpaddw zmm8, zmm8, zmm18",
+                "vpmullw zmm19, zmm20, zmm21", "vpaddw zmm9, zmm9, zmm19",
+                "dec {n}",
+                "jnz 2b",
+                n = inout(reg) iterations => _,
+                out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _, out("zmm4") _,
+                out("zmm5") _, out("zmm6") _, out("zmm7") _, out("zmm8") _, out("zmm9") _,
+                out("zmm10") _, out("zmm11") _, out("zmm12") _, out("zmm13") _, out("zmm14") _,
+                out("zmm15") _, out("zmm16") _, out("zmm17") _, out("zmm18") _, out("zmm19") _,
+                out("zmm20") _, out("zmm21") _,
+                options(nostack, nomem),
+            );
+        }
+    }
+
+    pub fn vpmullw_zmm(iterations: u64) {
+        assert!(std::arch::is_x86_feature_detected!("avx512bw"));
+        // SAFETY: the feature was checked just above.
+        unsafe { vpmullw_zmm_inner(iterations.max(1)) }
+    }
+
     /// AVX2 has 16 ymm registers: 10 accumulators, 4 rotating scratch registers, 2 sources.
     #[target_feature(enable = "avx2")]
     unsafe fn vpmaddwd_ymm_inner(iterations: u64) {
@@ -443,5 +581,23 @@ mod tests {
             assert_eq!(peaks[0].instruction, "vpdpwssd zmm");
         }
         assert!(peaks[0].macs_per_s > peaks[2].macs_per_s, "{peaks:?}");
+    }
+
+    /// The comparison peaks are measured where the CPU has VNNI, each with its own instruction.
+    #[test]
+    fn other_peaks_are_measured_with_their_instructions() {
+        let others = others(0.02);
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512vnni") {
+            let names: Vec<_> = others.iter().map(|(_, p)| p.instruction).collect();
+            assert_eq!(
+                names,
+                ["vpdpwssd ymm", "vpmullw zmm + vpaddw zmm", "vpdpbusd zmm"]
+            );
+        }
+        for (bits, p) in &others {
+            assert!(p.macs_per_s.is_finite() && p.macs_per_s > 0.0, "{p:?}");
+            assert!(*bits == 8 || *bits == 16);
+        }
     }
 }

@@ -6,6 +6,7 @@ pub mod approx;
 pub mod circuit;
 pub mod cosine;
 pub mod explain;
+pub mod kernel_tile;
 pub mod lemma2;
 pub mod plan;
 pub mod range;

@@ -9,7 +9,9 @@
 //! - [`irs_to_mpc`]: lowers `irs` to the `mpc` ops the parties execute, shares typed by ring
 //!   (secret conditionals become multiplexers there);
 //! - [`mpc_tile`]: rewrites `@query` into the tiled schedule (stages, batch dot products, gallery
-//!   views, appends of crossings) with its options recorded in the IR.
+//!   views, appends of crossings) with its options recorded in the IR;
+//! - [`kernel_tile`]: records on every dot product the register tile of its kernel, chosen for
+//!   the codes per kernel call (query batch x rotations).
 //!
 //! The choice passes query [`crate::analysis::sites::ComparisonSites`], built from the module;
 //! what the user forces (`--sharing`, `--variant`, `--precision`) are their options
@@ -18,6 +20,7 @@
 //! caught at the pass that did it.
 
 pub mod irs_to_mpc;
+pub mod kernel_tile;
 pub mod mpc_tile;
 pub mod ring_select;
 pub mod variant_select;
@@ -79,7 +82,7 @@ pub struct PassInfo {
 }
 
 /// Every pass `irisc opt --passes` can run, in pipeline order.
-pub const REGISTRY: [PassInfo; 4] = [
+pub const REGISTRY: [PassInfo; 5] = [
     PassInfo {
         name: variant_select::NAME,
         options:
@@ -119,6 +122,14 @@ pub const REGISTRY: [PassInfo; 4] = [
             Ok(Box::new(mpc_tile::MpcTile::from_options(
                 &spelled.join(" "),
             )?))
+        },
+    },
+    PassInfo {
+        name: kernel_tile::NAME,
+        options: "",
+        build: |o| match o.keys().next() {
+            Some(k) => Err(format!("kernel-tile has no option `{k}`")),
+            None => Ok(Box::new(kernel_tile::KernelTilePass)),
         },
     },
 ];
@@ -261,6 +272,7 @@ impl PassManager {
         let mut pm = PassManager::new();
         pm.add(irs_to_mpc::IrsToMpc);
         pm.add(mpc_tile::MpcTile::default());
+        pm.add(kernel_tile::KernelTilePass);
         pm
     }
 

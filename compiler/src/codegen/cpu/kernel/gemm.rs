@@ -27,9 +27,32 @@ use inkwell::{
     IntPredicate,
 };
 
-/// Defines kernel `name` for (`ring`, `l` words, `isa`) with register tile `tile` =
-/// (records, codes) and K chunks of `chunk` words (a multiple of the ISA's lanes; 0 or >= l:
-/// no chunking).
+/// How one kernel's loop nest is shaped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Shape {
+    /// The register tile (records, codes).
+    pub tile: (u32, u32),
+    /// K chunks of this many words (a multiple of the ISA's lanes; 0 or >= l: no chunking).
+    pub k_chunk: u32,
+    /// Whether each tile streams a row of the next record block towards the cache.
+    pub stream_next: bool,
+    /// Codes per panel, the outermost loop (0: all codes in one).
+    pub code_panel: u32,
+}
+
+impl Shape {
+    /// The ISA's default shape for `ring`.
+    pub fn default_for(isa: Isa, ring: DotRing) -> Shape {
+        Shape {
+            tile: isa.tile(ring),
+            k_chunk: isa.k_chunk(ring),
+            stream_next: true,
+            code_panel: 0,
+        }
+    }
+}
+
+/// Defines kernel `name` for (`ring`, `l` words, `isa`) with the loop nest `shape`.
 #[allow(clippy::too_many_arguments)]
 pub fn define<'ctx>(
     cx: &'ctx Context,
@@ -38,9 +61,15 @@ pub fn define<'ctx>(
     ring: DotRing,
     l: u32,
     isa: Isa,
-    tile: (u32, u32),
-    chunk: u32,
+    shape: Shape,
 ) -> Result<FunctionValue<'ctx>, CodegenError> {
+    let (tile, chunk) = (shape.tile, shape.k_chunk);
+    if tile.0 == 0 || tile.1 == 0 {
+        return Err(CodegenError(format!(
+            "register tile {}x{}: both sides must be at least 1",
+            tile.0, tile.1
+        )));
+    }
     let lanes = isa.lanes(ring);
     let max = isa.k_chunk(ring);
     if ring == DotRing::Fp && max != 0 && (chunk == 0 || chunk > max) && l > max {
@@ -111,17 +140,20 @@ pub fn define<'ctx>(
         n_codes: p(2)?.into_int_value(),
         n_records: p(5)?.into_int_value(),
         out: p(6)?.into_pointer_value(),
+        stream_next: shape.stream_next,
     };
     let entry = cx.append_basic_block(f, "entry");
     b.position_at_end(entry);
     let l = u64::from(l);
     let chunk = u64::from(chunk);
-    if chunk == 0 || chunk >= l {
-        k.nest(tile, &Span::whole(cx, l))?;
-    } else {
+    let zero = k.i64c(0);
+    // The K chunks of the codes c_lo..c_lo+c_n.
+    let chunks = |codes: Codes<'ctx>| -> Result<(), CodegenError> {
+        if chunk == 0 || chunk >= l {
+            return k.nest(tile, &Span::whole(cx, l, codes));
+        }
         // Full chunks in a loop (the first stores, the others add to out), then the rest.
         let full = l / chunk;
-        let zero = k.i64c(0);
         k.counted("kchunk", zero, k.i64c(full), &mut |c| {
             let k0 = e(b.build_int_mul(c, k.i64c(chunk), "k0"))?;
             let first = e(b.build_int_compare(IntPredicate::EQ, c, zero, "first"))?;
@@ -131,6 +163,7 @@ pub fn define<'ctx>(
                     k0,
                     len: chunk,
                     first: Some(first),
+                    codes,
                 },
             )
         })?;
@@ -139,9 +172,30 @@ pub fn define<'ctx>(
                 k0: k.i64c(full * chunk),
                 len: l % chunk,
                 first: Some(cx.bool_type().const_zero()),
+                codes,
             };
             k.nest(tile, &span)?;
         }
+        Ok(())
+    };
+    if shape.code_panel == 0 {
+        chunks(Codes {
+            lo: zero,
+            n: k.n_codes,
+        })?;
+    } else {
+        // Panels of P codes, outermost: one panel's K chunk stays in cache while every record
+        // passes over it (the gallery is read once per panel).
+        let panel = k.i64c(shape.code_panel.into());
+        let last = e(b.build_int_add(k.n_codes, k.i64c(u64::from(shape.code_panel) - 1), "p.up"))?;
+        let panels = e(b.build_int_unsigned_div(last, panel, "panels"))?;
+        k.counted("cpanel", zero, panels, &mut |pi| {
+            let lo = e(b.build_int_mul(pi, panel, "p.lo"))?;
+            let left = e(b.build_int_sub(k.n_codes, lo, "p.left"))?;
+            let fits = e(b.build_int_compare(IntPredicate::ULT, left, panel, "p.fits"))?;
+            let n = e(b.build_select(fits, left, panel, "p.n"))?.into_int_value();
+            chunks(Codes { lo, n })
+        })?;
     }
     e(b.build_return(None))?;
     Ok(f)
@@ -150,18 +204,31 @@ pub fn define<'ctx>(
 /// The words `k0..k0+len` of every code that one pass of the loop nest covers; `first` says
 /// whether the pass stores its sums (true) or adds them to `out` (a later K chunk); `None`:
 /// the pass covers whole codes and stores.
+/// The locality hint of the prefetches of the next record block's rows (`llvm.prefetch`: 3 =
+/// keep in every level, 2 = L2 and out, ...).
+const NEXT_BLOCK_LOCALITY: u64 = 2;
+
 struct Span<'ctx> {
     k0: IntValue<'ctx>,
     len: u64,
     first: Option<IntValue<'ctx>>,
+    codes: Codes<'ctx>,
+}
+
+/// The codes `lo..lo+n` one pass of the loop nest covers (a code panel, or all of them).
+#[derive(Clone, Copy)]
+struct Codes<'ctx> {
+    lo: IntValue<'ctx>,
+    n: IntValue<'ctx>,
 }
 
 impl<'ctx> Span<'ctx> {
-    fn whole(cx: &'ctx Context, l: u64) -> Self {
+    fn whole(cx: &'ctx Context, l: u64, codes: Codes<'ctx>) -> Self {
         Span {
             k0: cx.i64_type().const_zero(),
             len: l,
             first: None,
+            codes,
         }
     }
 }
@@ -178,6 +245,7 @@ struct Gemm<'a, 'ctx> {
     n_codes: IntValue<'ctx>,
     n_records: IntValue<'ctx>,
     out: PointerValue<'ctx>,
+    stream_next: bool,
 }
 
 impl<'ctx> Gemm<'_, 'ctx> {
@@ -224,16 +292,25 @@ impl<'ctx> Gemm<'_, 'ctx> {
     fn nest(&self, (rt, ct): (u32, u32), span: &Span<'ctx>) -> Result<(), CodegenError> {
         let b = self.b;
         let full_r = e(b.build_int_unsigned_div(self.n_records, self.i64c(rt.into()), "rblocks"))?;
-        let full_c = e(b.build_int_unsigned_div(self.n_codes, self.i64c(ct.into()), "cblocks"))?;
+        let full_c = e(b.build_int_unsigned_div(span.codes.n, self.i64c(ct.into()), "cblocks"))?;
         let r_tail = e(b.build_int_mul(full_r, self.i64c(rt.into()), "r.tail"))?;
-        let c_tail = e(b.build_int_mul(full_c, self.i64c(ct.into()), "c.tail"))?;
+        let c_full = e(b.build_int_mul(full_c, self.i64c(ct.into()), "c.full"))?;
+        let c_tail = e(b.build_int_add(span.codes.lo, c_full, "c.tail"))?;
         let zero = self.i64c(0);
+        // The record whose row a tile streams towards the cache while it computes: code block
+        // j of records r0..r0+rb fetches row j % rb of the next block (see [`Gemm::tile`]).
+        let ahead_row = |r0: IntValue<'ctx>, rb: u32, cb: IntValue<'ctx>| {
+            let j = e(b.build_int_unsigned_rem(cb, self.i64c(rb.into()), "next.j"))?;
+            let next = e(b.build_int_add(r0, self.i64c(rb.into()), "next.r0"))?;
+            e(b.build_int_add(next, j, "next.row"))
+        };
         let codes = |r0: IntValue<'ctx>, rb: u32| -> Result<(), CodegenError> {
             self.counted("cblock", zero, full_c, &mut |cb| {
                 let c0 = e(b.build_int_mul(cb, self.i64c(ct.into()), "c0"))?;
-                self.tile(r0, rb, c0, ct, span)
+                let c0 = e(b.build_int_add(span.codes.lo, c0, "c0.at"))?;
+                self.tile(r0, rb, c0, ct, ahead_row(r0, rb, cb)?, span)
             })?;
-            let rem = e(b.build_int_sub(self.n_codes, c_tail, "c.rem"))?;
+            let rem = e(b.build_int_sub(span.codes.n, c_full, "c.rem"))?;
             let merge = self.cx.append_basic_block(self.f, "c.rem.done");
             let cases = (1..ct)
                 .map(|w| {
@@ -244,7 +321,7 @@ impl<'ctx> Gemm<'_, 'ctx> {
             e(b.build_switch(rem, merge, &cases))?;
             for (w, (_, bb)) in (1..ct).zip(&cases) {
                 b.position_at_end(*bb);
-                self.tile(r0, rb, c_tail, w, span)?;
+                self.tile(r0, rb, c_tail, w, ahead_row(r0, rb, full_c)?, span)?;
                 e(b.build_unconditional_branch(merge))?;
             }
             b.position_at_end(merge);
@@ -288,6 +365,18 @@ impl<'ctx> Gemm<'_, 'ctx> {
         e(unsafe { b.build_in_bounds_gep(self.step.word(), base, &[off], "row.p") })
     }
 
+    /// `&base[row * L]` as a plain GEP: the row may lie past the end (prefetched only).
+    fn row_any(
+        &self,
+        base: PointerValue<'ctx>,
+        row: IntValue<'ctx>,
+    ) -> Result<PointerValue<'ctx>, CodegenError> {
+        let b = self.b;
+        let off = e(b.build_int_mul(row, self.i64c(self.l), "next.off"))?;
+        // SAFETY: a plain (not inbounds) GEP, only prefetched.
+        e(unsafe { b.build_gep(self.step.word(), base, &[off], "next.p") })
+    }
+
     /// A vector of `t` words at `&p[k]`, aligned only to the word (codes are not padded).
     fn load(
         &self,
@@ -313,10 +402,14 @@ impl<'ctx> Gemm<'_, 'ctx> {
         rb: u32,
         c0: IntValue<'ctx>,
         cb: u32,
+        next_row: IntValue<'ctx>,
         span: &Span<'ctx>,
     ) -> Result<(), CodegenError> {
         let (b, st) = (self.b, &self.step);
         let sides = self.q.len();
+        let next_rows = (0..sides)
+            .map(|s| self.row_any(self.g[s], next_row))
+            .collect::<Result<Vec<_>, _>>()?;
         let mut g_rows = Vec::new();
         let mut q_rows = Vec::new();
         for s in 0..sides {
@@ -356,6 +449,32 @@ impl<'ctx> Gemm<'_, 'ctx> {
                 .iter()
                 .map(|p| p.as_basic_value().into_vector_value())
                 .collect();
+            if self.stream_next && st.isa.prefetch_bytes().is_some() {
+                // The row of the next record block this tile is given: one line per step, so
+                // the first code block of the next block finds its rows in cache and the
+                // gallery streams from memory at an even rate over the whole block instead of
+                // in a burst at its first code block (6 rows x 64 bytes per 24 cycles there:
+                // more than the memory delivers).
+                let pf = self.prefetch_fn();
+                let i8t = self.cx.i8_type();
+                let i32t = self.cx.i32_type();
+                let bytes = self.i64c(u64::from(st.ring.bits() / 8));
+                for &p in &next_rows {
+                    let off = e(b.build_int_mul(at, bytes, "pf.next.bytes"))?;
+                    // SAFETY: a plain (not inbounds) GEP; prefetch never faults.
+                    let a = e(unsafe { b.build_gep(i8t, p, &[off], "pf.next.p") })?;
+                    e(b.build_call(
+                        pf,
+                        &[
+                            a.into(),
+                            i32t.const_zero().into(),
+                            i32t.const_int(NEXT_BLOCK_LOCALITY, false).into(),
+                            i32t.const_int(1, false).into(),
+                        ],
+                        "",
+                    ))?;
+                }
+            }
             if let Some(d) = st.isa.prefetch_bytes() {
                 // The gallery streams from memory: prefetch `d` bytes ahead in every row of
                 // the tile (x86 ignores prefetches of addresses past the end).

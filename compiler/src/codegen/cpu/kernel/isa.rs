@@ -69,6 +69,8 @@ impl IsaCodegen for Isa {
     fn tile(self, ring: DotRing) -> (u32, u32) {
         match (self, ring) {
             (Isa::Avx512 | Isa::Vnni, DotRing::Z16 | DotRing::Gr16) => (6, 4),
+            // Two accumulators per pair (low and high byte of the gallery): 24 in all.
+            (Isa::Avx512 | Isa::Vnni, DotRing::Fp) => (6, 2),
             (Isa::Avx512 | Isa::Vnni, _) => (2, 4),
             (Isa::Avx2, DotRing::Fp) => (2, 2),
             (Isa::Avx2, _) => (2, 4),
@@ -203,15 +205,15 @@ impl<'ctx> Step<'_, 'ctx> {
     /// lo in [0, 256) and hi in [-128, 128), returned as the vector `lo ++ hi`.
     pub fn prep_g(&self, v: VectorValue<'ctx>) -> Result<VectorValue<'ctx>, CodegenError> {
         if self.ring == DotRing::Fp && self.pairs() {
+            // Unsigned bytes: g = 256*hi + lo exactly (g < 2^16), no fix-up of g's sign.
             let b = self.b;
-            let s = self.signed_mod_p(v)?;
-            let n = s.get_type().get_size();
+            let n = v.get_type().get_size();
             let splat = |x: u64| {
                 let c = self.word().const_int(x, false);
                 VectorType::const_vector(&vec![c; n as usize])
             };
-            let lo = e(b.build_and(s, splat(0xff), "g.lo"))?;
-            let hi = e(b.build_right_shift(s, splat(8), true, "g.hi"))?;
+            let lo = e(b.build_and(v, splat(0xff), "g.lo"))?;
+            let hi = e(b.build_right_shift(v, splat(8), false, "g.hi"))?;
             return self.concat(lo, hi);
         }
         Ok(v)

@@ -28,6 +28,7 @@ use inkwell::{
     values::{BasicValue, FunctionValue, GlobalValue},
 };
 
+pub use crate::analysis::kernel_tile::KernelTile;
 pub use isa::{Isa, IsaCodegen};
 
 /// The prime of the F_p sharing (the runtime's).
@@ -114,7 +115,7 @@ impl DotRing {
     }
 }
 
-/// `irisc_kernel_dot_{ring}_L{l}_{isa}`: one ISA variant.
+/// `irisc_kernel_dot_{ring}_L{l}_{isa}`: one ISA variant with the default tile.
 pub fn kernel_name(ring: DotRing, l: u32, isa: Isa) -> String {
     format!("irisc_kernel_dot_{}_L{l}_{}", ring.tag(), isa.name())
 }
@@ -125,6 +126,50 @@ pub fn table_name(ring: DotRing, l: u32) -> String {
     format!("irisc_kernels_dot_{}_L{l}", ring.tag())
 }
 
+/// [`kernel_name`] of the variant generated for `tile` (the IR's; None: the default).
+pub fn kernel_name_tiled(ring: DotRing, l: u32, isa: Isa, tile: Option<&KernelTile>) -> String {
+    format!(
+        "{}{}",
+        kernel_name(ring, l, isa),
+        tile_suffix(ring, l, tile)
+    )
+}
+
+/// What a recorded tile changes in the names: nothing for the default shape, else
+/// `_t{records}x{codes}` and `_p{codes per panel}`.
+fn tile_suffix(ring: DotRing, l: u32, tile: Option<&KernelTile>) -> String {
+    let wide = shape(Isa::Vnni, ring, l, tile);
+    if wide == gemm::Shape::default_for(Isa::Vnni, ring) {
+        return String::new();
+    }
+    let mut s = format!("_t{}x{}", wide.tile.0, wide.tile.1);
+    if wide.code_panel > 0 {
+        s.push_str(&format!("_p{}", wide.code_panel));
+    }
+    s
+}
+
+/// The loop nest of variant `isa` for (`ring`, `l`) under the tile the IR records (`None`: the
+/// ISA's default): the 512-bit variants take the recorded register tile, and all take its code
+/// panels (the panel's codes: the panel bytes over a code's bytes, whole tiles of codes, at
+/// least one tile).
+pub fn shape(isa: Isa, ring: DotRing, l: u32, tile: Option<&KernelTile>) -> gemm::Shape {
+    let mut s = gemm::Shape::default_for(isa, ring);
+    let Some(t) = tile else {
+        return s;
+    };
+    if matches!(isa, Isa::Avx512 | Isa::Vnni) {
+        s.tile = (t.records, t.codes);
+    }
+    if t.panel_bytes > 0 {
+        let code_bytes = u64::from(ring.sides()) * u64::from(l) * u64::from(ring.bits() / 8);
+        let c = u64::from(s.tile.1);
+        let codes = (t.panel_bytes / code_bytes.max(1)) / c * c;
+        s.code_panel = u32::try_from(codes.max(c)).unwrap_or(u32::MAX);
+    }
+    s
+}
+
 /// Whether the host (the module's target) is x86-64, where the x86 variants are generated.
 pub fn host_is_x86() -> bool {
     TargetMachine::get_default_triple()
@@ -133,8 +178,9 @@ pub fn host_is_x86() -> bool {
         .starts_with("x86_64")
 }
 
-/// Returns the ISA variant `isa` of the kernel for (`ring`, `l`), defining it in `module` the
-/// first time. `l` is the code length in words (for GR, d*ceil(len/d)).
+/// Returns the ISA variant `isa` of the kernel for (`ring`, `l`) with the default tile,
+/// defining it in `module` the first time. `l` is the code length in words (for GR,
+/// d*ceil(len/d)).
 pub fn kernel<'ctx>(
     cx: &'ctx Context,
     module: &Module<'ctx>,
@@ -142,7 +188,19 @@ pub fn kernel<'ctx>(
     l: u32,
     isa: Isa,
 ) -> Result<FunctionValue<'ctx>, CodegenError> {
-    let name = kernel_name(ring, l, isa);
+    kernel_tiled(cx, module, ring, l, isa, None)
+}
+
+/// [`kernel`] with the tile the IR records on the dot op.
+pub fn kernel_tiled<'ctx>(
+    cx: &'ctx Context,
+    module: &Module<'ctx>,
+    ring: DotRing,
+    l: u32,
+    isa: Isa,
+    tile: Option<&KernelTile>,
+) -> Result<FunctionValue<'ctx>, CodegenError> {
+    let name = kernel_name_tiled(ring, l, isa, tile);
     if let Some(f) = module.get_function(&name) {
         return Ok(f);
     }
@@ -152,16 +210,7 @@ pub fn kernel<'ctx>(
             ring.tag()
         )));
     }
-    gemm::define(
-        cx,
-        module,
-        &name,
-        ring,
-        l,
-        isa,
-        isa.tile(ring),
-        isa.k_chunk(ring),
-    )
+    gemm::define(cx, module, &name, ring, l, isa, shape(isa, ring, l, tile))
 }
 
 /// Returns the table of all variants of the kernel for (`ring`, `l`) for the host target,
@@ -174,14 +223,25 @@ pub fn table<'ctx>(
     ring: DotRing,
     l: u32,
 ) -> Result<GlobalValue<'ctx>, CodegenError> {
-    let name = table_name(ring, l);
+    table_tiled(cx, module, ring, l, None)
+}
+
+/// [`table`] of the kernels with the tile the IR records on the dot op (`None`: the default).
+pub fn table_tiled<'ctx>(
+    cx: &'ctx Context,
+    module: &Module<'ctx>,
+    ring: DotRing,
+    l: u32,
+    tile: Option<&KernelTile>,
+) -> Result<GlobalValue<'ctx>, CodegenError> {
+    let name = format!("{}{}", table_name(ring, l), tile_suffix(ring, l, tile));
     if let Some(g) = module.get_global(&name) {
         return Ok(g);
     }
     let ptr = cx.ptr_type(Default::default());
     let mut slots = vec![ptr.const_null(); Isa::ALL.len()];
     for isa in ring.variants(host_is_x86()) {
-        let f = kernel(cx, module, ring, l, isa)?;
+        let f = kernel_tiled(cx, module, ring, l, isa, tile)?;
         slots[isa.index()] = f.as_global_value().as_pointer_value();
     }
     let init = cx.const_struct(

@@ -224,8 +224,10 @@ fn chunked_kernels_equal_the_reference() {
                 ring,
                 l,
                 isa,
-                isa.tile(ring),
-                64,
+                gemm::Shape {
+                    k_chunk: 64,
+                    ..gemm::Shape::default_for(isa, ring)
+                },
             )
             .unwrap();
         }

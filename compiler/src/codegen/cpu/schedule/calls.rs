@@ -282,7 +282,8 @@ impl<'ctx> Schedule<'ctx, '_> {
             let code_bits = u32::try_from(code_bits).map_err(err)?;
             let width = kernel::storage_bits(self.ring(op, Some(0))?);
             let ring = kernel::DotRing::replicated(width)?;
-            let table = kernel::table(self.cx, self.module, ring, code_bits)?;
+            let tile = crate::passes::kernel_tile::tile_of(op).map_err(err)?;
+            let table = kernel::table_tiled(self.cx, self.module, ring, code_bits, tile.as_ref())?;
             return Ok((
                 table.as_pointer_value().into(),
                 BatchDotKind::Masked.abi().into(),
@@ -301,7 +302,8 @@ impl<'ctx> Schedule<'ctx, '_> {
         let table = match (kind, self.slot_len(op, 1)) {
             (Some((ring, d)), Some(len)) if len > 0 => {
                 let words = u32::try_from(len.div_ceil(d) * d).map_err(err)?;
-                kernel::table(self.cx, self.module, ring, words)?
+                let tile = crate::passes::kernel_tile::tile_of(op).map_err(err)?;
+                kernel::table_tiled(self.cx, self.module, ring, words, tile.as_ref())?
                     .as_pointer_value()
                     .into()
             }

@@ -1,0 +1,214 @@
+//! The register tile of a batch dot product's kernel, chosen from what the compiler knows of the
+//! call: the ring (sides and accumulator width), the ISA class the tile is for (the 512-bit
+//! variants, 32 vector registers), and the number of codes per kernel call (queries per batch x
+//! rotations: 31, 8 x 31 = 248, 32 x 62 = 1 984, ...).
+//!
+//! The decision is recorded on the batch dot op by the `kernel-tile` pass
+//! (`tile = [records, codes]`, `tile_codes = N`, `code_panel_bytes = B`) and read by code
+//! generation, which generates the kernel variant it names. A tile already on the op (written by
+//! hand, or by an earlier run) is checked and kept.
+//!
+//! Why these shapes (measured at l = 12 800, one core, gallery streamed from memory):
+//! - a tile of R records x C codes keeps R x C accumulators (2 per pair for F_p: low and high
+//!   byte of the gallery) and the C query vectors in registers while the R gallery vectors are
+//!   loaded one at a time: `acc x R x C + C + 1 <= 32`. 6 x 4 for the 16-bit wrapping rings
+//!   (24 accumulators, 10 loads per 24 `vpdpwssd`; 8 x 3, 5 x 4 and 4 x 4 measured 5-12 %
+//!   slower), 6 x 2 for F_p (24 accumulators; 4 x 3 and 2 x 4 slower), 2 x 4 for u32/u64 words
+//!   (their multiplies are several instructions);
+//! - fewer codes than C: the tile narrows to the codes there are and takes more records;
+//! - code panels: when one call's query rows exceed the last-level cache share (more than 256
+//!   codes: 1 984 codes of 25.6 kB are 50 MB), every record block would read them all from
+//!   memory; panels of `code_panel_bytes` of query rows (1 MiB, within the core's L2) run
+//!   outermost instead, so a panel stays in cache while the records pass over it (1 984 GR16
+//!   codes: 2.0 M/s without panels, 6.5 M/s with).
+//!
+//! The narrower ISA variants (AVX2, 16 registers; portable) keep their fixed tiles.
+
+use std::fmt;
+
+/// The integer pair attribute: `[records, codes]`.
+pub const TILE_ATTR: &str = "tile";
+/// Codes per kernel call the tile was chosen for.
+pub const CODES_ATTR: &str = "tile_codes";
+/// Bytes of query rows per code panel (0: no panels).
+pub const PANEL_ATTR: &str = "code_panel_bytes";
+
+/// Vector registers of the 512-bit variants the tile is for.
+pub const REGISTERS: u32 = 32;
+/// Above this many codes per call, panels of [`PANEL_BYTES`].
+pub const PANEL_ABOVE_CODES: u64 = 256;
+/// Bytes of query rows per panel.
+pub const PANEL_BYTES: u64 = 1 << 20;
+
+/// What the tile depends on of the dot product's ring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DotKind {
+    /// Replicated Z_2^k in `storage_bits`-bit words (two sides, eq. 6).
+    Replicated { storage_bits: u32 },
+    /// Shamir over GR(2^16, d): one side of u16 words.
+    Galois,
+    /// Shamir over F_p: one side, two accumulators per pair.
+    Prime,
+}
+
+impl DotKind {
+    /// Vector accumulators per (record, code) pair.
+    pub fn accumulators(self) -> u32 {
+        match self {
+            DotKind::Prime => 2,
+            _ => 1,
+        }
+    }
+
+    /// The codes of a full tile.
+    fn codes(self) -> u32 {
+        match self {
+            DotKind::Prime => 2,
+            _ => 4,
+        }
+    }
+
+    /// The records of a full tile.
+    fn records(self) -> u32 {
+        match self {
+            DotKind::Replicated { storage_bits } if storage_bits > 16 => 2,
+            _ => 6,
+        }
+    }
+}
+
+/// A kernel's tile: the decision recorded on the op.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct KernelTile {
+    pub records: u32,
+    pub codes: u32,
+    /// Codes per kernel call the tile was chosen for.
+    pub call_codes: u64,
+    /// Bytes of query rows per code panel; 0: no panels.
+    pub panel_bytes: u64,
+}
+
+impl fmt::Display for KernelTile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "tile {}x{} for {} codes per call",
+            self.records, self.codes, self.call_codes
+        )?;
+        if self.panel_bytes > 0 {
+            write!(f, ", code panels of {} bytes", self.panel_bytes)?;
+        }
+        Ok(())
+    }
+}
+
+/// The tile for `codes` codes per call of a `kind` dot product.
+pub fn choose(kind: DotKind, codes: u64) -> KernelTile {
+    let c = kind.codes().min(codes.clamp(1, u64::from(u32::MAX)) as u32);
+    // As many records as the registers hold, up to the full tile's (taller tiles past it
+    // measured no faster: the gallery rows of a block must also stay in L1).
+    let fit = (REGISTERS - c - 1) / (kind.accumulators() * c);
+    let full = kind.records();
+    let records = if c < kind.codes() {
+        fit.min(2 * full)
+    } else {
+        full
+    };
+    KernelTile {
+        records: records.max(1),
+        codes: c,
+        call_codes: codes,
+        panel_bytes: if codes > PANEL_ABOVE_CODES {
+            PANEL_BYTES
+        } else {
+            0
+        },
+    }
+}
+
+/// Checks a tile (from the IR) for `kind`: both sides at least 1, the accumulators and the
+/// query vectors within the registers.
+pub fn check(kind: DotKind, t: &KernelTile) -> Result<(), String> {
+    if t.records == 0 || t.codes == 0 {
+        return Err(format!(
+            "tile [{}, {}]: records and codes must be at least 1",
+            t.records, t.codes
+        ));
+    }
+    let regs = u64::from(kind.accumulators()) * u64::from(t.records) * u64::from(t.codes)
+        + u64::from(t.codes)
+        + 1;
+    if regs > u64::from(REGISTERS) {
+        return Err(format!(
+            "tile [{}, {}] needs {regs} vector registers ({} accumulators per pair x {} + {} query vectors + 1 gallery vector); the 512-bit kernels have {REGISTERS}",
+            t.records,
+            t.codes,
+            kind.accumulators(),
+            t.records * t.codes,
+            t.codes
+        ));
+    }
+    if t.panel_bytes != 0 && t.panel_bytes < 4096 {
+        return Err(format!(
+            "{PANEL_ATTR} = {}: a panel holds at least 4096 bytes of query rows (0: no panels)",
+            t.panel_bytes
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const Z16: DotKind = DotKind::Replicated { storage_bits: 16 };
+
+    #[test]
+    fn the_bench_shapes_get_full_tiles_and_panels_only_when_large() {
+        for kind in [Z16, DotKind::Galois] {
+            for codes in [31, 248] {
+                let t = choose(kind, codes);
+                assert_eq!(
+                    (t.records, t.codes, t.panel_bytes),
+                    (6, 4, 0),
+                    "{kind:?} {codes}"
+                );
+            }
+            assert_eq!(choose(kind, 1984).panel_bytes, PANEL_BYTES);
+        }
+        let fp = choose(DotKind::Prime, 31);
+        assert_eq!((fp.records, fp.codes), (6, 2));
+        let z64 = choose(DotKind::Replicated { storage_bits: 64 }, 31);
+        assert_eq!((z64.records, z64.codes), (2, 4));
+    }
+
+    #[test]
+    fn few_codes_take_more_records_within_the_registers() {
+        for kind in [Z16, DotKind::Galois, DotKind::Prime] {
+            for codes in 1..=8 {
+                let t = choose(kind, codes);
+                assert!(t.codes as u64 <= codes, "{kind:?} {codes}: {t:?}");
+                check(kind, &t).unwrap();
+            }
+        }
+        assert_eq!(choose(DotKind::Galois, 1).records, 12);
+    }
+
+    #[test]
+    fn bad_tiles_are_refused_with_the_reason() {
+        let t = |records, codes| KernelTile {
+            records,
+            codes,
+            call_codes: 31,
+            panel_bytes: 0,
+        };
+        assert!(check(Z16, &t(0, 4)).unwrap_err().contains("at least 1"));
+        let e = check(Z16, &t(8, 4)).unwrap_err();
+        assert!(e.contains("needs 37 vector registers"), "{e}");
+        assert!(check(DotKind::Prime, &t(6, 4)).is_err());
+        assert!(check(DotKind::Prime, &t(6, 2)).is_ok());
+        let mut small = t(6, 4);
+        small.panel_bytes = 100;
+        assert!(check(Z16, &small).unwrap_err().contains("at least 4096"));
+    }
+}

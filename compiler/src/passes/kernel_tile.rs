@@ -1,0 +1,208 @@
+//! `kernel-tile`: records on every dot product of `@query` the register tile of its kernel
+//! ([`crate::analysis::kernel_tile`]): `tile = [records, codes]`, the codes per kernel call it
+//! was chosen for (`tile_codes`: the query batch `mpc.query_batch` x the rotations of the
+//! query operand for a batch dot product, the rotations alone for an untiled one) and
+//! `code_panel_bytes`. Code generation generates the kernel variant the attributes name.
+//!
+//! A tile already on an op is checked (registers, sides) and kept, so a hand-written tile can be
+//! tried with `irisc opt`/`irisc build` on `.mlir`; a bad one is refused with the reason.
+//!
+//! Before (`mpc-tile{query-batch=8}` on `iris_ids.irs`):
+//! ```mlir
+//! %1 = "mpc.rotate"(%0) {hi = 15, lo = -15} : (!mpc.shamir<"gr2">) -> !mpc.shamir<"gr2">
+//! %2 = "mpc.batch_shamir_dot"(%1, %arg1) : (...) -> !mpc.add<16>
+//! ```
+//! After:
+//! ```mlir
+//! %2 = "mpc.batch_shamir_dot"(%1, %arg1) {code_panel_bytes = 0, tile = [6, 4], tile_codes = 248} : (...) -> !mpc.add<16>
+//! ```
+
+use super::{Pass, PassError};
+use crate::analysis::kernel_tile::{
+    check, choose, DotKind, KernelTile, CODES_ATTR, PANEL_ATTR, TILE_ATTR,
+};
+use crate::mlir::{get_int, get_str, int_attr, op_name, Compiler};
+use melior::ir::{
+    attribute::{ArrayAttribute, Attribute, IntegerAttribute},
+    block::BlockLike,
+    operation::{OperationLike, OperationMutLike},
+    r#type::IntegerType,
+    Module, RegionLike, ValueLike,
+};
+use std::collections::BTreeMap;
+
+pub(crate) const NAME: &str = "kernel-tile";
+
+/// The dot products whose kernels take a tile.
+pub const DOT_OPS: [&str; 4] = [
+    "mpc.masked_dot",
+    "mpc.shamir_dot",
+    "mpc.batch_masked_dot",
+    "mpc.batch_shamir_dot",
+];
+
+fn fail(message: impl Into<String>) -> PassError {
+    PassError::Unsupported {
+        pass: NAME,
+        message: message.into(),
+    }
+}
+
+/// The `kernel-tile` pass (no options).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KernelTilePass;
+
+/// The tile kind of a dot product from its query operand's type (`!mpc.code<k>`,
+/// `!mpc.shamir<"gr2">`, ...).
+pub fn dot_kind(operand_type: &str) -> Result<DotKind, String> {
+    if operand_type.contains("\"fp\"") {
+        return Ok(DotKind::Prime);
+    }
+    if operand_type.contains("\"gr") {
+        return Ok(DotKind::Galois);
+    }
+    let bits = operand_type
+        .strip_prefix("!mpc.code<")
+        .and_then(|t| t.split([' ', '>']).next())
+        .and_then(|n| n.parse::<u32>().ok())
+        .ok_or_else(|| format!("no dot-product kernel for operands of type {operand_type}"))?;
+    Ok(DotKind::Replicated {
+        storage_bits: irisc_runtime::ring::storage_for(bits.clamp(1, 64)).bits(),
+    })
+}
+
+/// The tile recorded on `op`, if any: `Ok(None)` without `tile`, an error naming what is wrong
+/// with a malformed one.
+pub fn read_tile<'c: 'a, 'a>(
+    op: &impl OperationLike<'c, 'a>,
+) -> Result<Option<KernelTile>, String> {
+    let Ok(attr) = op.attribute(TILE_ATTR) else {
+        return Ok(None);
+    };
+    let name = op_name(op);
+    let bad = || {
+        format!(
+            "`{name}`: attribute `{TILE_ATTR}` must be [records, codes] (two integers), not {attr}"
+        )
+    };
+    let array = ArrayAttribute::try_from(attr).map_err(|_| bad())?;
+    if array.len() != 2 {
+        return Err(bad());
+    }
+    let side = |i: usize| -> Result<u32, String> {
+        let a = array.element(i).map_err(|_| bad())?;
+        let v = IntegerAttribute::try_from(a).map_err(|_| bad())?.value();
+        u32::try_from(v).map_err(|_| bad())
+    };
+    let count = |attr: &str| -> Result<u64, String> {
+        let v = get_int(op, attr)?;
+        u64::try_from(v).map_err(|_| format!("`{name}`: attribute `{attr}` is negative ({v})"))
+    };
+    Ok(Some(KernelTile {
+        records: side(0)?,
+        codes: side(1)?,
+        call_codes: count(CODES_ATTR)?,
+        panel_bytes: count(PANEL_ATTR)?,
+    }))
+}
+
+/// The tile of a dot op as code generation takes it: the recorded one, checked against the
+/// op's ring; `Ok(None)` where none is recorded (the ISA's default tile).
+pub fn tile_of<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> Result<Option<KernelTile>, String> {
+    let Some(tile) = read_tile(op)? else {
+        return Ok(None);
+    };
+    let t = op
+        .operand(0)
+        .map_err(|e| e.to_string())?
+        .r#type()
+        .to_string();
+    check(dot_kind(&t)?, &tile).map_err(|e| format!("`{}`: {e}", op_name(op)))?;
+    Ok(Some(tile))
+}
+
+impl Pass for KernelTilePass {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn run<'c>(&self, cx: &'c Compiler, module: Module<'c>) -> Result<Module<'c>, PassError> {
+        let ctx = cx.context();
+        let mut func = module.body().first_operation_mut();
+        while let Some(f) = func {
+            func = f.next_in_block_mut();
+            if op_name(&f) != "func.func" || get_str(&f, "sym_name").as_deref() != Ok("query") {
+                continue;
+            }
+            let batch = get_int(&f, "mpc.query_batch").unwrap_or(1).max(1) as u64;
+            let Some(block) = f.region(0).ok().and_then(|r| r.first_block()) else {
+                continue;
+            };
+            // Codes per query: the rotations a value carries (one code otherwise).
+            let mut rotations: BTreeMap<usize, u64> = BTreeMap::new();
+            let mut cur = block.first_operation_mut();
+            while let Some(mut op) = cur {
+                cur = op.next_in_block_mut();
+                let name = op_name(&op);
+                if name == "mpc.rotate" {
+                    let (lo, hi) = (get_int(&op, "lo"), get_int(&op, "hi"));
+                    if let (Ok(lo), Ok(hi), Ok(r)) = (lo, hi, op.result(0)) {
+                        rotations.insert(r.to_raw().ptr as usize, (hi - lo + 1).max(1) as u64);
+                    }
+                    continue;
+                }
+                if !DOT_OPS.contains(&name.as_str()) {
+                    continue;
+                }
+                let q = op.operand(0).map_err(|e| fail(e.to_string()))?;
+                let kind = dot_kind(&q.r#type().to_string()).map_err(fail)?;
+                if let Some(tile) = read_tile(&op).map_err(fail)? {
+                    check(kind, &tile).map_err(|e| fail(format!("`{name}`: {e}")))?;
+                    continue;
+                }
+                let per_query = rotations
+                    .get(&(q.to_raw().ptr as usize))
+                    .copied()
+                    .unwrap_or(1);
+                let codes = if name.starts_with("mpc.batch_") {
+                    batch * per_query
+                } else {
+                    per_query
+                };
+                let t = choose(kind, codes);
+                let i64t = IntegerType::new(ctx, 64).into();
+                let pair: Vec<Attribute> = [t.records, t.codes]
+                    .iter()
+                    .map(|&v| IntegerAttribute::new(i64t, i64::from(v)).into())
+                    .collect();
+                op.set_attribute(TILE_ATTR, ArrayAttribute::new(ctx, &pair).into());
+                op.set_attribute(CODES_ATTR, int_attr(ctx, CODES_ATTR, t.call_codes as i64).1);
+                op.set_attribute(
+                    PANEL_ATTR,
+                    int_attr(ctx, PANEL_ATTR, t.panel_bytes as i64).1,
+                );
+            }
+        }
+        Ok(module)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_from_operand_types() {
+        assert_eq!(
+            dot_kind("!mpc.code<16 : i64>"),
+            Ok(DotKind::Replicated { storage_bits: 16 })
+        );
+        assert_eq!(
+            dot_kind("!mpc.code<60 : i64>"),
+            Ok(DotKind::Replicated { storage_bits: 64 })
+        );
+        assert_eq!(dot_kind("!mpc.shamir<\"gr4\">"), Ok(DotKind::Galois));
+        assert_eq!(dot_kind("!mpc.shamir<\"fp\">"), Ok(DotKind::Prime));
+        assert!(dot_kind("i64").is_err());
+    }
+}
