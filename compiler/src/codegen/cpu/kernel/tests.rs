@@ -295,3 +295,190 @@ fn chunked_kernels_equal_the_reference() {
         }
     }
 }
+
+/// Ring-edge words: the extremes of u16, of the signed range, and (below p) of F_p's signed
+/// representatives and byte split.
+fn edgy(ring: DotRing, n: usize, rng: &mut rand_chacha::ChaCha8Rng) -> Vec<u16> {
+    let p = P as u16;
+    let edges: &[u16] = if ring == DotRing::Fp {
+        &[0, 1, p - 1, p / 2, p / 2 + 1, 255, 256, 0xff00, p - 256]
+    } else {
+        &[0, 1, 0xffff, 0x8000, 0x7fff, 0xff00, 0x00ff]
+    };
+    let top = if ring == DotRing::Fp { p } else { u16::MAX };
+    (0..n)
+        .map(|i| {
+            if rng.random_range(0..3) == 0 {
+                edges[i % edges.len()]
+            } else {
+                rng.random_range(0..=top.saturating_sub(u16::from(ring == DotRing::Fp)))
+            }
+        })
+        .collect()
+}
+
+/// Runs every variant this CPU has of the 16-bit kernel (`ring`, `l`) generated with `shape`
+/// (the 512-bit ones; the others with their own tile and `shape`'s panels and streaming) on
+/// `nc` codes x `nr` records of edge-heavy words and compares with the runtime's reference.
+fn check_shape(ring: DotRing, l: u32, shape: gemm::Shape, nc: usize, nr: usize, seed: u64) {
+    let cx = Context::create();
+    let module = cx.create_module("shapes");
+    let tm = host_machine().unwrap();
+    let variants = ring.variants(host_is_x86());
+    for &isa in &variants {
+        let mut s = shape;
+        if !matches!(isa, Isa::Avx512 | Isa::Vnni) {
+            s.tile = isa.tile(ring);
+        }
+        if ring == DotRing::Fp {
+            s.k_chunk = isa.k_chunk(ring).min(s.k_chunk.max(isa.lanes(ring)));
+            if isa.k_chunk(ring) == 0 {
+                s.k_chunk = 0;
+            }
+        }
+        gemm::define(&cx, &module, &format!("k_{}", isa.name()), ring, l, isa, s).unwrap();
+    }
+    module.verify().unwrap();
+    optimize(&module, &tm).unwrap();
+    let ee = module
+        .create_jit_execution_engine(OptimizationLevel::Aggressive)
+        .unwrap();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let lu = l as usize;
+    let sides = ring.sides() as usize;
+    let q: Vec<Vec<u16>> = (0..sides).map(|_| edgy(ring, nc * lu, &mut rng)).collect();
+    let g: Vec<Vec<u16>> = (0..sides).map(|_| edgy(ring, nr * lu, &mut rng)).collect();
+    let mut want = vec![0u16; nc * nr];
+    match ring {
+        DotRing::Z16 => masked_dot_reference(&q[0], &q[1], nc, &g[0], &g[1], nr, lu, &mut want),
+        DotRing::Gr16 => gr_dot_reference(&q[0], nc, &g[0], nr, lu, &mut want),
+        _ => fp_dot_reference(&q[0], nc, &g[0], nr, lu, &mut want),
+    }
+    for isa in variants {
+        if !isa.supported() {
+            continue;
+        }
+        let addr = ee
+            .get_function_address(&format!("k_{}", isa.name()))
+            .unwrap();
+        // SAFETY: a generated kernel with this signature.
+        let f = unsafe { std::mem::transmute::<usize, Kernel<u16>>(addr) };
+        let got = call(
+            f,
+            &q[0],
+            q.get(1).map(|v| v.as_slice()),
+            nc,
+            &g[0],
+            g.get(1).map(|v| v.as_slice()),
+            nr,
+        );
+        assert!(
+            got == want,
+            "{} {} L = {l}, {shape:?}, {nc} codes x {nr} records",
+            ring.tag(),
+            isa.name()
+        );
+    }
+}
+
+/// Every tile the compiler's analysis chooses for the batch shapes (1..8 codes, 31, 248, and
+/// 1 984 with its code panels) equals the reference, at odd lengths and on ring edges; panels
+/// small enough that several run (a few codes each) included.
+#[test]
+fn the_analysis_tiles_equal_the_reference() {
+    use crate::analysis::kernel_tile::{choose, DotKind};
+    let kinds = [
+        (DotRing::Z16, DotKind::Replicated { storage_bits: 16 }),
+        (DotRing::Gr16, DotKind::Galois),
+        (DotRing::Fp, DotKind::Prime),
+    ];
+    let mut seed = 1;
+    for (ring, kind) in kinds {
+        for codes in [1u64, 2, 3, 5, 31, 248, 1984] {
+            let tile = choose(kind, codes);
+            for l in [7u32, 33, 4103] {
+                let nc = (codes as usize).min(if l > 1000 { 9 } else { 70 });
+                let mut s = shape(Isa::Vnni, ring, l, Some(&tile));
+                if tile.panel_bytes > 0 {
+                    // Panels of a few codes at these lengths: the panel loop and its last,
+                    // partial panel run.
+                    s.code_panel = 2 * s.tile.1 + 1;
+                }
+                seed += 1;
+                check_shape(ring, l, s, nc, 2 * tile.records as usize + 1, seed);
+            }
+        }
+    }
+}
+
+/// The names of a recorded tile's kernels and table differ from the default's (so that two
+/// tiles of one (ring, L) in one module do not collide) and the default keeps its name.
+#[test]
+fn recorded_tiles_name_their_kernels() {
+    use crate::analysis::kernel_tile::{choose, DotKind};
+    let cx = Context::create();
+    let module = cx.create_module("names");
+    let default = table(&cx, &module, DotRing::Gr16, 64).unwrap();
+    let same = choose(DotKind::Galois, 248);
+    let t = table_tiled(&cx, &module, DotRing::Gr16, 64, Some(&same)).unwrap();
+    assert_eq!(default, t, "the analysis' 248-code tile is the default");
+    let narrow = choose(DotKind::Galois, 3);
+    let n = table_tiled(&cx, &module, DotRing::Gr16, 64, Some(&narrow)).unwrap();
+    assert_ne!(default, n);
+    assert!(n.get_name().to_str().unwrap().ends_with("_t9x3"), "{n:?}");
+    let big = choose(DotKind::Galois, 1984);
+    let b = kernel_name_tiled(DotRing::Gr16, 12800, Isa::Vnni, Some(&big));
+    assert_eq!(b, "irisc_kernel_dot_gr16_L12800_vnni_t6x4_p40");
+    module.verify().unwrap();
+}
+
+mod shapes {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn ring() -> impl Strategy<Value = DotRing> {
+        prop_oneof![Just(DotRing::Z16), Just(DotRing::Gr16), Just(DotRing::Fp)]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(40))]
+
+        /// Any tile within the registers, any code panel, K chunk and streaming choice, any
+        /// shape of call: every variant equals the reference.
+        #[test]
+        fn any_shape_equals_the_reference(
+            ring in ring(),
+            l in 1u32..300,
+            records in 1u32..13,
+            codes in 1u32..7,
+            panel in prop_oneof![Just(0u32), 1u32..9],
+            chunk_steps in 0u32..5,
+            stream_next in any::<bool>(),
+            nc in 0usize..23,
+            nr in 0usize..17,
+            seed in any::<u64>(),
+        ) {
+            use crate::analysis::kernel_tile::{check, DotKind, KernelTile};
+            let kind = match ring {
+                DotRing::Z16 => DotKind::Replicated { storage_bits: 16 },
+                DotRing::Gr16 => DotKind::Galois,
+                _ => DotKind::Prime,
+            };
+            let t = KernelTile { records, codes, call_codes: nc as u64, panel_bytes: 0 };
+            prop_assume!(check(kind, &t).is_ok());
+            let lanes = Isa::Vnni.lanes(ring);
+            let k_chunk = if ring == DotRing::Fp && chunk_steps == 0 {
+                Isa::Vnni.k_chunk(ring)
+            } else {
+                chunk_steps * lanes
+            };
+            let s = gemm::Shape {
+                tile: (records, codes),
+                k_chunk,
+                stream_next,
+                code_panel: panel,
+            };
+            check_shape(ring, l, s, nc, nr, seed);
+        }
+    }
+}
