@@ -893,6 +893,37 @@ mod tests {
             .references
             .iter()
             .any(|r| r.value == PAPER_GR16_PER_CORE));
+        // The batch shapes (quick: 31 and 248 codes), each with the compiler's tile and its
+        // fraction of the measured peak next to the target.
+        for ring in BATCH_RINGS {
+            for codes in [31, 248] {
+                let name = format!("dot/{}/batch/codes={codes}/l=12800/threads=1", ring.name());
+                let m = json
+                    .measurements
+                    .iter()
+                    .find(|m| m.name == name)
+                    .unwrap_or_else(|| panic!("{name} missing"));
+                let want = choose(tile_kind(ring), codes as u64);
+                assert_eq!(m.extra["tile"], json!([want.records, want.codes]), "{name}");
+                let f = m.extra["peak_fraction"].as_f64().unwrap();
+                assert!(f > 0.0 && f.is_finite(), "{name}: {f}");
+                assert_eq!(
+                    m.extra["target_fraction"].as_f64(),
+                    target_fraction(ring),
+                    "{name}"
+                );
+            }
+        }
+        let peak = &json.config["peak"];
+        assert!(peak["which_peak"]
+            .as_str()
+            .unwrap()
+            .contains("vpdpwssd zmm"));
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512vnni") {
+            assert_eq!(peak["others"].as_array().unwrap().len(), 3, "{peak}");
+        }
+        assert!(files.contains(&dir.path().join("dot-peak-fraction.png")));
         for l in LENGTHS {
             let png = dir.path().join(format!("dot-l{l}.png"));
             assert!(files.contains(&png));

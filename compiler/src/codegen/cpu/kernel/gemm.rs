@@ -9,6 +9,15 @@
 //! use tiles of 1 record / 1 code; the last L % lanes words of a code go through one partial
 //! vector (legalised by LLVM without reading past the code).
 //!
+//! The gallery streams at an even rate: each tile also prefetches, one line per K step, a row of
+//! the next record block (code block j fetches row j % R), so the block's first code block finds
+//! its rows in cache instead of asking memory for R rows at the compute rate.
+//!
+//! Code panels ([`Shape::code_panel`], from the tile the IR records,
+//! [`crate::analysis::kernel_tile`]): with many codes per call (1 984) their rows exceed the
+//! cache and every record block would read them all from memory; panels of P codes then run
+//! outermost, each over all records.
+//!
 //! K chunks ([`super::Isa::k_chunk`]): the whole nest can run once per chunk of K words, the
 //! first chunk storing its sums and the later ones adding to `out` (wrapping, or mod p). F_p
 //! needs them (its i32 lanes hold 128 steps); as cache blocking for the replicated rings they

@@ -11,10 +11,28 @@
 //!
 //! The second side of a replicated product (eq. 6, `- <q_b, g_b>`) negates the query words
 //! once per load (reused by every record of the tile) so one accumulator holds both sides.
-//! F_p words (below p) are mapped to their signed representatives in (-p/2, p/2), congruent mod
-//! p; the gallery's are split into a low byte and a signed high byte, so that `vpdpwssd` /
-//! `vpmaddwd` pair sums stay below 2^24 and i32 lanes can accumulate 128 steps (one K chunk);
-//! each chunk's sum (lo + 256 hi, in i64) is reduced mod p once and added to `out` mod p.
+//!
+//! F_p: the query words (below p) are mapped to their signed representatives in (-p/2, p/2),
+//! congruent mod p (two instructions per query vector, reused by the tile's records); the
+//! gallery words are split into their unsigned bytes, g = 256 hi + lo exactly (two
+//! instructions, no sign fix-up of the gallery), so that `vpdpwssd` / `vpmaddwd` pair sums stay
+//! below 2 x 32759 x 255 < 2^24 and i32 lanes accumulate 128 steps (one K chunk); each chunk's
+//! sum (lo + 256 hi, in i64) is reduced mod p once and added to `out` mod p.
+//!
+//! Why F_p cannot reach 70 % of the 16-bit peak (the peak is one `vpdpwssd zmm`, 32 products, per
+//! cycle): an exact product of two 16-bit residues needs |x| <= 32759 at best, so one product
+//! reaches 2^30 and a `vpdpwssd` pair sum 2 x 32759^2 = 2 146 368 162, just below 2^31: a second
+//! instruction into the same i32 lane can overflow, and the lane then wraps mod 2^32, which is
+//! not a multiple of p, so the residue is lost. Keeping full products therefore costs a widening
+//! (2 `vpmovsxdq` + 2 `vpaddq`) or a reduction per MAC instruction; splitting one operand into
+//! bytes costs a second MAC instruction per 32 word pairs instead (the cheapest); 8-bit VNNI
+//! (`vpdpbusd`, 64 byte products per instruction) needs four byte products per word product,
+//! again two instructions' worth. Every exact scheme thus issues at least 2 MAC instructions per
+//! 32 word pairs: F_p's ceiling is 50 % of the measured 16-bit peak, before the split and
+//! signed-representative instructions (16 vector ALU instructions per 24 `vpdpwssd` in the 6 x 2
+//! tile) and the per-chunk reduction. Splitting the query instead of the gallery (the query is
+//! reused by every record) would need the gallery's signed representative (2 instructions per
+//! gallery vector) on top of the query's split: more instructions, not fewer.
 
 use super::{CodegenError, DotRing, P};
 use inkwell::{
@@ -201,8 +219,8 @@ impl<'ctx> Step<'_, 'ctx> {
     }
 
     /// The loaded gallery words, made ready for [`Step::mac`].
-    /// For F_p on the pair paths: the signed representative g split as g = 256*hi + lo with
-    /// lo in [0, 256) and hi in [-128, 128), returned as the vector `lo ++ hi`.
+    /// For F_p on the pair paths: g split into its unsigned bytes, g = 256*hi + lo with lo and
+    /// hi in [0, 256), returned as the vector `lo ++ hi`.
     pub fn prep_g(&self, v: VectorValue<'ctx>) -> Result<VectorValue<'ctx>, CodegenError> {
         if self.ring == DotRing::Fp && self.pairs() {
             // Unsigned bytes: g = 256*hi + lo exactly (g < 2^16), no fix-up of g's sign.
@@ -307,7 +325,7 @@ impl<'ctx> Step<'_, 'ctx> {
         let b = self.b;
         if self.pairs() {
             if self.ring == DotRing::Fp {
-                // |q| <= 32759, lo < 256, |hi| <= 128: a pair sum is below 2^24, so i32 lanes
+                // |q| <= 32759, lo, hi < 256: a pair sum is below 2^24, so i32 lanes
                 // take 128 steps (the K chunk, [`Isa::k_chunk`]) before the store reduces them.
                 let lo = self.pair_mac(self.half(acc, 0)?, q, self.half(g, 0)?)?;
                 let hi = self.pair_mac(self.half(acc, 1)?, q, self.half(g, 1)?)?;
