@@ -30,6 +30,17 @@ pub fn untiled_reason(module: &Module<'_>) -> Option<String> {
     get_str(&query_func(module)?, "mpc.untiled").ok()
 }
 
+/// Whether the chunk stage of the tiled `@query` runs once for the whole batch (`mpc-tile`
+/// recorded `mpc.batched_chunks`): a batch then costs one query's comparison rounds.
+pub fn batched_chunks(module: &Module<'_>) -> bool {
+    query_func(module).is_some_and(|f| f.attribute("mpc.batched_chunks").is_ok())
+}
+
+/// Why `mpc-tile` kept the chunk stage per query (an op without a batch form), if it did.
+pub fn unbatched_reason(module: &Module<'_>) -> Option<String> {
+    get_str(&query_func(module)?, "mpc.unbatched").ok()
+}
+
 fn query_func<'c, 'm>(module: &'m Module<'c>) -> Option<OperationRef<'c, 'm>> {
     let mut cur = module.body().first_operation();
     while let Some(f) = cur {
