@@ -4,7 +4,7 @@ module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
     %1 = "mpc.load_gallery"() {input = 0 : i64, name = "db", part = 1 : i64} : () -> !mpc.code<16 : i64>
     return %0, %1 : !mpc.code<16 : i64>, !mpc.code<16 : i64>
   }
-  func.func @query(%arg0: i64, %arg1: !mpc.code<16 : i64>, %arg2: !mpc.code<16 : i64>) attributes {mpc.query_batch = 8 : i64, mpc.record_chunk = 0 : i64} {
+  func.func @query(%arg0: i64, %arg1: !mpc.code<16 : i64>, %arg2: !mpc.code<16 : i64>) attributes {mpc.batched_chunks = true, mpc.query_batch = 8 : i64, mpc.record_chunk = 0 : i64} {
     "mpc.stage"() {name = "query"} : () -> ()
     %0 = "mpc.load_query"(%arg0) {input = 1 : i64, name = "q", part = 0 : i64} : (i64) -> !mpc.code<16 : i64>
     %1 = "mpc.rotate"(%0) {hi = 15 : i64, lo = -15 : i64} : (!mpc.code<16 : i64>) -> !mpc.code<16 : i64>
@@ -33,11 +33,13 @@ module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
     %22 = "mpc.msb"(%21) : (!mpc.rep<32 : i64>) -> !mpc.bits
     %23 = "mpc.or_tree"(%22) {group = 31 : i64} : (!mpc.bits) -> !mpc.bits
     %24 = "mpc.append"(%23) : (!mpc.bits) -> !mpc.bits
-    "mpc.stage"() {name = "finish"} : () -> ()
+    "mpc.stage"() {name = "batch_finish"} : () -> ()
     %25 = "mpc.open"(%24) {to = 0 : i64} : (!mpc.bits) -> !mpc.clear_bits
-    "mpc.output"(%arg0, %25, %arg1) {label = "ids", shape = "ids"} : (i64, !mpc.clear_bits, !mpc.code<16 : i64>) -> ()
-    %26 = "mpc.open"(%14) {to = 0 : i64} : (!mpc.bits) -> !mpc.clear_bits
-    "mpc.output"(%arg0, %26, %4) {label = "in_batch", shape = "ids"} : (i64, !mpc.clear_bits, !mpc.code<16 : i64>) -> ()
+    "mpc.stage"() {name = "finish"} : () -> ()
+    %26 = "mpc.batch_pick"(%25) {width = 1 : i64} : (!mpc.clear_bits) -> !mpc.clear_bits
+    "mpc.output"(%arg0, %26, %arg1) {label = "ids", shape = "ids"} : (i64, !mpc.clear_bits, !mpc.code<16 : i64>) -> ()
+    %27 = "mpc.open"(%14) {to = 0 : i64} : (!mpc.bits) -> !mpc.clear_bits
+    "mpc.output"(%arg0, %27, %4) {label = "in_batch", shape = "ids"} : (i64, !mpc.clear_bits, !mpc.code<16 : i64>) -> ()
     "mpc.emit"(%arg0) : (i64) -> ()
     return
   }

@@ -10,6 +10,8 @@ use melior::ir::{block::BlockLike, operation::OperationLike, Module, OperationRe
 pub struct TileOptions {
     pub query_batch: u32,
     pub record_chunk: u64,
+    /// Whether the chunk stage runs once for the whole batch (`mpc.batched_chunks`).
+    pub batched_chunks: bool,
 }
 
 impl TileOptions {
@@ -21,6 +23,7 @@ impl TileOptions {
         Some(TileOptions {
             query_batch,
             record_chunk,
+            batched_chunks: batched_chunks(module),
         })
     }
 }

@@ -19,7 +19,10 @@
 //! The options `query-batch` (8) and `record-chunk` (0: the whole gallery as one chunk; the
 //! parties' `--record-chunk` overrides it at run time) are recorded on `@query` as
 //! `mpc.query_batch` and `mpc.record_chunk`. A body the planner cannot tile keeps its ops and
-//! gets `mpc.untiled = "<why>"`.
+//! gets `mpc.untiled = "<why>"`. With `batch-chunks=1` (the default) the chunk stage runs once
+//! per chunk for the whole batch where every op of it has a batch form ([`batch`]):
+//! `mpc.batched_chunks` on `@query`, the `batch_finish` stage and the batch ops; otherwise
+//! `mpc.unbatched = "<why>"` and the chunk stage per query (the example below).
 //!
 //! Before (`iris_ids.irs`, after `irs-to-mpc`):
 //! ```mlir
@@ -36,9 +39,9 @@
 //!   "mpc.emit"(%arg0) : (i64) -> ()
 //! }
 //! ```
-//! After (`mpc-tile{query-batch=8 record-chunk=0}`):
+//! After (`mpc-tile{query-batch=8 record-chunk=0 batch-chunks=0}`: the chunk stage per query):
 //! ```mlir
-//! func.func @query(%arg0: i64, %arg1: !mpc.code<16>) attributes {mpc.query_batch = 8, mpc.record_chunk = 0} {
+//! func.func @query(%arg0: i64, %arg1: !mpc.code<16>) attributes {mpc.query_batch = 8, mpc.record_chunk = 0, mpc.unbatched = "..."} {
 //!   "mpc.stage"() {name = "query"} : () -> ()
 //!   %0 = "mpc.load_query"(%arg0) {input = 1, name = "q", part = 0} : (i64) -> !mpc.code<16>
 //!   %1 = "mpc.rotate"(%0) {hi = 15, lo = -15} : (!mpc.code<16>) -> !mpc.code<16>
@@ -105,6 +108,9 @@ pub struct MpcTile {
     pub query_batch: u32,
     /// Gallery records per chunk; 0 scans the whole gallery as one chunk.
     pub record_chunk: u64,
+    /// Whether the chunk stage runs once for the whole batch where it can (`batch-chunks=1`,
+    /// the default); 0 keeps the per-query loop.
+    pub batch_chunks: bool,
 }
 
 impl Default for MpcTile {
@@ -112,6 +118,7 @@ impl Default for MpcTile {
         MpcTile {
             query_batch: DEFAULT_QUERY_BATCH,
             record_chunk: 0,
+            batch_chunks: true,
         }
     }
 }
@@ -122,6 +129,7 @@ impl MpcTile {
         TileOptions {
             query_batch: self.query_batch,
             record_chunk: self.record_chunk,
+            batched_chunks: self.batch_chunks,
         }
     }
 
@@ -156,10 +164,11 @@ impl MpcTile {
                     pass.query_batch = n as u32;
                 }
                 "record-chunk" => pass.record_chunk = number(i64::MAX as u64)?,
+                "batch-chunks" => pass.batch_chunks = number(1)? == 1,
                 other => {
                     return Err(format!(
-                        "unknown option `{other}` (expected query-batch, record-chunk)"
-                    ))
+                    "unknown option `{other}` (expected query-batch, record-chunk, batch-chunks)"
+                ))
                 }
             }
         }
@@ -204,7 +213,12 @@ impl Pass for MpcTile {
                     StringAttribute::new(ctx, &why).into(),
                 ),
                 Ok(plan) => {
-                    let batched = match batch::plan_batch(&infos, &plan, &galleries) {
+                    let batch_plan = if self.batch_chunks {
+                        batch::plan_batch(&infos, &plan, &galleries)
+                    } else {
+                        Err("per-query chunks asked for (batch-chunks=0)".to_string())
+                    };
+                    let batched = match batch_plan {
                         Ok(b) => {
                             func.set_discardable_attribute(
                                 BATCHED_ATTR,
