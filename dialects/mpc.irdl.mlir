@@ -407,15 +407,20 @@ irdl.dialect @mpc {
   // Opens a stage of the tiled `@query`: the ops after it, up to the next `stage`, run there.
   // "query": once per query of the batch (query-only work, e.g. loads and rotations);
   // "batch_dot": once per chunk of records, for the whole batch of queries;
-  // "chunk": per chunk, per query (record-local work on the chunk);
+  // "chunk": per chunk, per query (record-local work on the chunk); with `mpc.batched_chunks`
+  // on `@query`, once per chunk for the whole batch, over the batch layout
+  // [record][query][width] (`mpc.unbatched` says why a body keeps the per-query loop);
+  // "batch_finish" (batched only): once per batch after the last chunk (openings and the
+  // reductions over all records finished over the chunks' results);
   // "finish": once per query after the last chunk (openings, outputs, and the reductions over
   // all records finished over the chunks' results).
   irdl.operation @stage {
     %q = irdl.is "query"
     %d = irdl.is "batch_dot"
     %c = irdl.is "chunk"
+    %bf = irdl.is "batch_finish"
     %f = irdl.is "finish"
-    %n = irdl.any_of(%q, %d, %c, %f)
+    %n = irdl.any_of(%q, %d, %c, %bf, %f)
     irdl.attributes { "name" = %n }
   }
 
@@ -465,5 +470,49 @@ irdl.dialect @mpc {
     %t = irdl.any
     irdl.operands(chunk: %t)
     irdl.results(all: %t)
+  }
+
+  // ---- The batched chunk stage (written by `mpc-tile` with `mpc.batched_chunks`) ----
+  // A batch value holds the values of the batch's n queries as one vector, record-major:
+  // [record][query][width] (the batch dot product's own output, not split per query).
+
+  // `mask_len` of every query of the batch (`codes`, held per query) with the chunk of
+  // `gallery`, in the batch layout (width: the codes per query).
+  irdl.operation @batch_mask_len {
+    %t = irdl.any
+    irdl.operands(codes: %t, gallery: %t)
+    %p = irdl.base @mpc::@pub
+    irdl.results(mask_len: %p)
+  }
+
+  // The per-query values `x` (held per query: one element each, or `width`) broadcast into
+  // the batch layout of `like` (`width` values per record and query). Local.
+  irdl.operation @batch_spread {
+    %i = irdl.base "#builtin.integer"
+    irdl.attributes { "width" = %i }
+    %t = irdl.any
+    %l = irdl.any
+    irdl.operands(x: %t, like: %l)
+    irdl.results(batch: %t)
+  }
+
+  // A value of the gallery alone (`width` values per record, the same for every query)
+  // repeated for every query of the batch: [record][query][width]. Local.
+  irdl.operation @batch_repeat {
+    %i = irdl.base "#builtin.integer"
+    irdl.attributes { "width" = %i }
+    %t = irdl.any
+    irdl.operands(x: %t)
+    irdl.results(batch: %t)
+  }
+
+  // The current query's part of a batch value (`width` values per record): what the
+  // per-query schedule would hold, for the per-query finish (outputs). Local.
+  irdl.operation @batch_pick {
+    %i = irdl.base "#builtin.integer"
+    irdl.attributes { "width" = %i }
+    %t = irdl.any
+    irdl.operands(batch: %t)
+    irdl.results(query: %t)
   }
 }

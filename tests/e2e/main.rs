@@ -4,6 +4,7 @@
 
 mod accounting;
 mod bad_input;
+mod batch;
 mod common;
 mod data;
 mod kill;

@@ -6,7 +6,7 @@ module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
     %3 = "mpc.load_gallery"() {input = 1 : i64, name = "right", part = 1 : i64} : () -> !mpc.shamir<"gr2">
     return %0, %1, %2, %3 : !mpc.shamir<"gr2">, !mpc.shamir<"gr2">, !mpc.shamir<"gr2">, !mpc.shamir<"gr2">
   }
-  func.func @query(%arg0: i64, %arg1: !mpc.shamir<"gr2">, %arg2: !mpc.shamir<"gr2">, %arg3: !mpc.shamir<"gr2">, %arg4: !mpc.shamir<"gr2">) attributes {mpc.query_batch = 8 : i64, mpc.record_chunk = 0 : i64} {
+  func.func @query(%arg0: i64, %arg1: !mpc.shamir<"gr2">, %arg2: !mpc.shamir<"gr2">, %arg3: !mpc.shamir<"gr2">, %arg4: !mpc.shamir<"gr2">) attributes {mpc.batched_chunks = true, mpc.query_batch = 8 : i64, mpc.record_chunk = 0 : i64} {
     "mpc.stage"() {name = "query"} : () -> ()
     %0 = "mpc.load_query"(%arg0) {input = 2 : i64, name = "ql", part = 0 : i64} : (i64) -> !mpc.shamir<"gr2">
     %1 = "mpc.rotate"(%0) {hi = 15 : i64, lo = -15 : i64} : (!mpc.shamir<"gr2">) -> !mpc.shamir<"gr2">
@@ -17,10 +17,10 @@ module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
     %6 = "mpc.load_query"(%arg0) {input = 3 : i64, name = "qr", part = 1 : i64} : (i64) -> !mpc.shamir<"gr2">
     %7 = "mpc.rotate"(%6) {hi = 15 : i64, lo = -15 : i64} : (!mpc.shamir<"gr2">) -> !mpc.shamir<"gr2">
     "mpc.stage"() {name = "batch_dot"} : () -> ()
-    %8 = "mpc.batch_shamir_dot"(%1, %arg1) {code_panel_bytes = 0 : i64, tile = [6, 4], tile_codes = 248 : i64} : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.add<16 : i64>
-    %9 = "mpc.batch_shamir_dot"(%3, %arg2) {code_panel_bytes = 0 : i64, tile = [6, 4], tile_codes = 248 : i64} : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.add<16 : i64>
-    %10 = "mpc.batch_shamir_dot"(%5, %arg3) {code_panel_bytes = 0 : i64, tile = [6, 4], tile_codes = 248 : i64} : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.add<16 : i64>
-    %11 = "mpc.batch_shamir_dot"(%7, %arg4) {code_panel_bytes = 0 : i64, tile = [6, 4], tile_codes = 248 : i64} : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.add<16 : i64>
+    %8 = "mpc.batch_shamir_dot"(%1, %arg1) : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.add<16 : i64>
+    %9 = "mpc.batch_shamir_dot"(%3, %arg2) : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.add<16 : i64>
+    %10 = "mpc.batch_shamir_dot"(%5, %arg3) : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.add<16 : i64>
+    %11 = "mpc.batch_shamir_dot"(%7, %arg4) : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.add<16 : i64>
     "mpc.stage"() {name = "chunk"} : () -> ()
     %12 = "mpc.reshare"(%8) : (!mpc.add<16 : i64>) -> !mpc.rep<16 : i64>
     %13 = "mpc.reshare"(%9) : (!mpc.add<16 : i64>) -> !mpc.rep<16 : i64>
@@ -38,9 +38,11 @@ module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
     %25 = "mpc.or_tree"(%24) {group = 31 : i64} : (!mpc.bits) -> !mpc.bits
     %26 = "mpc.or"(%18, %25) : (!mpc.bits, !mpc.bits) -> !mpc.bits
     %27 = "mpc.append"(%26) : (!mpc.bits) -> !mpc.bits
-    "mpc.stage"() {name = "finish"} : () -> ()
+    "mpc.stage"() {name = "batch_finish"} : () -> ()
     %28 = "mpc.open"(%27) {to = 0 : i64} : (!mpc.bits) -> !mpc.clear_bits
-    "mpc.output"(%arg0, %28, %arg1) {label = "ids", shape = "ids"} : (i64, !mpc.clear_bits, !mpc.shamir<"gr2">) -> ()
+    "mpc.stage"() {name = "finish"} : () -> ()
+    %29 = "mpc.batch_pick"(%28) {width = 1 : i64} : (!mpc.clear_bits) -> !mpc.clear_bits
+    "mpc.output"(%arg0, %29, %arg1) {label = "ids", shape = "ids"} : (i64, !mpc.clear_bits, !mpc.shamir<"gr2">) -> ()
     "mpc.emit"(%arg0) : (i64) -> ()
     return
   }

@@ -4,15 +4,15 @@ module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
     %1 = "mpc.load_gallery"() {input = 0 : i64, name = "db", part = 1 : i64} : () -> !mpc.shamir<"gr2">
     return %0, %1 : !mpc.shamir<"gr2">, !mpc.shamir<"gr2">
   }
-  func.func @query(%arg0: i64, %arg1: !mpc.shamir<"gr2">, %arg2: !mpc.shamir<"gr2">) attributes {mpc.query_batch = 8 : i64, mpc.record_chunk = 0 : i64} {
+  func.func @query(%arg0: i64, %arg1: !mpc.shamir<"gr2">, %arg2: !mpc.shamir<"gr2">) attributes {mpc.batched_chunks = true, mpc.query_batch = 8 : i64, mpc.record_chunk = 0 : i64} {
     "mpc.stage"() {name = "query"} : () -> ()
     %0 = "mpc.load_query"(%arg0) {input = 1 : i64, name = "q", part = 0 : i64} : (i64) -> !mpc.shamir<"gr2">
     %1 = "mpc.rotate"(%0) {hi = 15 : i64, lo = -15 : i64} : (!mpc.shamir<"gr2">) -> !mpc.shamir<"gr2">
     %2 = "mpc.load_query"(%arg0) {input = 1 : i64, name = "q", part = 1 : i64} : (i64) -> !mpc.shamir<"gr2">
     %3 = "mpc.rotate"(%2) {hi = 15 : i64, lo = -15 : i64} : (!mpc.shamir<"gr2">) -> !mpc.shamir<"gr2">
     "mpc.stage"() {name = "batch_dot"} : () -> ()
-    %4 = "mpc.batch_shamir_dot"(%1, %arg1) {code_panel_bytes = 0 : i64, tile = [6, 4], tile_codes = 248 : i64} : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.add<16 : i64>
-    %5 = "mpc.batch_shamir_dot"(%3, %arg2) {code_panel_bytes = 0 : i64, tile = [6, 4], tile_codes = 248 : i64} : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.add<16 : i64>
+    %4 = "mpc.batch_shamir_dot"(%1, %arg1) : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.add<16 : i64>
+    %5 = "mpc.batch_shamir_dot"(%3, %arg2) : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.add<16 : i64>
     "mpc.stage"() {name = "chunk"} : () -> ()
     %6 = "mpc.reshare"(%4) : (!mpc.add<16 : i64>) -> !mpc.rep<16 : i64>
     %7 = "mpc.reshare"(%5) : (!mpc.add<16 : i64>) -> !mpc.rep<16 : i64>
@@ -22,12 +22,14 @@ module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
     %11 = "mpc.msb"(%10) : (!mpc.rep<32 : i64>) -> !mpc.bits
     %12 = "mpc.or_tree"(%11) {group = 31 : i64} : (!mpc.bits) -> !mpc.bits
     %13 = "mpc.bit_inject"(%12) : (!mpc.bits) -> !mpc.rep<32 : i64>
-    %14 = "mpc.sum"(%13) {group = 0 : i64} : (!mpc.rep<32 : i64>) -> !mpc.rep<32 : i64>
+    %14 = "mpc.sum"(%13) {group = 0 : i64, per_query = 1 : i64} : (!mpc.rep<32 : i64>) -> !mpc.rep<32 : i64>
     %15 = "mpc.append"(%14) : (!mpc.rep<32 : i64>) -> !mpc.rep<32 : i64>
-    "mpc.stage"() {name = "finish"} : () -> ()
-    %16 = "mpc.sum"(%15) {group = 0 : i64} : (!mpc.rep<32 : i64>) -> !mpc.rep<32 : i64>
+    "mpc.stage"() {name = "batch_finish"} : () -> ()
+    %16 = "mpc.sum"(%15) {group = 0 : i64, per_query = 1 : i64} : (!mpc.rep<32 : i64>) -> !mpc.rep<32 : i64>
     %17 = "mpc.open_int"(%16) {to = 0 : i64} : (!mpc.rep<32 : i64>) -> !mpc.clear_ints
-    "mpc.output"(%arg0, %17) {label = "count", shape = "count"} : (i64, !mpc.clear_ints) -> ()
+    "mpc.stage"() {name = "finish"} : () -> ()
+    %18 = "mpc.batch_pick"(%17) {width = 1 : i64} : (!mpc.clear_ints) -> !mpc.clear_ints
+    "mpc.output"(%arg0, %18) {label = "count", shape = "count"} : (i64, !mpc.clear_ints) -> ()
     "mpc.emit"(%arg0) : (i64) -> ()
     return
   }

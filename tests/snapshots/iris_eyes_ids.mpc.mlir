@@ -4,33 +4,35 @@ module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
     %1 = "mpc.load_gallery"() {input = 1 : i64, name = "right", part = 0 : i64} : () -> !mpc.shamir<"gr2">
     return %0, %1 : !mpc.shamir<"gr2">, !mpc.shamir<"gr2">
   }
-  func.func @query(%arg0: i64, %arg1: !mpc.shamir<"gr2">, %arg2: !mpc.shamir<"gr2">) attributes {mpc.query_batch = 8 : i64, mpc.record_chunk = 0 : i64} {
+  func.func @query(%arg0: i64, %arg1: !mpc.shamir<"gr2">, %arg2: !mpc.shamir<"gr2">) attributes {mpc.batched_chunks = true, mpc.query_batch = 8 : i64, mpc.record_chunk = 0 : i64} {
     "mpc.stage"() {name = "query"} : () -> ()
     %0 = "mpc.load_query"(%arg0) {input = 2 : i64, name = "ql", part = 0 : i64} : (i64) -> !mpc.shamir<"gr2">
     %1 = "mpc.rotate"(%0) {hi = 15 : i64, lo = -15 : i64} : (!mpc.shamir<"gr2">) -> !mpc.shamir<"gr2">
     %2 = "mpc.load_query"(%arg0) {input = 3 : i64, name = "qr", part = 0 : i64} : (i64) -> !mpc.shamir<"gr2">
     %3 = "mpc.rotate"(%2) {hi = 15 : i64, lo = -15 : i64} : (!mpc.shamir<"gr2">) -> !mpc.shamir<"gr2">
     "mpc.stage"() {name = "batch_dot"} : () -> ()
-    %4 = "mpc.batch_shamir_dot"(%1, %arg1) {code_panel_bytes = 0 : i64, tile = [6, 4], tile_codes = 248 : i64} : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.add<16 : i64>
-    %5 = "mpc.batch_shamir_dot"(%3, %arg2) {code_panel_bytes = 0 : i64, tile = [6, 4], tile_codes = 248 : i64} : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.add<16 : i64>
+    %4 = "mpc.batch_shamir_dot"(%1, %arg1) : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.add<16 : i64>
+    %5 = "mpc.batch_shamir_dot"(%3, %arg2) : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.add<16 : i64>
     "mpc.stage"() {name = "chunk"} : () -> ()
     %6 = "mpc.gallery_view"(%arg1) {shares = 0 : i64} : (!mpc.shamir<"gr2">) -> !mpc.shamir<"gr2">
     %7 = "mpc.gallery_view"(%arg2) {shares = 0 : i64} : (!mpc.shamir<"gr2">) -> !mpc.shamir<"gr2">
     %8 = "mpc.reshare"(%4) : (!mpc.add<16 : i64>) -> !mpc.rep<16 : i64>
-    %9 = "mpc.mask_len"(%1, %6) : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.pub<16 : i64>
+    %9 = "mpc.batch_mask_len"(%1, %6) : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.pub<16 : i64>
     %10 = "mpc.sub_threshold"(%8, %9) {ratio_den = 8 : i64, ratio_num = 3 : i64} : (!mpc.rep<16 : i64>, !mpc.pub<16 : i64>) -> !mpc.rep<16 : i64>
     %11 = "mpc.msb"(%10) : (!mpc.rep<16 : i64>) -> !mpc.bits
     %12 = "mpc.or_tree"(%11) {group = 31 : i64} : (!mpc.bits) -> !mpc.bits
     %13 = "mpc.reshare"(%5) : (!mpc.add<16 : i64>) -> !mpc.rep<16 : i64>
-    %14 = "mpc.mask_len"(%3, %7) : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.pub<16 : i64>
+    %14 = "mpc.batch_mask_len"(%3, %7) : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.pub<16 : i64>
     %15 = "mpc.sub_threshold"(%13, %14) {ratio_den = 8 : i64, ratio_num = 3 : i64} : (!mpc.rep<16 : i64>, !mpc.pub<16 : i64>) -> !mpc.rep<16 : i64>
     %16 = "mpc.msb"(%15) : (!mpc.rep<16 : i64>) -> !mpc.bits
     %17 = "mpc.or_tree"(%16) {group = 31 : i64} : (!mpc.bits) -> !mpc.bits
     %18 = "mpc.and"(%12, %17) : (!mpc.bits, !mpc.bits) -> !mpc.bits
     %19 = "mpc.append"(%18) : (!mpc.bits) -> !mpc.bits
-    "mpc.stage"() {name = "finish"} : () -> ()
+    "mpc.stage"() {name = "batch_finish"} : () -> ()
     %20 = "mpc.open"(%19) {to = 0 : i64} : (!mpc.bits) -> !mpc.clear_bits
-    "mpc.output"(%arg0, %20, %arg1) {label = "ids", shape = "ids"} : (i64, !mpc.clear_bits, !mpc.shamir<"gr2">) -> ()
+    "mpc.stage"() {name = "finish"} : () -> ()
+    %21 = "mpc.batch_pick"(%20) {width = 1 : i64} : (!mpc.clear_bits) -> !mpc.clear_bits
+    "mpc.output"(%arg0, %21, %arg1) {label = "ids", shape = "ids"} : (i64, !mpc.clear_bits, !mpc.shamir<"gr2">) -> ()
     "mpc.emit"(%arg0) : (i64) -> ()
     return
   }

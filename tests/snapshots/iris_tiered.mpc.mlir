@@ -4,7 +4,7 @@ module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
     %1 = "mpc.load_gallery"() {input = 0 : i64, name = "db", part = 1 : i64} : () -> !mpc.shamir<"gr2">
     return %0, %1 : !mpc.shamir<"gr2">, !mpc.shamir<"gr2">
   }
-  func.func @query(%arg0: i64, %arg1: !mpc.shamir<"gr2">, %arg2: !mpc.shamir<"gr2">) attributes {mpc.query_batch = 8 : i64, mpc.record_chunk = 0 : i64} {
+  func.func @query(%arg0: i64, %arg1: !mpc.shamir<"gr2">, %arg2: !mpc.shamir<"gr2">) attributes {mpc.batched_chunks = true, mpc.query_batch = 8 : i64, mpc.record_chunk = 0 : i64} {
     "mpc.stage"() {name = "query"} : () -> ()
     %0 = "mpc.load_query"(%arg0) {input = 1 : i64, name = "q", part = 0 : i64} : (i64) -> !mpc.shamir<"gr2">
     %1 = "mpc.rotate"(%0) {hi = 15 : i64, lo = -15 : i64} : (!mpc.shamir<"gr2">) -> !mpc.shamir<"gr2">
@@ -12,8 +12,8 @@ module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
     %3 = "mpc.rotate"(%2) {hi = 15 : i64, lo = -15 : i64} : (!mpc.shamir<"gr2">) -> !mpc.shamir<"gr2">
     %4 = "mpc.load_query"(%arg0) {input = 2 : i64, name = "tier", part = 3 : i64} : (i64) -> !mpc.bits
     "mpc.stage"() {name = "batch_dot"} : () -> ()
-    %5 = "mpc.batch_shamir_dot"(%1, %arg1) {code_panel_bytes = 0 : i64, tile = [6, 4], tile_codes = 248 : i64} : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.add<16 : i64>
-    %6 = "mpc.batch_shamir_dot"(%3, %arg2) {code_panel_bytes = 0 : i64, tile = [6, 4], tile_codes = 248 : i64} : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.add<16 : i64>
+    %5 = "mpc.batch_shamir_dot"(%1, %arg1) : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.add<16 : i64>
+    %6 = "mpc.batch_shamir_dot"(%3, %arg2) : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.add<16 : i64>
     "mpc.stage"() {name = "chunk"} : () -> ()
     %7 = "mpc.reshare"(%5) : (!mpc.add<16 : i64>) -> !mpc.rep<16 : i64>
     %8 = "mpc.reshare"(%6) : (!mpc.add<16 : i64>) -> !mpc.rep<16 : i64>
@@ -25,12 +25,15 @@ module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
     %14 = "mpc.const_lift"(%7) {lift_bits = 16 : i64} : (!mpc.rep<16 : i64>) -> !mpc.rep<31 : i64>
     %15 = "mpc.lin"(%13, %14) {a = 16384 : i64, b = 1 : i64} : (!mpc.rep<31 : i64>, !mpc.rep<31 : i64>) -> !mpc.rep<31 : i64>
     %16 = "mpc.msb"(%15) : (!mpc.rep<31 : i64>) -> !mpc.bits
-    %17 = "mpc.mux"(%4, %12, %16) : (!mpc.bits, !mpc.bits, !mpc.bits) -> !mpc.bits
-    %18 = "mpc.or_tree"(%17) {group = 31 : i64} : (!mpc.bits) -> !mpc.bits
-    %19 = "mpc.append"(%18) : (!mpc.bits) -> !mpc.bits
+    %17 = "mpc.batch_spread"(%4, %12) {width = 31 : i64} : (!mpc.bits, !mpc.bits) -> !mpc.bits
+    %18 = "mpc.mux"(%17, %12, %16) : (!mpc.bits, !mpc.bits, !mpc.bits) -> !mpc.bits
+    %19 = "mpc.or_tree"(%18) {group = 31 : i64} : (!mpc.bits) -> !mpc.bits
+    %20 = "mpc.append"(%19) : (!mpc.bits) -> !mpc.bits
+    "mpc.stage"() {name = "batch_finish"} : () -> ()
+    %21 = "mpc.open"(%20) {to = 0 : i64} : (!mpc.bits) -> !mpc.clear_bits
     "mpc.stage"() {name = "finish"} : () -> ()
-    %20 = "mpc.open"(%19) {to = 0 : i64} : (!mpc.bits) -> !mpc.clear_bits
-    "mpc.output"(%arg0, %20, %arg1) {label = "ids", shape = "ids"} : (i64, !mpc.clear_bits, !mpc.shamir<"gr2">) -> ()
+    %22 = "mpc.batch_pick"(%21) {width = 1 : i64} : (!mpc.clear_bits) -> !mpc.clear_bits
+    "mpc.output"(%arg0, %22, %arg1) {label = "ids", shape = "ids"} : (i64, !mpc.clear_bits, !mpc.shamir<"gr2">) -> ()
     "mpc.emit"(%arg0) : (i64) -> ()
     return
   }

@@ -6,7 +6,7 @@ module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
     %3 = "mpc.load_gallery"() {input = 1 : i64, name = "right", part = 1 : i64} : () -> !mpc.code<12 : i64>
     return %0, %1, %2, %3 : !mpc.code<12 : i64>, !mpc.code<12 : i64>, !mpc.code<12 : i64>, !mpc.code<12 : i64>
   }
-  func.func @query(%arg0: i64, %arg1: !mpc.code<12 : i64>, %arg2: !mpc.code<12 : i64>, %arg3: !mpc.code<12 : i64>, %arg4: !mpc.code<12 : i64>) attributes {mpc.query_batch = 8 : i64, mpc.record_chunk = 0 : i64} {
+  func.func @query(%arg0: i64, %arg1: !mpc.code<12 : i64>, %arg2: !mpc.code<12 : i64>, %arg3: !mpc.code<12 : i64>, %arg4: !mpc.code<12 : i64>) attributes {mpc.batched_chunks = true, mpc.query_batch = 8 : i64, mpc.record_chunk = 0 : i64} {
     "mpc.stage"() {name = "query"} : () -> ()
     %0 = "mpc.load_query"(%arg0) {input = 2 : i64, name = "ql", part = 0 : i64} : (i64) -> !mpc.code<12 : i64>
     %1 = "mpc.rotate"(%0) {hi = 2 : i64, lo = -2 : i64} : (!mpc.code<12 : i64>) -> !mpc.code<12 : i64>
@@ -17,10 +17,10 @@ module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
     %6 = "mpc.load_query"(%arg0) {input = 3 : i64, name = "qr", part = 1 : i64} : (i64) -> !mpc.code<12 : i64>
     %7 = "mpc.rotate"(%6) {hi = 2 : i64, lo = -2 : i64} : (!mpc.code<12 : i64>) -> !mpc.code<12 : i64>
     "mpc.stage"() {name = "batch_dot"} : () -> ()
-    %8 = "mpc.batch_masked_dot"(%1, %arg1) {code_bits = 256 : i64, code_panel_bytes = 0 : i64, tile = [6, 4], tile_codes = 40 : i64} : (!mpc.code<12 : i64>, !mpc.code<12 : i64>) -> !mpc.add<12 : i64>
-    %9 = "mpc.batch_masked_dot"(%3, %arg2) {code_bits = 256 : i64, code_panel_bytes = 0 : i64, tile = [6, 4], tile_codes = 40 : i64} : (!mpc.code<12 : i64>, !mpc.code<12 : i64>) -> !mpc.add<12 : i64>
-    %10 = "mpc.batch_masked_dot"(%5, %arg3) {code_bits = 256 : i64, code_panel_bytes = 0 : i64, tile = [6, 4], tile_codes = 40 : i64} : (!mpc.code<12 : i64>, !mpc.code<12 : i64>) -> !mpc.add<12 : i64>
-    %11 = "mpc.batch_masked_dot"(%7, %arg4) {code_bits = 256 : i64, code_panel_bytes = 0 : i64, tile = [6, 4], tile_codes = 40 : i64} : (!mpc.code<12 : i64>, !mpc.code<12 : i64>) -> !mpc.add<12 : i64>
+    %8 = "mpc.batch_masked_dot"(%1, %arg1) {code_bits = 256 : i64} : (!mpc.code<12 : i64>, !mpc.code<12 : i64>) -> !mpc.add<12 : i64>
+    %9 = "mpc.batch_masked_dot"(%3, %arg2) {code_bits = 256 : i64} : (!mpc.code<12 : i64>, !mpc.code<12 : i64>) -> !mpc.add<12 : i64>
+    %10 = "mpc.batch_masked_dot"(%5, %arg3) {code_bits = 256 : i64} : (!mpc.code<12 : i64>, !mpc.code<12 : i64>) -> !mpc.add<12 : i64>
+    %11 = "mpc.batch_masked_dot"(%7, %arg4) {code_bits = 256 : i64} : (!mpc.code<12 : i64>, !mpc.code<12 : i64>) -> !mpc.add<12 : i64>
     "mpc.stage"() {name = "chunk"} : () -> ()
     %12 = "mpc.reshare"(%8) : (!mpc.add<12 : i64>) -> !mpc.rep<12 : i64>
     %13 = "mpc.reshare"(%9) : (!mpc.add<12 : i64>) -> !mpc.rep<12 : i64>
@@ -34,9 +34,11 @@ module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
     %21 = "mpc.or_tree"(%20) {group = 5 : i64} : (!mpc.bits) -> !mpc.bits
     %22 = "mpc.and"(%16, %21) : (!mpc.bits, !mpc.bits) -> !mpc.bits
     %23 = "mpc.append"(%22) : (!mpc.bits) -> !mpc.bits
-    "mpc.stage"() {name = "finish"} : () -> ()
+    "mpc.stage"() {name = "batch_finish"} : () -> ()
     %24 = "mpc.open"(%23) {to = 0 : i64} : (!mpc.bits) -> !mpc.clear_bits
-    "mpc.output"(%arg0, %24, %arg1) {label = "ids", shape = "ids"} : (i64, !mpc.clear_bits, !mpc.code<12 : i64>) -> ()
+    "mpc.stage"() {name = "finish"} : () -> ()
+    %25 = "mpc.batch_pick"(%24) {width = 1 : i64} : (!mpc.clear_bits) -> !mpc.clear_bits
+    "mpc.output"(%arg0, %25, %arg1) {label = "ids", shape = "ids"} : (i64, !mpc.clear_bits, !mpc.code<12 : i64>) -> ()
     "mpc.emit"(%arg0) : (i64) -> ()
     return
   }

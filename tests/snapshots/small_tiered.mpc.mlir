@@ -4,7 +4,7 @@ module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
     %1 = "mpc.load_gallery"() {input = 0 : i64, name = "db", part = 1 : i64} : () -> !mpc.code<12 : i64>
     return %0, %1 : !mpc.code<12 : i64>, !mpc.code<12 : i64>
   }
-  func.func @query(%arg0: i64, %arg1: !mpc.code<12 : i64>, %arg2: !mpc.code<12 : i64>) attributes {mpc.query_batch = 8 : i64, mpc.record_chunk = 0 : i64} {
+  func.func @query(%arg0: i64, %arg1: !mpc.code<12 : i64>, %arg2: !mpc.code<12 : i64>) attributes {mpc.batched_chunks = true, mpc.query_batch = 8 : i64, mpc.record_chunk = 0 : i64} {
     "mpc.stage"() {name = "query"} : () -> ()
     %0 = "mpc.load_query"(%arg0) {input = 1 : i64, name = "q", part = 0 : i64} : (i64) -> !mpc.code<12 : i64>
     %1 = "mpc.rotate"(%0) {hi = 2 : i64, lo = -2 : i64} : (!mpc.code<12 : i64>) -> !mpc.code<12 : i64>
@@ -12,8 +12,8 @@ module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
     %3 = "mpc.rotate"(%2) {hi = 2 : i64, lo = -2 : i64} : (!mpc.code<12 : i64>) -> !mpc.code<12 : i64>
     %4 = "mpc.load_query"(%arg0) {input = 2 : i64, name = "tier", part = 3 : i64} : (i64) -> !mpc.bits
     "mpc.stage"() {name = "batch_dot"} : () -> ()
-    %5 = "mpc.batch_masked_dot"(%1, %arg1) {code_bits = 256 : i64, code_panel_bytes = 0 : i64, tile = [6, 4], tile_codes = 40 : i64} : (!mpc.code<12 : i64>, !mpc.code<12 : i64>) -> !mpc.add<12 : i64>
-    %6 = "mpc.batch_masked_dot"(%3, %arg2) {code_bits = 256 : i64, code_panel_bytes = 0 : i64, tile = [6, 4], tile_codes = 40 : i64} : (!mpc.code<12 : i64>, !mpc.code<12 : i64>) -> !mpc.add<12 : i64>
+    %5 = "mpc.batch_masked_dot"(%1, %arg1) {code_bits = 256 : i64} : (!mpc.code<12 : i64>, !mpc.code<12 : i64>) -> !mpc.add<12 : i64>
+    %6 = "mpc.batch_masked_dot"(%3, %arg2) {code_bits = 256 : i64} : (!mpc.code<12 : i64>, !mpc.code<12 : i64>) -> !mpc.add<12 : i64>
     "mpc.stage"() {name = "chunk"} : () -> ()
     %7 = "mpc.reshare"(%5) : (!mpc.add<12 : i64>) -> !mpc.rep<12 : i64>
     %8 = "mpc.reshare"(%6) : (!mpc.add<12 : i64>) -> !mpc.rep<12 : i64>
@@ -21,12 +21,15 @@ module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
     %10 = "mpc.msb"(%9) : (!mpc.rep<12 : i64>) -> !mpc.bits
     %11 = "mpc.lin"(%8, %7) {a = 1 : i64, b = 4 : i64} : (!mpc.rep<12 : i64>, !mpc.rep<12 : i64>) -> !mpc.rep<12 : i64>
     %12 = "mpc.msb"(%11) : (!mpc.rep<12 : i64>) -> !mpc.bits
-    %13 = "mpc.mux"(%4, %10, %12) : (!mpc.bits, !mpc.bits, !mpc.bits) -> !mpc.bits
-    %14 = "mpc.or_tree"(%13) {group = 5 : i64} : (!mpc.bits) -> !mpc.bits
-    %15 = "mpc.append"(%14) : (!mpc.bits) -> !mpc.bits
+    %13 = "mpc.batch_spread"(%4, %10) {width = 5 : i64} : (!mpc.bits, !mpc.bits) -> !mpc.bits
+    %14 = "mpc.mux"(%13, %10, %12) : (!mpc.bits, !mpc.bits, !mpc.bits) -> !mpc.bits
+    %15 = "mpc.or_tree"(%14) {group = 5 : i64} : (!mpc.bits) -> !mpc.bits
+    %16 = "mpc.append"(%15) : (!mpc.bits) -> !mpc.bits
+    "mpc.stage"() {name = "batch_finish"} : () -> ()
+    %17 = "mpc.open"(%16) {to = 0 : i64} : (!mpc.bits) -> !mpc.clear_bits
     "mpc.stage"() {name = "finish"} : () -> ()
-    %16 = "mpc.open"(%15) {to = 0 : i64} : (!mpc.bits) -> !mpc.clear_bits
-    "mpc.output"(%arg0, %16, %arg1) {label = "ids", shape = "ids"} : (i64, !mpc.clear_bits, !mpc.code<12 : i64>) -> ()
+    %18 = "mpc.batch_pick"(%17) {width = 1 : i64} : (!mpc.clear_bits) -> !mpc.clear_bits
+    "mpc.output"(%arg0, %18, %arg1) {label = "ids", shape = "ids"} : (i64, !mpc.clear_bits, !mpc.code<12 : i64>) -> ()
     "mpc.emit"(%arg0) : (i64) -> ()
     return
   }

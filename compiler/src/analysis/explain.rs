@@ -512,14 +512,21 @@ pub fn schedule_note(records: u64, tile: &TileOptions) -> Value {
     } else {
         records.div_ceil(chunk).max(1)
     };
+    let batch = if tile.batched_chunks {
+        "the comparison ops of a chunk run once for the whole batch of queries, so a batch costs \
+         one query's rounds"
+    } else {
+        "the comparison ops of a chunk run once per query of the batch"
+    };
     json!({
         "query_batch": tile.query_batch,
         "record_chunk": chunk,
         "chunks": chunks,
-        "note": "the rounds above are for one chunk of records: with several chunks the comparison \
-                 rounds repeat per chunk (and ORs or sums over all records add the rounds of \
-                 combining the chunks' results), the openings happen once per query; \
-                 the parties' default (record_chunk 0) scans the whole gallery as one chunk",
+        "batched_chunks": tile.batched_chunks,
+        "note": format!("the rounds above are for one chunk of records: with several chunks the \
+                 comparison rounds repeat per chunk (and ORs or sums over all records add the \
+                 rounds of combining the chunks' results); {batch}; the parties' default \
+                 (record_chunk 0) scans the whole gallery as one chunk"),
     })
 }
 

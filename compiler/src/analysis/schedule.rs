@@ -10,6 +10,8 @@ use melior::ir::{block::BlockLike, operation::OperationLike, Module, OperationRe
 pub struct TileOptions {
     pub query_batch: u32,
     pub record_chunk: u64,
+    /// Whether the chunk stage runs once for the whole batch (`mpc.batched_chunks`).
+    pub batched_chunks: bool,
 }
 
 impl TileOptions {
@@ -21,6 +23,7 @@ impl TileOptions {
         Some(TileOptions {
             query_batch,
             record_chunk,
+            batched_chunks: batched_chunks(module),
         })
     }
 }
@@ -28,6 +31,17 @@ impl TileOptions {
 /// Why `mpc-tile` left `@query` of `module` untiled, if it did.
 pub fn untiled_reason(module: &Module<'_>) -> Option<String> {
     get_str(&query_func(module)?, "mpc.untiled").ok()
+}
+
+/// Whether the chunk stage of the tiled `@query` runs once for the whole batch (`mpc-tile`
+/// recorded `mpc.batched_chunks`): a batch then costs one query's comparison rounds.
+pub fn batched_chunks(module: &Module<'_>) -> bool {
+    query_func(module).is_some_and(|f| f.attribute("mpc.batched_chunks").is_ok())
+}
+
+/// Why `mpc-tile` kept the chunk stage per query (an op without a batch form), if it did.
+pub fn unbatched_reason(module: &Module<'_>) -> Option<String> {
+    get_str(&query_func(module)?, "mpc.unbatched").ok()
 }
 
 fn query_func<'c, 'm>(module: &'m Module<'c>) -> Option<OperationRef<'c, 'm>> {

@@ -52,6 +52,10 @@ pub struct PlanArgs {
     /// Bits of precision m of the secret-mask threshold a/b with b = 2^m (default 16, as deployed).
     #[arg(long)]
     pub precision: Option<u32>,
+    /// Run the comparison ops of each chunk once per query (a batch costs the rounds of all its
+    /// queries), not once for the whole batch: the schedule before batching, to compare with.
+    #[arg(long)]
+    pub per_query_chunks: bool,
 }
 
 impl PlanArgs {
@@ -74,6 +78,7 @@ impl PlanArgs {
             sharing,
             variant,
             precision_bits: self.precision,
+            per_query_chunks: self.per_query_chunks,
         })
     }
 }

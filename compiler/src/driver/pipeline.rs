@@ -90,7 +90,7 @@ pub fn plan(checked: &Checked, options: &PlanOptions) -> Result<Planned> {
         .run(&cx, irs, None)
         .map_err(|e| checked.pass_error(e))?;
     let mut plan = Plan::of(&module).map_err(|e| anyhow!("{}: {e}", checked.path.display()))?;
-    let mpc = PassManager::schedule_pipeline()
+    let mpc = PassManager::schedule_pipeline_for(options)
         .run(&cx, module, None)
         .map_err(|e| checked.pass_error(e))?;
     plan.schedule = TileOptions::of(&mpc);

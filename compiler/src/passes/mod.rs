@@ -262,7 +262,20 @@ impl PassManager {
     /// module: the choice passes, then [`PassManager::schedule_pipeline`].
     pub fn irs_to_mpc_pipeline(options: &PlanOptions) -> PassManager {
         let mut pm = PassManager::choice_pipeline(options);
-        pm.passes.extend(PassManager::schedule_pipeline().passes);
+        pm.passes
+            .extend(PassManager::schedule_pipeline_for(options).passes);
+        pm
+    }
+
+    /// [`PassManager::schedule_pipeline`] with `mpc-tile{batch-chunks=0}` where `options` ask
+    /// for per-query chunks.
+    pub fn schedule_pipeline_for(options: &PlanOptions) -> PassManager {
+        let mut pm = PassManager::new();
+        pm.add(irs_to_mpc::IrsToMpc);
+        pm.add(mpc_tile::MpcTile {
+            batch_chunks: !options.per_query_chunks,
+            ..mpc_tile::MpcTile::default()
+        });
         pm
     }
 

@@ -42,6 +42,23 @@ fn group(op: &str, g: i64) -> Result<u64, RuntimeError> {
     u64::try_from(g).map_err(|_| sched(format!("{op}: group {g}")))
 }
 
+/// A reduction over all of each query's elements of a batch value, one result per query.
+fn per_query_reduce(
+    r: &mut Runtime,
+    op: &'static str,
+    dst: u32,
+    src: u32,
+    n: i64,
+    width: i64,
+    which: tiles::batched::Reduction,
+) -> Result<(), RuntimeError> {
+    let n = tiles::batched::batch_size(n, op)?;
+    let width = tiles::batched::width(width, op)?;
+    r.exec(op, Phase::Compare, dst, [src], |cx, [v]| {
+        tiles::batched::per_query_reduce(cx, v, n, width, which)
+    })
+}
+
 /// A query index (never negative).
 fn query(op: &str, q: i64) -> Result<u64, RuntimeError> {
     u64::try_from(q).map_err(|_| sched(format!("{op} for query {q}")))
@@ -411,9 +428,98 @@ entry_points! {
             unsafe {
                 tiles::batch_dot_slots(
                     cx, local.scan, slots, dst_base, codes_base, n, gallery, chunk, table, kind,
+                    false,
                 )
             }
         })
+    };
+
+    /// Slot `dst` = the dot products of the codes in slots `codes_base + j` (j < n) with chunk
+    /// `chunk` of the gallery in slot `gallery`, as `irisc_rt_batch_dot` computes them, but as
+    /// one value in the batch layout `[record][query][code]` (the kernel's output, not split):
+    /// what a batched chunk stage reads.
+    mpc["batch_masked_dot", "batch_shamir_dot"] fn irisc_rt_batch_dot_joined(
+        rt, dst: Slot, codes_base: Slot, n: I64, gallery: Slot, chunk: I64,
+        table: KernelTable, kind: I32
+    ) -> Status = |r: &mut Runtime| {
+        let kind = abi_enum("batch_dot kind", kind, BatchDotKind::from_i32)?;
+        let op = match kind {
+            BatchDotKind::Masked => "batch_masked_dot",
+            BatchDotKind::Shamir => "batch_shamir_dot",
+        };
+        r.exec_with(op, Phase::Dot, |cx, slots, local| {
+            // SAFETY: as `irisc_rt_batch_dot`.
+            unsafe {
+                tiles::batch_dot_slots(
+                    cx, local.scan, slots, dst, codes_base, n, gallery, chunk, table, kind, true,
+                )
+            }
+        })
+    };
+
+    /// Slot `dst` = `mask_len` of the codes in slots `codes_base + j` (j < n) with the gallery
+    /// (chunk) in slot `gallery`, in the batch layout `[record][query][code]`.
+    mpc["batch_mask_len"] fn irisc_rt_batch_mask_len(
+        rt, dst: Slot, codes_base: Slot, n: I64, gallery: Slot
+    ) -> Status = |r: &mut Runtime| {
+        let n = tiles::batched::batch_size(n, OP)?;
+        r.exec_with(OP, Phase::Dot, |cx, slots, _| {
+            let v = tiles::batched::batch_mask_len(cx, slots, codes_base, n, get(slots, gallery)?)?;
+            Ok(vec![(dst, v)])
+        })
+    };
+
+    /// Slot `dst` = the per-query values in slots `src_base + j` (j < n; one element each, or
+    /// `width`) broadcast into the batch layout of slot `like` (`width` per record and query).
+    mpc["batch_spread"] fn irisc_rt_batch_spread(
+        rt, dst: Slot, src_base: Slot, n: I64, like: Slot, width: I64
+    ) -> Status = |r: &mut Runtime| {
+        let n = tiles::batched::batch_size(n, OP)?;
+        let width = tiles::batched::width(width, OP)?;
+        r.exec_with(OP, Phase::Compare, |_, slots, _| {
+            let v = tiles::batched::batch_spread(slots, src_base, n, get(slots, like)?, width)?;
+            Ok(vec![(dst, v)])
+        })
+    };
+
+    /// Slot `dst` = the value of the gallery alone in slot `src` (`width` per record) repeated
+    /// for each of `n` queries: `[record][query][width]`.
+    mpc["batch_repeat"] fn irisc_rt_batch_repeat(
+        rt, dst: Slot, src: Slot, n: I64, width: I64
+    ) -> Status = |r: &mut Runtime| {
+        let n = tiles::batched::batch_size(n, OP)?;
+        let width = tiles::batched::width(width, OP)?;
+        r.exec(OP, Phase::Compare, dst, [src], |_, [v]| tiles::layout::repeat(v, n, width))
+    };
+
+    /// Slot `dst` = query `j`'s part (`width` per record) of the batch value of `n` queries in
+    /// slot `src`.
+    mpc["batch_pick"] fn irisc_rt_batch_pick(
+        rt, dst: Slot, src: Slot, j: I32, n: I64, width: I64
+    ) -> Status = |r: &mut Runtime| {
+        let n = tiles::batched::batch_size(n, OP)?;
+        let width = tiles::batched::width(width, OP)?;
+        let j = usize::try_from(j).map_err(|_| sched(format!("batch_pick: query {j}")))?;
+        r.exec(OP, Phase::Other, dst, [src], |_, [v]| tiles::layout::pick(v, n, width, j))
+    };
+
+    /// OR over all of each query's bits of the batch value in slot `src` (`n` queries, `width`
+    /// per record): one bit per query, in one OR tree for the batch.
+    mpc["or_tree"] fn irisc_rt_or_per_query(rt, dst: Slot, src: Slot, n: I64, width: I64)
+        -> Status = |r: &mut Runtime| {
+        per_query_reduce(r, OP, dst, src, n, width, tiles::batched::Reduction::Or)
+    };
+
+    /// AND over all of each query's bits of a batch value (as `irisc_rt_or_per_query`).
+    mpc["and_tree"] fn irisc_rt_and_per_query(rt, dst: Slot, src: Slot, n: I64, width: I64)
+        -> Status = |r: &mut Runtime| {
+        per_query_reduce(r, OP, dst, src, n, width, tiles::batched::Reduction::And)
+    };
+
+    /// The sum of all of each query's elements of a batch value (as `irisc_rt_or_per_query`).
+    mpc["sum"] fn irisc_rt_sum_per_query(rt, dst: Slot, src: Slot, n: I64, width: I64)
+        -> Status = |r: &mut Runtime| {
+        per_query_reduce(r, OP, dst, src, n, width, tiles::batched::Reduction::Sum)
     };
 
     /// `first` != 0: slot `acc` = slot `src`; else slot `acc` = slot `acc` followed by slot

@@ -359,12 +359,18 @@ fn schedule(s: &mut String, sched: &Value) {
             plural(chunks)
         )
     };
+    let compare = if sched["batched_chunks"].as_bool().unwrap_or(false) {
+        "their comparisons run as one vector, so a batch costs one query's rounds"
+    } else {
+        "their comparisons run once per query"
+    };
     paragraph(
         s,
         0,
         &format!(
-            "Schedule: queries in batches of {batch} (their dot products are one kernel call); \
-             the schedule {scan}; the parties' --record-chunk N overrides the chunk size."
+            "Schedule: queries in batches of {batch} (their dot products are one kernel call; \
+             {compare}); the schedule {scan}; the parties' --record-chunk N overrides the chunk \
+             size."
         ),
     );
 }

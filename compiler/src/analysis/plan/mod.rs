@@ -49,6 +49,9 @@ pub struct PlanOptions {
     pub variant: Option<Variant>,
     /// m of `b = 2^m` (ConstLift, MPCLift); default [`crate::analysis::approx::DEFAULT_M`].
     pub precision_bits: Option<u32>,
+    /// `--per-query-chunks`: the chunk stage's ops once per query, not once for the batch
+    /// (`mpc-tile{batch-chunks=0}`).
+    pub per_query_chunks: bool,
 }
 
 /// The plan of one fhd test.

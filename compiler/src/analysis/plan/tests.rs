@@ -247,6 +247,7 @@ fn forced_variants() {
         sharing: s,
         variant: Some(v),
         precision_bits: None,
+        per_query_chunks: false,
     };
     let p = plan(&prog, &force(Some(Sharing::Rep3), Variant::ConstLift)).unwrap();
     let f = only_fhd(&p);
@@ -276,6 +277,7 @@ fn forced_variants() {
         sharing: Some(Sharing::Rep3),
         variant: Some(Variant::ConstLift),
         precision_bits: Some(20),
+        per_query_chunks: false,
     };
     let f = plan(&prog, &o).unwrap().tests[0].clone();
     let TestPlan::Fhd(f) = f else { panic!() };
@@ -355,6 +357,7 @@ fn rings_too_large_or_too_wide_for_16_bits() {
         sharing: Some(Sharing::Rep3),
         variant: Some(Variant::ConstLift),
         precision_bits: Some(62),
+        per_query_chunks: false,
     };
     let e = plan(&deployed(MaskKind::Secret), &o).unwrap_err();
     assert!(e.message.contains("more than 64"), "{e}");

@@ -119,40 +119,42 @@ mod tests {
         let llcx = Context::create();
         let module = generate(&llcx, "dedup", &mpc, r#"{"abi":1}"#).unwrap();
         let ir = module.print_to_string().to_string();
-        // The tiled schedule (as `mpc-tile` staged it): slot 0 the gallery, 1 its chunk view,
-        // 2..10 the batch's collections of the crossing, then per-query slots (base + j) for the
-        // query, its rotations and the batch dot products, then the chunk stage's slots.
+        // The tiled schedule (as `mpc-tile` staged it, the chunk stage batched): slot 0 the
+        // gallery, 1 its chunk view, 2 the batch's collection of the crossing, then per-query
+        // slots (base + j) for the query and its rotations, then the chunk stage's slots, each
+        // one value for the whole batch.
         let calls = [
             "call ptr @irisc_rt_start(i32 %, ptr %, ptr @irisc_manifest, i64 9)",
             "call i32 @irisc_rt_load_input(ptr %rt, i32 0, i32 0, i32 0, i64 -1, i32 16)",
             "call i64 @irisc_rt_query_count(ptr %rt)",
-            // Query stage, per query of the batch: slot 10 + j holds query j, 18 + j its
+            // Query stage, per query of the batch: slot 3 + j holds query j, 11 + j its
             // rotations.
             "%q = add i64 %batches.i, %batch.queries.i",
-            "%slot = add i32 10, %j",
+            "%slot = add i32 3, %j",
             "call i32 @irisc_rt_load_input(ptr %rt, i32 %slot, i32 1, i32 0, i64 %q, i32 16)",
-            "%slot = add i32 18, %j",
+            "%slot = add i32 11, %j",
             "call i32 @irisc_rt_rotate(ptr %rt, i32 %slot, i32 %slot, i32 -15, i32 15)",
-            // Per chunk: the whole batch's dot products in one call (codes from 18.., results
-            // into 26..), then the chunk's view of the gallery.
+            // Per chunk: the whole batch's dot products in one call (codes from 11..), as one
+            // value in the batch layout (slot 19), then the chunk's view of the gallery.
             "call i64 @irisc_rt_chunk_count(ptr %rt, i32 0)",
-            "call i32 @irisc_rt_batch_dot(ptr %rt, i32 26, i32 18, i64 %nb, i32 0, i64 %chunks.i, ptr @irisc_kernels_dot_z16_L12800, i32 0)",
+            "call i32 @irisc_rt_batch_dot_joined(ptr %rt, i32 19, i32 11, i64 %nb, i32 0, i64 %chunks.i, ptr @irisc_kernels_dot_z16_L12800, i32 0)",
             // Only the view's public masks are read (mask_len): no shares in it.
             "call i32 @irisc_rt_gallery_view(ptr %rt, i32 1, i32 0, i64 %chunks.i, i32 0)",
-            // Chunk stage, per query, reading the view and the query's dot products.
-            "%slot = add i32 26, %j",
-            "call i32 @irisc_rt_reshare(ptr %rt, i32 34, i32 %slot, i32 16)",
-            "call i32 @irisc_rt_mask_len(ptr %rt, i32 35, i32 %slot, i32 1)",
-            "call i32 @irisc_rt_sub_threshold(ptr %rt, i32 36, i32 34, i32 35, i64 69, i64 200, i32 16)",
-            "call i32 @irisc_rt_msb(ptr %rt, i32 37, i32 36, i32 16)",
-            // The reduction over all records, on the chunk, its result collected in 2 + j ...
-            "call i32 @irisc_rt_or_groups(ptr %rt, i32 38, i32 37, i64 0)",
-            "%slot = add i32 2, %j",
-            "call i32 @irisc_rt_append(ptr %rt, i32 %slot, i32 38, i32 %first.flag)",
-            // ... and finished over the chunks' results, then opened once.
-            "call i32 @irisc_rt_or_groups(ptr %rt, i32 39, i32 %slot, i64 0)",
-            "call i32 @irisc_rt_open(ptr %rt, i32 40, i32 39, i32 0)",
-            "call i32 @irisc_rt_output(ptr %rt, i64 %q, i32 40, i32 -1, i32 0, ptr @irisc_label, i64 5)",
+            // Chunk stage, once for the batch: constant slots, the mask lengths of every query.
+            "call i32 @irisc_rt_reshare(ptr %rt, i32 20, i32 19, i32 16)",
+            "call i32 @irisc_rt_batch_mask_len(ptr %rt, i32 21, i32 11, i64 %nb, i32 1)",
+            "call i32 @irisc_rt_sub_threshold(ptr %rt, i32 22, i32 20, i32 21, i64 69, i64 200, i32 16)",
+            "call i32 @irisc_rt_msb(ptr %rt, i32 23, i32 22, i32 16)",
+            // The reduction over all records, each query's 31 values per record apart, its
+            // result collected in 2 ...
+            "call i32 @irisc_rt_or_per_query(ptr %rt, i32 24, i32 23, i64 %nb, i64 31)",
+            "call i32 @irisc_rt_append(ptr %rt, i32 2, i32 24, i32 %first.flag)",
+            // ... and finished over the chunks' results (one per chunk and query), then opened
+            // once for the batch; per query its bit is picked out and output.
+            "call i32 @irisc_rt_or_per_query(ptr %rt, i32 25, i32 2, i64 %nb, i64 1)",
+            "call i32 @irisc_rt_open(ptr %rt, i32 26, i32 25, i32 0)",
+            "call i32 @irisc_rt_batch_pick(ptr %rt, i32 27, i32 26, i32 %j, i64 %nb, i64 1)",
+            "call i32 @irisc_rt_output(ptr %rt, i64 %q, i32 27, i32 -1, i32 0, ptr @irisc_label, i64 5)",
             "call i32 @irisc_rt_emit(ptr %rt, i64 %q)",
         ];
         // LLVM numbers repeated value names (`%slot12`); compare without the numbers.
@@ -160,16 +162,12 @@ mod tests {
         for call in calls {
             assert!(ir.contains(call), "missing: {call}\n{ir}");
         }
-        // The loops: batches of 8 queries, chunks, and the three per-query loops.
-        for label in [
-            "batches",
-            "batch.queries",
-            "chunks",
-            "chunk.queries",
-            "finish.queries",
-        ] {
+        // The loops: batches of 8 queries, chunks, and the two per-query loops (the chunk
+        // stage has none: it runs once for the batch).
+        for label in ["batches", "batch.queries", "chunks", "finish.queries"] {
             assert!(ir.contains(&format!("\n{label}:")), "no loop {label}\n{ir}");
         }
+        assert!(!ir.contains("\nchunk.queries:"), "{ir}");
         assert!(ir.contains("add i64 %batches.i, 8"), "{ir}");
         // Success and failure both finish the runtime and return its exit code.
         assert!(
@@ -180,9 +178,9 @@ mod tests {
             ir.contains("call i32 @irisc_rt_finish(ptr %rt, i32 1)"),
             "{ir}"
         );
-        // One status check per runtime call that returns a status (15), and one on the chunk
+        // One status check per runtime call that returns a status (16), and one on the chunk
         // count.
-        assert_eq!(ir.matches("br i1 %ok").count(), 15, "{ir}");
+        assert_eq!(ir.matches("br i1 %ok").count(), 16, "{ir}");
         assert!(ir.contains("br i1 %no.chunks, label %failed"), "{ir}");
         assert!(
             ir.contains(r#"@irisc_manifest = private constant [9 x i8] c"{\22abi\22:1}""#),
@@ -205,13 +203,20 @@ mod tests {
     fn the_schedule_follows_the_batch_and_stages_in_the_ir() {
         let ids = include_str!("../../../../tests/lit/passes/mpc-tile/ids.mlir");
         let ir = generated_after_tiling(ids, "query-batch=4");
-        // Batches of 4: the loop step and the stride of the per-query slots (view 0 after the
-        // gallery, the crossing's collection 2..6, the query 6 + j, its rotations 10 + j).
+        // Batches of 4: the loop step and the stride of the per-query slots (view 1 after the
+        // gallery, the crossing's collection 2, the query 3 + j, its rotations 7 + j).
         assert!(ir.contains("add i64 %batches.i, 4"), "{ir}");
-        assert!(ir.contains("%slot = add i32 6, %j"), "{ir}");
-        assert!(ir.contains("%slot = add i32 10, %j"), "{ir}");
-        assert!(ir.contains("call i32 @irisc_rt_batch_dot(ptr %rt, i32 14, i32 10, i64 %nb, i32 0, i64 %chunks.i"), "{ir}");
+        assert!(ir.contains("%slot = add i32 3, %j"), "{ir}");
+        assert!(ir.contains("%slot = add i32 7, %j"), "{ir}");
+        assert!(ir.contains("call i32 @irisc_rt_batch_dot_joined(ptr %rt, i32 11, i32 7, i64 %nb, i32 0, i64 %chunks.i"), "{ir}");
         assert!(!ir.contains("add i64 %batches.i, 8"), "{ir}");
+        // With the chunk stage per query (batch-chunks=0): the dot products split per query
+        // (results 14 + j), the chunk stage in a per-query loop.
+        let ir = generated_after_tiling(ids, "query-batch=4 batch-chunks=0");
+        assert!(ir.contains("call i32 @irisc_rt_batch_dot(ptr %rt, i32 14, i32 10, i64 %nb, i32 0, i64 %chunks.i"), "{ir}");
+        assert!(ir.contains("\nchunk.queries:"), "{ir}");
+        assert!(ir.contains("call i32 @irisc_rt_mask_len("), "{ir}");
+        assert!(!ir.contains("batch_pick"), "{ir}");
         // A body mpc-tile left untiled runs one query at a time: no batches, no chunks.
         let untiled = include_str!("../../../../tests/lit/passes/mpc-tile/untiled.mlir");
         let ir = generated_after_tiling(untiled, "");

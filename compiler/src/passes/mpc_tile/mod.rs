@@ -19,7 +19,10 @@
 //! The options `query-batch` (8) and `record-chunk` (0: the whole gallery as one chunk; the
 //! parties' `--record-chunk` overrides it at run time) are recorded on `@query` as
 //! `mpc.query_batch` and `mpc.record_chunk`. A body the planner cannot tile keeps its ops and
-//! gets `mpc.untiled = "<why>"`.
+//! gets `mpc.untiled = "<why>"`. With `batch-chunks=1` (the default) the chunk stage runs once
+//! per chunk for the whole batch where every op of it has a batch form ([`batch`]):
+//! `mpc.batched_chunks` on `@query`, the `batch_finish` stage and the batch ops; otherwise
+//! `mpc.unbatched = "<why>"` and the chunk stage per query (the example below).
 //!
 //! Before (`iris_ids.irs`, after `irs-to-mpc`):
 //! ```mlir
@@ -36,9 +39,9 @@
 //!   "mpc.emit"(%arg0) : (i64) -> ()
 //! }
 //! ```
-//! After (`mpc-tile{query-batch=8 record-chunk=0}`):
+//! After (`mpc-tile{query-batch=8 record-chunk=0 batch-chunks=0}`: the chunk stage per query):
 //! ```mlir
-//! func.func @query(%arg0: i64, %arg1: !mpc.code<16>) attributes {mpc.query_batch = 8, mpc.record_chunk = 0} {
+//! func.func @query(%arg0: i64, %arg1: !mpc.code<16>) attributes {mpc.query_batch = 8, mpc.record_chunk = 0, mpc.unbatched = "..."} {
 //!   "mpc.stage"() {name = "query"} : () -> ()
 //!   %0 = "mpc.load_query"(%arg0) {input = 1, name = "q", part = 0} : (i64) -> !mpc.code<16>
 //!   %1 = "mpc.rotate"(%0) {hi = 15, lo = -15} : (!mpc.code<16>) -> !mpc.code<16>
@@ -58,10 +61,12 @@
 //! }
 //! ```
 
+pub mod batch;
 pub mod plan;
 mod stages;
 
 use crate::analysis::schedule::TileOptions;
+use batch::Convert;
 pub use plan::{OpInfo, Plan, Stage};
 pub use stages::{describe, query_body, stages_of};
 
@@ -84,6 +89,11 @@ pub const DEFAULT_QUERY_BATCH: u32 = 8;
 /// The op that opens a stage of the tiled `@query`.
 pub const STAGE_OP: &str = "mpc.stage";
 
+/// On `@query`: its chunk stage runs once per chunk for the whole batch ([`batch`]).
+pub const BATCHED_ATTR: &str = "mpc.batched_chunks";
+/// On `@query`: why its chunk stage runs per query (an op without a batch form).
+pub const UNBATCHED_ATTR: &str = "mpc.unbatched";
+
 fn fail(message: impl Into<String>) -> PassError {
     PassError::Unsupported {
         pass: NAME,
@@ -98,6 +108,9 @@ pub struct MpcTile {
     pub query_batch: u32,
     /// Gallery records per chunk; 0 scans the whole gallery as one chunk.
     pub record_chunk: u64,
+    /// Whether the chunk stage runs once for the whole batch where it can (`batch-chunks=1`,
+    /// the default); 0 keeps the per-query loop.
+    pub batch_chunks: bool,
 }
 
 impl Default for MpcTile {
@@ -105,6 +118,7 @@ impl Default for MpcTile {
         MpcTile {
             query_batch: DEFAULT_QUERY_BATCH,
             record_chunk: 0,
+            batch_chunks: true,
         }
     }
 }
@@ -115,6 +129,7 @@ impl MpcTile {
         TileOptions {
             query_batch: self.query_batch,
             record_chunk: self.record_chunk,
+            batched_chunks: self.batch_chunks,
         }
     }
 
@@ -149,10 +164,11 @@ impl MpcTile {
                     pass.query_batch = n as u32;
                 }
                 "record-chunk" => pass.record_chunk = number(i64::MAX as u64)?,
+                "batch-chunks" => pass.batch_chunks = number(1)? == 1,
                 other => {
                     return Err(format!(
-                        "unknown option `{other}` (expected query-batch, record-chunk)"
-                    ))
+                    "unknown option `{other}` (expected query-batch, record-chunk, batch-chunks)"
+                ))
                 }
             }
         }
@@ -196,7 +212,30 @@ impl Pass for MpcTile {
                     "mpc.untiled",
                     StringAttribute::new(ctx, &why).into(),
                 ),
-                Ok(plan) => rewrite(cx, block, &ops, &plan)?,
+                Ok(plan) => {
+                    let batch_plan = if self.batch_chunks {
+                        batch::plan_batch(&infos, &plan, &galleries)
+                    } else {
+                        Err("per-query chunks asked for (batch-chunks=0)".to_string())
+                    };
+                    let batched = match batch_plan {
+                        Ok(b) => {
+                            func.set_discardable_attribute(
+                                BATCHED_ATTR,
+                                melior::ir::attribute::BoolAttribute::new(ctx, true).into(),
+                            );
+                            Some(b)
+                        }
+                        Err(why) => {
+                            func.set_discardable_attribute(
+                                UNBATCHED_ATTR,
+                                StringAttribute::new(ctx, &why).into(),
+                            );
+                            None
+                        }
+                    };
+                    rewrite(cx, block, &ops, &plan, batched.as_ref())?
+                }
             }
         }
         Ok(module)
@@ -215,6 +254,10 @@ fn op_info<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> OpInfo {
         operands: op.operands().map(key).collect(),
         result: op.result(0).ok().map(key),
         group: get_int(op, "group").ok(),
+        rotations: match (get_int(op, "lo"), get_int(op, "hi")) {
+            (Ok(lo), Ok(hi)) if op_name(op) == "mpc.rotate" && hi >= lo => Some(hi - lo + 1),
+            _ => None,
+        },
     }
 }
 
@@ -250,6 +293,7 @@ fn rewrite<'c, 'a>(
     block: BlockRef<'c, 'a>,
     ops: &[OperationRefMut<'c, 'a>],
     plan: &Plan,
+    batched: Option<&batch::BatchPlan>,
 ) -> Result<(), PassError> {
     let ctx = cx.context();
     let ret = block
@@ -274,7 +318,11 @@ fn rewrite<'c, 'a>(
                    attrs: &[(melior::ir::Identifier<'c>, melior::ir::Attribute<'c>)]|
      -> Result<OperationRefMut<'c, 'a>, PassError> {
         let result = like.result(0).map_err(err)?.r#type();
-        let mut all: Vec<_> = like.attributes().collect();
+        // `attrs` replace attributes of `like` of the same name.
+        let mut all: Vec<_> = like
+            .attributes()
+            .filter(|(n, _)| !attrs.iter().any(|(m, _)| m == n))
+            .collect();
         all.extend_from_slice(attrs);
         let op = OperationBuilder::new(name, like.location())
             .add_operands(operands)
@@ -335,6 +383,84 @@ fn rewrite<'c, 'a>(
         drop(unsafe { Operation::from_raw(old.to_raw()) });
     }
 
+    // The batch form of the chunk and finish stages: ops replaced, operands converted into (or
+    // picked out of) the batch layout; which finish ops run once for the batch.
+    let mut finish_once: Vec<bool> = vec![false; finish.len()];
+    if let Some(b) = batched {
+        let convert = |op: &mut OperationRefMut<'c, 'a>,
+                       k: usize,
+                       with: Convert|
+         -> Result<OperationRefMut<'c, 'a>, PassError> {
+            let x: Value = op.operand(k).map_err(err)?;
+            let (name, width, mut operands) = match with {
+                Convert::Repeat(w) => ("mpc.batch_repeat", w, vec![x]),
+                Convert::Spread { width, like } => (
+                    "mpc.batch_spread",
+                    width,
+                    vec![x, op.operand(like).map_err(err)?],
+                ),
+                Convert::Pick(w) => ("mpc.batch_pick", w, vec![x]),
+            };
+            let new = OperationBuilder::new(name, op.location())
+                .add_operands(&std::mem::take(&mut operands))
+                .add_attributes(&[int_attr(ctx, "width", width)])
+                .add_results(&[x.r#type()])
+                .build()
+                .map_err(err)?;
+            let new = add(new);
+            op.set_operand(k, new.result(0).map_err(err)?.into());
+            Ok(new)
+        };
+        // Repeats before spreads: a spread's `like` may be a repeated operand.
+        let converts_of = |i: usize| -> Vec<(usize, Convert)> {
+            let mut c: Vec<(usize, Convert)> = b
+                .converts
+                .iter()
+                .filter(|(at, _, _)| *at == i)
+                .map(|&(_, k, c)| (k, c))
+                .collect();
+            c.sort_by_key(|(_, c)| !matches!(c, Convert::Repeat(_)));
+            c
+        };
+        let mut new_chunk = Vec::new();
+        for (n, &i) in chunk_ops.iter().enumerate() {
+            let mut op = chunk[n];
+            for (k, c) in converts_of(i) {
+                new_chunk.push(convert(&mut op, k, c)?);
+            }
+            if b.mask_lens.contains(&i) {
+                let operands: Vec<Value> = op.operands().collect();
+                let new = derived("mpc.batch_mask_len", &op, &operands, &[])?;
+                let with: Value = new.result(0).map_err(err)?.into();
+                let of = key(op.result(0).map_err(err)?);
+                replace(&chunk[n + 1..], of, with);
+                replace(&finish, of, with);
+                op.remove_from_parent();
+                // SAFETY: `op` is detached and nothing uses its result any more.
+                drop(unsafe { Operation::from_raw(op.to_raw()) });
+                new_chunk.push(new);
+                continue;
+            }
+            if let Some(&w) = b.per_query.get(&i) {
+                op.set_discardable_attribute("per_query", int_attr(ctx, "per_query", w).1);
+            }
+            new_chunk.push(op);
+        }
+        chunk = new_chunk;
+        let (mut new_finish, mut once) = (Vec::new(), Vec::new());
+        for (n, &i) in finish_ops.iter().enumerate() {
+            let mut op = finish[n];
+            for (k, c) in converts_of(i) {
+                new_finish.push(convert(&mut op, k, c)?);
+                once.push(false);
+            }
+            new_finish.push(op);
+            once.push(b.batch_finish.contains(&i));
+        }
+        finish = new_finish;
+        finish_once = once;
+    }
+
     // Views of the chunk for the chunk stage.
     let mut views = Vec::new();
     for &g in &plan.viewed_galleries {
@@ -345,7 +471,7 @@ fn rewrite<'c, 'a>(
         // Only mask_len reads just the public masks; anything else needs the records' shares.
         let shares = chunk
             .iter()
-            .any(|op| op_name(op) != "mpc.mask_len" && op.operands().any(|v| key(v) == g));
+            .any(|op| !op_name(op).ends_with("mask_len") && op.operands().any(|v| key(v) == g));
         let op = OperationBuilder::new("mpc.gallery_view", cx.unknown_location())
             .add_operands(&[arg.into()])
             .add_attributes(&[int_attr(ctx, "shares", i64::from(shares))])
@@ -381,7 +507,12 @@ fn rewrite<'c, 'a>(
             .iter()
             .find(|&&r| ops[r].result(0).map(key).ok() == Some(x))
         {
-            let again = derived(&op_name(&ops[r]), &ops[r], &[collected], &[])?;
+            // Batched: one partial result per query per chunk, reduced per query.
+            let per_query: Vec<_> = batched
+                .map(|_| int_attr(ctx, "per_query", 1))
+                .into_iter()
+                .collect();
+            let again = derived(&op_name(&ops[r]), &ops[r], &[collected], &per_query)?;
             replace(
                 &finish,
                 key(collected),
@@ -393,13 +524,33 @@ fn rewrite<'c, 'a>(
     }
     chunk.splice(0..0, views);
     chunk.extend(appends);
-    finish.splice(0..0, finishing);
+    let batch_finish = match batched {
+        None => {
+            finish.splice(0..0, finishing);
+            Vec::new()
+        }
+        Some(b) => {
+            let _ = b;
+            let mut once = finishing;
+            let mut each = Vec::new();
+            for (op, &o) in finish.iter().zip(&finish_once) {
+                if o {
+                    once.push(*op);
+                } else {
+                    each.push(*op);
+                }
+            }
+            finish = each;
+            once
+        }
+    };
 
     // The stages in order, each opened by its marker.
     for (stage, stage_ops) in [
         (Stage::Query, pick(&query_ops)),
         (Stage::BatchDot, batch),
         (Stage::Chunk, chunk),
+        (Stage::BatchFinish, batch_finish),
         (Stage::Finish, finish),
     ] {
         if stage_ops.is_empty() {

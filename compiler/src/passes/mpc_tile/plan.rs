@@ -52,6 +52,9 @@ pub enum Stage {
     Query,
     BatchDot,
     Chunk,
+    /// The finish-stage ops of a batched chunk stage that run once for the whole batch
+    /// (openings, reductions over the chunks' results), before the per-query finish.
+    BatchFinish,
     Finish,
 }
 
@@ -62,14 +65,21 @@ impl Stage {
             Stage::Query => "query",
             Stage::BatchDot => "batch_dot",
             Stage::Chunk => "chunk",
+            Stage::BatchFinish => "batch_finish",
             Stage::Finish => "finish",
         }
     }
 
     pub fn from_name(name: &str) -> Option<Stage> {
-        [Stage::Query, Stage::BatchDot, Stage::Chunk, Stage::Finish]
-            .into_iter()
-            .find(|s| s.name() == name)
+        [
+            Stage::Query,
+            Stage::BatchDot,
+            Stage::Chunk,
+            Stage::BatchFinish,
+            Stage::Finish,
+        ]
+        .into_iter()
+        .find(|s| s.name() == name)
     }
 }
 
@@ -82,6 +92,8 @@ pub struct OpInfo {
     pub result: Option<usize>,
     /// `group` for the group reductions.
     pub group: Option<i64>,
+    /// The shifts of a rotation (`hi - lo + 1`): how many codes it makes of each.
+    pub rotations: Option<i64>,
 }
 
 /// The stages of `@query`'s ops and what crosses between them.
@@ -248,6 +260,7 @@ mod tests {
             operands: operands.to_vec(),
             result,
             group: None,
+            rotations: None,
         }
     }
 

@@ -2,7 +2,7 @@
 //! the compact listing of `irisc build --emit=schedule`.
 
 use super::{Stage, STAGE_OP};
-use crate::analysis::schedule::{untiled_reason, TileOptions};
+use crate::analysis::schedule::{batched_chunks, unbatched_reason, untiled_reason, TileOptions};
 use crate::mlir::{get_int, get_str, op_name};
 use melior::ir::{
     block::BlockLike, operation::OperationLike, BlockRef, Module, OperationRef, RegionLike,
@@ -60,10 +60,17 @@ pub fn describe(module: &Module<'_>) -> Result<String, String> {
     };
     let render = |names: &mut HashMap<usize, String>, op: &OperationRef<'_, '_>| {
         let operands: Vec<String> = op.operands().map(|v| name(names, key(v))).collect();
-        let group = get_int(op, "group")
-            .map(|g| format!(" {{group = {g}}}"))
-            .unwrap_or_default();
-        let text = format!("{}({}){group}", op_name(op), operands.join(", "));
+        // The attributes that say how the op groups or lays out its values.
+        let attrs: Vec<String> = ["group", "per_query", "width"]
+            .iter()
+            .filter_map(|a| get_int(op, a).ok().map(|v| format!("{a} = {v}")))
+            .collect();
+        let attrs = if attrs.is_empty() {
+            String::new()
+        } else {
+            format!(" {{{}}}", attrs.join(", "))
+        };
+        let text = format!("{}({}){attrs}", op_name(op), operands.join(", "));
         match op.result(0) {
             Ok(r) => {
                 let n = format!("%{}", names.len() - query.argument_count());
@@ -96,12 +103,21 @@ pub fn describe(module: &Module<'_>) -> Result<String, String> {
          --record-chunk overrides)",
         options.query_batch, options.record_chunk
     );
+    let _ = match unbatched_reason(module) {
+        None if batched_chunks(module) => writeln!(
+            out,
+            "chunk stage: once per chunk for the whole batch, over [record][query][width] \
+             (a batch costs one query's rounds)"
+        ),
+        Some(why) => writeln!(out, "chunk stage: per query ({why})"),
+        None => writeln!(out, "chunk stage: per query"),
+    };
     let (mut crossings, mut finished) = (Vec::new(), Vec::new());
     let mut appended = Vec::new();
     for (stage, op) in &stages {
         let stage = stage.name().replace('_', "-");
         let line = render(&mut names, op);
-        let _ = writeln!(out, "  {stage:<9} {line}");
+        let _ = writeln!(out, "  {stage:<12} {line}");
         let is_append = op_name(op) == "mpc.append";
         if is_append {
             if let (Ok(src), Ok(r)) = (op.operand(0), op.result(0)) {

@@ -36,7 +36,8 @@ fn dedup_is_staged_with_its_options_recorded() {
         crate::analysis::schedule::TileOptions::of(&mpc),
         Some(TileOptions {
             query_batch: 8,
-            record_chunk: 0
+            record_chunk: 0,
+            batched_chunks: true
         })
     );
     let query = query_body(&mpc, "query").unwrap();
@@ -52,13 +53,14 @@ fn dedup_is_staged_with_its_options_recorded() {
         (BatchDot, "mpc.batch_masked_dot"),
         (Chunk, "mpc.gallery_view"),
         (Chunk, "mpc.reshare"),
-        (Chunk, "mpc.mask_len"),
+        (Chunk, "mpc.batch_mask_len"),
         (Chunk, "mpc.sub_threshold"),
         (Chunk, "mpc.msb"),
         (Chunk, "mpc.or_tree"),
         (Chunk, "mpc.append"),
-        (Finish, "mpc.or_tree"),
-        (Finish, "mpc.open"),
+        (BatchFinish, "mpc.or_tree"),
+        (BatchFinish, "mpc.open"),
+        (Finish, "mpc.batch_pick"),
         (Finish, "mpc.output"),
         (Finish, "mpc.emit"),
     ];

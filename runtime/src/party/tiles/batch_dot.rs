@@ -170,7 +170,9 @@ fn split_value(v: Value, n: usize, c: usize) -> Result<Vec<Value>, RuntimeError>
 /// [`concat_queries`]) with records `records` of `gallery`, computed with one kernel call over
 /// the whole batch and split per query: value j is what the single-query op (`masked_dot` for
 /// [`DotKernel::Masked`], `shamir_dot` for [`DotKernel::Shamir`], with the same kernel) gives
-/// for query j against those records. Only reads its operands, so it runs on any thread.
+/// for query j against those records. `joined`: not split, the kernel's record-major output
+/// `[r][j·c + code]` as one value (the batch layout of a batched chunk stage). Only reads its
+/// operands, so it runs on any thread.
 ///
 /// # Safety
 /// A [`DotKernel::Masked`] kernel must be a generated masked-dot kernel for the storage width
@@ -183,6 +185,7 @@ pub(crate) unsafe fn batch_dot_local(
     records: Range<usize>,
     kernel: DotKernel,
     threads: usize,
+    joined: bool,
 ) -> Result<Vec<Value>, RuntimeError> {
     if n == 0 || !batch.count().is_multiple_of(n) {
         return Err(sched(format!(
@@ -205,5 +208,8 @@ pub(crate) unsafe fn batch_dot_local(
             ))
         }
     };
+    if joined {
+        return Ok(vec![out]);
+    }
     split_value(out, n, c)
 }

@@ -33,7 +33,9 @@
 
 mod append;
 mod batch_dot;
+pub(crate) mod batched;
 mod chunks;
+pub(crate) mod layout;
 mod pipeline;
 #[cfg(test)]
 mod tests;
@@ -49,7 +51,9 @@ use crate::ops::value::Value;
 pub(crate) use append::{append_value, copy_appendable};
 pub(crate) use batch_dot::{batch_dot_local, concat_queries, DotKernel};
 pub(crate) use chunks::{chunk_count, chunk_range, view, Coded};
-pub(crate) use pipeline::{batch_dot, Pipeline};
+#[cfg(test)]
+pub(crate) use pipeline::batch_dot;
+pub(crate) use pipeline::{batch_dot_as, Pipeline};
 
 /// The number of record chunks of `gallery` (codes of either sharing) under the context's
 /// record chunk.
@@ -75,7 +79,8 @@ pub fn gallery_view(
 /// `masked_dot` or `shamir_dot` (`kind`) computes them with `table`, in one kernel call for the
 /// batch ([`batch_dot`](fn@batch_dot)), with their slots; starts the next chunk's in the
 /// background (`scan`). The wall time of a background job whose result is taken goes to
-/// `cx.overlapped`. `n` = 0 gives nothing.
+/// `cx.overlapped`. `n` = 0 gives nothing. `joined`: the batch's one value in the batch layout
+/// `[record][query][code]` (the kernel's own output, not split), in slot `dst_base`.
 ///
 /// # Safety
 /// `table` as `masked_dot` (kind masked) or `shamir_dot` (kind Shamir) require it.
@@ -91,6 +96,7 @@ pub unsafe fn batch_dot_slots(
     chunk: i64,
     table: *const KernelTable,
     kind: BatchDotKind,
+    joined: bool,
 ) -> Result<Vec<(u32, Value)>, RuntimeError> {
     let n = usize::try_from(n).map_err(|_| sched(format!("batch_dot: {n} queries")))?;
     check_slots(dst_base, n)?;
@@ -129,7 +135,7 @@ pub unsafe fn batch_dot_slots(
     };
     // SAFETY: the kernel was picked from the caller's table for these operands.
     let (values, overlapped) = unsafe {
-        batch_dot(
+        batch_dot_as(
             scan,
             dst_base,
             cx.party(),
@@ -139,6 +145,7 @@ pub unsafe fn batch_dot_slots(
             cx.record_chunk,
             kernel,
             cx.threads,
+            joined,
         )
     }?;
     if let Some(d) = overlapped {

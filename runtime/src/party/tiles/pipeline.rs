@@ -22,11 +22,20 @@ struct Batch {
     kernel: DotKernel,
     /// The queries' codes concatenated: what the kernel reads.
     codes: Coded,
+    /// Whether the result is the batch's one value, not split per query.
+    joined: bool,
 }
 
 impl Batch {
-    fn same_operands(&self, queries: &[Coded], gallery: &Coded, kernel: &DotKernel) -> bool {
-        self.queries.len() == queries.len()
+    fn same_operands(
+        &self,
+        queries: &[Coded],
+        gallery: &Coded,
+        kernel: &DotKernel,
+        joined: bool,
+    ) -> bool {
+        self.joined == joined
+            && self.queries.len() == queries.len()
             && self.queries.iter().zip(queries).all(|(a, b)| a.same(b))
             && self.gallery.same(gallery)
             && self.kernel.same(kernel)
@@ -72,6 +81,7 @@ impl Job {
                         r,
                         b.kernel,
                         threads,
+                        b.joined,
                     )
                 };
                 (out, t.elapsed())
@@ -131,10 +141,12 @@ impl Drop for Pipeline {
 /// `gallery` (see [`batch_dot_local`]). If the job pending under `key` was started for this
 /// chunk of these operands it is joined; any other pending job under `key` is discarded and
 /// the products are computed here. Then, if there is a next chunk, its job starts under `key`.
-/// Returns the per-query values and, when they came from a job, its wall time.
+/// Returns the per-query values (`joined`: the batch's one value) and, when they came from a
+/// job, its wall time.
 ///
 /// # Safety
 /// As [`batch_dot_local`], for `kernel`.
+#[cfg(test)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn batch_dot(
     pipeline: &mut Pipeline,
@@ -147,6 +159,41 @@ pub(crate) unsafe fn batch_dot(
     kernel: DotKernel,
     threads: usize,
 ) -> Result<(Vec<Value>, Option<Duration>), RuntimeError> {
+    // SAFETY: the caller's contract.
+    unsafe {
+        batch_dot_as(
+            pipeline,
+            key,
+            party,
+            queries,
+            gallery,
+            chunk,
+            record_chunk,
+            kernel,
+            threads,
+            false,
+        )
+    }
+}
+
+/// [`batch_dot`], the result split per query or (`joined`) the batch's one value in the batch
+/// layout `[record][query][code]`.
+///
+/// # Safety
+/// As [`batch_dot_local`], for `kernel`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn batch_dot_as(
+    pipeline: &mut Pipeline,
+    key: u32,
+    party: usize,
+    queries: Vec<Coded>,
+    gallery: Coded,
+    chunk: i64,
+    record_chunk: usize,
+    kernel: DotKernel,
+    threads: usize,
+    joined: bool,
+) -> Result<(Vec<Value>, Option<Duration>), RuntimeError> {
     let count = gallery.count();
     let records = chunk_range(count, record_chunk, chunk)?;
     let chunk = chunk as usize;
@@ -155,7 +202,7 @@ pub(crate) unsafe fn batch_dot(
         Some(job)
             if job.chunk == chunk
                 && job.records == records
-                && job.batch.same_operands(&queries, &gallery, &kernel) =>
+                && job.batch.same_operands(&queries, &gallery, &kernel, joined) =>
         {
             let (batch, (out, wall)) = job.join();
             (batch, out?, Some(wall))
@@ -171,6 +218,7 @@ pub(crate) unsafe fn batch_dot(
                 gallery,
                 kernel,
                 codes,
+                joined,
             };
             // SAFETY: the caller's contract.
             let out = unsafe {
@@ -182,6 +230,7 @@ pub(crate) unsafe fn batch_dot(
                     records,
                     kernel,
                     threads,
+                    joined,
                 )
             }?;
             (batch, out, None)

@@ -7,7 +7,7 @@
 
 // ZERO: option `query-batch` must be at least 1
 // NAN: option `query-batch` needs an integer in 0..=1024, not `eight`
-// UNKNOWN: unknown option `chunk` (expected query-batch, record-chunk)
+// UNKNOWN: unknown option `chunk` (expected query-batch, record-chunk, batch-chunks)
 // AGAIN: pass mpc-tile: @query is already tiled
 
 module {

@@ -1,13 +1,16 @@
 // mpc-tile on iris_ids-shaped @query (ids_public.irs after irs-to-mpc, rep3): the dot product
-// becomes one batch call per chunk, record-local ops read the chunk's view, the ids crossing
-// is appended per chunk; `any r in rotations` (group = 5) stays within a record, so nothing is
-// finished over the chunks. The options are recorded on @query.
+// becomes one batch call per chunk, record-local ops read the chunk's view and run once per
+// chunk for the whole batch (`mpc.batched_chunks`: the batch dot product's own output is the
+// batch layout [record][query][code]; mask_len reads every query of the batch), the ids crossing
+// is appended per chunk; `any r in rotations` (group = 5) stays within a record and query, so
+// nothing is finished over the chunks. The opening runs once per batch, each query's output
+// picks its part. The options are recorded on @query.
 // RUN: %irisc opt %s --passes=mpc-tile | FileCheck %s
 // RUN: %irisc opt %s --passes=mpc-tile | %mlir-opt --irdl-file=%dialects/mpc.irdl.mlir | FileCheck %s
 // RUN: %irisc opt %s --passes='mpc-tile{query-batch=4 record-chunk=1000}' | FileCheck %s --check-prefix=OPTS
 // REQUIRES: irisc-opt
 
-// CHECK-LABEL: func.func @query(%arg0: i64, %arg1: !mpc.code<10 : i64>) attributes {mpc.query_batch = 8 : i64, mpc.record_chunk = 0 : i64}
+// CHECK-LABEL: func.func @query(%arg0: i64, %arg1: !mpc.code<10 : i64>) attributes {mpc.batched_chunks = true, mpc.query_batch = 8 : i64, mpc.record_chunk = 0 : i64}
 // CHECK-NEXT: "mpc.stage"() {name = "query"} : () -> ()
 // CHECK-NEXT: %[[Q:.*]] = "mpc.load_query"(%arg0)
 // CHECK-NEXT: %[[C:.*]] = "mpc.rotate"(%[[Q]])
@@ -16,19 +19,22 @@
 // CHECK-NEXT: "mpc.stage"() {name = "chunk"} : () -> ()
 // CHECK-NEXT: %[[V:.*]] = "mpc.gallery_view"(%arg1) {shares = 0 : i64} : (!mpc.code<10 : i64>) -> !mpc.code<10 : i64>
 // CHECK-NEXT: %[[REP:.*]] = "mpc.reshare"(%[[DOT]])
-// CHECK-NEXT: %[[ML:.*]] = "mpc.mask_len"(%[[C]], %[[V]])
+// CHECK-NEXT: %[[ML:.*]] = "mpc.batch_mask_len"(%[[C]], %[[V]])
 // CHECK-NEXT: %[[D:.*]] = "mpc.sub_threshold"(%[[REP]], %[[ML]])
 // CHECK-NEXT: %[[B:.*]] = "mpc.msb"(%[[D]])
 // CHECK-NEXT: %[[OR:.*]] = "mpc.or_tree"(%[[B]]) {group = 5 : i64}
 // CHECK-NEXT: %[[ALL:.*]] = "mpc.append"(%[[OR]]) : (!mpc.bits) -> !mpc.bits
+// CHECK-NEXT: "mpc.stage"() {name = "batch_finish"} : () -> ()
+// CHECK-NEXT: %[[OB:.*]] = "mpc.open"(%[[ALL]]) {to = 0 : i64}
 // CHECK-NEXT: "mpc.stage"() {name = "finish"} : () -> ()
-// CHECK-NEXT: %[[O:.*]] = "mpc.open"(%[[ALL]]) {to = 0 : i64}
+// One bit per record and query.
+// CHECK-NEXT: %[[O:.*]] = "mpc.batch_pick"(%[[OB]]) {width = 1 : i64} : (!mpc.clear_bits) -> !mpc.clear_bits
 // The ids are those of the whole gallery, not of a view.
 // CHECK-NEXT: "mpc.output"(%arg0, %[[O]], %arg1) {label = "ids", shape = "ids"}
 // CHECK-NEXT: "mpc.emit"(%arg0) : (i64) -> ()
 // CHECK-NEXT: return
 
-// OPTS: func.func @query({{.*}}) attributes {mpc.query_batch = 4 : i64, mpc.record_chunk = 1000 : i64}
+// OPTS: func.func @query({{.*}}) attributes {mpc.batched_chunks = true, mpc.query_batch = 4 : i64, mpc.record_chunk = 1000 : i64}
 
 module {
   func.func @setup() -> !mpc.code<10 : i64> {

@@ -317,12 +317,14 @@ impl<'ctx> Schedule<'ctx, '_> {
     }
 
     /// The dot products of the batch's queries with chunk `c` of the gallery: one
-    /// `irisc_rt_batch_dot`, results in per-query slots.
+    /// `irisc_rt_batch_dot`, results in per-query slots; `joined` (a batched chunk stage):
+    /// `irisc_rt_batch_dot_joined`, the batch's one value in the batch layout, in one slot.
     pub(super) fn batch_dot(
         &mut self,
         op: &OperationRef<'_, '_>,
         nb: IntValue<'ctx>,
         c: IntValue<'ctx>,
+        joined: bool,
     ) -> Result<(), CodegenError> {
         let name = op_name(op);
         let (table, kind) = self.dot_table(&name, op)?;
@@ -335,9 +337,13 @@ impl<'ctx> Schedule<'ctx, '_> {
             _ => return Err(err("a batch dot product with a gallery outside a slot")),
         };
         let dst = self.next_slot;
-        self.next_slot += self.query_batch;
-        self.slots
-            .insert(key(op.result(0).map_err(err)?), Slot::Dyn(dst));
+        let (slots, slot) = if joined {
+            (1, Slot::Fixed(dst))
+        } else {
+            (self.query_batch, Slot::Dyn(dst))
+        };
+        self.next_slot += slots;
+        self.slots.insert(key(op.result(0).map_err(err)?), slot);
         let args = [
             self.rt.into(),
             self.i32c(dst.into()),
@@ -348,6 +354,92 @@ impl<'ctx> Schedule<'ctx, '_> {
             table,
             self.i32c(kind),
         ];
-        self.checked_call("irisc_rt_batch_dot", &args, "batch_dot")
+        let callee = if joined {
+            "irisc_rt_batch_dot_joined"
+        } else {
+            "irisc_rt_batch_dot"
+        };
+        self.checked_call(callee, &args, "batch_dot")
+    }
+
+    /// The first slot of a value held per query of the batch (`op`'s operand `i`).
+    fn per_query_base(&self, op: &OperationRef<'_, '_>, i: usize) -> Result<u32, CodegenError> {
+        match self.slot(op.operand(i).map_err(err)?)? {
+            Slot::Dyn(base) => Ok(base),
+            _ => Err(err(format!(
+                "`{}` reads a value that is not held per query",
+                op_name(op)
+            ))),
+        }
+    }
+
+    /// One op of a batched chunk stage (or of the batch's finish), run once for the `nb`
+    /// queries of the batch: the batch forms by their entry points, every other op as it is.
+    pub(super) fn batch_op(
+        &mut self,
+        op: &OperationRef<'_, '_>,
+        nb: IntValue<'ctx>,
+    ) -> Result<(), CodegenError> {
+        let name = op_name(op);
+        let rt = self.rt.into();
+        let int = |a: &str| get_int(op, a).map_err(err);
+        let (callee, args): (&str, Vec<BasicMetadataValueEnum>) = match name.as_str() {
+            "mpc.batch_mask_len" => {
+                let codes = self.per_query_base(op, 0)?;
+                let gallery = self.slot_arg(op, 1)?;
+                let codes = self.i32c(codes.into());
+                let dst = self.fresh(op)?;
+                (
+                    "irisc_rt_batch_mask_len",
+                    vec![rt, dst, codes, nb.into(), gallery],
+                )
+            }
+            "mpc.batch_spread" => {
+                let src = self.per_query_base(op, 0)?;
+                let (src, like) = (self.i32c(src.into()), self.slot_arg(op, 1)?);
+                let width = self.i64c(int("width")?);
+                let dst = self.fresh(op)?;
+                (
+                    "irisc_rt_batch_spread",
+                    vec![rt, dst, src, nb.into(), like, width],
+                )
+            }
+            "mpc.batch_repeat" => {
+                let (src, width) = (self.slot_arg(op, 0)?, self.i64c(int("width")?));
+                let dst = self.fresh(op)?;
+                (
+                    "irisc_rt_batch_repeat",
+                    vec![rt, dst, src, nb.into(), width],
+                )
+            }
+            "mpc.or_tree" | "mpc.and_tree" | "mpc.sum" if get_int(op, "per_query").is_ok() => {
+                let (src, width) = (self.slot_arg(op, 0)?, self.i64c(int("per_query")?));
+                let callee = match name.as_str() {
+                    "mpc.or_tree" => "irisc_rt_or_per_query",
+                    "mpc.and_tree" => "irisc_rt_and_per_query",
+                    _ => "irisc_rt_sum_per_query",
+                };
+                let dst = self.fresh(op)?;
+                (callee, vec![rt, dst, src, nb.into(), width])
+            }
+            _ => return self.op(&name, op, None),
+        };
+        self.checked_call(callee, &args, &name[4..])
+    }
+
+    /// `batch_pick`: the current query's part of a batch value, in the per-query finish.
+    pub(super) fn batch_pick(
+        &mut self,
+        op: &OperationRef<'_, '_>,
+        nb: IntValue<'ctx>,
+    ) -> Result<(), CodegenError> {
+        let j = self
+            .batch_query
+            .ok_or_else(|| err("batch_pick outside the per-query loop"))?;
+        let src = self.slot_arg(op, 0)?;
+        let width = self.i64c(get_int(op, "width").map_err(err)?);
+        let dst = self.fresh(op)?;
+        let args = [self.rt.into(), dst, src, j.into(), nb.into(), width];
+        self.checked_call("irisc_rt_batch_pick", &args, "batch_pick")
     }
 }

@@ -59,6 +59,8 @@ struct Schedule<'ctx, 'a> {
     /// Queries per batch of the tiled schedule (`mpc.query_batch`): the stride of per-query
     /// slots.
     query_batch: u32,
+    /// Whether the chunk stage runs once for the batch (`mpc.batched_chunks`).
+    batched_chunks: bool,
 }
 
 fn key<'c>(v: impl ValueLike<'c>) -> usize {
@@ -141,6 +143,7 @@ pub fn generate<'ctx>(
         batch_query: None,
         dyn_results: false,
         query_batch: TileOptions::of(mpc).map_or(1, |o| o.query_batch),
+        batched_chunks: crate::analysis::schedule::batched_chunks(mpc),
     };
     s.b.position_at_end(started);
 

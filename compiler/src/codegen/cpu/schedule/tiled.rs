@@ -31,12 +31,19 @@ impl<'ctx> Schedule<'ctx, '_> {
                 .map(|(_, op)| *op)
                 .collect()
         };
-        let (query_ops, dot_ops, chunk_all, finish_ops) = (
+        let (query_ops, dot_ops, chunk_all, batch_finish_ops, finish_ops) = (
             of(Stage::Query),
             of(Stage::BatchDot),
             of(Stage::Chunk),
+            of(Stage::BatchFinish),
             of(Stage::Finish),
         );
+        let batched = self.batched_chunks;
+        if !batched && !batch_finish_ops.is_empty() {
+            return Err(err(
+                "a batch_finish stage in a body whose chunks run per query",
+            ));
+        }
         let is = |name: &'static str| move |op: &OperationRef<'_, '_>| op_name(op) == name;
         let views: Vec<_> = chunk_all
             .iter()
@@ -58,12 +65,18 @@ impl<'ctx> Schedule<'ctx, '_> {
                 .insert(key(view.result(0).map_err(err)?), Slot::Fixed(slot));
             view_slots.push(slot);
         }
+        // (Batched: one collection for the whole batch, in the batch layout.)
         let mut collections = HashMap::new();
         for op in per_query.iter().filter(|op| is("mpc.append")(op)) {
             let result = key(op.result(0).map_err(err)?);
-            collections.insert(result, self.next_slot);
-            self.slots.insert(result, Slot::Dyn(self.next_slot));
-            self.next_slot += self.query_batch;
+            let slot = if batched {
+                Slot::Fixed(self.next_slot)
+            } else {
+                Slot::Dyn(self.next_slot)
+            };
+            collections.insert(result, slot);
+            self.slots.insert(result, slot);
+            self.next_slot += if batched { 1 } else { self.query_batch };
         }
         // The gallery whose records are chunked (all galleries of a program have the same).
         let chunked = dot_ops
@@ -117,7 +130,7 @@ impl<'ctx> Schedule<'ctx, '_> {
             s.b.position_at_end(go);
             s.counted("chunks", zero, chunks, 1, |s, c| {
                 for op in &dot_ops {
-                    s.batch_dot(op, nb, c)?;
+                    s.batch_dot(op, nb, c, batched)?;
                 }
                 for (view, &slot) in views.iter().zip(&view_slots) {
                     let whole = match s.slot(view.operand(0).map_err(err)?)? {
@@ -133,6 +146,18 @@ impl<'ctx> Schedule<'ctx, '_> {
                         s.i32c(shares),
                     ];
                     s.checked_call("irisc_rt_gallery_view", &args, "view")?;
+                }
+                if batched {
+                    // Once for the whole batch: each protocol op one op per round.
+                    let mut first = None;
+                    for op in &per_query {
+                        if op_name(op) == "mpc.append" {
+                            s.append(op, c, &mut first, &collections)?;
+                        } else {
+                            s.batch_op(op, nb)?;
+                        }
+                    }
+                    return Ok(());
                 }
                 s.for_batch("chunk.queries", q0, nb, q_arg, |s, q| {
                     let mut first = None;
@@ -155,7 +180,7 @@ impl<'ctx> Schedule<'ctx, '_> {
                         };
                         let src = s.slot_arg(op, 0)?;
                         let result = key(op.result(0).map_err(err)?);
-                        let dst = s.resolve(Slot::Dyn(collections[&result]))?;
+                        let dst = s.resolve(collections[&result])?;
                         let args = [s.rt.into(), dst, src, first.into()];
                         s.checked_call("irisc_rt_append", &args, "append")?;
                     }
@@ -165,12 +190,52 @@ impl<'ctx> Schedule<'ctx, '_> {
 
             // Finish stage, per query: reductions over all records finished over the appended
             // per-chunk results, then openings and outputs.
+            // Batched: the openings (and reductions over the chunks' results) once for the
+            // batch, then each query's part picked out for its outputs.
+            for op in &batch_finish_ops {
+                s.batch_op(op, nb)?;
+            }
             s.for_batch("finish.queries", q0, nb, q_arg, |s, q| {
                 for op in &finish_ops {
-                    s.op(&op_name(op), op, Some(q))?;
+                    if op_name(op) == "mpc.batch_pick" {
+                        s.batch_pick(op, nb)?;
+                    } else {
+                        s.op(&op_name(op), op, Some(q))?;
+                    }
                 }
                 Ok(())
             })
         })
+    }
+
+    /// `append` of a batched chunk stage: the first chunk (`c` = 0) starts the batch's
+    /// collection, later ones append to it. `first` caches the flag within the chunk's body.
+    fn append(
+        &mut self,
+        op: &OperationRef<'_, '_>,
+        c: IntValue<'ctx>,
+        first: &mut Option<IntValue<'ctx>>,
+        collections: &HashMap<usize, Slot<'ctx>>,
+    ) -> Result<(), CodegenError> {
+        let flag = match first {
+            Some(f) => *f,
+            None => {
+                let zero = self.cx.i64_type().const_zero();
+                let f = self
+                    .b
+                    .build_int_compare(IntPredicate::EQ, c, zero, "first")
+                    .map_err(err)?;
+                let f = self
+                    .b
+                    .build_int_z_extend(f, self.cx.i32_type(), "first.flag")
+                    .map_err(err)?;
+                *first.insert(f)
+            }
+        };
+        let src = self.slot_arg(op, 0)?;
+        let result = key(op.result(0).map_err(err)?);
+        let dst = self.resolve(collections[&result])?;
+        let args = [self.rt.into(), dst, src, flag.into()];
+        self.checked_call("irisc_rt_append", &args, "append")
     }
 }

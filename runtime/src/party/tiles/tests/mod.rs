@@ -3,6 +3,7 @@
 
 mod append;
 mod batch_dot;
+mod batched;
 mod chunks;
 mod pipeline;
 
