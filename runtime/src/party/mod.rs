@@ -41,6 +41,11 @@ pub struct PhaseTimes {
     /// hidden behind the comparison phase, as far as it did not show up as waiting in `dot`.
     pub dot_overlapped: Duration,
     pub compare: Duration,
+    /// CPU time (user + system, every thread of the process) and page faults during the ops
+    /// of the dot phase and of the comparison phase: what a phase costs the party, whatever
+    /// else shares its cores.
+    pub dot_usage: accounting::Usage,
+    pub compare_usage: accounting::Usage,
 }
 
 pub struct Runtime {
