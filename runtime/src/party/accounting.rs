@@ -51,6 +51,9 @@ pub struct Accounting {
     /// Per op kind (named as the `mpc` dialect names it): calls, seconds, rounds and bytes
     /// sent, as the executor measured them around each op.
     pub ops: BTreeMap<&'static str, OpStats>,
+    /// Per op kind: CPU seconds of the process (every thread) during its calls, where the OS
+    /// says (else empty). The profile of a run by op, on an oversubscribed machine too.
+    pub ops_cpu_s: BTreeMap<&'static str, f64>,
 }
 
 /// The executor's figures for one op kind, summed over its calls.
@@ -115,12 +118,22 @@ impl Accounting {
             messages_sent,
             rounds,
             ops: BTreeMap::new(),
+            ops_cpu_s: BTreeMap::new(),
         }
     }
 
     /// The same with the per-op figures `ops`.
     pub fn with_ops(self, ops: BTreeMap<&'static str, OpStats>) -> Accounting {
         Accounting { ops, ..self }
+    }
+
+    /// The same with the CPU seconds per op kind from `usage` (none where the OS does not say).
+    pub fn with_ops_cpu(self, usage: &BTreeMap<&'static str, Usage>) -> Accounting {
+        let ops_cpu_s = match self.cpu_s {
+            Some(_) => usage.iter().map(|(&op, u)| (op, u.cpu_s)).collect(),
+            None => BTreeMap::new(),
+        };
+        Accounting { ops_cpu_s, ..self }
     }
 
     /// The human line: `irisc party N (prog): ... sent B bytes in M messages, R rounds`.
@@ -295,6 +308,14 @@ mod tests {
         let v = serde_json::to_value(&a).unwrap();
         assert_eq!(v["dot_page_faults"], 2 * used.page_faults());
         assert!(v["compare_cpu_s"].is_number());
+        let per_op = BTreeMap::from([("batch_shamir_dot", used)]);
+        let v = serde_json::to_value(a.with_ops_cpu(&per_op)).unwrap();
+        assert_eq!(v["ops_cpu_s"]["batch_shamir_dot"], used.cpu_s);
+        assert_eq!(
+            v["ops"],
+            serde_json::json!({}),
+            "the per-op figures stay as they were"
+        );
         drop(buf);
     }
 

@@ -111,6 +111,7 @@ impl Runtime {
             .entry(op)
             .or_default()
             .add(took.as_secs_f64(), rounds, bytes);
+        self.ops_cpu.entry(op).or_default().add(&used);
         for (dst, v) in results? {
             self.put(dst, v)?;
         }

@@ -61,6 +61,8 @@ pub struct Runtime {
     pub(crate) rounds: u64,
     /// The executor's figures per op kind, for `--stats`.
     pub(crate) ops: BTreeMap<&'static str, accounting::OpStats>,
+    /// The process's CPU time and page faults per op kind, for `--stats`.
+    pub(crate) ops_cpu: BTreeMap<&'static str, accounting::Usage>,
     /// Background dot-product jobs of the tiled scan; joined before the runtime ends (by
     /// `finish`, or when the runtime is dropped, which drops this).
     pub(crate) tiles: tiles::Pipeline,
@@ -208,6 +210,7 @@ impl Runtime {
             },
             rounds: 0,
             ops: BTreeMap::new(),
+            ops_cpu: BTreeMap::new(),
             tiles: tiles::Pipeline::default(),
             announced: None,
             query: None,
@@ -262,7 +265,8 @@ impl Runtime {
             messages,
             self.rounds,
         )
-        .with_ops(std::mem::take(&mut self.ops));
+        .with_ops(std::mem::take(&mut self.ops))
+        .with_ops_cpu(&self.ops_cpu);
         // A party that failed has printed its one line saying why; the figures would only
         // bury it.
         if !self.args.quiet && status == 0 {
