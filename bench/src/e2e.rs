@@ -709,99 +709,97 @@ fn measure_case(
     }
     let config = keys::generate_keys(&work.join("keys"), party_run::free_base_port()?, true)?;
 
-    // The kernel's own rate per codes-per-call of these settings, timed before the parties run.
+    // The kernel's own rate for each run's shape is timed right before the run, so that both
+    // see the machine as it is then.
     let shape = manifest
         .inputs
         .iter()
         .find(|i| i.role == InputRole::Gallery)
         .map(KernelShape::of)
         .transpose()?;
-    let mut kernels: HashMap<usize, KernelRate> = HashMap::new();
-    if let Some(shape) = shape {
-        for &n in &batches {
-            let codes = case.rotations * n;
+    let kernel_secs = if quick { 0.01 } else { 0.5 };
+    let run_all = |timer: Option<&kernel_rate::Timer>| -> Result<Vec<RunFigures>> {
+        let mut out = Vec::new();
+        for (i, setting) in settings.iter().enumerate() {
+            let (party_args, expected) = &per_batch[&setting.queries];
+            let comparisons = (records * case.eyes * case.rotations * setting.queries) as u64;
+            let threads = setting.threads;
             eprintln!(
-                "e2e: {}: timing the {} kernel alone, {codes} codes, one thread",
+                "e2e: {}: three parties, {threads} thread(s) each, {}, {comparisons} comparisons",
                 case.name,
-                shape.ring.tag()
+                setting.net.map_or("loopback", |n| n.name)
             );
-            let rate = kernel_rate::measure(shape, codes, if quick { 0.01 } else { 1.0 })?;
-            kernels.insert(n, rate);
-        }
-    }
-
-    let mut out = Vec::new();
-    for (i, setting) in settings.iter().enumerate() {
-        let (party_args, expected) = &per_batch[&setting.queries];
-        let comparisons = (records * case.eyes * case.rotations * setting.queries) as u64;
-        let threads = setting.threads;
-        eprintln!(
-            "e2e: {}: three parties, {threads} thread(s) each, {}, {comparisons} comparisons",
-            case.name,
-            setting.net.map_or("loopback", |n| n.name)
-        );
-        let stats: Vec<PathBuf> = (0..3)
-            .map(|p| work.join(format!("stats-{i}-p{p}.json")))
-            .collect();
-        let relays = match setting.net {
-            Some(profile) => Some(Relays::start(&config, profile)?),
-            None => None,
-        };
-        let configs: [&Path; 3] = match &relays {
-            Some(r) => [&r.configs[0], &r.configs[1], &r.configs[2]],
-            None => [config.as_path(); 3],
-        };
-        let mut args = party_args.clone();
-        for (a, s) in args.iter_mut().zip(&stats) {
-            a.push("--stats".into());
-            a.push(s.display().to_string());
-        }
-        let mut extra = vec![
-            "--threads".to_string(),
-            threads.to_string(),
-            "--timeout".to_string(),
-            "600".to_string(),
-        ];
-        if let Some(n) = setting.record_chunk {
-            extra.extend(["--record-chunk".to_string(), n.to_string()]);
-        }
-        let outcome =
-            party_run::launch_parties(&exe, configs, &args, &extra, Duration::from_secs(1800))?;
-        drop(relays);
-        for (p, o) in outcome.iter().enumerate() {
-            if !o.success {
-                bail!("e2e: {}: party {p} failed:\n{}", case.name, o.stderr);
+            let stats: Vec<PathBuf> = (0..3)
+                .map(|p| work.join(format!("stats-{i}-p{p}.json")))
+                .collect();
+            let relays = match setting.net {
+                Some(profile) => Some(Relays::start(&config, profile)?),
+                None => None,
+            };
+            let configs: [&Path; 3] = match &relays {
+                Some(r) => [&r.configs[0], &r.configs[1], &r.configs[2]],
+                None => [config.as_path(); 3],
+            };
+            let mut args = party_args.clone();
+            for (a, s) in args.iter_mut().zip(&stats) {
+                a.push("--stats".into());
+                a.push(s.display().to_string());
             }
-            let got: Vec<serde_json::Value> = o
-                .stdout
-                .lines()
-                .map(serde_json::from_str)
-                .collect::<Result<_, _>>()?;
-            let want = expected.get(&p).cloned().unwrap_or_default();
-            if got != want {
-                bail!(
+            let mut extra = vec![
+                "--threads".to_string(),
+                threads.to_string(),
+                "--timeout".to_string(),
+                "600".to_string(),
+            ];
+            if let Some(n) = setting.record_chunk {
+                extra.extend(["--record-chunk".to_string(), n.to_string()]);
+            }
+            let kernel = match timer {
+                Some(t) => Some(t.measure(case.rotations * setting.queries, kernel_secs)?),
+                None => None,
+            };
+            let outcome =
+                party_run::launch_parties(&exe, configs, &args, &extra, Duration::from_secs(1800))?;
+            drop(relays);
+            for (p, o) in outcome.iter().enumerate() {
+                if !o.success {
+                    bail!("e2e: {}: party {p} failed:\n{}", case.name, o.stderr);
+                }
+                let got: Vec<serde_json::Value> = o
+                    .stdout
+                    .lines()
+                    .map(serde_json::from_str)
+                    .collect::<Result<_, _>>()?;
+                let want = expected.get(&p).cloned().unwrap_or_default();
+                if got != want {
+                    bail!(
                     "e2e: {}: party {p}'s answer differs from the plaintext definition\n  mpc:   {}\n  plain: {}",
                     case.name,
                     serde_json::to_string(&got)?,
                     serde_json::to_string(&want)?
                 );
+                }
             }
+            let acc: Vec<serde_json::Value> = stats
+                .iter()
+                .map(|s| -> Result<serde_json::Value> {
+                    Ok(serde_json::from_str(
+                        &std::fs::read_to_string(s)
+                            .with_context(|| format!("party accounting {} missing", s.display()))?,
+                    )?)
+                })
+                .collect::<Result<_>>()?;
+            let mut f = figures(case.name, *setting, comparisons, &acc)?;
+            f.records = records;
+            f.kernel = kernel;
+            out.push(f);
         }
-        let acc: Vec<serde_json::Value> = stats
-            .iter()
-            .map(|s| -> Result<serde_json::Value> {
-                Ok(serde_json::from_str(
-                    &std::fs::read_to_string(s)
-                        .with_context(|| format!("party accounting {} missing", s.display()))?,
-                )?)
-            })
-            .collect::<Result<_>>()?;
-        let mut f = figures(case.name, *setting, comparisons, &acc)?;
-        f.records = records;
-        f.kernel = kernels.get(&setting.queries).cloned();
-        out.push(f);
+        Ok(out)
+    };
+    match shape {
+        Some(shape) => kernel_rate::with_timer(shape, |t| run_all(Some(t)))?,
+        None => run_all(None),
     }
-    Ok(out)
 }
 
 /// The gallery files (records `0..records`, one per gallery input) and `queries` queries per

@@ -95,22 +95,47 @@ pub fn dispatched_isa() -> Result<Isa> {
 /// Times the kernel of `shape` with `codes` query codes on one thread for at least `min_secs`
 /// of CPU time (after one warm-up pass).
 pub fn measure(shape: KernelShape, codes: usize, min_secs: f64) -> Result<KernelRate> {
-    if codes == 0 {
-        bail!("kernel rate: no query codes");
-    }
+    with_timer(shape, |t| t.measure(codes, min_secs))?
+}
+
+/// The kernel of one shape, compiled once, timed as often as wanted ([`Timer::measure`]).
+pub struct Timer<'k> {
+    kernels: &'k jit::Kernels,
+    shape: KernelShape,
+    isa: Isa,
+}
+
+/// JIT-compiles the kernel of `shape` as `irisc build` generates it and calls `f` with a timer
+/// for it (so that a section can time it right before each run it compares with it).
+pub fn with_timer<R>(shape: KernelShape, f: impl FnOnce(&Timer) -> R) -> Result<R> {
     let isa = dispatched_isa()?;
-    let records = (GALLERY_BUDGET / shape.bytes_per_record().max(1)).clamp(2, 8192);
-    let w = shape.words as usize;
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2026);
-    jit::with_kernels(&[(shape.ring, shape.words)], |k| -> Result<KernelRate> {
-        if !k.variants(shape.ring, shape.words).contains(&isa) {
+    jit::with_kernels(&[(shape.ring, shape.words)], |kernels| {
+        if !kernels.variants(shape.ring, shape.words).contains(&isa) {
             bail!(
                 "kernel rate: no {} variant of the {} kernel",
                 isa.name(),
                 shape.ring.tag()
             );
         }
-        // One pass: every code against every record; returns (cpu, wall) seconds.
+        Ok(f(&Timer {
+            kernels,
+            shape,
+            isa,
+        }))
+    })?
+}
+
+impl Timer<'_> {
+    /// Times the kernel with `codes` query codes on one thread for at least `min_secs` of CPU
+    /// time (after one warm-up pass), over fresh random shares.
+    pub fn measure(&self, codes: usize, min_secs: f64) -> Result<KernelRate> {
+        if codes == 0 {
+            bail!("kernel rate: no query codes");
+        }
+        let (k, shape, isa) = (self.kernels, self.shape, self.isa);
+        let records = (GALLERY_BUDGET / shape.bytes_per_record().max(1)).clamp(2, 8192);
+        let w = shape.words as usize;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2026);
         let (passes, cpu, wall) = match shape.ring {
             DotRing::Gr16 | DotRing::Fp => {
                 let below = if shape.ring == DotRing::Fp {
@@ -154,7 +179,7 @@ pub fn measure(shape: KernelShape, codes: usize, min_secs: f64) -> Result<Kernel
             per_cpu_s: dots / cpu.max(1e-9),
             per_s: dots / wall.max(1e-9),
         })
-    })?
+    }
 }
 
 /// A two-sided (replicated, eq. 6) kernel over storage `T`, timed as [`measure`] does.
