@@ -10,7 +10,11 @@
 //! Reported per run: comparisons per second over the matching phases (dot + comparison, the
 //! slowest party), per phase, per party CPU-second (so an oversubscribed machine, three parties on
 //! fewer cores, can be judged per core too), bytes sent per comparison per party, and the peak
-//! resident memory of each party and of the three together.
+//! resident memory of each party and of the three together. The dot phase is reported per party
+//! CPU-second next to the generated kernel's own rate for the same shape, timed in this process
+//! in the same run ([`super::kernel_rate`]), with their ratio: what the parties lose around the
+//! kernel (mask lengths, copies, page faults, hand-offs). The CPU time of the dot-product op
+//! itself and of the mask lengths come from the parties' per-op accounting.
 
 use anyhow::{anyhow, bail, Context, Result};
 use rand::{Rng, SeedableRng};
@@ -22,6 +26,7 @@ use std::time::Duration;
 use irisc_runtime::iris::IrisRecord;
 use irisc_runtime::vocab::InputRole;
 
+use super::kernel_rate::{self, KernelRate, KernelShape};
 use super::netsim::{NetProfile, Relays};
 use super::plot::{self, RefLine};
 use super::report::{MachineInfo, Measurement, Report};
@@ -87,6 +92,18 @@ pub const CASES: &[Case] = &[
 const PAPER_CMP_PER_S: f64 = 690e3;
 const TARGET_CMP_PER_S: f64 = 2e6;
 const MACHINE_BUDGET_BYTES: f64 = 24.0 * (1u64 << 30) as f64;
+/// The CPU issue's targets: comparisons per party CPU-second for one eye and for both eyes, and
+/// the dot phase's rate as a fraction of the kernel's own.
+const TARGET_CMP_PER_CPU_S_ONE_EYE: f64 = 8e6;
+const TARGET_CMP_PER_CPU_S_TWO_EYES: f64 = 4e6;
+const TARGET_DOT_PHASE_OF_KERNEL: f64 = 0.85;
+/// The per-op names of the parties' accounting that run the generated dot-product kernel.
+const DOT_KERNEL_OPS: [&str; 4] = [
+    "batch_shamir_dot",
+    "batch_masked_dot",
+    "shamir_dot",
+    "masked_dot",
+];
 /// Queries of the batch run: one schedule batch, so one kernel call per chunk for all of them.
 const BATCH_QUERIES: usize = 8;
 /// Records per chunk of the pipelined runs (4 chunks of a 100 000-record gallery).
@@ -153,6 +170,18 @@ pub struct RunFigures {
     pub rounds: u64,
     pub messages: u64,
     pub peak_rss: [u64; 3],
+    /// The busiest party's CPU seconds in the dot phase and in the comparison phase, and the
+    /// most page faults a party took in its dot phase (`None`: not reported by the parties).
+    pub dot_cpu_s: Option<f64>,
+    pub compare_cpu_s: Option<f64>,
+    pub dot_page_faults: Option<u64>,
+    /// The busiest party's CPU seconds in the dot-product ops themselves (the kernel calls and
+    /// what surrounds them: query preparation, the result's buffers and split) and in `mask_len`.
+    pub dot_op_cpu_s: Option<f64>,
+    pub mask_len_cpu_s: Option<f64>,
+    /// The kernel's own rate for this run's shape (ring, length, codes per call, ISA), timed in
+    /// this process; `None` where it could not be timed.
+    pub kernel: Option<KernelRate>,
     /// The three parties' `--stats` JSON as written, for figures beyond these.
     pub accounts: Vec<serde_json::Value>,
 }
@@ -264,7 +293,73 @@ pub fn write_report(
             "M cmp/s",
         ));
         if let Some(c) = r.cmp_per_cpu_s {
-            measurements.push(m("comparisons per party CPU-second", c / 1e6, "M cmp/s"));
+            let mut x = m("comparisons per party CPU-second", c / 1e6, "M cmp/s");
+            if let Some(target) = cpu_target(r.case) {
+                x.extra.insert("target".into(), json!(target / 1e6));
+                x.extra
+                    .insert("fraction_of_target".into(), json!(c / target));
+            }
+            measurements.push(x);
+        }
+        let dots = r.comparisons as f64;
+        let dot_rate = r.dot_cpu_s.filter(|c| *c > 0.0).map(|c| dots / c);
+        if let (Some(rate), Some(cpu)) = (dot_rate, r.dot_cpu_s) {
+            measurements.push(m(
+                "dot phase: dot products per party CPU-second",
+                rate / 1e6,
+                "M/s",
+            ));
+            measurements.push(m("dot phase CPU", cpu, "s"));
+        }
+        if let Some(c) = r.compare_cpu_s {
+            measurements.push(m("comparison phase CPU", c, "s"));
+        }
+        if let Some(f) = r.dot_page_faults {
+            measurements.push(m("dot phase page faults", f as f64, "faults"));
+        }
+        let op_rate = r.dot_op_cpu_s.filter(|c| *c > 0.0).map(|c| dots / c);
+        if let Some(rate) = op_rate {
+            measurements.push(m(
+                "dot-product op: dot products per party CPU-second",
+                rate / 1e6,
+                "M/s",
+            ));
+        }
+        if let Some(c) = r.mask_len_cpu_s {
+            measurements.push(m("mask lengths CPU", c, "s"));
+        }
+        if let Some(k) = &r.kernel {
+            let describe = |mut x: Measurement| {
+                x.extra.insert("ring".into(), json!(k.shape.ring.tag()));
+                x.extra
+                    .insert("words_per_code".into(), json!(k.shape.words));
+                x.extra.insert("codes_per_call".into(), json!(k.codes));
+                x.extra.insert("isa".into(), json!(k.isa.name()));
+                x.extra.insert("kernel".into(), json!(k.kernel));
+                x.extra.insert("threads".into(), json!(1));
+                x
+            };
+            let mut x = describe(m(
+                "kernel alone: dot products per CPU-second",
+                k.per_cpu_s / 1e6,
+                "M/s",
+            ));
+            x.extra.insert("records_per_pass".into(), json!(k.records));
+            x.extra.insert("passes".into(), json!(k.passes));
+            x.extra
+                .insert("per_second_wall".into(), json!(k.per_s / 1e6));
+            measurements.push(x);
+            for (what, rate) in [
+                ("dot phase / kernel alone", dot_rate),
+                ("dot-product op / kernel alone", op_rate),
+            ] {
+                if let Some(rate) = rate {
+                    let mut x = describe(m(what, rate / k.per_cpu_s, "x"));
+                    x.extra
+                        .insert("target".into(), json!(TARGET_DOT_PHASE_OF_KERNEL));
+                    measurements.push(x);
+                }
+            }
         }
         measurements.push(m("matching time", r.matching_s, "s"));
         measurements.push(m("dot phase", r.dot_s, "s"));
@@ -382,6 +477,24 @@ pub fn write_report(
                 "GiB",
                 "issue target",
             ),
+            reference(
+                "target: iris_ids, comparisons per party CPU-second",
+                TARGET_CMP_PER_CPU_S_ONE_EYE / 1e6,
+                "M cmp/s",
+                "CPU issue target (one query and a batch of 8)",
+            ),
+            reference(
+                "target: iris_eyes_ids, comparisons per party CPU-second",
+                TARGET_CMP_PER_CPU_S_TWO_EYES / 1e6,
+                "M cmp/s",
+                "CPU issue target (one query and a batch of 8)",
+            ),
+            reference(
+                "target: dot phase / kernel alone",
+                TARGET_DOT_PHASE_OF_KERNEL,
+                "x",
+                "CPU issue target (per party CPU-second)",
+            ),
         ],
         notes: {
             let mut n = vec![
@@ -394,6 +507,13 @@ pub fn write_report(
                  matching (every thread of the process)"
                     .to_string(),
                 "peak memory: each party's VmHWM; mapped gallery pages count when touched".into(),
+                "dot phase per party CPU-second: dot products (= comparisons) / the busiest \
+                 party's CPU time in the ops of its dot phase (the dot-product op, the mask \
+                 lengths, the gallery views); the dot-product op alone from the per-op CPU \
+                 times; the kernel alone is the generated kernel the parties dispatch to (same \
+                 ring, code length, codes per call and ISA), timed in this process on one thread \
+                 over 64 MiB of random shares re-read every pass, in CPU seconds of that thread"
+                    .into(),
             ];
             n.extend(extra_notes);
             if oversubscribed {
@@ -424,6 +544,22 @@ pub fn write_report(
                 .map(|r| r.cmp_per_cpu_s.map_or(f64::NAN, |c| c / 1e6))
                 .collect(),
         ),
+        (
+            "dot phase, M/s per party CPU-second".to_string(),
+            runs.iter()
+                .map(|r| {
+                    r.dot_cpu_s
+                        .filter(|c| *c > 0.0)
+                        .map_or(f64::NAN, |c| r.comparisons as f64 / c / 1e6)
+                })
+                .collect(),
+        ),
+        (
+            "kernel alone, M/s per CPU-second".to_string(),
+            runs.iter()
+                .map(|r| r.kernel.as_ref().map_or(f64::NAN, |k| k.per_cpu_s / 1e6))
+                .collect(),
+        ),
     ];
     let path = dir.join(format!("{section}.png"));
     plot::grouped_bars(
@@ -441,10 +577,27 @@ pub fn write_report(
                 label: "target: 2 M/s".into(),
                 value: TARGET_CMP_PER_S / 1e6,
             },
+            RefLine {
+                label: "target: 8 M/s per party CPU-s (one eye)".into(),
+                value: TARGET_CMP_PER_CPU_S_ONE_EYE / 1e6,
+            },
+            RefLine {
+                label: "target: 4 M/s per party CPU-s (both eyes)".into(),
+                value: TARGET_CMP_PER_CPU_S_TWO_EYES / 1e6,
+            },
         ],
     )?;
     files.push(path);
     Ok(files)
+}
+
+/// The CPU issue's target of comparisons per party CPU-second for `case` (by its eyes).
+fn cpu_target(case: &str) -> Option<f64> {
+    match CASES.iter().find(|c| c.name == case)?.eyes {
+        1 => Some(TARGET_CMP_PER_CPU_S_ONE_EYE),
+        2 => Some(TARGET_CMP_PER_CPU_S_TWO_EYES),
+        _ => None,
+    }
 }
 
 /// [`measure_case`] in `dir/e2e-work/<case>`, removed afterwards whatever happened: the shares
@@ -556,77 +709,97 @@ fn measure_case(
     }
     let config = keys::generate_keys(&work.join("keys"), party_run::free_base_port()?, true)?;
 
-    let mut out = Vec::new();
-    for (i, setting) in settings.iter().enumerate() {
-        let (party_args, expected) = &per_batch[&setting.queries];
-        let comparisons = (records * case.eyes * case.rotations * setting.queries) as u64;
-        let threads = setting.threads;
-        eprintln!(
-            "e2e: {}: three parties, {threads} thread(s) each, {}, {comparisons} comparisons",
-            case.name,
-            setting.net.map_or("loopback", |n| n.name)
-        );
-        let stats: Vec<PathBuf> = (0..3)
-            .map(|p| work.join(format!("stats-{i}-p{p}.json")))
-            .collect();
-        let relays = match setting.net {
-            Some(profile) => Some(Relays::start(&config, profile)?),
-            None => None,
-        };
-        let configs: [&Path; 3] = match &relays {
-            Some(r) => [&r.configs[0], &r.configs[1], &r.configs[2]],
-            None => [config.as_path(); 3],
-        };
-        let mut args = party_args.clone();
-        for (a, s) in args.iter_mut().zip(&stats) {
-            a.push("--stats".into());
-            a.push(s.display().to_string());
-        }
-        let mut extra = vec![
-            "--threads".to_string(),
-            threads.to_string(),
-            "--timeout".to_string(),
-            "600".to_string(),
-        ];
-        if let Some(n) = setting.record_chunk {
-            extra.extend(["--record-chunk".to_string(), n.to_string()]);
-        }
-        let outcome =
-            party_run::launch_parties(&exe, configs, &args, &extra, Duration::from_secs(1800))?;
-        drop(relays);
-        for (p, o) in outcome.iter().enumerate() {
-            if !o.success {
-                bail!("e2e: {}: party {p} failed:\n{}", case.name, o.stderr);
+    // The kernel's own rate for each run's shape is timed right before the run, so that both
+    // see the machine as it is then.
+    let shape = manifest
+        .inputs
+        .iter()
+        .find(|i| i.role == InputRole::Gallery)
+        .map(KernelShape::of)
+        .transpose()?;
+    let kernel_secs = if quick { 0.01 } else { 0.5 };
+    let run_all = |timer: Option<&kernel_rate::Timer>| -> Result<Vec<RunFigures>> {
+        let mut out = Vec::new();
+        for (i, setting) in settings.iter().enumerate() {
+            let (party_args, expected) = &per_batch[&setting.queries];
+            let comparisons = (records * case.eyes * case.rotations * setting.queries) as u64;
+            let threads = setting.threads;
+            eprintln!(
+                "e2e: {}: three parties, {threads} thread(s) each, {}, {comparisons} comparisons",
+                case.name,
+                setting.net.map_or("loopback", |n| n.name)
+            );
+            let stats: Vec<PathBuf> = (0..3)
+                .map(|p| work.join(format!("stats-{i}-p{p}.json")))
+                .collect();
+            let relays = match setting.net {
+                Some(profile) => Some(Relays::start(&config, profile)?),
+                None => None,
+            };
+            let configs: [&Path; 3] = match &relays {
+                Some(r) => [&r.configs[0], &r.configs[1], &r.configs[2]],
+                None => [config.as_path(); 3],
+            };
+            let mut args = party_args.clone();
+            for (a, s) in args.iter_mut().zip(&stats) {
+                a.push("--stats".into());
+                a.push(s.display().to_string());
             }
-            let got: Vec<serde_json::Value> = o
-                .stdout
-                .lines()
-                .map(serde_json::from_str)
-                .collect::<Result<_, _>>()?;
-            let want = expected.get(&p).cloned().unwrap_or_default();
-            if got != want {
-                bail!(
+            let mut extra = vec![
+                "--threads".to_string(),
+                threads.to_string(),
+                "--timeout".to_string(),
+                "600".to_string(),
+            ];
+            if let Some(n) = setting.record_chunk {
+                extra.extend(["--record-chunk".to_string(), n.to_string()]);
+            }
+            let kernel = match timer {
+                Some(t) => Some(t.measure(case.rotations * setting.queries, kernel_secs)?),
+                None => None,
+            };
+            let outcome =
+                party_run::launch_parties(&exe, configs, &args, &extra, Duration::from_secs(1800))?;
+            drop(relays);
+            for (p, o) in outcome.iter().enumerate() {
+                if !o.success {
+                    bail!("e2e: {}: party {p} failed:\n{}", case.name, o.stderr);
+                }
+                let got: Vec<serde_json::Value> = o
+                    .stdout
+                    .lines()
+                    .map(serde_json::from_str)
+                    .collect::<Result<_, _>>()?;
+                let want = expected.get(&p).cloned().unwrap_or_default();
+                if got != want {
+                    bail!(
                     "e2e: {}: party {p}'s answer differs from the plaintext definition\n  mpc:   {}\n  plain: {}",
                     case.name,
                     serde_json::to_string(&got)?,
                     serde_json::to_string(&want)?
                 );
+                }
             }
+            let acc: Vec<serde_json::Value> = stats
+                .iter()
+                .map(|s| -> Result<serde_json::Value> {
+                    Ok(serde_json::from_str(
+                        &std::fs::read_to_string(s)
+                            .with_context(|| format!("party accounting {} missing", s.display()))?,
+                    )?)
+                })
+                .collect::<Result<_>>()?;
+            let mut f = figures(case.name, *setting, comparisons, &acc)?;
+            f.records = records;
+            f.kernel = kernel;
+            out.push(f);
         }
-        let acc: Vec<serde_json::Value> = stats
-            .iter()
-            .map(|s| -> Result<serde_json::Value> {
-                Ok(serde_json::from_str(
-                    &std::fs::read_to_string(s)
-                        .with_context(|| format!("party accounting {} missing", s.display()))?,
-                )?)
-            })
-            .collect::<Result<_>>()?;
-        let mut f = figures(case.name, *setting, comparisons, &acc)?;
-        f.records = records;
-        out.push(f);
+        Ok(out)
+    };
+    match shape {
+        Some(shape) => kernel_rate::with_timer(shape, |t| run_all(Some(t)))?,
+        None => run_all(None),
     }
-    Ok(out)
 }
 
 /// The gallery files (records `0..records`, one per gallery input) and `queries` queries per
@@ -738,6 +911,18 @@ fn figures(
     for (p, v) in acc.iter().enumerate().take(3) {
         peak_rss[p] = v["peak_rss_bytes"].as_u64().unwrap_or(0);
     }
+    // The busiest party's figure, where every party reports it.
+    let busiest = |get: &dyn Fn(&serde_json::Value) -> Option<f64>| -> Option<f64> {
+        acc.iter()
+            .map(get)
+            .try_fold(0.0f64, |m, x| x.map(|x| m.max(x)))
+    };
+    let op_cpu = |ops: &[&str]| {
+        busiest(&|v| {
+            let per_op = v["ops_cpu_s"].as_object()?;
+            Some(ops.iter().filter_map(|o| per_op.get(*o)?.as_f64()).sum())
+        })
+    };
     Ok(RunFigures {
         case,
         setting,
@@ -756,6 +941,12 @@ fn figures(
         rounds: max("rounds")? as u64,
         messages: max("messages_sent")? as u64,
         peak_rss,
+        dot_cpu_s: busiest(&|v| v["dot_cpu_s"].as_f64()),
+        compare_cpu_s: busiest(&|v| v["compare_cpu_s"].as_f64()),
+        dot_page_faults: busiest(&|v| v["dot_page_faults"].as_f64()).map(|f| f as u64),
+        dot_op_cpu_s: op_cpu(&DOT_KERNEL_OPS),
+        mask_len_cpu_s: op_cpu(&["mask_len"]),
+        kernel: None,
         accounts: acc.to_vec(),
     })
 }
@@ -823,6 +1014,56 @@ mod tests {
                 named("x1 chunk 32768 matching time, pipelined chunks / one chunk")["value"]
                     .as_f64()
                     > Some(0.0)
+            );
+            // Per party CPU-second, for one query and a batch of 8, with rounds and the CPU
+            // issue's target; the dot phase next to the kernel alone, timed for each batch's
+            // shape (31 codes per call, 8 x 31 for the batch) on the ISA the parties dispatch.
+            let eyes_target = if case == "iris_ids" { 8.0 } else { 4.0 };
+            for run in ["x1", "x1 q8"] {
+                let per_cpu = named(&format!("{run} comparisons per party CPU-second"));
+                assert!(per_cpu["value"].as_f64() > Some(0.0), "{case} {run}");
+                assert_eq!(per_cpu["target"], eyes_target, "{case} {run}");
+                let rounds = named(&format!("{run} rounds"))["value"].as_f64().unwrap();
+                assert!(rounds >= 1.0, "{case} {run}: {rounds} rounds");
+                for what in [
+                    "dot phase: dot products per party CPU-second",
+                    "dot-product op: dot products per party CPU-second",
+                    "dot phase CPU",
+                ] {
+                    let x = named(&format!("{run} {what}"));
+                    assert!(x["value"].as_f64() > Some(0.0), "{case} {run} {what}");
+                }
+                assert!(named(&format!("{run} dot phase page faults"))["value"].is_number());
+                assert!(named(&format!("{run} mask lengths CPU"))["value"].is_number());
+                let kernel = named(&format!("{run} kernel alone: dot products per CPU-second"));
+                assert!(kernel["value"].as_f64() > Some(0.0), "{case} {run}");
+                let codes = if run == "x1" { 31 } else { 8 * 31 };
+                assert_eq!(kernel["codes_per_call"], codes, "{case} {run}");
+                assert_eq!(kernel["threads"], 1);
+                assert_eq!(
+                    kernel["isa"],
+                    kernel_rate::dispatched_isa().unwrap().name(),
+                    "the ISA the parties dispatch to"
+                );
+                let ratio = named(&format!("{run} dot phase / kernel alone"));
+                assert!(ratio["value"].as_f64() > Some(0.0), "{case} {run}");
+                assert_eq!(ratio["target"], 0.85);
+                assert_eq!(ratio["codes_per_call"], codes);
+                assert!(
+                    named(&format!("{run} dot-product op / kernel alone"))["value"].as_f64()
+                        > Some(0.0)
+                );
+            }
+        }
+        let refs = json["references"].as_array().unwrap();
+        for name in [
+            "target: iris_ids, comparisons per party CPU-second",
+            "target: iris_eyes_ids, comparisons per party CPU-second",
+            "target: dot phase / kernel alone",
+        ] {
+            assert!(
+                refs.iter().any(|r| r["name"] == name),
+                "no reference {name}"
             );
         }
         assert!(!dir.path().join("e2e-work").exists(), "shares left behind");

@@ -11,7 +11,8 @@
 //! - [`dot`]: the generated dot-product kernels ([`jit`]) against naive loops;
 //! - [`table2`]: Table 2 of the Large-Scale MPC paper from compiled programs
 //!   (`bench/programs/*.irs`), three processes over TLS;
-//! - [`e2e`], [`net`] ([`netsim`]): whole programs end to end, on loopback and simulated networks;
+//! - [`e2e`], [`net`] ([`netsim`]): whole programs end to end, on loopback and simulated networks,
+//!   their dot phase next to the kernel's own rate ([`kernel_rate`]);
 //! - [`report`], [`plot`]: the JSON reports and the charts.
 //!
 //! Timings are reported, never asserted: the tests only check that a `--quick` run produces
@@ -20,6 +21,7 @@
 pub mod dot;
 pub mod e2e;
 pub mod jit;
+pub mod kernel_rate;
 pub mod net;
 pub mod netsim;
 pub mod peak;

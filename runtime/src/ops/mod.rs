@@ -10,6 +10,7 @@
 //! - [`arith`]: arithmetic over Z_2^k (linear combinations, lifts, products, bit injection,
 //!   sums, opening integers);
 //! - [`logic`]: boolean gates, the multiplexer and AND trees;
+//! - [`mask_lengths`](mod@mask_lengths): the public mask lengths, at the dot product's pace;
 //! - [`shamir`]: the Shamir instantiations (dot products, F_p and Z_(p·2^m) comparisons);
 //! - [`vector`]: local steps of the cosine test and public constant bits.
 
@@ -18,6 +19,7 @@ pub mod arith;
 mod chains;
 pub mod ctx;
 pub mod logic;
+pub(crate) mod mask_lengths;
 pub mod rep3;
 pub mod shamir;
 pub mod shamir_codes;

@@ -177,20 +177,7 @@ pub fn open(cx: &mut Ctx<'_>, src: &Value, to: u32) -> Result<Value, RuntimeErro
 /// public masks alone: the shares are not read, so `g` may be a gallery view without shares.
 pub(crate) fn mask_lengths(q: &Codes, g: &Codes) -> Vec<u64> {
     let w = q.words_per_code();
-    let mut out = Vec::with_capacity(q.count * g.count);
-    for r in 0..g.count {
-        let gm = &g.masks[r * w..(r + 1) * w];
-        for c in 0..q.count {
-            let qm = &q.masks[c * w..(c + 1) * w];
-            out.push(
-                qm.iter()
-                    .zip(gm)
-                    .map(|(a, b)| (a & b).count_ones() as u64)
-                    .sum(),
-            );
-        }
-    }
-    out
+    super::mask_lengths::mask_lengths(&q.masks, q.count, &g.masks, g.count, w)
 }
 
 pub(crate) fn sub_from_public<T: RingElem>(

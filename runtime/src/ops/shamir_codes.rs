@@ -220,22 +220,9 @@ pub fn mask_lengths(q: &ShamirCodes, g: &ShamirCodes) -> Result<Vec<u64>, Runtim
         )));
     }
     let w = q.mask_words_per_code();
-    let mut out = Vec::with_capacity(q.count * g.count);
-    if w == 0 {
-        out.resize(q.count * g.count, 0);
-        return Ok(out);
-    }
-    for gm in g.masks.chunks_exact(w) {
-        for qm in q.masks.chunks_exact(w) {
-            out.push(
-                qm.iter()
-                    .zip(gm)
-                    .map(|(a, b)| (a & b).count_ones() as u64)
-                    .sum(),
-            );
-        }
-    }
-    Ok(out)
+    Ok(super::mask_lengths::mask_lengths(
+        &q.masks, q.count, &g.masks, g.count, w,
+    ))
 }
 
 #[cfg(test)]

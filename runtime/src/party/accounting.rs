@@ -28,6 +28,15 @@ pub struct Accounting {
     /// ran (the tiled scan's pipelined next chunk); not part of `dot_s`.
     pub dot_overlapped_s: f64,
     pub compare_s: f64,
+    /// CPU seconds (user + system, every thread) the process spent in the ops of the dot
+    /// phase and of the comparison phase: the phases' cost per core, however many other
+    /// processes share the cores (wall times then stretch, CPU times do not).
+    pub dot_cpu_s: Option<f64>,
+    pub compare_cpu_s: Option<f64>,
+    /// Page faults (minor and major) the process took in the ops of each phase: a gallery map
+    /// touched for the first time, or a fresh buffer, fault page by page.
+    pub dot_page_faults: Option<u64>,
+    pub compare_page_faults: Option<u64>,
     pub total_s: f64,
     /// User + system CPU seconds of the whole process (every thread), at the end.
     pub cpu_s: Option<f64>,
@@ -42,6 +51,9 @@ pub struct Accounting {
     /// Per op kind (named as the `mpc` dialect names it): calls, seconds, rounds and bytes
     /// sent, as the executor measured them around each op.
     pub ops: BTreeMap<&'static str, OpStats>,
+    /// Per op kind: CPU seconds of the process (every thread) during its calls, where the OS
+    /// says (else empty). The profile of a run by op, on an oversubscribed machine too.
+    pub ops_cpu_s: BTreeMap<&'static str, f64>,
 }
 
 /// The executor's figures for one op kind, summed over its calls.
@@ -80,6 +92,9 @@ impl Accounting {
         messages_sent: u64,
         rounds: u64,
     ) -> Accounting {
+        let cpu_s = process_cpu_seconds();
+        // The per-phase figures come from the same source: without it they are unknown, not 0.
+        let measured = cpu_s.is_some();
         Accounting {
             party,
             program: program.to_string(),
@@ -91,20 +106,34 @@ impl Accounting {
             dot_s: t.dot.as_secs_f64(),
             dot_overlapped_s: t.dot_overlapped.as_secs_f64(),
             compare_s: t.compare.as_secs_f64(),
+            dot_cpu_s: measured.then_some(t.dot_usage.cpu_s),
+            compare_cpu_s: measured.then_some(t.compare_usage.cpu_s),
+            dot_page_faults: measured.then_some(t.dot_usage.page_faults()),
+            compare_page_faults: measured.then_some(t.compare_usage.page_faults()),
             total_s: total.as_secs_f64(),
-            cpu_s: process_cpu_seconds(),
+            cpu_s,
             cpu_ready_s,
             peak_rss_bytes: peak_rss_bytes(),
             bytes_sent,
             messages_sent,
             rounds,
             ops: BTreeMap::new(),
+            ops_cpu_s: BTreeMap::new(),
         }
     }
 
     /// The same with the per-op figures `ops`.
     pub fn with_ops(self, ops: BTreeMap<&'static str, OpStats>) -> Accounting {
         Accounting { ops, ..self }
+    }
+
+    /// The same with the CPU seconds per op kind from `usage` (none where the OS does not say).
+    pub fn with_ops_cpu(self, usage: &BTreeMap<&'static str, Usage>) -> Accounting {
+        let ops_cpu_s = match self.cpu_s {
+            Some(_) => usage.iter().map(|(&op, u)| (op, u.cpu_s)).collect(),
+            None => BTreeMap::new(),
+        };
+        Accounting { ops_cpu_s, ..self }
     }
 
     /// The human line: `irisc party N (prog): ... sent B bytes in M messages, R rounds`.
@@ -154,13 +183,66 @@ impl Accounting {
 
 /// User + system CPU time of this process so far.
 pub fn process_cpu_seconds() -> Option<f64> {
+    rusage().map(|u| Usage::from(&u).cpu_s)
+}
+
+/// The process's resource usage (every thread), or `None` where the OS does not say.
+fn rusage() -> Option<libc::rusage> {
     // SAFETY: getrusage writes one rusage struct into the zeroed value we pass.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
         return None;
     }
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-    Some(tv(usage.ru_utime) + tv(usage.ru_stime))
+    Some(usage)
+}
+
+/// CPU time and page faults of the process: a reading ([`Usage::now`]), or what happened
+/// between two ([`Usage::since`]), summed per phase ([`Usage::add`]).
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct Usage {
+    /// User + system CPU seconds.
+    pub cpu_s: f64,
+    /// Faults served without I/O (a page already in memory, or a fresh zeroed one).
+    pub minor_faults: u64,
+    /// Faults that read the page from disk.
+    pub major_faults: u64,
+}
+
+impl Usage {
+    /// The process's usage so far (zero where the OS does not say).
+    pub fn now() -> Usage {
+        rusage().map_or_else(Usage::default, |u| Usage::from(&u))
+    }
+
+    /// What was used from `earlier` to this reading.
+    pub fn since(&self, earlier: &Usage) -> Usage {
+        Usage {
+            cpu_s: (self.cpu_s - earlier.cpu_s).max(0.0),
+            minor_faults: self.minor_faults.saturating_sub(earlier.minor_faults),
+            major_faults: self.major_faults.saturating_sub(earlier.major_faults),
+        }
+    }
+
+    pub fn add(&mut self, other: &Usage) {
+        self.cpu_s += other.cpu_s;
+        self.minor_faults += other.minor_faults;
+        self.major_faults += other.major_faults;
+    }
+
+    pub fn page_faults(&self) -> u64 {
+        self.minor_faults + self.major_faults
+    }
+}
+
+impl From<&libc::rusage> for Usage {
+    fn from(u: &libc::rusage) -> Usage {
+        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+        Usage {
+            cpu_s: tv(u.ru_utime) + tv(u.ru_stime),
+            minor_faults: u.ru_minflt.max(0) as u64,
+            major_faults: u.ru_majflt.max(0) as u64,
+        }
+    }
 }
 
 /// Peak resident set size: `VmHWM` of /proc/self/status where there is one, else getrusage's
@@ -185,6 +267,57 @@ fn peak_rss_bytes() -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Touching fresh pages and spinning shows up in a reading taken around them, and the
+    /// per-phase sums reach the JSON.
+    #[test]
+    fn usage_counts_faults_and_cpu_between_readings() {
+        let before = Usage::now();
+        let mut buf = vec![0u8; 16 << 20];
+        for page in buf.chunks_mut(4096) {
+            page[0] = 1;
+        }
+        let mut x = 0u64;
+        let spin = std::time::Instant::now();
+        while spin.elapsed() < Duration::from_millis(30) {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(1));
+        }
+        let used = Usage::now().since(&before);
+        assert!(
+            used.minor_faults >= 1000,
+            "{} faults for 4096 fresh pages",
+            used.minor_faults
+        );
+        assert!(used.cpu_s > 0.0, "{used:?}");
+        assert_eq!(
+            Usage::default().since(&used),
+            Usage::default(),
+            "never negative"
+        );
+        let mut dot_usage = Usage::default();
+        dot_usage.add(&used);
+        dot_usage.add(&used);
+        let times = PhaseTimes {
+            dot_usage,
+            ..PhaseTimes::default()
+        };
+        let a = Accounting::new(0, "p", 1, 1, 1, None, &times, Duration::ZERO, 0, 0, 0);
+        assert_eq!(a.dot_cpu_s, Some(2.0 * used.cpu_s));
+        assert_eq!(a.dot_page_faults, Some(2 * used.page_faults()));
+        assert_eq!(a.compare_cpu_s, Some(0.0));
+        let v = serde_json::to_value(&a).unwrap();
+        assert_eq!(v["dot_page_faults"], 2 * used.page_faults());
+        assert!(v["compare_cpu_s"].is_number());
+        let per_op = BTreeMap::from([("batch_shamir_dot", used)]);
+        let v = serde_json::to_value(a.with_ops_cpu(&per_op)).unwrap();
+        assert_eq!(v["ops_cpu_s"]["batch_shamir_dot"], used.cpu_s);
+        assert_eq!(
+            v["ops"],
+            serde_json::json!({}),
+            "the per-op figures stay as they were"
+        );
+        drop(buf);
+    }
 
     #[test]
     fn figures_from_the_os_are_present_and_plausible() {

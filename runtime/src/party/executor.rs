@@ -11,6 +11,7 @@ use std::time::Instant;
 use crate::error::RuntimeError;
 use crate::net::Transport;
 
+use super::accounting::Usage;
 use super::load::Inputs;
 use super::output::Outputs;
 use super::tiles::Pipeline;
@@ -72,6 +73,7 @@ impl Runtime {
         ) -> Result<Vec<(u32, Value)>, RuntimeError>,
     ) -> Result<(), RuntimeError> {
         let started = Instant::now();
+        let usage_before = Usage::now();
         self.op = Some(op);
         let bytes_before = self.net.bytes_sent();
         let mut cx = Ctx {
@@ -90,11 +92,18 @@ impl Runtime {
         let results = f(&mut cx, &self.slots, local);
         let (rounds, overlapped) = (cx.rounds, cx.overlapped);
         let took = started.elapsed();
+        let used = Usage::now().since(&usage_before);
         self.rounds += rounds;
         self.times.dot_overlapped += overlapped;
         match phase {
-            Phase::Dot => self.times.dot += took,
-            Phase::Compare => self.times.compare += took,
+            Phase::Dot => {
+                self.times.dot += took;
+                self.times.dot_usage.add(&used);
+            }
+            Phase::Compare => {
+                self.times.compare += took;
+                self.times.compare_usage.add(&used);
+            }
             Phase::Other => {}
         }
         let bytes = self.net.bytes_sent() - bytes_before;
@@ -102,6 +111,7 @@ impl Runtime {
             .entry(op)
             .or_default()
             .add(took.as_secs_f64(), rounds, bytes);
+        self.ops_cpu.entry(op).or_default().add(&used);
         for (dst, v) in results? {
             self.put(dst, v)?;
         }

@@ -41,6 +41,11 @@ pub struct PhaseTimes {
     /// hidden behind the comparison phase, as far as it did not show up as waiting in `dot`.
     pub dot_overlapped: Duration,
     pub compare: Duration,
+    /// CPU time (user + system, every thread of the process) and page faults during the ops
+    /// of the dot phase and of the comparison phase: what a phase costs the party, whatever
+    /// else shares its cores.
+    pub dot_usage: accounting::Usage,
+    pub compare_usage: accounting::Usage,
 }
 
 pub struct Runtime {
@@ -56,6 +61,8 @@ pub struct Runtime {
     pub(crate) rounds: u64,
     /// The executor's figures per op kind, for `--stats`.
     pub(crate) ops: BTreeMap<&'static str, accounting::OpStats>,
+    /// The process's CPU time and page faults per op kind, for `--stats`.
+    pub(crate) ops_cpu: BTreeMap<&'static str, accounting::Usage>,
     /// Background dot-product jobs of the tiled scan; joined before the runtime ends (by
     /// `finish`, or when the runtime is dropped, which drops this).
     pub(crate) tiles: tiles::Pipeline,
@@ -203,6 +210,7 @@ impl Runtime {
             },
             rounds: 0,
             ops: BTreeMap::new(),
+            ops_cpu: BTreeMap::new(),
             tiles: tiles::Pipeline::default(),
             announced: None,
             query: None,
@@ -257,7 +265,8 @@ impl Runtime {
             messages,
             self.rounds,
         )
-        .with_ops(std::mem::take(&mut self.ops));
+        .with_ops(std::mem::take(&mut self.ops))
+        .with_ops_cpu(&self.ops_cpu);
         // A party that failed has printed its one line saying why; the figures would only
         // bury it.
         if !self.args.quiet && status == 0 {

@@ -1,0 +1,297 @@
+//! The generated dot-product kernel's own rate, timed in this process for what a run's parties
+//! computed: the same ring and code length (from the program's gallery input), the same number
+//! of query codes per call (31 rotations, times the queries of a batch), the ISA variant the
+//! runtime dispatches to (`IRISC_ISA` included), one thread, over a gallery streamed from memory
+//! (64 MiB of random shares re-read every pass, as the `dot` section does). The `e2e` section
+//! puts each run's dot phase next to it: the ratio says how much of the kernel's speed the
+//! parties' dot phase keeps.
+//!
+//! Timed in CPU seconds of the timing thread (`CLOCK_THREAD_CPUTIME_ID`) as well as wall
+//! seconds: the parties' dot phase is reported per CPU-second too, so neither figure depends on
+//! what else shares the machine's cores.
+
+use anyhow::{anyhow, bail, Result};
+use irisc::codegen::cpu::kernel::{kernel_name, storage_bits, DotRing, Isa};
+use irisc_runtime::manifest::ManifestInput;
+use irisc_runtime::ops::shamir_codes::ShamirKind;
+use irisc_runtime::share::fp;
+use irisc_runtime::vocab::Sharing;
+use rand::{Rng, SeedableRng};
+use std::hint::black_box;
+use std::time::Instant;
+
+use super::jit;
+
+/// Bytes of gallery shares each timing pass reads (more than the last-level cache).
+const GALLERY_BUDGET: usize = 64 << 20;
+
+/// The kernel a gallery input's dot products run: its ring and words per code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelShape {
+    pub ring: DotRing,
+    pub words: u32,
+}
+
+impl KernelShape {
+    /// The kernel the compiler generates for dot products with gallery input `input`, as
+    /// `irisc build` picks it (Shamir: GR16 or F_p over the packed words; replicated: the
+    /// two-sided kernel of the shares' storage width).
+    pub fn of(input: &ManifestInput) -> Result<KernelShape> {
+        let bits = input.elements as usize;
+        let (ring, words) = match input.sharing {
+            Sharing::Gr2 => (DotRing::Gr16, ShamirKind::Gr2.words_per_code(bits)),
+            Sharing::Gr4 => (DotRing::Gr16, ShamirKind::Gr4.words_per_code(bits)),
+            Sharing::Fp => (DotRing::Fp, ShamirKind::Fp.words_per_code(bits)),
+            Sharing::Rep3 => (
+                DotRing::replicated(storage_bits(input.ring_bits)).map_err(|e| anyhow!("{e}"))?,
+                bits,
+            ),
+        };
+        Ok(KernelShape {
+            ring,
+            words: u32::try_from(words)?,
+        })
+    }
+
+    fn bytes_per_record(&self) -> usize {
+        self.words as usize * self.ring.bits() as usize / 8 * self.ring.sides() as usize
+    }
+}
+
+/// One timing of the kernel.
+#[derive(Debug, Clone)]
+pub struct KernelRate {
+    pub shape: KernelShape,
+    /// Query codes per call (rotations x queries).
+    pub codes: usize,
+    /// The variant timed: the one the runtime dispatches to on this CPU.
+    pub isa: Isa,
+    pub kernel: String,
+    /// Records per pass (the gallery re-read every pass).
+    pub records: usize,
+    pub passes: usize,
+    /// Dot products (code, record pairs) per CPU-second of the timing thread.
+    pub per_cpu_s: f64,
+    /// The same per second of wall time.
+    pub per_s: f64,
+}
+
+/// CPU seconds of the calling thread so far.
+fn thread_cpu_s() -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec into `t`.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
+/// The ISA the runtime's dispatch takes on this CPU (`IRISC_ISA` if set).
+pub fn dispatched_isa() -> Result<Isa> {
+    Isa::selected().map_err(|e| anyhow!("{e}"))
+}
+
+/// Times the kernel of `shape` with `codes` query codes on one thread for at least `min_secs`
+/// of CPU time (after one warm-up pass).
+pub fn measure(shape: KernelShape, codes: usize, min_secs: f64) -> Result<KernelRate> {
+    with_timer(shape, |t| t.measure(codes, min_secs))?
+}
+
+/// The kernel of one shape, compiled once, timed as often as wanted ([`Timer::measure`]).
+pub struct Timer<'k> {
+    kernels: &'k jit::Kernels,
+    shape: KernelShape,
+    isa: Isa,
+}
+
+/// JIT-compiles the kernel of `shape` as `irisc build` generates it and calls `f` with a timer
+/// for it (so that a section can time it right before each run it compares with it).
+pub fn with_timer<R>(shape: KernelShape, f: impl FnOnce(&Timer) -> R) -> Result<R> {
+    let isa = dispatched_isa()?;
+    jit::with_kernels(&[(shape.ring, shape.words)], |kernels| {
+        if !kernels.variants(shape.ring, shape.words).contains(&isa) {
+            bail!(
+                "kernel rate: no {} variant of the {} kernel",
+                isa.name(),
+                shape.ring.tag()
+            );
+        }
+        Ok(f(&Timer {
+            kernels,
+            shape,
+            isa,
+        }))
+    })?
+}
+
+impl Timer<'_> {
+    /// Times the kernel with `codes` query codes on one thread for at least `min_secs` of CPU
+    /// time (after one warm-up pass), over fresh random shares.
+    pub fn measure(&self, codes: usize, min_secs: f64) -> Result<KernelRate> {
+        if codes == 0 {
+            bail!("kernel rate: no query codes");
+        }
+        let (k, shape, isa) = (self.kernels, self.shape, self.isa);
+        let records = (GALLERY_BUDGET / shape.bytes_per_record().max(1)).clamp(2, 8192);
+        let w = shape.words as usize;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2026);
+        let (passes, cpu, wall) = match shape.ring {
+            DotRing::Gr16 | DotRing::Fp => {
+                let below = if shape.ring == DotRing::Fp {
+                    fp::P
+                } else {
+                    u16::MAX
+                };
+                let mut words = |n: usize| -> Vec<u16> {
+                    (0..n).map(|_| rng.random_range(0..=below - 1)).collect()
+                };
+                let (q, g) = (words(codes * w), words(records * w));
+                // SAFETY: u16 is the storage word of these rings.
+                let f = unsafe { k.get::<u16>(shape.ring, shape.words, isa) }
+                    .ok_or_else(|| anyhow!("kernel rate: JIT kernel missing"))?;
+                time_passes(min_secs, codes, records, |out| unsafe {
+                    // SAFETY: q holds `codes` codes and g `records` records of w words; the
+                    // one-sided kernels do not read the side-b pointers.
+                    f(
+                        q.as_ptr(),
+                        std::ptr::null(),
+                        codes as i64,
+                        g.as_ptr(),
+                        std::ptr::null(),
+                        records as i64,
+                        out.as_mut_ptr(),
+                    )
+                })
+            }
+            DotRing::Z16 => two_sided::<u16>(k, shape, isa, codes, records, min_secs, &mut rng)?,
+            DotRing::Z32 => two_sided::<u32>(k, shape, isa, codes, records, min_secs, &mut rng)?,
+            DotRing::Z64 => two_sided::<u64>(k, shape, isa, codes, records, min_secs, &mut rng)?,
+        };
+        let dots = (passes * codes * records) as f64;
+        Ok(KernelRate {
+            shape,
+            codes,
+            isa,
+            kernel: kernel_name(shape.ring, shape.words, isa),
+            records,
+            passes,
+            per_cpu_s: dots / cpu.max(1e-9),
+            per_s: dots / wall.max(1e-9),
+        })
+    }
+}
+
+/// A two-sided (replicated, eq. 6) kernel over storage `T`, timed as [`measure`] does.
+#[allow(clippy::too_many_arguments)]
+fn two_sided<T>(
+    k: &jit::Kernels,
+    shape: KernelShape,
+    isa: Isa,
+    codes: usize,
+    records: usize,
+    min_secs: f64,
+    rng: &mut rand_chacha::ChaCha8Rng,
+) -> Result<(usize, f64, f64)>
+where
+    T: Copy + Default,
+    rand::distr::StandardUniform: rand::distr::Distribution<T>,
+{
+    let w = shape.words as usize;
+    let mut words = |n: usize| -> Vec<T> { (0..n).map(|_| rng.random()).collect() };
+    let (qa, qb, ga, gb) = (
+        words(codes * w),
+        words(codes * w),
+        words(records * w),
+        words(records * w),
+    );
+    // SAFETY: T is the storage word of this ring (checked by `get`).
+    let f = unsafe { k.get::<T>(shape.ring, shape.words, isa) }
+        .ok_or_else(|| anyhow!("kernel rate: JIT kernel missing"))?;
+    Ok(time_passes(min_secs, codes, records, |out| unsafe {
+        // SAFETY: both sides hold `codes` codes and `records` records of w words each.
+        f(
+            qa.as_ptr(),
+            qb.as_ptr(),
+            codes as i64,
+            ga.as_ptr(),
+            gb.as_ptr(),
+            records as i64,
+            out.as_mut_ptr(),
+        )
+    }))
+}
+
+/// Runs `pass` (writing `codes x records` outputs into one buffer allocated once) after a
+/// warm-up until `min_secs` of thread CPU time have passed: (passes, cpu s, wall s).
+fn time_passes<T: Copy + Default>(
+    min_secs: f64,
+    codes: usize,
+    records: usize,
+    mut pass: impl FnMut(&mut [T]),
+) -> (usize, f64, f64) {
+    let mut out = vec![T::default(); codes * records];
+    pass(&mut out);
+    let (cpu0, wall0) = (thread_cpu_s(), Instant::now());
+    let mut passes = 0;
+    loop {
+        pass(&mut out);
+        black_box(&out);
+        passes += 1;
+        let cpu = thread_cpu_s() - cpu0;
+        if cpu >= min_secs {
+            return (passes, cpu, wall0.elapsed().as_secs_f64());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use irisc_runtime::vocab::{InputKind, InputMask, InputRole};
+
+    fn gallery(sharing: Sharing, ring_bits: u32) -> ManifestInput {
+        ManifestInput {
+            name: "db".into(),
+            role: InputRole::Gallery,
+            owner: None,
+            kind: InputKind::Iris,
+            elements: 12_800,
+            mask: InputMask::Public,
+            sharing,
+            ring_bits,
+            scale_bits: 0,
+        }
+    }
+
+    /// Each sharing maps to the kernel `irisc build` generates for it.
+    #[test]
+    fn shapes_follow_the_sharing() {
+        let s = |sh, k| KernelShape::of(&gallery(sh, k)).unwrap();
+        assert_eq!(
+            s(Sharing::Gr2, 16),
+            KernelShape {
+                ring: DotRing::Gr16,
+                words: 12_800
+            }
+        );
+        assert_eq!(s(Sharing::Gr4, 16).ring, DotRing::Gr16);
+        assert_eq!(s(Sharing::Fp, 16).ring, DotRing::Fp);
+        assert_eq!(s(Sharing::Rep3, 16).ring, DotRing::Z16);
+        assert_eq!(s(Sharing::Rep3, 32).ring, DotRing::Z32);
+        assert_eq!(s(Sharing::Rep3, 33).ring, DotRing::Z64);
+    }
+
+    /// A short timing of a small kernel gives a positive rate for the dispatched ISA.
+    #[test]
+    fn a_short_timing_is_positive() {
+        let shape = KernelShape {
+            ring: DotRing::Gr16,
+            words: 1_024,
+        };
+        let r = measure(shape, 31, 0.01).unwrap();
+        assert!(r.per_cpu_s > 0.0 && r.per_s > 0.0 && r.passes >= 1);
+        assert_eq!(r.isa, dispatched_isa().unwrap());
+        assert!(r.kernel.contains(r.isa.name()), "{}", r.kernel);
+    }
+}

@@ -1,0 +1,247 @@
+//! The public mask lengths `ml = popcount(qm & dm)` of every (record, code) pair: the public
+//! half of the masked dot product, as many pairs as the dot product and in its order
+//! (record-major, code-minor), so it must keep its pace. The runtime archive is compiled for
+//! the baseline x86-64, which has no popcount instruction: here the loop is compiled once more
+//! per instruction set that has one (`popcnt`; AVX-512 `vpopcntq`, 8 words per instruction,
+//! each query word loaded once for a block of records)
+//! and the widest the CPU runs is picked at run time. Every variant computes the same integers.
+
+/// How the popcounts are computed: the variants of [`mask_lengths_with`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PopcountIsa {
+    /// Baseline code (a bit-twiddling popcount).
+    Portable,
+    /// The scalar `popcnt` instruction.
+    Popcnt,
+    /// AVX-512 with `vpopcntq`.
+    Avx512,
+}
+
+impl PopcountIsa {
+    /// The widest variant this CPU runs.
+    pub(crate) fn best() -> PopcountIsa {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512vpopcntdq")
+            {
+                return PopcountIsa::Avx512;
+            }
+            if std::arch::is_x86_feature_detected!("popcnt") {
+                return PopcountIsa::Popcnt;
+            }
+        }
+        PopcountIsa::Portable
+    }
+
+    /// Whether this CPU runs the variant (each needs what the one before it needs).
+    fn runs_here(self) -> bool {
+        self as u8 <= PopcountIsa::best() as u8
+    }
+
+    /// Every variant this CPU runs, the portable one first.
+    #[cfg(test)]
+    pub(crate) fn available() -> Vec<PopcountIsa> {
+        [
+            PopcountIsa::Portable,
+            PopcountIsa::Popcnt,
+            PopcountIsa::Avx512,
+        ]
+        .into_iter()
+        .filter(|isa| isa.runs_here())
+        .collect()
+    }
+}
+
+/// `ml` of every pair of the `g_count` gallery masks `g` and the `q_count` query masks `q`
+/// (`w` words per mask), record-major: `out[r·q_count + c] = Σ popcount(q_c & g_r)`.
+pub(crate) fn mask_lengths(
+    q: &[u64],
+    q_count: usize,
+    g: &[u64],
+    g_count: usize,
+    w: usize,
+) -> Vec<u64> {
+    mask_lengths_with(PopcountIsa::best(), q, q_count, g, g_count, w)
+}
+
+/// [`mask_lengths`] with the variant `isa` (a variant this CPU does not run is replaced by the
+/// portable one).
+pub(crate) fn mask_lengths_with(
+    isa: PopcountIsa,
+    q: &[u64],
+    q_count: usize,
+    g: &[u64],
+    g_count: usize,
+    w: usize,
+) -> Vec<u64> {
+    assert!(
+        q.len() >= q_count * w && g.len() >= g_count * w,
+        "masks shorter than their count"
+    );
+    let mut out = vec![0u64; q_count * g_count];
+    if w == 0 || q_count == 0 {
+        return out;
+    }
+    let (q, g) = (&q[..q_count * w], &g[..g_count * w]);
+    let isa = if isa.runs_here() {
+        isa
+    } else {
+        PopcountIsa::Portable
+    };
+    match isa {
+        PopcountIsa::Portable => fill(q, g, w, &mut out),
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the CPU has popcnt (checked above).
+        PopcountIsa::Popcnt => unsafe { fill_popcnt(q, g, w, &mut out) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the CPU has AVX-512F and VPOPCNTDQ (checked above).
+        PopcountIsa::Avx512 => unsafe { fill_avx512(q, g, w, &mut out) },
+        #[cfg(not(target_arch = "x86_64"))]
+        _ => fill(q, g, w, &mut out),
+    }
+    out
+}
+
+/// The loop every variant compiles: one gallery mask (in L1) against all query masks.
+#[inline(always)]
+fn fill(q: &[u64], g: &[u64], w: usize, out: &mut [u64]) {
+    let q_count = q.len() / w;
+    for (gm, row) in g.chunks_exact(w).zip(out.chunks_exact_mut(q_count)) {
+        for (qm, o) in q.chunks_exact(w).zip(row) {
+            *o = qm
+                .iter()
+                .zip(gm)
+                .map(|(a, b)| (a & b).count_ones() as u64)
+                .sum();
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt")]
+unsafe fn fill_popcnt(q: &[u64], g: &[u64], w: usize, out: &mut [u64]) {
+    fill(q, g, w, out)
+}
+
+/// Records per block of the AVX-512 variant: each query mask word loaded once serves this
+/// many records (4 accumulators), which the loop's loads, not its popcounts, otherwise limit.
+#[cfg(target_arch = "x86_64")]
+const RECORD_BLOCK: usize = 4;
+
+/// [`fill`] with AVX-512 intrinsics, blocked over [`RECORD_BLOCK`] records; the records left
+/// over go through [`fill`] (compiled here with the same features).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,popcnt")]
+unsafe fn fill_avx512(q: &[u64], g: &[u64], w: usize, out: &mut [u64]) {
+    use std::arch::x86_64::*;
+    let q_count = q.len() / w;
+    let g_count = g.len() / w;
+    let (full, rem) = (w / 8, w % 8);
+    let tail: __mmask8 = ((1u32 << rem) - 1) as u8;
+    let blocked = g_count - g_count % RECORD_BLOCK;
+    for r in (0..blocked).step_by(RECORD_BLOCK) {
+        let rows: [&[u64]; RECORD_BLOCK] =
+            std::array::from_fn(|k| &g[(r + k) * w..(r + k + 1) * w]);
+        for (c, qm) in q.chunks_exact(w).enumerate() {
+            let mut acc = [_mm512_setzero_si512(); RECORD_BLOCK];
+            // SAFETY: every load reads words i·8 .. i·8 + 8 < w of a mask of w words (the
+            // tail only the `rem` words the mask keeps), and the CPU has these features.
+            unsafe {
+                for i in 0..full {
+                    let qv = _mm512_loadu_si512(qm.as_ptr().add(i * 8).cast());
+                    for (a, row) in acc.iter_mut().zip(&rows) {
+                        let gv = _mm512_loadu_si512(row.as_ptr().add(i * 8).cast());
+                        *a = _mm512_add_epi64(*a, _mm512_popcnt_epi64(_mm512_and_si512(qv, gv)));
+                    }
+                }
+                if rem > 0 {
+                    let qv = _mm512_maskz_loadu_epi64(tail, qm.as_ptr().add(full * 8).cast());
+                    for (a, row) in acc.iter_mut().zip(&rows) {
+                        let gv = _mm512_maskz_loadu_epi64(tail, row.as_ptr().add(full * 8).cast());
+                        *a = _mm512_add_epi64(*a, _mm512_popcnt_epi64(_mm512_and_si512(qv, gv)));
+                    }
+                }
+            }
+            for (k, a) in acc.iter().enumerate() {
+                out[(r + k) * q_count + c] = _mm512_reduce_add_epi64(*a) as u64;
+            }
+        }
+    }
+    fill(q, &g[blocked * w..], w, &mut out[blocked * q_count..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The definition, bit by bit: no popcount at all.
+    fn by_bits(q: &[u64], q_count: usize, g: &[u64], g_count: usize, w: usize) -> Vec<u64> {
+        let mut out = Vec::new();
+        for r in 0..g_count {
+            for c in 0..q_count {
+                let mut n = 0u64;
+                for i in 0..w * 64 {
+                    let bit = |m: &[u64], k: usize| (m[k * w + i / 64] >> (i % 64)) & 1;
+                    n += bit(q, c) & bit(g, r);
+                }
+                out.push(n);
+            }
+        }
+        out
+    }
+
+    /// Masks from a seed, mostly ones with zeros in runs (as iris masks), or edge patterns.
+    fn masks(seed: u64, n: usize, kind: u8) -> Vec<u64> {
+        let mut x = seed | 1;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                match kind {
+                    0 => u64::MAX,
+                    1 => 0,
+                    2 => x | (x >> 3),
+                    _ => x,
+                }
+            })
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        /// Every variant this CPU runs equals the bitwise definition, at widths that fill no,
+        /// one and several 8-word vectors with a remainder, all-ones and all-zeros masks
+        /// included.
+        #[test]
+        fn every_variant_counts_like_the_definition(
+            w in 0usize..=27,
+            q_count in 0usize..=33,
+            g_count in 0usize..=9,
+            seed in any::<u64>(),
+            kinds in (0u8..4, 0u8..4),
+        ) {
+            let q = masks(seed, q_count * w, kinds.0);
+            let g = masks(seed.rotate_left(17) ^ 0x9e37, g_count * w, kinds.1);
+            let want = by_bits(&q, q_count, &g, g_count, w);
+            for isa in PopcountIsa::available() {
+                prop_assert_eq!(&mask_lengths_with(isa, &q, q_count, &g, g_count, w), &want, "{:?}", isa);
+            }
+            prop_assert_eq!(mask_lengths(&q, q_count, &g, g_count, w), want);
+        }
+    }
+
+    /// Iris-sized masks (200 words): full masks give the code length, and the best variant
+    /// agrees with the definition on 31 rotations' worth of queries.
+    #[test]
+    fn iris_sized_masks() {
+        let w = 200;
+        let ones = vec![u64::MAX; 2 * w];
+        assert_eq!(mask_lengths(&ones, 2, &ones, 1, w), vec![12_800, 12_800]);
+        let q = masks(5, 31 * w, 2);
+        let g = masks(6, 3 * w, 3);
+        assert_eq!(mask_lengths(&q, 31, &g, 3, w), by_bits(&q, 31, &g, 3, w));
+    }
+}
