@@ -30,8 +30,10 @@ pub struct RecordDealer {
     rng: AesCtr,
     /// One record's values (masked bits, then mask bits), as 16-bit words.
     values: Vec<u16>,
-    /// Random bytes for one record.
-    random: Vec<u8>,
+    /// Scratch for outputs not aligned to the share word.
+    unaligned: [Vec<u64>; 3],
+    /// Random words for one record (`u64`-backed, so any share word can be read from it).
+    random: Vec<u64>,
 }
 
 impl std::fmt::Debug for RecordDealer {
@@ -84,7 +86,8 @@ impl RecordDealer {
             secret_mask: params.secret_mask,
             rng: AesCtr::new(key),
             values: vec![0; layout.elements],
-            random: vec![0; random],
+            random: vec![0; random.div_ceil(8)],
+            unaligned: Default::default(),
         })
     }
 
@@ -115,7 +118,26 @@ impl RecordDealer {
             return Err("an output record of the wrong size".into());
         }
         self.encode(code, mask);
+        let align = self.layout.element_bytes;
+        if out.iter().any(|o| (o.as_ptr() as usize) % align != 0) {
+            // Unaligned outputs: deal into aligned scratch, then copy.
+            let words = self.layout.share_size.div_ceil(8);
+            let mut scratch = std::mem::take(&mut self.unaligned);
+            scratch.iter_mut().for_each(|s| s.resize(words, 0));
+            let [s0, s1, s2] = &mut scratch;
+            let size = self.layout.share_size;
+            self.deal_aligned(bytes_of(s0, size), bytes_of(s1, size), bytes_of(s2, size))?;
+            for (o, s) in out.into_iter().zip(scratch.iter_mut()) {
+                o.copy_from_slice(bytes_of(s, size));
+            }
+            self.unaligned = scratch;
+            return Ok(());
+        }
         let [o0, o1, o2] = out;
+        self.deal_aligned(o0, o1, o2)
+    }
+
+    fn deal_aligned(&mut self, o0: &mut [u8], o1: &mut [u8], o2: &mut [u8]) -> Result<(), String> {
         match self.sharing {
             StoreSharing::Rep3 => match self.layout.element_bytes {
                 2 => self.rep3::<u16>(o0, o1, o2),
@@ -160,131 +182,245 @@ impl RecordDealer {
 
     fn rep3<W: Word>(&mut self, o0: &mut [u8], o1: &mut [u8], o2: &mut [u8]) {
         let n = self.layout.elements;
-        let w = W::BYTES;
         let stride = self.layout.component_stride;
         let k = W::mask(self.ring_bits);
-        self.rng.fill(&mut self.random);
-        let (r0, r1) = self.random.split_at(n * w);
+        let random = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut self.random)[..2 * n * W::BYTES];
+        self.rng.fill(random);
+        let random: &[W] = words(random);
+        let (r0, r1) = random.split_at(n);
         let (own0, prev0) = o0.split_at_mut(stride);
         let (own1, prev1) = o1.split_at_mut(stride);
         let (own2, prev2) = o2.split_at_mut(stride);
+        let mut parts = [own0, prev0, own1, prev1, own2, prev2];
         // Component padding (a record's components are 8-byte aligned) stays zero.
-        for pad in [
-            &mut own0[n * w..],
-            &mut own1[n * w..],
-            &mut own2[n * w..],
-            &mut prev0[n * w..],
-            &mut prev1[n * w..],
-            &mut prev2[n * w..],
-        ] {
-            pad.fill(0);
+        for p in parts.iter_mut() {
+            p[n * W::BYTES..].fill(0);
         }
-        let (own0, prev0) = (&mut own0[..n * w], &mut prev0[..n * w]);
-        let (own1, prev1) = (&mut own1[..n * w], &mut prev1[..n * w]);
-        let (own2, prev2) = (&mut own2[..n * w], &mut prev2[..n * w]);
-        for i in 0..n {
-            let at = i * w..(i + 1) * w;
-            let x0 = W::load(&r0[at.clone()]).and(k);
-            let x1 = W::load(&r1[at.clone()]).and(k);
-            let v = W::from_signed16(self.values[i]);
-            let x2 = v.sub(x0).sub(x1).and(k);
-            x0.store(&mut own0[at.clone()]);
-            x0.store(&mut prev1[at.clone()]);
-            x1.store(&mut own1[at.clone()]);
-            x1.store(&mut prev2[at.clone()]);
-            x2.store(&mut own2[at.clone()]);
-            x2.store(&mut prev0[at]);
-        }
+        let [own0, prev0, own1, prev1, own2, prev2] =
+            parts.map(|p| words_mut::<W>(&mut p[..n * W::BYTES]));
+        rep3_kernel::<W>(
+            k,
+            &self.values,
+            r0,
+            r1,
+            [own0, prev0, own1, prev1, own2, prev2],
+        );
     }
 
     fn gr<const D: usize>(&mut self, o0: &mut [u8], o1: &mut [u8], o2: &mut [u8]) {
         let n = self.layout.elements;
-        let random = &mut self.random[..2 * n];
+        let random = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut self.random)[..2 * n];
         self.rng.fill(random);
-        let s = &self.values;
-        let chunks = o0
-            .chunks_exact_mut(2 * D)
-            .zip(o1.chunks_exact_mut(2 * D))
-            .zip(o2.chunks_exact_mut(2 * D))
-            .zip(random.chunks_exact(2 * D))
-            .zip(s.chunks_exact(D));
-        for ((((a, b), c), r), s) in chunks {
-            let r: [u16; D] = std::array::from_fn(|j| u16::from_le_bytes([r[2 * j], r[2 * j + 1]]));
-            // r·x: x^D = x + 1 carries the top coefficient into the two lowest.
-            let rx: [u16; D] = std::array::from_fn(|j| {
-                let shifted = if j >= 1 { r[j - 1] } else { 0 };
-                let carried = if j <= 1 { r[D - 1] } else { 0 };
-                shifted.wrapping_add(carried)
-            });
-            for j in 0..D {
-                let p0 = s[j].wrapping_add(r[j]);
-                let p1 = s[j].wrapping_add(rx[j]);
-                let p2 = p1.wrapping_add(r[j]);
-                a[2 * j..2 * j + 2].copy_from_slice(&p0.to_le_bytes());
-                b[2 * j..2 * j + 2].copy_from_slice(&p1.to_le_bytes());
-                c[2 * j..2 * j + 2].copy_from_slice(&p2.to_le_bytes());
-            }
-        }
+        let r: &[u16] = words(random);
+        let [o0, o1, o2] = [o0, o1, o2].map(|o| words_mut::<u16>(o));
+        gr_kernel::<D>(&self.values, r, o0, o1, o2);
     }
 
     fn fp(&mut self, o0: &mut [u8], o1: &mut [u8], o2: &mut [u8]) {
         const P: u16 = fp::P;
         let n = self.layout.elements;
-        let random = &mut self.random[..2 * n];
+        let random = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut self.random)[..2 * n];
         self.rng.fill(random);
+        let r: &mut [u16] = bytemuck::cast_slice_mut(random);
         // r uniform in F_p by rejection: a 16-bit draw at or above p (17 in 65 536) is drawn
         // again, position by position; chunks with none pass with one comparison.
-        for chunk in random.chunks_exact_mut(64) {
-            let worst = chunk
-                .chunks_exact(2)
-                .fold(0u16, |m, w| m.max(u16::from_le_bytes([w[0], w[1]])));
-            if worst >= P {
-                for w in chunk.chunks_exact_mut(2) {
-                    while u16::from_le_bytes([w[0], w[1]]) >= P {
-                        self.rng.fill(w);
+        for chunk in r.chunks_mut(32) {
+            if chunk.iter().fold(0u16, |m, &w| m.max(w)) >= P {
+                for w in chunk.iter_mut() {
+                    while *w >= P {
+                        let mut b = [0u8; 2];
+                        self.rng.fill(&mut b);
+                        *w = u16::from_le_bytes(b);
                     }
                 }
             }
         }
-        for w in random.chunks_exact_mut(2).skip(n / 32 * 32) {
-            while u16::from_le_bytes([w[0], w[1]]) >= P {
-                self.rng.fill(w);
-            }
+        let [o0, o1, o2] = [o0, o1, o2].map(|o| words_mut::<u16>(o));
+        fp_kernel(&self.values, r, o0, o1, o2);
+    }
+}
+
+/// The first `len` bytes of `words`.
+fn bytes_of(words: &mut [u64], len: usize) -> &mut [u8] {
+    &mut bytemuck::cast_slice_mut::<u64, u8>(words)[..len]
+}
+
+/// The words of a share buffer (aligned by construction: records and components start at
+/// multiples of 8 bytes of page-aligned buffers, and scratch is `u64`-backed).
+fn words<W: bytemuck::Pod>(b: &[u8]) -> &[W] {
+    bytemuck::cast_slice(b)
+}
+
+fn words_mut<W: bytemuck::Pod>(b: &mut [u8]) -> &mut [W] {
+    bytemuck::cast_slice_mut(b)
+}
+
+/// Whether the AVX-512 builds of the kernels may run.
+fn wide() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx512bw")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// rep3: x0 = r0 & k, x1 = r1 & k, x2 = v - x0 - x1; party i gets (x_i, x_{i-1}).
+#[inline(always)]
+fn rep3_body<W: Word>(k: W, v: &[u16], r0: &[W], r1: &[W], out: [&mut [W]; 6]) {
+    let [own0, prev0, own1, prev1, own2, prev2] = out;
+    let n = v.len();
+    let (r0, r1) = (&r0[..n], &r1[..n]);
+    let (own0, prev0, own1, prev1, own2, prev2) = (
+        &mut own0[..n],
+        &mut prev0[..n],
+        &mut own1[..n],
+        &mut prev1[..n],
+        &mut own2[..n],
+        &mut prev2[..n],
+    );
+    for i in 0..n {
+        let x0 = r0[i].and(k);
+        let x1 = r1[i].and(k);
+        let x2 = W::from_signed16(v[i]).sub(x0).sub(x1).and(k);
+        own0[i] = x0.to_le();
+        prev1[i] = x0.to_le();
+        own1[i] = x1.to_le();
+        prev2[i] = x1.to_le();
+        own2[i] = x2.to_le();
+        prev0[i] = x2.to_le();
+    }
+}
+
+/// GR(2^16, D): party shares s + r, s + r·x, s + r·x + r, element by element, with r·x given
+/// by x^D = x + 1 (the top coefficient carried into the two lowest).
+#[inline(always)]
+fn gr_body<const D: usize>(s: &[u16], r: &[u16], o0: &mut [u16], o1: &mut [u16], o2: &mut [u16]) {
+    const LANES: usize = 32;
+    let n = s.len() / LANES * LANES;
+    let blocks = s[..n]
+        .chunks_exact(LANES)
+        .zip(r[..n].chunks_exact(LANES))
+        .zip(o0[..n].chunks_exact_mut(LANES))
+        .zip(o1[..n].chunks_exact_mut(LANES))
+        .zip(o2[..n].chunks_exact_mut(LANES));
+    for ((((s, r), a), b), c) in blocks {
+        let rx: [u16; LANES] = std::array::from_fn(|i| {
+            let (j, base) = (i % D, i - i % D);
+            let shifted = if j >= 1 { r[i - 1] } else { 0 };
+            let carried = if j <= 1 { r[base + D - 1] } else { 0 };
+            shifted.wrapping_add(carried)
+        });
+        for i in 0..LANES {
+            let p1 = s[i].wrapping_add(rx[i]);
+            a[i] = s[i].wrapping_add(r[i]).to_le();
+            b[i] = p1.to_le();
+            c[i] = p1.wrapping_add(r[i]).to_le();
         }
-        let add = |a: u16, b: u16| -> u16 {
-            let t = u32::from(a) + u32::from(b);
-            (if t >= u32::from(P) {
-                t - u32::from(P)
-            } else {
-                t
-            }) as u16
-        };
-        let chunks = o0
-            .chunks_exact_mut(2)
-            .zip(o1.chunks_exact_mut(2))
-            .zip(o2.chunks_exact_mut(2))
-            .zip(random.chunks_exact(2))
-            .zip(&self.values);
-        for ((((a, b), c), r), &v) in chunks {
-            let r = u16::from_le_bytes([r[0], r[1]]);
-            // -1 is p - 1; 0 and 1 are themselves.
-            let s = if v == u16::MAX { P - 1 } else { v };
-            let y0 = add(s, r);
-            let y1 = add(y0, r);
-            let y2 = add(y1, r);
-            a.copy_from_slice(&y0.to_le_bytes());
-            b.copy_from_slice(&y1.to_le_bytes());
-            c.copy_from_slice(&y2.to_le_bytes());
+    }
+    for e in (n..s.len()).step_by(D) {
+        for j in 0..D {
+            let i = e + j;
+            let shifted = if j >= 1 { r[i - 1] } else { 0 };
+            let carried = if j <= 1 { r[e + D - 1] } else { 0 };
+            let p1 = s[i].wrapping_add(shifted.wrapping_add(carried));
+            o0[i] = s[i].wrapping_add(r[i]).to_le();
+            o1[i] = p1.to_le();
+            o2[i] = p1.wrapping_add(r[i]).to_le();
         }
     }
 }
 
+/// F_p: party i gets s + (i + 1)·r mod p, by repeated modular addition; -1 is p - 1.
+#[inline(always)]
+fn fp_body(v: &[u16], r: &[u16], o0: &mut [u16], o1: &mut [u16], o2: &mut [u16]) {
+    const P: u32 = fp::P as u32;
+    let n = v.len();
+    let (r, o0, o1, o2) = (&r[..n], &mut o0[..n], &mut o1[..n], &mut o2[..n]);
+    let add = |a: u32, b: u32| -> u32 {
+        let t = a + b;
+        if t >= P {
+            t - P
+        } else {
+            t
+        }
+    };
+    for i in 0..n {
+        let s = if v[i] == u16::MAX {
+            P - 1
+        } else {
+            u32::from(v[i])
+        };
+        let r = u32::from(r[i]);
+        let y0 = add(s, r);
+        let y1 = add(y0, r);
+        let y2 = add(y1, r);
+        o0[i] = (y0 as u16).to_le();
+        o1[i] = (y1 as u16).to_le();
+        o2[i] = (y2 as u16).to_le();
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use super::*;
+
+    #[target_feature(enable = "avx512f,avx512bw,avx2")]
+    pub(super) unsafe fn rep3<W: Word>(k: W, v: &[u16], r0: &[W], r1: &[W], out: [&mut [W]; 6]) {
+        rep3_body(k, v, r0, r1, out)
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw,avx2")]
+    pub(super) unsafe fn gr<const D: usize>(
+        s: &[u16],
+        r: &[u16],
+        o0: &mut [u16],
+        o1: &mut [u16],
+        o2: &mut [u16],
+    ) {
+        gr_body::<D>(s, r, o0, o1, o2)
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw,avx2")]
+    pub(super) unsafe fn fp(v: &[u16], r: &[u16], o0: &mut [u16], o1: &mut [u16], o2: &mut [u16]) {
+        fp_body(v, r, o0, o1, o2)
+    }
+}
+
+fn rep3_kernel<W: Word>(k: W, v: &[u16], r0: &[W], r1: &[W], out: [&mut [W]; 6]) {
+    #[cfg(target_arch = "x86_64")]
+    if wide() {
+        // SAFETY: the CPU has AVX-512F/BW (checked just now).
+        return unsafe { avx512::rep3(k, v, r0, r1, out) };
+    }
+    rep3_body(k, v, r0, r1, out)
+}
+
+fn gr_kernel<const D: usize>(s: &[u16], r: &[u16], o0: &mut [u16], o1: &mut [u16], o2: &mut [u16]) {
+    #[cfg(target_arch = "x86_64")]
+    if wide() {
+        // SAFETY: as above.
+        return unsafe { avx512::gr::<D>(s, r, o0, o1, o2) };
+    }
+    gr_body::<D>(s, r, o0, o1, o2)
+}
+
+fn fp_kernel(v: &[u16], r: &[u16], o0: &mut [u16], o1: &mut [u16], o2: &mut [u16]) {
+    #[cfg(target_arch = "x86_64")]
+    if wide() {
+        // SAFETY: as above.
+        return unsafe { avx512::fp(v, r, o0, o1, o2) };
+    }
+    fp_body(v, r, o0, o1, o2)
+}
+
 /// The share word of a rep3 ring: u16, u32 or u64, stored little-endian.
-trait Word: Copy {
+trait Word: bytemuck::Pod {
     const BYTES: usize;
+    fn to_le(self) -> Self;
     fn mask(ring_bits: u32) -> Self;
-    fn load(b: &[u8]) -> Self;
-    fn store(self, b: &mut [u8]);
     /// A value in {-1, 0, 1} given as a 16-bit word, sign-extended.
     fn from_signed16(v: u16) -> Self;
     fn and(self, o: Self) -> Self;
@@ -303,12 +439,8 @@ macro_rules! word {
                 }
             }
             #[inline(always)]
-            fn load(b: &[u8]) -> Self {
-                <$t>::from_le_bytes(b.try_into().unwrap_or([0; std::mem::size_of::<$t>()]))
-            }
-            #[inline(always)]
-            fn store(self, b: &mut [u8]) {
-                b.copy_from_slice(&self.to_le_bytes());
+            fn to_le(self) -> Self {
+                <$t>::to_le(self)
             }
             #[inline(always)]
             fn from_signed16(v: u16) -> Self {

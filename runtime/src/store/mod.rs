@@ -39,11 +39,13 @@
 //! writes a temporary file, fsyncs it, links it to the final name (never overwriting) and
 //! fsyncs the directory. One writer at a time: [`StoreWriter`] holds an exclusive lock on the file.
 
+mod direct;
 mod error;
 mod header;
 mod words;
 mod writer;
 
+pub use direct::{PageBuf, DIRECT_ALIGN};
 pub use error::StoreError;
 pub use header::{
     check_store_compatible, schema_difference, schema_text, RecordLayout, RecordsSum,

@@ -264,6 +264,7 @@ impl StoreWriter {
         Ok(Appender {
             limit: wanted,
             next,
+            direct: super::direct::open_direct(&path),
             writer: self,
         })
     }
@@ -484,12 +485,26 @@ pub struct Appender<'w> {
     next: StoreHeader,
     /// The record count the meta region was sized for.
     limit: u64,
+    /// The store opened again with `O_DIRECT`, for the page-aligned part of each write.
+    direct: Option<File>,
 }
 
 impl Appender<'_> {
     /// The index the next record written gets (its place in [`RecordsSum`]).
     pub fn next_index(&self) -> u64 {
         self.next.count
+    }
+
+    /// Where the next record's meta and shares go in the file: a caller that places its
+    /// buffers at these offsets modulo a page ([`super::PageBuf::window`]) gets direct writes.
+    pub fn next_offsets(&self) -> (u64, u64) {
+        let l = &self.writer.layout;
+        let meta = RECORDS_OFFSET + self.next.count * l.meta_size as u64;
+        let shares = l
+            .shares_start(self.writer.header.capacity)
+            .unwrap_or(0)
+            .saturating_add(self.next.count.saturating_mul(l.share_size as u64));
+        (meta, shares)
     }
 
     /// Writes `count` records: `metas` holds their meta slots and `shares` their shares, both
@@ -535,12 +550,9 @@ impl Appender<'_> {
             .and_then(|s| s.checked_add(first.checked_mul(l.share_size as u64)?))
             .ok_or_else(|| invalid("too large".into()))?;
         let meta_at = RECORDS_OFFSET + first * l.meta_size as u64;
-        use std::os::unix::fs::FileExt;
-        w.file
-            .write_all_at(shares, shares_at)
+        super::direct::write_at(&w.file, &mut self.direct, shares, shares_at)
             .map_err(io_err("write", &path))?;
-        w.file
-            .write_all_at(metas, meta_at)
+        super::direct::write_at(&w.file, &mut self.direct, metas, meta_at)
             .map_err(io_err("write", &path))?;
         self.next.count = after;
         self.next.records_sum.add_sum(sum);

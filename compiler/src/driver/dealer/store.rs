@@ -11,7 +11,7 @@ use irisc_runtime::manifest::ManifestInput;
 use irisc_runtime::party::load::store_expected;
 use irisc_runtime::store::{create_with_capacity, Record, Shares, Store, StoreParams, StoreWriter};
 use irisc_runtime::vocab::{InputKind, InputMask, InputRole};
-use rand::{SeedableRng, TryRngCore};
+use rand::TryRngCore;
 
 /// Records appended per batch (bounds the writer's scratch memory).
 const BATCH: usize = 4096;
