@@ -45,7 +45,7 @@ mod header;
 mod words;
 mod writer;
 
-pub use direct::{PageBuf, DIRECT_ALIGN};
+pub use direct::{copy_streaming, PageBuf, DIRECT_ALIGN};
 pub use error::StoreError;
 pub use header::{
     check_store_compatible, schema_difference, schema_text, RecordLayout, RecordsSum,

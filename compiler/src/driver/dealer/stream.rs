@@ -25,7 +25,7 @@ use base64::Engine as _;
 use irisc_runtime::manifest::ManifestInput;
 use irisc_runtime::share::dealer::{encode_meta, RecordDealer};
 use irisc_runtime::store::{
-    Appender, PageBuf, RecordLayout, RecordsSum, StoreParams, DIRECT_ALIGN,
+    copy_streaming, Appender, PageBuf, RecordLayout, RecordsSum, StoreParams, DIRECT_ALIGN,
 };
 
 /// Records a worker deals per block: large enough that a block's writes are megabytes, small
@@ -335,7 +335,7 @@ fn deal_lines(
             let mut h = hasher.clone();
             h.update(c);
             sum.add_sum(&RecordsSum(*h.finalize().as_bytes()));
-            o[j * ss..(j + 1) * ss].copy_from_slice(&c[8 + ms..]);
+            copy_streaming(&mut o[j * ss..(j + 1) * ss], &c[8 + ms..]);
         }
     }
     Ok(Dealt { sums, fault: None })
