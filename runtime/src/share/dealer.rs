@@ -468,3 +468,508 @@ pub fn encode_meta(layout: &RecordLayout, id: u64, mask: &[u8], out: &mut [u8]) 
     let at = layout.mask_offset;
     out[at..at + layout.mask_len].copy_from_slice(&mask[..layout.mask_len]);
 }
+
+#[cfg(test)]
+mod tests {
+    //! Reconstruction against the plaintext definition of each sharing, and uniformity: a
+    //! chi-squared test at a false-alarm rate of 10^-6, shown to reject deliberately biased
+    //! dealers built from the same kernels.
+
+    use super::*;
+    use crate::share::galois::{self, Packing, ShamirVec};
+    use proptest::prelude::*;
+
+    fn params(sharing: StoreSharing, ring_bits: u32, code_bits: u32, secret: bool) -> StoreParams {
+        StoreParams {
+            fingerprint: "abc".into(),
+            party: 0,
+            sharing,
+            ring_bits,
+            code_bits,
+            secret_mask: secret,
+            set_id: [0; 16],
+        }
+    }
+
+    /// The plaintext values of a record, from the bits one at a time (LSB first): masked bits
+    /// m - 2 (c & m) as integers, then the mask bits with secret masks.
+    fn plain_values(code: &[u8], mask: &[u8], secret: bool) -> Vec<i64> {
+        let bit = |b: &[u8], i: usize| i64::from((b[i / 8] >> (i % 8)) & 1);
+        let n = code.len() * 8;
+        let mut v: Vec<i64> = (0..n)
+            .map(|i| bit(mask, i) - 2 * (bit(code, i) & bit(mask, i)))
+            .collect();
+        if secret {
+            v.extend((0..n).map(|i| bit(mask, i)));
+        }
+        v
+    }
+
+    /// Deals one record and returns the three parties' share bytes.
+    fn deal_one(p: &StoreParams, code: &[u8], mask: &[u8]) -> [Vec<u8>; 3] {
+        let mut d = RecordDealer::from_os(p).unwrap();
+        let size = d.layout().share_size;
+        let mut out = [vec![0u8; size], vec![0u8; size], vec![0u8; size]];
+        let [a, b, c] = &mut out;
+        d.deal(code, mask, [a, b, c]).unwrap();
+        out
+    }
+
+    fn le_words(b: &[u8], w: usize) -> Vec<u64> {
+        b.chunks_exact(w)
+            .map(|c| {
+                let mut x = [0u8; 8];
+                x[..w].copy_from_slice(c);
+                u64::from_le_bytes(x)
+            })
+            .collect()
+    }
+
+    /// Opens one record's three shares to its values (rep3 mod 2^k, GR unpacked mod 2^16, F_p
+    /// mod p), checking on the way what every pair of parties holds.
+    fn open(p: &StoreParams, shares: &[Vec<u8>; 3]) -> Vec<u64> {
+        let l = p.layout().unwrap();
+        let n = l.elements;
+        match p.sharing {
+            StoreSharing::Rep3 => {
+                let w = l.element_bytes;
+                let own: Vec<Vec<u64>> = shares.iter().map(|s| le_words(&s[..n * w], w)).collect();
+                let prev: Vec<Vec<u64>> = shares
+                    .iter()
+                    .map(|s| le_words(&s[l.component_stride..l.component_stride + n * w], w))
+                    .collect();
+                for i in 0..3 {
+                    assert_eq!(prev[i], own[(i + 2) % 3], "party {i}'s copy of x_{{i-1}}");
+                }
+                let m = if p.ring_bits == 64 {
+                    u64::MAX
+                } else {
+                    (1 << p.ring_bits) - 1
+                };
+                (0..n)
+                    .map(|i| {
+                        assert!(own.iter().all(|o| o[i] <= m), "canonical residues");
+                        own[0][i].wrapping_add(own[1][i]).wrapping_add(own[2][i]) & m
+                    })
+                    .collect()
+            }
+            StoreSharing::ShamirPrime { .. } => {
+                let w: Vec<Vec<u16>> = shares
+                    .iter()
+                    .map(|s| le_words(s, 2).into_iter().map(|x| x as u16).collect())
+                    .collect();
+                let a = fp::shamir_reconstruct((0, &w[0]), (1, &w[1]));
+                assert_eq!(a, fp::shamir_reconstruct((0, &w[0]), (2, &w[2])));
+                assert_eq!(a, fp::shamir_reconstruct((1, &w[1]), (2, &w[2])));
+                a.into_iter().map(u64::from).collect()
+            }
+            StoreSharing::ShamirGr { degree } => {
+                let w: Vec<Vec<u16>> = shares
+                    .iter()
+                    .map(|s| le_words(s, 2).into_iter().map(|x| x as u16).collect())
+                    .collect();
+                fn open_gr<const D: usize>(w: &[Vec<u16>], n: usize) -> Vec<u16> {
+                    let v: Vec<ShamirVec<D>> =
+                        w.iter().map(|c| ShamirVec { coefs: c.clone() }).collect();
+                    let a = galois::unpack(
+                        &galois::reconstruct((0, &v[0]), (1, &v[1])),
+                        n,
+                        Packing::Reversed,
+                    );
+                    let b = galois::unpack(
+                        &galois::reconstruct((0, &v[0]), (2, &v[2])),
+                        n,
+                        Packing::Reversed,
+                    );
+                    let c = galois::unpack(
+                        &galois::reconstruct((1, &v[1]), (2, &v[2])),
+                        n,
+                        Packing::Reversed,
+                    );
+                    assert_eq!(a, b);
+                    assert_eq!(a, c);
+                    a
+                }
+                let v = if degree == 2 {
+                    open_gr::<2>(&w, n)
+                } else {
+                    open_gr::<4>(&w, n)
+                };
+                v.into_iter().map(u64::from).collect()
+            }
+        }
+    }
+
+    fn expected(p: &StoreParams, plain: &[i64]) -> Vec<u64> {
+        plain
+            .iter()
+            .map(|&v| match p.sharing {
+                StoreSharing::Rep3 if p.ring_bits == 64 => v as u64,
+                StoreSharing::Rep3 => (v as u64) & ((1 << p.ring_bits) - 1),
+                StoreSharing::ShamirPrime { .. } => v.rem_euclid(i64::from(fp::P)) as u64,
+                StoreSharing::ShamirGr { .. } => (v as u64) & 0xFFFF,
+            })
+            .collect()
+    }
+
+    fn every_sharing() -> Vec<(StoreSharing, u32)> {
+        let mut v = vec![
+            (StoreSharing::ShamirGr { degree: 2 }, 16),
+            (StoreSharing::ShamirGr { degree: 4 }, 16),
+            (StoreSharing::ShamirPrime { modulus: fp::P }, 16),
+        ];
+        for k in [2, 3, 15, 16, 17, 31, 32, 33, 63, 64] {
+            v.push((StoreSharing::Rep3, k));
+        }
+        v
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Random records of every sharing and ring reconstruct to their plaintext values.
+        #[test]
+        fn random_records_reconstruct(
+            words in 1usize..4,
+            secret in any::<bool>(),
+            seed in prop::collection::vec(any::<u8>(), 2 * 8 * 3),
+        ) {
+            let bytes = 8 * words;
+            let code: Vec<u8> = (0..bytes).map(|i| seed[i % seed.len()].rotate_left(i as u32)).collect();
+            let mask: Vec<u8> = (0..bytes).map(|i| seed[(i + 7) % seed.len()] ^ (i as u8)).collect();
+            for (sharing, k) in every_sharing() {
+                let p = params(sharing, k, 8 * bytes as u32, secret);
+                let got = open(&p, &deal_one(&p, &code, &mask));
+                prop_assert_eq!(got, expected(&p, &plain_values(&code, &mask, secret)), "{:?} k={}", sharing, k);
+            }
+        }
+    }
+
+    /// Edge records: all unmasked, all -1 (code and mask all ones), all +1, alternating; and the
+    /// deployed length (12 800 bits, which the kernels' 32-lane blocks divide with no rest).
+    #[test]
+    fn edge_records_reconstruct() {
+        for bytes in [8usize, 24, 1600] {
+            let cases: Vec<(Vec<u8>, Vec<u8>)> = vec![
+                (vec![0; bytes], vec![0; bytes]),
+                (vec![0xFF; bytes], vec![0xFF; bytes]),
+                (vec![0; bytes], vec![0xFF; bytes]),
+                (vec![0xAA; bytes], vec![0x5F; bytes]),
+            ];
+            for (code, mask) in &cases {
+                for secret in [false, true] {
+                    for (sharing, k) in every_sharing() {
+                        let p = params(sharing, k, 8 * bytes as u32, secret);
+                        let got = open(&p, &deal_one(&p, code, mask));
+                        assert_eq!(
+                            got,
+                            expected(&p, &plain_values(code, mask, secret)),
+                            "{sharing:?} k={k}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// Outputs at an odd address (not aligned to the share word) take the scratch path and
+    /// give the same reconstruction.
+    #[test]
+    fn unaligned_outputs_reconstruct() {
+        let (code, mask) = (vec![0x3Cu8; 16], vec![0xF0u8; 16]);
+        for (sharing, k) in every_sharing() {
+            let p = params(sharing, k, 128, false);
+            let mut d = RecordDealer::from_os(&p).unwrap();
+            let size = d.layout().share_size;
+            let mut bufs = [
+                vec![0u8; size + 1],
+                vec![0u8; size + 1],
+                vec![0u8; size + 1],
+            ];
+            let [a, b, c] = &mut bufs;
+            d.deal(&code, &mask, [&mut a[1..], &mut b[1..], &mut c[1..]])
+                .unwrap();
+            let shares = bufs.map(|b| b[1..].to_vec());
+            assert_eq!(
+                open(&p, &shares),
+                expected(&p, &plain_values(&code, &mask, false))
+            );
+        }
+    }
+
+    #[test]
+    fn bad_records_are_refused() {
+        let p = params(StoreSharing::Rep3, 16, 64, false);
+        let mut d = RecordDealer::from_os(&p).unwrap();
+        let mut o = [vec![0u8; 256], vec![0u8; 256], vec![0u8; 256]];
+        let [a, b, c] = &mut o;
+        assert!(d.deal(&[0; 7], &[0; 8], [a, b, c]).is_err());
+        let p1 = params(StoreSharing::Rep3, 1, 64, false);
+        assert!(RecordDealer::from_os(&p1).is_err());
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Uniformity.
+
+    /// The upper 10^-6 quantile of chi-squared with `df` degrees of freedom (Wilson-Hilferty;
+    /// z = 4.753 is the standard normal's upper 10^-6 quantile).
+    fn chi2_critical(df: f64) -> f64 {
+        let z = 4.753_424;
+        let a = 2.0 / (9.0 * df);
+        df * (1.0 - a + z * a.sqrt()).powi(3)
+    }
+
+    /// Whether `counts` is consistent with cell probabilities `probs` at a false-alarm rate of
+    /// 10^-6; the statistic and its critical value for the message.
+    fn uniform_enough(counts: &[u64], probs: &[f64]) -> (bool, f64, f64) {
+        let total: u64 = counts.iter().sum();
+        let stat: f64 = counts
+            .iter()
+            .zip(probs)
+            .map(|(&c, &p)| {
+                let e = p * total as f64;
+                (c as f64 - e).powi(2) / e
+            })
+            .sum();
+        let crit = chi2_critical((counts.len() - 1) as f64);
+        (stat <= crit, stat, crit)
+    }
+
+    fn flat(cells: usize) -> Vec<f64> {
+        vec![1.0 / cells as f64; cells]
+    }
+
+    /// A fixed secret record of `bytes` bytes: every element -1 (code and mask all ones).
+    const BYTES: usize = 1600;
+
+    /// rep3 over Z_2^3: the distribution of x2 (party 2's own share, the one computed from the
+    /// secret) over 8 values, and the joint distribution of (x0, x1) over 64 cells (uniform iff
+    /// the two random components are uniform and independent), over many dealings of one secret.
+    fn rep3_histograms(deal: &mut dyn FnMut(&mut [[Vec<u16>; 2]; 3])) -> ([u64; 8], [u64; 64]) {
+        let n = BYTES * 8;
+        let mut single = [0u64; 8];
+        let mut joint = [0u64; 64];
+        let mut parts: [[Vec<u16>; 2]; 3] = std::array::from_fn(|_| [vec![0; n], vec![0; n]]);
+        for _ in 0..40 {
+            deal(&mut parts);
+            for i in 0..n {
+                let (x0, x1, x2) = (parts[0][0][i], parts[1][0][i], parts[2][0][i]);
+                single[x2 as usize] += 1;
+                joint[(x0 * 8 + x1) as usize] += 1;
+            }
+        }
+        (single, joint)
+    }
+
+    fn rep3_dealer(r_bias: bool) -> impl FnMut(&mut [[Vec<u16>; 2]; 3]) {
+        let p = params(StoreSharing::Rep3, 3, 8 * BYTES as u32, false);
+        let mut d = RecordDealer::from_os(&p).unwrap();
+        let mut key = [0u8; 16];
+        getrandom::fill(&mut key).unwrap();
+        let mut rng = AesCtr::new(&key);
+        move |parts| {
+            if !r_bias {
+                let size = d.layout().share_size;
+                let mut out = [vec![0u8; size], vec![0u8; size], vec![0u8; size]];
+                let [a, b, c] = &mut out;
+                d.deal(&[0xFF; BYTES], &[0xFF; BYTES], [a, b, c]).unwrap();
+                let n = BYTES * 8;
+                for (party, o) in out.iter().enumerate() {
+                    let w = le_words(o, 2);
+                    parts[party][0] = w[..n].iter().map(|&x| x as u16).collect();
+                }
+            } else {
+                // The same kernel fed a biased generator: x1 drawn as x0 + (a 1-in-8 chance of
+                // +1), so x0 and x1 are each uniform but not independent.
+                let n = BYTES * 8;
+                let mut raw = vec![0u8; 2 * n];
+                rng.fill(&mut raw);
+                let r0: Vec<u16> = raw[..n].iter().map(|&b| u16::from(b)).collect();
+                let r1: Vec<u16> = raw[..n]
+                    .iter()
+                    .zip(&raw[n..])
+                    .map(|(&a, &b)| u16::from(a) + u16::from(b & 7 == 0))
+                    .collect();
+                let v = vec![u16::MAX; n];
+                let mut o: [Vec<u16>; 6] = std::array::from_fn(|_| vec![0; n]);
+                let [a, b, c, dd, e, f] = &mut o;
+                rep3_body::<u16>(7, &v, &r0, &r1, [a, b, c, dd, e, f]);
+                parts[0][0] = o[0].clone();
+                parts[1][0] = o[2].clone();
+                parts[2][0] = o[4].clone();
+            }
+        }
+    }
+
+    #[test]
+    fn rep3_shares_are_uniform_and_independent() {
+        let (single, joint) = rep3_histograms(&mut rep3_dealer(false));
+        let (ok, stat, crit) = uniform_enough(&single, &flat(8));
+        assert!(ok, "x2 over Z_8: chi2 {stat:.1} > {crit:.1}");
+        let (ok, stat, crit) = uniform_enough(&joint, &flat(64));
+        assert!(ok, "(x0, x1) over Z_8^2: chi2 {stat:.1} > {crit:.1}");
+    }
+
+    #[test]
+    fn the_rep3_test_rejects_a_biased_dealer() {
+        let (_, joint) = rep3_histograms(&mut rep3_dealer(true));
+        let (ok, stat, crit) = uniform_enough(&joint, &flat(64));
+        assert!(
+            !ok,
+            "a dependent (x0, x1) passed: chi2 {stat:.1} <= {crit:.1}"
+        );
+    }
+
+    /// GR(2^16, d): the low byte of every coefficient of each party's share of one fixed
+    /// secret, over 256 cells per party. The biased dealer draws r with its lowest bit clear
+    /// half as often (1 in 3 instead of 1 in 2).
+    fn gr_counts<const D: usize>(biased: bool) -> [[u64; 256]; 3] {
+        let n = BYTES * 8;
+        let mut counts = [[0u64; 256]; 3];
+        let mut key = [0u8; 16];
+        getrandom::fill(&mut key).unwrap();
+        let mut rng = AesCtr::new(&key);
+        let p = params(
+            StoreSharing::ShamirGr { degree: D as u8 },
+            16,
+            n as u32,
+            false,
+        );
+        let mut d = RecordDealer::from_os(&p).unwrap();
+        for _ in 0..40 {
+            let out: [Vec<u16>; 3] = if biased {
+                let mut raw = vec![0u8; 3 * n];
+                rng.fill(&mut raw);
+                let r: Vec<u16> = (0..n)
+                    .map(|i| {
+                        let x = u16::from_le_bytes([raw[2 * i], raw[2 * i + 1]]);
+                        if raw[2 * n + i] % 3 == 0 {
+                            x & !1
+                        } else {
+                            x | 1
+                        }
+                    })
+                    .collect();
+                let s = vec![u16::MAX; n];
+                let mut o: [Vec<u16>; 3] = std::array::from_fn(|_| vec![0; n]);
+                let [a, b, c] = &mut o;
+                gr_body::<D>(&s, &r, a, b, c);
+                o
+            } else {
+                let size = d.layout().share_size;
+                let mut o = [vec![0u8; size], vec![0u8; size], vec![0u8; size]];
+                let [a, b, c] = &mut o;
+                d.deal(&[0xFF; BYTES], &[0xFF; BYTES], [a, b, c]).unwrap();
+                o.map(|b| le_words(&b, 2).into_iter().map(|x| x as u16).collect())
+            };
+            for (party, o) in out.iter().enumerate() {
+                for &x in o {
+                    counts[party][(x & 0xFF) as usize] += 1;
+                }
+            }
+        }
+        counts
+    }
+
+    #[test]
+    fn gr_shares_are_uniform() {
+        for counts in [gr_counts::<2>(false), gr_counts::<4>(false)] {
+            for (party, c) in counts.iter().enumerate() {
+                let (ok, stat, crit) = uniform_enough(c, &flat(256));
+                assert!(ok, "party {party}: chi2 {stat:.1} > {crit:.1}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_gr_test_rejects_a_biased_dealer() {
+        for counts in [gr_counts::<2>(true), gr_counts::<4>(true)] {
+            // Party 0 holds s + r: the bias of r shows in its low bit.
+            let (ok, stat, crit) = uniform_enough(&counts[0], &flat(256));
+            assert!(!ok, "a biased r passed: chi2 {stat:.1} <= {crit:.1}");
+        }
+    }
+
+    /// F_p: each party's share of one fixed secret over 65 cells: the 17 values below 17 (the
+    /// ones `x mod p` of a 16-bit x would make twice as likely) and 64 near-equal buckets of
+    /// the rest, with exact cell probabilities.
+    fn fp_cells() -> (Vec<f64>, impl Fn(u16) -> usize) {
+        let p = u32::from(fp::P);
+        let rest = p - 17;
+        let cell = move |x: u16| -> usize {
+            let x = u32::from(x);
+            if x < 17 {
+                0
+            } else {
+                1 + ((x - 17) * 64 / rest) as usize
+            }
+        };
+        let mut probs = vec![0f64; 65];
+        for x in 0..p {
+            probs[cell(x as u16)] += 1.0 / f64::from(p);
+        }
+        (probs, cell)
+    }
+
+    fn fp_counts(biased: bool) -> [Vec<u64>; 3] {
+        let n = BYTES * 8;
+        let (_, cell) = fp_cells();
+        let mut counts: [Vec<u64>; 3] = std::array::from_fn(|_| vec![0; 65]);
+        let mut key = [0u8; 16];
+        getrandom::fill(&mut key).unwrap();
+        let mut rng = AesCtr::new(&key);
+        let p = params(
+            StoreSharing::ShamirPrime { modulus: fp::P },
+            16,
+            n as u32,
+            false,
+        );
+        let mut d = RecordDealer::from_os(&p).unwrap();
+        for _ in 0..100 {
+            let out: [Vec<u16>; 3] = if biased {
+                // The classic mistake: a 16-bit draw reduced mod p.
+                let mut raw = vec![0u8; 2 * n];
+                rng.fill(&mut raw);
+                let r: Vec<u16> = raw
+                    .chunks_exact(2)
+                    .map(|w| u16::from_le_bytes([w[0], w[1]]) % fp::P)
+                    .collect();
+                let v = vec![u16::MAX; n];
+                let mut o: [Vec<u16>; 3] = std::array::from_fn(|_| vec![0; n]);
+                let [a, b, c] = &mut o;
+                fp_body(&v, &r, a, b, c);
+                o
+            } else {
+                let size = d.layout().share_size;
+                let mut o = [vec![0u8; size], vec![0u8; size], vec![0u8; size]];
+                let [a, b, c] = &mut o;
+                d.deal(&[0xFF; BYTES], &[0xFF; BYTES], [a, b, c]).unwrap();
+                o.map(|b| le_words(&b, 2).into_iter().map(|x| x as u16).collect())
+            };
+            for (party, o) in out.iter().enumerate() {
+                for &x in o {
+                    counts[party][cell(x)] += 1;
+                }
+            }
+        }
+        counts
+    }
+
+    #[test]
+    fn fp_shares_are_uniform() {
+        let (probs, _) = fp_cells();
+        for (party, c) in fp_counts(false).iter().enumerate() {
+            let (ok, stat, crit) = uniform_enough(c, &probs);
+            assert!(ok, "party {party}: chi2 {stat:.1} > {crit:.1}");
+        }
+    }
+
+    #[test]
+    fn the_fp_test_rejects_a_biased_dealer() {
+        let (probs, _) = fp_cells();
+        // Party 0 holds s + r = r - 1: r's excess at 0..16 shows at p - 1, 0..15.
+        let counts = fp_counts(true);
+        let (ok, stat, crit) = uniform_enough(&counts[0], &probs);
+        assert!(!ok, "r = x mod p passed: chi2 {stat:.1} <= {crit:.1}");
+    }
+}
