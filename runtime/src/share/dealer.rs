@@ -119,7 +119,10 @@ impl RecordDealer {
         }
         self.encode(code, mask);
         let align = self.layout.element_bytes;
-        if out.iter().any(|o| (o.as_ptr() as usize) % align != 0) {
+        if out
+            .iter()
+            .any(|o| !(o.as_ptr() as usize).is_multiple_of(align))
+        {
             // Unaligned outputs: deal into aligned scratch, then copy.
             let words = self.layout.share_size.div_ceil(8);
             let mut scratch = std::mem::take(&mut self.unaligned);
@@ -212,7 +215,7 @@ impl RecordDealer {
         let random = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut self.random)[..2 * n];
         self.rng.fill(random);
         let r: &[u16] = words(random);
-        let [o0, o1, o2] = [o0, o1, o2].map(|o| words_mut::<u16>(o));
+        let [o0, o1, o2] = [o0, o1, o2].map(words_mut::<u16>);
         gr_kernel::<D>(&self.values, r, o0, o1, o2);
     }
 
@@ -235,7 +238,7 @@ impl RecordDealer {
                 }
             }
         }
-        let [o0, o1, o2] = [o0, o1, o2].map(|o| words_mut::<u16>(o));
+        let [o0, o1, o2] = [o0, o1, o2].map(words_mut::<u16>);
         fp_kernel(&self.values, r, o0, o1, o2);
     }
 }
