@@ -5,6 +5,7 @@
 
 pub mod binary;
 pub mod codes;
+pub mod dealer;
 pub mod fp;
 pub mod galois;
 pub mod rep3;

@@ -312,6 +312,20 @@ pub(crate) fn check_fingerprint(fp: &str) -> Result<(), String> {
 pub struct RecordsSum(pub [u8; 32]);
 
 impl RecordsSum {
+    /// Adds another sum (of other records): the sum is order-free, so records hashed on
+    /// different threads combine.
+    pub fn add_sum(&mut self, other: &RecordsSum) {
+        let mut carry = 0u128;
+        for limb in 0..4 {
+            let at = limb * 8;
+            let a = u64::from_le_bytes(self.0[at..at + 8].try_into().unwrap_or([0; 8]));
+            let b = u64::from_le_bytes(other.0[at..at + 8].try_into().unwrap_or([0; 8]));
+            let s = u128::from(a) + u128::from(b) + carry;
+            self.0[at..at + 8].copy_from_slice(&(s as u64).to_le_bytes());
+            carry = s >> 64;
+        }
+    }
+
     /// Adds record `index`, given as its meta bytes and its share bytes.
     pub fn add_record(&mut self, index: u64, meta: &[u8], shares: &[u8]) {
         let mut h = blake3::Hasher::new_derive_key(RECORD_KEY);
@@ -319,15 +333,7 @@ impl RecordsSum {
         h.update(meta);
         h.update(shares);
         let digest = h.finalize();
-        let mut carry = 0u128;
-        for limb in 0..4 {
-            let at = limb * 8;
-            let a = u64::from_le_bytes(self.0[at..at + 8].try_into().unwrap_or([0; 8]));
-            let b = u64::from_le_bytes(digest.as_bytes()[at..at + 8].try_into().unwrap_or([0; 8]));
-            let s = u128::from(a) + u128::from(b) + carry;
-            self.0[at..at + 8].copy_from_slice(&(s as u64).to_le_bytes());
-            carry = s >> 64;
-        }
+        self.add_sum(&RecordsSum(*digest.as_bytes()));
     }
 }
 

@@ -39,11 +39,13 @@
 //! writes a temporary file, fsyncs it, links it to the final name (never overwriting) and
 //! fsyncs the directory. One writer at a time: [`StoreWriter`] holds an exclusive lock on the file.
 
+mod direct;
 mod error;
 mod header;
 mod words;
 mod writer;
 
+pub use direct::{copy_streaming, PageBuf, DIRECT_ALIGN};
 pub use error::StoreError;
 pub use header::{
     check_store_compatible, schema_difference, schema_text, RecordLayout, RecordsSum,
@@ -51,7 +53,7 @@ pub use header::{
     RECORDS_OFFSET, SHARES_ALIGN, SLOT_LEN, STORE_MAGIC, STORE_VERSION, STORE_VERSION_OLDEST,
 };
 pub use words::Words;
-pub use writer::{create, create_with_capacity, repair, StoreWriter};
+pub use writer::{create, create_with_capacity, repair, Appender, StoreWriter};
 
 use std::fs::File;
 use std::io::Read;

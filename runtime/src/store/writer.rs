@@ -244,6 +244,31 @@ impl StoreWriter {
         Ok(next)
     }
 
+    /// Starts appending `records` new records given already encoded (the dealer's streaming
+    /// path, [`Appender`]): cuts any uncommitted tail and grows the meta region first if the
+    /// records would not fit, so the blocks that follow are plain writes at known offsets.
+    pub fn appender(&mut self, records: u64) -> Result<Appender<'_>, StoreError> {
+        let (have, path) = (self.header.count, self.path.clone());
+        let too_many = || StoreError::Invalid {
+            path: path.clone(),
+            detail: format!("{have} + {records} records do not fit in a file"),
+        };
+        let wanted = have.checked_add(records).ok_or_else(too_many)?;
+        if wanted > self.header.capacity {
+            self.grow(capacity_for(wanted))?;
+        }
+        let end = self.header.file_len().map_err(|_| too_many())?;
+        self.file.set_len(end).map_err(io_err("truncate", &path))?;
+        let mut next = self.header.clone();
+        next.seq = next.seq.checked_add(1).ok_or_else(too_many)?;
+        Ok(Appender {
+            limit: wanted,
+            next,
+            direct: super::direct::open_direct(&path),
+            writer: self,
+        })
+    }
+
     /// Rewrites the store with a meta region of `capacity` slots: a temporary file with the
     /// committed records, fsynced, renamed over the store, then the directory fsynced. A crash
     /// leaves either file whole. Readers that have the old file mapped keep reading it.
@@ -448,6 +473,140 @@ impl StoreWriter {
             )),
         }
     }
+}
+
+/// Appends records that arrive already encoded in the store's layout, block after block, with
+/// no per-record work in the writer: a block's metas go into the meta region and its shares
+/// after the staged ones, each in one positioned write. Nothing is durable or visible until
+/// [`Appender::stage`] (one fsync) and [`StoreWriter::commit`].
+pub struct Appender<'w> {
+    writer: &'w mut StoreWriter,
+    /// The header that commits what has been written so far.
+    next: StoreHeader,
+    /// The record count the meta region was sized for.
+    limit: u64,
+    /// The store opened again with `O_DIRECT`, for the page-aligned part of each write.
+    direct: Option<File>,
+}
+
+impl Appender<'_> {
+    /// The index the next record written gets (its place in [`RecordsSum`]).
+    pub fn next_index(&self) -> u64 {
+        self.next.count
+    }
+
+    /// Where the next record's meta and shares go in the file: a caller that places its
+    /// buffers at these offsets modulo a page ([`super::PageBuf::window`]) gets direct writes.
+    pub fn next_offsets(&self) -> (u64, u64) {
+        let l = &self.writer.layout;
+        let meta = RECORDS_OFFSET + self.next.count * l.meta_size as u64;
+        let shares = l
+            .shares_start(self.writer.header.capacity)
+            .unwrap_or(0)
+            .saturating_add(self.next.count.saturating_mul(l.share_size as u64));
+        (meta, shares)
+    }
+
+    /// Writes `count` records: `metas` holds their meta slots and `shares` their shares, both
+    /// in the store's layout ([`RecordLayout`]); `sum` is the [`RecordsSum`] of these records
+    /// alone at their indices from [`Appender::next_index`] (the dealer hashes each record
+    /// where it deals it, while it is in cache). The share words are checked to be canonical
+    /// residues; the ids and the sum are the caller's word, and [`super::Store::open`] checks
+    /// the sum against every byte.
+    pub fn write(
+        &mut self,
+        count: usize,
+        metas: &[u8],
+        shares: &[u8],
+        sum: &RecordsSum,
+    ) -> Result<(), StoreError> {
+        let w = &mut *self.writer;
+        let l = w.layout;
+        let path = w.path.clone();
+        let invalid = |detail: String| StoreError::Invalid {
+            path: path.clone(),
+            detail,
+        };
+        if metas.len() != count * l.meta_size || shares.len() != count * l.share_size {
+            return Err(invalid(format!(
+                "{count} encoded records need {} meta and {} share bytes, not {} and {}",
+                count * l.meta_size,
+                count * l.share_size,
+                metas.len(),
+                shares.len()
+            )));
+        }
+        let first = self.next.count;
+        let after = first + count as u64;
+        if after > self.limit {
+            return Err(invalid(format!(
+                "{after} records written where {} were announced",
+                self.limit
+            )));
+        }
+        check_canonical(&w.header.params, &l, shares).map_err(invalid)?;
+        let shares_at = l
+            .shares_start(w.header.capacity)
+            .and_then(|s| s.checked_add(first.checked_mul(l.share_size as u64)?))
+            .ok_or_else(|| invalid("too large".into()))?;
+        let meta_at = RECORDS_OFFSET + first * l.meta_size as u64;
+        super::direct::write_at(&w.file, &mut self.direct, shares, shares_at)
+            .map_err(io_err("write", &path))?;
+        super::direct::write_at(&w.file, &mut self.direct, metas, meta_at)
+            .map_err(io_err("write", &path))?;
+        self.next.count = after;
+        self.next.records_sum.add_sum(sum);
+        Ok(())
+    }
+
+    /// Step 2: makes everything written durable (one fsync) and returns the header that
+    /// commits it; [`StoreWriter::commit`] commits it.
+    pub fn stage(self) -> Result<StoreHeader, StoreError> {
+        let path = self.writer.path.clone();
+        pause_point("staged");
+        self.writer.file.sync_all().map_err(io_err("sync", &path))?;
+        Ok(self.next)
+    }
+}
+
+/// Checks that every share word of `shares` (encoded records of layout `l`) is a canonical
+/// residue of the store's sharing: one pass of comparisons, vectorised by the compiler.
+fn check_canonical(p: &StoreParams, l: &RecordLayout, shares: &[u8]) -> Result<(), String> {
+    let limit = match p.sharing {
+        StoreSharing::Rep3 => ring_mask(p.ring_bits).unwrap_or(u64::MAX),
+        StoreSharing::ShamirGr { .. } => u64::from(u16::MAX),
+        StoreSharing::ShamirPrime { modulus } => u64::from(modulus) - 1,
+    };
+    let words_bound = match l.element_bytes {
+        2 => u64::from(u16::MAX),
+        4 => u64::from(u32::MAX),
+        _ => u64::MAX,
+    };
+    if limit >= words_bound {
+        // Every word is canonical (padding bytes are zero by construction of the layout and
+        // are the caller's to keep so).
+        return Ok(());
+    }
+    let bad = match l.element_bytes {
+        2 => {
+            shares
+                .chunks_exact(2)
+                .fold(0u16, |m, w| m.max(u16::from_le_bytes([w[0], w[1]])))
+                > limit as u16
+        }
+        4 => {
+            shares.chunks_exact(4).fold(0u32, |m, w| {
+                m.max(u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+            }) > limit as u32
+        }
+        _ => shares
+            .chunks_exact(8)
+            .any(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8])) > limit),
+    };
+    if bad {
+        return Err("a share word is not a canonical residue".into());
+    }
+    Ok(())
 }
 
 /// Serializes a checked record into `meta` and `buf` (exactly one record's parts long),

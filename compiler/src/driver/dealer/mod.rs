@@ -13,6 +13,7 @@ pub mod ids;
 mod overwrite;
 pub mod share;
 pub mod store;
+pub mod stream;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

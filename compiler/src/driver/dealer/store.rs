@@ -11,7 +11,7 @@ use irisc_runtime::manifest::ManifestInput;
 use irisc_runtime::party::load::store_expected;
 use irisc_runtime::store::{create_with_capacity, Record, Shares, Store, StoreParams, StoreWriter};
 use irisc_runtime::vocab::{InputKind, InputMask, InputRole};
-use rand::SeedableRng;
+use rand::TryRngCore;
 
 /// Records appended per batch (bounds the writer's scratch memory).
 const BATCH: usize = 4096;
@@ -190,59 +190,80 @@ fn share_batched(
     input: &Path,
     paths: &[PathBuf; 3],
 ) -> Result<()> {
-    let records = super::share::read_iris(spec, input)?;
-    if records.is_empty() {
-        bail!(
-            "{} holds no records to share (input `{}`)",
+    let (sharing, ring_bits) = super::share::sharing_for(spec, None);
+    let mut set_id = [0u8; 16];
+    rand::rngs::OsRng
+        .try_fill_bytes(&mut set_id)
+        .map_err(|e| anyhow!("the operating system's random generator failed: {e}"))?;
+    let params = [0u8, 1, 2].map(|party| StoreParams {
+        fingerprint: fingerprint.to_string(),
+        party,
+        sharing: sharing.into(),
+        ring_bits,
+        code_bits: spec.elements,
+        secret_mask: spec.mask == InputMask::Secret,
+        set_id,
+    });
+    params[0].layout().map_err(|e| {
+        anyhow!(
+            "cannot share {} as input `{}`: {e}",
             input.display(),
             spec.name
+        )
+    })?;
+    // The meta region is sized for the file's lines, as for the records read in full before.
+    let capacity = super::stream::count_lines(input)?;
+    let mut stores = Vec::new();
+    for (p, path) in params.iter().zip(paths) {
+        stores.push(
+            NewStore::create(path, p, capacity)
+                .with_context(|| format!("cannot write the gallery store {}", path.display()))?,
         );
     }
-    let (sharing, ring_bits) = super::share::sharing_for(spec, None);
-    let mut rng = rand_chacha::ChaCha20Rng::try_from_os_rng()
-        .map_err(|e| anyhow!("the operating system's random generator failed: {e}"))?;
-    let mut set_id = [0u8; 16];
-    rand::Rng::fill(&mut rng, &mut set_id);
-    let bar = crate::driver::progress::progress(records.len(), "sharing into stores");
-    let mut stores: Vec<NewStore> = Vec::new();
-    for batch in records.chunks(BATCH) {
-        let plain = super::share::plain_iris(spec, batch)?;
-        let files = super::deal::deal_into_set(&plain, sharing, ring_bits, set_id, &mut rng)
-            .with_context(|| {
-                format!("cannot share {} as input `{}`", input.display(), spec.name)
-            })?;
-        drop(plain);
-        if stores.is_empty() {
-            for (file, path) in files.iter().zip(paths) {
-                let params = params_of(fingerprint, file);
-                stores.push(
-                    NewStore::create(path, &params, records.len() as u64).with_context(|| {
-                        format!("cannot write the gallery store {}", path.display())
-                    })?,
-                );
-            }
+    let bar = crate::driver::progress::progress(capacity as usize, "sharing into stores");
+    let staged = {
+        let mut appenders = Vec::new();
+        for s in stores.iter_mut() {
+            let w = s
+                .writer
+                .as_mut()
+                .ok_or_else(|| anyhow!("the store is already finished"))?;
+            appenders.push(w.appender(capacity)?);
         }
-        for (s, file) in stores.iter_mut().zip(&files) {
-            s.append(file)
-                .with_context(|| format!("cannot write the gallery store {}", s.path.display()))?;
+        let mut appenders: [_; 3] = appenders
+            .try_into()
+            .map_err(|_| anyhow!("three stores expected"))?;
+        let dealt = super::stream::deal_into(
+            spec,
+            &params[0],
+            input,
+            &mut appenders,
+            &mut HashSet::new(),
+            |n| bar.inc(n as u64),
+        )?;
+        if dealt == 0 {
+            bail!(
+                "{} holds no records to share (input `{}`)",
+                input.display(),
+                spec.name
+            );
         }
-        bar.inc(batch.len() as u64);
-    }
+        appenders
+            .into_iter()
+            .map(|a| a.stage())
+            .collect::<Result<Vec<_>, _>>()?
+    };
     bar.finish_and_clear();
+    for (s, next) in stores.iter_mut().zip(&staged) {
+        s.writer
+            .as_mut()
+            .ok_or_else(|| anyhow!("the store is already finished"))?
+            .commit(next)?;
+    }
     for s in stores {
         s.finish()?;
     }
     Ok(())
-}
-
-/// The three parties' dealt files of `input` for input `spec`.
-fn deal_for(spec: &ManifestInput, input: &Path) -> Result<[ShareFile; 3]> {
-    let plain = super::share::read_plain(spec, input)?;
-    let (sharing, ring_bits) = super::share::sharing_for(spec, None);
-    let mut rng = rand_chacha::ChaCha20Rng::try_from_os_rng()
-        .map_err(|e| anyhow!("the operating system's random generator failed: {e}"))?;
-    super::deal::deal(&plain, sharing, ring_bits, &mut rng)
-        .with_context(|| format!("cannot share {} as input `{}`", input.display(), spec.name))
 }
 
 /// The least and greatest of `ids` (0, 0 when empty).
@@ -336,13 +357,12 @@ pub fn enroll(
         ring_bits: store_ring,
         ..spec.clone()
     };
-    let files = deal_for(&dealt_spec, input)?;
-    let existing: HashSet<u64> = ids[0].iter().copied().collect();
-    let enrolled: Vec<u64> = files[0]
-        .ids
+    let new_ids = super::stream::read_ids(&dealt_spec, input)?;
+    let mut taken: HashSet<u64> = ids[0].iter().copied().collect();
+    let enrolled: Vec<u64> = new_ids
         .iter()
         .copied()
-        .filter(|id| existing.contains(id))
+        .filter(|id| taken.contains(id))
         .collect();
     if !enrolled.is_empty() {
         let (lo, hi) = id_range(&ids[0]);
@@ -361,18 +381,33 @@ pub fn enroll(
         .iter()
         .map(|p| StoreWriter::open(p))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut staged = Vec::new();
-    for (w, file) in writers.iter_mut().zip(&files) {
-        let recs = (0..file.ids.len())
-            .map(|i| record(file, i))
-            .collect::<Result<Vec<_>>>()?;
-        staged.push(w.stage(&recs)?);
-    }
+    let params = writers[0].header().params.clone();
+    let staged = {
+        let mut appenders = Vec::new();
+        for w in writers.iter_mut() {
+            appenders.push(w.appender(new_ids.len() as u64)?);
+        }
+        let mut appenders: [_; 3] = appenders
+            .try_into()
+            .map_err(|_| anyhow!("three stores expected"))?;
+        super::stream::deal_into(
+            &dealt_spec,
+            &params,
+            input,
+            &mut appenders,
+            &mut taken,
+            |_| {},
+        )?;
+        appenders
+            .into_iter()
+            .map(|a| a.stage())
+            .collect::<Result<Vec<_>, _>>()?
+    };
     for (w, next) in writers.iter_mut().zip(&staged) {
         w.commit(next)?;
     }
     Ok(Enrolled {
-        appended: files[0].ids.len(),
+        appended: new_ids.len(),
         count: writers[0].header().count,
         rolled_back,
     })
@@ -459,6 +494,102 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Galleries larger than a block (several blocks per store, the last one partial) and
+    /// enrolments at offsets that are not page-aligned (the head and tail of each write go
+    /// through the page cache, the middle direct): every store opens (its records checksum
+    /// checks every byte) and opens to the plaintext.
+    #[test]
+    fn streamed_blocks_and_unaligned_enrolments_reconstruct() {
+        let dir = tempfile::tempdir().unwrap();
+        let per_block = super::super::stream::BLOCK_PER_THREAD
+            * std::thread::available_parallelism().map_or(1, |n| n.get());
+        let sizes = [2 * per_block + 37, 77, per_block + 5];
+        let total: usize = sizes.iter().sum();
+        let recs = generate(total, 9, 640, &GenOptions::default()).unwrap();
+        let mut files = Vec::new();
+        let mut at = 0;
+        for (i, n) in sizes.iter().enumerate() {
+            let f = dir.path().join(format!("part{i}.ndjson"));
+            ndjson::write_file(&f, &recs[at..at + n]).unwrap();
+            files.push(f);
+            at += n;
+        }
+        for sharing in [Sharing::Rep3, Sharing::Fp, Sharing::Gr2, Sharing::Gr4] {
+            for mask in [InputMask::Public, InputMask::Secret] {
+                let mut s = spec(sharing, mask);
+                s.elements = 640;
+                let out = dir.path().join(format!("{sharing}-{mask}"));
+                let paths = [0, 1, 2].map(|p| out.join(format!("db.p{p}.shr")));
+                share_to_stores("abc", &s, &files[0], paths.clone()).unwrap();
+                for f in &files[1..] {
+                    enroll(&s, f, &paths, false).unwrap();
+                }
+                let opened = [0, 1, 2].map(|p| {
+                    let st = Store::open(&paths[p]).unwrap();
+                    assert_eq!(st.ids(), recs.iter().map(|r| r.id).collect::<Vec<_>>());
+                    store_to_file(&st, &s)
+                });
+                let m = if sharing.is_shamir() {
+                    0xFFFF
+                } else {
+                    (1 << 13) - 1
+                };
+                let fp_minus_one = u64::from(irisc_runtime::share::fp::P) - 1;
+                let want: Vec<u64> = recs
+                    .iter()
+                    .flat_map(|r| super::super::share::encode(&r.iris, 16, mask).unwrap())
+                    .map(|v| match (sharing, v & 0xFFFF) {
+                        (Sharing::Fp, 0xFFFF) => fp_minus_one,
+                        _ => v & m,
+                    })
+                    .collect();
+                assert_eq!(
+                    super::super::deal::open(&opened).unwrap(),
+                    want,
+                    "{sharing} {mask}"
+                );
+            }
+        }
+    }
+
+    /// A repeated id in a later block stops the run with the reader's message naming every
+    /// repeated id, and leaves no store behind.
+    #[test]
+    fn a_repeated_id_in_a_later_block_is_reported_and_nothing_is_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let recs = generate(600, 3, 128, &GenOptions::default()).unwrap();
+        let input = dir.path().join("db.ndjson");
+        ndjson::write_file(&input, &recs).unwrap();
+        // Line 600 repeats line 3 (the writer refuses repeated ids, so edit its text).
+        let text = std::fs::read_to_string(&input).unwrap();
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines[599] = lines[2];
+        std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+        let out = dir.path().join("out");
+        let paths = [0, 1, 2].map(|p| out.join(format!("db.p{p}.shr")));
+        let e = share_to_stores(
+            "abc",
+            &spec(Sharing::Gr2, InputMask::Public),
+            &input,
+            paths.clone(),
+        )
+        .unwrap_err();
+        assert!(
+            format!("{e:#}").contains("1 id appears on more than one line")
+                || format!("{e:#}").contains("appear on more than one line"),
+            "{e:#}"
+        );
+        assert!(format!("{e:#}").contains("lines 3, 600"), "{e:#}");
+        for p in &paths {
+            assert!(!p.exists());
+        }
+        assert_eq!(
+            std::fs::read_dir(&out).unwrap().count(),
+            0,
+            "no temporary files left"
+        );
     }
 
     /// A share file with the store's contents (for the dealer-side opener).

@@ -1,0 +1,978 @@
+//! The dealer's fast path: one iris record's plaintext code and mask bytes dealt straight into
+//! the three parties' store records ([`crate::store::RecordLayout`]), with no intermediate
+//! vectors of values and no allocation per record.
+//!
+//! The sharings are those of the general dealer (`irisc share`), element by element:
+//! - rep3 over Z_2^k: x = x0 + x1 + x2 with x0, x1 uniform; party i holds (x_i, x_{i-1});
+//! - GR(2^16, d) Shamir, d = 2, 4: the code packed d entries per ring element, reversed (the
+//!   gallery side, [`super::galois::Packing::Reversed`]); P(X) = s + r·X with r uniform, party i
+//!   holds P(α_i), α = 1, x, x + 1;
+//! - F_p Shamir, p = 65519: P(X) = s + r·X with r uniform in F_p, party i holds P(i + 1).
+//!
+//! The values shared per record are its masked bits `m - 2 (c & m)` (in {-1, 0, 1}), then, with
+//! secret masks, its mask bits. Randomness is AES-128 in counter mode under a fresh key from the
+//! operating system per [`RecordDealer`] (one per block of records and thread), with AES-NI /
+//! VAES ([`crate::rand::aes_ctr`]). Each step is a pass over one record's words that the
+//! compiler vectorises.
+
+use crate::rand::aes_ctr::AesCtr;
+use crate::store::{RecordLayout, StoreParams, StoreSharing};
+
+use super::fp;
+
+/// Deals records of one store schema; holds the keystream and one record's scratch.
+pub struct RecordDealer {
+    layout: RecordLayout,
+    sharing: StoreSharing,
+    ring_bits: u32,
+    code_bits: usize,
+    secret_mask: bool,
+    rng: AesCtr,
+    /// One record's values (masked bits, then mask bits), as 16-bit words.
+    values: Vec<u16>,
+    /// Scratch for outputs not aligned to the share word.
+    unaligned: [Vec<u64>; 3],
+    /// Random words for one record (`u64`-backed, so any share word can be read from it).
+    random: Vec<u64>,
+}
+
+impl std::fmt::Debug for RecordDealer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordDealer")
+            .field("sharing", &self.sharing)
+            .field("ring_bits", &self.ring_bits)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Bits `0..8` of a byte as sixteen-bit words, least significant bit first (the iris code bit
+/// order, `IrisCode::code_bit`).
+const SPREAD: [[u16; 8]; 256] = {
+    let mut t = [[0u16; 8]; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut j = 0;
+        while j < 8 {
+            t[b][j] = ((b >> j) & 1) as u16;
+            j += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
+impl RecordDealer {
+    /// A dealer for stores with `params` (the party field is ignored) whose randomness is the
+    /// AES-CTR keystream of `key`, which must be fresh and secret (the operating system's
+    /// generator: [`RecordDealer::from_os`]).
+    pub fn with_key(params: &StoreParams, key: &[u8; 16]) -> Result<RecordDealer, String> {
+        let layout = params.layout()?;
+        if params.sharing == StoreSharing::Rep3 && params.ring_bits < 2 {
+            return Err(format!(
+                "cannot share iris codes over Z_2^{}: T = -1 and F = 1 would be the same element",
+                params.ring_bits
+            ));
+        }
+        let word = layout.element_bytes;
+        let random = match params.sharing {
+            StoreSharing::Rep3 => 2 * layout.elements * word,
+            _ => layout.elements * 2,
+        };
+        Ok(RecordDealer {
+            layout,
+            sharing: params.sharing,
+            ring_bits: params.ring_bits,
+            code_bits: params.code_bits as usize,
+            secret_mask: params.secret_mask,
+            rng: AesCtr::new(key),
+            values: vec![0; layout.elements],
+            random: vec![0; random.div_ceil(8)],
+            unaligned: Default::default(),
+        })
+    }
+
+    /// [`RecordDealer::with_key`] with a key from the operating system's generator.
+    pub fn from_os(params: &StoreParams) -> Result<RecordDealer, String> {
+        let mut key = [0u8; 16];
+        getrandom::fill(&mut key)
+            .map_err(|e| format!("the operating system's random generator failed: {e}"))?;
+        Self::with_key(params, &key)
+    }
+
+    pub fn layout(&self) -> &RecordLayout {
+        &self.layout
+    }
+
+    /// Deals one record: `code` and `mask` are its `code_bits / 8` bytes each; `out[i]` is
+    /// party i's share bytes of the record (`layout.share_size` each, overwritten entirely).
+    pub fn deal(&mut self, code: &[u8], mask: &[u8], out: [&mut [u8]; 3]) -> Result<(), String> {
+        let bytes = self.code_bits / 8;
+        if code.len() != bytes || mask.len() != bytes {
+            return Err(format!(
+                "a record of {} code and {} mask bytes where {bytes} each are expected",
+                code.len(),
+                mask.len()
+            ));
+        }
+        if out.iter().any(|o| o.len() != self.layout.share_size) {
+            return Err("an output record of the wrong size".into());
+        }
+        self.encode(code, mask);
+        let align = self.layout.element_bytes;
+        if out
+            .iter()
+            .any(|o| !(o.as_ptr() as usize).is_multiple_of(align))
+        {
+            // Unaligned outputs: deal into aligned scratch, then copy.
+            let words = self.layout.share_size.div_ceil(8);
+            let mut scratch = std::mem::take(&mut self.unaligned);
+            scratch.iter_mut().for_each(|s| s.resize(words, 0));
+            let [s0, s1, s2] = &mut scratch;
+            let size = self.layout.share_size;
+            self.deal_aligned(bytes_of(s0, size), bytes_of(s1, size), bytes_of(s2, size))?;
+            for (o, s) in out.into_iter().zip(scratch.iter_mut()) {
+                o.copy_from_slice(bytes_of(s, size));
+            }
+            self.unaligned = scratch;
+            return Ok(());
+        }
+        let [o0, o1, o2] = out;
+        self.deal_aligned(o0, o1, o2)
+    }
+
+    fn deal_aligned(&mut self, o0: &mut [u8], o1: &mut [u8], o2: &mut [u8]) -> Result<(), String> {
+        match self.sharing {
+            StoreSharing::Rep3 => match self.layout.element_bytes {
+                2 => self.rep3::<u16>(o0, o1, o2),
+                4 => self.rep3::<u32>(o0, o1, o2),
+                _ => self.rep3::<u64>(o0, o1, o2),
+            },
+            StoreSharing::ShamirGr { degree: 2 } => self.gr::<2>(o0, o1, o2),
+            StoreSharing::ShamirGr { degree: 4 } => self.gr::<4>(o0, o1, o2),
+            StoreSharing::ShamirGr { degree } => {
+                return Err(format!("GR(2^16, {degree}) is not implemented"))
+            }
+            StoreSharing::ShamirPrime { .. } => self.fp(o0, o1, o2),
+        }
+        Ok(())
+    }
+
+    /// The record's values into `self.values`: masked bits as 16-bit words (-1 = 0xFFFF, the
+    /// rep3 kernels sign-extend), then the mask bits with secret masks. Shamir over GR packs
+    /// each block of d entries reversed (coefficient j = entry (-j) mod d).
+    fn encode(&mut self, code: &[u8], mask: &[u8]) {
+        let bits = self.code_bits;
+        let (masked, mask_bits) = self.values.split_at_mut(bits);
+        for ((out, &c), &m) in masked.chunks_exact_mut(8).zip(code).zip(mask) {
+            let (sm, scm) = (&SPREAD[m as usize], &SPREAD[(c & m) as usize]);
+            for j in 0..8 {
+                out[j] = sm[j].wrapping_sub(scm[j].wrapping_mul(2));
+            }
+        }
+        if self.secret_mask {
+            for (out, &m) in mask_bits.chunks_exact_mut(8).zip(mask) {
+                out.copy_from_slice(&SPREAD[m as usize]);
+            }
+        }
+        if self.sharing == (StoreSharing::ShamirGr { degree: 4 }) {
+            // Reversed packing for d = 4: (v0, v1, v2, v3) -> (v0, v3, v2, v1); d = 2 is the
+            // identity.
+            for e in self.values.chunks_exact_mut(4) {
+                e.swap(1, 3);
+            }
+        }
+    }
+
+    fn rep3<W: Word>(&mut self, o0: &mut [u8], o1: &mut [u8], o2: &mut [u8]) {
+        let n = self.layout.elements;
+        let stride = self.layout.component_stride;
+        let k = W::mask(self.ring_bits);
+        let random = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut self.random)[..2 * n * W::BYTES];
+        self.rng.fill(random);
+        let random: &[W] = words(random);
+        let (r0, r1) = random.split_at(n);
+        let (own0, prev0) = o0.split_at_mut(stride);
+        let (own1, prev1) = o1.split_at_mut(stride);
+        let (own2, prev2) = o2.split_at_mut(stride);
+        let mut parts = [own0, prev0, own1, prev1, own2, prev2];
+        // Component padding (a record's components are 8-byte aligned) stays zero.
+        for p in parts.iter_mut() {
+            p[n * W::BYTES..].fill(0);
+        }
+        let [own0, prev0, own1, prev1, own2, prev2] =
+            parts.map(|p| words_mut::<W>(&mut p[..n * W::BYTES]));
+        rep3_kernel::<W>(
+            k,
+            &self.values,
+            r0,
+            r1,
+            [own0, prev0, own1, prev1, own2, prev2],
+        );
+    }
+
+    fn gr<const D: usize>(&mut self, o0: &mut [u8], o1: &mut [u8], o2: &mut [u8]) {
+        let n = self.layout.elements;
+        let random = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut self.random)[..2 * n];
+        self.rng.fill(random);
+        let r: &[u16] = words(random);
+        let [o0, o1, o2] = [o0, o1, o2].map(words_mut::<u16>);
+        gr_kernel::<D>(&self.values, r, o0, o1, o2);
+    }
+
+    fn fp(&mut self, o0: &mut [u8], o1: &mut [u8], o2: &mut [u8]) {
+        const P: u16 = fp::P;
+        let n = self.layout.elements;
+        let random = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut self.random)[..2 * n];
+        self.rng.fill(random);
+        let r: &mut [u16] = bytemuck::cast_slice_mut(random);
+        // r uniform in F_p by rejection: a 16-bit draw at or above p (17 in 65 536) is drawn
+        // again, position by position; chunks with none pass with one comparison.
+        for chunk in r.chunks_mut(32) {
+            if chunk.iter().fold(0u16, |m, &w| m.max(w)) >= P {
+                for w in chunk.iter_mut() {
+                    while *w >= P {
+                        let mut b = [0u8; 2];
+                        self.rng.fill(&mut b);
+                        *w = u16::from_le_bytes(b);
+                    }
+                }
+            }
+        }
+        let [o0, o1, o2] = [o0, o1, o2].map(words_mut::<u16>);
+        fp_kernel(&self.values, r, o0, o1, o2);
+    }
+}
+
+/// The first `len` bytes of `words`.
+fn bytes_of(words: &mut [u64], len: usize) -> &mut [u8] {
+    &mut bytemuck::cast_slice_mut::<u64, u8>(words)[..len]
+}
+
+/// The words of a share buffer (aligned by construction: records and components start at
+/// multiples of 8 bytes of page-aligned buffers, and scratch is `u64`-backed).
+fn words<W: bytemuck::Pod>(b: &[u8]) -> &[W] {
+    bytemuck::cast_slice(b)
+}
+
+fn words_mut<W: bytemuck::Pod>(b: &mut [u8]) -> &mut [W] {
+    bytemuck::cast_slice_mut(b)
+}
+
+/// Whether the AVX-512 builds of the kernels may run.
+fn wide() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx512bw")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// rep3: x0 = r0 & k, x1 = r1 & k, x2 = v - x0 - x1; party i gets (x_i, x_{i-1}).
+#[inline(always)]
+fn rep3_body<W: Word>(k: W, v: &[u16], r0: &[W], r1: &[W], out: [&mut [W]; 6]) {
+    let [own0, prev0, own1, prev1, own2, prev2] = out;
+    let n = v.len();
+    let (r0, r1) = (&r0[..n], &r1[..n]);
+    let (own0, prev0, own1, prev1, own2, prev2) = (
+        &mut own0[..n],
+        &mut prev0[..n],
+        &mut own1[..n],
+        &mut prev1[..n],
+        &mut own2[..n],
+        &mut prev2[..n],
+    );
+    for i in 0..n {
+        let x0 = r0[i].and(k);
+        let x1 = r1[i].and(k);
+        let x2 = W::from_signed16(v[i]).sub(x0).sub(x1).and(k);
+        own0[i] = x0.to_le();
+        prev1[i] = x0.to_le();
+        own1[i] = x1.to_le();
+        prev2[i] = x1.to_le();
+        own2[i] = x2.to_le();
+        prev0[i] = x2.to_le();
+    }
+}
+
+/// GR(2^16, D): party shares s + r, s + r·x, s + r·x + r, element by element, with r·x given
+/// by x^D = x + 1 (the top coefficient carried into the two lowest).
+#[inline(always)]
+fn gr_body<const D: usize>(s: &[u16], r: &[u16], o0: &mut [u16], o1: &mut [u16], o2: &mut [u16]) {
+    const LANES: usize = 32;
+    let n = s.len() / LANES * LANES;
+    let blocks = s[..n]
+        .chunks_exact(LANES)
+        .zip(r[..n].chunks_exact(LANES))
+        .zip(o0[..n].chunks_exact_mut(LANES))
+        .zip(o1[..n].chunks_exact_mut(LANES))
+        .zip(o2[..n].chunks_exact_mut(LANES));
+    for ((((s, r), a), b), c) in blocks {
+        let rx: [u16; LANES] = std::array::from_fn(|i| {
+            let (j, base) = (i % D, i - i % D);
+            let shifted = if j >= 1 { r[i - 1] } else { 0 };
+            let carried = if j <= 1 { r[base + D - 1] } else { 0 };
+            shifted.wrapping_add(carried)
+        });
+        for i in 0..LANES {
+            let p1 = s[i].wrapping_add(rx[i]);
+            a[i] = s[i].wrapping_add(r[i]).to_le();
+            b[i] = p1.to_le();
+            c[i] = p1.wrapping_add(r[i]).to_le();
+        }
+    }
+    for e in (n..s.len()).step_by(D) {
+        for j in 0..D {
+            let i = e + j;
+            let shifted = if j >= 1 { r[i - 1] } else { 0 };
+            let carried = if j <= 1 { r[e + D - 1] } else { 0 };
+            let p1 = s[i].wrapping_add(shifted.wrapping_add(carried));
+            o0[i] = s[i].wrapping_add(r[i]).to_le();
+            o1[i] = p1.to_le();
+            o2[i] = p1.wrapping_add(r[i]).to_le();
+        }
+    }
+}
+
+/// F_p: party i gets s + (i + 1)·r mod p, by repeated modular addition; -1 is p - 1.
+#[inline(always)]
+fn fp_body(v: &[u16], r: &[u16], o0: &mut [u16], o1: &mut [u16], o2: &mut [u16]) {
+    const P: u32 = fp::P as u32;
+    let n = v.len();
+    let (r, o0, o1, o2) = (&r[..n], &mut o0[..n], &mut o1[..n], &mut o2[..n]);
+    let add = |a: u32, b: u32| -> u32 {
+        let t = a + b;
+        if t >= P {
+            t - P
+        } else {
+            t
+        }
+    };
+    for i in 0..n {
+        let s = if v[i] == u16::MAX {
+            P - 1
+        } else {
+            u32::from(v[i])
+        };
+        let r = u32::from(r[i]);
+        let y0 = add(s, r);
+        let y1 = add(y0, r);
+        let y2 = add(y1, r);
+        o0[i] = (y0 as u16).to_le();
+        o1[i] = (y1 as u16).to_le();
+        o2[i] = (y2 as u16).to_le();
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use super::*;
+
+    #[target_feature(enable = "avx512f,avx512bw,avx2")]
+    pub(super) unsafe fn rep3<W: Word>(k: W, v: &[u16], r0: &[W], r1: &[W], out: [&mut [W]; 6]) {
+        rep3_body(k, v, r0, r1, out)
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw,avx2")]
+    pub(super) unsafe fn gr<const D: usize>(
+        s: &[u16],
+        r: &[u16],
+        o0: &mut [u16],
+        o1: &mut [u16],
+        o2: &mut [u16],
+    ) {
+        gr_body::<D>(s, r, o0, o1, o2)
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw,avx2")]
+    pub(super) unsafe fn fp(v: &[u16], r: &[u16], o0: &mut [u16], o1: &mut [u16], o2: &mut [u16]) {
+        fp_body(v, r, o0, o1, o2)
+    }
+}
+
+fn rep3_kernel<W: Word>(k: W, v: &[u16], r0: &[W], r1: &[W], out: [&mut [W]; 6]) {
+    #[cfg(target_arch = "x86_64")]
+    if wide() {
+        // SAFETY: the CPU has AVX-512F/BW (checked just now).
+        return unsafe { avx512::rep3(k, v, r0, r1, out) };
+    }
+    rep3_body(k, v, r0, r1, out)
+}
+
+fn gr_kernel<const D: usize>(s: &[u16], r: &[u16], o0: &mut [u16], o1: &mut [u16], o2: &mut [u16]) {
+    #[cfg(target_arch = "x86_64")]
+    if wide() {
+        // SAFETY: as above.
+        return unsafe { avx512::gr::<D>(s, r, o0, o1, o2) };
+    }
+    gr_body::<D>(s, r, o0, o1, o2)
+}
+
+fn fp_kernel(v: &[u16], r: &[u16], o0: &mut [u16], o1: &mut [u16], o2: &mut [u16]) {
+    #[cfg(target_arch = "x86_64")]
+    if wide() {
+        // SAFETY: as above.
+        return unsafe { avx512::fp(v, r, o0, o1, o2) };
+    }
+    fp_body(v, r, o0, o1, o2)
+}
+
+/// The share word of a rep3 ring: u16, u32 or u64, stored little-endian.
+trait Word: bytemuck::Pod {
+    const BYTES: usize;
+    fn to_le(self) -> Self;
+    fn mask(ring_bits: u32) -> Self;
+    /// A value in {-1, 0, 1} given as a 16-bit word, sign-extended.
+    fn from_signed16(v: u16) -> Self;
+    fn and(self, o: Self) -> Self;
+    fn sub(self, o: Self) -> Self;
+}
+
+macro_rules! word {
+    ($t:ty, $signed:ty) => {
+        impl Word for $t {
+            const BYTES: usize = std::mem::size_of::<$t>();
+            fn mask(ring_bits: u32) -> Self {
+                if ring_bits >= <$t>::BITS {
+                    <$t>::MAX
+                } else {
+                    (1 << ring_bits) - 1
+                }
+            }
+            #[inline(always)]
+            fn to_le(self) -> Self {
+                <$t>::to_le(self)
+            }
+            #[inline(always)]
+            fn from_signed16(v: u16) -> Self {
+                v as i16 as $signed as $t
+            }
+            #[inline(always)]
+            fn and(self, o: Self) -> Self {
+                self & o
+            }
+            #[inline(always)]
+            fn sub(self, o: Self) -> Self {
+                self.wrapping_sub(o)
+            }
+        }
+    };
+}
+word!(u16, i16);
+word!(u32, i32);
+word!(u64, i64);
+
+/// Writes record meta `id | mask` (zero-padded) into `out` (`layout.meta_size` bytes).
+pub fn encode_meta(layout: &RecordLayout, id: u64, mask: &[u8], out: &mut [u8]) {
+    out.fill(0);
+    out[0..8].copy_from_slice(&id.to_le_bytes());
+    let at = layout.mask_offset;
+    out[at..at + layout.mask_len].copy_from_slice(&mask[..layout.mask_len]);
+}
+
+#[cfg(test)]
+mod tests {
+    //! Reconstruction against the plaintext definition of each sharing, and uniformity: a
+    //! chi-squared test at a false-alarm rate of 10^-6, shown to reject deliberately biased
+    //! dealers built from the same kernels.
+
+    use super::*;
+    use crate::share::galois::{self, Packing, ShamirVec};
+    use proptest::prelude::*;
+
+    fn params(sharing: StoreSharing, ring_bits: u32, code_bits: u32, secret: bool) -> StoreParams {
+        StoreParams {
+            fingerprint: "abc".into(),
+            party: 0,
+            sharing,
+            ring_bits,
+            code_bits,
+            secret_mask: secret,
+            set_id: [0; 16],
+        }
+    }
+
+    /// The plaintext values of a record, from the bits one at a time (LSB first): masked bits
+    /// m - 2 (c & m) as integers, then the mask bits with secret masks.
+    fn plain_values(code: &[u8], mask: &[u8], secret: bool) -> Vec<i64> {
+        let bit = |b: &[u8], i: usize| i64::from((b[i / 8] >> (i % 8)) & 1);
+        let n = code.len() * 8;
+        let mut v: Vec<i64> = (0..n)
+            .map(|i| bit(mask, i) - 2 * (bit(code, i) & bit(mask, i)))
+            .collect();
+        if secret {
+            v.extend((0..n).map(|i| bit(mask, i)));
+        }
+        v
+    }
+
+    /// Deals one record and returns the three parties' share bytes.
+    fn deal_one(p: &StoreParams, code: &[u8], mask: &[u8]) -> [Vec<u8>; 3] {
+        let mut d = RecordDealer::from_os(p).unwrap();
+        let size = d.layout().share_size;
+        let mut out = [vec![0u8; size], vec![0u8; size], vec![0u8; size]];
+        let [a, b, c] = &mut out;
+        d.deal(code, mask, [a, b, c]).unwrap();
+        out
+    }
+
+    fn le_words(b: &[u8], w: usize) -> Vec<u64> {
+        b.chunks_exact(w)
+            .map(|c| {
+                let mut x = [0u8; 8];
+                x[..w].copy_from_slice(c);
+                u64::from_le_bytes(x)
+            })
+            .collect()
+    }
+
+    /// Opens one record's three shares to its values (rep3 mod 2^k, GR unpacked mod 2^16, F_p
+    /// mod p), checking on the way what every pair of parties holds.
+    fn open(p: &StoreParams, shares: &[Vec<u8>; 3]) -> Vec<u64> {
+        let l = p.layout().unwrap();
+        let n = l.elements;
+        match p.sharing {
+            StoreSharing::Rep3 => {
+                let w = l.element_bytes;
+                let own: Vec<Vec<u64>> = shares.iter().map(|s| le_words(&s[..n * w], w)).collect();
+                let prev: Vec<Vec<u64>> = shares
+                    .iter()
+                    .map(|s| le_words(&s[l.component_stride..l.component_stride + n * w], w))
+                    .collect();
+                for i in 0..3 {
+                    assert_eq!(prev[i], own[(i + 2) % 3], "party {i}'s copy of x_{{i-1}}");
+                }
+                let m = if p.ring_bits == 64 {
+                    u64::MAX
+                } else {
+                    (1 << p.ring_bits) - 1
+                };
+                (0..n)
+                    .map(|i| {
+                        assert!(own.iter().all(|o| o[i] <= m), "canonical residues");
+                        own[0][i].wrapping_add(own[1][i]).wrapping_add(own[2][i]) & m
+                    })
+                    .collect()
+            }
+            StoreSharing::ShamirPrime { .. } => {
+                let w: Vec<Vec<u16>> = shares
+                    .iter()
+                    .map(|s| le_words(s, 2).into_iter().map(|x| x as u16).collect())
+                    .collect();
+                let a = fp::shamir_reconstruct((0, &w[0]), (1, &w[1]));
+                assert_eq!(a, fp::shamir_reconstruct((0, &w[0]), (2, &w[2])));
+                assert_eq!(a, fp::shamir_reconstruct((1, &w[1]), (2, &w[2])));
+                a.into_iter().map(u64::from).collect()
+            }
+            StoreSharing::ShamirGr { degree } => {
+                let w: Vec<Vec<u16>> = shares
+                    .iter()
+                    .map(|s| le_words(s, 2).into_iter().map(|x| x as u16).collect())
+                    .collect();
+                fn open_gr<const D: usize>(w: &[Vec<u16>], n: usize) -> Vec<u16> {
+                    let v: Vec<ShamirVec<D>> =
+                        w.iter().map(|c| ShamirVec { coefs: c.clone() }).collect();
+                    let a = galois::unpack(
+                        &galois::reconstruct((0, &v[0]), (1, &v[1])),
+                        n,
+                        Packing::Reversed,
+                    );
+                    let b = galois::unpack(
+                        &galois::reconstruct((0, &v[0]), (2, &v[2])),
+                        n,
+                        Packing::Reversed,
+                    );
+                    let c = galois::unpack(
+                        &galois::reconstruct((1, &v[1]), (2, &v[2])),
+                        n,
+                        Packing::Reversed,
+                    );
+                    assert_eq!(a, b);
+                    assert_eq!(a, c);
+                    a
+                }
+                let v = if degree == 2 {
+                    open_gr::<2>(&w, n)
+                } else {
+                    open_gr::<4>(&w, n)
+                };
+                v.into_iter().map(u64::from).collect()
+            }
+        }
+    }
+
+    fn expected(p: &StoreParams, plain: &[i64]) -> Vec<u64> {
+        plain
+            .iter()
+            .map(|&v| match p.sharing {
+                StoreSharing::Rep3 if p.ring_bits == 64 => v as u64,
+                StoreSharing::Rep3 => (v as u64) & ((1 << p.ring_bits) - 1),
+                StoreSharing::ShamirPrime { .. } => v.rem_euclid(i64::from(fp::P)) as u64,
+                StoreSharing::ShamirGr { .. } => (v as u64) & 0xFFFF,
+            })
+            .collect()
+    }
+
+    fn every_sharing() -> Vec<(StoreSharing, u32)> {
+        let mut v = vec![
+            (StoreSharing::ShamirGr { degree: 2 }, 16),
+            (StoreSharing::ShamirGr { degree: 4 }, 16),
+            (StoreSharing::ShamirPrime { modulus: fp::P }, 16),
+        ];
+        for k in [2, 3, 15, 16, 17, 31, 32, 33, 63, 64] {
+            v.push((StoreSharing::Rep3, k));
+        }
+        v
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Random records of every sharing and ring reconstruct to their plaintext values.
+        #[test]
+        fn random_records_reconstruct(
+            words in 1usize..4,
+            secret in any::<bool>(),
+            seed in prop::collection::vec(any::<u8>(), 2 * 8 * 3),
+        ) {
+            let bytes = 8 * words;
+            let code: Vec<u8> = (0..bytes).map(|i| seed[i % seed.len()].rotate_left(i as u32)).collect();
+            let mask: Vec<u8> = (0..bytes).map(|i| seed[(i + 7) % seed.len()] ^ (i as u8)).collect();
+            for (sharing, k) in every_sharing() {
+                let p = params(sharing, k, 8 * bytes as u32, secret);
+                let got = open(&p, &deal_one(&p, &code, &mask));
+                prop_assert_eq!(got, expected(&p, &plain_values(&code, &mask, secret)), "{:?} k={}", sharing, k);
+            }
+        }
+    }
+
+    /// Edge records: all unmasked, all -1 (code and mask all ones), all +1, alternating; and the
+    /// deployed length (12 800 bits, which the kernels' 32-lane blocks divide with no rest).
+    #[test]
+    fn edge_records_reconstruct() {
+        for bytes in [8usize, 24, 1600] {
+            let cases: Vec<(Vec<u8>, Vec<u8>)> = vec![
+                (vec![0; bytes], vec![0; bytes]),
+                (vec![0xFF; bytes], vec![0xFF; bytes]),
+                (vec![0; bytes], vec![0xFF; bytes]),
+                (vec![0xAA; bytes], vec![0x5F; bytes]),
+            ];
+            for (code, mask) in &cases {
+                for secret in [false, true] {
+                    for (sharing, k) in every_sharing() {
+                        let p = params(sharing, k, 8 * bytes as u32, secret);
+                        let got = open(&p, &deal_one(&p, code, mask));
+                        assert_eq!(
+                            got,
+                            expected(&p, &plain_values(code, mask, secret)),
+                            "{sharing:?} k={k}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// Outputs at an odd address (not aligned to the share word) take the scratch path and
+    /// give the same reconstruction.
+    #[test]
+    fn unaligned_outputs_reconstruct() {
+        let (code, mask) = (vec![0x3Cu8; 16], vec![0xF0u8; 16]);
+        for (sharing, k) in every_sharing() {
+            let p = params(sharing, k, 128, false);
+            let mut d = RecordDealer::from_os(&p).unwrap();
+            let size = d.layout().share_size;
+            let mut bufs = [
+                vec![0u8; size + 1],
+                vec![0u8; size + 1],
+                vec![0u8; size + 1],
+            ];
+            let [a, b, c] = &mut bufs;
+            d.deal(&code, &mask, [&mut a[1..], &mut b[1..], &mut c[1..]])
+                .unwrap();
+            let shares = bufs.map(|b| b[1..].to_vec());
+            assert_eq!(
+                open(&p, &shares),
+                expected(&p, &plain_values(&code, &mask, false))
+            );
+        }
+    }
+
+    #[test]
+    fn bad_records_are_refused() {
+        let p = params(StoreSharing::Rep3, 16, 64, false);
+        let mut d = RecordDealer::from_os(&p).unwrap();
+        let mut o = [vec![0u8; 256], vec![0u8; 256], vec![0u8; 256]];
+        let [a, b, c] = &mut o;
+        assert!(d.deal(&[0; 7], &[0; 8], [a, b, c]).is_err());
+        let p1 = params(StoreSharing::Rep3, 1, 64, false);
+        assert!(RecordDealer::from_os(&p1).is_err());
+    }
+
+    // ---------------------------------------------------------------------------------------
+    // Uniformity.
+
+    /// The upper 10^-6 quantile of chi-squared with `df` degrees of freedom (Wilson-Hilferty;
+    /// z = 4.753 is the standard normal's upper 10^-6 quantile).
+    fn chi2_critical(df: f64) -> f64 {
+        let z = 4.753_424;
+        let a = 2.0 / (9.0 * df);
+        df * (1.0 - a + z * a.sqrt()).powi(3)
+    }
+
+    /// Whether `counts` is consistent with cell probabilities `probs` at a false-alarm rate of
+    /// 10^-6; the statistic and its critical value for the message.
+    fn uniform_enough(counts: &[u64], probs: &[f64]) -> (bool, f64, f64) {
+        let total: u64 = counts.iter().sum();
+        let stat: f64 = counts
+            .iter()
+            .zip(probs)
+            .map(|(&c, &p)| {
+                let e = p * total as f64;
+                (c as f64 - e).powi(2) / e
+            })
+            .sum();
+        let crit = chi2_critical((counts.len() - 1) as f64);
+        (stat <= crit, stat, crit)
+    }
+
+    fn flat(cells: usize) -> Vec<f64> {
+        vec![1.0 / cells as f64; cells]
+    }
+
+    /// A fixed secret record of `bytes` bytes: every element -1 (code and mask all ones).
+    const BYTES: usize = 1600;
+
+    /// rep3 over Z_2^3: the distribution of x2 (party 2's own share, the one computed from the
+    /// secret) over 8 values, and the joint distribution of (x0, x1) over 64 cells (uniform iff
+    /// the two random components are uniform and independent), over many dealings of one secret.
+    fn rep3_histograms(deal: &mut dyn FnMut(&mut [[Vec<u16>; 2]; 3])) -> ([u64; 8], [u64; 64]) {
+        let n = BYTES * 8;
+        let mut single = [0u64; 8];
+        let mut joint = [0u64; 64];
+        let mut parts: [[Vec<u16>; 2]; 3] = std::array::from_fn(|_| [vec![0; n], vec![0; n]]);
+        for _ in 0..40 {
+            deal(&mut parts);
+            for i in 0..n {
+                let (x0, x1, x2) = (parts[0][0][i], parts[1][0][i], parts[2][0][i]);
+                single[x2 as usize] += 1;
+                joint[(x0 * 8 + x1) as usize] += 1;
+            }
+        }
+        (single, joint)
+    }
+
+    fn rep3_dealer(r_bias: bool) -> impl FnMut(&mut [[Vec<u16>; 2]; 3]) {
+        let p = params(StoreSharing::Rep3, 3, 8 * BYTES as u32, false);
+        let mut d = RecordDealer::from_os(&p).unwrap();
+        let mut key = [0u8; 16];
+        getrandom::fill(&mut key).unwrap();
+        let mut rng = AesCtr::new(&key);
+        move |parts| {
+            if !r_bias {
+                let size = d.layout().share_size;
+                let mut out = [vec![0u8; size], vec![0u8; size], vec![0u8; size]];
+                let [a, b, c] = &mut out;
+                d.deal(&[0xFF; BYTES], &[0xFF; BYTES], [a, b, c]).unwrap();
+                let n = BYTES * 8;
+                for (party, o) in out.iter().enumerate() {
+                    let w = le_words(o, 2);
+                    parts[party][0] = w[..n].iter().map(|&x| x as u16).collect();
+                }
+            } else {
+                // The same kernel fed a biased generator: x1 drawn as x0 + (a 1-in-8 chance of
+                // +1), so x0 and x1 are each uniform but not independent.
+                let n = BYTES * 8;
+                let mut raw = vec![0u8; 2 * n];
+                rng.fill(&mut raw);
+                let r0: Vec<u16> = raw[..n].iter().map(|&b| u16::from(b)).collect();
+                let r1: Vec<u16> = raw[..n]
+                    .iter()
+                    .zip(&raw[n..])
+                    .map(|(&a, &b)| u16::from(a) + u16::from(b & 7 == 0))
+                    .collect();
+                let v = vec![u16::MAX; n];
+                let mut o: [Vec<u16>; 6] = std::array::from_fn(|_| vec![0; n]);
+                let [a, b, c, dd, e, f] = &mut o;
+                rep3_body::<u16>(7, &v, &r0, &r1, [a, b, c, dd, e, f]);
+                parts[0][0] = o[0].clone();
+                parts[1][0] = o[2].clone();
+                parts[2][0] = o[4].clone();
+            }
+        }
+    }
+
+    #[test]
+    fn rep3_shares_are_uniform_and_independent() {
+        let (single, joint) = rep3_histograms(&mut rep3_dealer(false));
+        let (ok, stat, crit) = uniform_enough(&single, &flat(8));
+        assert!(ok, "x2 over Z_8: chi2 {stat:.1} > {crit:.1}");
+        let (ok, stat, crit) = uniform_enough(&joint, &flat(64));
+        assert!(ok, "(x0, x1) over Z_8^2: chi2 {stat:.1} > {crit:.1}");
+    }
+
+    #[test]
+    fn the_rep3_test_rejects_a_biased_dealer() {
+        let (_, joint) = rep3_histograms(&mut rep3_dealer(true));
+        let (ok, stat, crit) = uniform_enough(&joint, &flat(64));
+        assert!(
+            !ok,
+            "a dependent (x0, x1) passed: chi2 {stat:.1} <= {crit:.1}"
+        );
+    }
+
+    /// GR(2^16, d): the low byte of every coefficient of each party's share of one fixed
+    /// secret, over 256 cells per party. The biased dealer draws r with its lowest bit clear
+    /// half as often (1 in 3 instead of 1 in 2).
+    fn gr_counts<const D: usize>(biased: bool) -> [[u64; 256]; 3] {
+        let n = BYTES * 8;
+        let mut counts = [[0u64; 256]; 3];
+        let mut key = [0u8; 16];
+        getrandom::fill(&mut key).unwrap();
+        let mut rng = AesCtr::new(&key);
+        let p = params(
+            StoreSharing::ShamirGr { degree: D as u8 },
+            16,
+            n as u32,
+            false,
+        );
+        let mut d = RecordDealer::from_os(&p).unwrap();
+        for _ in 0..40 {
+            let out: [Vec<u16>; 3] = if biased {
+                let mut raw = vec![0u8; 3 * n];
+                rng.fill(&mut raw);
+                let r: Vec<u16> = (0..n)
+                    .map(|i| {
+                        let x = u16::from_le_bytes([raw[2 * i], raw[2 * i + 1]]);
+                        if raw[2 * n + i] % 3 == 0 {
+                            x & !1
+                        } else {
+                            x | 1
+                        }
+                    })
+                    .collect();
+                let s = vec![u16::MAX; n];
+                let mut o: [Vec<u16>; 3] = std::array::from_fn(|_| vec![0; n]);
+                let [a, b, c] = &mut o;
+                gr_body::<D>(&s, &r, a, b, c);
+                o
+            } else {
+                let size = d.layout().share_size;
+                let mut o = [vec![0u8; size], vec![0u8; size], vec![0u8; size]];
+                let [a, b, c] = &mut o;
+                d.deal(&[0xFF; BYTES], &[0xFF; BYTES], [a, b, c]).unwrap();
+                o.map(|b| le_words(&b, 2).into_iter().map(|x| x as u16).collect())
+            };
+            for (party, o) in out.iter().enumerate() {
+                for &x in o {
+                    counts[party][(x & 0xFF) as usize] += 1;
+                }
+            }
+        }
+        counts
+    }
+
+    #[test]
+    fn gr_shares_are_uniform() {
+        for counts in [gr_counts::<2>(false), gr_counts::<4>(false)] {
+            for (party, c) in counts.iter().enumerate() {
+                let (ok, stat, crit) = uniform_enough(c, &flat(256));
+                assert!(ok, "party {party}: chi2 {stat:.1} > {crit:.1}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_gr_test_rejects_a_biased_dealer() {
+        for counts in [gr_counts::<2>(true), gr_counts::<4>(true)] {
+            // Party 0 holds s + r: the bias of r shows in its low bit.
+            let (ok, stat, crit) = uniform_enough(&counts[0], &flat(256));
+            assert!(!ok, "a biased r passed: chi2 {stat:.1} <= {crit:.1}");
+        }
+    }
+
+    /// F_p: each party's share of one fixed secret over 65 cells: the 17 values below 17 (the
+    /// ones `x mod p` of a 16-bit x would make twice as likely) and 64 near-equal buckets of
+    /// the rest, with exact cell probabilities.
+    fn fp_cells() -> (Vec<f64>, impl Fn(u16) -> usize) {
+        let p = u32::from(fp::P);
+        let rest = p - 17;
+        let cell = move |x: u16| -> usize {
+            let x = u32::from(x);
+            if x < 17 {
+                0
+            } else {
+                1 + ((x - 17) * 64 / rest) as usize
+            }
+        };
+        let mut probs = vec![0f64; 65];
+        for x in 0..p {
+            probs[cell(x as u16)] += 1.0 / f64::from(p);
+        }
+        (probs, cell)
+    }
+
+    fn fp_counts(biased: bool) -> [Vec<u64>; 3] {
+        let n = BYTES * 8;
+        let (_, cell) = fp_cells();
+        let mut counts: [Vec<u64>; 3] = std::array::from_fn(|_| vec![0; 65]);
+        let mut key = [0u8; 16];
+        getrandom::fill(&mut key).unwrap();
+        let mut rng = AesCtr::new(&key);
+        let p = params(
+            StoreSharing::ShamirPrime { modulus: fp::P },
+            16,
+            n as u32,
+            false,
+        );
+        let mut d = RecordDealer::from_os(&p).unwrap();
+        for _ in 0..100 {
+            let out: [Vec<u16>; 3] = if biased {
+                // The classic mistake: a 16-bit draw reduced mod p.
+                let mut raw = vec![0u8; 2 * n];
+                rng.fill(&mut raw);
+                let r: Vec<u16> = raw
+                    .chunks_exact(2)
+                    .map(|w| u16::from_le_bytes([w[0], w[1]]) % fp::P)
+                    .collect();
+                let v = vec![u16::MAX; n];
+                let mut o: [Vec<u16>; 3] = std::array::from_fn(|_| vec![0; n]);
+                let [a, b, c] = &mut o;
+                fp_body(&v, &r, a, b, c);
+                o
+            } else {
+                let size = d.layout().share_size;
+                let mut o = [vec![0u8; size], vec![0u8; size], vec![0u8; size]];
+                let [a, b, c] = &mut o;
+                d.deal(&[0xFF; BYTES], &[0xFF; BYTES], [a, b, c]).unwrap();
+                o.map(|b| le_words(&b, 2).into_iter().map(|x| x as u16).collect())
+            };
+            for (party, o) in out.iter().enumerate() {
+                for &x in o {
+                    counts[party][cell(x)] += 1;
+                }
+            }
+        }
+        counts
+    }
+
+    #[test]
+    fn fp_shares_are_uniform() {
+        let (probs, _) = fp_cells();
+        for (party, c) in fp_counts(false).iter().enumerate() {
+            let (ok, stat, crit) = uniform_enough(c, &probs);
+            assert!(ok, "party {party}: chi2 {stat:.1} > {crit:.1}");
+        }
+    }
+
+    #[test]
+    fn the_fp_test_rejects_a_biased_dealer() {
+        let (probs, _) = fp_cells();
+        // Party 0 holds s + r = r - 1: r's excess at 0..16 shows at p - 1, 0..15.
+        let counts = fp_counts(true);
+        let (ok, stat, crit) = uniform_enough(&counts[0], &probs);
+        assert!(!ok, "r = x mod p passed: chi2 {stat:.1} <= {crit:.1}");
+    }
+}
