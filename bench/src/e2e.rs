@@ -65,6 +65,7 @@ impl Case {
                 None => None,
             },
             precision_bits: None,
+            per_query_chunks: false,
         })
     }
 }
