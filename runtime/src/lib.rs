@@ -36,6 +36,7 @@ pub(crate) use say;
 
 pub mod abi;
 pub mod contract;
+pub mod dealer;
 pub mod error;
 pub mod io;
 pub mod iris;

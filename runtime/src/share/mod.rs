@@ -5,7 +5,6 @@
 
 pub mod binary;
 pub mod codes;
-pub mod dealer;
 pub mod fp;
 pub mod galois;
 pub mod rep3;

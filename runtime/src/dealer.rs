@@ -5,7 +5,7 @@
 //! The sharings are those of the general dealer (`irisc share`), element by element:
 //! - rep3 over Z_2^k: x = x0 + x1 + x2 with x0, x1 uniform; party i holds (x_i, x_{i-1});
 //! - GR(2^16, d) Shamir, d = 2, 4: the code packed d entries per ring element, reversed (the
-//!   gallery side, [`super::galois::Packing::Reversed`]); P(X) = s + r·X with r uniform, party i
+//!   gallery side, [`crate::share::galois::Packing::Reversed`]); P(X) = s + r·X with r uniform, party i
 //!   holds P(α_i), α = 1, x, x + 1;
 //! - F_p Shamir, p = 65519: P(X) = s + r·X with r uniform in F_p, party i holds P(i + 1).
 //!
@@ -18,7 +18,7 @@
 use crate::rand::aes_ctr::AesCtr;
 use crate::store::{RecordLayout, StoreParams, StoreSharing};
 
-use super::fp;
+use crate::share::fp;
 
 /// Deals records of one store schema; holds the keystream and one record's scratch.
 pub struct RecordDealer {
