@@ -108,15 +108,24 @@ pub struct Timer<'k> {
 /// JIT-compiles the kernel of `shape` as `irisc build` generates it and calls `f` with a timer
 /// for it (so that a section can time it right before each run it compares with it).
 pub fn with_timer<R>(shape: KernelShape, f: impl FnOnce(&Timer) -> R) -> Result<R> {
-    let isa = dispatched_isa()?;
+    let selected = dispatched_isa()?;
     jit::with_kernels(&[(shape.ring, shape.words)], |kernels| {
-        if !kernels.variants(shape.ring, shape.words).contains(&isa) {
+        // As the runtime does: the selected ISA, else the widest variant below it that the
+        // ring has (u32/u64 words have no VNNI form and run the AVX-512 one).
+        let variants = kernels.variants(shape.ring, shape.words);
+        let rank = |i: &Isa| Isa::ALL.iter().position(|a| a == i);
+        let Some(isa) = Isa::ALL
+            .iter()
+            .rev()
+            .find(|i| rank(i) <= rank(&selected) && variants.contains(i))
+            .copied()
+        else {
             bail!(
-                "kernel rate: no {} variant of the {} kernel",
-                isa.name(),
-                shape.ring.tag()
+                "kernel rate: no variant of the {} kernel up to {}",
+                shape.ring.tag(),
+                selected.name()
             );
-        }
+        };
         Ok(f(&Timer {
             kernels,
             shape,

@@ -22,8 +22,8 @@ use std::path::Path;
 use anyhow::{anyhow, bail, Result};
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
-use irisc_runtime::manifest::ManifestInput;
 use irisc_runtime::dealer::{encode_meta, RecordDealer};
+use irisc_runtime::manifest::ManifestInput;
 use irisc_runtime::store::{
     copy_streaming, Appender, PageBuf, RecordLayout, RecordsSum, StoreParams, DIRECT_ALIGN,
 };
