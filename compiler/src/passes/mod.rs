@@ -276,17 +276,14 @@ impl PassManager {
             batch_chunks: !options.per_query_chunks,
             ..mpc_tile::MpcTile::default()
         });
+        pm.add(kernel_tile::KernelTilePass);
         pm
     }
 
     /// From an `irs` module with its choices to the tiled `mpc` module: `irs-to-mpc`, then
-    /// `mpc-tile` with its default options.
+    /// `mpc-tile` with its default options, then `kernel-tile`.
     pub fn schedule_pipeline() -> PassManager {
-        let mut pm = PassManager::new();
-        pm.add(irs_to_mpc::IrsToMpc);
-        pm.add(mpc_tile::MpcTile::default());
-        pm.add(kernel_tile::KernelTilePass);
-        pm
+        PassManager::schedule_pipeline_for(&PlanOptions::default())
     }
 
     pub fn add(&mut self, pass: impl Pass + 'static) -> &mut PassManager {

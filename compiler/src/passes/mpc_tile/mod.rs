@@ -529,8 +529,7 @@ fn rewrite<'c, 'a>(
             finish.splice(0..0, finishing);
             Vec::new()
         }
-        Some(b) => {
-            let _ = b;
+        Some(_) => {
             let mut once = finishing;
             let mut each = Vec::new();
             for (op, &o) in finish.iter().zip(&finish_once) {
