@@ -50,6 +50,9 @@ pub struct Case {
     pub sharing: Option<&'static str>,
     /// `--variant` of the build, or the cost model's choice.
     pub variant: Option<&'static str>,
+    /// `--per-query-chunks`: each query of a batch runs its own comparison rounds (the
+    /// schedule before a batch's comparisons ran as one vector), to compare against.
+    pub per_query_chunks: bool,
 }
 
 impl Case {
@@ -65,7 +68,7 @@ impl Case {
                 None => None,
             },
             precision_bits: None,
-            per_query_chunks: false,
+            per_query_chunks: self.per_query_chunks,
         })
     }
 }
@@ -78,6 +81,7 @@ pub const CASES: &[Case] = &[
         rotations: 31,
         sharing: None,
         variant: None,
+        per_query_chunks: false,
     },
     Case {
         name: "iris_eyes_ids",
@@ -86,6 +90,7 @@ pub const CASES: &[Case] = &[
         rotations: 31,
         sharing: None,
         variant: None,
+        per_query_chunks: false,
     },
 ];
 

@@ -2,6 +2,11 @@
 //! networks of paper 001: servers in one city (1.5 ms, 6.6 Gbit/s; its Tables 1-4) and in three
 //! cities (32 ms, 477 Mbit/s; its Table 5), next to plain loopback.
 //!
+//! A batch of [`BATCH_QUERIES`] queries runs on the WAN twice: with the comparisons of the whole
+//! batch as one vector (the default schedule: one query's rounds), and with `--per-query-chunks`
+//! (each query its own rounds, the schedule before). The report gives the comparison phase per
+//! query of each and their ratio, against the target of at most a quarter.
+//!
 //! `tc netem` in a network namespace would be the usual tool; the section probes for it and
 //! records what it found, and shapes the links with irisc's user-space relay
 //! ([`super::netsim`]) either way, so the figures are comparable across machines.
@@ -10,7 +15,7 @@ use anyhow::{bail, Result};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
-use super::e2e::{measure_in, write_report, Setting, CASES};
+use super::e2e::{measure_in, write_report, Case, RunFigures, Setting, CASES};
 use super::netsim::{netem_available, LAN, WAN};
 use super::BenchOptions;
 
@@ -32,7 +37,8 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
     }
     let netem = netem_available();
     let case = &CASES[0];
-    let runs = measure_in(dir, case, records, &settings, opts.quick)?;
+    let mut runs = measure_in(dir, case, records, &settings, opts.quick)?;
+    let batch = batch_on_wan(opts, dir, case, records, threads, &mut runs)?;
     let netem_note = match &netem {
         Ok(()) => "tc netem is available here; the links were shaped by irisc's relay all the same \
                    (one method on every machine)"
@@ -56,6 +62,7 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
         ],
         "netem_available": netem.is_ok(),
         "shaping": "user-space relay (delay + rate) between every pair of parties",
+        "batch_on_wan": batch,
     });
     write_report(
         dir,
@@ -66,6 +73,82 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
         &runs,
         vec![netem_note],
     )
+}
+
+/// Queries of the WAN batch runs.
+const BATCH_QUERIES: usize = 8;
+/// The issue's target: a batched query's comparison phase at most this fraction of the same
+/// query's comparison phase when every query runs its own rounds.
+const TARGET_BATCHED_COMPARE_RATIO: f64 = 0.25;
+
+/// Runs a batch of [`BATCH_QUERIES`] on the WAN as one vector and query by query (a second build
+/// with `--per-query-chunks`), appends both runs to `runs`, and returns the comparison phase per
+/// query of each, their ratio and the rounds.
+fn batch_on_wan(
+    opts: &BenchOptions,
+    dir: &Path,
+    case: &Case,
+    records: usize,
+    threads: usize,
+    runs: &mut Vec<RunFigures>,
+) -> Result<serde_json::Value> {
+    let setting = Setting {
+        queries: BATCH_QUERIES,
+        ..Setting::one_query(threads, Some(WAN))
+    };
+    let per_query_case = Case {
+        name: "iris_ids_per_query_chunks",
+        per_query_chunks: true,
+        ..CASES[0]
+    };
+    let batched = measure_in(
+        dir,
+        case,
+        records,
+        std::slice::from_ref(&setting),
+        opts.quick,
+    )?;
+    let per_query = measure_in(
+        dir,
+        &per_query_case,
+        records,
+        std::slice::from_ref(&setting),
+        opts.quick,
+    )?;
+    let (Some(b), Some(p)) = (batched.first(), per_query.first()) else {
+        bail!("net: a batch run on the WAN gave no figures");
+    };
+    let per_query_s = |r: &RunFigures| r.compare_s / r.setting.queries as f64;
+    let ratio = per_query_s(b) / per_query_s(p).max(1e-12);
+    let value = json!({
+        "network": WAN.name,
+        "queries": BATCH_QUERIES,
+        "batched": {
+            "compare_s_per_query": per_query_s(b),
+            "rounds": b.rounds,
+            "bytes_per_comparison": b.bytes_per_cmp,
+        },
+        "per_query_chunks": {
+            "compare_s_per_query": per_query_s(p),
+            "rounds": p.rounds,
+            "bytes_per_comparison": p.bytes_per_cmp,
+        },
+        "ratio": ratio,
+        "target_ratio_at_most": TARGET_BATCHED_COMPARE_RATIO,
+        "met": ratio <= TARGET_BATCHED_COMPARE_RATIO,
+    });
+    eprintln!(
+        "net: batch of {BATCH_QUERIES} on the WAN: comparison phase {:.3} s per query batched \
+         ({} rounds) against {:.3} s query by query ({} rounds): ratio {ratio:.2} (target <= \
+         {TARGET_BATCHED_COMPARE_RATIO})",
+        per_query_s(b),
+        b.rounds,
+        per_query_s(p),
+        p.rounds
+    );
+    runs.extend(batched);
+    runs.extend(per_query);
+    Ok(value)
 }
 
 #[cfg(test)]
@@ -111,6 +194,15 @@ mod tests {
             "wan {wan} s (loopback {lo} s) over {rounds} rounds: latency not applied"
         );
         assert!(json["config"]["netem_available"].is_boolean());
+        // The batch as one vector spends one query's rounds; query by query, one set each.
+        let batch = &json["config"]["batch_on_wan"];
+        let rounds_of = |k: &str| batch[k]["rounds"].as_u64().unwrap();
+        assert_eq!(
+            rounds_of("per_query_chunks"),
+            rounds_of("batched") * BATCH_QUERIES as u64,
+            "{batch}"
+        );
+        assert!(batch["ratio"].as_f64().unwrap() > 0.0, "{batch}");
         assert!(files[1].exists());
     }
 }

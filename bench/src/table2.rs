@@ -44,6 +44,7 @@ const fn case(name: &'static str, source: &'static str, variant: Option<&'static
         rotations: 1,
         sharing: Some("rep3"),
         variant,
+        per_query_chunks: false,
     }
 }
 
