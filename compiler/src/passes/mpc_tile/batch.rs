@@ -22,6 +22,7 @@
 
 use std::collections::HashMap;
 
+use super::op_class::{class_of, is, OpClass};
 use super::{OpInfo, Plan, Stage};
 
 /// The shape of a value of the tiled body, in elements.
@@ -63,32 +64,6 @@ pub struct BatchPlan {
     pub crossing_width: HashMap<usize, i64>,
 }
 
-/// Ops that apply elementwise (with length-1 broadcast), so run unchanged on the batch layout.
-const ELEMENTWISE: &[&str] = &[
-    "mpc.reshare",
-    "mpc.reshare_p",
-    "mpc.sub_threshold",
-    "mpc.sub_threshold_p",
-    "mpc.lin",
-    "mpc.lin_mod",
-    "mpc.lift",
-    "mpc.const_lift",
-    "mpc.lift_p",
-    "mpc.const_lift_p",
-    "mpc.mul",
-    "mpc.msb",
-    "mpc.msb_mod",
-    "mpc.msb_p",
-    "mpc.bit_inject",
-    "mpc.not",
-    "mpc.and",
-    "mpc.or",
-    "mpc.mux",
-];
-const REDUCTIONS: &[&str] = &["mpc.or_tree", "mpc.and_tree", "mpc.sum"];
-/// Finish-stage ops that run once over a batch value (elementwise openings).
-const BATCH_FINISH: &[&str] = &["mpc.open", "mpc.open_int"];
-
 /// The elements per query of a query-stage op's result, where known.
 fn query_width(op: &OpInfo, shape: &HashMap<usize, Shape>) -> Option<i64> {
     let of = |v: &usize| match shape.get(v) {
@@ -100,18 +75,23 @@ fn query_width(op: &OpInfo, shape: &HashMap<usize, Shape>) -> Option<i64> {
         "mpc.load_query" | "mpc.const_bits" => Some(1),
         "mpc.rotate" => Some(op.rotations? * of(op.operands.first()?)?),
         "mpc.self_dot" => of(op.operands.first()?),
-        _ if REDUCTIONS.contains(&name) => match op.group? {
+        _ if is(name, OpClass::Reduction) => match op.group? {
             0 => Some(1),
             g => of(op.operands.first()?)
                 .filter(|w| w % g == 0)
                 .map(|w| w / g),
         },
-        _ if ELEMENTWISE.contains(&name) || name == "mpc.mask_len" => op
-            .operands
-            .iter()
-            .map(of)
-            .collect::<Option<Vec<i64>>>()
-            .map(|ws| ws.into_iter().max().unwrap_or(1)),
+        _ if matches!(
+            class_of(name),
+            Some(OpClass::Elementwise | OpClass::MaskLength)
+        ) =>
+        {
+            op.operands
+                .iter()
+                .map(of)
+                .collect::<Option<Vec<i64>>>()
+                .map(|ws| ws.into_iter().max().unwrap_or(1))
+        }
         _ => None,
     }
 }
@@ -177,7 +157,7 @@ fn chunk_op(
             _ => no_form("of a batch value has no batch form"),
         };
     }
-    if REDUCTIONS.contains(&name) {
+    if is(name, OpClass::Reduction) {
         let group = op.group.unwrap_or(0);
         return match (shapes.as_slice(), group) {
             ([Shape::Batched(w)], 0) => {
@@ -191,7 +171,7 @@ fn chunk_op(
             )),
         };
     }
-    if !ELEMENTWISE.contains(&name) {
+    if !is(name, OpClass::Elementwise) {
         return no_form("in the chunk stage has no batch form");
     }
     // The width of the batch layout the op runs on: its batch operands', else its gallery ones'.
@@ -257,7 +237,7 @@ fn finish_op(
             _ => None,
         })
         .collect();
-    if BATCH_FINISH.contains(&name) && batched.len() == op.operands.len() && !batched.is_empty() {
+    if is(name, OpClass::Opening) && batched.len() == op.operands.len() && !batched.is_empty() {
         out.batch_finish.push(i);
         return Ok(Shape::Batched(batched[0].1));
     }

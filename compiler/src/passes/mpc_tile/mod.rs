@@ -62,6 +62,7 @@
 //! ```
 
 pub mod batch;
+pub mod op_class;
 pub mod plan;
 mod stages;
 

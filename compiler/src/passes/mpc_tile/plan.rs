@@ -44,6 +44,7 @@
 //! output(%q, %8, %db)            Finish     (%db is the whole gallery)
 //! ```
 
+use super::op_class::{class_of, is, is_record_local, OpClass};
 use std::collections::{HashMap, HashSet};
 
 /// Where an op of `@query` runs in the tiled schedule (see the module docs).
@@ -109,42 +110,6 @@ pub struct Plan {
     pub viewed_galleries: Vec<usize>,
 }
 
-/// Ops that work record by record on record-major values (with group reductions inside a
-/// record), and so may run on a chunk of records.
-const RECORD_LOCAL: &[&str] = &[
-    "mpc.reshare",
-    "mpc.reshare_p",
-    "mpc.mask_len",
-    "mpc.sub_threshold",
-    "mpc.sub_threshold_p",
-    "mpc.lin",
-    "mpc.lin_mod",
-    "mpc.lift",
-    "mpc.const_lift",
-    "mpc.lift_p",
-    "mpc.const_lift_p",
-    "mpc.mul",
-    "mpc.msb",
-    "mpc.msb_mod",
-    "mpc.msb_p",
-    "mpc.bit_inject",
-    "mpc.not",
-    "mpc.and",
-    "mpc.or",
-    "mpc.mux",
-    "mpc.self_dot",
-    "mpc.shamir_dot",
-    "mpc.masked_dot",
-    "mpc.or_tree",
-    "mpc.and_tree",
-    "mpc.sum",
-];
-
-const REDUCTIONS: &[&str] = &["mpc.or_tree", "mpc.and_tree", "mpc.sum"];
-const DOTS: &[&str] = &["mpc.shamir_dot", "mpc.masked_dot"];
-/// Ops that always run in the finish stage: they reveal or print.
-const FINISHING: &[&str] = &["mpc.open", "mpc.open_int", "mpc.output", "mpc.emit"];
-
 /// The tiling of a `@query` body whose gallery arguments are `galleries`, or why the body does
 /// not fit the stages.
 pub fn plan(ops: &[OpInfo], galleries: &[usize]) -> Result<Plan, String> {
@@ -160,21 +125,23 @@ pub fn plan(ops: &[OpInfo], galleries: &[usize]) -> Result<Plan, String> {
         let reads_gallery = op.operands.iter().any(|v| galleries.contains(v));
         let record_dependent = reads_gallery || reads(Stage::Chunk) || reads(Stage::BatchDot);
         let name = op.name.as_str();
-        let stage = if DOTS.contains(&name)
+        let stage = if is(name, OpClass::GalleryDot)
             && op.operands.len() == 2
             && stage_of.get(&op.operands[0]) == Some(&Stage::Query)
             && galleries.contains(&op.operands[1])
         {
             Stage::BatchDot
-        } else if FINISHING.contains(&name) || reads(Stage::Finish) {
+        } else if matches!(class_of(name), Some(OpClass::Opening | OpClass::Output))
+            || reads(Stage::Finish)
+        {
             Stage::Finish
         } else if record_dependent {
-            if !RECORD_LOCAL.contains(&name) {
+            if !is_record_local(name) {
                 return Err(format!(
                     "`{name}` reads gallery records but cannot run on a chunk"
                 ));
             }
-            if REDUCTIONS.contains(&name) && op.group == Some(0) {
+            if is(name, OpClass::Reduction) && op.group == Some(0) {
                 reductions.push(i);
             }
             Stage::Chunk
