@@ -275,3 +275,34 @@ fn batch_values_that_do_not_split_are_schedule_errors() {
     let e = runs[0].out.clone().expect("an error");
     assert!(e.contains("10 values are not records of 3 queries"), "{e}");
 }
+
+proptest! {
+    /// Public per-query values (the mask lengths) interleave run by run exactly as by hand,
+    /// for any batch size, record count and width.
+    #[test]
+    fn public_values_interleave_as_by_hand(
+        n in 1usize..12,
+        records in 1usize..40,
+        width in 1usize..40,
+        seed in any::<u64>(),
+    ) {
+        let mut rng = ChaCha12Rng::seed_from_u64(seed);
+        let per_query: Vec<Vec<u64>> = (0..n)
+            .map(|_| (0..records * width).map(|_| rng.random()).collect())
+            .collect();
+        let values: Vec<Value> = per_query.iter().map(|v| Value::Public(v.clone())).collect();
+        let refs: Vec<&Value> = values.iter().collect();
+        let got = interleave(&refs, records).unwrap();
+        prop_assert_eq!(public(&got), by_hand(&per_query, width));
+    }
+}
+
+/// Public parts of unequal lengths, or not a whole number of records, are refused.
+#[test]
+fn public_parts_that_do_not_fit_the_layout_are_refused() {
+    let a = Value::Public(vec![1; 6]);
+    let b = Value::Public(vec![1; 4]);
+    assert!(interleave(&[&a, &b], 2).is_err());
+    assert!(interleave(&[&a, &a], 4).is_err());
+    assert!(interleave(&[&a, &a], 3).is_ok());
+}
