@@ -442,7 +442,21 @@ fn party0_refuses(setup: &Setup, exe: &Path, db: &Path, q: &Path, expect: &str) 
 /// Rewrites both header slots of the store at `path` in format version 1, as irisc wrote
 /// stores before they were keyed by schema (same layout; the fingerprint was a binding).
 fn make_version_1(path: &Path) {
-    let mut h = Store::open(path).unwrap().header().clone();
+    let store = Store::open(path).unwrap();
+    let mut h = store.header().clone();
+    // Version 1 hashed records with BLAKE3 (version 3 with XXH3): the checksum as it wrote it.
+    let l = *store.layout();
+    let mut sum = irisc_runtime::store::RecordsSum::default();
+    for i in 0..store.len() {
+        sum.add_record(
+            irisc_runtime::store::RecordHash::Blake3,
+            i as u64,
+            &store.meta_bytes()[i * l.meta_size..(i + 1) * l.meta_size],
+            &store.shares_bytes()[i * l.share_size..(i + 1) * l.share_size],
+        );
+    }
+    drop(store);
+    h.records_sum = sum;
     h.version = 1;
     let slot = h.to_bytes().unwrap();
     let mut b = std::fs::read(path).unwrap();
@@ -509,7 +523,9 @@ fn stores_and_query_files_serve_every_program_with_the_same_schema() {
     let info = common::irisc_ok(&["store", "info", s(&db[0])]);
     let info = String::from_utf8_lossy(&info.stdout);
     assert!(
-        info.contains("gallery store, format version 1 (older; read as version 2)"),
+        info.contains(
+            "gallery store, format version 1 (older; read and appended in its own format)"
+        ),
         "{info}"
     );
 }
@@ -855,7 +871,7 @@ fn store_info_reports_records_schema_commits_and_health_without_writing() {
     for (party, block) in blocks.iter().enumerate() {
         for want in [
             format!("{}\n", s(&db[party])),
-            "kind       gallery store, format version 2\n".to_string(),
+            "kind       gallery store, format version 3\n".to_string(),
             format!("party      {party}\n"),
             // The gallery's ids, then the enrolled ones from 5000: a range with gaps.
             format!("records    {count} (ids {lo} to {hi}, with gaps)\n"),

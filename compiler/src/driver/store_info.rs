@@ -46,7 +46,7 @@ pub fn describe(path: &Path) -> (String, bool) {
     };
     let version = if h.version < STORE_VERSION {
         format!(
-            "gallery store, format version {} (older; read as version {STORE_VERSION})",
+            "gallery store, format version {} (older; read and appended in its own format)",
             h.version
         )
     } else {

@@ -34,7 +34,8 @@
 //! into a temporary file, fsyncs it and renames it over the store (then fsyncs the directory):
 //! a crash leaves the old file or the new one, both complete.
 //!
-//! The records checksum is a sum of per-record hashes ([`RecordsSum`]), so an append hashes
+//! The records checksum is a sum of per-record hashes ([`RecordsSum`], hashed by the version's
+//! [`RecordHash`]), so an append hashes
 //! only its new records while [`Store::open`] still checks every byte of every record. Creation
 //! writes a temporary file, fsyncs it, links it to the final name (never overwriting) and
 //! fsyncs the directory. One writer at a time: [`StoreWriter`] holds an exclusive lock on the file.
@@ -45,10 +46,10 @@ mod header;
 mod words;
 mod writer;
 
-pub use direct::{copy_streaming, PageBuf, DIRECT_ALIGN};
+pub use direct::{PageBuf, DIRECT_ALIGN};
 pub use error::StoreError;
 pub use header::{
-    check_store_compatible, schema_difference, schema_text, RecordLayout, RecordsSum,
+    check_store_compatible, schema_difference, schema_text, RecordHash, RecordLayout, RecordsSum,
     StoreExpected, StoreHeader, StoreParams, StoreSharing, FINGERPRINT_MAX, MIN_CAPACITY,
     RECORDS_OFFSET, SHARES_ALIGN, SLOT_LEN, STORE_MAGIC, STORE_VERSION, STORE_VERSION_OLDEST,
 };
@@ -402,12 +403,13 @@ impl Store {
             bar
         });
         let mut sum = RecordsSum::default();
+        let hash = RecordHash::of_version(self.header.version);
         let mut since = 0usize;
         let records = meta
             .chunks_exact(self.layout.meta_size)
             .zip(shares.chunks_exact(self.layout.share_size.max(1)));
         for (i, (m, s)) in records.enumerate() {
-            sum.add_record(i as u64, m, s);
+            sum.add_record(hash, i as u64, m, s);
             since += m.len() + s.len();
             if since >= 1 << 22 {
                 if let Some(bar) = &bar {

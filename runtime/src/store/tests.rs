@@ -321,7 +321,7 @@ fn not_a_store_and_other_versions_are_refused() {
     fs::write(&path, b).unwrap();
     let e = err(&path);
     assert!(
-        e.contains("format version 9") && e.contains("reads versions 1 to 2"),
+        e.contains("format version 9") && e.contains("reads versions 1 to 3"),
         "{e}"
     );
 }
@@ -412,16 +412,99 @@ fn stores_are_accepted_by_schema_and_a_schema_change_names_the_field() {
     );
 }
 
-/// Rewrites both header slots of the store at `path` as format version 1 (the layout of version
-/// 1 is that of version 2 with byte 15 reserved, zero, and the fingerprint a binding).
-fn make_version_1(path: &Path) {
-    let mut h = Store::open(path).unwrap().header().clone();
-    h.version = 1;
+/// Rewrites both header slots of the store at `path` as format `version` (1 or 2: the layout
+/// of version 1 is that of version 2 with byte 15 reserved, zero, and the fingerprint a
+/// binding; both hash records with BLAKE3), with the records checksum recomputed the old way
+/// from the records, by hand: what a build of that version wrote.
+fn make_old_version(path: &Path, version: u32) {
+    let store = Store::open(path).unwrap();
+    let mut h = store.header().clone();
+    let l = *store.layout();
+    let mut sum = RecordsSum::default();
+    for i in 0..store.len() {
+        let meta = &store.meta_bytes()[i * l.meta_size..(i + 1) * l.meta_size];
+        let shares = &store.shares_bytes()[i * l.share_size..(i + 1) * l.share_size];
+        let mut hasher = blake3::Hasher::new_derive_key("irisc gallery store 2024 record v1");
+        hasher.update(&(i as u64).to_le_bytes());
+        hasher.update(meta);
+        hasher.update(shares);
+        sum.add_sum(&RecordsSum(*hasher.finalize().as_bytes()));
+    }
+    drop(store);
+    h.version = version;
+    h.records_sum = sum;
     let slot = h.to_bytes().unwrap();
     let mut b = fs::read(path).unwrap();
     b[..SLOT_LEN].copy_from_slice(&slot);
     b[SLOT_LEN..2 * SLOT_LEN].copy_from_slice(&slot);
     fs::write(path, b).unwrap();
+}
+
+fn make_version_1(path: &Path) {
+    make_old_version(path, 1);
+}
+
+/// A version 2 store (BLAKE3 record hashes) opens, is checked with its own hash (a flipped
+/// share byte is found), and stays version 2 with BLAKE3 hashes on append.
+#[test]
+fn version_2_stores_are_checked_with_their_hash_and_stay_version_2_on_append() {
+    let (_d, path, p) = setup(StoreSharing::ShamirGr { degree: 2 }, 16);
+    let recs: Vec<Rec> = (0..4).map(|i| rec(&p, i)).collect();
+    let refs: Vec<Record<'_>> = recs.iter().map(Rec::as_record).collect();
+    StoreWriter::open(&path).unwrap().append(&refs).unwrap();
+    let v3_sum = Store::open(&path).unwrap().header().records_sum;
+    make_old_version(&path, 2);
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.header().version, 2);
+    assert_ne!(
+        store.header().records_sum,
+        v3_sum,
+        "the two versions hash differently"
+    );
+    drop(store);
+    assert_holds(&path, &p, 4);
+    let more: Vec<Rec> = (4..7).map(|i| rec(&p, i)).collect();
+    let refs: Vec<Record<'_>> = more.iter().map(Rec::as_record).collect();
+    StoreWriter::open(&path).unwrap().append(&refs).unwrap();
+    assert_eq!(Store::open(&path).unwrap().header().version, 2);
+    assert_holds(&path, &p, 7);
+    // A version 2 checksum recomputed by hand over all seven records is what the header holds.
+    let held = Store::open(&path).unwrap().header().records_sum;
+    make_old_version(&path, 2);
+    assert_eq!(Store::open(&path).unwrap().header().records_sum, held);
+    // One flipped byte in the last record's shares is found.
+    let mut b = fs::read(&path).unwrap();
+    let last = b.len() - 3;
+    b[last] ^= 0x10;
+    fs::write(&path, b).unwrap();
+    assert!(err(&path).contains("its records do not match the checksum"));
+}
+
+/// Version 3's record hash is XXH3-128 with the format's seed over `index | meta | shares`,
+/// zero-extended, summed: recomputed here from the XXH3 definition, independently of the
+/// store's own code.
+#[test]
+fn version_3_checksums_are_seeded_xxh3_sums() {
+    let (_d, path, p) = setup(StoreSharing::Rep3, 16);
+    let recs: Vec<Rec> = (0..5).map(|i| rec(&p, i)).collect();
+    let refs: Vec<Record<'_>> = recs.iter().map(Rec::as_record).collect();
+    StoreWriter::open(&path).unwrap().append(&refs).unwrap();
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.header().version, 3);
+    let l = *store.layout();
+    let mut total = [0u128; 2];
+    for i in 0..5 {
+        let mut bytes = (i as u64).to_le_bytes().to_vec();
+        bytes.extend_from_slice(&store.meta_bytes()[i * l.meta_size..(i + 1) * l.meta_size]);
+        bytes.extend_from_slice(&store.shares_bytes()[i * l.share_size..(i + 1) * l.share_size]);
+        let h = xxhash_rust::xxh3::xxh3_128_with_seed(&bytes, u64::from_le_bytes(*b"irisc v3"));
+        let (lo, carry) = total[0].overflowing_add(h);
+        total = [lo, total[1] + u128::from(carry)];
+    }
+    let mut want = [0u8; 32];
+    want[..16].copy_from_slice(&total[0].to_le_bytes());
+    want[16..].copy_from_slice(&total[1].to_le_bytes());
+    assert_eq!(store.header().records_sum.0, want);
 }
 
 #[test]
@@ -461,11 +544,11 @@ fn version_1_stores_load_by_schema_and_stay_version_1_on_append() {
 }
 
 #[test]
-fn new_stores_are_version_2_with_the_iris_kind_byte() {
+fn new_stores_are_version_3_with_the_iris_kind_byte() {
     let (_d, path, _p) = setup(StoreSharing::Rep3, 16);
     let b = fs::read(&path).unwrap();
     for slot in [0, SLOT_LEN] {
-        assert_eq!(b[slot + 8..slot + 12], 2u32.to_le_bytes());
+        assert_eq!(b[slot + 8..slot + 12], 3u32.to_le_bytes());
         assert_eq!(b[slot + 15], 0, "input kind iris");
     }
 }

@@ -5,7 +5,7 @@ use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use super::error::{io_err, StoreError};
-use super::header::{RecordLayout, RecordsSum, StoreHeader, StoreParams, StoreSharing};
+use super::header::{RecordHash, RecordLayout, RecordsSum, StoreHeader, StoreParams, StoreSharing};
 use super::header::{MIN_CAPACITY, RECORDS_OFFSET, SLOT_LEN, STORE_VERSION};
 use super::{committed_len, read_slots, Record, Shares};
 use crate::io::share_file::ring_mask;
@@ -225,8 +225,12 @@ impl StoreWriter {
         for (j, r) in records.iter().enumerate() {
             let meta = &mut metas[j * l.meta_size..(j + 1) * l.meta_size];
             encode(&l, r, meta, &mut shares);
-            next.records_sum
-                .add_record(self.header.count + j as u64, meta, &shares);
+            next.records_sum.add_record(
+                RecordHash::of_version(self.header.version),
+                self.header.count + j as u64,
+                meta,
+                &shares,
+            );
             out.write_all(&shares).map_err(io_err("write", &path))?;
         }
         out.flush().map_err(io_err("write", &path))?;
@@ -382,7 +386,12 @@ impl StoreWriter {
             f.seek(SeekFrom::Start(start + i * l.share_size as u64))
                 .map_err(io_err("seek", &path))?;
             std::io::Read::read_exact(&mut f, &mut shares).map_err(io_err("read", &path))?;
-            sum.add_record(i, &meta, &shares);
+            sum.add_record(
+                RecordHash::of_version(self.header.version),
+                i,
+                &meta,
+                &shares,
+            );
         }
         let mut next = self.header.clone();
         next.count = count;
@@ -493,6 +502,11 @@ impl Appender<'_> {
     /// The index the next record written gets (its place in [`RecordsSum`]).
     pub fn next_index(&self) -> u64 {
         self.next.count
+    }
+
+    /// How this store hashes its records (its format version's [`RecordHash`]).
+    pub fn record_hash(&self) -> RecordHash {
+        RecordHash::of_version(self.next.version)
     }
 
     /// Where the next record's meta and shares go in the file: a caller that places its

@@ -96,7 +96,7 @@ pub fn interleave(parts: &[&Value], records: usize) -> Result<Value, RuntimeErro
         .collect();
     if let Some(public) = public.filter(|_| records > 0 && n > 0) {
         let per = public[0].len();
-        if public.iter().any(|p| p.len() != per) || per % records != 0 {
+        if public.iter().any(|p| p.len() != per) || !per.is_multiple_of(records) {
             return Err(sched(format!(
                 "batch layout: {n} queries of unequal lengths or not of {records} records"
             )));
