@@ -554,6 +554,72 @@ mod tests {
         }
     }
 
+    /// Rewrites the store at `path` as format version 2 wrote it: its header slots with version 2
+    /// and the records checksum of that version, a sum of derive-key BLAKE3 hashes computed here
+    /// from the file's bytes.
+    fn make_version_2(path: &std::path::Path) {
+        use irisc_runtime::store::{RecordsSum, RECORDS_OFFSET, SLOT_LEN};
+        let mut h = Store::open(path).unwrap().header().clone();
+        let l = h.params.layout().unwrap();
+        let mut b = std::fs::read(path).unwrap();
+        let start = l.shares_start(h.capacity).unwrap() as usize;
+        let mut sum = RecordsSum::default();
+        for i in 0..h.count as usize {
+            let meta = RECORDS_OFFSET as usize + i * l.meta_size;
+            let shares = start + i * l.share_size;
+            let mut hasher = blake3::Hasher::new_derive_key("irisc gallery store 2024 record v1");
+            hasher.update(&(i as u64).to_le_bytes());
+            hasher.update(&b[meta..meta + l.meta_size]);
+            hasher.update(&b[shares..shares + l.share_size]);
+            sum.add_sum(&RecordsSum(*hasher.finalize().as_bytes()));
+        }
+        h.version = 2;
+        h.records_sum = sum;
+        let slot = h.to_bytes().unwrap();
+        b[..SLOT_LEN].copy_from_slice(&slot);
+        b[SLOT_LEN..2 * SLOT_LEN].copy_from_slice(&slot);
+        std::fs::write(path, b).unwrap();
+    }
+
+    /// Enrolling into version 2 stores hashes the new records with version 2's BLAKE3 sum (the
+    /// streaming dealer's other path): the stores stay version 2, open (every byte checked
+    /// against that sum) and reconstruct.
+    #[test]
+    fn enroll_into_version_2_stores_keeps_version_2() {
+        let dir = tempfile::tempdir().unwrap();
+        let per_block = super::super::stream::BLOCK_PER_THREAD
+            * std::thread::available_parallelism().map_or(1, |n| n.get());
+        let recs = generate(per_block + 20, 4, 128, &GenOptions::default()).unwrap();
+        let (input, more) = (dir.path().join("a.ndjson"), dir.path().join("b.ndjson"));
+        ndjson::write_file(&input, &recs[..10]).unwrap();
+        ndjson::write_file(&more, &recs[10..]).unwrap();
+        for sharing in [Sharing::Rep3, Sharing::Gr2] {
+            let s = spec(sharing, InputMask::Public);
+            let out = dir.path().join(format!("{sharing}"));
+            let paths = [0, 1, 2].map(|p| out.join(format!("db.p{p}.shr")));
+            share_to_stores("abc", &s, &input, paths.clone()).unwrap();
+            paths.iter().for_each(|p| make_version_2(p));
+            enroll(&s, &more, &paths, false).unwrap();
+            let files = [0, 1, 2].map(|p| {
+                let st = Store::open(&paths[p]).unwrap();
+                assert_eq!(st.header().version, 2);
+                assert_eq!(st.ids(), recs.iter().map(|r| r.id).collect::<Vec<_>>());
+                store_to_file(&st, &s)
+            });
+            let m = if sharing.is_shamir() {
+                0xFFFF
+            } else {
+                (1 << 13) - 1
+            };
+            let want: Vec<u64> = recs
+                .iter()
+                .flat_map(|r| super::super::share::encode(&r.iris, 16, InputMask::Public).unwrap())
+                .map(|v| v & m)
+                .collect();
+            assert_eq!(super::super::deal::open(&files).unwrap(), want, "{sharing}");
+        }
+    }
+
     /// A repeated id in a later block stops the run with the reader's message naming every
     /// repeated id, and leaves no store behind.
     #[test]
