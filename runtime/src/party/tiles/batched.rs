@@ -5,6 +5,7 @@
 
 use crate::error::RuntimeError;
 use crate::ops::ctx::{get, sched, Ctx};
+use crate::ops::mask_lengths::mask_lengths;
 use crate::ops::value::Value;
 use crate::ops::{arith, logic, rep3};
 
@@ -54,17 +55,65 @@ fn per_query<'s>(
 }
 
 /// `mask_len` of each query of the batch (slots `codes_base + j`) with `gallery`, in the batch
-/// layout `[record][query][code]`.
+/// layout `[record][query][code]`. That layout is the record-major order of the mask lengths of
+/// the batch's codes taken as one query (query j's code c is code `j·codes + c`), so the
+/// popcount pass runs once over the batch's masks and writes the layout directly: no per-query
+/// results and no gather into the layout.
 pub fn batch_mask_len(
-    cx: &mut Ctx<'_>,
+    _cx: &mut Ctx<'_>,
     slots: &[Option<Value>],
     codes_base: u32,
     n: usize,
     gallery: &Value,
 ) -> Result<Value, RuntimeError> {
-    let records = match gallery {
-        Value::Codes(c) => c.count,
-        Value::Shamir(s) => s.count,
+    let queries = per_query(slots, codes_base, n)?;
+    let differ = |what: &str| {
+        sched(format!(
+            "batch_mask_len: the queries of a batch differ in {what}"
+        ))
+    };
+    // Each query's (code count, mask words), checked against the gallery's code length.
+    let (count, words, g_masks, g_count) = match gallery {
+        Value::Codes(g) => {
+            let mut count = None;
+            for q in &queries {
+                let Value::Codes(q) = q else {
+                    return Err(differ("sharing"));
+                };
+                if q.bits != g.bits {
+                    return Err(sched(
+                        "batch_mask_len: query and gallery codes differ in length",
+                    ));
+                }
+                if *count.get_or_insert(q.count) != q.count {
+                    return Err(differ("code count"));
+                }
+            }
+            (count.unwrap_or(0), g.words_per_code(), &g.masks, g.count)
+        }
+        Value::Shamir(g) => {
+            let mut count = None;
+            for q in &queries {
+                let Value::Shamir(q) = q else {
+                    return Err(differ("sharing"));
+                };
+                if q.len != g.len {
+                    return Err(sched(format!(
+                        "mask_len: codes of {} and {} entries",
+                        q.len, g.len
+                    )));
+                }
+                if *count.get_or_insert(q.count) != q.count {
+                    return Err(differ("code count"));
+                }
+            }
+            (
+                count.unwrap_or(0),
+                g.mask_words_per_code(),
+                &g.masks,
+                g.count,
+            )
+        }
         other => {
             return Err(sched(format!(
                 "batch_mask_len: gallery holds {}",
@@ -72,44 +121,31 @@ pub fn batch_mask_len(
             )))
         }
     };
-    let parts = per_query(slots, codes_base, n)?
-        .into_iter()
-        .map(|q| rep3::mask_len(cx, q, gallery))
-        .collect::<Result<Vec<Value>, _>>()?;
-    let refs: Vec<&Value> = parts.iter().collect();
-    interleave(&refs, records)
+    let mut masks = Vec::with_capacity(n * count * words);
+    for q in &queries {
+        match q {
+            Value::Codes(q) => masks.extend_from_slice(&q.masks),
+            Value::Shamir(q) => masks.extend_from_slice(&q.masks),
+            _ => unreachable!("checked above"),
+        }
+    }
+    if masks.len() != n * count * words || g_masks.len() < g_count * words {
+        return Err(sched("batch_mask_len: masks are not their codes' words"));
+    }
+    Ok(Value::Public(mask_lengths(
+        &masks,
+        n * count,
+        g_masks,
+        g_count,
+        words,
+    )))
 }
 
 /// Per-query values of `records` records each (`[record][width]`, the same width) in the batch
-/// layout `[record][query][width]`.
-pub fn interleave(parts: &[&Value], records: usize) -> Result<Value, RuntimeError> {
+/// layout `[record][query][width]`: the reference the batched ops are tested against.
+#[cfg(test)]
+pub(crate) fn interleave(parts: &[&Value], records: usize) -> Result<Value, RuntimeError> {
     let n = parts.len();
-    // Public values (the mask lengths) are copied run by run into one buffer: no concatenated
-    // copy and no index of every element, which at a batch of 8 cost as much as the mask
-    // lengths themselves.
-    let public: Option<Vec<&[u64]>> = parts
-        .iter()
-        .map(|p| match p {
-            Value::Public(v) => Some(v.as_slice()),
-            _ => None,
-        })
-        .collect();
-    if let Some(public) = public.filter(|_| records > 0 && n > 0) {
-        let per = public[0].len();
-        if public.iter().any(|p| p.len() != per) || !per.is_multiple_of(records) {
-            return Err(sched(format!(
-                "batch layout: {n} queries of unequal lengths or not of {records} records"
-            )));
-        }
-        let w = per / records;
-        let mut out = Vec::with_capacity(per * n);
-        for r in 0..records {
-            for part in &public {
-                out.extend_from_slice(&part[r * w..(r + 1) * w]);
-            }
-        }
-        return Ok(Value::Public(out));
-    }
     let all = layout::concat(parts)?;
     let len = layout::len_of(&all)?;
     if records == 0 {
