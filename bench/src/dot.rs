@@ -808,7 +808,7 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
                     "macs_per_s_per_core": p.macs_per_s,
                     "fraction_of_the_16_bit_peak": p.macs_per_s / peak_of(Ring::Gr2).macs_per_s,
                 })).collect::<Vec<_>>(),
-                "which_peak": "The 16-bit rings' (Z16, GR16, F_p) peak_fraction is over the `lanes` entry of 16 bits: vpdpwssd zmm where the CPU has AVX-512 VNNI, the fastest instruction that multiplies 16-bit words (32 products and their sums per instruction, one per cycle). `others` are measured for comparison only: vpdpwssd ymm and vpmullw + vpaddw zmm are slower ways to the same 16-bit products; vpdpbusd zmm multiplies 8-bit by 8-bit values (64 products per instruction, twice the 16-bit rate), which 16-bit ring elements cannot use without splitting every product into four 8-bit ones (no gain).",
+                "which_peak": "The 16-bit rings' (Z16, GR16, F_p) peak_fraction is over the `lanes` entry of 16 bits: vpdpwssd zmm where the CPU has AVX-512 VNNI, the fastest instruction that multiplies 16-bit words (32 products and their sums per instruction; one per cycle on a core with 256-bit data paths, two on a full 512-bit one: the measurement says which). `others` are measured for comparison only: vpdpwssd ymm and vpmullw + vpaddw zmm are other ways to the same 16-bit products; vpdpbusd zmm multiplies 8-bit by 8-bit values (64 products per instruction, twice the 16-bit rate), which 16-bit ring elements cannot use without splitting every product into four 8-bit ones (no gain).",
             },
             "batch_shapes": {
                 "l": batch_l,

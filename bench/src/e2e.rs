@@ -951,7 +951,8 @@ fn figures(
         compare_cpu_s: busiest(&|v| v["compare_cpu_s"].as_f64()),
         dot_page_faults: busiest(&|v| v["dot_page_faults"].as_f64()).map(|f| f as u64),
         dot_op_cpu_s: op_cpu(&DOT_KERNEL_OPS),
-        mask_len_cpu_s: op_cpu(&["mask_len"]),
+        // A batched chunk stage (every program now, one query included) runs `batch_mask_len`.
+        mask_len_cpu_s: op_cpu(&["mask_len", "batch_mask_len"]),
         kernel: None,
         accounts: acc.to_vec(),
     })
