@@ -19,7 +19,7 @@
 
 use super::{Pass, PassError};
 use crate::analysis::kernel_tile::{
-    check, choose, DotKind, KernelTile, CODES_ATTR, PANEL_ATTR, TILE_ATTR,
+    check, choose, DotKind, KernelTile, CODES_ATTR, K_CHUNK_ATTR, PANEL_ATTR, TILE_ATTR,
 };
 use crate::mlir::{get_int, get_str, int_attr, op_name, Compiler};
 use melior::ir::{
@@ -103,6 +103,12 @@ pub fn read_tile<'c: 'a, 'a>(
         codes: side(1)?,
         call_codes: count(CODES_ATTR)?,
         panel_bytes: count(PANEL_ATTR)?,
+        // Optional: a tile recorded before K chunks were a decision has none.
+        k_chunk_bytes: if op.attribute(K_CHUNK_ATTR).is_ok() {
+            count(K_CHUNK_ATTR)?
+        } else {
+            0
+        },
     }))
 }
 
@@ -180,6 +186,10 @@ impl Pass for KernelTilePass {
                 op.set_attribute(
                     PANEL_ATTR,
                     int_attr(ctx, PANEL_ATTR, t.panel_bytes as i64).1,
+                );
+                op.set_attribute(
+                    K_CHUNK_ATTR,
+                    int_attr(ctx, K_CHUNK_ATTR, t.k_chunk_bytes as i64).1,
                 );
             }
         }

@@ -146,6 +146,9 @@ fn tile_suffix(ring: DotRing, l: u32, tile: Option<&KernelTile>) -> String {
     if wide.code_panel > 0 {
         s.push_str(&format!("_p{}", wide.code_panel));
     }
+    if wide.k_chunk != gemm::Shape::default_for(Isa::Vnni, ring).k_chunk {
+        s.push_str(&format!("_k{}", wide.k_chunk));
+    }
     s
 }
 
@@ -166,6 +169,20 @@ pub fn shape(isa: Isa, ring: DotRing, l: u32, tile: Option<&KernelTile>) -> gemm
         let c = u64::from(s.tile.1);
         let codes = (t.panel_bytes / code_bytes.max(1)) / c * c;
         s.code_panel = u32::try_from(codes.max(c)).unwrap_or(u32::MAX);
+    }
+    // K chunks: the recorded bytes of a code row, in whole vectors of words, where that is
+    // shorter than the row and within the ISA's own limit (F_p's exact accumulators).
+    if t.k_chunk_bytes > 0 && ring.bits() == 16 && isa != Isa::Portable {
+        let lanes = u64::from(isa.lanes(ring));
+        let words = t.k_chunk_bytes / (u64::from(ring.sides()) * 2) / lanes * lanes;
+        let limit = match isa.k_chunk(ring) {
+            0 => u64::MAX,
+            max => u64::from(max),
+        };
+        let words = words.min(limit);
+        if words >= lanes && words < u64::from(l) {
+            s.k_chunk = words as u32;
+        }
     }
     s
 }

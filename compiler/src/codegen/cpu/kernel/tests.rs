@@ -464,7 +464,7 @@ mod shapes {
                 DotRing::Gr16 => DotKind::Galois,
                 _ => DotKind::Prime,
             };
-            let t = KernelTile { records, codes, call_codes: nc as u64, panel_bytes: 0 };
+            let t = KernelTile { records, codes, call_codes: nc as u64, panel_bytes: 0, k_chunk_bytes: 0 };
             prop_assume!(check(kind, &t).is_ok());
             let lanes = Isa::Vnni.lanes(ring);
             let k_chunk = if ring == DotRing::Fp && chunk_steps == 0 {
