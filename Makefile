@@ -4,7 +4,7 @@
 CARGO ?= cargo
 LLVM_BIN := /usr/lib/llvm-22/bin
 
-.PHONY: all setup build build-release demo test test-rust test-lit check-cycles bench bench-quick fmt clean-demo
+.PHONY: all setup build build-release build-cuda gpu-bundle gpu-check demo test test-rust test-lit check-cycles bench bench-quick fmt clean-demo
 
 all: build
 
@@ -16,6 +16,28 @@ build: setup
 
 build-release: setup
 	$(CARGO) build --release -p irisc-runtime -p irisc
+
+# irisc and a runtime archive with its GPU path (the runtime's `cuda` feature: the CUDA driver
+# is loaded at run time, so this builds on a machine without CUDA). Executables built with
+# `irisc build --target cuda` link this archive.
+build-cuda: setup
+	$(CARGO) build --release -p irisc
+	$(CARGO) build --release -p irisc-runtime --features cuda
+
+# What a GPU machine without Rust needs, compressed (gpu-bundle/, ignored by git): irisc, the
+# runtime archive and irisc-bench, all with their GPU paths. There: scripts/gpu_session.sh.
+gpu-bundle: build-cuda
+	$(CARGO) build --release -p irisc-bench --features cuda
+	rm -rf gpu-bundle && mkdir -p gpu-bundle
+	gzip -9 -c target/release/irisc > gpu-bundle/irisc.gz
+	gzip -9 -c target/release/libirisc_runtime.a > gpu-bundle/libirisc_runtime.a.gz
+	gzip -9 -c target/release/irisc-bench > gpu-bundle/irisc-bench.gz
+	du -sh gpu-bundle
+
+# On a machine with an NVIDIA GPU: every example with three parties on the GPU against the
+# plaintext definition, a CPU party with GPU parties, compute-sanitizer (scripts/gpu_check.sh).
+gpu-check:
+	./scripts/gpu_check.sh
 
 # Compiles examples/iris_ids.irs, generates a gallery, keys and shares, runs the three parties
 # as separate processes over TLS on localhost and prints each query's answer and the time taken.

@@ -93,6 +93,29 @@ LLVM_CONFIG=/usr/lib/llvm-22/bin/llvm-config
 [[ -x $LLVM_CONFIG ]] || die "$LLVM_CONFIG is missing although llvm-22-dev is installed"
 say "LLVM $("$LLVM_CONFIG" --version) at $("$LLVM_CONFIG" --prefix)"
 
+# ptxas for `make test` on a machine without a GPU: the NVIDIA PTX assembler ships in the
+# `nvidia-cuda-nvcc-cu12` wheel on the Python package registry. It goes into a project-local
+# virtual environment (.venv-cuda, ignored by git), so nothing system-wide changes; the tests
+# find it there (or through IRISC_PTXAS). No CUDA driver or GPU is involved.
+NVCC_WHEEL="nvidia-cuda-nvcc-cu12==12.9.86"
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+VENV="$ROOT/.venv-cuda"
+ptxas_path() { find "$VENV" -path '*nvidia/cuda_nvcc/bin/ptxas' -type f 2>/dev/null | head -n1; }
+if [[ -n $(ptxas_path) ]] && "$(ptxas_path)" --version >/dev/null 2>&1; then
+    say "ptxas already in $VENV"
+else
+    command -v python3 >/dev/null 2>&1 || as_root apt-get install -y python3 python3-venv
+    if ! python3 -m venv "$VENV" >/dev/null 2>&1; then
+        as_root apt-get install -y python3-venv
+        python3 -m venv "$VENV"
+    fi
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "$NVCC_WHEEL" \
+        || die "cannot install $NVCC_WHEEL into $VENV (the PTX tests need its ptxas)"
+    [[ -n $(ptxas_path) ]] || die "$NVCC_WHEEL installed but no ptxas was found in $VENV"
+    say "installed ptxas ($NVCC_WHEEL) into $VENV"
+fi
+say "$("$(ptxas_path)" --version | tail -n1)"
+
 if command -v cargo >/dev/null 2>&1; then
     say "$(cargo --version)"
 elif [[ -x $HOME/.cargo/bin/cargo ]]; then

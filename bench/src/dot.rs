@@ -868,6 +868,7 @@ mod tests {
             quick: true,
             progress: false,
             records: None,
+            gpu_dot_records: None,
         };
         let files = crate::run(&opts).unwrap();
         let json: Report =
@@ -944,6 +945,7 @@ mod tests {
             quick: true,
             progress: false,
             records: None,
+            gpu_dot_records: None,
         };
         let e = crate::run(&opts).unwrap_err().to_string();
         assert!(e.contains("unknown bench section"), "{e}");

@@ -32,7 +32,7 @@ use super::plot::{self, RefLine};
 use super::report::{MachineInfo, Measurement, Report};
 use super::BenchOptions;
 use irisc::analysis::plan::PlanOptions;
-use irisc::codegen::Emit;
+use irisc::codegen::{Emit, Target};
 use irisc::driver::dealer::{share, store};
 use irisc::driver::synth::iris;
 use irisc::driver::{keys, pipeline, plaintext, run as party_run};
@@ -615,9 +615,23 @@ pub fn measure_in(
     settings: &[Setting],
     quick: bool,
 ) -> Result<Vec<RunFigures>> {
+    measure_in_for(dir, case, records, settings, quick, Target::Cpu)
+}
+
+/// [`measure_in`] for the backend `target` (`irisc build --target`). With [`Target::Cuda`] the
+/// parties run their dot products on the GPU, so the CPU kernel's own rate is not timed next to
+/// them.
+pub fn measure_in_for(
+    dir: &Path,
+    case: &Case,
+    records: usize,
+    settings: &[Setting],
+    quick: bool,
+    target: Target,
+) -> Result<Vec<RunFigures>> {
     let root = dir.join("e2e-work");
     let work = root.join(case.name);
-    let result = measure_case(case, records, settings, &work, quick);
+    let result = measure_case(case, records, settings, &work, quick, target);
     let _ = std::fs::remove_dir_all(&work);
     let _ = std::fs::remove_dir(&root);
     result
@@ -630,6 +644,7 @@ fn measure_case(
     settings: &[Setting],
     work: &Path,
     quick: bool,
+    target: Target,
 ) -> Result<Vec<RunFigures>> {
     std::fs::create_dir_all(work).with_context(|| format!("cannot create {}", work.display()))?;
     let program = work.join(format!("{}.irs", case.name));
@@ -638,7 +653,14 @@ fn measure_case(
     let planned = pipeline::plan(&checked, &case.plan_options()?)?;
     let manifest = share::program_manifest(&checked, &planned)?;
     let exe = work.join(case.name);
-    pipeline::compile(&checked, &planned, Emit::Exe, Some(exe.clone()), false)?;
+    pipeline::compile_for(
+        &checked,
+        &planned,
+        Emit::Exe,
+        Some(exe.clone()),
+        false,
+        target,
+    )?;
     eprintln!("e2e: {}: built; generating {records} records", case.name);
 
     let mut batches: Vec<usize> = settings.iter().map(|s| s.queries).collect();
@@ -717,12 +739,15 @@ fn measure_case(
 
     // The kernel's own rate for each run's shape is timed right before the run, so that both
     // see the machine as it is then.
-    let shape = manifest
-        .inputs
-        .iter()
-        .find(|i| i.role == InputRole::Gallery)
-        .map(KernelShape::of)
-        .transpose()?;
+    let shape = match target {
+        Target::Cpu => manifest
+            .inputs
+            .iter()
+            .find(|i| i.role == InputRole::Gallery)
+            .map(KernelShape::of)
+            .transpose()?,
+        Target::Cuda => None,
+    };
     let kernel_secs = if quick { 0.01 } else { 0.5 };
     let run_all = |timer: Option<&kernel_rate::Timer>| -> Result<Vec<RunFigures>> {
         let mut out = Vec::new();
@@ -973,6 +998,7 @@ mod tests {
             quick: true,
             progress: false,
             records: Some(40),
+            gpu_dot_records: None,
         };
         let files = run(&opts, dir.path()).unwrap();
         let json: serde_json::Value =

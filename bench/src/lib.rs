@@ -13,6 +13,9 @@
 //!   (`bench/programs/*.irs`), three processes over TLS;
 //! - [`e2e`], [`net`] ([`netsim`]): whole programs end to end, on loopback and simulated networks,
 //!   their dot phase next to the kernel's own rate ([`kernel_rate`]);
+//! - [`gpu`]: the CUDA backend's dot kernels (int8 tensor cores) against paper 003's Table 1 and
+//!   the card's cuBLAS int8 peak, and Table 3's batch end to end with three parties on one GPU
+//!   (cargo feature `cuda`; without it, or without a GPU, the section reports why it skipped);
 //! - [`report`], [`plot`]: the JSON reports and the charts.
 //!
 //! Timings are reported, never asserted: the tests only check that a `--quick` run produces
@@ -20,6 +23,7 @@
 
 pub mod dot;
 pub mod e2e;
+pub mod gpu;
 pub mod jit;
 pub mod kernel_rate;
 pub mod net;
@@ -48,6 +52,9 @@ pub struct BenchOptions {
     /// Gallery records for the end-to-end, network and Table 2 sections (default 100 000; small
     /// with `quick`).
     pub records: Option<usize>,
+    /// Gallery records resident on the GPU for the `gpu` section's dot-product timings
+    /// (default [`gpu::DEFAULT_DOT_RECORDS`], capped by the card's memory).
+    pub gpu_dot_records: Option<usize>,
 }
 
 /// Gallery records of the sections that run compiled programs, without `--records`.
@@ -120,6 +127,11 @@ pub const SECTIONS: &[Section] = &[
         name: "share",
         about: share::about,
         run: share::run,
+    },
+    Section {
+        name: "gpu",
+        about: gpu::about,
+        run: gpu::run,
     },
 ];
 

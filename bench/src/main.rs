@@ -1,7 +1,7 @@
 //! `irisc-bench`: measures the kernels irisc generates and the programs it compiles, and writes
 //! `DIR/<section>.json` and PNG charts per section.
 //!
-//! `cargo run --release -p irisc-bench -- [--sections dot,table2,e2e,net] [--out DIR]
+//! `cargo run --release -p irisc-bench -- [--sections dot,table2,e2e,net,share,gpu] [--out DIR]
 //! [--records N] [--quick]`
 
 use std::path::PathBuf;
@@ -19,7 +19,7 @@ struct Cli {
     /// Folder for the reports and charts.
     #[arg(long, default_value = "bench-out")]
     out: PathBuf,
-    /// Sections to run, comma-separated (default: all). Known: dot, table2, e2e, net, share.
+    /// Sections to run, comma-separated (default: all). Known: dot, table2, e2e, net, share, gpu.
     #[arg(long, value_delimiter = ',')]
     sections: Vec<String>,
     /// Tiny sizes and short timings (checks the pipeline; the figures mean little).
@@ -28,6 +28,10 @@ struct Cli {
     /// Gallery records of the end-to-end, network and Table 2 sections (default 100 000).
     #[arg(long)]
     records: Option<usize>,
+    /// Gallery records resident on the GPU for the `gpu` section's dot-product timings (default
+    /// 200 000, fewer where the card's memory does not hold them).
+    #[arg(long)]
+    gpu_dot_records: Option<usize>,
 }
 
 fn main() -> ExitCode {
@@ -38,6 +42,7 @@ fn main() -> ExitCode {
         quick: cli.quick,
         progress: true,
         records: cli.records,
+        gpu_dot_records: cli.gpu_dot_records,
     }) {
         Ok(files) => {
             for f in &files {

@@ -167,6 +167,7 @@ mod tests {
             quick: true,
             progress: false,
             records: Some(30),
+            gpu_dot_records: None,
         };
         let files = run(&opts, dir.path()).unwrap();
         let json: serde_json::Value =

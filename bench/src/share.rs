@@ -216,6 +216,7 @@ mod tests {
             quick: true,
             progress: false,
             records: None,
+            gpu_dot_records: None,
         };
         let files = run(&opts, dir.path()).unwrap();
         assert!(files.iter().any(|f| f.ends_with("share.png")));

@@ -442,6 +442,7 @@ mod tests {
             quick: true,
             progress: false,
             records: Some(40),
+            gpu_dot_records: None,
         };
         let files = run(&opts, dir.path()).unwrap();
         let json: Value =

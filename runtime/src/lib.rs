@@ -12,6 +12,8 @@
 //! - [`protocol`]: one protocol operation per module, named as in the papers;
 //! - [`kernels`]: dispatch among the generated kernels' ISA variants, running them over threads,
 //!   and their portable reference;
+//! - [`gpu`]: the CUDA path (cargo feature `cuda`): the program's PTX kernels on the party's
+//!   GPU, the gallery resident there, and the host description of what they compute;
 //! - [`io`]: share files and the plaintext NDJSON iris-code format;
 //! - [`store`]: a party's durable, memory-mapped gallery store it scans and appends to;
 //! - [`iris`]: the plaintext model (bit layout, rotation, Algorithm 1), the reference for tests;
@@ -38,6 +40,7 @@ pub mod abi;
 pub mod contract;
 pub mod dealer;
 pub mod error;
+pub mod gpu;
 pub mod io;
 pub mod iris;
 pub mod kernels;

@@ -14,7 +14,8 @@ use crate::vocab::{InputKind, InputMask, InputRole, Sharing};
 /// 3: `irisc_rt_masked_dot` and `irisc_rt_shamir_dot` take a table of kernel ISA variants
 /// ([`crate::kernels::KernelTable`]) instead of one kernel.
 /// 4: `irisc_rt_gallery_view` takes `with_shares` (0: a replicated view without its shares).
-pub const ABI_VERSION: u32 = 5;
+/// 6: `irisc_rt_gpu_attach` (the CUDA path: the program's PTX kernels, `contract::gpu`).
+pub const ABI_VERSION: u32 = 6;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {

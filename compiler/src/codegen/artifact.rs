@@ -25,6 +25,8 @@ pub enum Emit {
     Schedule,
     /// The optimised LLVM module.
     Llvm,
+    /// The PTX module of the GPU kernels (a GPU backend).
+    Ptx,
     /// An object file.
     Obj,
     /// A linked executable.

@@ -9,6 +9,7 @@
 pub mod artifact;
 pub mod backend;
 pub mod cpu;
+pub mod cuda;
 pub mod link;
 pub mod manifest;
 
@@ -29,12 +30,16 @@ pub enum Target {
     /// The host CPU through LLVM ([`cpu::CpuBackend`]).
     #[default]
     Cpu,
+    /// The dot products on an NVIDIA GPU, PTX through LLVM's NVPTX back end
+    /// ([`cuda::CudaBackend`]).
+    Cuda,
 }
 
 impl Target {
     pub fn backend(self) -> Box<dyn Backend> {
         match self {
             Target::Cpu => Box::new(cpu::CpuBackend),
+            Target::Cuda => Box::new(cuda::CudaBackend),
         }
     }
 }

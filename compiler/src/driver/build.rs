@@ -24,6 +24,8 @@ pub enum Stage {
     Mpc,
     Schedule,
     Llvm,
+    /// The PTX module of the GPU kernels (`--target cuda`).
+    Ptx,
     Obj,
 }
 
@@ -68,6 +70,7 @@ pub fn build(
         Some(Stage::Mpc) => Emit::Mpc,
         Some(Stage::Schedule) => Emit::Schedule,
         Some(Stage::Llvm) => Emit::Llvm,
+        Some(Stage::Ptx) => Emit::Ptx,
         Some(Stage::Obj) => Emit::Obj,
         None => Emit::Exe,
     };

@@ -28,12 +28,16 @@ pub enum TargetArg {
     /// The host CPU through LLVM.
     #[default]
     Cpu,
+    /// The host CPU for the schedule, an NVIDIA GPU (PTX through LLVM's NVPTX back end) for
+    /// the dot products.
+    Cuda,
 }
 
 impl From<TargetArg> for crate::codegen::Target {
     fn from(t: TargetArg) -> Self {
         match t {
             TargetArg::Cpu => crate::codegen::Target::Cpu,
+            TargetArg::Cuda => crate::codegen::Target::Cuda,
         }
     }
 }
@@ -91,7 +95,7 @@ pub enum Command {
         /// Output path (the executable, or the object with --emit=obj).
         #[arg(short, long)]
         output: Option<PathBuf>,
-        /// Stop after a stage and print it (ast, irs, mpc, llvm) or write it (obj).
+        /// Stop after a stage and print it (ast, irs, mpc, schedule, llvm, ptx) or write it (obj).
         #[arg(long, value_enum)]
         emit: Option<Stage>,
         /// Print the MLIR module after every pass (to stderr).
@@ -282,6 +286,10 @@ pub enum Command {
         /// Also evaluate the plaintext definition and fail if the answers differ.
         #[arg(long)]
         check: bool,
+        /// The backend the parties' executable is built for (`cuda`: the dot products on the
+        /// GPU; the three parties share one GPU, one CUDA context each).
+        #[arg(long, value_enum, default_value_t = TargetArg::Cpu)]
+        target: TargetArg,
     },
     /// Run passes on a `.mlir` module and print the result (like mlir-opt).
     Opt(super::opt::OptArgs),
@@ -427,6 +435,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             record_chunk,
             timeout,
             check,
+            target,
         } => run::run(&run::RunOptions {
             program,
             inputs,
@@ -438,6 +447,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             record_chunk,
             timeout,
             check,
+            target: target.into(),
         }),
     }
 }

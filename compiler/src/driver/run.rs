@@ -37,6 +37,8 @@ pub struct RunOptions {
     pub record_chunk: Option<usize>,
     pub timeout: f64,
     pub check: bool,
+    /// The backend of the parties' executable.
+    pub target: crate::codegen::Target,
 }
 
 /// Three consecutive free TCP ports on loopback.
@@ -89,8 +91,14 @@ pub fn run(opts: &RunOptions) -> Result<ExitCode> {
     };
 
     let exe = work.join(checked.program.name.clone());
-    let (_, compile_time) =
-        pipeline::compile(&checked, &planned, Emit::Exe, Some(exe.clone()), false)?;
+    let (_, compile_time) = pipeline::compile_for(
+        &checked,
+        &planned,
+        Emit::Exe,
+        Some(exe.clone()),
+        false,
+        opts.target,
+    )?;
     eprintln!(
         "compiled {} in {:.2} s",
         opts.program.display(),

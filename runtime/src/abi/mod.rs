@@ -120,6 +120,24 @@ entry_points! {
         }
     }
 
+    /// Attaches this party's GPU (a program built with `irisc build --target cuda` calls it
+    /// once, right after `irisc_rt_start`): opens GPU `IRISC_GPU` (default 0), loads the
+    /// program's kernels (`ptx_len` bytes of PTX text at `ptx`, the contract's names,
+    /// `contract::gpu`), and from then on runs every dot product of a ring it has kernels for
+    /// there (`gpu`). Fails, saying why, when this runtime was built without the `cuda`
+    /// feature or the GPU cannot be used.
+    schedule fn irisc_rt_gpu_attach(rt: Runtime, ptx: BytesPtr, ptx_len: BytesLen) -> Status {
+        <results::Status as results::Wrap>::wrap(rt, |r| {
+            let bytes: &[u8] = if ptx.is_null() || ptx_len <= 0 {
+                &[]
+            } else {
+                // SAFETY: the schedule passes `ptx_len` readable bytes at `ptx`.
+                unsafe { std::slice::from_raw_parts(ptx, ptx_len as usize) }
+            };
+            r.attach_gpu(bytes)
+        })
+    }
+
     /// The number of queries of this run (0 without a runtime).
     schedule fn irisc_rt_query_count(rt: Runtime) -> Count {
         rt.as_ref().map(|r| r.query_count() as i64).unwrap_or(0)

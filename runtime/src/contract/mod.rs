@@ -12,6 +12,7 @@
 //! The manifest's [`crate::manifest::ABI_VERSION`] is bumped whenever this contract changes.
 
 pub mod constants;
+pub mod gpu;
 
 pub use constants::{
     BatchDotKind, InputPart, Isa, OutputShape, MATCH_FIELD, RESERVED_OUTPUT_FIELDS,

@@ -50,19 +50,7 @@ pub(crate) unsafe fn masked_dot_records(
     kernel: ErasedKernel,
     threads: usize,
 ) -> Result<RingVec, RuntimeError> {
-    if q.bits != g.bits {
-        return Err(RuntimeError::Schedule(
-            "dot product of codes of different lengths".into(),
-        ));
-    }
-    if records.start > records.end || records.end > g.count {
-        return Err(RuntimeError::Schedule(format!(
-            "records {records:?} of a gallery of {}",
-            g.count
-        )));
-    }
-    q.check_shares("dot product", "query codes")?;
-    g.check_shares("dot product", "gallery codes")?;
+    check_masked_operands(q, g, &records)?;
     let (n, l) = (records.len(), g.bits);
     let span = records.start * l..records.end * l;
     let kernel = kernel.0;
@@ -86,6 +74,28 @@ pub(crate) unsafe fn masked_dot_records(
         };
     }
     Ok(per_width!(U16, U32, U64))
+}
+
+/// The checks of a masked dot product's operands (CPU or GPU): codes of one length, records
+/// within the gallery, the shares of both present.
+pub(crate) fn check_masked_operands(
+    q: &Codes,
+    g: &Codes,
+    records: &Range<usize>,
+) -> Result<(), RuntimeError> {
+    if q.bits != g.bits {
+        return Err(RuntimeError::Schedule(
+            "dot product of codes of different lengths".into(),
+        ));
+    }
+    if records.start > records.end || records.end > g.count {
+        return Err(RuntimeError::Schedule(format!(
+            "records {records:?} of a gallery of {}",
+            g.count
+        )));
+    }
+    q.check_shares("dot product", "query codes")?;
+    g.check_shares("dot product", "gallery codes")
 }
 
 /// The shares one side of a kernel call reads: side a, and side b for replicated shares (two

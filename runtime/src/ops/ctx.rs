@@ -5,6 +5,7 @@
 //! so the same functions run unchanged over TLS in a party and over in-memory links in the
 //! tests.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::RuntimeError;
@@ -31,6 +32,9 @@ pub struct Ctx<'a> {
     /// Wall time of dot products computed in the background (the tiled scan's next chunk)
     /// whose results this op used: reported apart from the dot phase.
     pub overlapped: Duration,
+    /// The party's GPU once the schedule attached one (`irisc_rt_gpu_attach`): the dot
+    /// products of the rings it has kernels for run there ([`crate::gpu`]).
+    pub gpu: Option<Arc<crate::gpu::Session>>,
 }
 
 impl<'a> Ctx<'a> {
@@ -43,6 +47,7 @@ impl<'a> Ctx<'a> {
             threads: 1,
             record_chunk: 0,
             overlapped: Duration::ZERO,
+            gpu: None,
         }
     }
 

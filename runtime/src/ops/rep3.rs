@@ -52,6 +52,13 @@ pub unsafe fn masked_dot(
     table: *const KernelTable,
 ) -> Result<Value, RuntimeError> {
     let (q, g) = (codes(query, "masked_dot")?, codes(gallery, "masked_dot")?);
+    // With a GPU attached, 16- and 32-bit rings run there ([`crate::gpu`]).
+    if let Some(gpu) = cx.gpu.clone() {
+        if crate::gpu::replicated_on_gpu(g.a.word_bytes(), g.bits).is_some() {
+            return Ok(Value::Additive(gpu.masked_dot_records(q, g, 0..g.count)?));
+        }
+        gpu.note_cpu_dot();
+    }
     // SAFETY: the caller's contract.
     let kernel = unsafe { masked_kernel(table, q.bits) }?;
     // SAFETY: the caller promises the kernels of this storage width.

@@ -4,6 +4,7 @@
 //! (Algorithms 13 and 15, Lemma 2).
 
 use std::ops::Range;
+use std::sync::Arc;
 
 use crate::error::RuntimeError;
 use crate::io::share_file::RingVec;
@@ -94,6 +95,41 @@ pub(crate) fn shamir_dot_records(
     kernel: Option<MaskedDotKernelU16>,
     threads: usize,
 ) -> Result<Value, RuntimeError> {
+    check_shamir_operands(q, g, &records)?;
+    let words = q.words_per_code();
+    let n = records.len();
+    let gw: &[u16] = &g.words[records.start * words..records.end * words];
+    Ok(match q.kind {
+        ShamirKind::Gr2 | ShamirKind::Gr4 => {
+            let prepared = prepared_gr_query(party, q);
+            let z = match kernel {
+                Some(k) => run_kernel(k, (&prepared, None), q.count, (gw, None), n, words, threads),
+                None => galois_dot_local(&prepared, q.count, gw, n, words).own,
+            };
+            Value::Additive(RingVec::U16(z))
+        }
+        ShamirKind::Fp => {
+            let qw: &[u16] = &q.words[..];
+            let out = match kernel {
+                Some(k) => run_kernel(k, (qw, None), q.count, (gw, None), n, words, threads),
+                None => {
+                    let mut out = vec![0u16; q.count * n];
+                    fp_dot_reference(qw, q.count, gw, n, words, &mut out);
+                    out
+                }
+            };
+            Value::AdditiveP(fp::shamir_to_additive(party, &out))
+        }
+    })
+}
+
+/// The checks of a Shamir dot product's operands (CPU or GPU): one sharing, one code length,
+/// packed for their sides (Galois rings), records within the gallery.
+fn check_shamir_operands(
+    q: &ShamirCodes,
+    g: &ShamirCodes,
+    records: &Range<usize>,
+) -> Result<(), RuntimeError> {
     if q.kind != g.kind {
         return Err(sched(format!(
             "shamir_dot: query over {:?}, gallery over {:?}",
@@ -117,35 +153,45 @@ pub(crate) fn shamir_dot_records(
             g.count
         )));
     }
-    let words = q.words_per_code();
-    let n = records.len();
-    let gw: &[u16] = &g.words[records.start * words..records.end * words];
-    Ok(match q.kind {
-        ShamirKind::Gr2 | ShamirKind::Gr4 => {
-            let coefs = q.words.to_vec();
-            let prepared = match q.kind {
-                ShamirKind::Gr2 => prepare_query::<2>(party, &ShamirVec { coefs }),
-                _ => prepare_query::<4>(party, &ShamirVec { coefs }),
-            };
-            let z = match kernel {
-                Some(k) => run_kernel(k, (&prepared, None), q.count, (gw, None), n, words, threads),
-                None => galois_dot_local(&prepared, q.count, gw, n, words).own,
-            };
-            Value::Additive(RingVec::U16(z))
-        }
-        ShamirKind::Fp => {
-            let qw: &[u16] = &q.words[..];
-            let out = match kernel {
-                Some(k) => run_kernel(k, (qw, None), q.count, (gw, None), n, words, threads),
-                None => {
-                    let mut out = vec![0u16; q.count * n];
-                    fp_dot_reference(qw, q.count, gw, n, words, &mut out);
-                    out
-                }
-            };
-            Value::AdditiveP(fp::shamir_to_additive(party, &out))
-        }
-    })
+    Ok(())
+}
+
+/// The Galois-ring query codes `q` prepared for a one-sided dot product: this party's Lagrange
+/// coefficient folded into every element ([`prepare_query`]).
+fn prepared_gr_query(party: usize, q: &ShamirCodes) -> Vec<u16> {
+    let coefs = q.words.to_vec();
+    match q.kind {
+        ShamirKind::Gr2 => prepare_query::<2>(party, &ShamirVec { coefs }),
+        _ => prepare_query::<4>(party, &ShamirVec { coefs }),
+    }
+}
+
+/// [`shamir_dot_records`] on the party's GPU, for the Galois rings
+/// ([`crate::gpu::shamir_on_gpu`]): the same checks, the same prepared query, the one-sided
+/// dot products computed there; the same additive shares over Z_2^16.
+pub(crate) fn shamir_dot_records_gpu(
+    party: usize,
+    gpu: &crate::gpu::Session,
+    q: &ShamirCodes,
+    g: &Arc<ShamirCodes>,
+    records: Range<usize>,
+) -> Result<Value, RuntimeError> {
+    check_shamir_operands(q, g, &records)?;
+    if !matches!(q.kind, ShamirKind::Gr2 | ShamirKind::Gr4) {
+        return Err(sched(format!(
+            "shamir_dot: {:?} shares have no GPU kernel",
+            q.kind
+        )));
+    }
+    let prepared = prepared_gr_query(party, q);
+    let gallery = crate::gpu::session::ShamirGallery {
+        holder: g.clone(),
+        words: &g.words,
+        words_per_code: g.words_per_code(),
+        count: g.count,
+    };
+    let z = gpu.gr_dot_records(&prepared, q.count, &gallery, records)?;
+    Ok(Value::Additive(RingVec::U16(z)))
 }
 
 /// Additive shares mod p to fresh replicated shares mod p (Section 4.3.2): one round.
@@ -358,6 +404,14 @@ pub unsafe fn shamir_dot_table(
         Value::Shamir(g) => g.words_per_code(),
         _ => 0,
     };
+    // With a GPU attached, the Galois rings run there ([`crate::gpu`]).
+    if let (Some(gpu), Value::Shamir(g)) = (cx.gpu.clone(), gallery) {
+        if crate::gpu::shamir_on_gpu(g.kind.is_galois_ring(), words) {
+            let q = shamir(query, "shamir_dot")?;
+            return shamir_dot_records_gpu(cx.party(), &gpu, q, g, 0..g.count);
+        }
+        gpu.note_cpu_dot();
+    }
     // SAFETY: the caller's contract.
     let kernel = unsafe { shamir_kernel(table, words) }?;
     match kernel {

@@ -20,6 +20,11 @@ pub enum ShamirKind {
 }
 
 impl ShamirKind {
+    /// Galois-ring Shamir (the sharings the GPU has kernels for).
+    pub fn is_galois_ring(self) -> bool {
+        matches!(self, ShamirKind::Gr2 | ShamirKind::Gr4)
+    }
+
     /// Coefficients per ring element (1 for F_p).
     pub fn degree(self) -> usize {
         match self {

@@ -54,6 +54,10 @@ pub struct Accounting {
     /// Per op kind: CPU seconds of the process (every thread) during its calls, where the OS
     /// says (else empty). The profile of a run by op, on an oversubscribed machine too.
     pub ops_cpu_s: BTreeMap<&'static str, f64>,
+    /// What ran on the GPU, when the schedule attached one (`irisc build --target cuda`):
+    /// absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<crate::gpu::GpuStats>,
 }
 
 /// The executor's figures for one op kind, summed over its calls.
@@ -119,7 +123,13 @@ impl Accounting {
             rounds,
             ops: BTreeMap::new(),
             ops_cpu_s: BTreeMap::new(),
+            gpu: None,
         }
+    }
+
+    /// The same with the GPU's figures (`None`: no GPU attached).
+    pub fn with_gpu(self, gpu: Option<crate::gpu::GpuStats>) -> Accounting {
+        Accounting { gpu, ..self }
     }
 
     /// The same with the per-op figures `ops`.
@@ -316,6 +326,16 @@ mod tests {
             serde_json::json!({}),
             "the per-op figures stay as they were"
         );
+        assert!(v.get("gpu").is_none(), "no GPU, no key");
+        let gpu = crate::gpu::GpuStats {
+            device: "a GPU".into(),
+            dot_calls: 3,
+            ..Default::default()
+        };
+        let a = Accounting::new(0, "p", 1, 1, 1, None, &times, Duration::ZERO, 0, 0, 0);
+        let v = serde_json::to_value(a.with_gpu(Some(gpu))).unwrap();
+        assert_eq!(v["gpu"]["dot_calls"], 3);
+        assert_eq!(v["gpu"]["cpu_dot_calls"], 0);
         drop(buf);
     }
 

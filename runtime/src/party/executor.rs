@@ -83,6 +83,7 @@ impl Runtime {
             threads: self.args.threads,
             record_chunk: self.args.record_chunk,
             overlapped: Default::default(),
+            gpu: self.gpu.clone(),
         };
         let local = Local {
             inputs: &mut self.inputs,

@@ -16,6 +16,7 @@ pub mod stop;
 pub(crate) mod tiles;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::error::RuntimeError;
@@ -66,6 +67,10 @@ pub struct Runtime {
     /// Background dot-product jobs of the tiled scan; joined before the runtime ends (by
     /// `finish`, or when the runtime is dropped, which drops this).
     pub(crate) tiles: tiles::Pipeline,
+    /// The party's GPU, once the schedule attached one (`irisc_rt_gpu_attach`): every later
+    /// dot product of a ring it has kernels for runs there. Shared with the tiled scan's
+    /// background jobs.
+    pub(crate) gpu: Option<Arc<crate::gpu::Session>>,
     /// The last query announced with `--verbose`.
     announced: Option<i64>,
     /// The query the schedule is on (the last one an op loaded), for the line saying why the
@@ -212,12 +217,29 @@ impl Runtime {
             ops: BTreeMap::new(),
             ops_cpu: BTreeMap::new(),
             tiles: tiles::Pipeline::default(),
+            gpu: None,
             announced: None,
             query: None,
             op: None,
             started,
             cpu_ready,
         })
+    }
+
+    /// Attaches the party's GPU with the program's kernels (`ptx`, the PTX text the compiler
+    /// embedded): from now on the dot products of the rings it has kernels for run there
+    /// ([`crate::gpu`]). Fails, saying why, without CUDA support or a usable GPU.
+    pub fn attach_gpu(&mut self, ptx: &[u8]) -> Result<(), RuntimeError> {
+        let session = crate::gpu::Session::attach(ptx, Arc::new(end_party_on_gpu_timeout))?;
+        if self.args.verbose {
+            crate::say!(
+                "{}: dot products on {}",
+                stop::prefix(),
+                session.description()
+            );
+        }
+        self.gpu = Some(Arc::new(session));
+        Ok(())
     }
 
     pub fn query_count(&self) -> u64 {
@@ -266,7 +288,8 @@ impl Runtime {
             self.rounds,
         )
         .with_ops(std::mem::take(&mut self.ops))
-        .with_ops_cpu(&self.ops_cpu);
+        .with_ops_cpu(&self.ops_cpu)
+        .with_gpu(self.gpu.as_ref().map(|g| g.stats()));
         // A party that failed has printed its one line saying why; the figures would only
         // bury it.
         if !self.args.quiet && status == 0 {
@@ -313,4 +336,18 @@ fn or_unknown(s: &str) -> &str {
     } else {
         s
     }
+}
+
+/// Ends the party when its GPU stops answering (the GPU watchdog's expiry): its one line, the partial-answer trailer, the abort frames, `_exit`.
+pub(crate) fn end_party_on_gpu_timeout(msg: String) {
+    use crate::party::stop;
+    stop::final_line(&msg);
+    crate::party::output::mark_incomplete_on_signal(
+        &format!("{}: {msg}", stop::prefix()),
+        stop::ABORT_BOUND,
+    );
+    stop::abort_peers(&format!("its GPU did not answer ({msg})"));
+    // SAFETY: ends the process at once. The thread blocked in the driver cannot be unwound,
+    // and exit handlers (the driver's own among them) could block on the same call.
+    unsafe { libc::_exit(crate::gpu::watchdog::EXIT_CODE) }
 }

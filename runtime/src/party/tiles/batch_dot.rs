@@ -10,7 +10,7 @@ use crate::io::share_file::RingVec;
 use crate::kernels::run::{masked_dot_records, ErasedKernel};
 use crate::kernels::MaskedDotKernelU16;
 use crate::ops::ctx::sched;
-use crate::ops::shamir::shamir_dot_records;
+use crate::ops::shamir::{shamir_dot_records, shamir_dot_records_gpu};
 use crate::ops::shamir_codes::ShamirCodes;
 use crate::ops::value::Value;
 use crate::share::Codes;
@@ -19,12 +19,15 @@ use crate::share::RingVecExt;
 use super::Coded;
 
 /// The kernel of a batch dot product, resolved from the schedule's table once per call.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) enum DotKernel {
     /// Replicated codes: a generated two-sided (eq. 6) kernel of the shares' storage width.
     Masked(ErasedKernel),
     /// Shamir codes: a generated one-sided 16-bit kernel, or `None` for the scalar reference.
     Shamir(Option<MaskedDotKernelU16>),
+    /// The party's GPU ([`crate::gpu`]): replicated codes in 16- or 32-bit storage, or
+    /// Galois-ring Shamir codes, with the gallery chunk resident there.
+    Gpu(Arc<crate::gpu::Session>),
 }
 
 impl DotKernel {
@@ -35,6 +38,7 @@ impl DotKernel {
             (DotKernel::Shamir(a), DotKernel::Shamir(b)) => {
                 a.map(|k| k as usize) == b.map(|k| k as usize)
             }
+            (DotKernel::Gpu(a), DotKernel::Gpu(b)) => Arc::ptr_eq(a, b),
             _ => false,
         }
     }
@@ -170,7 +174,7 @@ fn split_value(v: Value, n: usize, c: usize) -> Result<Vec<Value>, RuntimeError>
 /// [`concat_queries`]) with records `records` of `gallery`, computed with one kernel call over
 /// the whole batch and split per query: value j is what the single-query op (`masked_dot` for
 /// [`DotKernel::Masked`], `shamir_dot` for [`DotKernel::Shamir`], with the same kernel) gives
-/// for query j against those records. `joined`: not split, the kernel's record-major output
+/// for query j against those records; [`DotKernel::Gpu`] computes the same words on the GPU. `joined`: not split, the kernel's record-major output
 /// `[r][j·c + code]` as one value (the batch layout of a batched chunk stage). Only reads its
 /// operands, so it runs on any thread.
 ///
@@ -201,6 +205,12 @@ pub(crate) unsafe fn batch_dot_local(
         }
         (Coded::Shamir(q), Coded::Shamir(g), DotKernel::Shamir(k)) => {
             shamir_dot_records(party, q, g, records, k, threads)?
+        }
+        (Coded::Rep3(q), Coded::Rep3(g), DotKernel::Gpu(gpu)) => {
+            Value::Additive(gpu.masked_dot_records(q, g, records)?)
+        }
+        (Coded::Shamir(q), Coded::Shamir(g), DotKernel::Gpu(gpu)) => {
+            shamir_dot_records_gpu(party, &gpu, q, g, records)?
         }
         _ => {
             return Err(sched(

@@ -125,10 +125,11 @@ pub unsafe fn batch_dot_slots(
         chunk_range(g.count(), cx.record_chunk, chunk)?;
         return Ok(Vec::new());
     };
-    let kernel = match (first, &g) {
+    let kernel = match (gpu_kernel(cx, &g), first, &g) {
+        (Some(gpu), _, _) => gpu,
         // SAFETY: the caller's contract.
-        (Coded::Rep3(q), _) => DotKernel::Masked(unsafe { masked_kernel(table, q.bits) }?),
-        (_, Coded::Shamir(g)) => {
+        (None, Coded::Rep3(q), _) => DotKernel::Masked(unsafe { masked_kernel(table, q.bits) }?),
+        (None, _, Coded::Shamir(g)) => {
             DotKernel::Shamir(unsafe { shamir_kernel(table, g.words_per_code()) }?)
         }
         _ => unreachable!("kinds checked above"),
@@ -156,6 +157,23 @@ pub unsafe fn batch_dot_slots(
         .enumerate()
         .map(|(j, v)| (dst_base + j as u32, v))
         .collect())
+}
+
+/// The party's GPU as the kernel of a batch dot product over `gallery`, if one is attached and
+/// has kernels for its ring ([`crate::gpu::replicated_on_gpu`], [`crate::gpu::shamir_on_gpu`]);
+/// `None`: the CPU kernels (then, with a GPU attached, counted as a dot product left to the
+/// CPU). The queries are checked to be of the gallery's kind and length by the dot product.
+fn gpu_kernel(cx: &Ctx<'_>, gallery: &Coded) -> Option<DotKernel> {
+    let gpu = cx.gpu.as_ref()?;
+    let on_gpu = match gallery {
+        Coded::Rep3(g) => crate::gpu::replicated_on_gpu(g.a.word_bytes(), g.bits).is_some(),
+        Coded::Shamir(g) => crate::gpu::shamir_on_gpu(g.kind.is_galois_ring(), g.words_per_code()),
+    };
+    if !on_gpu {
+        gpu.note_cpu_dot();
+        return None;
+    }
+    Some(DotKernel::Gpu(gpu.clone()))
 }
 
 /// `acc` followed by `src` ([`append_value`]); `None`: `acc` followed by a copy of itself.

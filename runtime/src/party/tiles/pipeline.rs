@@ -216,7 +216,7 @@ pub(crate) unsafe fn batch_dot_as(
             let batch = Batch {
                 queries,
                 gallery,
-                kernel,
+                kernel: kernel.clone(),
                 codes,
                 joined,
             };

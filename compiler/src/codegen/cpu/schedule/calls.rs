@@ -284,6 +284,7 @@ impl<'ctx> Schedule<'ctx, '_> {
             let ring = kernel::DotRing::replicated(width)?;
             let tile = crate::passes::kernel_tile::tile_of(op).map_err(err)?;
             let table = kernel::table_tiled(self.cx, self.module, ring, code_bits, tile.as_ref())?;
+            self.used_dot(ring, code_bits);
             return Ok((
                 table.as_pointer_value().into(),
                 BatchDotKind::Masked.abi().into(),
@@ -303,6 +304,7 @@ impl<'ctx> Schedule<'ctx, '_> {
             (Some((ring, d)), Some(len)) if len > 0 => {
                 let words = u32::try_from(len.div_ceil(d) * d).map_err(err)?;
                 let tile = crate::passes::kernel_tile::tile_of(op).map_err(err)?;
+                self.used_dot(ring, words);
                 kernel::table_tiled(self.cx, self.module, ring, words, tile.as_ref())?
                     .as_pointer_value()
                     .into()
@@ -314,6 +316,13 @@ impl<'ctx> Schedule<'ctx, '_> {
                 .into(),
         };
         Ok((table, BatchDotKind::Shamir.abi().into()))
+    }
+
+    /// Records that the schedule runs the dot kernel of (`ring`, `words`).
+    fn used_dot(&mut self, ring: kernel::DotRing, words: u32) {
+        if !self.dots.contains(&(ring, words)) {
+            self.dots.push((ring, words));
+        }
     }
 
     /// The dot products of the batch's queries with chunk `c` of the gallery: one

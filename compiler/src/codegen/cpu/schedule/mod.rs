@@ -61,6 +61,9 @@ struct Schedule<'ctx, 'a> {
     query_batch: u32,
     /// Whether the chunk stage runs once for the batch (`mpc.batched_chunks`).
     batched_chunks: bool,
+    /// The dot-product kernels the schedule passes to the runtime, (ring, words), in order of
+    /// first use: what a GPU backend must also generate.
+    dots: Vec<(super::kernel::DotRing, u32)>,
 }
 
 fn key<'c>(v: impl ValueLike<'c>) -> usize {
@@ -74,6 +77,20 @@ pub fn generate<'ctx>(
     mpc: &MlirModule<'_>,
     manifest_json: &str,
 ) -> Result<(), CodegenError> {
+    generate_with_gpu(cx, module, mpc, manifest_json, None).map(|_| ())
+}
+
+/// [`generate`], and with `gpu_image` (the program's PTX module) a call of
+/// `irisc_rt_gpu_attach` right after the runtime starts, so the runtime runs the dot products
+/// it can on the GPU; the image is a private constant. Returns the dot-product kernels the
+/// schedule uses, (ring, words), in order of first use.
+pub fn generate_with_gpu<'ctx>(
+    cx: &'ctx Context,
+    module: &Module<'ctx>,
+    mpc: &MlirModule<'_>,
+    manifest_json: &str,
+    gpu_image: Option<&str>,
+) -> Result<Vec<(super::kernel::DotRing, u32)>, CodegenError> {
     let (setup, query) = (body_of(mpc, "setup")?, body_of(mpc, "query")?);
     let i32t = cx.i32_type();
     let i64t = cx.i64_type();
@@ -144,8 +161,22 @@ pub fn generate<'ctx>(
         dyn_results: false,
         query_batch: TileOptions::of(mpc).map_or(1, |o| o.query_batch),
         batched_chunks: crate::analysis::schedule::batched_chunks(mpc),
+        dots: Vec::new(),
     };
     s.b.position_at_end(started);
+    if let Some(image) = gpu_image {
+        let bytes = cx.const_string(image.as_bytes(), false);
+        let g = module.add_global(bytes.get_type(), None, "irisc_gpu_image");
+        g.set_initializer(&bytes);
+        g.set_constant(true);
+        g.set_linkage(Linkage::Private);
+        let len = i64t.const_int(image.len() as u64, false);
+        s.checked_call(
+            "irisc_rt_gpu_attach",
+            &[rt.into(), g.as_pointer_value().into(), len.into()],
+            "gpu_attach",
+        )?;
+    }
 
     // @setup, once; its results become @query's gallery arguments.
     let returned = s.ops(setup, None)?;
@@ -188,7 +219,7 @@ pub fn generate<'ctx>(
         )?;
         s.b.build_return(Some(&code)).map_err(err)?;
     }
-    Ok(())
+    Ok(s.dots)
 }
 
 impl<'ctx> Schedule<'ctx, '_> {

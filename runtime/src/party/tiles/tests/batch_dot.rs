@@ -51,7 +51,7 @@ fn check_chunks(
                     gallery.clone(),
                     chunk as i64,
                     record_chunk,
-                    kernel,
+                    kernel.clone(),
                     threads,
                 )
             }
@@ -85,7 +85,7 @@ fn masked_batch_dot_equals_per_query_op() {
             let kernel = masked_kernel_for(g.a.word_bytes());
             for (n, c) in [(1usize, 3usize), (3, 2), (3, 31)] {
                 let qs: Vec<Arc<Codes>> = (0..n).map(|_| rep3(c, k, &mut rng)).collect();
-                let DotKernel::Masked(ek) = kernel else {
+                let DotKernel::Masked(ek) = kernel.clone() else {
                     unreachable!()
                 };
                 let whole: Vec<_> = qs
@@ -116,7 +116,7 @@ fn masked_batch_dot_equals_per_query_op() {
                             0,
                             &queries,
                             &Coded::Rep3(g.clone()),
-                            kernel,
+                            kernel.clone(),
                             record_chunk,
                             threads,
                             &whole,
@@ -201,19 +201,19 @@ fn batches_of_mismatched_queries_are_schedule_errors() {
         (
             vec![q(2, 32, &mut rng), q(3, 32, &mut rng)],
             g.clone(),
-            k32,
+            k32.clone(),
             0,
         ),
         (
             vec![q(2, 32, &mut rng), q(2, 64, &mut rng)],
             g.clone(),
-            k32,
+            k32.clone(),
             0,
         ),
         (
             vec![q(2, 32, &mut rng), sq(ShamirKind::Fp, &mut rng)],
             g.clone(),
-            k32,
+            k32.clone(),
             0,
         ),
         (
@@ -222,10 +222,15 @@ fn batches_of_mismatched_queries_are_schedule_errors() {
             DotKernel::Shamir(None),
             0,
         ),
-        (vec![q(2, 32, &mut rng)], sg.clone(), k32, 0),
-        (vec![sq(ShamirKind::Fp, &mut rng)], sg.clone(), k32, 0),
-        (vec![q(2, 32, &mut rng)], g.clone(), k32, 1),
-        (vec![], g.clone(), k32, 0),
+        (vec![q(2, 32, &mut rng)], sg.clone(), k32.clone(), 0),
+        (
+            vec![sq(ShamirKind::Fp, &mut rng)],
+            sg.clone(),
+            k32.clone(),
+            0,
+        ),
+        (vec![q(2, 32, &mut rng)], g.clone(), k32.clone(), 1),
+        (vec![], g.clone(), k32.clone(), 0),
     ];
     for (i, (qs, g, k, chunk)) in cases.into_iter().enumerate() {
         let mut p = Pipeline::default();

@@ -205,7 +205,7 @@ fn reading_the_shares_of_a_view_without_them_is_a_schedule_error() {
         schedule_error(unsafe { masked_dot_records(qc, gc, 0..gc.count, ek, 2) }.unwrap_err());
         let mut p = Pipeline::default();
         let (qs, gs) = (vec![Coded::Rep3(qc.clone())], Coded::Rep3(gc.clone()));
-        let Err(e) = (unsafe { batch_dot(&mut p, 0, 0, qs, gs, 0, 0, kernel, 1) }) else {
+        let Err(e) = (unsafe { batch_dot(&mut p, 0, 0, qs, gs, 0, 0, kernel.clone(), 1) }) else {
             panic!("batch_dot read the shares of a view without them")
         };
         schedule_error(e);

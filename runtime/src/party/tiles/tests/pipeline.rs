@@ -24,7 +24,8 @@ fn pipelined_jobs_are_taken_or_discarded() {
     let call = |p: &mut Pipeline, q: &[Coded], chunk: i64| {
         // SAFETY: the reference kernel matches the shares.
         let (v, job) =
-            unsafe { batch_dot(p, 9, 1, q.to_vec(), g.clone(), chunk, 4, kernel, 2) }.unwrap();
+            unsafe { batch_dot(p, 9, 1, q.to_vec(), g.clone(), chunk, 4, kernel.clone(), 2) }
+                .unwrap();
         (v.iter().map(flat).collect::<Vec<_>>(), job.is_some())
     };
     let direct = |q: &[Coded], chunk| call(&mut Pipeline::default(), q, chunk).0;
@@ -66,7 +67,7 @@ fn pipelined_jobs_are_taken_or_discarded() {
 
     // Jobs under other result slots are independent.
     // SAFETY: as above.
-    unsafe { batch_dot(&mut p, 10, 1, b.clone(), g.clone(), 0, 4, kernel, 1) }.unwrap();
+    unsafe { batch_dot(&mut p, 10, 1, b.clone(), g.clone(), 0, 4, kernel.clone(), 1) }.unwrap();
     assert_eq!((p.pending(9), p.pending(10)), (Some(1), Some(1)));
 }
 

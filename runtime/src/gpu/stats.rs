@@ -1,0 +1,25 @@
+//! What ran on the GPU, for `--stats` (key `"gpu"`, present only when the schedule attached a
+//! GPU): which device, how many dot products ran there and how many stayed on the CPU (rings
+//! without GPU kernels: F_p, 64-bit storage), and what moved to the card.
+
+use serde::Serialize;
+
+/// One party's GPU figures for one run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct GpuStats {
+    /// The device: name, ordinal, compute capability.
+    pub device: String,
+    /// Dot-product calls (a query, or a batch against a gallery chunk) computed on the GPU.
+    pub dot_calls: u64,
+    /// Their wall seconds, uploads and downloads included.
+    pub dot_s: f64,
+    /// Dot-product calls left to the CPU kernels: rings the GPU has no kernel for (F_p,
+    /// 64-bit storage) or codes longer than its kernels take.
+    pub cpu_dot_calls: u64,
+    /// Gallery chunks uploaded and split into limb planes (each once per process).
+    pub gallery_uploads: u64,
+    /// Bytes copied to the GPU (gallery chunks and query batches).
+    pub bytes_uploaded: u64,
+    /// Bytes of gallery limb planes resident at the end.
+    pub resident_bytes: u64,
+}

@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# The checks that need an NVIDIA GPU, in one command, for a machine that has one:
+#
+#   1. every example, built with `--target cuda`, three parties on this one GPU (one process and
+#      CUDA context each), answers checked against the plaintext definition (`irisc run --check`),
+#      under every sharing the program accepts that has GPU kernels;
+#   2. a CPU party with two GPU parties: the same answers (the parties' randomness and messages
+#      do not depend on where the dot products ran);
+#   3. compute-sanitizer memcheck on one party of an end-to-end run;
+#
+# and a closing line `N passed, N failed` (and the skipped, with why). Exit status 0 only when
+# nothing failed.
+#
+# Needs: `irisc` and the runtime archive `libirisc_runtime.a` built with the runtime's `cuda`
+# feature, side by side in $BIN (default target/release):
+#     cargo build --release -p irisc && cargo build --release -p irisc-runtime --features cuda
+# a C compiler (the executables are linked there), and the NVIDIA driver. No Rust, no network.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+BIN=${BIN:-target/release}
+IRISC="$BIN/irisc"
+export IRISC_RUNTIME_LIB=${IRISC_RUNTIME_LIB:-$BIN/libirisc_runtime.a}
+WORK=${WORK:-$(mktemp -d -t irisc-gpu-check.XXXXXX)}
+RECORDS=${RECORDS:-2000}          # full-size (12 800-bit) galleries
+SMALL=${SMALL:-96}                # 256-bit galleries
+TIMEOUT=${TIMEOUT:-300}
+
+passed=0
+failed=0
+skipped=0
+failures=()
+
+say() { printf 'gpu-check: %s\n' "$*"; }
+pass() { passed=$((passed + 1)); say "PASS $1"; }
+fail() { failed=$((failed + 1)); failures+=("$1"); say "FAIL $1"; }
+skip() { skipped=$((skipped + 1)); say "SKIP $1: $2"; }
+
+[[ -x $IRISC ]] || { say "no irisc at $IRISC (set BIN)"; echo "0 passed, 1 failed"; exit 1; }
+[[ -f $IRISC_RUNTIME_LIB ]] || { say "no runtime archive at $IRISC_RUNTIME_LIB"; echo "0 passed, 1 failed"; exit 1; }
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
+    say "no NVIDIA GPU here: nothing of this script can run"
+    echo "0 passed, 0 failed, 1 skipped (no GPU)"
+    exit 1
+fi
+say "GPU: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -n1)"
+say "work: $WORK"
+
+gen() { "$IRISC" gen "$@" >/dev/null; }
+
+# --- data --------------------------------------------------------------------------------------
+D="$WORK/data"
+mkdir -p "$D"
+gen --count "$SMALL" --seed 5 --bits 256 -o "$D/small_db.ndjson"
+gen --count "$SMALL" --seed 6 --bits 256 -o "$D/small_right.ndjson"
+gen --count 12 --seed 7 --bits 256 --near "$D/small_db.ndjson" --ratio 0.375 -o "$D/small_q.ndjson"
+gen --count 12 --seed 7 --bits 256 --near "$D/small_right.ndjson" --ratio 0.375 -o "$D/small_qr.ndjson"
+gen --count 12 --seed 9 --bits 256 --near "$D/small_db.ndjson" --ratio 0.30 -o "$D/small_q_tier.ndjson"
+gen --kind bit --count 12 --seed 10 -o "$D/tier.ndjson"
+gen --count "$RECORDS" --seed 15 -o "$D/db.ndjson"
+gen --count "$RECORDS" --seed 16 -o "$D/right.ndjson"
+gen --count 8 --seed 17 --near "$D/db.ndjson" -o "$D/q.ndjson"
+gen --count 8 --seed 17 --near "$D/right.ndjson" -o "$D/qr.ndjson"
+gen --count 8 --seed 19 --near "$D/db.ndjson" --ratio 0.30 -o "$D/q_tier.ndjson"
+gen --kind bit --count 8 --seed 20 -o "$D/tier8.ndjson"
+
+# The inputs of each example (NAME=FILE), by program.
+inputs_of() {
+    case "$1" in
+        small_ids|small_secret|small_count|small_batch)
+            echo "--input db=$D/small_db.ndjson --input q=$D/small_q.ndjson" ;;
+        small_tiered)
+            echo "--input db=$D/small_db.ndjson --input q=$D/small_q_tier.ndjson --input tier=$D/tier.ndjson" ;;
+        small_eyes)
+            echo "--input left=$D/small_db.ndjson --input right=$D/small_right.ndjson --input ql=$D/small_q.ndjson --input qr=$D/small_qr.ndjson" ;;
+        iris_ids|iris_unique|iris_count|iris_secret_masks|iris_batch_unique)
+            echo "--input db=$D/db.ndjson --input q=$D/q.ndjson" ;;
+        iris_tiered)
+            echo "--input db=$D/db.ndjson --input q=$D/q_tier.ndjson --input tier=$D/tier8.ndjson" ;;
+        iris_both_eyes|iris_both_eyes_or|iris_eyes_ids)
+            echo "--input left=$D/db.ndjson --input right=$D/right.ndjson --input ql=$D/q.ndjson --input qr=$D/qr.ndjson" ;;
+        *) echo "" ;;
+    esac
+}
+
+# --- 1. every example x sharing, three parties on the GPU ----------------------------------------
+for program in examples/*.irs; do
+    name=$(basename "$program" .irs)
+    args=$(inputs_of "$name")
+    if [[ -z $args ]]; then
+        # Embeddings (cosine): their dot products have no GPU kernel; `--emit=ptx` says so.
+        why=$("$IRISC" build "$program" --target cuda --emit ptx 2>&1 >/dev/null | tail -n1)
+        skip "$name" "${why:-no inputs known to this script}"
+        continue
+    fi
+    for sharing in default rep3 gr2 gr4; do
+        flag=()
+        [[ $sharing != default ]] && flag=(--sharing "$sharing")
+        label="$name ($sharing)"
+        if ! "$IRISC" build "$program" "${flag[@]}" --target cuda --emit ptx >/dev/null 2>"$WORK/why.txt"; then
+            if grep -q "has a GPU kernel\|not accepted\|cannot\|does not apply" "$WORK/why.txt"; then
+                skip "$label" "$(tail -n1 "$WORK/why.txt")"
+            else
+                fail "$label: $(tail -n1 "$WORK/why.txt")"
+            fi
+            continue
+        fi
+        # shellcheck disable=SC2086
+        if timeout "$TIMEOUT" "$IRISC" run "$program" "${flag[@]}" --target cuda --check $args \
+            --work "$WORK/run-$name-$sharing" >"$WORK/out-$name-$sharing.json" 2>"$WORK/err-$name-$sharing.txt"; then
+            pass "$label: $(grep -c '"query"' "$WORK/out-$name-$sharing.json") answers equal the plaintext definition"
+        else
+            fail "$label: $(tail -n2 "$WORK/err-$name-$sharing.txt" | tr '\n' ' ')"
+        fi
+    done
+done
+
+# --- 2. one CPU party and two GPU parties ---------------------------------------------------------
+mixed() {
+    local program=examples/small_ids.irs M="$WORK/mixed"
+    mkdir -p "$M"
+    "$IRISC" build "$program" -o "$M/cpu" --quiet || return 1
+    "$IRISC" build "$program" --target cuda -o "$M/gpu" --quiet || return 1
+    "$IRISC" keys -o "$M/keys" >/dev/null || return 1
+    "$IRISC" share --program "$program" --input "db=$D/small_db.ndjson" --input "q=$D/small_q.ndjson" -o "$M/shares" >/dev/null || return 1
+    local p exe
+    for p in 0 1 2; do
+        exe="$M/gpu"
+        [[ $p == 0 ]] && exe="$M/cpu"
+        timeout "$TIMEOUT" "$exe" --party "$p" --config "$M/keys/parties.toml" \
+            --input "db=$M/shares/p$p/db.shares" --input "q=$M/shares/p$p/q.shares" >"$M/out$p.json" 2>"$M/err$p.txt" &
+    done
+    wait || true
+    # The GPU run of step 1 was checked against the plaintext: the mixed answers must equal it.
+    local want="$WORK/out-small_ids-default.json"
+    [[ -s $want ]] || return 1
+    diff <(grep '"query"' "$M/out0.json" | sort) <(grep '"query"' "$want" | sed 's/"party": *[0-9]*, *//' | sort) >"$M/diff.txt"
+}
+if mixed; then pass "CPU party 0 with GPU parties 1 and 2: the same answers"; else fail "CPU party with GPU parties (see $WORK/mixed)"; fi
+
+# --- 3. compute-sanitizer memcheck on one party ----------------------------------------------------
+memcheck() {
+    local program=examples/small_secret.irs S="$WORK/sanitizer"
+    command -v compute-sanitizer >/dev/null 2>&1 || { skip "memcheck" "no compute-sanitizer on PATH"; return 2; }
+    mkdir -p "$S"
+    "$IRISC" build "$program" --target cuda -o "$S/gpu" --quiet || return 1
+    "$IRISC" keys -o "$S/keys" >/dev/null || return 1
+    "$IRISC" share --program "$program" --input "db=$D/small_db.ndjson" --input "q=$D/small_q.ndjson" -o "$S/shares" >/dev/null || return 1
+    local p
+    for p in 1 2; do
+        timeout "$TIMEOUT" "$S/gpu" --party "$p" --config "$S/keys/parties.toml" --timeout 600 \
+            --input "db=$S/shares/p$p/db.shares" --input "q=$S/shares/p$p/q.shares" >/dev/null 2>"$S/err$p.txt" &
+    done
+    timeout "$TIMEOUT" compute-sanitizer --tool memcheck --error-exitcode 3 --log-file "$S/memcheck.txt" \
+        "$S/gpu" --party 0 --config "$S/keys/parties.toml" \
+        --input "db=$S/shares/p0/db.shares" --input "q=$S/shares/p0/q.shares" >"$S/out0.json" 2>"$S/err0.txt"
+    local rc=$?
+    wait || true
+    grep -q "ERROR SUMMARY: 0 errors" "$S/memcheck.txt" && [[ $rc == 0 ]]
+}
+memcheck
+case $? in
+    0) pass "compute-sanitizer memcheck: 0 errors on party 0 of small_secret" ;;
+    2) ;;
+    *) fail "compute-sanitizer memcheck (see $WORK/sanitizer/memcheck.txt)" ;;
+esac
+
+for f in "${failures[@]}"; do say "failed: $f"; done
+echo "$passed passed, $failed failed, $skipped skipped"
+[[ $failed == 0 ]]
