@@ -53,6 +53,8 @@ pub struct Case {
     /// `--per-query-chunks`: each query of a batch runs its own comparison rounds (the
     /// schedule before a batch's comparisons ran as one vector), to compare against.
     pub per_query_chunks: bool,
+    /// `--query-batch N` of the build (None: the default, 8).
+    pub query_batch: Option<u32>,
 }
 
 impl Case {
@@ -69,6 +71,7 @@ impl Case {
             },
             precision_bits: None,
             per_query_chunks: self.per_query_chunks,
+            query_batch: self.query_batch,
         })
     }
 }
@@ -82,6 +85,7 @@ pub const CASES: &[Case] = &[
         sharing: None,
         variant: None,
         per_query_chunks: false,
+        query_batch: None,
     },
     Case {
         name: "iris_eyes_ids",
@@ -91,6 +95,7 @@ pub const CASES: &[Case] = &[
         sharing: None,
         variant: None,
         per_query_chunks: false,
+        query_batch: None,
     },
 ];
 

@@ -99,6 +99,7 @@ fn batch_on_wan(
     let per_query_case = Case {
         name: "iris_ids_per_query_chunks",
         per_query_chunks: true,
+        query_batch: None,
         ..CASES[0]
     };
     let batched = measure_in(

@@ -45,6 +45,7 @@ const fn case(name: &'static str, source: &'static str, variant: Option<&'static
         sharing: Some("rep3"),
         variant,
         per_query_chunks: false,
+        query_batch: None,
     }
 }
 

@@ -660,6 +660,8 @@ fn end_to_end(opts: &BenchOptions, dir: &std::path::Path, gpu_free: u64) -> Resu
         sharing: Some("rep3"),
         variant: None,
         per_query_chunks: false,
+        // Paper 003 Table 3: the batch of 32 people is one kernel call per eye.
+        query_batch: Some(TABLE3_PEOPLE as u32),
     };
     let setting = Setting {
         threads,

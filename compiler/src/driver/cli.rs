@@ -60,6 +60,10 @@ pub struct PlanArgs {
     /// queries), not once for the whole batch: the schedule before batching, to compare with.
     #[arg(long)]
     pub per_query_chunks: bool,
+    /// Queries whose dot products with a chunk of the gallery are one kernel call (1..=1024;
+    /// default 8). Paper 003's GPU benchmark batches 32 people x 2 eyes x 31 rotations.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub query_batch: Option<u32>,
 }
 
 impl PlanArgs {
@@ -83,6 +87,7 @@ impl PlanArgs {
             variant,
             precision_bits: self.precision,
             per_query_chunks: self.per_query_chunks,
+            query_batch: self.query_batch,
         })
     }
 }

@@ -272,9 +272,11 @@ impl PassManager {
     pub fn schedule_pipeline_for(options: &PlanOptions) -> PassManager {
         let mut pm = PassManager::new();
         pm.add(irs_to_mpc::IrsToMpc);
+        let tile = mpc_tile::MpcTile::default();
         pm.add(mpc_tile::MpcTile {
             batch_chunks: !options.per_query_chunks,
-            ..mpc_tile::MpcTile::default()
+            query_batch: options.query_batch.unwrap_or(tile.query_batch),
+            ..tile
         });
         pm.add(kernel_tile::KernelTilePass);
         pm

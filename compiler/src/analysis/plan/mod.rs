@@ -52,6 +52,9 @@ pub struct PlanOptions {
     /// `--per-query-chunks`: the chunk stage's ops once per query, not once for the batch
     /// (`mpc-tile{batch-chunks=0}`).
     pub per_query_chunks: bool,
+    /// `--query-batch N`: queries whose dot products with a chunk are one kernel call
+    /// (`mpc-tile{query-batch=N}`; None: the pass's default, 8).
+    pub query_batch: Option<u32>,
 }
 
 /// The plan of one fhd test.

@@ -248,6 +248,7 @@ fn forced_variants() {
         variant: Some(v),
         precision_bits: None,
         per_query_chunks: false,
+        query_batch: None,
     };
     let p = plan(&prog, &force(Some(Sharing::Rep3), Variant::ConstLift)).unwrap();
     let f = only_fhd(&p);
@@ -278,6 +279,7 @@ fn forced_variants() {
         variant: Some(Variant::ConstLift),
         precision_bits: Some(20),
         per_query_chunks: false,
+        query_batch: None,
     };
     let f = plan(&prog, &o).unwrap().tests[0].clone();
     let TestPlan::Fhd(f) = f else { panic!() };
@@ -358,6 +360,7 @@ fn rings_too_large_or_too_wide_for_16_bits() {
         variant: Some(Variant::ConstLift),
         precision_bits: Some(62),
         per_query_chunks: false,
+        query_batch: None,
     };
     let e = plan(&deployed(MaskKind::Secret), &o).unwrap_err();
     assert!(e.message.contains("more than 64"), "{e}");

@@ -7,65 +7,11 @@
 //! the next party; everything else stays where the values are.
 
 use super::super::CodegenError;
-use super::ir::{err, Flavor, Ir, PTX_KERNEL_CC};
-use inkwell::{context::Context, module::Module, values::FunctionValue};
+use super::ir::{declare_kernel, err, Flavor, Ir, Param};
+use inkwell::{context::Context, module::Module};
 use irisc_runtime::contract::gpu::{
     bit_planes_kernel_name, LimbWidth, AND_LOCAL_KERNEL, PRSS_ZERO_BITS_KERNEL,
 };
-
-/// A kernel function of `params` (true: a buffer pointer; false: an i64), void, the PTX
-/// kernel calling convention on the GPU. `None` if `module` already has it.
-fn kernel<'ctx>(
-    cx: &'ctx Context,
-    module: &Module<'ctx>,
-    name: &str,
-    params: &[Param],
-    flavor: Flavor,
-) -> Option<FunctionValue<'ctx>> {
-    if module.get_function(name).is_some() {
-        return None;
-    }
-    let buf = cx.ptr_type(flavor.address_space());
-    let types: Vec<_> = params
-        .iter()
-        .map(|p| match p {
-            Param::Buf => buf.into(),
-            Param::I64 => cx.i64_type().into(),
-            Param::I32 => cx.i32_type().into(),
-        })
-        .collect();
-    let f = module.add_function(name, cx.void_type().fn_type(&types, false), None);
-    if flavor == Flavor::Nvptx {
-        f.set_call_conventions(PTX_KERNEL_CC);
-    }
-    Some(f)
-}
-
-enum Param {
-    Buf,
-    I64,
-    I32,
-}
-
-/// The grid-stride start and step (GPU), or every item in turn (host).
-fn items<'ctx>(
-    ir: &Ir<'ctx, '_>,
-) -> Result<
-    (
-        inkwell::values::IntValue<'ctx>,
-        inkwell::values::IntValue<'ctx>,
-    ),
-    CodegenError,
-> {
-    Ok(match ir.flavor {
-        Flavor::Nvptx => {
-            let ntid = ir.sreg("ntid.x")?;
-            let first = ir.add(ir.mul(ir.sreg("ctaid.x")?, ntid)?, ir.sreg("tid.x")?)?;
-            (first, ir.mul(ir.sreg("nctaid.x")?, ntid)?)
-        }
-        Flavor::Host => (ir.c64(0), ir.c64(1)),
-    })
-}
 
 /// Defines `irisc_gpu_bit_planes{w}` (once).
 pub fn define_bit_planes<'ctx>(
@@ -75,7 +21,7 @@ pub fn define_bit_planes<'ctx>(
     flavor: Flavor,
 ) -> Result<(), CodegenError> {
     use Param::*;
-    let Some(f) = kernel(
+    let Some(f) = declare_kernel(
         cx,
         module,
         &bit_planes_kernel_name(width),
@@ -89,7 +35,7 @@ pub fn define_bit_planes<'ctx>(
     let planes = ir.zext(ir.int_param(2)?, ir.i64t())?;
     let (dst, words) = (ir.ptr_param(3)?, ir.int_param(4)?);
     let wt = ir.word(width);
-    let (first, step) = items(&ir)?;
+    let (first, step) = ir.grid_stride()?;
     let total = ir.mul(planes, words)?;
     ir.range("item", first, total, step, &mut |ir, item| {
         let j = ir.udiv(item, words)?;
@@ -130,7 +76,7 @@ pub fn define_and_local<'ctx>(
     flavor: Flavor,
 ) -> Result<(), CodegenError> {
     use Param::*;
-    let Some(f) = kernel(
+    let Some(f) = declare_kernel(
         cx,
         module,
         AND_LOCAL_KERNEL,
@@ -146,7 +92,7 @@ pub fn define_and_local<'ctx>(
     let (words, len) = (ir.int_param(5)?, ir.int_param(6)?);
     let out = ir.ptr_param(7)?;
     let t = ir.i64t();
-    let (first, step) = items(&ir)?;
+    let (first, step) = ir.grid_stride()?;
     // The valid bits of the last word: all ones when len is a multiple of 64.
     let rem = ir.urem(len, ir.c64(64))?;
     let partial = ir.sub(ir.shl(ir.c64(1), rem)?, ir.c64(1))?;
@@ -178,7 +124,7 @@ pub fn define_prss_zero_bits<'ctx>(
     flavor: Flavor,
 ) -> Result<(), CodegenError> {
     use Param::*;
-    let Some(f) = kernel(
+    let Some(f) = declare_kernel(
         cx,
         module,
         PRSS_ZERO_BITS_KERNEL,
@@ -193,18 +139,10 @@ pub fn define_prss_zero_bits<'ctx>(
     let n = ir.int_param(4)?;
     let out = ir.ptr_param(5)?;
     let t = ir.i64t();
-    let (first, step) = items(&ir)?;
+    let (first, step) = ir.grid_stride()?;
     ir.range("e", first, n, step, &mut |ir, e| {
-        let word = |stream, skip| {
-            let base = ir.add(skip, ir.mul(e, ir.c64(8))?)?;
-            let mut w = ir.c64(0);
-            for k in 0..8u64 {
-                let byte = ir.load(ir.i8t(), ir.at(ir.i8t(), stream, ir.add(base, ir.c64(k))?)?)?;
-                let byte = ir.shl(ir.zext(byte, t)?, ir.c64(8 * k))?;
-                w = ir.b.build_or(w, byte, "").map_err(err)?;
-            }
-            Ok::<_, CodegenError>(w)
-        };
+        let at = |skip| ir.add(skip, ir.mul(e, ir.c64(8))?);
+        let word = |stream, skip| ir.load_le(t, stream, at(skip)?);
         let v =
             ir.b.build_xor(word(own, own_skip)?, word(prev, prev_skip)?, "")
                 .map_err(err)?;

@@ -29,13 +29,13 @@
 //! CPU against the runtime's references.
 
 use super::super::CodegenError;
-use super::ir::{err, Flavor, Ir, PTX_KERNEL_CC};
+use super::ir::{declare_kernel, err, Flavor, Ir, Param};
 use super::limbs;
 use inkwell::{
     context::Context,
     intrinsics::Intrinsic,
     module::Module,
-    values::{BasicValue, FunctionValue, IntValue, PointerValue},
+    values::{BasicValue, IntValue, PointerValue},
 };
 use irisc_runtime::contract::gpu::{
     dot_kernel_name, LimbWidth, BLOCK_COLS, BLOCK_ROWS, DOT_THREADS, K_STEP, MAX_K, WARP_COLS,
@@ -56,32 +56,19 @@ pub fn define<'ctx>(
     width: LimbWidth,
     k_pad: u64,
     flavor: Flavor,
-) -> Result<FunctionValue<'ctx>, CodegenError> {
+) -> Result<(), CodegenError> {
     let name = dot_kernel_name(width, k_pad);
-    if let Some(f) = module.get_function(&name) {
-        return Ok(f);
-    }
     if k_pad == 0 || k_pad % K_STEP != 0 || k_pad > MAX_K {
         return Err(err(format!(
             "no GPU dot kernel for rows of {k_pad} limbs: a positive multiple of {K_STEP} up to {MAX_K} is needed"
         )));
     }
-    let buf = cx.ptr_type(flavor.address_space());
-    let i64t = cx.i64_type();
+    use Param::*;
     // (gallery, gallery_rows_pad, queries, query_rows_pad, out, records, codes)
-    let ty = cx.void_type().fn_type(
-        &[
-            buf.into(),
-            i64t.into(),
-            buf.into(),
-            i64t.into(),
-            buf.into(),
-            i64t.into(),
-            i64t.into(),
-        ],
-        false,
-    );
-    let f = module.add_function(&name, ty, None);
+    let params = [Buf, I64, Buf, I64, Buf, I64, I64];
+    let Some(f) = declare_kernel(cx, module, &name, &params, flavor) else {
+        return Ok(());
+    };
     let ir = Ir::new(cx, module, f, flavor);
     let operands = Operands {
         gallery: ir.ptr_param(0)?,
@@ -95,14 +82,11 @@ pub fn define<'ctx>(
         width,
     };
     match flavor {
-        Flavor::Nvptx => {
-            f.set_call_conventions(PTX_KERNEL_CC);
-            tensor_core_body(&ir, &operands)?;
-        }
+        Flavor::Nvptx => tensor_core_body(&ir, &operands)?,
         Flavor::Host => scalar_body(&ir, &operands)?,
     }
     ir.ret()?;
-    Ok(f)
+    Ok(())
 }
 
 /// The kernel's parameters, as values.

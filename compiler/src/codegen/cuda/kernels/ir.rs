@@ -43,6 +43,43 @@ impl Flavor {
 /// LLVM's calling convention number for `ptx_kernel` (an entry point of the PTX module).
 pub const PTX_KERNEL_CC: u32 = 71;
 
+/// A kernel parameter's kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Param {
+    /// A buffer (in the flavor's address space).
+    Buf,
+    I32,
+    I64,
+}
+
+/// Declares the kernel `name(params) -> void` for `flavor` (a `ptx_kernel` on the GPU); `None`
+/// if `module` already has it.
+pub fn declare_kernel<'ctx>(
+    cx: &'ctx Context,
+    module: &Module<'ctx>,
+    name: &str,
+    params: &[Param],
+    flavor: Flavor,
+) -> Option<FunctionValue<'ctx>> {
+    if module.get_function(name).is_some() {
+        return None;
+    }
+    let buf = cx.ptr_type(flavor.address_space());
+    let types: Vec<inkwell::types::BasicMetadataTypeEnum> = params
+        .iter()
+        .map(|p| match p {
+            Param::Buf => buf.into(),
+            Param::I32 => cx.i32_type().into(),
+            Param::I64 => cx.i64_type().into(),
+        })
+        .collect();
+    let f = module.add_function(name, cx.void_type().fn_type(&types, false), None);
+    if flavor == Flavor::Nvptx {
+        f.set_call_conventions(PTX_KERNEL_CC);
+    }
+    Some(f)
+}
+
 /// A builder positioned in one function, with the types and helpers the kernels use.
 pub struct Ir<'ctx, 'm> {
     pub cx: &'ctx Context,
@@ -314,6 +351,40 @@ impl<'ctx, 'm> Ir<'ctx, 'm> {
         self.br(head)?;
         self.b.position_at_end(done);
         Ok(())
+    }
+
+    /// The thread's first item and the stride of a grid-stride loop over items on the GPU
+    /// (`ctaid.x * ntid.x + tid.x`, `nctaid.x * ntid.x`); every item in turn on the host.
+    pub fn grid_stride(&self) -> Result<(IntValue<'ctx>, IntValue<'ctx>), CodegenError> {
+        Ok(match self.flavor {
+            Flavor::Nvptx => {
+                let ntid = self.sreg("ntid.x")?;
+                let first =
+                    self.add(self.mul(self.sreg("ctaid.x")?, ntid)?, self.sreg("tid.x")?)?;
+                (first, self.mul(self.sreg("nctaid.x")?, ntid)?)
+            }
+            Flavor::Host => (self.c64(0), self.c64(1)),
+        })
+    }
+
+    /// The little-endian word of type `t` at byte `offset` of `bytes`, read byte by byte (it
+    /// may be unaligned: a keystream's unread bytes start anywhere in a block).
+    pub fn load_le(
+        &self,
+        t: IntType<'ctx>,
+        bytes: PointerValue<'ctx>,
+        offset: IntValue<'ctx>,
+    ) -> Result<IntValue<'ctx>, CodegenError> {
+        let mut w = t.const_zero();
+        for k in 0..u64::from(t.get_bit_width() / 8) {
+            let byte = self.load(
+                self.i8t(),
+                self.at(self.i8t(), bytes, self.add(offset, self.c64(k))?)?,
+            )?;
+            let byte = self.shl(self.zext(byte, t)?, t.const_int(8 * k, false))?;
+            w = self.b.build_or(w, byte, "").map_err(err)?;
+        }
+        Ok(w)
     }
 
     /// The value of an NVPTX special register (`tid.x`, `ctaid.y`, `ntid.x`, `nctaid.x`), as

@@ -10,12 +10,12 @@
 //! the loads may take through the non-coherent cache.
 
 use super::super::CodegenError;
-use super::ir::{err, Flavor, Ir, PTX_KERNEL_CC};
+use super::ir::{declare_kernel, err, Flavor, Ir, Param};
 use inkwell::{
     context::Context,
     intrinsics::Intrinsic,
     module::{Linkage, Module},
-    values::{FunctionValue, GlobalValue, IntValue, PointerValue},
+    values::{GlobalValue, IntValue, PointerValue},
 };
 use irisc_runtime::contract::gpu::{prss_zero_kernel_name, LimbWidth, AES_CTR_KERNEL};
 use irisc_runtime::rand::aes_tables::{sbox, t_tables};
@@ -56,19 +56,6 @@ fn tables<'ctx>(
         g
     });
     (tables, s)
-}
-
-/// The thread's first item and the stride: the grid-stride loop on the GPU, every item in
-/// turn on the host.
-fn items<'ctx>(ir: &Ir<'ctx, '_>) -> Result<(IntValue<'ctx>, IntValue<'ctx>), CodegenError> {
-    Ok(match ir.flavor {
-        Flavor::Nvptx => {
-            let ntid = ir.sreg("ntid.x")?;
-            let first = ir.add(ir.mul(ir.sreg("ctaid.x")?, ntid)?, ir.sreg("tid.x")?)?;
-            (first, ir.mul(ir.sreg("nctaid.x")?, ntid)?)
-        }
-        Flavor::Host => (ir.c64(0), ir.c64(1)),
-    })
 }
 
 fn bswap<'ctx>(ir: &Ir<'ctx, '_>, v: IntValue<'ctx>) -> Result<IntValue<'ctx>, CodegenError> {
@@ -150,34 +137,25 @@ pub fn define_aes_ctr<'ctx>(
     cx: &'ctx Context,
     module: &Module<'ctx>,
     flavor: Flavor,
-) -> Result<FunctionValue<'ctx>, CodegenError> {
-    if let Some(f) = module.get_function(AES_CTR_KERNEL) {
-        return Ok(f);
-    }
+) -> Result<(), CodegenError> {
+    use Param::*;
     let (te, sb) = tables(cx, module, flavor);
-    let buf = cx.ptr_type(flavor.address_space());
-    let i64t = cx.i64_type();
     // (round_keys, first_lo, first_hi, blocks, out)
-    let ty = cx.void_type().fn_type(
-        &[
-            buf.into(),
-            i64t.into(),
-            i64t.into(),
-            i64t.into(),
-            buf.into(),
-        ],
-        false,
-    );
-    let f = module.add_function(AES_CTR_KERNEL, ty, None);
-    if flavor == Flavor::Nvptx {
-        f.set_call_conventions(PTX_KERNEL_CC);
-    }
+    let Some(f) = declare_kernel(
+        cx,
+        module,
+        AES_CTR_KERNEL,
+        &[Buf, I64, I64, I64, Buf],
+        flavor,
+    ) else {
+        return Ok(());
+    };
     let ir = Ir::new(cx, module, f, flavor);
     let rk = ir.ptr_param(0)?;
     let (first_lo, first_hi) = (ir.int_param(1)?, ir.int_param(2)?);
     let blocks = ir.int_param(3)?;
     let out = ir.ptr_param(4)?;
-    let (first, step) = items(&ir)?;
+    let (first, step) = ir.grid_stride()?;
     ir.range("block", first, blocks, step, &mut |ir, b| {
         // The 128-bit little-endian counter first + b.
         let lo = ir.add(first_lo, b)?;
@@ -199,7 +177,7 @@ pub fn define_aes_ctr<'ctx>(
         Ok(())
     })?;
     ir.ret()?;
-    Ok(f)
+    Ok(())
 }
 
 /// Defines `irisc_gpu_prss_zero{w}` for `flavor` (once).
@@ -208,29 +186,13 @@ pub fn define_prss_zero<'ctx>(
     module: &Module<'ctx>,
     width: LimbWidth,
     flavor: Flavor,
-) -> Result<FunctionValue<'ctx>, CodegenError> {
-    let name = prss_zero_kernel_name(width);
-    if let Some(f) = module.get_function(&name) {
-        return Ok(f);
-    }
-    let buf = cx.ptr_type(flavor.address_space());
-    let i64t = cx.i64_type();
+) -> Result<(), CodegenError> {
+    use Param::*;
     // (own, own_skip, prev, prev_skip, n, out)
-    let ty = cx.void_type().fn_type(
-        &[
-            buf.into(),
-            i64t.into(),
-            buf.into(),
-            i64t.into(),
-            i64t.into(),
-            buf.into(),
-        ],
-        false,
-    );
-    let f = module.add_function(&name, ty, None);
-    if flavor == Flavor::Nvptx {
-        f.set_call_conventions(PTX_KERNEL_CC);
-    }
+    let params = [Buf, I64, Buf, I64, I64, Buf];
+    let Some(f) = declare_kernel(cx, module, &prss_zero_kernel_name(width), &params, flavor) else {
+        return Ok(());
+    };
     let ir = Ir::new(cx, module, f, flavor);
     let (own, own_skip) = (ir.ptr_param(0)?, ir.int_param(1)?);
     let (prev, prev_skip) = (ir.ptr_param(2)?, ir.int_param(3)?);
@@ -238,22 +200,14 @@ pub fn define_prss_zero<'ctx>(
     let out = ir.ptr_param(5)?;
     let wt = ir.word(width);
     let bytes = u64::from(width.bits() / 8);
-    let (first, step) = items(&ir)?;
+    let (first, step) = ir.grid_stride()?;
     ir.range("e", first, n, step, &mut |ir, e| {
-        // A little-endian word assembled byte by byte: the skip may leave it unaligned.
-        let word = |stream: PointerValue<'ctx>, skip: IntValue<'ctx>| {
-            let base = ir.add(skip, ir.mul(e, ir.c64(bytes))?)?;
-            let mut w = wt.const_zero();
-            for k in 0..bytes {
-                let byte = ir.load(ir.i8t(), ir.at(ir.i8t(), stream, ir.add(base, ir.c64(k))?)?)?;
-                let byte = ir.shl(ir.zext(byte, wt)?, wt.const_int(8 * k, false))?;
-                w = ir.b.build_or(w, byte, "").map_err(err)?;
-            }
-            Ok::<_, CodegenError>(w)
-        };
+        // The skip may leave a word unaligned.
+        let at = |skip| ir.add(skip, ir.mul(e, ir.c64(bytes))?);
+        let word = |stream, skip| ir.load_le(wt, stream, at(skip)?);
         let v = ir.sub(word(own, own_skip)?, word(prev, prev_skip)?)?;
         ir.store(ir.at(wt, out, e)?, v)
     })?;
     ir.ret()?;
-    Ok(f)
+    Ok(())
 }

@@ -7,9 +7,9 @@
 //! over the same elements with the same body.
 
 use super::super::CodegenError;
-use super::ir::{err, Flavor, Ir, PTX_KERNEL_CC};
+use super::ir::{declare_kernel, err, Flavor, Ir, Param};
 use super::limbs;
-use inkwell::{context::Context, module::Module, values::FunctionValue};
+use inkwell::{context::Context, module::Module};
 use irisc_runtime::contract::gpu::{split_kernel_name, LimbWidth};
 
 /// Defines the split kernel of `width` in `module` for `flavor` (once).
@@ -18,51 +18,25 @@ pub fn define<'ctx>(
     module: &Module<'ctx>,
     width: LimbWidth,
     flavor: Flavor,
-) -> Result<FunctionValue<'ctx>, CodegenError> {
-    let name = split_kernel_name(width);
-    if let Some(f) = module.get_function(&name) {
-        return Ok(f);
-    }
-    let buf = cx.ptr_type(flavor.address_space());
-    let (i32t, i64t) = (cx.i32_type(), cx.i64_type());
+) -> Result<(), CodegenError> {
+    use Param::*;
     // (src_a, src_b, rows, len, sides, negate_b, dst, rows_pad, k_pad)
-    let ty = cx.void_type().fn_type(
-        &[
-            buf.into(),
-            buf.into(),
-            i64t.into(),
-            i64t.into(),
-            i32t.into(),
-            i32t.into(),
-            buf.into(),
-            i64t.into(),
-            i64t.into(),
-        ],
-        false,
-    );
-    let f = module.add_function(&name, ty, None);
-    if flavor == Flavor::Nvptx {
-        f.set_call_conventions(PTX_KERNEL_CC);
-    }
+    let params = [Buf, Buf, I64, I64, I32, I32, Buf, I64, I64];
+    let Some(f) = declare_kernel(cx, module, &split_kernel_name(width), &params, flavor) else {
+        return Ok(());
+    };
     let ir = Ir::new(cx, module, f, flavor);
     let wt = ir.word(width);
     let (src_a, src_b) = (ir.ptr_param(0)?, ir.ptr_param(1)?);
     let (rows, len) = (ir.int_param(2)?, ir.int_param(3)?);
-    let sides = ir.zext(ir.int_param(4)?, i64t)?;
+    let sides = ir.zext(ir.int_param(4)?, ir.i64t())?;
     let negate_b = ir.ne0(ir.int_param(5)?)?;
     let dst = ir.ptr_param(6)?;
     let (rows_pad, k_pad) = (ir.int_param(7)?, ir.int_param(8)?);
     let plane = ir.mul(rows_pad, k_pad)?;
     let cols = ir.mul(sides, len)?;
 
-    let (first, step) = match flavor {
-        Flavor::Nvptx => {
-            let ntid = ir.sreg("ntid.x")?;
-            let first = ir.add(ir.mul(ir.sreg("ctaid.x")?, ntid)?, ir.sreg("tid.x")?)?;
-            (first, ir.mul(ir.sreg("nctaid.x")?, ntid)?)
-        }
-        Flavor::Host => (ir.c64(0), ir.c64(1)),
-    };
+    let (first, step) = ir.grid_stride()?;
     ir.range("e", first, plane, step, &mut |ir, e| {
         let r = ir.udiv(e, k_pad)?;
         let i = ir.urem(e, k_pad)?;
@@ -105,5 +79,5 @@ pub fn define<'ctx>(
         Ok(())
     })?;
     ir.ret()?;
-    Ok(f)
+    Ok(())
 }
