@@ -6,7 +6,7 @@
 //! `cargo run -p irisc-bench --release --example masked_dot_timing -- [L] [n_codes]
 //! [n_records] [ring] [isa] [shape...]` (defaults 12800, 31, 2000, `z16`, `vnni`, the
 //! compiler's default shape; ring `z16`, `gr16` or `fp`). A shape is `RxC` with optional
-//! suffixes `:kN` (K chunks of N words, 0: none), `:pN` (code panels of N codes) and `:nonext` (no streaming of the next
+//! suffixes `:kN` (K chunks of N words, 0: none), `:pN` (code panels of N codes), `:rN` (record panels of N records) and `:nonext` (no streaming of the next
 //! record block). `IRISC_KERNEL_ASM=path` also writes the kernels' assembly.
 
 use inkwell::{context::Context, OptimizationLevel};
@@ -33,6 +33,8 @@ fn parse_shape(s: &str, default: gemm::Shape) -> gemm::Shape {
             shape.k_chunk = k.parse().expect("K chunk");
         } else if let Some(n) = p.strip_prefix('p') {
             shape.code_panel = n.parse().expect("code panel");
+        } else if let Some(n) = p.strip_prefix('r') {
+            shape.record_panel = n.parse().expect("record panel");
         } else if p == "nonext" {
             shape.stream_next = false;
         } else {

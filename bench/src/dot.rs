@@ -632,6 +632,8 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
             extra.insert("code_panel_bytes".into(), json!(tile.panel_bytes));
             extra.insert("code_panel_codes".into(), json!(nest.code_panel));
             extra.insert("k_chunk_words".into(), json!(nest.k_chunk));
+            extra.insert("record_panel_bytes".into(), json!(tile.record_panel_bytes));
+            extra.insert("record_panel_records".into(), json!(nest.record_panel));
             extra.insert("passes".into(), json!(reps));
             extra.insert("seconds".into(), json!(secs));
             extra.insert("macs_per_dot".into(), json!(macs));
@@ -820,6 +822,8 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
                     "codes_per_call": c,
                     "tile": [t.records, t.codes],
                     "code_panel_bytes": t.panel_bytes,
+                    "k_chunk_bytes": t.k_chunk_bytes,
+                    "record_panel_bytes": t.record_panel_bytes,
                 })).collect::<Vec<_>>(),
                 "targets": {"GR16": 0.8, "Z16": 0.7, "F_p": 0.7},
                 "f_p_ceiling": "F_p's exact products need two vpdpwssd per 32 word pairs (one per byte of the gallery word), so its kernel can reach at most half of the 16-bit peak: see compiler/src/codegen/cpu/kernel/isa.rs",

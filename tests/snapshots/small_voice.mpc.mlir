@@ -9,7 +9,7 @@ module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
     %1 = "mpc.self_dot"(%0) : (!mpc.code<53 : i64>) -> !mpc.add<53 : i64>
     %2 = "mpc.reshare"(%1) : (!mpc.add<53 : i64>) -> !mpc.rep<53 : i64>
     "mpc.stage"() {name = "batch_dot"} : () -> ()
-    %3 = "mpc.batch_masked_dot"(%0, %arg1) {code_bits = 64 : i64, code_panel_bytes = 0 : i64, k_chunk_bytes = 0 : i64, tile = [2, 4], tile_codes = 8 : i64} : (!mpc.code<53 : i64>, !mpc.code<53 : i64>) -> !mpc.add<53 : i64>
+    %3 = "mpc.batch_masked_dot"(%0, %arg1) {code_bits = 64 : i64, code_panel_bytes = 0 : i64, k_chunk_bytes = 0 : i64, record_panel_bytes = 0 : i64, tile = [2, 4], tile_codes = 8 : i64} : (!mpc.code<53 : i64>, !mpc.code<53 : i64>) -> !mpc.add<53 : i64>
     "mpc.stage"() {name = "chunk"} : () -> ()
     %4 = "mpc.gallery_view"(%arg1) {shares = 1 : i64} : (!mpc.code<53 : i64>) -> !mpc.code<53 : i64>
     %5 = "mpc.reshare"(%3) : (!mpc.add<53 : i64>) -> !mpc.rep<53 : i64>

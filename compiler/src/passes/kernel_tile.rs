@@ -2,7 +2,7 @@
 //! ([`crate::analysis::kernel_tile`]): `tile = [records, codes]`, the codes per kernel call it
 //! was chosen for (`tile_codes`: the query batch `mpc.query_batch` x the rotations of the
 //! query operand for a batch dot product, the rotations alone for an untiled one) and
-//! `code_panel_bytes`. Code generation generates the kernel variant the attributes name.
+//! `code_panel_bytes`, `k_chunk_bytes` and `record_panel_bytes`. Code generation generates the kernel variant the attributes name.
 //!
 //! A tile already on an op is checked (registers, sides) and kept, so a hand-written tile can be
 //! tried with `irisc opt`/`irisc build` on `.mlir`; a bad one is refused with the reason.
@@ -14,12 +14,13 @@
 //! ```
 //! After:
 //! ```mlir
-//! %2 = "mpc.batch_shamir_dot"(%1, %arg1) {code_panel_bytes = 0, tile = [6, 4], tile_codes = 248} : (...) -> !mpc.add<16>
+//! %2 = "mpc.batch_shamir_dot"(%1, %arg1) {code_panel_bytes = 0, k_chunk_bytes = 4096, record_panel_bytes = 196608, tile = [6, 4], tile_codes = 248} : (...) -> !mpc.add<16>
 //! ```
 
 use super::{Pass, PassError};
 use crate::analysis::kernel_tile::{
-    check, choose, DotKind, KernelTile, CODES_ATTR, K_CHUNK_ATTR, PANEL_ATTR, TILE_ATTR,
+    check, choose, DotKind, KernelTile, CODES_ATTR, K_CHUNK_ATTR, PANEL_ATTR, RECORD_PANEL_ATTR,
+    TILE_ATTR,
 };
 use crate::mlir::{get_int, get_str, int_attr, op_name, Compiler};
 use melior::ir::{
@@ -109,6 +110,12 @@ pub fn read_tile<'c: 'a, 'a>(
         } else {
             0
         },
+        // Optional likewise (before record panels were a decision: none).
+        record_panel_bytes: if op.attribute(RECORD_PANEL_ATTR).is_ok() {
+            count(RECORD_PANEL_ATTR)?
+        } else {
+            0
+        },
     }))
 }
 
@@ -190,6 +197,10 @@ impl Pass for KernelTilePass {
                 op.set_attribute(
                     K_CHUNK_ATTR,
                     int_attr(ctx, K_CHUNK_ATTR, t.k_chunk_bytes as i64).1,
+                );
+                op.set_attribute(
+                    RECORD_PANEL_ATTR,
+                    int_attr(ctx, RECORD_PANEL_ATTR, t.record_panel_bytes as i64).1,
                 );
             }
         }

@@ -47,6 +47,10 @@ pub struct Shape {
     pub stream_next: bool,
     /// Codes per panel, the outermost loop (0: all codes in one).
     pub code_panel: u32,
+    /// Records per panel (0: none): with K chunks, each panel's chunk of gallery rows is
+    /// computed against every code block before the next chunk, code blocks outside record
+    /// blocks (see the module doc).
+    pub record_panel: u32,
 }
 
 impl Shape {
@@ -57,6 +61,7 @@ impl Shape {
             k_chunk: isa.k_chunk(ring),
             stream_next: true,
             code_panel: 0,
+            record_panel: 0,
         }
     }
 }
@@ -156,54 +161,67 @@ pub fn define<'ctx>(
     let l = u64::from(l);
     let chunk = u64::from(chunk);
     let zero = k.i64c(0);
-    // The K chunks of the codes c_lo..c_lo+c_n.
-    let chunks = |codes: Codes<'ctx>| -> Result<(), CodegenError> {
+    let all_records = Records {
+        lo: zero,
+        n: k.n_records,
+    };
+    // The K chunks of the codes `codes` against the records `records`; `codes_outer`: code
+    // blocks outside record blocks (a record panel).
+    let chunks = |codes: Codes<'ctx>, records: Records<'ctx>, codes_outer: bool| {
+        let pass = |span: &Span<'ctx>| {
+            if codes_outer {
+                k.nest_codes_outer(tile, span)
+            } else {
+                k.nest(tile, span)
+            }
+        };
         if chunk == 0 || chunk >= l {
-            return k.nest(tile, &Span::whole(cx, l, codes));
+            return pass(&Span::whole(cx, l, codes, records));
         }
         // Full chunks in a loop (the first stores, the others add to out), then the rest.
         let full = l / chunk;
         k.counted("kchunk", zero, k.i64c(full), &mut |c| {
             let k0 = e(b.build_int_mul(c, k.i64c(chunk), "k0"))?;
             let first = e(b.build_int_compare(IntPredicate::EQ, c, zero, "first"))?;
-            k.nest(
-                tile,
-                &Span {
-                    k0,
-                    len: chunk,
-                    first: Some(first),
-                    codes,
-                },
-            )
+            pass(&Span {
+                k0,
+                len: chunk,
+                first: Some(first),
+                codes,
+                records,
+            })
         })?;
         if l % chunk != 0 {
-            let span = Span {
+            pass(&Span {
                 k0: k.i64c(full * chunk),
                 len: l % chunk,
                 first: Some(cx.bool_type().const_zero()),
                 codes,
-            };
-            k.nest(tile, &span)?;
+                records,
+            })?;
         }
         Ok(())
     };
+    // Record panels of R_p records: each panel's chunk of rows stays in L2 while every code
+    // block passes over it.
+    let records = |codes: Codes<'ctx>| -> Result<(), CodegenError> {
+        if shape.record_panel == 0 {
+            return chunks(codes, all_records, false);
+        }
+        k.panels("rpanel", k.n_records, shape.record_panel, &mut |lo, n| {
+            chunks(codes, Records { lo, n }, true)
+        })
+    };
     if shape.code_panel == 0 {
-        chunks(Codes {
+        records(Codes {
             lo: zero,
             n: k.n_codes,
         })?;
     } else {
         // Panels of P codes, outermost: one panel's K chunk stays in cache while every record
         // passes over it (the gallery is read once per panel).
-        let panel = k.i64c(shape.code_panel.into());
-        let last = e(b.build_int_add(k.n_codes, k.i64c(u64::from(shape.code_panel) - 1), "p.up"))?;
-        let panels = e(b.build_int_unsigned_div(last, panel, "panels"))?;
-        k.counted("cpanel", zero, panels, &mut |pi| {
-            let lo = e(b.build_int_mul(pi, panel, "p.lo"))?;
-            let left = e(b.build_int_sub(k.n_codes, lo, "p.left"))?;
-            let fits = e(b.build_int_compare(IntPredicate::ULT, left, panel, "p.fits"))?;
-            let n = e(b.build_select(fits, left, panel, "p.n"))?.into_int_value();
-            chunks(Codes { lo, n })
+        k.panels("cpanel", k.n_codes, shape.code_panel, &mut |lo, n| {
+            records(Codes { lo, n })
         })?;
     }
     e(b.build_return(None))?;
@@ -222,6 +240,7 @@ struct Span<'ctx> {
     len: u64,
     first: Option<IntValue<'ctx>>,
     codes: Codes<'ctx>,
+    records: Records<'ctx>,
 }
 
 /// The codes `lo..lo+n` one pass of the loop nest covers (a code panel, or all of them).
@@ -231,13 +250,29 @@ struct Codes<'ctx> {
     n: IntValue<'ctx>,
 }
 
+/// What a tile streams towards the cache while it computes, for the tiles after it.
+#[derive(Clone, Copy)]
+enum Ahead<'ctx> {
+    Nothing,
+    /// One row of the next record block (the default order), one line per K step.
+    NextBlockRow(IntValue<'ctx>),
+}
+
+/// The records `lo..lo+n` one pass of the loop nest covers (a record panel, or all of them).
+#[derive(Clone, Copy)]
+struct Records<'ctx> {
+    lo: IntValue<'ctx>,
+    n: IntValue<'ctx>,
+}
+
 impl<'ctx> Span<'ctx> {
-    fn whole(cx: &'ctx Context, l: u64, codes: Codes<'ctx>) -> Self {
+    fn whole(cx: &'ctx Context, l: u64, codes: Codes<'ctx>, records: Records<'ctx>) -> Self {
         Span {
             k0: cx.i64_type().const_zero(),
             len: l,
             first: None,
             codes,
+            records,
         }
     }
 }
@@ -295,17 +330,89 @@ impl<'ctx> Gemm<'_, 'ctx> {
         Ok(())
     }
 
-    /// Record blocks of R (then single records), each against code blocks of C, then one tile
-    /// of the n_codes % C codes left (a switch over the C - 1 possible widths, so that 31
-    /// rotations still run mostly in wide tiles).
-    fn nest(&self, (rt, ct): (u32, u32), span: &Span<'ctx>) -> Result<(), CodegenError> {
+    /// `for p in panels of size { body(lo, n) }` over `0..total`, the last panel short.
+    fn panels(
+        &self,
+        name: &str,
+        total: IntValue<'ctx>,
+        size: u32,
+        body: &mut dyn FnMut(IntValue<'ctx>, IntValue<'ctx>) -> Result<(), CodegenError>,
+    ) -> Result<(), CodegenError> {
         let b = self.b;
-        let full_r = e(b.build_int_unsigned_div(self.n_records, self.i64c(rt.into()), "rblocks"))?;
+        let panel = self.i64c(size.into());
+        let last = e(b.build_int_add(total, self.i64c(u64::from(size) - 1), "p.up"))?;
+        let count = e(b.build_int_unsigned_div(last, panel, "panels"))?;
+        self.counted(name, self.i64c(0), count, &mut |pi| {
+            let lo = e(b.build_int_mul(pi, panel, "p.lo"))?;
+            let left = e(b.build_int_sub(total, lo, "p.left"))?;
+            let fits = e(b.build_int_compare(IntPredicate::ULT, left, panel, "p.fits"))?;
+            let n = e(b.build_select(fits, left, panel, "p.n"))?.into_int_value();
+            body(lo, n)
+        })
+    }
+
+    /// The code blocks of `span`: `body(c0, width)` for each block of C codes, then once for
+    /// the n_codes % C codes left (a switch over the C - 1 possible widths, so that 31
+    /// rotations still run mostly in wide tiles). `body` gets the block's index too.
+    fn code_blocks(
+        &self,
+        ct: u32,
+        span: &Span<'ctx>,
+        body: &mut dyn FnMut(IntValue<'ctx>, u32, IntValue<'ctx>) -> Result<(), CodegenError>,
+    ) -> Result<(), CodegenError> {
+        let b = self.b;
         let full_c = e(b.build_int_unsigned_div(span.codes.n, self.i64c(ct.into()), "cblocks"))?;
-        let r_tail = e(b.build_int_mul(full_r, self.i64c(rt.into()), "r.tail"))?;
         let c_full = e(b.build_int_mul(full_c, self.i64c(ct.into()), "c.full"))?;
         let c_tail = e(b.build_int_add(span.codes.lo, c_full, "c.tail"))?;
-        let zero = self.i64c(0);
+        self.counted("cblock", self.i64c(0), full_c, &mut |cb| {
+            let c0 = e(b.build_int_mul(cb, self.i64c(ct.into()), "c0"))?;
+            let c0 = e(b.build_int_add(span.codes.lo, c0, "c0.at"))?;
+            body(c0, ct, cb)
+        })?;
+        let rem = e(b.build_int_sub(span.codes.n, c_full, "c.rem"))?;
+        let merge = self.cx.append_basic_block(self.f, "c.rem.done");
+        let cases = (1..ct)
+            .map(|w| {
+                let bb = self.cx.append_basic_block(self.f, &format!("c.rem{w}"));
+                (self.i64c(w.into()), bb)
+            })
+            .collect::<Vec<_>>();
+        e(b.build_switch(rem, merge, &cases))?;
+        for (w, (_, bb)) in (1..ct).zip(&cases) {
+            b.position_at_end(*bb);
+            body(c_tail, w, full_c)?;
+            e(b.build_unconditional_branch(merge))?;
+        }
+        b.position_at_end(merge);
+        Ok(())
+    }
+
+    /// The record blocks of `span`: `body(r0, height)` for each block of R records, then for
+    /// each record left.
+    fn record_blocks(
+        &self,
+        rt: u32,
+        span: &Span<'ctx>,
+        body: &mut dyn FnMut(IntValue<'ctx>, u32) -> Result<(), CodegenError>,
+    ) -> Result<(), CodegenError> {
+        let b = self.b;
+        let recs = span.records;
+        let full_r = e(b.build_int_unsigned_div(recs.n, self.i64c(rt.into()), "rblocks"))?;
+        let r_full = e(b.build_int_mul(full_r, self.i64c(rt.into()), "r.full"))?;
+        let r_tail = e(b.build_int_add(recs.lo, r_full, "r.tail"))?;
+        let r_end = e(b.build_int_add(recs.lo, recs.n, "r.end"))?;
+        self.counted("rblock", self.i64c(0), full_r, &mut |rb| {
+            let r0 = e(b.build_int_mul(rb, self.i64c(rt.into()), "r0"))?;
+            let r0 = e(b.build_int_add(recs.lo, r0, "r0.at"))?;
+            body(r0, rt)
+        })?;
+        self.counted("record", r_tail, r_end, &mut |r0| body(r0, 1))
+    }
+
+    /// Record blocks of R (then single records), each against every code block of C: the
+    /// default order, a block's rows in cache while the codes pass over them.
+    fn nest(&self, (rt, ct): (u32, u32), span: &Span<'ctx>) -> Result<(), CodegenError> {
+        let b = self.b;
         // The record whose row a tile streams towards the cache while it computes: code block
         // j of records r0..r0+rb fetches row j % rb of the next block (see [`Gemm::tile`]).
         let ahead_row = |r0: IntValue<'ctx>, rb: u32, cb: IntValue<'ctx>| {
@@ -313,34 +420,31 @@ impl<'ctx> Gemm<'_, 'ctx> {
             let next = e(b.build_int_add(r0, self.i64c(rb.into()), "next.r0"))?;
             e(b.build_int_add(next, j, "next.row"))
         };
-        let codes = |r0: IntValue<'ctx>, rb: u32| -> Result<(), CodegenError> {
-            self.counted("cblock", zero, full_c, &mut |cb| {
-                let c0 = e(b.build_int_mul(cb, self.i64c(ct.into()), "c0"))?;
-                let c0 = e(b.build_int_add(span.codes.lo, c0, "c0.at"))?;
-                self.tile(r0, rb, c0, ct, ahead_row(r0, rb, cb)?, span)
-            })?;
-            let rem = e(b.build_int_sub(span.codes.n, c_full, "c.rem"))?;
-            let merge = self.cx.append_basic_block(self.f, "c.rem.done");
-            let cases = (1..ct)
-                .map(|w| {
-                    let bb = self.cx.append_basic_block(self.f, &format!("c.rem{w}"));
-                    (self.i64c(w.into()), bb)
-                })
-                .collect::<Vec<_>>();
-            e(b.build_switch(rem, merge, &cases))?;
-            for (w, (_, bb)) in (1..ct).zip(&cases) {
-                b.position_at_end(*bb);
-                self.tile(r0, rb, c_tail, w, ahead_row(r0, rb, full_c)?, span)?;
-                e(b.build_unconditional_branch(merge))?;
-            }
-            b.position_at_end(merge);
-            Ok(())
-        };
-        self.counted("rblock", zero, full_r, &mut |rb| {
-            let r0 = e(b.build_int_mul(rb, self.i64c(rt.into()), "r0"))?;
-            codes(r0, rt)
-        })?;
-        self.counted("record", r_tail, self.n_records, &mut |r0| codes(r0, 1))
+        self.record_blocks(rt, span, &mut |r0, rb| {
+            self.code_blocks(ct, span, &mut |c0, cw, cb| {
+                let ahead = match self.stream_next {
+                    true => Ahead::NextBlockRow(ahead_row(r0, rb, cb)?),
+                    false => Ahead::Nothing,
+                };
+                self.tile(r0, rb, c0, cw, ahead, span)
+            })
+        })
+    }
+
+    /// Code blocks of C, each against every record block of the span (a record panel): the
+    /// block's query rows stay in L1 while the panel's rows of this K chunk come from L2.
+    fn nest_codes_outer(
+        &self,
+        (rt, ct): (u32, u32),
+        span: &Span<'ctx>,
+    ) -> Result<(), CodegenError> {
+        // No streaming of rows ahead: spreading the next chunk's rows over the code blocks
+        // measured slower (the panel's rows come from memory in its first code block only).
+        self.code_blocks(ct, span, &mut |c0, cw, _| {
+            self.record_blocks(rt, span, &mut |r0, rb| {
+                self.tile(r0, rb, c0, cw, Ahead::Nothing, span)
+            })
+        })
     }
 
     fn prefetch_fn(&self) -> FunctionValue<'ctx> {
@@ -411,14 +515,17 @@ impl<'ctx> Gemm<'_, 'ctx> {
         rb: u32,
         c0: IntValue<'ctx>,
         cb: u32,
-        next_row: IntValue<'ctx>,
+        ahead: Ahead<'ctx>,
         span: &Span<'ctx>,
     ) -> Result<(), CodegenError> {
         let (b, st) = (self.b, &self.step);
         let sides = self.q.len();
-        let next_rows = (0..sides)
-            .map(|s| self.row_any(self.g[s], next_row))
-            .collect::<Result<Vec<_>, _>>()?;
+        let next_rows = match ahead {
+            Ahead::NextBlockRow(row) => (0..sides)
+                .map(|s| self.row_any(self.g[s], row))
+                .collect::<Result<Vec<_>, _>>()?,
+            _ => Vec::new(),
+        };
         let mut g_rows = Vec::new();
         let mut q_rows = Vec::new();
         for s in 0..sides {
@@ -458,7 +565,7 @@ impl<'ctx> Gemm<'_, 'ctx> {
                 .iter()
                 .map(|p| p.as_basic_value().into_vector_value())
                 .collect();
-            if self.stream_next && st.isa.prefetch_bytes().is_some() {
+            if !next_rows.is_empty() && st.isa.prefetch_bytes().is_some() {
                 // The row of the next record block this tile is given: one line per step, so
                 // the first code block of the next block finds its rows in cache and the
                 // gallery streams from memory at an even rate over the whole block instead of

@@ -9,7 +9,8 @@
 //! - `portable`: plain LLVM vector IR with no target features beyond the baseline (x86-64 on
 //!   x86, the host otherwise), correct on every CPU of the target architecture.
 //!
-//! The second side of a replicated product (eq. 6, `- <q_b, g_b>`) negates the query words
+//! The second side of a replicated product (eq. 6, `- <q_b, g_b>`) subtracts its pair sums
+//! (`vpsubd`); on VNNI, whose fused add has no subtracting form, it negates the query words
 //! once per load (reused by every record of the tile) so one accumulator holds both sides.
 //!
 //! F_p: the query words (below p) are mapped to their signed representatives in (-p/2, p/2),
@@ -212,7 +213,10 @@ impl<'ctx> Step<'_, 'ctx> {
         if self.ring == DotRing::Fp && self.pairs() {
             return self.signed_mod_p(v);
         }
-        if side == 1 && self.pairs() {
+        // VNNI's fused add has no subtracting form: negate the query words once per load
+        // (reused by the tile's records). `vpmaddwd` paths subtract the pair sums instead
+        // ([`Step::mac`]): no extra instruction at all.
+        if side == 1 && self.pairs() && self.isa == Isa::Vnni {
             return e(self.b.build_int_neg(v, "q.neg"));
         }
         Ok(v)
@@ -266,12 +270,14 @@ impl<'ctx> Step<'_, 'ctx> {
         ))
     }
 
-    /// `acc + pair sums of q*g` in i32 lanes: `vpdpwssd` on VNNI, else `vpmaddwd` + add.
+    /// `acc + pair sums of q*g` in i32 lanes: `vpdpwssd` on VNNI, else `vpmaddwd` + add, or
+    /// `- pair sums` (`vpsubd`) where `subtract` (side 1 of a replicated product, not on VNNI).
     fn pair_mac(
         &self,
         acc: VectorValue<'ctx>,
         q: VectorValue<'ctx>,
         g: VectorValue<'ctx>,
+        subtract: bool,
     ) -> Result<VectorValue<'ctx>, CodegenError> {
         let i16v = q.get_type();
         let half = self.cx.i32_type().vec_type(i16v.get_size() / 2);
@@ -293,7 +299,11 @@ impl<'ctx> Step<'_, 'ctx> {
         let p = self
             .call(f, &[q.into(), g.into()], "pmaddwd")?
             .into_vector_value();
-        e(self.b.build_int_add(acc, p, "acc"))
+        if subtract {
+            e(self.b.build_int_sub(acc, p, "acc"))
+        } else {
+            e(self.b.build_int_add(acc, p, "acc"))
+        }
     }
 
     /// v in [0, p) to its representative in (-p/2, p/2) as i16: v - p where v > p/2, which in
@@ -313,8 +323,8 @@ impl<'ctx> Step<'_, 'ctx> {
         Ok(e(self.b.build_select(big, shifted, v, "fp.signed"))?.into_vector_value())
     }
 
-    /// `acc + sign * q*g` for one step (side 1 negative: already negated by [`Step::prep_q`]
-    /// on the pair paths, a subtraction on the plain ones).
+    /// `acc + sign * q*g` for one step (side 1 negative: negated by [`Step::prep_q`] on VNNI,
+    /// a subtraction everywhere else).
     pub fn mac(
         &self,
         acc: VectorValue<'ctx>,
@@ -327,11 +337,11 @@ impl<'ctx> Step<'_, 'ctx> {
             if self.ring == DotRing::Fp {
                 // |q| <= 32759, lo, hi < 256: a pair sum is below 2^24, so i32 lanes
                 // take 128 steps (the K chunk, [`Isa::k_chunk`]) before the store reduces them.
-                let lo = self.pair_mac(self.half(acc, 0)?, q, self.half(g, 0)?)?;
-                let hi = self.pair_mac(self.half(acc, 1)?, q, self.half(g, 1)?)?;
+                let lo = self.pair_mac(self.half(acc, 0)?, q, self.half(g, 0)?, false)?;
+                let hi = self.pair_mac(self.half(acc, 1)?, q, self.half(g, 1)?, false)?;
                 return self.concat(lo, hi);
             }
-            return self.pair_mac(acc, q, g);
+            return self.pair_mac(acc, q, g, side == 1 && self.isa != Isa::Vnni);
         }
         let (q, g) = if self.ring == DotRing::Fp {
             // Products below 2^32 summed in u64: exact for any length the ABI allows.

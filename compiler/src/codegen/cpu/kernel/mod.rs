@@ -149,6 +149,9 @@ fn tile_suffix(ring: DotRing, l: u32, tile: Option<&KernelTile>) -> String {
     if wide.k_chunk != gemm::Shape::default_for(Isa::Vnni, ring).k_chunk {
         s.push_str(&format!("_k{}", wide.k_chunk));
     }
+    if wide.record_panel > 0 {
+        s.push_str(&format!("_r{}", wide.record_panel));
+    }
     s
 }
 
@@ -183,6 +186,15 @@ pub fn shape(isa: Isa, ring: DotRing, l: u32, tile: Option<&KernelTile>) -> gemm
         if words >= lanes && words < u64::from(l) {
             s.k_chunk = words as u32;
         }
+    }
+    // Record panels: the recorded bytes over one record's rows in a chunk, in whole record
+    // tiles, at least one tile; only where the kernel runs K chunks.
+    if t.record_panel_bytes > 0 && s.k_chunk > 0 && s.k_chunk < l {
+        let record_bytes =
+            u64::from(ring.sides()) * u64::from(s.k_chunk) * u64::from(ring.bits() / 8);
+        let r = u64::from(s.tile.0);
+        let records = (t.record_panel_bytes / record_bytes.max(1)) / r * r;
+        s.record_panel = u32::try_from(records.max(r)).unwrap_or(u32::MAX);
     }
     s
 }

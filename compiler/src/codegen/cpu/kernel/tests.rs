@@ -404,6 +404,10 @@ fn the_analysis_tiles_equal_the_reference() {
                     // partial panel run.
                     s.code_panel = 2 * s.tile.1 + 1;
                 }
+                if s.record_panel > 0 {
+                    // Likewise record panels of one record tile: three panels, the last short.
+                    s.record_panel = s.tile.0;
+                }
                 seed += 1;
                 check_shape(ring, l, s, nc, 2 * tile.records as usize + 1, seed);
             }
@@ -443,8 +447,9 @@ mod shapes {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(40))]
 
-        /// Any tile within the registers, any code panel, K chunk and streaming choice, any
-        /// shape of call: every variant equals the reference.
+        /// Any tile within the registers, any code panel, record panel (code blocks outside
+        /// record blocks), K chunk and streaming choice, any shape of call: every variant equals
+        /// the reference.
         #[test]
         fn any_shape_equals_the_reference(
             ring in ring(),
@@ -452,6 +457,7 @@ mod shapes {
             records in 1u32..13,
             codes in 1u32..7,
             panel in prop_oneof![Just(0u32), 1u32..9],
+            record_panel in prop_oneof![Just(0u32), 1u32..20],
             chunk_steps in 0u32..5,
             stream_next in any::<bool>(),
             nc in 0usize..23,
@@ -464,7 +470,14 @@ mod shapes {
                 DotRing::Gr16 => DotKind::Galois,
                 _ => DotKind::Prime,
             };
-            let t = KernelTile { records, codes, call_codes: nc as u64, panel_bytes: 0, k_chunk_bytes: 0 };
+            let t = KernelTile {
+                records,
+                codes,
+                call_codes: nc as u64,
+                panel_bytes: 0,
+                k_chunk_bytes: 0,
+                record_panel_bytes: 0,
+            };
             prop_assume!(check(kind, &t).is_ok());
             let lanes = Isa::Vnni.lanes(ring);
             let k_chunk = if ring == DotRing::Fp && chunk_steps == 0 {
@@ -477,6 +490,7 @@ mod shapes {
                 k_chunk,
                 stream_next,
                 code_panel: panel,
+                record_panel,
             };
             check_shape(ring, l, s, nc, nr, seed);
         }
