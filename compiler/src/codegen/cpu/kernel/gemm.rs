@@ -18,6 +18,12 @@
 //! cache and every record block would read them all from memory; panels of P codes then run
 //! outermost, each over all records.
 //!
+//! Record panels ([`Shape::record_panel`], with K chunks): the records run in panels, and inside
+//! a panel and a K chunk the code blocks run outside the record blocks. A code block's chunk
+//! rows then stay in L1 while the panel's gallery rows (sized to stay in L2) pass under them;
+//! in the default order every record block re-reads all code rows of the chunk from L2, about
+//! as many bytes per cycle as L2 delivers at the multiply-accumulate rate.
+//!
 //! K chunks ([`super::Isa::k_chunk`]): the whole nest can run once per chunk of K words, the
 //! first chunk storing its sums and the later ones adding to `out` (wrapping, or mod p). F_p
 //! needs them (its i32 lanes hold 128 steps); as cache blocking for the replicated rings they
@@ -47,9 +53,9 @@ pub struct Shape {
     pub stream_next: bool,
     /// Codes per panel, the outermost loop (0: all codes in one).
     pub code_panel: u32,
-    /// Records per panel (0: none): with K chunks, each panel's chunk of gallery rows is
-    /// computed against every code block before the next chunk, code blocks outside record
-    /// blocks (see the module doc).
+    /// Records per panel (0: none): each panel's chunk of gallery rows is computed against
+    /// every code block before the next chunk, code blocks outside record blocks (see the
+    /// module doc).
     pub record_panel: u32,
 }
 
@@ -250,14 +256,6 @@ struct Codes<'ctx> {
     n: IntValue<'ctx>,
 }
 
-/// What a tile streams towards the cache while it computes, for the tiles after it.
-#[derive(Clone, Copy)]
-enum Ahead<'ctx> {
-    Nothing,
-    /// One row of the next record block (the default order), one line per K step.
-    NextBlockRow(IntValue<'ctx>),
-}
-
 /// The records `lo..lo+n` one pass of the loop nest covers (a record panel, or all of them).
 #[derive(Clone, Copy)]
 struct Records<'ctx> {
@@ -422,10 +420,10 @@ impl<'ctx> Gemm<'_, 'ctx> {
         };
         self.record_blocks(rt, span, &mut |r0, rb| {
             self.code_blocks(ct, span, &mut |c0, cw, cb| {
-                let ahead = match self.stream_next {
-                    true => Ahead::NextBlockRow(ahead_row(r0, rb, cb)?),
-                    false => Ahead::Nothing,
-                };
+                let ahead = self
+                    .stream_next
+                    .then(|| ahead_row(r0, rb, cb))
+                    .transpose()?;
                 self.tile(r0, rb, c0, cw, ahead, span)
             })
         })
@@ -442,7 +440,7 @@ impl<'ctx> Gemm<'_, 'ctx> {
         // measured slower (the panel's rows come from memory in its first code block only).
         self.code_blocks(ct, span, &mut |c0, cw, _| {
             self.record_blocks(rt, span, &mut |r0, rb| {
-                self.tile(r0, rb, c0, cw, Ahead::Nothing, span)
+                self.tile(r0, rb, c0, cw, None, span)
             })
         })
     }
@@ -515,17 +513,19 @@ impl<'ctx> Gemm<'_, 'ctx> {
         rb: u32,
         c0: IntValue<'ctx>,
         cb: u32,
-        ahead: Ahead<'ctx>,
+        next_row: Option<IntValue<'ctx>>,
         span: &Span<'ctx>,
     ) -> Result<(), CodegenError> {
         let (b, st) = (self.b, &self.step);
         let sides = self.q.len();
-        let next_rows = match ahead {
-            Ahead::NextBlockRow(row) => (0..sides)
-                .map(|s| self.row_any(self.g[s], row))
-                .collect::<Result<Vec<_>, _>>()?,
-            _ => Vec::new(),
-        };
+        let next_rows = next_row
+            .map(|row| {
+                (0..sides)
+                    .map(|s| self.row_any(self.g[s], row))
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .transpose()?
+            .unwrap_or_default();
         let mut g_rows = Vec::new();
         let mut q_rows = Vec::new();
         for s in 0..sides {
