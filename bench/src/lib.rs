@@ -16,6 +16,8 @@
 //! - [`gpu`]: the CUDA backend's dot kernels (int8 tensor cores) against paper 003's Table 1 and
 //!   the card's cuBLAS int8 peak, and Table 3's batch end to end with three parties on one GPU
 //!   (cargo feature `cuda`; without it, or without a GPU, the section reports why it skipped);
+//! - [`triples`]: paper 004's random-circuit experiment (Fig. 10), masked triples against the
+//!   standard triple-based protocol, p = 2 and 3 processes over TLS;
 //! - [`report`], [`plot`]: the JSON reports and the charts.
 //!
 //! Timings are reported, never asserted: the tests only check that a `--quick` run produces
@@ -34,6 +36,7 @@ pub mod report;
 pub mod share;
 pub mod summary;
 pub mod table2;
+pub mod triples;
 
 use anyhow::{bail, Result};
 use std::path::{Path, PathBuf};
@@ -127,6 +130,16 @@ pub const SECTIONS: &[Section] = &[
         name: "share",
         about: share::about,
         run: share::run,
+    },
+    Section {
+        name: "triples",
+        about: |o| {
+            format!(
+                "paper 004's random-circuit experiment: masked triples vs standard triples, b = {} branches, p = 2 and 3, separate processes over TLS",
+                if o.quick { "2, 4 (quick: small circuits)" } else { "2..16" }
+            )
+        },
+        run: triples::run,
     },
     Section {
         name: "gpu",

@@ -1,7 +1,7 @@
 //! `irisc-bench`: measures the kernels irisc generates and the programs it compiles, and writes
 //! `DIR/<section>.json` and PNG charts per section.
 //!
-//! `cargo run --release -p irisc-bench -- [--sections dot,table2,e2e,net,share,gpu] [--out DIR]
+//! `cargo run --release -p irisc-bench -- [--sections dot,table2,e2e,net,share,triples,gpu] [--out DIR]
 //! [--records N] [--quick]`
 
 use std::path::PathBuf;
@@ -19,7 +19,7 @@ struct Cli {
     /// Folder for the reports and charts.
     #[arg(long, default_value = "bench-out")]
     out: PathBuf,
-    /// Sections to run, comma-separated (default: all). Known: dot, table2, e2e, net, share, gpu.
+    /// Sections to run, comma-separated (default: all). Known: dot, table2, e2e, net, share, triples, gpu.
     #[arg(long, value_delimiter = ',')]
     sections: Vec<String>,
     /// Tiny sizes and short timings (checks the pipeline; the figures mean little).

@@ -10,6 +10,9 @@
 //! - [`rand`]: pairwise PRF seeds and the correlated randomness derived from them (PRSS);
 //! - [`net`]: `parties.toml`, mutually authenticated TLS links, the [`net::Transport`] trait;
 //! - [`protocol`]: one protocol operation per module, named as in the papers;
+//! - [`beaver`]: the dishonest-majority family of Masked Triples (paper 004): boolean circuits
+//!   with secret conditionals on Beaver triples, their preprocessing and its store;
+//! - [`ot`]: two-party oblivious transfer (base OT and IKNP extension) for the dishonest-majority triples;
 //! - [`kernels`]: dispatch among the generated kernels' ISA variants, running them over threads,
 //!   and their portable reference;
 //! - [`gpu`]: the CUDA path (cargo feature `cuda`): the program's PTX kernels on the party's
@@ -37,6 +40,7 @@ macro_rules! say {
 pub(crate) use say;
 
 pub mod abi;
+pub mod beaver;
 pub mod contract;
 pub mod dealer;
 pub mod error;
@@ -47,6 +51,7 @@ pub mod kernels;
 pub mod manifest;
 pub mod net;
 pub mod ops;
+pub mod ot;
 pub mod party;
 pub mod protocol;
 pub mod rand;

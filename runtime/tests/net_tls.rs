@@ -429,12 +429,16 @@ fn config_errors_are_clear() {
     let e = PartiesConfig::load(&broken).unwrap_err().to_string();
     assert!(e.contains("broken.toml") && e.contains("line 3"), "{e}");
 
-    let two = dir.join("two.toml");
+    // Two entries are a (two-party) run; one is not.
+    let one = dir.join("one.toml");
     let text = std::fs::read_to_string(&s.toml).unwrap();
-    let cut = text.rfind("[[party]]").unwrap();
-    std::fs::write(&two, &text[..cut]).unwrap();
-    let e = PartiesConfig::load(&two).unwrap_err().to_string();
-    assert!(e.contains("exactly three"), "{e}");
+    let cut = text.match_indices("[[party]]").nth(1).unwrap().0;
+    std::fs::write(&one, &text[..cut]).unwrap();
+    let e = PartiesConfig::load(&one).unwrap_err().to_string();
+    assert!(
+        e.contains("found 1 [[party]] entry; a run has 2 to 8 parties"),
+        "{e}"
+    );
 
     // A key other users can read is refused before any connection is made.
     let cfg = s.config();
@@ -472,7 +476,7 @@ fn config_errors_are_clear() {
 
     // A party index outside 0..3.
     let e = TlsTransport::connect(&cfg, 3, b"s").unwrap_err();
-    assert!(matches!(e, SetupError::BadParty { me: 3 }));
+    assert!(matches!(e, SetupError::BadParty { me: 3, parties: 3 }));
 }
 
 #[test]

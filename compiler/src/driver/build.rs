@@ -27,6 +27,9 @@ pub enum Stage {
     /// The PTX module of the GPU kernels (`--target cuda`).
     Ptx,
     Obj,
+    /// The boolean circuit of every reveal's decision for one record and one query, in the
+    /// form the `beaver` family evaluates (`irisc circuit explain|preprocess|run`).
+    Circuit,
 }
 
 /// What `irisc build` says on stderr once the executable or object is written.
@@ -64,6 +67,28 @@ pub fn build(
                 ))
             })?;
             write_stdout(&crate::syntax::print_tree(&ast, &checked.source))?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        Some(Stage::Circuit) => {
+            let c =
+                crate::analysis::circuit::lower::program_circuit(&checked.program, &planned.plan)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", program.display()))?;
+            let out = output.unwrap_or_else(|| {
+                PathBuf::from(program.file_stem().unwrap_or_default()).with_extension("circ")
+            });
+            irisc_runtime::beaver::party::write_circuit(&out, &c)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
+            if report != Report::Quiet {
+                eprintln!(
+                    "wrote {}: {} inputs, {} outputs, {} conditionals, {} triples on the longest path ({} naive)",
+                    out.display(),
+                    c.num_inputs(),
+                    c.num_outputs(),
+                    c.conditionals(),
+                    c.needed_triples(),
+                    c.naive_triples()
+                );
+            }
             return Ok(ExitCode::SUCCESS);
         }
         Some(Stage::Irs) => Emit::Irs,

@@ -9,7 +9,7 @@ use anyhow::Result;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use super::build::Stage;
-use super::{build, dealer, explain, keys, run, store_info, synth};
+use super::{build, circuit, dealer, explain, keys, run, store_info, synth};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -100,7 +100,8 @@ pub enum Command {
         /// Output path (the executable, or the object with --emit=obj).
         #[arg(short, long)]
         output: Option<PathBuf>,
-        /// Stop after a stage and print it (ast, irs, mpc, schedule, llvm, ptx) or write it (obj).
+        /// Stop after a stage and print it (ast, irs, mpc, schedule, llvm, ptx) or write it (obj;
+        /// circuit: the reveals' boolean circuit for the `beaver` family, see `irisc circuit`).
         #[arg(long, value_enum)]
         emit: Option<Stage>,
         /// Print the MLIR module after every pass (to stderr).
@@ -185,7 +186,11 @@ pub enum Command {
     Keys {
         #[arg(short, long)]
         output: PathBuf,
-        /// First of three consecutive TCP ports, for the parties on localhost.
+        /// How many parties: 3 for rep3, 2 or 3 for the dishonest-majority protocols.
+        #[arg(long, value_name = "N", default_value_t = 3,
+              value_parser = clap::value_parser!(u8).range(2..=irisc_runtime::net::MAX_PARTIES as i64))]
+        parties: u8,
+        /// First of N consecutive TCP ports, for the parties on localhost.
         #[arg(long, default_value_t = 7100)]
         base_port: u16,
         /// Where the other parties reach party N, e.g. `--address 0=10.0.0.1:7100` (repeat per
@@ -259,6 +264,10 @@ pub enum Command {
     /// Look at gallery stores without changing them.
     #[command(subcommand)]
     Store(StoreCommand),
+    /// One party of a boolean circuit under the `beaver` family (masked triples, paper 004):
+    /// its preprocessing phase, or its online phase.
+    #[command(subcommand)]
+    Circuit(CircuitCommand),
     /// Build, key, share and run all three parties on this machine, and print the answers.
     Run {
         program: PathBuf,
@@ -298,6 +307,82 @@ pub enum Command {
     },
     /// Run passes on a `.mlir` module and print the result (like mlir-opt).
     Opt(super::opt::OptArgs),
+}
+
+/// Who runs a circuit, shared by both phases.
+#[derive(Debug, Args)]
+pub struct CircuitPartyArgs {
+    /// This party's index in parties.toml.
+    #[arg(long)]
+    party: usize,
+    /// The parties (2 or more) and their keys.
+    #[arg(long)]
+    config: PathBuf,
+    /// The circuit file.
+    #[arg(long)]
+    circuit: PathBuf,
+    /// Independent evaluations side by side (each with its own triples and masks).
+    #[arg(long, default_value_t = 1)]
+    lanes: usize,
+    /// The standard triple-based protocol (every branch on its own triples) instead of masked
+    /// triples: the paper's baseline.
+    #[arg(long)]
+    standard: bool,
+}
+
+impl CircuitPartyArgs {
+    fn party(&self) -> circuit::CircuitParty {
+        circuit::CircuitParty {
+            party: self.party,
+            config: self.config.clone(),
+            circuit: self.circuit.clone(),
+            lanes: self.lanes,
+            standard: self.standard,
+        }
+    }
+}
+
+/// `irisc circuit ...`: the two phases of a `beaver` run.
+#[derive(Debug, Subcommand)]
+pub enum CircuitCommand {
+    /// TripleGen and MaskGen with the other parties; writes this party's preprocessing store
+    /// (owner-only) and prints what it cost as one JSON line.
+    Preprocess {
+        #[command(flatten)]
+        who: CircuitPartyArgs,
+        /// MaskGen protocol: vs (any number of parties), seed-2p, seed-3p (default: the
+        /// cheapest for the number of parties).
+        #[arg(long)]
+        maskgen: Option<String>,
+        /// Executions the store holds (each consumed by one online run).
+        #[arg(long, default_value_t = 1)]
+        executions: u32,
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// What a run of the circuit costs, predicted from its shape: triples (longest path and
+    /// naive), rounds, MaskGen material, bytes per party by phase, for both protocols.
+    Explain {
+        circuit: PathBuf,
+        #[arg(long, default_value_t = 3)]
+        parties: usize,
+        #[arg(long, default_value_t = 1)]
+        lanes: usize,
+        #[arg(long)]
+        maskgen: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The online phase on the store's next execution; party 0 owns the inputs (one line of
+    /// 0/1 per lane); every party prints the opened outputs and what it cost as one JSON line.
+    Run {
+        #[command(flatten)]
+        who: CircuitPartyArgs,
+        #[arg(long)]
+        store: PathBuf,
+        #[arg(long)]
+        inputs: Option<PathBuf>,
+    },
 }
 
 /// `irisc store ...`: read-only commands on gallery stores.
@@ -384,13 +469,14 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         }),
         Command::Keys {
             output,
+            parties,
             base_port,
             addresses,
             listens,
             force,
         } => keys::run_keys(
             &output,
-            &keys::Addresses::from_flags(base_port, &addresses, &listens)?,
+            &keys::Addresses::from_flags(parties.into(), base_port, &addresses, &listens)?,
             force,
         ),
         Command::Share {
@@ -413,6 +499,22 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             force,
         }),
         Command::Store(StoreCommand::Info { stores }) => store_info::run(&stores),
+        Command::Circuit(CircuitCommand::Preprocess {
+            who,
+            maskgen,
+            executions,
+            output,
+        }) => circuit::run_preprocess(&who.party(), maskgen.as_deref(), executions, &output),
+        Command::Circuit(CircuitCommand::Explain {
+            circuit: file,
+            parties,
+            lanes,
+            maskgen,
+            json,
+        }) => circuit::run_explain(&file, parties, lanes, maskgen.as_deref(), json),
+        Command::Circuit(CircuitCommand::Run { who, store, inputs }) => {
+            circuit::run_online(&who.party(), &store, inputs.as_deref())
+        }
         Command::Repair { stores } => dealer::run_repair(&stores),
         Command::Enroll {
             program,

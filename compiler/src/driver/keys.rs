@@ -1,4 +1,5 @@
-//! `irisc keys`: TLS material and a `parties.toml` for a three-party deployment.
+//! `irisc keys`: TLS material and a `parties.toml` for a deployment of three parties (rep3), or
+//! of `--parties N` (2 to `MAX_PARTIES`: the dishonest-majority protocols also run with two).
 //!
 //! A fresh CA signs one certificate per party (ECDSA P-256, DNS name `party{i}.irisc`, usable as
 //! TLS server and client). The CA's private key only lives in memory while signing and is then
@@ -15,6 +16,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
+use irisc_runtime::net::session::count_word;
+use irisc_runtime::net::MAX_PARTIES;
 use rcgen::{
     BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
     Issuer, KeyPair, KeyUsagePurpose, PKCS_ECDSA_P256_SHA256,
@@ -26,56 +29,83 @@ pub const PARTIES_TOML: &str = "parties.toml";
 /// The setup timeout written into a fresh `parties.toml`, in seconds.
 pub const DEFAULT_TIMEOUT_SECS: u64 = irisc_runtime::net::config::DEFAULT_TIMEOUT.as_secs();
 
-/// Where each party is reached (`address`) and what it binds (`listen`, `None`: its address).
+/// Where each party is reached (`address`) and what it binds (`listen`, `None`: its address);
+/// one entry per party, indexed by party.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Addresses {
-    pub address: [String; 3],
-    pub listen: [Option<String>; 3],
+    pub address: Vec<String>,
+    pub listen: Vec<Option<String>>,
 }
 
 impl Addresses {
-    /// Party `i` at `127.0.0.1:{base_port + i}`, binding that address.
-    pub fn localhost(base_port: u16) -> anyhow::Result<Addresses> {
-        Addresses::from_flags(base_port, &[], &[])
+    /// `parties` parties, party `i` at `127.0.0.1:{base_port + i}`, binding that address.
+    pub fn localhost(parties: usize, base_port: u16) -> anyhow::Result<Addresses> {
+        Addresses::from_flags(parties, base_port, &[], &[])
     }
 
-    /// `--address I=HOST:PORT` and `--listen I=HOST:PORT` (each at most once per party) over the
-    /// localhost defaults of `base_port`.
+    /// The addresses of `parties` parties (2 to `MAX_PARTIES`): `--address I=HOST:PORT` and
+    /// `--listen I=HOST:PORT` (each at most once per party) over the localhost defaults of
+    /// `base_port`.
     pub fn from_flags(
+        parties: usize,
         base_port: u16,
         addresses: &[String],
         listens: &[String],
     ) -> anyhow::Result<Addresses> {
+        if !(2..=MAX_PARTIES).contains(&parties) {
+            bail!("--parties {parties}: a run has 2 to {MAX_PARTIES} parties");
+        }
         let default_port = |i: u16| base_port.checked_add(i).filter(|_| base_port != 0);
-        let mut out = Addresses {
-            address: Default::default(),
-            listen: Default::default(),
-        };
-        let given = parse_party_addresses("--address", addresses)?;
-        for (i, (slot, given)) in out.address.iter_mut().zip(&given).enumerate() {
-            *slot = match given {
-                Some(a) => a.clone(),
+        let given = parse_party_addresses("--address", parties, addresses)?;
+        let mut address = Vec::with_capacity(parties);
+        for (i, given) in given.into_iter().enumerate() {
+            address.push(match given {
+                Some(a) => a,
                 None => match default_port(i as u16) {
                     Some(p) => format!("127.0.0.1:{p}"),
-                    None => bail!("base port {base_port} is unusable: the three parties need ports {base_port}..={base_port}+2 within 1..=65535"),
+                    None => bail!(
+                        "base port {base_port} is unusable: the {} parties need ports {base_port}..={base_port}+{} within 1..=65535",
+                        count_word(parties),
+                        parties - 1
+                    ),
                 },
-            };
+            });
         }
-        out.listen = parse_party_addresses("--listen", listens)?;
-        Ok(out)
+        Ok(Addresses {
+            address,
+            listen: parse_party_addresses("--listen", parties, listens)?,
+        })
+    }
+
+    /// The number of parties.
+    pub fn count(&self) -> usize {
+        self.address.len()
     }
 }
 
-/// `I=HOST:PORT` per party, each party at most once.
-fn parse_party_addresses(flag: &str, specs: &[String]) -> anyhow::Result<[Option<String>; 3]> {
-    let mut out: [Option<String>; 3] = Default::default();
+/// `0 or 1`, `0, 1 or 2`: the party indices of a run of `parties`, as a choice.
+fn index_choice(parties: usize) -> String {
+    let first: Vec<String> = (0..parties - 1).map(|i| i.to_string()).collect();
+    format!("{} or {}", first.join(", "), parties - 1)
+}
+
+/// `I=HOST:PORT` per party of `parties`, each party at most once.
+fn parse_party_addresses(
+    flag: &str,
+    parties: usize,
+    specs: &[String],
+) -> anyhow::Result<Vec<Option<String>>> {
+    let mut out: Vec<Option<String>> = vec![None; parties];
     for spec in specs {
         let Some((index, address)) = spec.split_once('=') else {
             bail!("{flag} {spec}: expected PARTY=HOST:PORT, e.g. {flag} 0=10.0.0.1:7100");
         };
         let i = match index.trim().parse::<usize>() {
-            Ok(i) if i < 3 => i,
-            _ => bail!("{flag} {spec}: the party is 0, 1 or 2, not {index}"),
+            Ok(i) if i < parties => i,
+            _ => bail!(
+                "{flag} {spec}: the party is {}, not {index}",
+                index_choice(parties)
+            ),
         };
         if out[i].is_some() {
             bail!("{flag} {spec}: party {i} is given twice");
@@ -93,13 +123,14 @@ pub fn run_keys(
 ) -> anyhow::Result<std::process::ExitCode> {
     let toml = generate_keys_at(output, addresses, force)?;
     eprintln!("wrote keys and {}", toml.display());
-    for i in 0..3 {
+    let certs = count_word(addresses.count());
+    for i in 0..addresses.count() {
         let listen = match &addresses.listen[i] {
             Some(l) => format!(", binding {l}"),
             None => String::new(),
         };
         eprintln!(
-            "  party {i} at {}{listen}: copy ca.crt, the three party*.crt, party{i}.key and {PARTIES_TOML} to its host",
+            "  party {i} at {}{listen}: copy ca.crt, the {certs} party*.crt, party{i}.key and {PARTIES_TOML} to its host",
             addresses.address[i]
         );
     }
@@ -110,10 +141,21 @@ pub fn run_keys(
 /// (created if missing), with party `i` at `127.0.0.1:{base_port + i}`. Returns the path of
 /// `parties.toml`. Refuses to replace existing files unless `overwrite` is set.
 pub fn generate_keys(dir: &Path, base_port: u16, overwrite: bool) -> anyhow::Result<PathBuf> {
-    generate_keys_at(dir, &Addresses::localhost(base_port)?, overwrite)
+    generate_keys_for(dir, 3, base_port, overwrite)
 }
 
-/// [`generate_keys`] with each party's address (and listen address) given.
+/// [`generate_keys`] for `parties` parties (2 to `MAX_PARTIES`).
+pub fn generate_keys_for(
+    dir: &Path,
+    parties: usize,
+    base_port: u16,
+    overwrite: bool,
+) -> anyhow::Result<PathBuf> {
+    generate_keys_at(dir, &Addresses::localhost(parties, base_port)?, overwrite)
+}
+
+/// [`generate_keys`] with each party's address (and listen address) given; as many parties as
+/// `addresses` has.
 pub fn generate_keys_at(
     dir: &Path,
     addresses: &Addresses,
@@ -126,8 +168,9 @@ pub fn generate_keys_at(
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
 
+    let parties = addresses.count();
     let mut outputs = vec![dir.join(PARTIES_TOML), dir.join("ca.crt")];
-    for i in 0..3 {
+    for i in 0..parties {
         outputs.push(dir.join(format!("party{i}.crt")));
         outputs.push(dir.join(format!("party{i}.key")));
     }
@@ -155,8 +198,8 @@ pub fn generate_keys_at(
     // The issuer owns the CA key; dropping it at the end of this function discards the key.
     let issuer = Issuer::new(ca_params, ca_key);
 
-    let mut party_files = Vec::with_capacity(3);
-    for i in 0..3 {
+    let mut party_files = Vec::with_capacity(parties);
+    for i in 0..parties {
         let key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256)
             .with_context(|| format!("generating party {i}'s key"))?;
         let mut params = CertificateParams::new(vec![irisc_runtime::net::tls::server_name(i)])
@@ -213,7 +256,7 @@ fn parties_toml(addresses: &Addresses) -> String {
          timeout_secs = {DEFAULT_TIMEOUT_SECS}        # bound on connecting and on every receive\n\
          ca = \"ca.crt\"\n"
     );
-    for i in 0..3 {
+    for i in 0..addresses.count() {
         // TOML basic strings: the address is written with its quotes and backslashes escaped.
         let quoted = |a: &str| format!("\"{}\"", a.replace('\\', "\\\\").replace('"', "\\\""));
         let listen = match &addresses.listen[i] {
@@ -261,6 +304,11 @@ mod tests {
 
     /// A base port with three free consecutive loopback ports (best effort; the OS may reuse them).
     fn free_base_port() -> u16 {
+        free_base_port_for(3)
+    }
+
+    /// A base port with `n` free consecutive loopback ports (best effort, as above).
+    fn free_base_port_for(n: u16) -> u16 {
         for _ in 0..200 {
             let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
             let base = l.local_addr().unwrap().port();
@@ -268,11 +316,11 @@ mod tests {
             if base > 65000 || base == 0 {
                 continue;
             }
-            if (0..3).all(|i| std::net::TcpListener::bind(("127.0.0.1", base + i)).is_ok()) {
+            if (0..n).all(|i| std::net::TcpListener::bind(("127.0.0.1", base + i)).is_ok()) {
                 return base;
             }
         }
-        panic!("no three consecutive free ports");
+        panic!("no {n} consecutive free ports");
     }
 
     #[test]
@@ -330,6 +378,104 @@ mod tests {
     }
 
     #[test]
+    fn two_party_keys_load_and_connect() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = free_base_port_for(2);
+        let toml = generate_keys_for(dir.path(), 2, base, false).unwrap();
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                "ca.crt",
+                "parties.toml",
+                "party0.crt",
+                "party0.key",
+                "party1.crt",
+                "party1.key"
+            ]
+        );
+        let text = std::fs::read_to_string(&toml).unwrap();
+        assert_eq!(text.matches("[[party]]").count(), 2, "{text}");
+
+        let mut cfg = PartiesConfig::load(&toml).unwrap();
+        assert_eq!(cfg.count(), 2);
+        assert_eq!(cfg.parties[1].address, format!("127.0.0.1:{}", base + 1));
+        cfg.timeout = std::time::Duration::from_secs(10);
+
+        // The generated material authenticates the two parties to each other.
+        let results: Vec<_> = (0..2)
+            .map(|me| {
+                let cfg = cfg.clone();
+                std::thread::spawn(move || -> Result<(usize, Vec<u8>), String> {
+                    let mut t = TlsTransport::connect(&cfg, me, b"fingerprint")
+                        .map_err(|e| e.to_string())?;
+                    assert_eq!((t.parties(), t.next(), t.prev()), (2, 1 - me, 1 - me));
+                    t.send(t.next(), vec![me as u8; 3])
+                        .map_err(|e| e.to_string())?;
+                    let got = t.recv(t.prev()).map_err(|e| e.to_string())?;
+                    t.close().map_err(|e| e.to_string())?;
+                    Ok((cfg.count(), got))
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .collect();
+        for (me, r) in results.into_iter().enumerate() {
+            assert_eq!(r.unwrap(), (2, vec![(1 - me) as u8; 3]));
+        }
+    }
+
+    #[test]
+    fn party_count_is_checked() {
+        for bad in [0, 1, 9] {
+            let err = Addresses::from_flags(bad, 7100, &[], &[])
+                .unwrap_err()
+                .to_string();
+            assert_eq!(err, format!("--parties {bad}: a run has 2 to 8 parties"));
+        }
+        let flags = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let err = Addresses::from_flags(2, 7100, &flags(&["2=10.0.0.1:7000"]), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(err.ends_with("the party is 0 or 1, not 2"), "{err}");
+        let err = Addresses::from_flags(2, 65535, &[], &[])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("the two parties need ports 65535..=65535+1"),
+            "{err}"
+        );
+        let four = Addresses::from_flags(4, 7100, &flags(&["3=10.0.0.4:7000"]), &[]).unwrap();
+        assert_eq!(four.count(), 4);
+        assert_eq!(four.address[2], "127.0.0.1:7102");
+        assert_eq!(four.address[3], "10.0.0.4:7000");
+    }
+
+    #[test]
+    fn keys_takes_a_party_count() {
+        use super::super::cli::{Cli, Command};
+        use clap::Parser;
+        let parties = |args: &[&str]| {
+            let argv = ["irisc", "keys", "-o", "k"].iter().chain(args);
+            Cli::try_parse_from(argv).map(|cli| match cli.command {
+                Command::Keys { parties, .. } => parties,
+                _ => panic!("not keys"),
+            })
+        };
+        assert_eq!(parties(&[]).unwrap(), 3);
+        assert_eq!(parties(&["--parties", "2"]).unwrap(), 2);
+        for bad in ["1", "9"] {
+            let e = parties(&["--parties", bad]).unwrap_err().to_string();
+            assert!(e.contains("--parties") && e.contains("2..=8"), "{e}");
+        }
+    }
+
+    #[test]
     fn refuses_to_overwrite_unless_asked() {
         let dir = tempfile::tempdir().unwrap();
         generate_keys(dir.path(), 7100, false).unwrap();
@@ -351,6 +497,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let flags = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let addresses = Addresses::from_flags(
+            3,
             7100,
             &flags(&[
                 "0=10.0.0.1:7000",
@@ -374,7 +521,7 @@ mod tests {
             assert!(!chain.is_empty());
         }
         // A party left out stays on localhost at the base port.
-        let partial = Addresses::from_flags(7200, &flags(&["1=10.0.0.2:7000"]), &[]).unwrap();
+        let partial = Addresses::from_flags(3, 7200, &flags(&["1=10.0.0.2:7000"]), &[]).unwrap();
         assert_eq!(partial.address[0], "127.0.0.1:7200");
         assert_eq!(partial.address[1], "10.0.0.2:7000");
         assert_eq!(partial.address[2], "127.0.0.1:7202");
@@ -387,12 +534,12 @@ mod tests {
             ("3=10.0.0.1:7000", "the party is 0, 1 or 2"),
             ("0:10.0.0.1:7000", "expected PARTY=HOST:PORT"),
         ] {
-            let err = Addresses::from_flags(7100, &flags(&[spec]), &[])
+            let err = Addresses::from_flags(3, 7100, &flags(&[spec]), &[])
                 .unwrap_err()
                 .to_string();
             assert!(err.contains(expect), "{spec}: {err}");
         }
-        let err = Addresses::from_flags(7100, &flags(&["0=a:1", "0=b:2"]), &[])
+        let err = Addresses::from_flags(3, 7100, &flags(&["0=a:1", "0=b:2"]), &[])
             .unwrap_err()
             .to_string();
         assert!(err.contains("given twice"), "{err}");
@@ -401,7 +548,7 @@ mod tests {
             vec!["0=10.0.0.1:7000", "1=10.0.0.1:7000"],
         ] {
             let dir = tempfile::tempdir().unwrap();
-            let a = Addresses::from_flags(7100, &flags(&bad), &[]).unwrap();
+            let a = Addresses::from_flags(3, 7100, &flags(&bad), &[]).unwrap();
             let err = generate_keys_at(dir.path(), &a, false)
                 .unwrap_err()
                 .to_string();
@@ -430,7 +577,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let toml = generate_keys_at(
             dir.path(),
-            &Addresses::from_flags(7100, &flags, &[]).unwrap(),
+            &Addresses::from_flags(3, 7100, &flags, &[]).unwrap(),
             false,
         )
         .unwrap();

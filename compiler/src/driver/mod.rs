@@ -10,12 +10,14 @@
 //! - [`dealer`]: plaintext inputs into the parties' shares and gallery stores (`irisc share`,
 //!   `irisc enroll`, `irisc repair`);
 //! - [`store_info`]: what a gallery store holds and whether it is intact (`irisc store info`);
+//! - [`circuit`]: one party of a boolean circuit under the `beaver` family (`irisc circuit`);
 //! - [`run`]: all three parties on this machine (`irisc run`), with `--check`;
 //! - [`plaintext`]: the plaintext definition of a program's answers, the oracle of `--check` and
 //!   of the end-to-end tests;
 //! - [`progress`]: progress bars for long jobs.
 
 pub mod build;
+pub mod circuit;
 mod cli;
 pub mod dealer;
 pub mod explain;

@@ -1,5 +1,5 @@
-//! `parties.toml`: where the three parties listen, which CA they trust, and which certificate and
-//! key each one uses.
+//! `parties.toml`: where the parties (2 to [`MAX_PARTIES`], three for rep3) listen, which CA they
+//! trust, and which certificate and key each one uses.
 //!
 //! ```toml
 //! timeout_secs = 30        # bound on connecting and on every receive
@@ -28,6 +28,24 @@ use serde::Deserialize;
 /// written by `irisc keys` into a fresh `parties.toml`, and `irisc run`'s `--timeout` default.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Most parties a run may have. Party indices travel as one byte in the hello, and every party
+/// holds a link to every other one, so the bound only keeps configurations sane.
+pub const MAX_PARTIES: usize = 8;
+
+/// The party indices of a run of `n` parties, as a message lists them: `0 and 1`, `0, 1 and 2`,
+/// `0 to 7`.
+pub(crate) fn index_list(n: usize) -> String {
+    match n {
+        0 => "none".into(),
+        1 => "0".into(),
+        2..=4 => {
+            let first: Vec<String> = (0..n - 1).map(|i| i.to_string()).collect();
+            format!("{} and {}", first.join(", "), n - 1)
+        }
+        _ => format!("0 to {}", n - 1),
+    }
+}
+
 /// What is wrong with `parties.toml` or with a file it names.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -40,10 +58,15 @@ pub enum ConfigError {
     /// The toml is malformed; `message` carries the toml crate's line and column.
     #[error("{}: {message}", path.display())]
     Parse { path: PathBuf, message: String },
-    #[error("{}: expected exactly three [[party]] entries (indices 0, 1, 2), found {found}", path.display())]
+    #[error("{}: found {found} [[party]] {}; a run has 2 to {MAX_PARTIES} parties, one entry each (indices 0 to n-1)", path.display(), if *found == 1 { "entry" } else { "entries" })]
     PartyCount { path: PathBuf, found: usize },
-    #[error("{}: party index {index} is out of range (parties are 0, 1 and 2)", path.display())]
-    IndexOutOfRange { path: PathBuf, index: u64 },
+    /// `parties` is the number of entries: their indices must be exactly `0..parties`.
+    #[error("{}: party index {index} is out of range (with {parties} [[party]] entries the parties are {})", path.display(), index_list(*parties))]
+    IndexOutOfRange {
+        path: PathBuf,
+        index: u64,
+        parties: usize,
+    },
     #[error("{}: party {index} is listed more than once", path.display())]
     DuplicateIndex { path: PathBuf, index: usize },
     #[error("{}: party {index} has a bad address {address:?}: {reason}", path.display())]
@@ -59,8 +82,11 @@ pub enum ConfigError {
     KeyPermissions { path: PathBuf, mode: u32 },
     #[error("{}: {detail}", path.display())]
     BadPem { path: PathBuf, detail: String },
-    #[error("no party {index} in the configuration (parties are 0, 1 and 2)")]
-    NoSuchParty { index: usize },
+    #[error("no party {index} in the configuration (parties are {})", index_list(*parties))]
+    NoSuchParty { index: usize, parties: usize },
+    /// The configuration is fine, but the program runs with another number of parties.
+    #[error("parties.toml lists {found} parties, but this program runs with {expected}")]
+    WrongPartyCount { expected: usize, found: usize },
 }
 
 fn name_of(path: &Path) -> String {
@@ -72,7 +98,7 @@ fn name_of(path: &Path) -> String {
 /// One `[[party]]` entry, with paths already resolved against the toml's directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartyEntry {
-    /// 0, 1 or 2.
+    /// 0 to n-1 for a run of n parties.
     pub index: usize,
     /// `host:port` the other parties connect to.
     pub address: String,
@@ -90,10 +116,10 @@ pub struct PartyEntry {
 pub struct PartiesConfig {
     /// Bound on connection setup and on every receive.
     pub timeout: Duration,
-    /// PEM certificate of the CA that signed all three party certificates.
+    /// PEM certificate of the CA that signed all party certificates.
     pub ca: PathBuf,
-    /// The three parties, in index order (`parties[i].index == i`).
-    pub parties: [PartyEntry; 3],
+    /// The parties (2 to [`MAX_PARTIES`]), in index order (`parties[i].index == i`).
+    pub parties: Vec<PartyEntry>,
 }
 
 #[derive(Deserialize)]
@@ -116,8 +142,8 @@ struct RawParty {
 }
 
 impl PartiesConfig {
-    /// Reads and checks `parties.toml`: exactly three parties with indices 0, 1, 2, well-formed
-    /// addresses, a positive timeout. Paths are resolved against the file's directory; the files
+    /// Reads and checks `parties.toml`: 2 to [`MAX_PARTIES`] parties with indices 0 to n-1,
+    /// well-formed and distinct addresses, a positive timeout. Paths are resolved against the file's directory; the files
     /// they name are not opened here (see [`PartiesConfig::read_key`] and friends).
     pub fn load(path: &Path) -> Result<PartiesConfig, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
@@ -150,20 +176,23 @@ impl PartiesConfig {
             }
         };
 
-        if raw.party.len() != 3 {
+        let n = raw.party.len();
+        if !(2..=MAX_PARTIES).contains(&n) {
             return Err(ConfigError::PartyCount {
                 path: err_path(),
-                found: raw.party.len(),
+                found: n,
             });
         }
-        let mut slots: [Option<PartyEntry>; 3] = Default::default();
+        let mut slots: Vec<Option<PartyEntry>> = vec![None; n];
         for p in raw.party {
+            // n entries without duplicates below n leave no gap.
             let index = match usize::try_from(p.index) {
-                Ok(i) if i < 3 => i,
+                Ok(i) if i < n => i,
                 _ => {
                     return Err(ConfigError::IndexOutOfRange {
                         path: err_path(),
                         index: p.index,
+                        parties: n,
                     })
                 }
             };
@@ -190,16 +219,17 @@ impl PartiesConfig {
                 key: base.join(p.key),
             });
         }
-        // Three entries, no duplicates, all below 3: every slot is filled.
-        let [Some(a), Some(b), Some(c)] = slots else {
+        // n entries, no duplicates, all below n: every slot is filled.
+        let parties: Vec<PartyEntry> = slots.into_iter().flatten().collect();
+        if parties.len() != n {
             return Err(ConfigError::PartyCount {
                 path: err_path(),
-                found: 3,
+                found: n,
             });
-        };
+        }
         // Two parties at one address would have a party dial itself.
-        for (x, y) in [(&a, &b), (&a, &c), (&b, &c)] {
-            if x.address == y.address {
+        for (k, y) in parties.iter().enumerate() {
+            if let Some(x) = parties[..k].iter().find(|x| x.address == y.address) {
                 return Err(ConfigError::BadAddress {
                     path: err_path(),
                     index: y.index,
@@ -211,15 +241,34 @@ impl PartiesConfig {
         Ok(PartiesConfig {
             timeout,
             ca: base.join(raw.ca),
-            parties: [a, b, c],
+            parties,
         })
+    }
+
+    /// The number of parties in the run (2 to [`MAX_PARTIES`]).
+    pub fn count(&self) -> usize {
+        self.parties.len()
+    }
+
+    /// Refuses a configuration for another number of parties than `expected` (a program's
+    /// protocol fixes how many parties it runs with).
+    pub fn expect_count(&self, expected: usize) -> Result<(), ConfigError> {
+        if self.count() == expected {
+            Ok(())
+        } else {
+            Err(ConfigError::WrongPartyCount {
+                expected,
+                found: self.count(),
+            })
+        }
     }
 
     /// The entry of party `index`.
     pub fn party(&self, index: usize) -> Result<&PartyEntry, ConfigError> {
-        self.parties
-            .get(index)
-            .ok_or(ConfigError::NoSuchParty { index })
+        self.parties.get(index).ok_or(ConfigError::NoSuchParty {
+            index,
+            parties: self.count(),
+        })
     }
 
     /// The CA certificate(s) every party trusts.
@@ -389,16 +438,93 @@ key = "party2.key"
         assert_eq!(c.parties[2].cert, Path::new("/etc/irisc/party2.crt"));
     }
 
+    /// The first `n` entries of [`GOOD`].
+    fn first_entries(n: usize) -> String {
+        GOOD.split("[[party]]")
+            .take(n + 1)
+            .collect::<Vec<_>>()
+            .join("[[party]]")
+    }
+
+    /// `n` well-formed entries, indices 0 to n-1.
+    fn with_entries(n: usize) -> String {
+        let mut s = String::from("ca = \"ca.crt\"\n");
+        for i in 0..n {
+            s.push_str(&format!(
+                "[[party]]\nindex = {i}\naddress = \"127.0.0.1:{}\"\ncert = \"p{i}.crt\"\nkey = \"p{i}.key\"\n",
+                7100 + i
+            ));
+        }
+        s
+    }
+
+    #[test]
+    fn two_parties_are_a_run() {
+        // Parties 1 and 0, listed out of order.
+        let c = parse(&first_entries(2)).unwrap();
+        assert_eq!(c.count(), 2);
+        assert_eq!(c.parties[0].address, "[::1]:7100");
+        assert_eq!(c.parties[1].address, "127.0.0.1:7101");
+        assert!(c.expect_count(2).is_ok());
+        let e = c.expect_count(3).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "parties.toml lists 2 parties, but this program runs with 3"
+        );
+        let e = c.party(2).unwrap_err().to_string();
+        assert_eq!(e, "no party 2 in the configuration (parties are 0 and 1)");
+        assert_eq!(
+            parse(&with_entries(MAX_PARTIES)).unwrap().count(),
+            MAX_PARTIES
+        );
+        assert_eq!(parse(GOOD).unwrap().count(), 3);
+    }
+
+    #[test]
+    fn party_counts_outside_two_to_max_are_refused() {
+        for (text, found) in [
+            (first_entries(1), 1),
+            (first_entries(0), 0),
+            (with_entries(MAX_PARTIES + 1), 9),
+        ] {
+            let e = parse(&text).unwrap_err();
+            assert!(
+                matches!(&e, ConfigError::PartyCount { found: f, .. } if *f == found),
+                "{e}"
+            );
+            let msg = e.to_string();
+            let entries = if found == 1 { "entry" } else { "entries" };
+            assert_eq!(
+                msg,
+                format!("/etc/irisc/parties.toml: found {found} [[party]] {entries}; a run has 2 to 8 parties, one entry each (indices 0 to n-1)")
+            );
+        }
+        // Two entries with a gap: indices 0 and 2.
+        let gap = first_entries(2).replace("index = 1", "index = 2");
+        let e = parse(&gap).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ConfigError::IndexOutOfRange {
+                    index: 2,
+                    parties: 2,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert_eq!(
+            e.to_string(),
+            "/etc/irisc/parties.toml: party index 2 is out of range (with 2 [[party]] entries the parties are 0 and 1)"
+        );
+    }
+
     #[test]
     fn errors_are_specific() {
-        let two = GOOD
-            .split("[[party]]")
-            .take(3)
-            .collect::<Vec<_>>()
-            .join("[[party]]");
+        let one = first_entries(1);
         assert!(matches!(
-            parse(&two),
-            Err(ConfigError::PartyCount { found: 2, .. })
+            parse(&one),
+            Err(ConfigError::PartyCount { found: 1, .. })
         ));
         let dup = GOOD.replace("index = 2", "index = 1");
         assert!(matches!(
@@ -406,10 +532,17 @@ key = "party2.key"
             Err(ConfigError::DuplicateIndex { index: 1, .. })
         ));
         let range = GOOD.replace("index = 2", "index = 3");
-        assert!(matches!(
-            parse(&range),
-            Err(ConfigError::IndexOutOfRange { index: 3, .. })
-        ));
+        let e = parse(&range).unwrap_err();
+        assert!(
+            matches!(e, ConfigError::IndexOutOfRange { index: 3, .. }),
+            "{e}"
+        );
+        // The message says which indices the entries may have.
+        assert!(
+            e.to_string()
+                .ends_with("(with 3 [[party]] entries the parties are 0, 1 and 2)"),
+            "{e}"
+        );
         let addr = GOOD.replace("127.0.0.1:7101", "127.0.0.1");
         let e = parse(&addr).unwrap_err();
         assert!(matches!(e, ConfigError::BadAddress { index: 1, .. }), "{e}");

@@ -1,7 +1,8 @@
-//! Networking between the three parties.
+//! Networking between the parties of a run: three for rep3, two or three for the
+//! dishonest-majority protocols (any count from 2 to [`config::MAX_PARTIES`] works).
 //!
 //! Protocols see only the [`Transport`] trait: ordered, reliable, authenticated byte messages to
-//! and from the two other parties. The real implementation ([`link`]) runs over TCP with mutually
+//! and from every other party. The real implementation ([`link`]) runs over TCP with mutually
 //! authenticated TLS (rustls), one connection per direction so that sending never blocks on the
 //! peer's own sending. [`config`] reads `parties.toml`; [`tls`] builds the rustls
 //! configurations from it. [`session`] holds the settings the parties must share, compared in
@@ -15,7 +16,7 @@ pub mod session;
 pub mod tls;
 mod transport;
 
-pub use config::{ConfigError, PartiesConfig, PartyEntry};
+pub use config::{ConfigError, PartiesConfig, PartyEntry, MAX_PARTIES};
 pub use link::{AbortHandle, SetupError, TlsTransport};
 pub use tls::TlsSetupError;
 pub use transport::{NetError, Transport};

@@ -1,4 +1,4 @@
-//! The session a party announces in its hello: every setting the three parties must share, as
+//! The session a party announces in its hello: every setting the parties must share, as
 //! named fields, so that a mismatch is refused before any computation with a message that names
 //! the setting and both values.
 //!
@@ -87,9 +87,35 @@ impl Session {
     }
 }
 
-/// Why party `me` (session `mine`) and party `peer` (session `theirs`) cannot run together:
-/// one sentence per differing setting, naming it and both values; `None` if the sessions agree.
-pub fn describe_mismatch(me: usize, mine: &[u8], peer: usize, theirs: &[u8]) -> Option<String> {
+/// A party count as a message spells it: `two`, `three`, ... `eight`, then digits.
+pub fn count_word(n: usize) -> String {
+    const WORDS: [&str; 9] = [
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight",
+    ];
+    WORDS
+        .get(n)
+        .map_or_else(|| n.to_string(), |w| w.to_string())
+}
+
+/// Every party of a run of `parties`, as the subject of a sentence: `both parties`, `all three
+/// parties`.
+fn all_parties(parties: usize) -> String {
+    match parties {
+        2 => "both parties".into(),
+        n => format!("all {} parties", count_word(n)),
+    }
+}
+
+/// Why party `me` (session `mine`) and party `peer` (session `theirs`) of a run of `parties`
+/// cannot run together: one sentence per differing setting, naming it and both values; `None`
+/// if the sessions agree.
+pub fn describe_mismatch(
+    parties: usize,
+    me: usize,
+    mine: &[u8],
+    peer: usize,
+    theirs: &[u8],
+) -> Option<String> {
     if mine == theirs {
         return None;
     }
@@ -104,11 +130,11 @@ pub fn describe_mismatch(me: usize, mine: &[u8], peer: usize, theirs: &[u8]) -> 
         if va == vb {
             continue;
         }
-        out.push(one_mismatch(name, me, va, peer, vb));
+        out.push(one_mismatch(parties, name, me, va, peer, vb));
     }
     for (name, vb) in &b.fields {
         if a.get(name).is_none() {
-            out.push(one_mismatch(name, me, "nothing", peer, vb));
+            out.push(one_mismatch(parties, name, me, "nothing", peer, vb));
         }
     }
     if out.is_empty() {
@@ -119,18 +145,24 @@ pub fn describe_mismatch(me: usize, mine: &[u8], peer: usize, theirs: &[u8]) -> 
     Some(out.join("; "))
 }
 
-/// Why party `me` (session `mine`) cannot run with `peers`, which both sent `theirs`: party
-/// `me` is the odd one, so each sentence has it as the subject. `None` if the sessions agree.
-pub fn describe_odd_one(
-    me: usize,
-    mine: &[u8],
-    peers: [usize; 2],
-    theirs: &[u8],
-) -> Option<String> {
+/// Why party `me` (session `mine`) cannot run with `peers` (all other parties of the run, at
+/// least two), which all sent `theirs`: party `me` is the odd one, so each sentence has it as
+/// the subject. `None` if the sessions agree.
+pub fn describe_odd_one(me: usize, mine: &[u8], peers: &[usize], theirs: &[u8]) -> Option<String> {
+    let parties = peers.len() + 1;
+    let first = *peers.first()?;
     let (Some(a), Some(b)) = (Session::parse(mine), Session::parse(theirs)) else {
-        return describe_mismatch(me, mine, peers[0], theirs);
+        return describe_mismatch(parties, me, mine, first, theirs);
     };
-    let both = format!("party {} and party {}", peers[0], peers[1]);
+    let others = match peers {
+        [x, y] => format!("party {x} and party {y}"),
+        _ => {
+            let (last, rest) = peers.split_last()?;
+            let rest: Vec<String> = rest.iter().map(|p| p.to_string()).collect();
+            format!("parties {} and {last}", rest.join(", "))
+        }
+    };
+    let (all, count) = (all_parties(parties), count_word(parties));
     let mut out = Vec::new();
     for (name, va) in &a.fields {
         let vb = b.get(name).unwrap_or("nothing");
@@ -139,24 +171,24 @@ pub fn describe_odd_one(
         }
         out.push(match name.strip_prefix(INPUT) {
             Some(input) if !input.ends_with(RECORDS_SUFFIX) => format!(
-                "input {input}: party {me}'s share file is from another `irisc share` run (set {}) than those of {both} (set {}); give the three parties the files of one `irisc share` run",
+                "input {input}: party {me}'s share file is from another `irisc share` run (set {}) than those of {others} (set {}); give the {count} parties the files of one `irisc share` run",
                 short(va),
                 short(vb)
             ),
             Some(input) => format!(
-                "input {}: party {me}'s gallery store holds {va} records but those of {both} hold {vb}: {STORES_DIFFER}",
+                "input {}: party {me}'s gallery store holds {va} records but those of {others} hold {vb}: {STORES_DIFFER}",
                 input.trim_end_matches(RECORDS_SUFFIX)
             ),
             None if name == PROGRAM => format!(
-                "party {me} runs another program ({va}) than {both} ({vb}): all three parties must run executables built from the same program"
+                "party {me} runs another program ({va}) than {others} ({vb}): {all} must run executables built from the same program"
             ),
             None => format!(
-                "the parties must agree on {name}, but party {me} has {va} and {both} have {vb}"
+                "the parties must agree on {name}, but party {me} has {va} and {others} have {vb}"
             ),
         });
     }
     if out.is_empty() {
-        return describe_mismatch(me, mine, peers[0], theirs);
+        return describe_mismatch(parties, me, mine, first, theirs);
     }
     Some(out.join("; "))
 }
@@ -169,10 +201,18 @@ fn short(v: &str) -> String {
     }
 }
 
-fn one_mismatch(name: &str, me: usize, mine: &str, peer: usize, theirs: &str) -> String {
+fn one_mismatch(
+    parties: usize,
+    name: &str,
+    me: usize,
+    mine: &str,
+    peer: usize,
+    theirs: &str,
+) -> String {
     if name == PROGRAM {
         return format!(
-            "party {peer} runs another program ({theirs}) than party {me} ({mine}): all three parties must run executables built from the same program"
+            "party {peer} runs another program ({theirs}) than party {me} ({mine}): {} must run executables built from the same program",
+            all_parties(parties)
         );
     }
     if let Some(input) = name.strip_prefix(INPUT) {
@@ -182,9 +222,10 @@ fn one_mismatch(name: &str, me: usize, mine: &str, peer: usize, theirs: &str) ->
             );
         }
         return format!(
-            "input {input}: party {peer}'s share file is from another `irisc share` run (set {}) than party {me}'s (set {}); give the three parties the files of one `irisc share` run",
+            "input {input}: party {peer}'s share file is from another `irisc share` run (set {}) than party {me}'s (set {}); give the {} parties the files of one `irisc share` run",
             short(theirs),
-            short(mine)
+            short(mine),
+            count_word(parties)
         );
     }
     format!(
@@ -208,18 +249,18 @@ mod tests {
     #[test]
     fn equal_sessions_agree_and_round_trip() {
         let s = session(10, 1);
-        assert_eq!(describe_mismatch(0, &s, 1, &s), None);
+        assert_eq!(describe_mismatch(3, 0, &s, 1, &s), None);
         assert_eq!(Session::parse(&s).unwrap().get("--chunk-size"), Some("10"));
     }
 
     #[test]
     fn a_mismatch_names_the_setting_and_both_values() {
-        let e = describe_mismatch(0, &session(4096, 1), 2, &session(1024, 1)).unwrap();
+        let e = describe_mismatch(3, 0, &session(4096, 1), 2, &session(1024, 1)).unwrap();
         assert_eq!(
             e,
             "the parties must agree on --chunk-size, but party 0 has 4096 and party 2 has 1024"
         );
-        let e = describe_mismatch(0, &session(10, 0x91), 1, &session(10, 0x3f)).unwrap();
+        let e = describe_mismatch(3, 0, &session(10, 0x91), 1, &session(10, 0x3f)).unwrap();
         assert!(
             e.starts_with("input q: party 1's share file is from another `irisc share` run (set 3f3f3f3f…) than party 0's (set 91919191…)"),
             "{e}"
@@ -228,12 +269,12 @@ mod tests {
 
     #[test]
     fn the_odd_party_names_itself_and_both_peers() {
-        let e = describe_odd_one(1, &session(10, 0x3f), [2, 0], &session(10, 0x91)).unwrap();
+        let e = describe_odd_one(1, &session(10, 0x3f), &[2, 0], &session(10, 0x91)).unwrap();
         assert!(
             e.starts_with("input q: party 1's share file is from another `irisc share` run (set 3f3f3f3f…) than those of party 2 and party 0 (set 91919191…)"),
             "{e}"
         );
-        let e = describe_odd_one(2, &session(7, 1), [0, 1], &session(9, 1)).unwrap();
+        let e = describe_odd_one(2, &session(7, 1), &[0, 1], &session(9, 1)).unwrap();
         assert_eq!(
             e,
             "the parties must agree on --chunk-size, but party 2 has 7 and party 0 and party 1 have 9"
@@ -242,9 +283,36 @@ mod tests {
 
     #[test]
     fn bytes_of_another_form_are_compared_whole() {
-        assert!(describe_mismatch(0, b"a", 1, b"b")
+        assert!(describe_mismatch(3, 0, b"a", 1, b"b")
             .unwrap()
             .contains("party 1 runs another program or other share files"));
-        assert_eq!(describe_mismatch(0, b"a", 1, b"a"), None);
+        assert_eq!(describe_mismatch(3, 0, b"a", 1, b"a"), None);
+    }
+
+    #[test]
+    fn messages_count_the_parties_of_the_run() {
+        let program = |p: &str| Session::new().field(PROGRAM, p).to_bytes();
+        let e = describe_mismatch(2, 0, &program("a"), 1, &program("b")).unwrap();
+        assert_eq!(
+            e,
+            "party 1 runs another program (b) than party 0 (a): both parties must run executables built from the same program"
+        );
+        let e = describe_mismatch(3, 0, &program("a"), 1, &program("b")).unwrap();
+        assert!(
+            e.ends_with(": all three parties must run executables built from the same program"),
+            "{e}"
+        );
+        let e = describe_mismatch(2, 1, &session(10, 1), 0, &session(10, 2)).unwrap();
+        assert!(
+            e.contains("give the two parties the files of one `irisc share` run"),
+            "{e}"
+        );
+        let e = describe_odd_one(3, &session(7, 1), &[0, 1, 2], &session(9, 1)).unwrap();
+        assert_eq!(
+            e,
+            "the parties must agree on --chunk-size, but party 3 has 7 and parties 0, 1 and 2 have 9"
+        );
+        let e = describe_odd_one(0, &program("a"), &[1, 2, 3], &program("b")).unwrap();
+        assert!(e.ends_with("than parties 1, 2 and 3 (b): all four parties must run executables built from the same program"), "{e}");
     }
 }

@@ -2,8 +2,8 @@
 //!
 //! Every party certificate is signed by one CA and carries the DNS name `party{i}.irisc`. A server
 //! accepts only clients whose certificate chains to that CA; a client accepts only a server whose
-//! certificate chains to the CA and names the party it dialled. Because any of the three
-//! certificates chains to the CA, the link layer additionally compares the peer's end-entity
+//! certificate chains to the CA and names the party it dialled. Because every party's
+//! certificate chains to the CA, the link layer additionally compares the peer's end-entity
 //! certificate with the one configured for the party it claims to be ([`same_end_entity`]).
 
 use std::sync::Arc;
@@ -47,8 +47,9 @@ pub struct PartyTls {
     pub server: Arc<ServerConfig>,
     /// Used when this party connects to the others.
     pub client: Arc<ClientConfig>,
-    /// The configured end-entity certificate of every party (index = party).
-    pub expected: [CertificateDer<'static>; 3],
+    /// The configured end-entity certificate of every party (index = party; one per party of
+    /// the run).
+    pub expected: Vec<CertificateDer<'static>>,
 }
 
 impl std::fmt::Debug for PartyTls {
@@ -78,11 +79,13 @@ impl PartyTls {
         }
         let roots = Arc::new(roots);
 
-        let mut chains = Vec::with_capacity(3);
-        for i in 0..3 {
+        let n = cfg.count();
+        let mut chains = Vec::with_capacity(n);
+        for i in 0..n {
             chains.push(cfg.read_cert_chain(i)?);
         }
-        let expected: [CertificateDer<'static>; 3] = std::array::from_fn(|i| chains[i][0].clone());
+        // `read_certs` never returns an empty chain.
+        let expected: Vec<CertificateDer<'static>> = chains.iter().map(|c| c[0].clone()).collect();
         let my_chain = chains.swap_remove(me);
         let key: PrivateKeyDer<'static> = cfg.read_key(me)?;
         let entry = cfg.party(me)?;

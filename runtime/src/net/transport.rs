@@ -19,24 +19,28 @@ pub enum NetError {
     Aborted { peer: usize, reason: String },
 }
 
-/// Ordered, reliable byte messages between this party and the two others.
+/// Ordered, reliable byte messages between this party and every other party of the run.
 ///
-/// Parties are numbered 0, 1, 2; `next` is `party + 1 mod 3` and `prev` is `party + 2 mod 3`.
-/// `send` never blocks on the peer (messages are queued); `recv` blocks until the next message
-/// from that peer arrives, at most for the transport's timeout.
+/// Parties are numbered `0..parties()` (three for rep3, two or three for the dishonest-majority
+/// protocols); `next` is `party + 1 mod n` and `prev` is `party - 1 mod n` (with two parties both
+/// are the one peer). `send` never blocks on the peer (messages are queued); `recv` blocks until
+/// the next message from that peer arrives, at most for the transport's timeout.
 pub trait Transport {
-    /// This party's index, 0..3.
+    /// This party's index, `0..parties()`.
     fn party(&self) -> usize;
+    /// The number of parties in the run, at least 2.
+    fn parties(&self) -> usize;
     /// Queue one message to party `to`.
     fn send(&mut self, to: usize, message: Vec<u8>) -> Result<(), NetError>;
     /// Receive the next message from party `from`.
     fn recv(&mut self, from: usize) -> Result<Vec<u8>, NetError>;
 
     fn next(&self) -> usize {
-        (self.party() + 1) % 3
+        (self.party() + 1) % self.parties()
     }
     fn prev(&self) -> usize {
-        (self.party() + 2) % 3
+        let n = self.parties();
+        (self.party() + n - 1) % n
     }
     /// Bytes sent so far (payload only), for the cost accounting.
     fn bytes_sent(&self) -> u64;

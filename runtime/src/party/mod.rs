@@ -149,6 +149,10 @@ impl Runtime {
         let t = Instant::now();
         let mut config = crate::net::config::PartiesConfig::load(&args.config)
             .map_err(|e| RuntimeError::Setup(e.to_string()))?;
+        // The compiled programs are three-party (rep3 and the Shamir sharings).
+        config
+            .expect_count(3)
+            .map_err(|e| RuntimeError::Setup(e.to_string()))?;
         if let Some(t) = args.timeout {
             config.timeout = Duration::from_secs_f64(t);
         }

@@ -11,11 +11,13 @@
 //! A conditional's first input bit is the branch condition `t`; branch `C_t` gets the remaining
 //! inputs and its outputs are the conditional's. A sequence feeds the outputs of `C'` to `C''`.
 //! [`triples`] counts what evaluating such a circuit costs, naively and with masked triples
-//! (Fig. 4, `neededtriples`). Groundwork for secret conditionals: nothing lowers to it yet.
+//! (Fig. 4, `neededtriples`). [`lower`] gives a circuit in the runtime's form, which the
+//! `beaver` protocol family evaluates (`irisc build --emit=circuit`, `irisc circuit`).
 
 pub mod build;
 pub mod gates;
 pub mod library;
+pub mod lower;
 pub mod triples;
 
 pub use gates::{Gate, Netlist, NetlistBuilder, Wire};

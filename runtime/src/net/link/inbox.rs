@@ -3,7 +3,7 @@
 //! peer.
 //!
 //! Reading every link all the time is what lets a party hear an abort frame (or an unclean
-//! close) on one link while it waits for a message on the other: a failure anywhere is reported
+//! close) on one link while it waits for a message on another: a failure anywhere is reported
 //! at once, with the real cause, instead of after the receive timeout.
 
 use std::collections::VecDeque;
@@ -26,12 +26,13 @@ enum Event {
     Failed(NetError),
 }
 
-/// Frames received from the two peers, per peer, and how each link ended.
+/// Frames received from the peers, per peer, and how each link ended.
 pub(super) struct Inbox {
     events: Receiver<(usize, Event)>,
-    pending: [VecDeque<Vec<u8>>; 3],
+    /// Indexed by party, like `ended`.
+    pending: Vec<VecDeque<Vec<u8>>>,
     /// How a link ended: `None` while open; `Some(None)` for a clean end.
-    ended: [Option<Option<NetError>>; 3],
+    ended: Vec<Option<Option<NetError>>>,
     /// The first abort or failure heard on any link, reported by every later `recv`.
     stopped: Option<NetError>,
     /// Sockets of the incoming links, shut down when the transport goes so the threads end.
@@ -39,10 +40,11 @@ pub(super) struct Inbox {
 }
 
 impl Inbox {
-    /// Starts a reader thread on each incoming link.
+    /// Starts a reader thread on each incoming link (`incoming` is indexed by party).
     pub(super) fn start(
-        incoming: [Option<StreamOwned<ServerConnection, TcpStream>>; 3],
+        incoming: Vec<Option<StreamOwned<ServerConnection, TcpStream>>>,
     ) -> Result<Inbox, NetError> {
+        let n = incoming.len();
         let (tx, events) = channel();
         let mut socks = Vec::new();
         for (peer, link) in incoming.into_iter().enumerate() {
@@ -61,14 +63,14 @@ impl Inbox {
         }
         Ok(Inbox {
             events,
-            pending: Default::default(),
-            ended: Default::default(),
+            pending: (0..n).map(|_| VecDeque::new()).collect(),
+            ended: (0..n).map(|_| None).collect(),
             stopped: None,
             socks,
         })
     }
 
-    /// The next message from `from`, waiting at most `timeout`. Fails at once when either
+    /// The next message from `from`, waiting at most `timeout`. Fails at once when any
     /// peer sent an abort frame or its link broke; a link the peer closed cleanly is an error
     /// only when a message from it is expected.
     pub(super) fn recv(&mut self, from: usize, timeout: Duration) -> Result<Vec<u8>, NetError> {
@@ -81,7 +83,7 @@ impl Inbox {
                 return Ok(m);
             }
             if self.ended[from].is_some() {
-                // An abort already received on the other link is the better reason: it says
+                // An abort already received on another link is the better reason: it says
                 // why this link closed.
                 if let Some(e) = self.poll_stopped() {
                     return Err(e);
@@ -118,7 +120,7 @@ impl Inbox {
             Event::Ended => self.ended[peer] = Some(None),
             Event::Failed(e) => {
                 // Messages already received from this peer stay readable: a failure is
-                // reported in order, except that it also stops waits on the other peer.
+                // reported in order, except that it also stops waits on the other peers.
                 self.stopped.get_or_insert(copy_error(&e));
                 self.ended[peer] = Some(Some(e));
             }

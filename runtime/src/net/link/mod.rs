@@ -1,15 +1,17 @@
-//! [`TlsTransport`]: the [`Transport`] between three processes, over TCP with mutual TLS.
+//! [`TlsTransport`]: the [`Transport`] between the processes of a run (2 to
+//! [`MAX_PARTIES`](crate::net::config::MAX_PARTIES) parties, as `parties.toml` lists them), over
+//! TCP with mutual TLS.
 //!
-//! Topology: one TLS connection per direction. Party `i` dials `j` for messages `i -> j` and
-//! only writes on that connection; it accepts `j`'s connection and only reads on it. A writer
-//! thread per outgoing link drains a queue, so `send` returns at once and no party's send waits
-//! on a peer that is itself blocked sending: three parties pushing large messages at each other
-//! simultaneously cannot deadlock. A reader thread per incoming link reads frames as they come
-//! ([`inbox`]), so an abort frame or a dead peer on one link is noticed while `recv` waits on
-//! the other.
+//! Topology: one TLS connection per direction between every two parties. Party `i` dials `j` for
+//! messages `i -> j` and only writes on that connection; it accepts `j`'s connection and only
+//! reads on it. A writer thread per outgoing link drains a queue, so `send` returns at once and
+//! no party's send waits on a peer that is itself blocked sending: parties pushing large
+//! messages at each other simultaneously cannot deadlock. A reader thread per incoming link
+//! reads frames as they come ([`inbox`]), so an abort frame or a dead peer on one link is
+//! noticed while `recv` waits on another.
 //!
 //! Setup, bounded by `timeout_secs` of `parties.toml`:
-//! 1. listen on this party's address; dial both peers, retrying while they start up;
+//! 1. listen on this party's address; dial every peer, retrying while they start up;
 //! 2. TLS 1.3 handshake with client certificates (see [`super::tls`]);
 //! 3. on each connection the dialling side sends a hello `{party index, session bytes}`; the
 //!    accepting side checks that the certificate is the one configured for that index and that
@@ -32,6 +34,8 @@
 mod frame;
 mod inbox;
 mod setup;
+#[cfg(test)]
+mod tests;
 mod writer;
 
 use std::io;
@@ -47,12 +51,13 @@ pub use writer::AbortHandle;
 use inbox::Inbox;
 use writer::Writer;
 
-/// The three-party transport over mutually authenticated TLS. Build it with
+/// The transport between the parties of `parties.toml`, over mutually authenticated TLS. Build it with
 /// [`TlsTransport::connect`]; finish with [`TlsTransport::close`] so queued messages are delivered.
 pub struct TlsTransport {
     me: usize,
     timeout: Duration,
-    writers: [Option<Writer>; 3],
+    /// Indexed by party; `None` at this party's own index. Its length is the party count.
+    writers: Vec<Option<Writer>>,
     inbox: Option<Inbox>,
     bytes: u64,
     messages: u64,
@@ -62,6 +67,7 @@ impl std::fmt::Debug for TlsTransport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TlsTransport")
             .field("party", &self.me)
+            .field("parties", &self.writers.len())
             .field("timeout", &self.timeout)
             .field("bytes_sent", &self.bytes)
             .field("messages_sent", &self.messages)
@@ -118,8 +124,8 @@ fn secs(d: Duration) -> String {
 }
 
 impl TlsTransport {
-    /// Sets up the links of party `me` as described in `cfg`: listens, dials the two others,
-    /// authenticates them, and checks that both run with the same `session` bytes (the caller
+    /// Sets up the links of party `me` as described in `cfg`: listens, dials every other party,
+    /// authenticates them, and checks that all run with the same `session` bytes (the caller
     /// puts the settings the parties must share there, see [`crate::net::session`]). Everything
     /// is bounded by `cfg.timeout`; failures name the party concerned. While waiting, says every
     /// few seconds on stderr whom it waits for.
@@ -139,7 +145,7 @@ impl TlsTransport {
         waiting: &Waiting,
     ) -> Result<TlsTransport, SetupError> {
         let setup::Links { outgoing, incoming } = setup::establish(cfg, me, session, waiting)?;
-        let mut writers: [Option<Writer>; 3] = Default::default();
+        let mut writers: Vec<Option<Writer>> = (0..cfg.count()).map(|_| None).collect();
         for (j, stream) in outgoing {
             writers[j] = Some(Writer::start(j, stream, cfg.timeout));
         }
@@ -147,7 +153,11 @@ impl TlsTransport {
             peer: me,
             detail: e.to_string(),
         })?;
-        tracing::debug!(party = me, "links to both peers are up");
+        tracing::debug!(
+            party = me,
+            parties = cfg.count(),
+            "links to all peers are up"
+        );
         Ok(TlsTransport {
             me,
             timeout: cfg.timeout,
@@ -193,7 +203,7 @@ impl TlsTransport {
         }
     }
 
-    /// A handle that stops both outgoing links with an abort frame, from any thread.
+    /// A handle that stops every outgoing link with an abort frame, from any thread.
     pub fn abort_handle(&self) -> AbortHandle {
         AbortHandle {
             links: self
@@ -205,7 +215,7 @@ impl TlsTransport {
         }
     }
 
-    /// Tells both peers that this party stops, and why (an abort frame after the frame being
+    /// Tells every peer that this party stops, and why (an abort frame after the frame being
     /// written, instead of what is still queued), waiting at most `bound` for delivery.
     pub fn abort(&mut self, reason: &str, bound: Duration) {
         self.abort_handle().abort(reason, bound);
@@ -236,7 +246,7 @@ impl TlsTransport {
     }
 
     fn check_peer(&self, peer: usize) -> Result<(), NetError> {
-        if peer >= 3 || peer == self.me {
+        if peer >= self.writers.len() || peer == self.me {
             return Err(NetError::Io {
                 peer,
                 detail: format!("party {} has no link to party {peer}", self.me),
@@ -259,6 +269,10 @@ impl Drop for TlsTransport {
 impl Transport for TlsTransport {
     fn party(&self) -> usize {
         self.me
+    }
+
+    fn parties(&self) -> usize {
+        self.writers.len()
     }
 
     fn send(&mut self, to: usize, message: Vec<u8>) -> Result<(), NetError> {

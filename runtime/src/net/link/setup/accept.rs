@@ -43,18 +43,20 @@ pub(super) fn accept_peers(
     links: &PeerLinks,
 ) -> Accepted {
     let (failed, accepted) = (&links.failed, &links.accepted);
+    let n = failed.len();
     let (tx, rx) = channel::<Incoming>();
-    let claimed = Arc::new(Mutex::new([false; 3]));
-    let mut got: [Option<StreamOwned<ServerConnection, TcpStream>>; 3] = Default::default();
+    let claimed = Arc::new(Mutex::new(vec![false; n]));
+    let mut got: Vec<Option<StreamOwned<ServerConnection, TcpStream>>> =
+        (0..n).map(|_| None).collect();
     let mut rejected: Option<String> = None;
     let mut error: Option<SetupError> = None;
-    let mut sessions: [Option<Vec<u8>>; 3] = Default::default();
+    let mut sessions: Vec<Option<Vec<u8>>> = vec![None; n];
     let note = |e: SetupError, error: &mut Option<SetupError>| {
-        if let Some(k) = e.peer() {
-            failed[k].store(true, Ordering::SeqCst);
+        if let Some(f) = e.peer().and_then(|k| failed.get(k)) {
+            f.store(true, Ordering::SeqCst);
         }
         if matches!(e, SetupError::PeerStopped { .. }) {
-            // A party that stops told both its peers: there is no run to set up, and nobody
+            // A party that stops told all its peers: there is no run to set up, and nobody
             // to wait for.
             for f in failed {
                 f.store(true, Ordering::SeqCst);
@@ -64,8 +66,8 @@ pub(super) fn accept_peers(
             *error = Some(e);
         }
     };
-    let waiting = |got: &[Option<_>; 3]| {
-        (0..3).find(|&k| k != me && got[k].is_none() && !failed[k].load(Ordering::SeqCst))
+    let waiting = |got: &[Option<_>]| {
+        (0..n).find(|&k| k != me && got[k].is_none() && !failed[k].load(Ordering::SeqCst))
     };
 
     while let Some(missing) = waiting(&got) {
@@ -81,7 +83,9 @@ pub(super) fn accept_peers(
                 }
                 Incoming::Fatal(e) => {
                     if let SetupError::SessionMismatch { peer, theirs, .. } = &e {
-                        sessions[*peer] = Some(theirs.clone());
+                        if let Some(slot) = sessions.get_mut(*peer) {
+                            *slot = Some(theirs.clone());
+                        }
                     }
                     note(e, &mut error)
                 }
@@ -158,21 +162,23 @@ pub(super) fn accept_peers(
 
 /// What [`accept_peers`] ends with.
 pub(super) struct Accepted {
-    pub(super) links: [Option<StreamOwned<ServerConnection, TcpStream>>; 3],
+    /// Indexed by party, like `sessions`.
+    pub(super) links: Vec<Option<StreamOwned<ServerConnection, TcpStream>>>,
     /// The most informative failure about an identified peer.
     pub(super) error: Option<SetupError>,
     /// Why the last unidentified connection was turned away (failed TLS, usually a wrong CA).
     pub(super) rejected: Option<String>,
     /// The session of each peer whose session differed from ours.
-    pub(super) sessions: [Option<Vec<u8>>; 3],
+    pub(super) sessions: Vec<Option<Vec<u8>>>,
 }
 
 /// Everything an accepting thread needs, owned so the thread can outlive a failed setup.
 struct Handshake {
     server: Arc<rustls::ServerConfig>,
-    expected: [CertificateDer<'static>; 3],
+    /// The configured certificate of every party; its length is the party count.
+    expected: Vec<CertificateDer<'static>>,
     session: Vec<u8>,
-    claimed: Arc<Mutex<[bool; 3]>>,
+    claimed: Arc<Mutex<Vec<bool>>>,
     me: usize,
     deadline: Instant,
     timeout: Duration,
@@ -221,10 +227,11 @@ impl Handshake {
         };
         let index = said.index();
         let k = index as usize;
+        let n = self.expected.len();
         // Who the certificate says it is, independently of the claim.
-        let by_cert = (0..3)
+        let by_cert = (0..n)
             .find(|&i| tls::same_end_entity(stream.conn.peer_certificates(), &self.expected[i]));
-        if k >= 3 || k == self.me {
+        if k >= n || k == self.me {
             let reason = format!(
                 "party {} does not accept a peer claiming to be party {index}",
                 self.me
@@ -243,7 +250,13 @@ impl Handshake {
         if by_cert != Some(k) {
             let presented = match by_cert {
                 Some(i) => format!("party {i}'s certificate"),
-                None => "a certificate that is none of the three in parties.toml".to_string(),
+                None if n == 2 => {
+                    "a certificate that is neither of the two in parties.toml".to_string()
+                }
+                None => format!(
+                    "a certificate that is none of the {} in parties.toml",
+                    crate::net::session::count_word(n)
+                ),
             };
             let reason = format!(
                 "party {} expected party {k}'s certificate from parties.toml but got {presented} \
@@ -270,7 +283,7 @@ impl Handshake {
                 return Incoming::Fatal(SetupError::PeerStopped { peer: k, reason });
             }
         };
-        if let Some(detail) = describe_mismatch(self.me, &self.session, k, their_session) {
+        if let Some(detail) = describe_mismatch(n, self.me, &self.session, k, their_session) {
             // The dialler gets our session, to describe the difference from its side.
             self.refuse_with(&mut stream, REPLY_SESSION_DIFFERS, &self.session);
             return Incoming::Fatal(SetupError::SessionMismatch {

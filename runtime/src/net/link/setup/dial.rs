@@ -39,7 +39,7 @@ pub(super) fn dial(
     write_setup_frame(&mut stream, &hello).map_err(|e| setup_io_error(j, &e, cfg.timeout))?;
 
     let reply = read_setup_frame(&mut stream).map_err(|e| setup_io_error(j, &e, cfg.timeout))?;
-    check_reply(&reply, me, j, session)?;
+    check_reply(&reply, cfg.count(), me, j, session)?;
     // From now on this connection only carries our frames; a stalled peer surfaces as a write
     // timeout in the writer thread.
     stream

@@ -60,10 +60,11 @@ pub(super) fn build_stop(me: usize, reason: &str) -> Vec<u8> {
     hello
 }
 
-/// Checks party `j`'s reply to party `me`'s hello: it must accept us, say it is party `j` and
-/// carry the same `session`.
+/// Checks party `j`'s reply to party `me`'s hello (in a run of `parties`): it must accept us,
+/// say it is party `j` and carry the same `session`.
 pub(super) fn check_reply(
     reply: &[u8],
+    parties: usize,
     me: usize,
     j: usize,
     session: &[u8],
@@ -83,7 +84,7 @@ pub(super) fn check_reply(
                     detail: format!("it says it is party {index}"),
                 });
             }
-            if let Some(detail) = describe_mismatch(me, session, j, their_session) {
+            if let Some(detail) = describe_mismatch(parties, me, session, j, their_session) {
                 return Err(SetupError::SessionMismatch {
                     peer: j,
                     detail,
@@ -93,7 +94,7 @@ pub(super) fn check_reply(
         }
         // The refusal carries the peer's session.
         [REPLY_SESSION_DIFFERS, theirs @ ..] => {
-            let detail = describe_mismatch(me, session, j, theirs).unwrap_or_else(|| {
+            let detail = describe_mismatch(parties, me, session, j, theirs).unwrap_or_else(|| {
                 format!("party {j} refused this party's session, although it is the same")
             });
             return Err(SetupError::SessionMismatch {

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use rustls::{ClientConnection, ServerConnection, StreamOwned};
 
 use super::{is_closed, is_timeout, secs};
-use crate::net::config::{ConfigError, PartiesConfig};
+use crate::net::config::{index_list, ConfigError, PartiesConfig};
 use crate::net::tls::{self, PartyTls, TlsSetupError};
 
 use accept::{accept_peers, Accepted};
@@ -36,12 +36,12 @@ pub struct Waiting {
 /// How often a party still waiting for a peer says so.
 pub const WAITING_EVERY: Duration = Duration::from_secs(3);
 
-/// Tells both peers of party `me` that it stops, and why, so they report `reason` at once
+/// Tells every peer of party `me` that it stops, and why, so they report `reason` at once
 /// instead of waiting for it until their timeout: for a party that fails before it joins
 /// (its inputs do not load). Best effort, bounded by `bound` (and the setup timeout); peers
 /// not reachable by then are left to find out by themselves.
 pub fn tell_peers_we_stop(cfg: &PartiesConfig, me: usize, reason: &str, bound: Duration) {
-    if me >= 3 {
+    if me >= cfg.count() {
         return;
     }
     let Ok(tls) = PartyTls::load(cfg, me) else {
@@ -49,7 +49,7 @@ pub fn tell_peers_we_stop(cfg: &PartiesConfig, me: usize, reason: &str, bound: D
     };
     let deadline = Instant::now() + bound.min(cfg.timeout);
     std::thread::scope(|s| {
-        for j in [(me + 1) % 3, (me + 2) % 3] {
+        for j in peers_of(me, cfg.count()) {
             let tls = &tls;
             s.spawn(move || {
                 if let Err(e) = tell_stop(cfg, tls, me, j, reason, deadline) {
@@ -58,6 +58,21 @@ pub fn tell_peers_we_stop(cfg: &PartiesConfig, me: usize, reason: &str, bound: D
             });
         }
     });
+}
+
+/// The peers of party `me` in a run of `n` parties, from the next one on: `me + 1`, `me + 2`,
+/// ... mod `n` (for three parties `next` then `prev`, the order setup has always used).
+fn peers_of(me: usize, n: usize) -> Vec<usize> {
+    (1..n).map(|k| (me + k) % n).collect()
+}
+
+/// `a`, `a and b`, `a, b and c`: how a message lists parties.
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [first @ .., last] => format!("{} and {last}", first.join(", ")),
+    }
 }
 
 /// Largest session identifier `connect` accepts (it travels in the hello frame).
@@ -70,8 +85,9 @@ pub enum SetupError {
     Config(#[from] ConfigError),
     #[error(transparent)]
     Tls(#[from] TlsSetupError),
-    #[error("party index {me} is out of range (parties are 0, 1 and 2)")]
-    BadParty { me: usize },
+    /// `parties` is the number of parties in `parties.toml`.
+    #[error("party index {me} is out of range (parties are {})", index_list(*parties))]
+    BadParty { me: usize, parties: usize },
     #[error("the session identifier is {len} bytes; at most {MAX_SESSION} are allowed")]
     SessionTooLong { len: usize },
     #[error("cannot listen on {address}: {detail}")]
@@ -95,7 +111,7 @@ pub enum SetupError {
     #[error("the peer claiming to be party {peer} is not: {detail}")]
     WrongPeer { peer: usize, detail: String },
     /// The sessions differ; `detail` names each differing setting and both values; `theirs`
-    /// is the peer's session (to tell, with both peers' sessions, which party is the odd one).
+    /// is the peer's session (to tell, with all peers' sessions, which party is the odd one).
     #[error("{detail}")]
     SessionMismatch {
         peer: usize,
@@ -134,7 +150,8 @@ impl SetupError {
             | SetupError::Refused { peer, .. }
             | SetupError::Protocol { peer, .. }
             | SetupError::Dropped { peer, .. }
-            | SetupError::Io { peer, .. } => Some(*peer).filter(|&p| p < 3),
+            // Callers check the index against their run's party count.
+            | SetupError::Io { peer, .. } => Some(*peer),
             _ => None,
         }
     }
@@ -162,24 +179,34 @@ fn rejected_note(rejected: &Option<String>) -> String {
 }
 
 /// Where setup stands with each peer, shared by the threads that dial, accept and say whom
-/// they wait for; indexed by party.
-#[derive(Default)]
+/// they wait for; indexed by party (one entry per party of the run).
 pub(super) struct PeerLinks {
     /// Setup with this peer failed: the other threads stop working on it.
-    pub(super) failed: [AtomicBool; 3],
+    pub(super) failed: Vec<AtomicBool>,
     /// The link this party dialled is up.
-    pub(super) dialled: [AtomicBool; 3],
+    pub(super) dialled: Vec<AtomicBool>,
     /// The link the peer dialled is up.
-    pub(super) accepted: [AtomicBool; 3],
+    pub(super) accepted: Vec<AtomicBool>,
 }
 
-/// Both directions of the links with the two peers, authenticated and checked: what
+impl PeerLinks {
+    fn new(parties: usize) -> PeerLinks {
+        let flags = || (0..parties).map(|_| AtomicBool::new(false)).collect();
+        PeerLinks {
+            failed: flags(),
+            dialled: flags(),
+            accepted: flags(),
+        }
+    }
+}
+
+/// Both directions of the links with every peer, authenticated and checked: what
 /// [`TlsTransport::connect`](super::TlsTransport::connect) builds the transport from.
 pub(super) struct Links {
     /// The connections this party dialled (it only writes on them), with the peer of each.
-    pub(super) outgoing: [(usize, StreamOwned<ClientConnection, TcpStream>); 2],
+    pub(super) outgoing: Vec<(usize, StreamOwned<ClientConnection, TcpStream>)>,
     /// The connections the peers dialled (this party only reads on them), indexed by party.
-    pub(super) incoming: [Option<StreamOwned<ServerConnection, TcpStream>>; 3],
+    pub(super) incoming: Vec<Option<StreamOwned<ServerConnection, TcpStream>>>,
 }
 
 /// Sets up the links of party `me`: see [`TlsTransport::connect`](super::TlsTransport::connect).
@@ -189,8 +216,9 @@ pub(super) fn establish(
     session: &[u8],
     waiting: &Waiting,
 ) -> Result<Links, SetupError> {
-    if me >= 3 {
-        return Err(SetupError::BadParty { me });
+    let n = cfg.count();
+    if me >= n {
+        return Err(SetupError::BadParty { me, parties: n });
     }
     if session.len() > MAX_SESSION {
         return Err(SetupError::SessionTooLong { len: session.len() });
@@ -208,34 +236,38 @@ pub(super) fn establish(
             detail: e.to_string(),
         })?;
     let deadline = Instant::now() + cfg.timeout;
-    // A failure concerning one peer stops only the work with that peer: the link with the
-    // other one still completes, so that party does not see us vanish mid-setup and blame us
-    // instead of the party that is actually misconfigured.
-    let peer_links = PeerLinks::default();
+    // A failure concerning one peer stops only the work with that peer: the links with the
+    // others still complete, so they do not see us vanish mid-setup and blame us instead of
+    // the party that is actually misconfigured.
+    let peer_links = PeerLinks::new(n);
     let (failed, dialled_ok, accepted_ok) = (
         &peer_links.failed,
         &peer_links.dialled,
         &peer_links.accepted,
     );
     let setup_done = AtomicBool::new(false);
-    let peers = [(me + 1) % 3, (me + 2) % 3];
+    let peers = peers_of(me, n);
 
     let (dialled, accepted) = std::thread::scope(|s| {
-        let handles = peers.map(|j| {
-            let tls = &tls;
-            s.spawn(move || {
-                let r = dial(cfg, tls, me, j, session, deadline, &failed[j]);
-                if r.is_err() {
-                    failed[j].store(true, Ordering::SeqCst);
-                } else {
-                    dialled_ok[j].store(true, Ordering::SeqCst);
-                }
-                r
+        let handles: Vec<_> = peers
+            .iter()
+            .map(|&j| {
+                let tls = &tls;
+                s.spawn(move || {
+                    let r = dial(cfg, tls, me, j, session, deadline, &failed[j]);
+                    if r.is_err() {
+                        failed[j].store(true, Ordering::SeqCst);
+                    } else {
+                        dialled_ok[j].store(true, Ordering::SeqCst);
+                    }
+                    r
+                })
             })
-        });
+            .collect();
         let done = &setup_done;
+        let peers = &peers;
         s.spawn(move || {
-            announce_waiting(cfg, me, waiting, done, |j| {
+            announce_waiting(cfg, me, peers, waiting, done, |j| {
                 let up =
                     dialled_ok[j].load(Ordering::SeqCst) && accepted_ok[j].load(Ordering::SeqCst);
                 !(failed[j].load(Ordering::SeqCst) || up)
@@ -250,34 +282,41 @@ pub(super) fn establish(
             deadline,
             &peer_links,
         );
-        let dialled = handles.map(|h| {
-            h.join().unwrap_or_else(|_| {
-                Err(SetupError::Io {
-                    peer: me,
-                    detail: "dialling thread panicked".into(),
+        let dialled: Vec<_> = handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(SetupError::Io {
+                        peer: me,
+                        detail: "dialling thread panicked".into(),
+                    })
                 })
             })
-        });
+            .collect();
         setup_done.store(true, Ordering::SeqCst);
         (dialled, accepted)
     });
 
-    let [d0, d1] = dialled;
-    match (d0, d1, accepted) {
-        (
-            Ok(o0),
-            Ok(o1),
-            Accepted {
-                links: incoming,
-                error: None,
-                ..
-            },
-        ) => Ok(Links {
-            outgoing: [(peers[0], o0), (peers[1], o1)],
+    let dial_failed = dialled.iter().any(Result::is_err);
+    match accepted {
+        Accepted {
+            links: incoming,
+            error: None,
+            ..
+        } if !dial_failed => Ok(Links {
+            outgoing: peers
+                .iter()
+                .copied()
+                .zip(dialled.into_iter().flatten())
+                .collect(),
             incoming,
         }),
-        (d0, d1, a) => {
-            let errors = [d0.err(), d1.err(), a.error];
+        a => {
+            // Dialling failures in peer order, then the accepting side's: among equally
+            // informative ones the first is reported.
+            let mut errors: Vec<Option<SetupError>> =
+                dialled.into_iter().map(Result::err).collect();
+            errors.push(a.error);
             if let Some(e) = odd_one_out(me, session, &errors, &a.sessions) {
                 return Err(e);
             }
@@ -312,11 +351,12 @@ pub(super) fn establish(
     }
 }
 
-/// Says on stderr whom party `me` still waits for (`waits_for(j)`), every [`WAITING_EVERY`]
-/// (and at once if asked), until `done`.
+/// Says on stderr which of `peers` party `me` still waits for (`waits_for(j)`), every
+/// [`WAITING_EVERY`] (and at once if asked), until `done`.
 fn announce_waiting(
     cfg: &PartiesConfig,
     me: usize,
+    peers: &[usize],
     waiting: &Waiting,
     done: &AtomicBool,
     waits_for: impl Fn(usize) -> bool,
@@ -333,15 +373,16 @@ fn announce_waiting(
         .unwrap_or_else(|| format!("party {me}"));
     while !done.load(Ordering::SeqCst) {
         if Instant::now() >= next {
-            let whom: Vec<String> = [(me + 1) % 3, (me + 2) % 3]
-                .into_iter()
+            let whom: Vec<String> = peers
+                .iter()
+                .copied()
                 .filter(|&j| waits_for(j))
                 .map(|j| format!("party {j} at {}", cfg.parties[j].address))
                 .collect();
             if !whom.is_empty() {
                 crate::say!(
                     "{label}: waiting for {} ({} of at most {})",
-                    whom.join(" and "),
+                    and_list(&whom),
                     secs(Duration::from_secs(started.elapsed().as_secs())),
                     secs(cfg.timeout)
                 );
@@ -352,29 +393,38 @@ fn announce_waiting(
     }
 }
 
-/// When both peers refused this party's session and agree with each other, this party is the
-/// one whose settings or files differ: say so from its side, with both peers named.
+/// When every peer refused this party's session and they agree with each other, this party is
+/// the one whose settings or files differ: say so from its side, with all peers named. Needs at
+/// least two peers: with one, nothing tells which side is the odd one, and the plain mismatch
+/// (naming both values) is the report.
 fn odd_one_out(
     me: usize,
     mine: &[u8],
     errors: &[Option<SetupError>],
-    accepted: &[Option<Vec<u8>>; 3],
+    accepted: &[Option<Vec<u8>>],
 ) -> Option<SetupError> {
-    let mut seen: [Option<&[u8]>; 3] = [0, 1, 2].map(|k| accepted[k].as_deref());
+    let n = accepted.len();
+    let mut seen: Vec<Option<&[u8]>> = accepted.iter().map(|s| s.as_deref()).collect();
     for e in errors.iter().flatten() {
         if let SetupError::SessionMismatch { peer, theirs, .. } = e {
-            seen[*peer] = Some(theirs);
+            if let Some(slot) = seen.get_mut(*peer) {
+                *slot = Some(theirs);
+            }
         }
     }
-    let (a, b) = ((me + 1) % 3, (me + 2) % 3);
-    match (seen[a], seen[b]) {
-        (Some(x), Some(y)) if x == y => Some(SetupError::SessionMismatch {
-            peer: a,
-            detail: crate::net::session::describe_odd_one(me, mine, [a, b], x)?,
-            theirs: x.to_vec(),
-        }),
-        _ => None,
+    let peers = peers_of(me, n);
+    if peers.len() < 2 {
+        return None;
     }
+    let first = seen[peers[0]]?;
+    if !peers.iter().all(|&j| seen[j] == Some(first)) {
+        return None;
+    }
+    Some(SetupError::SessionMismatch {
+        peer: peers[0],
+        detail: crate::net::session::describe_odd_one(me, mine, &peers, first)?,
+        theirs: first.to_vec(),
+    })
 }
 
 fn remaining(deadline: Instant) -> Option<Duration> {

@@ -1,0 +1,335 @@
+//! The preprocessing store: one file per party holding the triples and masks of a number of
+//! executions of one circuit, each consumed exactly once.
+//!
+//! Layout (little-endian):
+//! ```text
+//! magic "IRSPRE01" | party u32 | parties u32 | lanes u64 | method u8 | pad [u8; 7]
+//! | fingerprint [u8; 32] (the circuit's) | batch [u8; 16] (agreed by the parties)
+//! | executions u32 | conditionals u32 | triples u64 | rows u64 x conditionals
+//! | checksum [u8; 32] (blake3 of everything above and the body)
+//! | used u32 (executions consumed; the one field written after creation)
+//! | body: per execution, triples a, b, c, then per conditional s, M^0, M^1 (u64 words)
+//! ```
+//! An execution is marked used, durably, before its material is handed out; a store whose
+//! executions are all used, of another circuit, of another party, truncated or damaged is
+//! refused with a message that says which.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use super::mask_gen::MaskGenMethod;
+use super::material::{words_for, Masks, Material, Triples};
+
+const MAGIC: &[u8; 8] = b"IRSPRE01";
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{path}: {detail}")]
+    Io { path: PathBuf, detail: String },
+    #[error("{path} is not an irisc preprocessing store ({detail})")]
+    Foreign { path: PathBuf, detail: String },
+    #[error("{path}: {detail}")]
+    Refused { path: PathBuf, detail: String },
+}
+
+/// What a store is for: checked against the run before anything is consumed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreHeader {
+    pub party: u32,
+    pub parties: u32,
+    pub lanes: u64,
+    pub method: MaskGenMethod,
+    pub fingerprint: [u8; 32],
+    pub batch: [u8; 16],
+    pub executions: u32,
+    pub triples: u64,
+    /// Mask rows per conditional.
+    pub rows: Vec<u64>,
+}
+
+impl StoreHeader {
+    fn words(&self) -> usize {
+        words_for(self.lanes as usize)
+    }
+
+    /// Words of one execution's material.
+    pub fn execution_words(&self) -> u64 {
+        let w = self.words() as u64;
+        3 * self.triples * w + self.rows.iter().map(|r| (1 + 2 * r) * w).sum::<u64>()
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        let mut h = Vec::new();
+        h.extend_from_slice(MAGIC);
+        h.extend_from_slice(&self.party.to_le_bytes());
+        h.extend_from_slice(&self.parties.to_le_bytes());
+        h.extend_from_slice(&self.lanes.to_le_bytes());
+        h.push(
+            MaskGenMethod::ALL
+                .iter()
+                .position(|m| *m == self.method)
+                .expect("listed") as u8,
+        );
+        h.extend_from_slice(&[0u8; 7]);
+        h.extend_from_slice(&self.fingerprint);
+        h.extend_from_slice(&self.batch);
+        h.extend_from_slice(&self.executions.to_le_bytes());
+        h.extend_from_slice(&(self.rows.len() as u32).to_le_bytes());
+        h.extend_from_slice(&self.triples.to_le_bytes());
+        for r in &self.rows {
+            h.extend_from_slice(&r.to_le_bytes());
+        }
+        h
+    }
+}
+
+/// Bytes before the variable-length rows.
+const FIXED: usize = 8 + 4 + 4 + 8 + 8 + 32 + 16 + 4 + 4 + 8;
+
+/// Writes a store for `executions` (one [`Material`] each), readable by its owner only.
+pub fn write(path: &Path, header: &StoreHeader, executions: &[Material]) -> Result<(), StoreError> {
+    assert_eq!(
+        executions.len(),
+        header.executions as usize,
+        "one material per execution"
+    );
+    let io = |e: std::io::Error| StoreError::Io {
+        path: path.to_path_buf(),
+        detail: e.to_string(),
+    };
+    let mut body = Vec::with_capacity(header.execution_words() as usize * 8 * executions.len());
+    for m in executions {
+        for v in [&m.triples.a, &m.triples.b, &m.triples.c] {
+            body.extend(v.iter().flat_map(|w| w.to_le_bytes()));
+        }
+        for k in &m.masks {
+            for v in [&k.s, &k.m0, &k.m1] {
+                body.extend(v.iter().flat_map(|w| w.to_le_bytes()));
+            }
+        }
+    }
+    let head = header.encode();
+    let sum = checksum(&head, &body);
+    let mut opts = OpenOptions::new();
+    opts.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    let tmp = path.with_extension("partial");
+    let mut f = opts.open(&tmp).map_err(io)?;
+    f.write_all(&head).map_err(io)?;
+    f.write_all(&sum).map_err(io)?;
+    f.write_all(&0u32.to_le_bytes()).map_err(io)?;
+    f.write_all(&body).map_err(io)?;
+    f.sync_all().map_err(io)?;
+    drop(f);
+    std::fs::rename(&tmp, path).map_err(io)?;
+    Ok(())
+}
+
+fn checksum(head: &[u8], body: &[u8]) -> [u8; 32] {
+    let mut h = blake3::Hasher::new();
+    h.update(b"irisc preprocessing store");
+    h.update(head);
+    h.update(body);
+    *h.finalize().as_bytes()
+}
+
+/// What the run expects of the store.
+#[derive(Debug, Clone, Copy)]
+pub struct Expect<'a> {
+    pub party: u32,
+    pub parties: u32,
+    pub fingerprint: &'a [u8; 32],
+    pub lanes: u64,
+    pub triples: u64,
+    pub rows: &'a [u64],
+}
+
+/// One execution taken from a store: its index (the parties compare it with the batch id
+/// before computing) and its material.
+#[derive(Debug)]
+pub struct Taken {
+    pub batch: [u8; 16],
+    pub execution: u32,
+    pub method: MaskGenMethod,
+    pub material: Material,
+}
+
+/// Reads the header only (for `irisc explain`-like reports and checks).
+pub fn read_header(path: &Path) -> Result<(StoreHeader, u32), StoreError> {
+    let mut f = File::open(path).map_err(|e| StoreError::Io {
+        path: path.to_path_buf(),
+        detail: format!("cannot open the preprocessing store: {e}"),
+    })?;
+    let (header, used, _) = header_of(&mut f, path)?;
+    Ok((header, used))
+}
+
+fn header_of(f: &mut File, path: &Path) -> Result<(StoreHeader, u32, u64), StoreError> {
+    let foreign = |detail: String| StoreError::Foreign {
+        path: path.to_path_buf(),
+        detail,
+    };
+    let mut fixed = [0u8; FIXED];
+    f.read_exact(&mut fixed)
+        .map_err(|_| foreign("shorter than a header".into()))?;
+    if &fixed[..8] != MAGIC {
+        return Err(foreign("wrong magic bytes".into()));
+    }
+    let u32_at = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().expect("4"));
+    let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8"));
+    let method = *MaskGenMethod::ALL
+        .get(fixed[24] as usize)
+        .ok_or_else(|| foreign(format!("unknown MaskGen method {}", fixed[24])))?;
+    let conds = u32_at(&fixed, 84) as usize;
+    let len = f.metadata().map_err(|e| foreign(e.to_string()))?.len();
+    if conds as u64 * 8 > len {
+        return Err(foreign(format!("header claims {conds} conditionals")));
+    }
+    let mut rows_bytes = vec![0u8; conds * 8];
+    f.read_exact(&mut rows_bytes)
+        .map_err(|_| foreign("truncated in the header".into()))?;
+    let header = StoreHeader {
+        party: u32_at(&fixed, 8),
+        parties: u32_at(&fixed, 12),
+        lanes: u64_at(&fixed, 16),
+        method,
+        fingerprint: fixed[32..64].try_into().expect("32"),
+        batch: fixed[64..80].try_into().expect("16"),
+        executions: u32_at(&fixed, 80),
+        triples: u64_at(&fixed, 88),
+        rows: rows_bytes
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8")))
+            .collect(),
+    };
+    let mut tail = [0u8; 36];
+    f.read_exact(&mut tail)
+        .map_err(|_| foreign("truncated after the header".into()))?;
+    let used = u32_at(&tail, 32);
+    let body_at = (FIXED + conds * 8 + 36) as u64;
+    let want = body_at
+        .checked_add(
+            header
+                .execution_words()
+                .saturating_mul(8)
+                .saturating_mul(u64::from(header.executions)),
+        )
+        .unwrap_or(u64::MAX);
+    if len != want {
+        return Err(StoreError::Refused {
+            path: path.to_path_buf(),
+            detail: format!(
+                "the store is {len} bytes, its header describes {want}: it was truncated or damaged"
+            ),
+        });
+    }
+    Ok((header, used, body_at))
+}
+
+/// Takes the next unused execution: checks the store against `expect`, verifies its checksum,
+/// marks the execution used (durably) and returns its material.
+pub fn take(path: &Path, expect: Expect<'_>) -> Result<Taken, StoreError> {
+    let refused = |detail: String| StoreError::Refused {
+        path: path.to_path_buf(),
+        detail,
+    };
+    let io = |e: std::io::Error| StoreError::Io {
+        path: path.to_path_buf(),
+        detail: e.to_string(),
+    };
+    let mut f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(|e| StoreError::Io {
+            path: path.to_path_buf(),
+            detail: format!("cannot open the preprocessing store: {e}"),
+        })?;
+    let (h, used, body_at) = header_of(&mut f, path)?;
+    if h.fingerprint != *expect.fingerprint {
+        return Err(refused(
+            "it was made for another circuit (fingerprints differ): rerun the preprocessing for this program".into(),
+        ));
+    }
+    if h.party != expect.party || h.parties != expect.parties {
+        return Err(refused(format!(
+            "it belongs to party {} of {}, this is party {} of {}",
+            h.party, h.parties, expect.party, expect.parties
+        )));
+    }
+    if h.lanes != expect.lanes {
+        return Err(refused(format!(
+            "it was made for {} lanes, the run has {}",
+            h.lanes, expect.lanes
+        )));
+    }
+    if h.triples < expect.triples || h.rows != expect.rows {
+        return Err(refused(format!(
+            "too little material: {} triples and {} mask strings per execution, the circuit needs {} and {}",
+            h.triples,
+            h.rows.len(),
+            expect.triples,
+            expect.rows.len()
+        )));
+    }
+    if used >= h.executions {
+        return Err(refused(format!(
+            "all {} of its executions were used; preprocessing is never reused, run the preprocessing again",
+            h.executions
+        )));
+    }
+    let mut all = Vec::new();
+    f.seek(SeekFrom::Start(0)).map_err(io)?;
+    f.read_to_end(&mut all).map_err(io)?;
+    let head_len = FIXED + h.rows.len() * 8;
+    let stored: [u8; 32] = all[head_len..head_len + 32].try_into().expect("32");
+    let body = &all[body_at as usize..];
+    if checksum(&all[..head_len], body) != stored {
+        return Err(refused(
+            "its checksum does not match: the file was damaged".into(),
+        ));
+    }
+    // Mark the execution used before anyone computes with it.
+    f.seek(SeekFrom::Start(head_len as u64 + 32)).map_err(io)?;
+    f.write_all(&(used + 1).to_le_bytes()).map_err(io)?;
+    f.sync_all().map_err(io)?;
+    let per = h.execution_words() as usize * 8;
+    let mut words = body[used as usize * per..(used as usize + 1) * per]
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().expect("8")));
+    let w = h.words();
+    let mut take_n = |n: usize| -> Vec<u64> { words.by_ref().take(n).collect() };
+    let t = h.triples as usize * w;
+    let triples = Triples {
+        count: h.triples,
+        words: w,
+        a: take_n(t),
+        b: take_n(t),
+        c: take_n(t),
+    };
+    let masks = h
+        .rows
+        .iter()
+        .map(|&r| Masks {
+            rows: r,
+            s: take_n(w),
+            m0: take_n(r as usize * w),
+            m1: take_n(r as usize * w),
+        })
+        .collect();
+    Ok(Taken {
+        batch: h.batch,
+        execution: used,
+        method: h.method,
+        material: Material {
+            lanes: h.lanes as usize,
+            triples,
+            masks,
+        },
+    })
+}
