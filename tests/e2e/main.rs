@@ -5,6 +5,7 @@
 mod accounting;
 mod bad_input;
 mod batch;
+mod beaver;
 mod common;
 mod data;
 mod kill;
