@@ -100,6 +100,7 @@ fn run_case(case: &Case, seed: u64) -> Vec<PathBuf> {
         assert!(o.status.success(), "preprocess {i}: {}", stderr(o));
     }
     let pre: Vec<_> = outs.iter().map(|o| stdout_json(o).remove(0)).collect();
+    std::fs::write(dir.join("pre0.json"), pre[0].to_string()).unwrap();
 
     // The owner's inputs, random per lane.
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -239,6 +240,29 @@ fn a_program_circuit_under_beaver_three_parties() {
         maskgen: None,
     };
     let stores = run_case(&case, 1);
+
+    // `irisc explain` of the program reports the same material for 70 records as the run took.
+    let explain: serde_json::Value = serde_json::from_slice(
+        &irisc_ok(&[
+            "explain",
+            example("small_tiered.irs").to_str().unwrap(),
+            "--json",
+            "--records",
+            "70",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    let b = &explain["beaver"];
+    let measured: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(dir.path().join("pre0.json"))
+            .unwrap()
+            .trim(),
+    )
+    .unwrap();
+    assert_eq!(b["triples_longest_path"], measured["triples"]);
+    assert_eq!(b["mask_bits"], measured["mask_bits"]);
+    assert_eq!(b["preprocessing_bytes_per_party"], measured["bytes_sent"]);
 
     // Consumed: a second online run is refused at every party, before any link.
     let config = dir.path().join("keys3/parties.toml");

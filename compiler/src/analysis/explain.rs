@@ -497,9 +497,44 @@ pub fn explain_program_json_with_source(
             "triples_naive": sum(|t| t.triples_naive),
         },
         "plan_cost_per_record": plan.cost,
+        "beaver": beaver_costs(program, plan, records),
         "schedule": plan.schedule.map(|tile| schedule_note(records, &tile)),
         "leakage": leakage(program, records),
     })
+}
+
+/// What the reveals' boolean circuit (`irisc build --emit=circuit`) costs per query under the
+/// `beaver` family, one lane per record, three parties: triples on the longest path and naive,
+/// MaskGen material, bytes per party of the preprocessing and of the evaluation
+/// ([`irisc_runtime::beaver::cost`], the figures the runs' accounting matches). The circuit
+/// holds the MSB extractions, OR trees and multiplexers; lifts before them are not in it.
+/// `None` where the circuit is too large to build.
+pub fn beaver_costs(program: &Program, plan: &Plan, records: u64) -> Option<Value> {
+    use irisc_runtime::beaver::cost::{evaluation_bytes, preprocessing_bytes};
+    use irisc_runtime::beaver::mask_gen::MaskGenMethod;
+    use irisc_runtime::beaver::schedule::Schedule;
+    let c = super::circuit::lower::program_circuit(program, plan).ok()?;
+    let parties = 3;
+    let lanes = records.max(1) as usize;
+    let method = MaskGenMethod::cheapest(parties);
+    let masked = Schedule::new(&c);
+    let pre = preprocessing_bytes(&masked, lanes, parties, method, 1);
+    let naive = Schedule::naive(&c);
+    Some(json!({
+        "parties": parties,
+        "threat_model": "semi-honest, secure against 2 of the 3 parties colluding (paper 004)",
+        "circuit": "the reveals' MSB extractions, OR trees and multiplexers for one record (irisc build --emit=circuit); one lane per record",
+        "lanes": lanes,
+        "conditionals_per_lane": c.conditionals(),
+        "triples_longest_path": masked.triples * lanes as u64,
+        "triples_naive": naive.triples * lanes as u64,
+        "maskgen": method.name(),
+        "mask_bits": masked.mask_rows() * 2 * lanes as u64,
+        "rounds": masked.opening_rounds(),
+        "preprocessing_bytes_per_party": pre.total(),
+        "preprocessing_bytes_per_party_naive": preprocessing_bytes(&naive, lanes, parties, method, 1).total(),
+        "evaluation_bytes_per_party": evaluation_bytes(&masked, lanes, parties),
+    }))
 }
 
 /// How the tiled schedule scans `records` with the options `mpc-tile` records on `@query`

@@ -94,6 +94,7 @@ pub fn render(
     );
     paragraph(&mut s, 0, &cost_model);
     schedule(&mut s, &j["schedule"]);
+    beaver(&mut s, &j["beaver"]);
 
     s.push('\n');
     let _ = writeln!(s, "What each party learns:");
@@ -340,6 +341,33 @@ fn totals(s: &mut String, j: &Value, records: u64) {
          triple-based backend would need, on the longest execution path of each secret `if` \
          and naively over both branches.",
     );
+}
+
+/// The dishonest-majority alternative for the boolean part (`beaver`, paper 004).
+fn beaver(s: &mut String, b: &Value) {
+    let Some(lanes) = b["lanes"].as_u64() else {
+        return;
+    };
+    let n = |k: &str| group(b[k].as_u64().unwrap_or(0));
+    let line =
+        format!(
+        "Masked triples (irisc build --emit=circuit; irisc circuit): the boolean circuit of the \
+         reveals (MSB extractions, OR trees, multiplexers; not the lifts) on {} lanes, one per \
+         record, under the beaver family ({}): {} triples preprocessed on the longest path \
+         against {} naive, {} mask bits by MaskGen {}, {} rounds; per party {} preprocessing \
+         ({} naive) and {} evaluation.",
+        group(lanes),
+        text(&b["threat_model"]),
+        n("triples_longest_path"),
+        n("triples_naive"),
+        n("mask_bits"),
+        text(&b["maskgen"]),
+        n("rounds"),
+        bytes(b["preprocessing_bytes_per_party"].as_f64().unwrap_or(0.0)),
+        bytes(b["preprocessing_bytes_per_party_naive"].as_f64().unwrap_or(0.0)),
+        bytes(b["evaluation_bytes_per_party"].as_f64().unwrap_or(0.0)),
+    );
+    paragraph(s, 0, &line);
 }
 
 fn schedule(s: &mut String, sched: &Value) {
