@@ -717,6 +717,36 @@ fn full_iris_tiered() {
     assert_mixed(&got);
 }
 
+/// Two secret tier bits choose among four thresholds through nested secret `if`s.
+#[test]
+fn full_iris_tier4() {
+    let w = Work::new();
+    let (db, q) = full_size(&w, 21);
+    let high = w.gen(
+        "high.ndjson",
+        &["--kind", "bit", "--count", "4", "--seed", "2"],
+    );
+    let low = w.gen(
+        "low.ndjson",
+        &["--kind", "bit", "--count", "4", "--seed", "5"],
+    );
+    let got = run_checked(
+        &common::example("iris_tier4.irs"),
+        &[
+            "--db",
+            s(&db),
+            "--input",
+            &format!("q={}", s(&q)),
+            "--input",
+            &format!("tier_high={}", s(&high)),
+            "--input",
+            &format!("tier_low={}", s(&low)),
+        ],
+    );
+    check_shape(&got, 4, &["query", "match", "ids"], &record_ids(&db));
+    assert_mixed(&got);
+}
+
 fn full_eyes(name: &str) -> Vec<Value> {
     let w = Work::new();
     let left = w.gallery("left.ndjson", 20, 21, 12800);
@@ -817,6 +847,7 @@ fn every_example_is_covered() {
         "iris_count.irs",
         "iris_batch_unique.irs",
         "iris_tiered.irs",
+        "iris_tier4.irs",
         "iris_both_eyes.irs",
         "iris_both_eyes_or.irs",
         "iris_eyes_ids.irs",
