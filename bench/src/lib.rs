@@ -135,8 +135,12 @@ pub const SECTIONS: &[Section] = &[
         name: "triples",
         about: |o| {
             format!(
-                "paper 004's random-circuit experiment: masked triples vs standard triples, b = {} branches, p = 2 and 3, separate processes over TLS",
-                if o.quick { "2, 4 (quick: small circuits)" } else { "2..16" }
+                "paper 004's random-circuit experiment: masked triples vs standard triples, {}, p = 2 and 3, separate processes over TLS",
+                if o.quick {
+                    "b = 2, 4 branches of 300 AND + 300 XOR gates (quick)"
+                } else {
+                    "b = 2..16 branches of 30 000 AND + 30 000 XOR gates"
+                }
             )
         },
         run: triples::run,
