@@ -261,7 +261,7 @@ fn xor_into(dst: &mut [u8], src: &[u8]) {
 
 /// Clears the bits of `v` at and beyond `bits`.
 pub(super) fn clear_tail(v: &mut [u8], bits: usize) {
-    if bits % 8 != 0 {
+    if !bits.is_multiple_of(8) {
         if let Some(last) = v.last_mut() {
             *last &= (1u8 << (bits % 8)) - 1;
         }

@@ -78,10 +78,10 @@ pub fn packed_len(values: usize, lanes: usize) -> usize {
 /// The `lanes` low bits of each `words_for(lanes)`-word value, as one bit string.
 fn pack(words: &[u64], lanes: usize) -> Vec<u8> {
     let w = words_for(lanes);
-    if lanes % 64 == 0 {
+    if lanes.is_multiple_of(64) {
         return words.iter().flat_map(|x| x.to_le_bytes()).collect();
     }
-    let values = if w == 0 { 0 } else { words.len() / w };
+    let values = words.len().checked_div(w).unwrap_or(0);
     let mut out = vec![0u8; packed_len(values, lanes)];
     let mut at = 0usize;
     for v in 0..values {
@@ -98,13 +98,13 @@ fn pack(words: &[u64], lanes: usize) -> Vec<u8> {
 /// XORs a [`pack`]ed bit string into `words`.
 fn unpack_xor(bytes: &[u8], lanes: usize, words: &mut [u64]) {
     let w = words_for(lanes);
-    if lanes % 64 == 0 {
+    if lanes.is_multiple_of(64) {
         for (o, c) in words.iter_mut().zip(bytes.chunks_exact(8)) {
             *o ^= u64::from_le_bytes(c.try_into().expect("8 bytes"));
         }
         return;
     }
-    let values = if w == 0 { 0 } else { words.len() / w };
+    let values = words.len().checked_div(w).unwrap_or(0);
     let mut at = 0usize;
     for v in 0..values {
         for l in 0..lanes {

@@ -212,14 +212,12 @@ fn header_of(f: &mut File, path: &Path) -> Result<(StoreHeader, u32, u64), Store
         .map_err(|_| foreign("truncated after the header".into()))?;
     let used = u32_at(&tail, 32);
     let body_at = (FIXED + conds * 8 + 36) as u64;
-    let want = body_at
-        .checked_add(
-            header
-                .execution_words()
-                .saturating_mul(8)
-                .saturating_mul(u64::from(header.executions)),
-        )
-        .unwrap_or(u64::MAX);
+    let want = body_at.saturating_add(
+        header
+            .execution_words()
+            .saturating_mul(8)
+            .saturating_mul(u64::from(header.executions)),
+    );
     if len != want {
         return Err(StoreError::Refused {
             path: path.to_path_buf(),
