@@ -694,57 +694,35 @@ fn full_iris_batch_unique() {
     );
 }
 
-#[test]
-fn full_iris_tiered() {
+/// A tiered example: `bits` names its secret tier inputs, each drawn as one bit per query.
+fn full_tiers(program: &str, bits: &[&str]) {
     let w = Work::new();
     let (db, q) = full_size(&w, 21);
-    let tier = w.gen(
-        "tier.ndjson",
-        &["--kind", "bit", "--count", "4", "--seed", "2"],
-    );
-    let got = run_checked(
-        &common::example("iris_tiered.irs"),
-        &[
-            "--db",
-            s(&db),
-            "--input",
-            &format!("q={}", s(&q)),
-            "--input",
-            &format!("tier={}", s(&tier)),
-        ],
-    );
+    let mut args = vec!["--db".to_string(), s(&db).to_string()];
+    args.extend(["--input".into(), format!("q={}", s(&q))]);
+    for (k, name) in bits.iter().enumerate() {
+        let seed = (2 + 3 * k).to_string();
+        let file = w.gen(
+            &format!("{name}.ndjson"),
+            &["--kind", "bit", "--count", "4", "--seed", &seed],
+        );
+        args.extend(["--input".into(), format!("{name}={}", s(&file))]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let got = run_checked(&common::example(program), &args);
     check_shape(&got, 4, &["query", "match", "ids"], &record_ids(&db));
     assert_mixed(&got);
+}
+
+#[test]
+fn full_iris_tiered() {
+    full_tiers("iris_tiered.irs", &["tier"]);
 }
 
 /// Two secret tier bits choose among four thresholds through nested secret `if`s.
 #[test]
 fn full_iris_tier4() {
-    let w = Work::new();
-    let (db, q) = full_size(&w, 21);
-    let high = w.gen(
-        "high.ndjson",
-        &["--kind", "bit", "--count", "4", "--seed", "2"],
-    );
-    let low = w.gen(
-        "low.ndjson",
-        &["--kind", "bit", "--count", "4", "--seed", "5"],
-    );
-    let got = run_checked(
-        &common::example("iris_tier4.irs"),
-        &[
-            "--db",
-            s(&db),
-            "--input",
-            &format!("q={}", s(&q)),
-            "--input",
-            &format!("tier_high={}", s(&high)),
-            "--input",
-            &format!("tier_low={}", s(&low)),
-        ],
-    );
-    check_shape(&got, 4, &["query", "match", "ids"], &record_ids(&db));
-    assert_mixed(&got);
+    full_tiers("iris_tier4.irs", &["tier_high", "tier_low"]);
 }
 
 fn full_eyes(name: &str) -> Vec<Value> {

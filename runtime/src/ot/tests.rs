@@ -262,7 +262,7 @@ fn debug_shows_the_peer_only() {
 /// Throughput of `random` for 10^6 OTs (both parties on their own thread, in-memory link):
 /// `cargo test --release -p irisc-runtime --lib ot::tests::rate -- --ignored --nocapture`.
 #[test]
-#[ignore]
+#[ignore = "a timing, not a check: run it in release with --ignored --nocapture to read the rate"]
 fn rate_of_one_million_random_ots() {
     const N: usize = 1_000_000;
     let choices = random_choices(3, N);
