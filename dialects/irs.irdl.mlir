@@ -54,7 +54,9 @@ irdl.dialect @irs {
   }
   irdl.attribute @protocol {
     %rep3 = irdl.is "rep3"
-    irdl.parameters(name: %rep3)
+    %beaver = irdl.is "beaver"
+    %p = irdl.any_of(%rep3, %beaver)
+    irdl.parameters(name: %p)
   }
   // A secret integer per query (a count).
   irdl.type @number {}

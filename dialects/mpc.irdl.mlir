@@ -51,6 +51,8 @@ irdl.dialect @mpc {
   }
   // Binary replicated shares (bit-sliced).
   irdl.type @bits {}
+  // XOR shares of rows of bits, one column per lane (the `beaver` family: paper 004).
+  irdl.type @xor {}
   // Values in the clear at one party after an open (bits or integers).
   irdl.type @clear_bits {}
   irdl.type @clear_ints {}
@@ -323,6 +325,50 @@ irdl.dialect @mpc {
     %b = irdl.base @mpc::@bits
     irdl.operands(cond: %b, x: %b, y: %b)
     irdl.results(r: %b)
+  }
+
+  // ---- The `beaver` family (paper 004, `--protocol beaver`) ----
+  // The local conversion to XOR shares, `group` consecutive elements per lane (one lane per
+  // record): replicated Z_2^k shares give each element's three summands' bits (party i keeps
+  // its own summand x_i, the others' shares of it are 0); binary shares give each party's b_i.
+  irdl.operation @to_xor {
+    %i = irdl.base "#builtin.integer"
+    irdl.attributes { "group" = %i }
+    %r = irdl.base @mpc::@rep
+    %b = irdl.base @mpc::@bits
+    %v = irdl.any_of(%r, %b)
+    irdl.operands(value: %v)
+    %x = irdl.base @mpc::@xor
+    irdl.results(rows: %x)
+  }
+  // The rows of `a`, then of `b`; a one-lane operand (a query's bit) is broadcast to all lanes.
+  irdl.operation @xor_concat {
+    %x = irdl.base @mpc::@xor
+    irdl.operands(a: %x, b: %x)
+    irdl.results(rows: %x)
+  }
+  // Pi_MT (Fig. 4) of the reveals' circuit (`circuit`: its encoding, hex) on the rows of
+  // `rows` named by `inputs` ("a..b" rows, "r" a row, "c0"/"c1" constants), one execution of
+  // the party's preprocessing store per call; the result is the XOR-shared outputs.
+  // `triples` (AND gates on the longest path, per lane), `naive_triples` and `conditionals`
+  // say what it consumes.
+  irdl.operation @beaver_eval {
+    %s = irdl.base "#builtin.string"
+    %t = irdl.base "#builtin.string"
+    irdl.attributes { "circuit" = %s, "inputs" = %t }
+    %x = irdl.base @mpc::@xor
+    irdl.operands(rows: %x)
+    irdl.results(outputs: %x)
+  }
+  // Output `row` of XOR-shared outputs opened to party `to` (one round).
+  irdl.operation @beaver_open {
+    %i = irdl.base "#builtin.integer"
+    %j = irdl.base "#builtin.integer"
+    irdl.attributes { "row" = %i, "to" = %j }
+    %x = irdl.base @mpc::@xor
+    irdl.operands(outputs: %x)
+    %c = irdl.base @mpc::@clear_bits
+    irdl.results(bits: %c)
   }
 
   // OR / AND of consecutive groups of `group` bits (0: all), as a balanced tree of AND gates

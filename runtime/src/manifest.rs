@@ -15,7 +15,9 @@ use crate::vocab::{InputKind, InputMask, InputRole, Sharing};
 /// ([`crate::kernels::KernelTable`]) instead of one kernel.
 /// 4: `irisc_rt_gallery_view` takes `with_shares` (0: a replicated view without its shares).
 /// 6: `irisc_rt_gpu_attach` (the CUDA path: the program's PTX kernels, `contract::gpu`).
-pub const ABI_VERSION: u32 = 6;
+/// 7: the `beaver` family's entry points (`to_xor`, `xor_concat`, `beaver_eval`,
+/// `beaver_open`) and the manifest's `beaver`.
+pub const ABI_VERSION: u32 = 7;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {
@@ -39,6 +41,25 @@ pub struct Manifest {
     /// `record-chunk` option of the compiler's `mpc-tile` pass (0: the whole gallery).
     #[serde(default)]
     pub record_chunk: usize,
+    /// The reveals' circuit under the `beaver` family, when the program was built with
+    /// `--protocol beaver`: what each party's preprocessing store must hold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beaver: Option<BeaverManifest>,
+}
+
+/// What the preprocessing store of a `beaver` program is checked against before the links open.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BeaverManifest {
+    /// Hex of the store binding: the circuit's fingerprint under Masked Triples
+    /// (`beaver::party::Evaluation::binding`).
+    pub binding: String,
+    /// Triples per lane per execution (AND gates on the longest path).
+    pub triples: u64,
+    /// Mask rows of every conditional.
+    pub mask_rows: Vec<u64>,
+    /// Circuit inputs and outputs per lane.
+    pub inputs: usize,
+    pub outputs: usize,
 }
 
 /// Who built the executable, embedded next to the manifest's fields under `"build"` (kept out
@@ -170,6 +191,7 @@ mod tests {
             parties: ["a".into(), "b".into(), "c".into()],
             explain: serde_json::Value::Null,
             record_chunk: 0,
+            beaver: None,
         };
         let bytes = serde_json::to_vec(&m).unwrap();
         assert_eq!(Manifest::from_json(&bytes).unwrap(), m);

@@ -91,21 +91,27 @@ impl Variant {
 }
 
 /// The protocol family of a whole program: how many parties and which primitives
-/// (`irs.protocol` on the module). Every program today is three-party replicated (ABY3 with the
-/// Large-Scale MPC paper's comparisons); the Shamir sharings reshare to it.
+/// (`irs.protocol` on the module, `--protocol`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Protocol {
+    /// Three-party replicated throughout (ABY3 with the Large-Scale MPC paper's comparisons);
+    /// the Shamir sharings reshare to it. Honest majority.
     Rep3,
+    /// The dot products as in `rep3`; the boolean part of every reveal (MSB extractions, OR
+    /// trees, secret `if`s) converted locally to XOR shares and evaluated by Masked Triples
+    /// (paper 004) with Beaver triples from a preprocessing phase.
+    Beaver,
 }
 
 impl Protocol {
-    pub const ALL: [Protocol; 1] = [Protocol::Rep3];
+    pub const ALL: [Protocol; 2] = [Protocol::Rep3, Protocol::Beaver];
 
-    /// The spelling of the `#irs.protocol` attribute.
+    /// The spelling of the `#irs.protocol` attribute and of `--protocol`.
     pub fn name(self) -> &'static str {
         match self {
             Protocol::Rep3 => "rep3",
+            Protocol::Beaver => "beaver",
         }
     }
 
@@ -116,7 +122,7 @@ impl Protocol {
     /// The parties the protocol runs between.
     pub fn parties(self) -> u32 {
         match self {
-            Protocol::Rep3 => 3,
+            Protocol::Rep3 | Protocol::Beaver => 3,
         }
     }
 }
@@ -235,7 +241,7 @@ mod tests {
             &Variant::ALL,
             &["plain-mask", "mpc-lift", "const-lift", "no-lift"],
         );
-        check(&Protocol::ALL, &["rep3"]);
+        check(&Protocol::ALL, &["rep3", "beaver"]);
         check(&InputRole::ALL, &["gallery", "query"]);
         check(&InputKind::ALL, &["iris", "embedding", "bit"]);
         check(&InputMask::ALL, &["public", "secret", "none"]);
@@ -259,6 +265,7 @@ mod tests {
             assert_eq!(InputMask::parse(m.name()), Some(m));
         }
         assert_eq!(Protocol::parse("rep3"), Some(Protocol::Rep3));
+        assert_eq!(Protocol::parse("beaver"), Some(Protocol::Beaver));
         assert_eq!(Sharing::parse("gr3"), None);
         assert_eq!(Sharing::parse("Rep3"), None);
         assert_eq!(Variant::parse("mpc_lift"), None);

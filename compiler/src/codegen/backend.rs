@@ -35,6 +35,8 @@ use std::path::PathBuf;
 /// sharing (ABY3; Appendix C of the Large-Scale MPC paper), with degree-1 Shamir dot products
 /// over three parties (Section 4.3.2).
 pub const REP3: &str = "rep3";
+/// The `beaver` family: `rep3` dot products, the reveals' circuits by Masked Triples.
+pub const BEAVER: &str = "beaver";
 
 /// Who runs a program: read from its `mpc` module.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,7 +11,7 @@ use super::artifact::CodegenError;
 use crate::analysis::schedule::TileOptions;
 use crate::mlir::{get_int, op_name, type_name, type_param};
 use crate::sema::program::{InputType, MaskKind, Program};
-use irisc_runtime::manifest::{Manifest, ManifestInput, ABI_VERSION};
+use irisc_runtime::manifest::{BeaverManifest, Manifest, ManifestInput, ABI_VERSION};
 use irisc_runtime::vocab::{InputKind, InputMask, Sharing};
 use melior::ir::{block::BlockLike, operation::OperationLike, Module, RegionLike, ValueLike};
 
@@ -88,7 +88,56 @@ pub fn build(
         explain,
         record_chunk: TileOptions::of(mpc)
             .map_or(0, |t| usize::try_from(t.record_chunk).unwrap_or(usize::MAX)),
+        beaver: beaver_manifest(mpc)?,
     })
+}
+
+/// What the party's preprocessing store must hold, from the module's `mpc.beaver_eval` (the
+/// reveals' circuit under `beaver`); `None` for programs without one.
+pub fn beaver_manifest(mpc: &Module<'_>) -> Result<Option<BeaverManifest>, CodegenError> {
+    use irisc_runtime::beaver::circuit::Circuit;
+    use irisc_runtime::beaver::party::Evaluation;
+    use irisc_runtime::beaver::schedule::Schedule;
+    let mut found: Vec<String> = Vec::new();
+    let mut f = mpc.body().first_operation();
+    while let Some(func) = f {
+        for region in func.regions() {
+            let mut block = region.first_block();
+            while let Some(b) = block {
+                let mut op = b.first_operation();
+                while let Some(o) = op {
+                    if op_name(&o) == "mpc.beaver_eval" {
+                        found.push(
+                            crate::mlir::get_str(&o, "circuit")
+                                .map_err(|e| CodegenError(format!("mpc.beaver_eval: {e}")))?,
+                        );
+                    }
+                    op = o.next_in_block();
+                }
+                block = b.next_in_region();
+            }
+        }
+        f = func.next_in_block();
+    }
+    let hex = match found.as_slice() {
+        [] => return Ok(None),
+        [one] => one,
+        _ => {
+            return Err(CodegenError(
+                "more than one `mpc.beaver_eval`: a program has one reveals' circuit".into(),
+            ))
+        }
+    };
+    let c = Circuit::from_hex(hex).map_err(|e| CodegenError(format!("mpc.beaver_eval: {e}")))?;
+    let s = Schedule::new(&c);
+    let binding = Evaluation::MaskedTriples.binding(&c);
+    Ok(Some(BeaverManifest {
+        binding: binding.iter().map(|b| format!("{b:02x}")).collect(),
+        triples: s.triples,
+        mask_rows: s.conds.iter().map(|k| k.mask_rows()).collect(),
+        inputs: c.num_inputs(),
+        outputs: c.num_outputs(),
+    }))
 }
 
 /// For every input some `mpc.load_*` reads: its sharing and the largest ring asked for.

@@ -64,12 +64,23 @@ pub struct PlanArgs {
     /// default 8). Paper 003's GPU benchmark batches 32 people x 2 eyes x 31 rotations.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub query_batch: Option<u32>,
+    /// Protocol family: rep3 (three-party replicated throughout), or beaver (dot products as in
+    /// rep3; each reveal's comparisons, OR trees and secret ifs as one boolean circuit under
+    /// Masked Triples, paper 004, with Beaver triples from a preprocessing phase). Default rep3.
+    #[arg(long, value_parser = ["rep3", "beaver"])]
+    pub protocol: Option<String>,
 }
 
 impl PlanArgs {
     pub fn options(&self) -> Result<crate::analysis::plan::PlanOptions> {
         use crate::analysis::plan::PlanOptions;
-        use irisc_runtime::vocab::{Sharing, Variant};
+        use irisc_runtime::vocab::{Protocol, Sharing, Variant};
+        let protocol = match self.protocol.as_deref() {
+            None => None,
+            Some(p) => {
+                Some(Protocol::parse(p).ok_or_else(|| anyhow::anyhow!("unknown protocol {p}"))?)
+            }
+        };
         let sharing = match self.sharing.as_deref() {
             None => None,
             Some(s) => {
@@ -88,6 +99,7 @@ impl PlanArgs {
             precision_bits: self.precision,
             per_query_chunks: self.per_query_chunks,
             query_batch: self.query_batch,
+            protocol,
         })
     }
 }

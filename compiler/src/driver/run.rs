@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 
 use irisc_runtime::manifest::Manifest;
-use irisc_runtime::vocab::InputRole;
+use irisc_runtime::vocab::{InputRole, Protocol};
 
 use crate::codegen::Emit;
 
@@ -123,6 +123,14 @@ pub fn run(opts: &RunOptions) -> Result<ExitCode> {
         }
     }
 
+    if planned.plan.protocol == Protocol::Beaver {
+        let stores = preprocess_beaver(&checked, &planned, &manifest, &plain, work, &config, opts)?;
+        for (args, store) in party_args.iter_mut().zip(&stores) {
+            args.push("--preprocessing".into());
+            args.push(store.display().to_string());
+        }
+    }
+
     let run_started = Instant::now();
     let mut extra = vec![
         "--threads".to_string(),
@@ -178,6 +186,80 @@ pub fn run(opts: &RunOptions) -> Result<ExitCode> {
         eprintln!("checked: the answers equal the plaintext definition of the program");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The preprocessing phase of a `beaver` program on this host (the local all-in-one run): the
+/// reveals' circuit written next to the executable, then `irisc circuit preprocess` as three
+/// processes over the run's TLS links, one lane per gallery record and one execution per
+/// query. Returns each party's store.
+fn preprocess_beaver(
+    checked: &pipeline::Checked,
+    planned: &pipeline::Planned,
+    manifest: &Manifest,
+    plain: &[super::plaintext::PlainInput],
+    work: &Path,
+    config: &Path,
+    opts: &RunOptions,
+) -> Result<Vec<PathBuf>> {
+    let circuit = crate::analysis::circuit::lower::program_circuit(&checked.program, &planned.plan)
+        .map_err(|e| anyhow::anyhow!("the reveals' circuit: {e}"))?;
+    let file = work.join(format!("{}.circ", checked.program.name));
+    irisc_runtime::beaver::party::write_circuit(&file, &circuit)
+        .with_context(|| format!("cannot write {}", file.display()))?;
+    let count = |role: InputRole| -> Vec<usize> {
+        manifest
+            .inputs
+            .iter()
+            .zip(plain)
+            .filter(|(spec, _)| spec.role == role)
+            .map(|(_, p)| p.len())
+            .collect()
+    };
+    let lanes: usize = count(InputRole::Gallery).iter().sum();
+    let queries = count(InputRole::Query).into_iter().max().unwrap_or(0);
+    if lanes == 0 {
+        bail!("the beaver protocol evaluates one lane per gallery record: the gallery is empty");
+    }
+    let pre = work.join("preprocessing");
+    std::fs::create_dir_all(&pre).with_context(|| format!("cannot create {}", pre.display()))?;
+    let stores: Vec<PathBuf> = (0..3).map(|p| pre.join(format!("party{p}.pre"))).collect();
+    let party_args: [Vec<String>; 3] = std::array::from_fn(|p| {
+        vec![
+            "--circuit".into(),
+            file.display().to_string(),
+            "--lanes".into(),
+            lanes.to_string(),
+            "--executions".into(),
+            queries.to_string(),
+            "-o".into(),
+            stores[p].display().to_string(),
+        ]
+    });
+    let started = Instant::now();
+    let exe = std::env::current_exe().context("cannot find the irisc executable")?;
+    let lead = ["circuit".to_string(), "preprocess".to_string()];
+    let outcome = launch_command(
+        &exe,
+        &lead,
+        [config; 3],
+        &party_args,
+        &[],
+        Duration::from_secs_f64(opts.timeout * 3.0 + 600.0),
+        &mut |_| {},
+    )?;
+    if let Some(error) = failures(&outcome) {
+        bail!("the beaver preprocessing failed: {error}");
+    }
+    let report: serde_json::Value = serde_json::from_str(outcome[0].stdout.trim())
+        .context("the preprocessing report of party 0")?;
+    eprintln!(
+        "preprocessed {queries} executions x {lanes} lanes for the beaver protocol in {:.2} s: {} triples, {} mask bits, {} bytes sent per party",
+        started.elapsed().as_secs_f64(),
+        report["triples"],
+        report["mask_bits"],
+        report["bytes_sent"],
+    );
+    Ok(stores)
 }
 
 /// Every file named by `--db`, `--query` or `--input NAME=FILE` exists and is a file.
@@ -386,9 +468,23 @@ pub fn launch_parties_relaying(
     limit: Duration,
     relay: &mut dyn FnMut(PartyLine<'_>),
 ) -> Result<Vec<Outcome>> {
+    launch_command(exe, &[], configs, party_args, extra, limit, relay)
+}
+
+/// [`launch_parties_relaying`] with `lead` before `--party` (a subcommand of `exe`).
+fn launch_command(
+    exe: &Path,
+    lead: &[String],
+    configs: [&Path; 3],
+    party_args: &[Vec<String>; 3],
+    extra: &[String],
+    limit: Duration,
+    relay: &mut dyn FnMut(PartyLine<'_>),
+) -> Result<Vec<Outcome>> {
     let mut children: Vec<Child> = Vec::new();
     for (party, args) in party_args.iter().enumerate() {
         let child = Command::new(exe)
+            .args(lead)
             .arg("--party")
             .arg(party.to_string())
             .arg("--config")

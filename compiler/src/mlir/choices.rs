@@ -76,10 +76,9 @@ mod tests {
         for v in Variant::ALL {
             assert_eq!(Variant::from_attr(v.to_attr(ctx)), Some(v));
         }
-        assert_eq!(
-            Protocol::from_attr(Protocol::Rep3.to_attr(ctx)),
-            Some(Protocol::Rep3)
-        );
+        for p in Protocol::ALL {
+            assert_eq!(Protocol::from_attr(p.to_attr(ctx)), Some(p));
+        }
         assert_eq!(
             Sharing::Gr4.to_attr(ctx).to_string(),
             "#irs.sharing<\"gr4\">"

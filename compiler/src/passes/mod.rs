@@ -86,7 +86,7 @@ pub const REGISTRY: [PassInfo; 5] = [
     PassInfo {
         name: variant_select::NAME,
         options:
-            "sharing=rep3|fp|gr2|gr4 variant=plain-mask|mpc-lift|const-lift|no-lift precision=M",
+            "sharing=rep3|fp|gr2|gr4 variant=plain-mask|mpc-lift|const-lift|no-lift precision=M protocol=rep3|beaver",
         build: |o| Ok(Box::new(variant_select::VariantSelect(plan_options(o)?))),
     },
     PassInfo {
@@ -94,9 +94,12 @@ pub const REGISTRY: [PassInfo; 5] = [
         options: "precision=M",
         build: |o| {
             let options = plan_options(o)?;
-            if options.sharing.is_some() || options.variant.is_some() {
+            if options.sharing.is_some()
+                || options.variant.is_some()
+                || options.protocol.is_some()
+            {
                 return Err(
-                    "ring-select takes only `precision` (sharing and variant are \
+                    "ring-select takes only `precision` (sharing, variant and protocol are \
                             variant-select's)"
                         .into(),
                 );
@@ -134,9 +137,9 @@ pub const REGISTRY: [PassInfo; 5] = [
     },
 ];
 
-/// [`PlanOptions`] from `sharing=`, `variant=`, `precision=`.
+/// [`PlanOptions`] from `sharing=`, `variant=`, `precision=`, `protocol=`.
 fn plan_options(o: &PassOptions) -> Result<PlanOptions, String> {
-    use irisc_runtime::vocab::{Sharing, Variant};
+    use irisc_runtime::vocab::{Protocol, Sharing, Variant};
     let mut options = PlanOptions::default();
     for (k, v) in o {
         match k.as_str() {
@@ -152,6 +155,12 @@ fn plan_options(o: &PassOptions) -> Result<PlanOptions, String> {
                         "unknown variant `{v}` (one of plain-mask, mpc-lift, const-lift, no-lift)"
                     )
                 })?)
+            }
+            "protocol" => {
+                options.protocol = Some(
+                    Protocol::parse(v)
+                        .ok_or_else(|| format!("unknown protocol `{v}` (one of rep3, beaver)"))?,
+                )
             }
             "precision" => {
                 options.precision_bits = Some(

@@ -10,7 +10,8 @@
 //! forced choice that does not apply is an error at the comparison's location.
 //!
 //! The sharing is one per program (an iris input has one share format): the module gets
-//! `irs.sharing`, and the protocol family `irs.protocol` (`rep3` for every program today).
+//! `irs.sharing`, and the protocol family `irs.protocol` (`rep3` unless `protocol=beaver` is
+//! asked for: then F_p, whose comparisons end mod p, is not a candidate).
 //! Cosine comparisons are always replicated and get no variant. `ring-select` runs next.
 //!
 //! Before:
@@ -60,7 +61,8 @@ impl Pass for VariantSelect {
         })?;
         let mut m = module.as_operation_mut();
         m.set_attribute("irs.sharing", sharing.to_attr(ctx));
-        m.set_attribute("irs.protocol", Protocol::Rep3.to_attr(ctx));
+        let protocol = self.0.protocol.unwrap_or(Protocol::Rep3);
+        m.set_attribute("irs.protocol", protocol.to_attr(ctx));
         Ok(module)
     }
 }

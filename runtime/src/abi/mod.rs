@@ -23,7 +23,7 @@ use crate::contract::{BatchDotKind, InputPart, OutputShape};
 use crate::error::RuntimeError;
 use crate::manifest::{BuildInfo, Manifest};
 use crate::ops::ctx::get;
-use crate::ops::{arith, logic, rep3, shamir, vector};
+use crate::ops::{arith, beaver, logic, rep3, shamir, vector};
 use crate::party::executor::Phase;
 use crate::party::{output, stop, tiles, Runtime};
 use macros::entry_points;
@@ -335,6 +335,44 @@ entry_points! {
     mpc["mux"] fn irisc_rt_mux(rt, dst: Slot, c: Slot, x: Slot, y: Slot) -> Status
         = |r: &mut Runtime| {
         r.exec(OP, Phase::Compare, dst, [c, x, y], |cx, [v0, v1, v2]| logic::mux(cx, v0, v1, v2))
+    };
+
+    /// `beaver` family: the local conversion of replicated Z_2^`ring` shares (or binary shares)
+    /// to XOR shares, `group` consecutive elements per lane.
+    mpc["to_xor"] fn irisc_rt_to_xor(rt, dst: Slot, src: Slot, ring: I32, group: I64) -> Status
+        = |r: &mut Runtime| {
+        let group = self::group("to_xor", group)? as usize;
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| beaver::to_xor(cx, v0, ring as u32, group))
+    };
+
+    /// `beaver` family: the rows of `a` then of `b` (a one-lane operand is broadcast).
+    mpc["xor_concat"] fn irisc_rt_xor_concat(rt, dst: Slot, a: Slot, b: Slot) -> Status
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Other, dst, [a, b], |_, [v0, v1]| beaver::xor_concat(v0, v1))
+    };
+
+    /// `beaver` family: Pi_MT (paper 004, Fig. 4) of the circuit (`circuit_len` bytes of its
+    /// encoding at `circuit`) on the rows of `src` the input table (`inputs_len` bytes of text
+    /// at `inputs`) names, with the next execution of this party's preprocessing store.
+    mpc["beaver_eval"] fn irisc_rt_beaver_eval(
+        rt, dst: Slot, src: Slot, circuit: BytesPtr, circuit_len: BytesLen, inputs: BytesPtr,
+        inputs_len: BytesLen
+    ) -> Status = |r: &mut Runtime| {
+        // SAFETY: the schedule passes pointers to `circuit_len` and `inputs_len` bytes.
+        let bytes: &[u8] = if circuit.is_null() || circuit_len <= 0 {
+            &[]
+        } else {
+            unsafe { std::slice::from_raw_parts(circuit, circuit_len as usize) }
+        };
+        let table = unsafe { text(inputs, inputs_len) }?.unwrap_or_default();
+        crate::party::beaver::eval(r, OP, dst, src, bytes, &table)
+    };
+
+    /// `beaver` family: output row `row` of the circuit's XOR-shared outputs opened to `to`.
+    mpc["beaver_open"] fn irisc_rt_beaver_open(rt, dst: Slot, src: Slot, row: I64, to: I32) -> Status
+        = |r: &mut Runtime| {
+        let row = usize::try_from(row).map_err(|_| sched(format!("beaver_open of row {row}")))?;
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| beaver::beaver_open(cx, v0, row, to as usize))
     };
 
     /// OR over consecutive groups of `group` bits (0 = all).

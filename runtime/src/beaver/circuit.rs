@@ -266,6 +266,24 @@ impl Circuit {
         *h.finalize().as_bytes()
     }
 
+    /// [`Circuit::encode`] as lowercase hex (how the compiler writes it into the `mpc` IR).
+    pub fn to_hex(&self) -> String {
+        self.encode().iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// The circuit of [`Circuit::to_hex`]'s text.
+    pub fn from_hex(text: &str) -> Result<Circuit, String> {
+        if text.len() % 2 != 0 {
+            return Err("circuit hex of odd length".into());
+        }
+        let bytes = (0..text.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(text.get(i..i + 2).unwrap_or("?"), 16))
+            .collect::<Result<Vec<u8>, _>>()
+            .map_err(|_| "circuit hex holds a non-hex digit".to_string())?;
+        Circuit::decode(&bytes).map_err(|e| e.to_string())
+    }
+
     /// Compact binary form: one tag byte per node (0 netlist, 1 cond, 2 seq, 3 par), children
     /// in order; a netlist as `inputs, gates, outputs` counts (u32 little-endian) then each gate
     /// as a tag byte (0 AND, 1 XOR, 2 NOT) and its operands, then the output wires.

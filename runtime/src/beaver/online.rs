@@ -70,6 +70,44 @@ pub fn open(
     Ok(opened)
 }
 
+/// Opens some values to party `to` alone, in one round: the others send it their shares (packed
+/// as in [`open`]); `to` gets the values, the others `None`.
+pub fn open_to(
+    net: &mut dyn Transport,
+    parties: Parties,
+    words: &[u64],
+    lanes: usize,
+    to: usize,
+) -> Result<Option<Vec<u64>>, NetError> {
+    if parties.me != to {
+        net.send(to, pack(words, lanes))?;
+        return Ok(None);
+    }
+    let expected = packed_len(words.len() / words_for(lanes).max(1), lanes);
+    let mut opened = words.to_vec();
+    for peer in parties.peers() {
+        let got = net.recv(peer)?;
+        if got.len() != expected {
+            return Err(NetError::Protocol {
+                peer,
+                detail: format!(
+                    "opening of {} bytes, expected {expected} (do the parties run the same circuit?)",
+                    got.len()
+                ),
+            });
+        }
+        unpack_xor(&got, lanes, &mut opened);
+    }
+    let w = words_for(lanes);
+    let tail = super::triple_gen::tail_mask(lanes);
+    for value in opened.chunks_mut(w.max(1)) {
+        if let Some(last) = value.last_mut() {
+            *last &= tail;
+        }
+    }
+    Ok(Some(opened))
+}
+
 /// Bytes of an opening of `values` values on `lanes` lanes.
 pub fn packed_len(values: usize, lanes: usize) -> usize {
     (values * lanes).div_ceil(8)

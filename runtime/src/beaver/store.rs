@@ -229,6 +229,70 @@ fn header_of(f: &mut File, path: &Path) -> Result<(StoreHeader, u32, u64), Store
     Ok((header, used, body_at))
 }
 
+/// Checks, without consuming anything, that the store at `path` fits `expect` and still holds
+/// `executions` unused executions: what a compiled program checks before its first query.
+pub fn check_available(
+    path: &Path,
+    expect: Expect<'_>,
+    executions: u32,
+) -> Result<StoreHeader, StoreError> {
+    let mut f = File::open(path).map_err(|e| StoreError::Io {
+        path: path.to_path_buf(),
+        detail: format!("cannot open the preprocessing store: {e}"),
+    })?;
+    let (h, used, _) = header_of(&mut f, path)?;
+    check(&h, used, &expect, executions).map_err(|detail| StoreError::Refused {
+        path: path.to_path_buf(),
+        detail,
+    })?;
+    Ok(h)
+}
+
+/// Why a store with header `h` (`used` executions consumed) cannot give `executions` more
+/// executions to the run `expect` describes.
+fn check(h: &StoreHeader, used: u32, expect: &Expect<'_>, executions: u32) -> Result<(), String> {
+    if h.fingerprint != *expect.fingerprint {
+        return Err(
+            "it was made for another circuit (fingerprints differ): rerun the preprocessing for this program".into(),
+        );
+    }
+    if h.party != expect.party || h.parties != expect.parties {
+        return Err(format!(
+            "it belongs to party {} of {}, this is party {} of {}",
+            h.party, h.parties, expect.party, expect.parties
+        ));
+    }
+    if h.lanes != expect.lanes {
+        return Err(format!(
+            "it was made for {} lanes, the run has {}",
+            h.lanes, expect.lanes
+        ));
+    }
+    if h.triples < expect.triples || h.rows != expect.rows {
+        return Err(format!(
+            "too little material: {} triples and {} mask strings per execution, the circuit needs {} and {}",
+            h.triples,
+            h.rows.len(),
+            expect.triples,
+            expect.rows.len()
+        ));
+    }
+    if used >= h.executions {
+        return Err(format!(
+            "all {} of its executions were used; preprocessing is never reused, run the preprocessing again",
+            h.executions
+        ));
+    }
+    let left = h.executions - used;
+    if left < executions {
+        return Err(format!(
+            "{left} unused executions of {} left, the run needs {executions}: run the preprocessing for at least {executions} executions",
+            h.executions
+        ));
+    }
+    Ok(())
+}
+
 /// Takes the next unused execution: checks the store against `expect`, verifies its checksum,
 /// marks the execution used (durably) and returns its material.
 pub fn take(path: &Path, expect: Expect<'_>) -> Result<Taken, StoreError> {
@@ -249,38 +313,7 @@ pub fn take(path: &Path, expect: Expect<'_>) -> Result<Taken, StoreError> {
             detail: format!("cannot open the preprocessing store: {e}"),
         })?;
     let (h, used, body_at) = header_of(&mut f, path)?;
-    if h.fingerprint != *expect.fingerprint {
-        return Err(refused(
-            "it was made for another circuit (fingerprints differ): rerun the preprocessing for this program".into(),
-        ));
-    }
-    if h.party != expect.party || h.parties != expect.parties {
-        return Err(refused(format!(
-            "it belongs to party {} of {}, this is party {} of {}",
-            h.party, h.parties, expect.party, expect.parties
-        )));
-    }
-    if h.lanes != expect.lanes {
-        return Err(refused(format!(
-            "it was made for {} lanes, the run has {}",
-            h.lanes, expect.lanes
-        )));
-    }
-    if h.triples < expect.triples || h.rows != expect.rows {
-        return Err(refused(format!(
-            "too little material: {} triples and {} mask strings per execution, the circuit needs {} and {}",
-            h.triples,
-            h.rows.len(),
-            expect.triples,
-            expect.rows.len()
-        )));
-    }
-    if used >= h.executions {
-        return Err(refused(format!(
-            "all {} of its executions were used; preprocessing is never reused, run the preprocessing again",
-            h.executions
-        )));
-    }
+    check(&h, used, &expect, 1).map_err(refused)?;
     let mut all = Vec::new();
     f.seek(SeekFrom::Start(0)).map_err(io)?;
     f.read_to_end(&mut all).map_err(io)?;

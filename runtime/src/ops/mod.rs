@@ -12,9 +12,12 @@
 //! - [`logic`]: boolean gates, the multiplexer and AND trees;
 //! - [`mask_lengths`](mod@mask_lengths): the public mask lengths, at the dot product's pace;
 //! - [`shamir`]: the Shamir instantiations (dot products, F_p and Z_(p·2^m) comparisons);
-//! - [`vector`]: local steps of the cosine test and public constant bits.
+//! - [`vector`]: local steps of the cosine test and public constant bits;
+//! - [`beaver`]: the reveals' circuit under the `beaver` family (local conversion to XOR
+//!   shares, Masked Triples, openings).
 
 pub mod arith;
+pub mod beaver;
 #[cfg(test)]
 mod chains;
 pub mod ctx;

@@ -35,6 +35,8 @@ pub enum Value {
     ReplicatedP(Rep3Fp),
     /// Replicated shares mod t = p * 2^m, components canonical (below t), 1 <= m <= 47.
     ReplicatedMod { m: u32, x: Rep3Vec<u64> },
+    /// XOR shares of rows of bits over lanes (the `beaver` family's circuit inputs and outputs).
+    Xor(super::beaver::XorRows),
 }
 
 impl Value {
@@ -51,6 +53,7 @@ impl Value {
             Value::AdditiveP(_) => "additive shares mod p",
             Value::ReplicatedP(_) => "replicated shares mod p",
             Value::ReplicatedMod { .. } => "replicated shares mod p*2^m",
+            Value::Xor(_) => "XOR shares",
         }
     }
 }

@@ -58,6 +58,9 @@ pub struct Accounting {
     /// absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu: Option<crate::gpu::GpuStats>,
+    /// What the `beaver` evaluations consumed (`--protocol beaver`): absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub beaver: Option<super::beaver::BeaverStats>,
 }
 
 /// The executor's figures for one op kind, summed over its calls.
@@ -124,12 +127,18 @@ impl Accounting {
             ops: BTreeMap::new(),
             ops_cpu_s: BTreeMap::new(),
             gpu: None,
+            beaver: None,
         }
     }
 
     /// The same with the GPU's figures (`None`: no GPU attached).
     pub fn with_gpu(self, gpu: Option<crate::gpu::GpuStats>) -> Accounting {
         Accounting { gpu, ..self }
+    }
+
+    /// The same with what the `beaver` evaluations consumed.
+    pub fn with_beaver(self, beaver: Option<super::beaver::BeaverStats>) -> Accounting {
+        Accounting { beaver, ..self }
     }
 
     /// The same with the per-op figures `ops`.

@@ -57,6 +57,10 @@ pub struct PartyArgs {
     /// The records per chunk in effect: `--record-chunk`, else the manifest's.
     #[arg(skip = DEFAULT_RECORD_CHUNK)]
     pub record_chunk: usize,
+    /// This party's preprocessing store (`irisc circuit preprocess`), for programs built with
+    /// `--protocol beaver`: one execution is consumed per query.
+    #[arg(long, value_name = "PATH")]
+    pub preprocessing: Option<PathBuf>,
     /// Report progress (links up, each query) on stderr.
     #[arg(long)]
     pub verbose: bool,
@@ -161,6 +165,7 @@ mod tests {
             parties: ["a".into(), "b".into(), "c".into()],
             explain: serde_json::Value::Null,
             record_chunk,
+            beaver: None,
         }
     }
 

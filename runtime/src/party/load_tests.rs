@@ -49,6 +49,7 @@ fn manifest(inputs: Vec<ManifestInput>) -> Manifest {
         parties: ["a".into(), "b".into(), "c".into()],
         explain: serde_json::Value::Null,
         record_chunk: 0,
+        beaver: None,
     }
 }
 

@@ -9,6 +9,7 @@
 
 pub mod accounting;
 mod args;
+pub(crate) mod beaver;
 pub(crate) mod executor;
 pub mod load;
 pub(crate) mod output;
@@ -67,6 +68,8 @@ pub struct Runtime {
     /// Background dot-product jobs of the tiled scan; joined before the runtime ends (by
     /// `finish`, or when the runtime is dropped, which drops this).
     pub(crate) tiles: tiles::Pipeline,
+    /// The `beaver` family's store, circuit and figures (empty for other programs).
+    pub(crate) beaver: beaver::BeaverState,
     /// The party's GPU, once the schedule attached one (`irisc_rt_gpu_attach`): every later
     /// dot product of a ring it has kernels for runs there. Shared with the tiled scan's
     /// background jobs.
@@ -169,6 +172,16 @@ impl Runtime {
                 return Err(e);
             }
         };
+        let beaver = match beaver::prepare(&args, &manifest, &inputs) {
+            Ok(b) => b,
+            Err(e) => {
+                let line = e.to_string();
+                if stop::final_line(&line) {
+                    stop::abort_peers(&line);
+                }
+                return Err(e);
+            }
+        };
         let load = t.elapsed();
 
         let t = Instant::now();
@@ -221,6 +234,7 @@ impl Runtime {
             ops: BTreeMap::new(),
             ops_cpu: BTreeMap::new(),
             tiles: tiles::Pipeline::default(),
+            beaver,
             gpu: None,
             announced: None,
             query: None,
@@ -293,7 +307,8 @@ impl Runtime {
         )
         .with_ops(std::mem::take(&mut self.ops))
         .with_ops_cpu(&self.ops_cpu)
-        .with_gpu(self.gpu.as_ref().map(|g| g.stats()));
+        .with_gpu(self.gpu.as_ref().map(|g| g.stats()))
+        .with_beaver(self.beaver.stats.take());
         // A party that failed has printed its one line saying why; the figures would only
         // bury it.
         if !self.args.quiet && status == 0 {

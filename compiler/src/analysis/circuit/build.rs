@@ -304,32 +304,18 @@ fn build_go(
             *idx += 1;
             n.clone().into()
         }
-        BoolExpr::Const(_) | BoolExpr::Bit(_) => identity(1).into(),
-        BoolExpr::Not(x) => {
-            let c = build_go(program, leaves, x, records, idx)?;
-            let mut b = NetlistBuilder::new();
-            let w = b.input();
-            let n = b.not(w);
-            b.output(n);
-            then(c, &b.finish())?
-        }
+        BoolExpr::Const(_) | BoolExpr::Bit(_) => input_circuit(),
+        BoolExpr::Not(x) => not_circuit(build_go(program, leaves, x, records, idx)?)?,
         BoolExpr::And(a, b) | BoolExpr::Or(a, b) => {
             let ca = build_go(program, leaves, a, records, idx)?;
             let cb = build_go(program, leaves, b, records, idx)?;
-            then(
-                par_all(vec![ca, cb]),
-                &gate2(matches!(e, BoolExpr::And(..))),
-            )?
+            gate_circuit(ca, cb, matches!(e, BoolExpr::And(..)))?
         }
         BoolExpr::If { cond, then: t, els } => {
             let cc = build_go(program, leaves, cond, records, idx)?;
             let ct = build_go(program, leaves, t, records, idx)?;
             let ce = build_go(program, leaves, els, records, idx)?;
-            let (ti, ei) = (ct.num_inputs(), ce.num_inputs());
-            let branch1 = ignoring(ct, ti + ei, 0)?;
-            let branch0 = ignoring(ce, ti + ei, ti)?;
-            let front = par_all(vec![cc, identity(ti + ei).into()]);
-            Circuit::seq(front, Circuit::cond(branch0, branch1)?)?
+            if_circuit(cc, ct, ce)?
         }
         BoolExpr::Quant { op, binders, body } => {
             let g = quantifier_size(program, binders, records);
@@ -349,13 +335,48 @@ fn build_go(
                 *idx = start;
                 copies.push(build_go(program, leaves, body, records, idx)?);
             }
-            let tree = match op {
-                Quantifier::Any => or_tree(g as usize),
-                Quantifier::All => and_tree(g as usize),
-            };
-            then(par_all(copies), &tree)?
+            quantifier_circuit(copies, *op == Quantifier::Any)?
         }
     })
+}
+
+// The circuit of each boolean construct, defined once: [`build`] applies them to the source's
+// expressions, `irs-to-mpc` (under `beaver`) to the `irs` ops, so both make the same circuit.
+
+/// A constant or a `bit` input: one input wire.
+pub(crate) fn input_circuit() -> Circuit {
+    identity(1).into()
+}
+
+/// `not c`: a NOT gate after `c`.
+pub(crate) fn not_circuit(c: Circuit) -> Result<Circuit, BuildError> {
+    let mut b = NetlistBuilder::new();
+    let w = b.input();
+    let n = b.not(w);
+    b.output(n);
+    then(c, &b.finish())
+}
+
+/// `a and b` / `a or b`: both side by side, then one gate.
+pub(crate) fn gate_circuit(a: Circuit, b: Circuit, and: bool) -> Result<Circuit, BuildError> {
+    then(par_all(vec![a, b]), &gate2(and))
+}
+
+/// `if c {t} else {e}`: `Seq(Par(C(c), id), Cond(C(e), C(t)))`; inputs: the condition's, then
+/// the branches' (each branch ignores the other's).
+pub(crate) fn if_circuit(cc: Circuit, ct: Circuit, ce: Circuit) -> Result<Circuit, BuildError> {
+    let (ti, ei) = (ct.num_inputs(), ce.num_inputs());
+    let branch1 = ignoring(ct, ti + ei, 0)?;
+    let branch0 = ignoring(ce, ti + ei, ti)?;
+    let front = par_all(vec![cc, identity(ti + ei).into()]);
+    Ok(Circuit::seq(front, Circuit::cond(branch0, branch1)?)?)
+}
+
+/// `any` / `all` over `copies`: side by side, then an OR / AND tree.
+pub(crate) fn quantifier_circuit(copies: Vec<Circuit>, any: bool) -> Result<Circuit, BuildError> {
+    let g = copies.len();
+    let tree = if any { or_tree(g) } else { and_tree(g) };
+    then(par_all(copies), &tree)
 }
 
 /// The multiplexer of one conditional, for explanations.

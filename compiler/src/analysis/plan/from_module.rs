@@ -6,7 +6,7 @@
 use super::{assemble, plan_fhd_site, Plan, TestPlan};
 use crate::analysis::sites::{for_each_comparison, ComparisonSites, SiteKind};
 use crate::mlir::{get_int, op_name, ChoiceAttr};
-use irisc_runtime::vocab::{Sharing, Variant};
+use irisc_runtime::vocab::{Protocol, Sharing, Variant};
 use melior::ir::{operation::OperationLike, Module};
 
 /// The choices recorded on one fhd comparison.
@@ -30,6 +30,12 @@ impl Plan {
             .ok()
             .and_then(Sharing::from_attr)
             .ok_or("the module has no `irs.sharing` (did variant-select run?)")?;
+        let protocol = module
+            .as_operation()
+            .attribute("irs.protocol")
+            .ok()
+            .and_then(Protocol::from_attr)
+            .ok_or("the module has no `irs.protocol` (did variant-select run?)")?;
         let mut recorded = Vec::with_capacity(sites.len());
         for_each_comparison(module, |op| {
             if op_name(op) != "irs.fhd_lt" {
@@ -78,7 +84,7 @@ impl Plan {
             }
             fhd_plans.push(Some(p));
         }
-        let plan = assemble(sharing, &sites, fhd_plans).map_err(|e| e.message)?;
+        let plan = assemble(protocol, sharing, &sites, fhd_plans).map_err(|e| e.message)?;
         debug_assert!(plan.tests.iter().all(|t| match t {
             TestPlan::Fhd(f) => f.sharing == sharing,
             TestPlan::Cosine(_) => true,

@@ -40,7 +40,7 @@ use super::cosine::select_cosine_ring;
 use super::sites::{ComparisonSite, CosineSite, SiteKind};
 use crate::mlir::SourceRange;
 use crate::sema::program::{BinderKind, BoolExpr, MaskKind, Program, RevealShape};
-use irisc_runtime::vocab::{Sharing, Variant};
+use irisc_runtime::vocab::{Protocol, Sharing, Variant};
 
 /// What the user forces (`--sharing`, `--variant`, `--precision`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -55,6 +55,8 @@ pub struct PlanOptions {
     /// `--query-batch N`: queries whose dot products with a chunk are one kernel call
     /// (`mpc-tile{query-batch=N}`; None: the pass's default, 8).
     pub query_batch: Option<u32>,
+    /// `--protocol`: the protocol family (None: `rep3`).
+    pub protocol: Option<Protocol>,
 }
 
 /// The plan of one fhd test.
@@ -136,6 +138,8 @@ pub struct ProgramCost {
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Plan {
+    /// The protocol family of the whole program.
+    pub protocol: Protocol,
     /// The sharing of every iris input.
     pub sharing: Sharing,
     /// One per comparison, in the op order of the module (reveal order and, within a reveal,
@@ -301,8 +305,23 @@ pub fn choose(
     let m = options
         .precision_bits
         .unwrap_or(crate::analysis::approx::DEFAULT_M);
+    let beaver = options.protocol == Some(Protocol::Beaver);
+    if beaver && options.sharing == Some(Sharing::Fp) {
+        return Err(PlanError {
+            message: "the `beaver` protocol converts Z_2^k shares of the compared values to XOR \
+                      shares; F_p comparisons end in shares mod p"
+                .into(),
+            hint: "use --sharing rep3, gr2 or gr4 with --protocol beaver".into(),
+            at: None,
+        });
+    }
     let sharings: Vec<Sharing> = match options.sharing {
         Some(s) => vec![s],
+        // F_p compares mod p (BitExtractP), which no local conversion makes a binary circuit.
+        None if beaver => Sharing::ALL
+            .into_iter()
+            .filter(|s| *s != Sharing::Fp)
+            .collect(),
         None => Sharing::ALL.to_vec(),
     };
     let variants: Vec<Variant> = match options.variant {
@@ -376,6 +395,7 @@ pub fn choose(
 /// The plan of every site given each one's plan (fhd: chosen; cosine: `None`, planned here),
 /// with the program's cost per record.
 pub fn assemble(
+    protocol: Protocol,
     sharing: Sharing,
     sites: &[ComparisonSite],
     fhd_plans: Vec<Option<FhdPlan>>,
@@ -398,6 +418,7 @@ pub fn assemble(
         tests.push(tp);
     }
     Ok(Plan {
+        protocol,
         sharing,
         tests,
         cost,

@@ -10,7 +10,7 @@ pub mod schedule;
 pub mod target;
 
 use super::artifact::{Artifact, CompileError, Emit};
-use super::backend::{Backend, Job, LinkInputs, PartyProgram, REP3};
+use super::backend::{Backend, Job, LinkInputs, PartyProgram, BEAVER, REP3};
 use super::link;
 use inkwell::{context::Context, module::Module};
 use melior::ir::Module as MlirModule;
@@ -25,11 +25,11 @@ impl Backend for CpuBackend {
     }
 
     fn supports(&self, program: &PartyProgram) -> Result<(), CodegenError> {
-        if program.parties == 3 && program.protocol == REP3 {
+        if program.parties == 3 && (program.protocol == REP3 || program.protocol == BEAVER) {
             return Ok(());
         }
         Err(CodegenError(format!(
-            "the cpu backend generates the three-party `{REP3}` protocol, not `{}` with {} parties",
+            "the cpu backend generates the three-party `{REP3}` and `{BEAVER}` protocols, not `{}` with {} parties",
             program.protocol, program.parties
         )))
     }
@@ -235,6 +235,11 @@ mod tests {
             protocol: REP3.into(),
         };
         assert!(CpuBackend.supports(&rep3).is_ok());
+        let beaver = PartyProgram {
+            parties: 3,
+            protocol: BEAVER.into(),
+        };
+        assert!(CpuBackend.supports(&beaver).is_ok());
         for (parties, protocol) in [(2, "dealer2"), (3, "beaver3"), (2, REP3)] {
             let other = PartyProgram {
                 parties,
@@ -242,7 +247,7 @@ mod tests {
             };
             let e = CpuBackend.supports(&other).unwrap_err().0;
             assert!(
-                e.contains(protocol) && e.contains("three-party `rep3`"),
+                e.contains(protocol) && e.contains("three-party `rep3` and `beaver`"),
                 "{e}"
             );
         }

@@ -781,6 +781,7 @@ mod tests {
             parties: ["a".into(), "b".into(), "c".into()],
             explain: serde_json::Value::Null,
             record_chunk: 0,
+            beaver: None,
         };
         assert_eq!(input_specs(&m), vec![g]);
         assert!(find_input(&m, "right")

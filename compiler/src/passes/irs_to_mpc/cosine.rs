@@ -14,6 +14,11 @@ use crate::mlir::{get_int, type_param};
 use melior::ir::{operation::OperationLike, operation::OperationRef, ValueLike};
 
 pub fn lower<'c, 'a>(e: &mut Emitter<'c>, op: &OperationRef<'c, 'a>) -> Result<(), PassError> {
+    if e.beaver.is_some() {
+        return Err(super::fail(
+            "cosine tests have no lowering under --protocol beaver yet (use --protocol rep3)",
+        ));
+    }
     let int = |n: &str| get_int(op, n).map_err(|m| fail(format!("{m} (did ring-select run?)")));
     let (k, num, den) = (int("ring_bits")?, int("num")?, int("den")?);
     let (negative, strict) = (int("negative")? != 0, int("strict")? != 0);

@@ -63,6 +63,8 @@ pub struct Emitter<'c> {
     /// (e.g. the branches of a secret `if`) share their dot products.
     memo: HashMap<String, usize>,
     values: Vec<RawValue>,
+    /// Under the `beaver` family: the reveals' circuit being built (`None` under `rep3`).
+    pub beaver: Option<super::beaver::BeaverLowering>,
 }
 
 /// Values are stored by their raw handle so the emitter can own the block they live in.
@@ -73,6 +75,8 @@ enum LoweredKey {
     Src(Src),
     Bits(usize),
     Number(usize),
+    /// A boolean value under `beaver`: a fragment of the reveals' circuit.
+    Frag(usize),
 }
 
 pub fn key<'c>(v: impl ValueLike<'c>) -> usize {
@@ -80,7 +84,7 @@ pub fn key<'c>(v: impl ValueLike<'c>) -> usize {
 }
 
 impl<'c> Emitter<'c> {
-    pub fn new(cx: &'c Compiler) -> Self {
+    pub fn new(cx: &'c Compiler, beaver: bool) -> Self {
         let i64_t: Type = IntegerType::new(cx.context(), 64).into();
         Emitter {
             cx,
@@ -90,6 +94,7 @@ impl<'c> Emitter<'c> {
             loads: HashMap::new(),
             memo: HashMap::new(),
             values: Vec::new(),
+            beaver: beaver.then(Default::default),
         }
     }
 
@@ -279,6 +284,37 @@ impl<'c> Emitter<'c> {
         }
     }
 
+    /// Under `beaver`: operand `i` of `op` as a fragment of the reveals' circuit (a `bit` input
+    /// is loaded and becomes a leaf).
+    pub fn frag_of<'a>(&mut self, op: &OperationRef<'c, 'a>, i: usize) -> Result<usize, PassError> {
+        let v = op.operand(i).map_err(|e| fail(e.to_string()))?;
+        match self.map.get(&key(v)) {
+            Some(LoweredKey::Frag(f)) => Ok(*f),
+            Some(LoweredKey::Src(s)) => {
+                let s = s.clone();
+                let h = self.load(&s, PART_BIT, "!mpc.bits", op.location())?;
+                Ok(self.beaver_mut()?.bit(h))
+            }
+            _ => Err(fail(format!(
+                "operand {i} of `{}` is not a bit vector",
+                op_name(op)
+            ))),
+        }
+    }
+
+    /// The `beaver` lowering's state.
+    pub fn beaver_mut(&mut self) -> Result<&mut super::beaver::BeaverLowering, PassError> {
+        self.beaver
+            .as_mut()
+            .ok_or_else(|| fail("a beaver step outside a beaver program"))
+    }
+
+    pub fn set_frag<'a>(&mut self, op: &OperationRef<'c, 'a>, f: usize) -> Result<(), PassError> {
+        let r = op.result(0).map_err(|e| fail(e.to_string()))?;
+        self.map.insert(key(r), LoweredKey::Frag(f));
+        Ok(())
+    }
+
     pub fn set_bits<'a>(&mut self, op: &OperationRef<'c, 'a>, h: Handle) -> Result<(), PassError> {
         let r = op.result(0).map_err(|e| fail(e.to_string()))?;
         self.map.insert(key(r), LoweredKey::Bits(h.0));
@@ -423,6 +459,13 @@ impl<'c> Emitter<'c> {
 /// A value of `@query`, by index (the query number is `Handle(usize::MAX)`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Handle(usize);
+
+impl Handle {
+    #[cfg(test)]
+    pub fn test(i: usize) -> Handle {
+        Handle(i)
+    }
+}
 
 fn function<'c>(
     cx: &'c Compiler,

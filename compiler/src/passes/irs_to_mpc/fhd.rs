@@ -66,6 +66,12 @@ pub fn lower<'c, 'a>(e: &mut Emitter<'c>, op: &OperationRef<'c, 'a>) -> Result<(
     let c = choice(op)?;
     let (q, r) = (e.src_of(op, 0)?, e.src_of(op, 1)?);
     let at = op.location();
+    if e.beaver.is_some() && c.sharing == Sharing::Fp {
+        return Err(fail(
+            "under --protocol beaver the compared values must be Z_2^k shares; F_p comparisons \
+             end mod p (use --sharing rep3, gr2 or gr4)",
+        ));
+    }
     let bits = match (c.variant, c.sharing) {
         (Variant::PlainMask, _) => plain_mask(e, &c, &q, &r, at)?,
         (Variant::NoLift, Sharing::Rep3) => no_lift(e, &c, &q, &r, at)?,
@@ -80,6 +86,15 @@ pub fn lower<'c, 'a>(e: &mut Emitter<'c>, op: &OperationRef<'c, 'a>) -> Result<(
             )))
         }
     };
+    if e.beaver.is_some() {
+        // `bits` is the compared value (see `msb`): its MSB is extracted inside the circuit.
+        let ring = crate::mlir::type_param(e.get(bits).r#type())
+            .and_then(|k| u32::try_from(k).ok())
+            .ok_or_else(|| fail("the compared value has no ring"))?;
+        let group = super::beaver::group_of(&q, &r)?;
+        let f = e.beaver_mut()?.compared(bits, ring, group);
+        return e.set_frag(op, f);
+    }
     e.set_bits(op, bits)
 }
 
@@ -133,7 +148,12 @@ fn shamir_dot<'c>(
     Ok((rep, x, y))
 }
 
+/// The comparison bit of `x` (`mpc.msb`); under `beaver`, `x` itself: the reveals' circuit
+/// extracts the MSB ([`super::beaver`]).
 fn msb<'c>(e: &mut Emitter<'c>, x: Handle, at: Location<'c>) -> Result<Handle, PassError> {
+    if e.beaver.is_some() {
+        return Ok(x);
+    }
     e.op1("mpc.msb", at, &[x], &[], "!mpc.bits")
 }
 

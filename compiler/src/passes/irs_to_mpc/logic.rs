@@ -14,6 +14,9 @@ use melior::ir::{operation::OperationLike, operation::OperationRef};
 pub const COUNT_RING_BITS: i64 = 32;
 
 pub fn lower<'c, 'a>(e: &mut Emitter<'c>, op: &OperationRef<'c, 'a>) -> Result<(), PassError> {
+    if e.beaver.is_some() {
+        return lower_beaver(e, op);
+    }
     let at = op.location();
     let name = op_name(op);
     if name == "irs.count" {
@@ -61,7 +64,45 @@ pub fn lower<'c, 'a>(e: &mut Emitter<'c>, op: &OperationRef<'c, 'a>) -> Result<(
     e.set_bits(op, bits)
 }
 
+/// The same ops under `beaver`: fragments of the reveals' circuit ([`super::beaver`]).
+fn lower_beaver<'c, 'a>(e: &mut Emitter<'c>, op: &OperationRef<'c, 'a>) -> Result<(), PassError> {
+    let name = op_name(op);
+    let f = match name.as_str() {
+        "irs.const" => {
+            let v = get_int(op, "value").map_err(fail)? != 0;
+            e.beaver_mut()?.constant(v)
+        }
+        "irs.not" => {
+            let x = e.frag_of(op, 0)?;
+            e.beaver_mut()?.not(x)?
+        }
+        "irs.and" | "irs.or" => {
+            let (x, y) = (e.frag_of(op, 0)?, e.frag_of(op, 1)?);
+            e.beaver_mut()?.gate(x, y, name == "irs.and")?
+        }
+        "irs.select" => {
+            let (c, x, y) = (e.frag_of(op, 0)?, e.frag_of(op, 1)?, e.frag_of(op, 2)?);
+            e.beaver_mut()?.select(c, x, y)?
+        }
+        "irs.any" | "irs.all" => {
+            let x = e.frag_of(op, 0)?;
+            let group = get_int(op, "group").map_err(fail)?;
+            e.beaver_mut()?.reduce(x, group, name == "irs.any")?
+        }
+        other => {
+            return Err(fail(format!(
+                "`{other}` has no lowering under --protocol beaver (counts are not supported \
+                 yet: use --protocol rep3)"
+            )))
+        }
+    };
+    e.set_frag(op, f)
+}
+
 pub fn reveal<'c, 'a>(e: &mut Emitter<'c>, op: &OperationRef<'c, 'a>) -> Result<(), PassError> {
+    if e.beaver.is_some() {
+        return reveal_beaver(e, op);
+    }
     let at = op.location();
     let to = get_int(op, "to").map_err(fail)?;
     let shape = get_str(op, "shape").map_err(fail)?;
@@ -112,4 +153,29 @@ pub fn reveal<'c, 'a>(e: &mut Emitter<'c>, op: &OperationRef<'c, 'a>) -> Result<
         other => return Err(fail(format!("unknown reveal shape `{other}`"))),
     }
     Ok(())
+}
+
+/// An `ids` reveal under `beaver`: recorded; [`super::beaver::finish`] evaluates all reveals'
+/// circuits at once and opens each.
+fn reveal_beaver<'c, 'a>(e: &mut Emitter<'c>, op: &OperationRef<'c, 'a>) -> Result<(), PassError> {
+    let to = get_int(op, "to").map_err(fail)?;
+    let shape = get_str(op, "shape").map_err(fail)?;
+    let label = get_str(op, "label").map_err(fail)?;
+    if shape != "ids" {
+        return Err(fail(format!(
+            "under --protocol beaver a reveal is `ids` over a gallery (one lane per record); \
+             this one is `{shape}` (use --protocol rep3)"
+        )));
+    }
+    let x = e.frag_of(op, 0)?;
+    let records = e.src_of(op, 1)?;
+    if !matches!(records, Src::Records { earlier: false, .. }) {
+        return Err(fail(
+            "under --protocol beaver an `ids` reveal names a gallery's records",
+        ));
+    }
+    let recs = e
+        .any_load(&records)
+        .ok_or_else(|| fail("the records of an `ids` reveal are never loaded"))?;
+    e.beaver_mut()?.reveal(x, to, label, recs)
 }

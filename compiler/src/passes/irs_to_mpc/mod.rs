@@ -43,6 +43,7 @@
 //! }
 //! ```
 
+mod beaver;
 mod cosine;
 mod emitter;
 mod fhd;
@@ -77,7 +78,15 @@ impl Pass for IrsToMpc {
 
     fn run<'c>(&self, cx: &'c Compiler, module: Module<'c>) -> Result<Module<'c>, PassError> {
         let ops = query_ops(&module)?;
-        let mut e = Emitter::new(cx);
+        let from = module.as_operation();
+        let missing =
+            |what: &str, who: &str| fail(format!("the module has no `{what}` ({who} sets it)"));
+        let protocol = from
+            .attribute("irs.protocol")
+            .ok()
+            .and_then(Protocol::from_attr)
+            .ok_or_else(|| missing("irs.protocol", "variant-select"))?;
+        let mut e = Emitter::new(cx, protocol == Protocol::Beaver);
         for op in &ops {
             match op_name(op).as_str() {
                 "irs.query_value" | "irs.records" | "irs.rotate" => e.source(op)?,
@@ -90,20 +99,13 @@ impl Pass for IrsToMpc {
                 other => return Err(fail(format!("no lowering for `{other}`"))),
             }
         }
+        beaver::finish(&mut e, module.as_operation().location())?;
         let mut mpc = e.finish(module.as_operation().location())?;
         // What the backends read from the program: its parties and protocol family (the `mpc`
         // module names the protocol as a string: it does not depend on the `irs` dialect).
-        let from = module.as_operation();
-        let missing =
-            |what: &str, who: &str| fail(format!("the module has no `{what}` ({who} sets it)"));
         let parties = from
             .attribute("irs.parties")
             .map_err(|_| missing("irs.parties", "lower"))?;
-        let protocol = from
-            .attribute("irs.protocol")
-            .ok()
-            .and_then(Protocol::from_attr)
-            .ok_or_else(|| missing("irs.protocol", "variant-select"))?;
         let mut to = mpc.as_operation_mut();
         to.set_attribute("mpc.parties", parties);
         to.set_attribute(

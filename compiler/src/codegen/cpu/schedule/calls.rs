@@ -51,7 +51,12 @@ impl<'ctx> Schedule<'ctx, '_> {
 
     /// A pointer to the bytes of `s` as a private constant (output labels).
     pub(super) fn string_ptr(&mut self, s: &str) -> BasicMetadataValueEnum<'ctx> {
-        let bytes = self.cx.const_string(s.as_bytes(), false);
+        self.bytes_ptr(s.as_bytes())
+    }
+
+    /// A pointer to `data` as a private constant (labels, the `beaver` circuit).
+    pub(super) fn bytes_ptr(&mut self, data: &[u8]) -> BasicMetadataValueEnum<'ctx> {
+        let bytes = self.cx.const_string(data, false);
         let g = self
             .module
             .add_global(bytes.get_type(), None, "irisc_label");
@@ -263,6 +268,45 @@ impl<'ctx> Schedule<'ctx, '_> {
                 )
             }
             "mpc.emit" => ("irisc_rt_emit", vec![rt, q()?.into()]),
+            "mpc.to_xor" => {
+                let src = self.slot_arg(op, 0)?;
+                let is_bits = type_name(op.operand(0).map_err(err)?.r#type()) == "mpc.bits";
+                let ring = if is_bits { self.i32c(1) } else { ring_in()? };
+                let group = self.i64c(int("group")?);
+                (
+                    "irisc_rt_to_xor",
+                    vec![rt, self.fresh(op)?, src, ring, group],
+                )
+            }
+            "mpc.xor_concat" => {
+                let (a, b) = (self.slot_arg(op, 0)?, self.slot_arg(op, 1)?);
+                ("irisc_rt_xor_concat", vec![rt, self.fresh(op)?, a, b])
+            }
+            "mpc.beaver_eval" => {
+                let src = self.slot_arg(op, 0)?;
+                let hex = get_str(op, "circuit").map_err(err)?;
+                let circuit = irisc_runtime::beaver::circuit::Circuit::from_hex(&hex)
+                    .map_err(|e| err(format!("mpc.beaver_eval: {e}")))?
+                    .encode();
+                let table = get_str(op, "inputs").map_err(err)?;
+                let (clen, tlen) = (
+                    self.i64c(circuit.len() as i64),
+                    self.i64c(table.len() as i64),
+                );
+                let (cptr, tptr) = (self.bytes_ptr(&circuit), self.string_ptr(&table));
+                (
+                    "irisc_rt_beaver_eval",
+                    vec![rt, self.fresh(op)?, src, cptr, clen, tptr, tlen],
+                )
+            }
+            "mpc.beaver_open" => {
+                let src = self.slot_arg(op, 0)?;
+                let (row, to) = (self.i64c(int("row")?), self.i32c(int("to")?));
+                (
+                    "irisc_rt_beaver_open",
+                    vec![rt, self.fresh(op)?, src, row, to],
+                )
+            }
             other => return Err(err(format!("no code generation for `{other}`"))),
         };
         self.checked_call(callee, &args, &name[4..])

@@ -1,0 +1,459 @@
+//! Under the `beaver` protocol family (paper 004): the boolean part of every reveal becomes one
+//! circuit, evaluated by Masked Triples with one lane per gallery record.
+//!
+//! The dot products and the compared values are lowered as under `rep3`; where `rep3` would
+//! extract their MSBs (`mpc.msb`), the compared value becomes a *leaf* of the circuit instead.
+//! The `irs` boolean ops then build, per lane, a circuit from the same constructors as the
+//! circuit analysis ([`crate::analysis::circuit::build`]): a comparison is the MSB-extraction
+//! netlist of its ring, `select` a conditional (`Cond`) whose branches share their triples,
+//! `any`/`all` a tree. At the end of `@query` the leaves are converted to XOR shares locally
+//! (`mpc.to_xor`), joined (`mpc.xor_concat`), evaluated once (`mpc.beaver_eval`, the circuit of
+//! all reveals side by side: the one `irisc build --emit=circuit` writes), and each reveal's
+//! bit per record is opened to its party (`mpc.beaver_open`).
+//!
+//! A value is a vector per lane: a comparison with a query's rotations has one element per
+//! rotation (the record-major layout of the dot products), a query's bit one element for every
+//! lane. An op on elements of different counts broadcasts a one-element operand, as `rep3` does.
+//!
+//! ```mlir
+//! %7 = "mpc.lin"(%6, %5) {a = 2, b = 5} : (...) -> !mpc.rep<12>
+//! %9 = "mpc.lin"(%6, %5) {a = 1, b = 4} : (...) -> !mpc.rep<12>
+//! %10 = "mpc.to_xor"(%7) {group = 5} : (!mpc.rep<12>) -> !mpc.xor
+//! %11 = "mpc.to_xor"(%9) {group = 5} : (!mpc.rep<12>) -> !mpc.xor
+//! %12 = "mpc.to_xor"(%4) {group = 1} : (!mpc.bits) -> !mpc.xor
+//! %13 = "mpc.xor_concat"(%10, %11) ...
+//! %14 = "mpc.xor_concat"(%13, %12) ...
+//! %15 = "mpc.beaver_eval"(%14) {circuit = "...", inputs = "360 0..36 180..216 ...", triples = 125, naive_triples = 225, conditionals = 5} ...
+//! %16 = "mpc.beaver_open"(%15) {row = 0, to = 0} : (!mpc.xor) -> !mpc.clear_bits
+//! ```
+
+use super::emitter::{Emitter, Handle, Src};
+use super::{fail, PassError};
+use crate::analysis::circuit::build::{
+    gate_circuit, if_circuit, input_circuit, not_circuit, quantifier_circuit,
+};
+use crate::analysis::circuit::library::msb_extraction;
+use crate::analysis::circuit::lower::to_runtime;
+use crate::analysis::circuit::Circuit;
+use melior::ir::Location;
+
+/// What the circuit reads: a compared value (its MSB is the comparison) or a `bit` input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Leaf {
+    /// Replicated Z_2^`ring` shares, `group` elements per lane.
+    Compared {
+        value: Handle,
+        ring: u32,
+        group: usize,
+    },
+    /// Binary shares of a query's bit (one element for all lanes).
+    Bit { value: Handle },
+}
+
+impl Leaf {
+    /// Rows of the leaf's XOR shares per lane.
+    fn rows(self) -> usize {
+        match self {
+            Leaf::Compared { ring, group, .. } => group * 3 * ring as usize,
+            Leaf::Bit { .. } => 1,
+        }
+    }
+}
+
+/// Where a block of circuit inputs comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum InputRef {
+    /// The `3k` summand bits of element `element` of a compared leaf.
+    Compared {
+        leaf: usize,
+        element: usize,
+    },
+    /// The bit of a bit leaf.
+    Bit {
+        leaf: usize,
+    },
+    Const(bool),
+}
+
+/// One element of a value per lane: its circuit and where its inputs come from.
+#[derive(Debug, Clone)]
+struct Elem {
+    circuit: Circuit,
+    inputs: Vec<InputRef>,
+}
+
+/// A boolean value under `beaver`: its elements per lane.
+#[derive(Debug, Clone)]
+pub struct Frag {
+    elems: Vec<Elem>,
+}
+
+struct Reveal {
+    frag: Frag,
+    to: i64,
+    label: String,
+    records: Handle,
+}
+
+/// The state of the `beaver` lowering.
+#[derive(Default)]
+pub struct BeaverLowering {
+    leaves: Vec<Leaf>,
+    frags: Vec<Frag>,
+    reveals: Vec<Reveal>,
+}
+
+fn circuit_error(e: impl std::fmt::Display) -> PassError {
+    fail(format!("beaver circuit: {e}"))
+}
+
+impl BeaverLowering {
+    fn leaf(&mut self, l: Leaf) -> usize {
+        if let Some(i) = self.leaves.iter().position(|x| *x == l) {
+            return i;
+        }
+        self.leaves.push(l);
+        self.leaves.len() - 1
+    }
+
+    /// A comparison: the MSB-extraction netlist of each element.
+    pub fn compared(&mut self, value: Handle, ring: u32, group: usize) -> usize {
+        let leaf = self.leaf(Leaf::Compared { value, ring, group });
+        let elems = (0..group)
+            .map(|element| Elem {
+                circuit: msb_extraction(ring).into(),
+                inputs: vec![InputRef::Compared { leaf, element }],
+            })
+            .collect();
+        self.push(Frag { elems })
+    }
+
+    /// A query's `bit` input (its binary shares).
+    pub fn bit(&mut self, value: Handle) -> usize {
+        let leaf = self.leaf(Leaf::Bit { value });
+        self.push(Frag {
+            elems: vec![Elem {
+                circuit: input_circuit(),
+                inputs: vec![InputRef::Bit { leaf }],
+            }],
+        })
+    }
+
+    pub fn constant(&mut self, v: bool) -> usize {
+        self.push(Frag {
+            elems: vec![Elem {
+                circuit: input_circuit(),
+                inputs: vec![InputRef::Const(v)],
+            }],
+        })
+    }
+
+    fn push(&mut self, f: Frag) -> usize {
+        self.frags.push(f);
+        self.frags.len() - 1
+    }
+
+    pub fn not(&mut self, x: usize) -> Result<usize, PassError> {
+        let elems = self.frags[x]
+            .elems
+            .clone()
+            .into_iter()
+            .map(|e| {
+                Ok(Elem {
+                    circuit: not_circuit(e.circuit).map_err(circuit_error)?,
+                    inputs: e.inputs,
+                })
+            })
+            .collect::<Result<_, PassError>>()?;
+        Ok(self.push(Frag { elems }))
+    }
+
+    /// Elementwise over operands of `w` elements or one (broadcast).
+    fn zip(&self, ops: &[usize], what: &str) -> Result<Vec<Vec<Elem>>, PassError> {
+        let w = ops
+            .iter()
+            .map(|&i| self.frags[i].elems.len())
+            .max()
+            .unwrap_or(1);
+        for &i in ops {
+            let n = self.frags[i].elems.len();
+            if n != w && n != 1 {
+                return Err(fail(format!(
+                    "`{what}` of values with {n} and {w} elements per record"
+                )));
+            }
+        }
+        Ok((0..w)
+            .map(|g| {
+                ops.iter()
+                    .map(|&i| {
+                        let e = &self.frags[i].elems;
+                        e[g.min(e.len() - 1)].clone()
+                    })
+                    .collect()
+            })
+            .collect())
+    }
+
+    pub fn gate(&mut self, a: usize, b: usize, and: bool) -> Result<usize, PassError> {
+        let rows = self.zip(&[a, b], if and { "and" } else { "or" })?;
+        let elems = rows
+            .into_iter()
+            .map(|mut r| {
+                let (y, x) = (r.pop().expect("two"), r.pop().expect("two"));
+                let mut inputs = x.inputs;
+                inputs.extend(y.inputs);
+                Ok(Elem {
+                    circuit: gate_circuit(x.circuit, y.circuit, and).map_err(circuit_error)?,
+                    inputs,
+                })
+            })
+            .collect::<Result<_, PassError>>()?;
+        Ok(self.push(Frag { elems }))
+    }
+
+    /// `select(c, x, y)`: per element a conditional on `c` whose branches are `x` and `y`.
+    pub fn select(&mut self, c: usize, x: usize, y: usize) -> Result<usize, PassError> {
+        let rows = self.zip(&[c, x, y], "select")?;
+        let elems = rows
+            .into_iter()
+            .map(|mut r| {
+                let ce = r.pop().expect("three");
+                let ct = r.pop().expect("three");
+                let cc = r.pop().expect("three");
+                let mut inputs = cc.inputs;
+                inputs.extend(ct.inputs);
+                inputs.extend(ce.inputs);
+                Ok(Elem {
+                    circuit: if_circuit(cc.circuit, ct.circuit, ce.circuit)
+                        .map_err(circuit_error)?,
+                    inputs,
+                })
+            })
+            .collect::<Result<_, PassError>>()?;
+        Ok(self.push(Frag { elems }))
+    }
+
+    /// `any`/`all` over consecutive groups of `group` elements of each lane.
+    pub fn reduce(&mut self, x: usize, group: i64, any: bool) -> Result<usize, PassError> {
+        let elems = &self.frags[x].elems;
+        let w = elems.len();
+        let g = usize::try_from(group).unwrap_or(0);
+        if g == 0 || w % g != 0 {
+            return Err(fail(format!(
+                "under --protocol beaver an `{}` must range over a record's own elements \
+                 (its rotations); this one takes groups of {group} of the {w} per record \
+                 (a quantifier over the records themselves is not supported yet)",
+                if any { "any" } else { "all" }
+            )));
+        }
+        let out = elems
+            .chunks(g)
+            .map(|chunk| {
+                let inputs = chunk.iter().flat_map(|e| e.inputs.clone()).collect();
+                let copies = chunk.iter().map(|e| e.circuit.clone()).collect();
+                Ok(Elem {
+                    circuit: quantifier_circuit(copies, any).map_err(circuit_error)?,
+                    inputs,
+                })
+            })
+            .collect::<Result<_, PassError>>()?;
+        Ok(self.push(Frag { elems: out }))
+    }
+
+    /// Records an `ids` reveal of `x` (one bit per record) to party `to`.
+    pub fn reveal(
+        &mut self,
+        x: usize,
+        to: i64,
+        label: String,
+        records: Handle,
+    ) -> Result<(), PassError> {
+        let frag = self.frags[x].clone();
+        if frag.elems.len() != 1 {
+            return Err(fail(format!(
+                "the revealed value has {} elements per record, not one",
+                frag.elems.len()
+            )));
+        }
+        self.reveals.push(Reveal {
+            frag,
+            to,
+            label,
+            records,
+        });
+        Ok(())
+    }
+
+    /// The circuit of every reveal side by side (as `analysis::circuit::lower::program_circuit`
+    /// builds it from the source) and its input table.
+    fn circuit(&self) -> Result<(Circuit, Vec<InputRef>), PassError> {
+        let mut out: Option<Circuit> = None;
+        let mut inputs = Vec::new();
+        for r in &self.reveals {
+            let e = &r.frag.elems[0];
+            inputs.extend(e.inputs.iter().copied());
+            let c = e.circuit.clone();
+            out = Some(match out {
+                None => c,
+                Some(prev) => Circuit::par(prev, c),
+            });
+        }
+        out.map(|c| (c, inputs))
+            .ok_or_else(|| fail("a beaver program reveals nothing"))
+    }
+}
+
+/// The input table of `mpc.beaver_eval`: rows of the joined leaves, in circuit input order,
+/// adjacent rows merged into ranges.
+fn input_table(leaves: &[Leaf], inputs: &[InputRef]) -> String {
+    let mut offset = Vec::with_capacity(leaves.len());
+    let mut at = 0;
+    for l in leaves {
+        offset.push(at);
+        at += l.rows();
+    }
+    let mut items: Vec<String> = Vec::new();
+    let mut run: Option<(usize, usize)> = None;
+    let flush = |run: &mut Option<(usize, usize)>, items: &mut Vec<String>| {
+        if let Some((a, b)) = run.take() {
+            items.push(if b == a + 1 {
+                a.to_string()
+            } else {
+                format!("{a}..{b}")
+            });
+        }
+    };
+    for i in inputs {
+        let (a, b) = match *i {
+            InputRef::Compared { leaf, element } => {
+                let Leaf::Compared { ring, .. } = leaves[leaf] else {
+                    unreachable!("a compared input names a compared leaf")
+                };
+                let k = 3 * ring as usize;
+                let a = offset[leaf] + element * k;
+                (a, a + k)
+            }
+            InputRef::Bit { leaf } => (offset[leaf], offset[leaf] + 1),
+            InputRef::Const(v) => {
+                flush(&mut run, &mut items);
+                items.push(if v { "c1" } else { "c0" }.into());
+                continue;
+            }
+        };
+        run = match run {
+            Some((ra, rb)) if rb == a => Some((ra, b)),
+            other => {
+                let mut o = other;
+                flush(&mut o, &mut items);
+                Some((a, b))
+            }
+        };
+    }
+    flush(&mut run, &mut items);
+    items.join(" ")
+}
+
+/// Emits the conversion, the evaluation and the openings of every reveal, then their outputs.
+pub fn finish<'c>(e: &mut Emitter<'c>, at: Location<'c>) -> Result<(), PassError> {
+    let Some(b) = e.beaver.take() else {
+        return Ok(());
+    };
+    if b.reveals.is_empty() {
+        return Ok(());
+    }
+    if !b.leaves.iter().any(|l| matches!(l, Leaf::Compared { .. })) {
+        return Err(fail(
+            "under --protocol beaver every reveal compares with a gallery (one lane per record); \
+             this program's reveals read no comparison",
+        ));
+    }
+    let (circuit, inputs) = b.circuit()?;
+    let table = input_table(&b.leaves, &inputs);
+    let rt = to_runtime(&circuit);
+    let mut joined: Option<Handle> = None;
+    for l in &b.leaves {
+        let (value, group) = match *l {
+            Leaf::Compared { value, group, .. } => (value, group),
+            Leaf::Bit { value } => (value, 1),
+        };
+        let attrs = [e.int("group", group as i64)];
+        let x = e.op1("mpc.to_xor", at, &[value], &attrs, "!mpc.xor")?;
+        joined = Some(match joined {
+            None => x,
+            Some(j) => e.op1("mpc.xor_concat", at, &[j, x], &[], "!mpc.xor")?,
+        });
+    }
+    let joined = joined.expect("at least one leaf");
+    let sched = irisc_runtime::beaver::schedule::Schedule::new(&rt);
+    let attrs = [
+        e.string("circuit", &rt.to_hex()),
+        e.string("inputs", &table),
+        e.int("triples", sched.triples as i64),
+        e.int("naive_triples", rt.naive_triples() as i64),
+        e.int("conditionals", sched.conds.len() as i64),
+    ];
+    let outputs = e.op1("mpc.beaver_eval", at, &[joined], &attrs, "!mpc.xor")?;
+    let q = e.query_handle();
+    for (row, r) in b.reveals.iter().enumerate() {
+        let attrs = [e.int("row", row as i64), e.int("to", r.to)];
+        let clear = e.op1("mpc.beaver_open", at, &[outputs], &attrs, "!mpc.clear_bits")?;
+        let out_attrs = [e.string("shape", "ids"), e.string("label", &r.label)];
+        e.op("mpc.output", at, &[q, clear, r.records], &out_attrs, None)?;
+    }
+    Ok(())
+}
+
+/// Elements per record of a comparison of `q` with `r`: the rotations of the query (the dot
+/// products are record-major).
+pub fn group_of(q: &Src, r: &Src) -> Result<usize, PassError> {
+    if !matches!(r, Src::Records { earlier: false, .. }) {
+        return Err(fail(
+            "under --protocol beaver a comparison reads a query (or its rotations) and a gallery's records",
+        ));
+    }
+    match q {
+        Src::Query { .. } => Ok(1),
+        Src::Rotated { lo, hi, .. } if hi >= lo => Ok((hi - lo + 1) as usize),
+        _ => Err(fail(
+            "under --protocol beaver a comparison reads a query (or its rotations) and a gallery's records",
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn input_tables_merge_adjacent_rows() {
+        let leaves = [
+            Leaf::Compared {
+                value: Handle::test(0),
+                ring: 2,
+                group: 2,
+            },
+            Leaf::Bit {
+                value: Handle::test(1),
+            },
+        ];
+        let inputs = [
+            InputRef::Bit { leaf: 1 },
+            InputRef::Compared {
+                leaf: 0,
+                element: 0,
+            },
+            InputRef::Compared {
+                leaf: 0,
+                element: 1,
+            },
+            InputRef::Const(true),
+            InputRef::Compared {
+                leaf: 0,
+                element: 0,
+            },
+            InputRef::Bit { leaf: 1 },
+        ];
+        assert_eq!(input_table(&leaves, &inputs), "12 0..12 c1 0..6 12");
+    }
+}
