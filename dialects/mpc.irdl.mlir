@@ -351,7 +351,7 @@ irdl.dialect @mpc {
   // `rows` named by `inputs` ("a..b" rows, "r" a row, "c0"/"c1" constants), one execution of
   // the party's preprocessing store per call; the result is the XOR-shared outputs.
   // `triples` (AND gates on the longest path, per lane), `naive_triples` and `conditionals`
-  // say what it consumes.
+  // say what it consumes; `lanes_input` names the gallery input whose records are the lanes.
   irdl.operation @beaver_eval {
     %s = irdl.base "#builtin.string"
     %t = irdl.base "#builtin.string"

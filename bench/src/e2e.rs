@@ -72,6 +72,7 @@ impl Case {
             precision_bits: None,
             per_query_chunks: self.per_query_chunks,
             query_batch: self.query_batch,
+            protocol: None,
         })
     }
 }

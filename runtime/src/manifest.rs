@@ -60,6 +60,8 @@ pub struct BeaverManifest {
     /// Circuit inputs and outputs per lane.
     pub inputs: usize,
     pub outputs: usize,
+    /// The gallery input whose records are the lanes (one lane per record).
+    pub lanes_input: usize,
 }
 
 /// Who built the executable, embedded next to the manifest's fields under `"build"` (kept out

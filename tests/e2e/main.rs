@@ -6,6 +6,7 @@ mod accounting;
 mod bad_input;
 mod batch;
 mod beaver;
+mod beaver_programs;
 mod common;
 mod data;
 mod kill;

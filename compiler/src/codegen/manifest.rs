@@ -98,7 +98,7 @@ pub fn beaver_manifest(mpc: &Module<'_>) -> Result<Option<BeaverManifest>, Codeg
     use irisc_runtime::beaver::circuit::Circuit;
     use irisc_runtime::beaver::party::Evaluation;
     use irisc_runtime::beaver::schedule::Schedule;
-    let mut found: Vec<String> = Vec::new();
+    let mut found: Vec<(String, i64)> = Vec::new();
     let mut f = mpc.body().first_operation();
     while let Some(func) = f {
         for region in func.regions() {
@@ -107,10 +107,11 @@ pub fn beaver_manifest(mpc: &Module<'_>) -> Result<Option<BeaverManifest>, Codeg
                 let mut op = b.first_operation();
                 while let Some(o) = op {
                     if op_name(&o) == "mpc.beaver_eval" {
-                        found.push(
-                            crate::mlir::get_str(&o, "circuit")
-                                .map_err(|e| CodegenError(format!("mpc.beaver_eval: {e}")))?,
-                        );
+                        let bad = |e| CodegenError(format!("mpc.beaver_eval: {e}"));
+                        found.push((
+                            crate::mlir::get_str(&o, "circuit").map_err(bad)?,
+                            get_int(&o, "lanes_input").map_err(bad)?,
+                        ));
                     }
                     op = o.next_in_block();
                 }
@@ -119,9 +120,9 @@ pub fn beaver_manifest(mpc: &Module<'_>) -> Result<Option<BeaverManifest>, Codeg
         }
         f = func.next_in_block();
     }
-    let hex = match found.as_slice() {
+    let (hex, lanes_input) = match found.as_slice() {
         [] => return Ok(None),
-        [one] => one,
+        [(hex, input)] => (hex, *input),
         _ => {
             return Err(CodegenError(
                 "more than one `mpc.beaver_eval`: a program has one reveals' circuit".into(),
@@ -137,6 +138,8 @@ pub fn beaver_manifest(mpc: &Module<'_>) -> Result<Option<BeaverManifest>, Codeg
         mask_rows: s.conds.iter().map(|k| k.mask_rows()).collect(),
         inputs: c.num_inputs(),
         outputs: c.num_outputs(),
+        lanes_input: usize::try_from(lanes_input)
+            .map_err(|_| CodegenError("mpc.beaver_eval: lanes_input".into()))?,
     }))
 }
 

@@ -215,7 +215,20 @@ fn preprocess_beaver(
             .map(|(_, p)| p.len())
             .collect()
     };
-    let lanes: usize = count(InputRole::Gallery).iter().sum();
+    // One lane per record of the galleries the reveals range over (zipped galleries have
+    // equal counts; the parties check).
+    use crate::sema::program::{BinderKind, Records};
+    let lanes = checked
+        .program
+        .reveals
+        .first()
+        .and_then(|r| r.records)
+        .and_then(|b| match &checked.program.binders.get(b)?.kind {
+            BinderKind::Records(Records::Galleries(g)) => g.first().copied(),
+            _ => None,
+        })
+        .and_then(|input| plain.get(input))
+        .map_or(0, |p| p.len());
     let queries = count(InputRole::Query).into_iter().max().unwrap_or(0);
     if lanes == 0 {
         bail!("the beaver protocol evaluates one lane per gallery record: the gallery is empty");

@@ -291,7 +291,7 @@ pub(crate) fn beaver_error(e: BeaverError) -> RuntimeError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::MemoryTransport;
+    use crate::net::memory::MemoryTransport;
     use crate::rand::Prss;
     use crate::share::RingVec;
     use proptest::prelude::*;

@@ -181,6 +181,12 @@ impl Accounting {
                 self.dot_overlapped_s
             ));
         }
+        if let Some(b) = &self.beaver {
+            s.push_str(&format!(
+                "; beaver: {} executions x {} lanes, {} triples ({} naive), {} mask bits",
+                b.executions, b.lanes, b.triples, b.triples_naive, b.mask_bits
+            ));
+        }
         if let Some(cpu) = self.cpu_s {
             s.push_str(&format!("; cpu {cpu:.3} s"));
         }

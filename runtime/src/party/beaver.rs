@@ -84,7 +84,7 @@ pub(crate) fn prepare(
              party's store from `irisc circuit preprocess` (one execution per query, {} lanes: \
              one per gallery record)",
             manifest.program,
-            inputs.gallery_records()
+            inputs.records_of(m.lanes_input)
         ))
     })?;
     let binding = unhex32(&m.binding)
@@ -95,7 +95,7 @@ pub(crate) fn prepare(
             party: args.party as u32,
             parties: 3,
             fingerprint: &binding,
-            lanes: inputs.gallery_records() as u64,
+            lanes: inputs.records_of(m.lanes_input) as u64,
             triples: m.triples,
             rows: &m.mask_rows,
         },

@@ -439,6 +439,11 @@ impl Inputs {
         self.query_count
     }
 
+    /// Records of input `input` (its count; 0 for an unknown input).
+    pub fn records_of(&self, input: usize) -> usize {
+        self.list.get(input).map_or(0, |l| l.header.count as usize)
+    }
+
     /// Records of all galleries together (for the accounting line).
     pub fn gallery_records(&self) -> usize {
         self.list

@@ -249,6 +249,7 @@ fn forced_variants() {
         precision_bits: None,
         per_query_chunks: false,
         query_batch: None,
+        protocol: None,
     };
     let p = plan(&prog, &force(Some(Sharing::Rep3), Variant::ConstLift)).unwrap();
     let f = only_fhd(&p);
@@ -280,6 +281,7 @@ fn forced_variants() {
         precision_bits: Some(20),
         per_query_chunks: false,
         query_batch: None,
+        protocol: None,
     };
     let f = plan(&prog, &o).unwrap().tests[0].clone();
     let TestPlan::Fhd(f) = f else { panic!() };
@@ -361,6 +363,7 @@ fn rings_too_large_or_too_wide_for_16_bits() {
         precision_bits: Some(62),
         per_query_chunks: false,
         query_batch: None,
+        protocol: None,
     };
     let e = plan(&deployed(MaskKind::Secret), &o).unwrap_err();
     assert!(e.message.contains("more than 64"), "{e}");

@@ -169,13 +169,18 @@ fn reveal_beaver<'c, 'a>(e: &mut Emitter<'c>, op: &OperationRef<'c, 'a>) -> Resu
     }
     let x = e.frag_of(op, 0)?;
     let records = e.src_of(op, 1)?;
-    if !matches!(records, Src::Records { earlier: false, .. }) {
+    let Src::Records {
+        input,
+        earlier: false,
+        ..
+    } = records
+    else {
         return Err(fail(
-            "under --protocol beaver an `ids` reveal names a gallery's records",
+            "under --protocol beaver an `ids` reveal names a gallery's records (not earlier queries)",
         ));
-    }
+    };
     let recs = e
         .any_load(&records)
         .ok_or_else(|| fail("the records of an `ids` reveal are never loaded"))?;
-    e.beaver_mut()?.reveal(x, to, label, recs)
+    e.beaver_mut()?.reveal(x, to, label, recs, input)
 }
