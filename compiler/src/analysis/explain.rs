@@ -13,6 +13,7 @@ use super::plan::{cost, test_sites, Plan, TestPlan};
 use crate::analysis::schedule::TileOptions;
 use crate::sema::program::{BinderKind, BoolExpr, Operand, Program, Records, RevealShape};
 use crate::syntax::Span;
+use irisc_runtime::vocab::Protocol;
 
 mod text;
 
@@ -346,7 +347,25 @@ pub fn reveal_totals(program: &Program, plan: &Plan, records: u64) -> Vec<Reveal
     out
 }
 
-fn leakage(program: &Program, records: u64) -> Vec<Value> {
+/// The security the whole program has under `protocol`: the weakest of its parts.
+pub fn threat_model(protocol: Protocol) -> &'static str {
+    match protocol {
+        Protocol::Rep3 => {
+            "semi-honest, honest majority: secure against one corrupted party of the three \
+             (replicated sharing, ABY3); two colluding parties can reconstruct every shared value"
+        }
+        Protocol::Beaver => {
+            "semi-honest, honest majority for the program as a whole: the dot products and \
+             reshares run in the replicated sharing (secure against one corrupted party; two \
+             colluding parties hold all three components of the compared values), the reveals' \
+             boolean circuit under Masked Triples (paper 004, XOR shares and Beaver triples: \
+             that part alone is secure against two colluding parties); the preprocessing is \
+             made by the parties themselves (OT-based TripleGen and MaskGen), no dealer is trusted"
+        }
+    }
+}
+
+fn leakage(program: &Program, records: u64, protocol: Protocol) -> Vec<Value> {
     let party = |i: usize| {
         program
             .parties
@@ -412,6 +431,25 @@ fn leakage(program: &Program, records: u64) -> Vec<Value> {
         "why": "the OT messages are masked by the PRSS pads c_0, c_2 (Algorithm 17): the \
                 receiver learns a uniformly random component",
     }));
+    if protocol == Protocol::Beaver {
+        out.push(json!({
+            "open": "(none)",
+            "value": "Beaver openings (x^a, y^b per AND gate) and s^t per conditional",
+            "to": "every party",
+            "bits_per_query": "see beaver.evaluation_bytes_per_party",
+            "why": "each opened value is masked by a one-time uniform triple share (a, b) or \
+                    MaskGen bit t that no party knows alone (paper 004, Fig. 4 and Theorem 8): \
+                    it is uniform and independent of the inputs and of which branch is taken",
+        }));
+        out.push(json!({
+            "open": "(none)",
+            "value": "oblivious-transfer messages of TripleGen and MaskGen (preprocessing)",
+            "to": "each pair of parties",
+            "bits_per_query": "see beaver.preprocessing_bytes_per_party",
+            "why": "base OTs (Chou-Orlandi) and IKNP extension: the receiver learns only the \
+                    chosen message, the sender nothing; inputs are not involved yet",
+        }));
+    }
     out.push(json!({
         "open": "(nothing else)",
         "value": "no other value is opened",
@@ -476,6 +514,8 @@ pub fn explain_program_json_with_source(
     let sum = |f: fn(&RevealTotals) -> u64| totals.iter().map(f).sum::<u64>();
     json!({
         "program": program.name,
+        "protocol": plan.protocol,
+        "threat_model": threat_model(plan.protocol),
         "sharing": plan.sharing,
         "records": records,
         "cost_model": {
@@ -499,7 +539,7 @@ pub fn explain_program_json_with_source(
         "plan_cost_per_record": plan.cost,
         "beaver": beaver_costs(program, plan, records),
         "schedule": plan.schedule.map(|tile| schedule_note(records, &tile)),
-        "leakage": leakage(program, records),
+        "leakage": leakage(program, records, plan.protocol),
     })
 }
 
@@ -522,7 +562,8 @@ pub fn beaver_costs(program: &Program, plan: &Plan, records: u64) -> Option<Valu
     let naive = Schedule::naive(&c);
     Some(json!({
         "parties": parties,
-        "threat_model": "semi-honest, secure against 2 of the 3 parties colluding (paper 004)",
+        "threat_model": "semi-honest, the circuit alone secure against 2 of the 3 parties colluding (paper 004); the program's threat model is the top-level threat_model",
+        "runs_under_beaver": plan.protocol == Protocol::Beaver,
         "circuit": "the reveals' MSB extractions, OR trees and multiplexers for one record (irisc build --emit=circuit); one lane per record",
         "lanes": lanes,
         "conditionals_per_lane": c.conditionals(),
@@ -655,6 +696,58 @@ mod tests {
             body: Box::new(body),
         };
         program(12800, mask, vec![(RevealShape::Ids, any)])
+    }
+
+    /// The threat model and the ledger say what the protocol family makes true: under `beaver`
+    /// the Beaver openings and the OT messages are in the ledger, and the program as a whole
+    /// stays honest-majority (its dot products are replicated).
+    #[test]
+    fn the_ledger_follows_the_protocol_family() {
+        let prog = deployed(MaskKind::Public);
+        let o = PlanOptions {
+            sharing: Some(Sharing::Rep3),
+            ..Default::default()
+        };
+        let mut p = deployed_plan(MaskKind::Public, &o);
+        let beaver_entries = |j: &Value| {
+            j["leakage"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|l| {
+                    let v = l["value"].as_str().unwrap();
+                    v.contains("Beaver openings") || v.contains("oblivious-transfer")
+                })
+                .count()
+        };
+        let j = explain_program_json(&prog, &p, 10);
+        assert_eq!(j["protocol"], "rep3");
+        assert_eq!(beaver_entries(&j), 0);
+        assert_eq!(j["beaver"]["runs_under_beaver"], false);
+        assert!(j["threat_model"]
+            .as_str()
+            .unwrap()
+            .contains("one corrupted party"));
+        p.protocol = Protocol::Beaver;
+        let j = explain_program_json(&prog, &p, 10);
+        assert_eq!(j["protocol"], "beaver");
+        assert_eq!(beaver_entries(&j), 2);
+        assert_eq!(j["beaver"]["runs_under_beaver"], true);
+        let t = j["threat_model"].as_str().unwrap();
+        assert!(
+            t.contains("honest majority") && t.contains("two colluding"),
+            "{t}"
+        );
+        // The text says it too.
+        let text = super::text::render(&prog, &p, 10, &RecordsSource::Flag, None);
+        assert!(
+            text.contains("Protocol beaver: semi-honest, honest majority"),
+            "{text}"
+        );
+        assert!(
+            text.contains("This program runs it (--protocol beaver)"),
+            "{text}"
+        );
     }
 
     #[test]

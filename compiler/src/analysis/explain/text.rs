@@ -36,6 +36,15 @@ pub fn render(
     );
     paragraph(&mut s, 0, &head);
     paragraph(&mut s, 0, &records_line(records, origin));
+    paragraph(
+        &mut s,
+        0,
+        &format!(
+            "Protocol {}: {}.",
+            text(&j["protocol"]),
+            text(&j["threat_model"])
+        ),
+    );
 
     let sites = test_sites(program);
     for (c, site) in j["comparisons"]
@@ -349,9 +358,14 @@ fn beaver(s: &mut String, b: &Value) {
         return;
     };
     let n = |k: &str| group(b[k].as_u64().unwrap_or(0));
+    let runs = if b["runs_under_beaver"].as_bool() == Some(true) {
+        "This program runs it (--protocol beaver): each party needs a preprocessing store"
+    } else {
+        "With --protocol beaver this program would run it"
+    };
     let line =
         format!(
-        "Masked triples (irisc build --emit=circuit; irisc circuit): the boolean circuit of the \
+        "{runs}. Masked triples (irisc build --emit=circuit; irisc circuit): the boolean circuit of the \
          reveals (MSB extractions, OR trees, multiplexers; not the lifts) on {} lanes, one per \
          record, under the beaver family ({}): {} triples preprocessed on the longest path \
          against {} naive, {} mask bits by MaskGen {}, {} rounds; per party {} preprocessing \

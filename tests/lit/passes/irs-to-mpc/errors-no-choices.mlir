@@ -2,7 +2,7 @@
 // ran) says which pass is missing.
 // RUN: not %irisc opt %s --passes=irs-to-mpc 2>&1 | FileCheck %s
 
-// CHECK: pass irs-to-mpc: `irs.fhd_lt` has no `variant` (did variant-select run?)
+// CHECK: pass irs-to-mpc: the module has no `irs.protocol` (variant-select sets it)
 
 module attributes {irs.parties = 3 : i64} {
   func.func @query() {

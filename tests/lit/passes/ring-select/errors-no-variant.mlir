@@ -4,7 +4,7 @@
 // RUN: not %irisc opt %s --passes='ring-select{variant=no-lift}' 2>&1 | FileCheck %s --check-prefix=OPTION
 
 // CHECK: pass ring-select: an `irs.fhd_lt` has no `sharing`: run variant-select first
-// OPTION: --passes: ring-select: ring-select takes only `precision` (sharing and variant are variant-select's)
+// OPTION: --passes: ring-select: ring-select takes only `precision` (sharing, variant and protocol are variant-select's)
 
 module attributes {irs.parties = 3 : i64} {
   func.func @query() {
