@@ -19,67 +19,7 @@ use crate::share::binary::tail_mask;
 
 use super::ctx::{sched, Ctx};
 use super::value::Value;
-
-/// XOR shares of a lane-major block of bits: `rows` rows of `words_for(lanes)` words each; row
-/// `r` holds input bit `r` of every lane. One lane is broadcast to any number of lanes.
-#[derive(Clone)]
-pub struct XorRows {
-    pub lanes: usize,
-    pub rows: usize,
-    pub words: Vec<u64>,
-}
-
-// Shares never reach a log: the shape only.
-impl std::fmt::Debug for XorRows {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "XorRows({} rows x {} lanes)", self.rows, self.lanes)
-    }
-}
-
-impl XorRows {
-    fn zeros(lanes: usize, rows: usize) -> XorRows {
-        XorRows {
-            lanes,
-            rows,
-            words: vec![0; rows * words_for(lanes)],
-        }
-    }
-
-    fn row(&self, r: usize) -> &[u64] {
-        let w = words_for(self.lanes);
-        &self.words[r * w..(r + 1) * w]
-    }
-
-    fn set(&mut self, row: usize, lane: usize) {
-        let w = words_for(self.lanes);
-        self.words[row * w + lane / 64] |= 1 << (lane % 64);
-    }
-
-    /// The same rows on `lanes` lanes: a one-lane block repeated (all ones or all zeros).
-    fn broadcast(&self, lanes: usize) -> Result<XorRows, RuntimeError> {
-        if self.lanes == lanes {
-            return Ok(self.clone());
-        }
-        if self.lanes != 1 {
-            return Err(sched(format!(
-                "XOR shares on {} lanes cannot be joined with shares on {lanes} lanes",
-                self.lanes
-            )));
-        }
-        let w = words_for(lanes);
-        let mut out = XorRows::zeros(lanes, self.rows);
-        for r in 0..self.rows {
-            if self.words[r] & 1 == 1 {
-                let row = &mut out.words[r * w..(r + 1) * w];
-                row.fill(u64::MAX);
-                if let Some(last) = row.last_mut() {
-                    *last &= tail_mask(lanes);
-                }
-            }
-        }
-        Ok(out)
-    }
-}
+pub use super::xor_rows::XorRows;
 
 /// `mpc.to_xor`: the local conversion of `v` to XOR shares, `group` consecutive elements per
 /// lane. Replicated Z_2^k shares give `group * 3k` rows per lane (element, summand, bit from

@@ -28,6 +28,7 @@ pub mod shamir;
 pub mod shamir_codes;
 pub mod value;
 pub mod vector;
+pub mod xor_rows;
 
 pub use ctx::Ctx;
 pub use value::Value;

@@ -36,7 +36,7 @@ pub enum Value {
     /// Replicated shares mod t = p * 2^m, components canonical (below t), 1 <= m <= 47.
     ReplicatedMod { m: u32, x: Rep3Vec<u64> },
     /// XOR shares of rows of bits over lanes (the `beaver` family's circuit inputs and outputs).
-    Xor(super::beaver::XorRows),
+    Xor(super::xor_rows::XorRows),
 }
 
 impl Value {

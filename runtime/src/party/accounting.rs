@@ -60,7 +60,22 @@ pub struct Accounting {
     pub gpu: Option<crate::gpu::GpuStats>,
     /// What the `beaver` evaluations consumed (`--protocol beaver`): absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub beaver: Option<super::beaver::BeaverStats>,
+    pub beaver: Option<BeaverStats>,
+}
+
+/// What the `beaver` evaluations of a run consumed at this party, measured: the same
+/// quantities `irisc explain` predicts (per query: one execution of the store).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BeaverStats {
+    pub executions: u64,
+    pub lanes: u64,
+    /// Triples consumed (AND gates on the longest path, per lane, summed).
+    pub triples: u64,
+    /// Triples the standard protocol would have consumed for the same evaluations.
+    pub triples_naive: u64,
+    /// MaskGen material consumed: mask bits (M^0 and M^1), summed over lanes.
+    pub mask_bits: u64,
+    pub maskgen: Option<&'static str>,
 }
 
 /// The executor's figures for one op kind, summed over its calls.
@@ -137,7 +152,7 @@ impl Accounting {
     }
 
     /// The same with what the `beaver` evaluations consumed.
-    pub fn with_beaver(self, beaver: Option<super::beaver::BeaverStats>) -> Accounting {
+    pub fn with_beaver(self, beaver: Option<BeaverStats>) -> Accounting {
         Accounting { beaver, ..self }
     }
 

@@ -4,8 +4,6 @@
 
 use std::path::PathBuf;
 
-use serde::Serialize;
-
 use crate::beaver::circuit::Circuit;
 use crate::beaver::party::Evaluation;
 use crate::beaver::preprocess::check_same_execution;
@@ -18,23 +16,9 @@ use crate::ops::beaver::{beaver_error, beaver_eval, parse_inputs, InputSource};
 use crate::ops::ctx::{get, sched};
 use crate::ops::Value;
 
+use super::accounting::BeaverStats;
 use super::executor::Phase;
 use super::{load, PartyArgs, Runtime};
-
-/// What the `beaver` evaluations of a run consumed at this party, measured: the same
-/// quantities `irisc explain` predicts (per query: one execution of the store).
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct BeaverStats {
-    pub executions: u64,
-    pub lanes: u64,
-    /// Triples consumed (AND gates on the longest path, per lane, summed).
-    pub triples: u64,
-    /// Triples the standard protocol would have consumed for the same evaluations.
-    pub triples_naive: u64,
-    /// MaskGen material consumed: mask bits (M^0 and M^1), summed over lanes.
-    pub mask_bits: u64,
-    pub maskgen: Option<&'static str>,
-}
 
 struct Compiled {
     key: [u8; 32],

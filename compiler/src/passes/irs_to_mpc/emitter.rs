@@ -64,7 +64,7 @@ pub struct Emitter<'c> {
     memo: HashMap<String, usize>,
     values: Vec<RawValue>,
     /// Under the `beaver` family: the reveals' circuit being built (`None` under `rep3`).
-    pub beaver: Option<super::beaver::BeaverLowering>,
+    pub beaver: Option<super::lanes::BeaverLowering>,
 }
 
 /// Values are stored by their raw handle so the emitter can own the block they live in.
@@ -303,7 +303,7 @@ impl<'c> Emitter<'c> {
     }
 
     /// The `beaver` lowering's state.
-    pub fn beaver_mut(&mut self) -> Result<&mut super::beaver::BeaverLowering, PassError> {
+    pub fn beaver_mut(&mut self) -> Result<&mut super::lanes::BeaverLowering, PassError> {
         self.beaver
             .as_mut()
             .ok_or_else(|| fail("a beaver step outside a beaver program"))
@@ -456,16 +456,7 @@ impl<'c> Emitter<'c> {
     }
 }
 
-/// A value of `@query`, by index (the query number is `Handle(usize::MAX)`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Handle(usize);
-
-impl Handle {
-    #[cfg(test)]
-    pub fn test(i: usize) -> Handle {
-        Handle(i)
-    }
-}
+pub use super::handle::Handle;
 
 fn function<'c>(
     cx: &'c Compiler,

@@ -47,6 +47,8 @@ mod beaver;
 mod cosine;
 mod emitter;
 mod fhd;
+mod handle;
+mod lanes;
 mod logic;
 
 use super::{Pass, PassError};
