@@ -360,6 +360,18 @@ irdl.dialect @mpc {
     irdl.operands(rows: %x)
     irdl.results(outputs: %x)
   }
+  // Rows `first` .. `first + width` of XOR-shared outputs as binary replicated shares, lane-major
+  // (one round: each party re-randomises its XOR share and sends it to the next), for the
+  // honest-majority ops after the circuit (reductions across records, counts).
+  irdl.operation @xor_to_bits {
+    %i = irdl.base "#builtin.integer"
+    %j = irdl.base "#builtin.integer"
+    irdl.attributes { "first" = %i, "width" = %j }
+    %x = irdl.base @mpc::@xor
+    irdl.operands(outputs: %x)
+    %b = irdl.base @mpc::@bits
+    irdl.results(bits: %b)
+  }
   // Output `row` of XOR-shared outputs opened to party `to` (one round).
   irdl.operation @beaver_open {
     %i = irdl.base "#builtin.integer"

@@ -553,7 +553,12 @@ pub fn beaver_costs(program: &Program, plan: &Plan, records: u64) -> Option<Valu
     use irisc_runtime::beaver::cost::{evaluation_bytes, preprocessing_bytes};
     use irisc_runtime::beaver::mask_gen::MaskGenMethod;
     use irisc_runtime::beaver::schedule::Schedule;
-    let c = super::circuit::lower::program_circuit(program, plan).ok()?;
+    // The circuit the program runs under `beaver`; for other programs, the analysis' circuit
+    // of the reveals (what `--protocol beaver` would run for `ids` reveals).
+    let c = match &plan.beaver {
+        Some(b) => b.circuit.clone(),
+        None => super::circuit::lower::program_circuit(program, plan).ok()?,
+    };
     let parties = 3;
     let lanes = records.max(1) as usize;
     let method = MaskGenMethod::cheapest(parties);

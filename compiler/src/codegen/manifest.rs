@@ -95,9 +95,29 @@ pub fn build(
 /// What the party's preprocessing store must hold, from the module's `mpc.beaver_eval` (the
 /// reveals' circuit under `beaver`); `None` for programs without one.
 pub fn beaver_manifest(mpc: &Module<'_>) -> Result<Option<BeaverManifest>, CodegenError> {
-    use irisc_runtime::beaver::circuit::Circuit;
     use irisc_runtime::beaver::party::Evaluation;
     use irisc_runtime::beaver::schedule::Schedule;
+    let Some(b) = beaver_circuit(mpc)? else {
+        return Ok(None);
+    };
+    let c = &b.circuit;
+    let s = Schedule::new(c);
+    let binding = Evaluation::MaskedTriples.binding(c);
+    Ok(Some(BeaverManifest {
+        binding: binding.iter().map(|b| format!("{b:02x}")).collect(),
+        triples: s.triples,
+        mask_rows: s.conds.iter().map(|k| k.mask_rows()).collect(),
+        inputs: c.num_inputs(),
+        outputs: c.num_outputs(),
+        lanes_input: b.lanes_input,
+    }))
+}
+
+/// The circuit of the module's `mpc.beaver_eval` and the input of its lanes; `None` without one.
+pub fn beaver_circuit(
+    mpc: &Module<'_>,
+) -> Result<Option<crate::analysis::plan::BeaverCircuit>, CodegenError> {
+    use irisc_runtime::beaver::circuit::Circuit;
     let mut found: Vec<(String, i64)> = Vec::new();
     let mut f = mpc.body().first_operation();
     while let Some(func) = f {
@@ -129,15 +149,10 @@ pub fn beaver_manifest(mpc: &Module<'_>) -> Result<Option<BeaverManifest>, Codeg
             ))
         }
     };
-    let c = Circuit::from_hex(hex).map_err(|e| CodegenError(format!("mpc.beaver_eval: {e}")))?;
-    let s = Schedule::new(&c);
-    let binding = Evaluation::MaskedTriples.binding(&c);
-    Ok(Some(BeaverManifest {
-        binding: binding.iter().map(|b| format!("{b:02x}")).collect(),
-        triples: s.triples,
-        mask_rows: s.conds.iter().map(|k| k.mask_rows()).collect(),
-        inputs: c.num_inputs(),
-        outputs: c.num_outputs(),
+    let circuit =
+        Circuit::from_hex(hex).map_err(|e| CodegenError(format!("mpc.beaver_eval: {e}")))?;
+    Ok(Some(crate::analysis::plan::BeaverCircuit {
+        circuit,
         lanes_input: usize::try_from(lanes_input)
             .map_err(|_| CodegenError("mpc.beaver_eval: lanes_input".into()))?,
     }))

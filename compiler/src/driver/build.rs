@@ -70,9 +70,16 @@ pub fn build(
             return Ok(ExitCode::SUCCESS);
         }
         Some(Stage::Circuit) => {
-            let c =
-                crate::analysis::circuit::lower::program_circuit(&checked.program, &planned.plan)
-                    .map_err(|e| anyhow::anyhow!("{}: {e}", program.display()))?;
+            // Under `--protocol beaver`, the circuit the executable runs (as `irs-to-mpc` built
+            // it); otherwise the analysis' circuit of the reveals.
+            let c = match &planned.plan.beaver {
+                Some(b) => b.circuit.clone(),
+                None => crate::analysis::circuit::lower::program_circuit(
+                    &checked.program,
+                    &planned.plan,
+                )
+                .map_err(|e| anyhow::anyhow!("{}: {e}", program.display()))?,
+            };
             let out = output.unwrap_or_else(|| {
                 PathBuf::from(program.file_stem().unwrap_or_default()).with_extension("circ")
             });

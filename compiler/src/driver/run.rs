@@ -201,10 +201,14 @@ fn preprocess_beaver(
     config: &Path,
     opts: &RunOptions,
 ) -> Result<Vec<PathBuf>> {
-    let circuit = crate::analysis::circuit::lower::program_circuit(&checked.program, &planned.plan)
-        .map_err(|e| anyhow::anyhow!("the reveals' circuit: {e}"))?;
+    let Some(beaver) = &planned.plan.beaver else {
+        bail!(
+            "{}: the beaver program has no circuit",
+            checked.path.display()
+        );
+    };
     let file = work.join(format!("{}.circ", checked.program.name));
-    irisc_runtime::beaver::party::write_circuit(&file, &circuit)
+    irisc_runtime::beaver::party::write_circuit(&file, &beaver.circuit)
         .with_context(|| format!("cannot write {}", file.display()))?;
     let count = |role: InputRole| -> Vec<usize> {
         manifest
@@ -215,20 +219,9 @@ fn preprocess_beaver(
             .map(|(_, p)| p.len())
             .collect()
     };
-    // One lane per record of the galleries the reveals range over (zipped galleries have
-    // equal counts; the parties check).
-    use crate::sema::program::{BinderKind, Records};
-    let lanes = checked
-        .program
-        .reveals
-        .first()
-        .and_then(|r| r.records)
-        .and_then(|b| match &checked.program.binders.get(b)?.kind {
-            BinderKind::Records(Records::Galleries(g)) => g.first().copied(),
-            _ => None,
-        })
-        .and_then(|input| plain.get(input))
-        .map_or(0, |p| p.len());
+    // One lane per record of the gallery the circuit's lanes are (zipped galleries have equal
+    // counts; the parties check).
+    let lanes = plain.get(beaver.lanes_input).map_or(0, |p| p.len());
     let queries = count(InputRole::Query).into_iter().max().unwrap_or(0);
     if lanes == 0 {
         bail!("the beaver protocol evaluates one lane per gallery record: the gallery is empty");

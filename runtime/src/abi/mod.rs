@@ -368,6 +368,14 @@ entry_points! {
         crate::party::beaver::eval(r, OP, dst, src, bytes, &table)
     };
 
+    /// `beaver` family: rows `first..first + width` of the circuit's XOR-shared outputs as
+    /// binary replicated shares (one round), for the honest-majority ops after the circuit.
+    mpc["xor_to_bits"] fn irisc_rt_xor_to_bits(rt, dst: Slot, src: Slot, first: I64, width: I64) -> Status
+        = |r: &mut Runtime| {
+        let (first, width) = (self::group("xor_to_bits", first)? as usize, self::group("xor_to_bits", width)? as usize);
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| beaver::xor_to_bits(cx, v0, first, width))
+    };
+
     /// `beaver` family: output row `row` of the circuit's XOR-shared outputs opened to `to`.
     mpc["beaver_open"] fn irisc_rt_beaver_open(rt, dst: Slot, src: Slot, row: I64, to: I32) -> Status
         = |r: &mut Runtime| {

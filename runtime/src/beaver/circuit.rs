@@ -273,7 +273,7 @@ impl Circuit {
 
     /// The circuit of [`Circuit::to_hex`]'s text.
     pub fn from_hex(text: &str) -> Result<Circuit, String> {
-        if text.len() % 2 != 0 {
+        if !text.len().is_multiple_of(2) {
             return Err("circuit hex of odd length".into());
         }
         let bytes = (0..text.len())

@@ -221,6 +221,52 @@ pub fn beaver_open(
     })))
 }
 
+/// `mpc.xor_to_bits`: rows `first..first + width` of XOR-shared `y` as binary replicated shares
+/// of `lanes * width` elements, lane-major (record-major, as the honest-majority ops lay out a
+/// record's rotations). One round: party i re-randomises its XOR share with a PRSS zero share
+/// and sends it to party i + 1, which keeps it as its `prev` (the reshare of an AND gate's
+/// output, ABY3).
+pub fn xor_to_bits(
+    cx: &mut Ctx<'_>,
+    y: &Value,
+    first: usize,
+    width: usize,
+) -> Result<Value, RuntimeError> {
+    let Value::Xor(y) = y else {
+        return Err(sched(format!("xor_to_bits of {}", y.kind())));
+    };
+    if width == 0 || first + width > y.rows {
+        return Err(sched(format!(
+            "xor_to_bits of rows {first}..{} of {}",
+            first + width,
+            y.rows
+        )));
+    }
+    let n = y.lanes * width;
+    let words = crate::share::binary::words_for(n);
+    let mut z = vec![0u64; words];
+    for g in 0..width {
+        let row = y.row(first + g);
+        for lane in 0..y.lanes {
+            if row[lane / 64] >> (lane % 64) & 1 == 1 {
+                let e = lane * width + g;
+                z[e / 64] |= 1 << (e % 64);
+            }
+        }
+    }
+    let alpha = cx.prss.zero_bits(words);
+    for (zi, a) in z.iter_mut().zip(&alpha) {
+        *zi ^= a;
+    }
+    crate::share::binary::clear_tail(&mut z, n);
+    let to = cx.net.next();
+    crate::protocol::send_elems(cx.net, to, &z)?;
+    let from = cx.net.prev();
+    let got: Vec<u64> = crate::protocol::recv_elems(cx.net, from, words, "XOR reshare")?;
+    cx.rounds += 1;
+    Ok(Value::Bits(crate::share::BitShares::from_words(z, got, n)))
+}
+
 pub(crate) fn beaver_error(e: BeaverError) -> RuntimeError {
     match e {
         BeaverError::Net(n) => RuntimeError::Net(n),

@@ -312,8 +312,25 @@ mod tests {
     /// per-phase sums reach the JSON.
     #[test]
     fn usage_counts_faults_and_cpu_between_readings() {
+        // A fresh anonymous mapping: the allocator could hand out memory another test thread
+        // already touched (then no fault is taken), the kernel cannot.
+        const LEN: usize = 16 << 20;
+        // SAFETY: a private anonymous mapping of LEN bytes, unmapped below; only written
+        // within its bounds.
+        let map = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                LEN,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(map, libc::MAP_FAILED);
         let before = Usage::now();
-        let mut buf = vec![0u8; 16 << 20];
+        // SAFETY: the mapping is LEN bytes, readable and writable, owned here.
+        let buf = unsafe { std::slice::from_raw_parts_mut(map.cast::<u8>(), LEN) };
         for page in buf.chunks_mut(4096) {
             page[0] = 1;
         }
@@ -366,7 +383,8 @@ mod tests {
         let v = serde_json::to_value(a.with_gpu(Some(gpu))).unwrap();
         assert_eq!(v["gpu"]["dot_calls"], 3);
         assert_eq!(v["gpu"]["cpu_dot_calls"], 0);
-        drop(buf);
+        // SAFETY: the mapping made above, no longer used.
+        unsafe { libc::munmap(map, LEN) };
     }
 
     #[test]

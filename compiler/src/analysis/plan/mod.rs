@@ -150,6 +150,24 @@ pub struct Plan {
     /// ([`crate::analysis::schedule::TileOptions::of`]); `None` until that module exists.
     #[serde(skip)]
     pub schedule: Option<crate::analysis::schedule::TileOptions>,
+    /// Under `beaver`: the circuit the `mpc` module's `mpc.beaver_eval` runs and the gallery
+    /// input whose records are its lanes; `None` until that module exists, and for `rep3`.
+    #[serde(skip)]
+    pub beaver: Option<BeaverCircuit>,
+}
+
+/// The reveals' circuit a `beaver` program runs, as `irs-to-mpc` emitted it.
+#[derive(Debug, Clone)]
+pub struct BeaverCircuit {
+    pub circuit: irisc_runtime::beaver::circuit::Circuit,
+    pub lanes_input: usize,
+}
+
+impl PartialEq for BeaverCircuit {
+    fn eq(&self, other: &Self) -> bool {
+        self.lanes_input == other.lanes_input
+            && self.circuit.fingerprint() == other.circuit.fingerprint()
+    }
 }
 
 /// A choice that cannot be made, and what to change.
@@ -423,6 +441,7 @@ pub fn assemble(
         tests,
         cost,
         schedule: None,
+        beaver: None,
     })
 }
 

@@ -8,8 +8,14 @@
 //! netlist of its ring, `select` a conditional (`Cond`) whose branches share their triples,
 //! `any`/`all` a tree. At the end of `@query` the leaves are converted to XOR shares locally
 //! (`mpc.to_xor`), joined (`mpc.xor_concat`), evaluated once (`mpc.beaver_eval`, the circuit of
-//! all reveals side by side: the one `irisc build --emit=circuit` writes), and each reveal's
-//! bit per record is opened to its party (`mpc.beaver_open`).
+//! all reveals side by side: the one `irisc build --emit=circuit` writes), and each `ids`
+//! reveal's bit per record is opened to its party (`mpc.beaver_open`).
+//!
+//! What reduces across records (`any d in db`, `count d in db`) runs after the circuit in the
+//! honest-majority part: the ops that do ([`runs_after_circuit`]) wait until the circuit is
+//! emitted, the values they read become extra circuit outputs (a record's own OR over its
+//! rotations first moves inside the circuit, [`reduce_inside_records`]), and
+//! `mpc.xor_to_bits` reshares those outputs to binary replicated shares for them.
 //!
 //! A value is a vector per lane: a comparison with a query's rotations has one element per
 //! rotation (the record-major layout of the dot products), a query's bit one element for every
@@ -32,7 +38,9 @@ use super::handle::Handle;
 use super::lanes::{InputRef, Leaf};
 use super::{fail, PassError};
 use crate::analysis::circuit::lower::to_runtime;
-use melior::ir::Location;
+use crate::mlir::{get_int, get_str, op_name};
+use melior::ir::{operation::OperationLike, Location, OperationRef};
+use std::collections::HashSet;
 
 /// The input table of `mpc.beaver_eval`: rows of the joined leaves, in circuit input order,
 /// adjacent rows merged into ranges.
@@ -84,12 +92,14 @@ fn input_table(leaves: &[Leaf], inputs: &[InputRef]) -> String {
     items.join(" ")
 }
 
-/// Emits the conversion, the evaluation and the openings of every reveal, then their outputs.
+/// Emits the conversion, the evaluation, the openings of every `ids` reveal with their
+/// outputs, and the reshare of every materialized value to binary replicated shares (the ops
+/// lowered after this read them as `rep3` bits).
 pub fn finish<'c>(e: &mut Emitter<'c>, at: Location<'c>) -> Result<(), PassError> {
     let Some(b) = e.beaver.take() else {
         return Ok(());
     };
-    if b.reveals.is_empty() {
+    if b.reveals.is_empty() && b.materialized.is_empty() {
         return Ok(());
     }
     if !b.leaves.iter().any(|l| matches!(l, Leaf::Compared { .. })) {
@@ -116,13 +126,19 @@ pub fn finish<'c>(e: &mut Emitter<'c>, at: Location<'c>) -> Result<(), PassError
     }
     let joined = joined.expect("at least one leaf");
     let sched = irisc_runtime::beaver::schedule::Schedule::new(&rt);
+    let lanes_input = b
+        .reveals
+        .first()
+        .map(|r| r.input)
+        .or(b.lanes_input)
+        .expect("a comparison names its gallery");
     let attrs = [
         e.string("circuit", &rt.to_hex()),
         e.string("inputs", &table),
         e.int("triples", sched.triples as i64),
         e.int("naive_triples", rt.naive_triples() as i64),
         e.int("conditionals", sched.conds.len() as i64),
-        e.int("lanes_input", b.reveals[0].input),
+        e.int("lanes_input", lanes_input),
     ];
     let outputs = e.op1("mpc.beaver_eval", at, &[joined], &attrs, "!mpc.xor")?;
     let q = e.query_handle();
@@ -132,23 +148,107 @@ pub fn finish<'c>(e: &mut Emitter<'c>, at: Location<'c>) -> Result<(), PassError
         let out_attrs = [e.string("shape", "ids"), e.string("label", &r.label)];
         e.op("mpc.output", at, &[q, clear, r.records], &out_attrs, None)?;
     }
+    let mut first = b.reveals.len();
+    for (key, frag) in &b.materialized {
+        let width = frag.elems.len();
+        let attrs = [e.int("first", first as i64), e.int("width", width as i64)];
+        let bits = e.op1("mpc.xor_to_bits", at, &[outputs], &attrs, "!mpc.bits")?;
+        e.set_bits_key(*key, bits);
+        first += width;
+    }
     Ok(())
+}
+
+/// An `any`/`all` over the records of a value the circuit computes (its only use), in groups
+/// that hold whole records: the reduction inside each record moves into the circuit (so the
+/// circuit outputs one bit per record, not one per rotation), and the op reduces the records'
+/// bits after it. Returns whether it did (the reduced value is then materialized).
+pub fn reduce_inside_records<'c>(
+    e: &mut Emitter<'c>,
+    op: &OperationRef<'c, '_>,
+    uses: &std::collections::HashMap<usize, usize>,
+) -> Result<bool, PassError> {
+    let name = op_name(op);
+    if name != "irs.any" && name != "irs.all" {
+        return Ok(false);
+    }
+    let Some((k, f)) = e.frag_operand(op, 0) else {
+        return Ok(false);
+    };
+    let group = get_int(op, "group").map_err(fail)?;
+    let b = e.beaver_mut()?;
+    let w = b.width(f);
+    let whole_records = group == 0 || (group > 0 && group as usize % w == 0);
+    if w == 1 || !whole_records || uses.get(&k) != Some(&1) {
+        return Ok(false);
+    }
+    let reduced = b.reduce(f, w as i64, name == "irs.any")?;
+    b.materialize(k, reduced)?;
+    let after = if group == 0 { 0 } else { group / w as i64 };
+    e.group_after_circuit
+        .insert(op.to_raw().ptr as usize, after);
+    Ok(true)
+}
+
+/// Whether `op` runs after the circuit, in the honest-majority part: a reduction across records
+/// (`any`/`all` whose groups do not lie inside a record's elements), a count, a `bit` or `count`
+/// reveal, or any op reading such a result (`post` holds their keys).
+pub fn runs_after_circuit<'c>(
+    e: &Emitter<'c>,
+    op: &OperationRef<'c, '_>,
+    post: &HashSet<usize>,
+) -> Result<bool, PassError> {
+    let reads_post = op
+        .operands()
+        .any(|v| post.contains(&super::emitter::key(v)));
+    if reads_post {
+        return Ok(true);
+    }
+    Ok(match op_name(op).as_str() {
+        "irs.count" => true,
+        "irs.any" | "irs.all" => {
+            let group = get_int(op, "group").map_err(fail)?;
+            match e.frag_width(op, 0) {
+                Some(w) => group <= 0 || w % group as usize != 0,
+                None => false,
+            }
+        }
+        "irs.reveal" => {
+            let shape = get_str(op, "shape").map_err(fail)?;
+            if shape != "ids" && e.frag_width(op, 0).is_some() {
+                return Err(fail(format!(
+                    "under --protocol beaver a `{shape}` reveal reads a value per record: only \
+                     `ids` reveals (one bit per record) or reductions over the records are \
+                     revealed"
+                )));
+            }
+            shape != "ids"
+        }
+        _ => false,
+    })
 }
 
 /// Elements per record of a comparison of `q` with `r`: the rotations of the query (the dot
 /// products are record-major).
-pub fn group_of(q: &Src, r: &Src) -> Result<usize, PassError> {
-    if !matches!(r, Src::Records { earlier: false, .. }) {
-        return Err(fail(
-            "under --protocol beaver a comparison reads a query (or its rotations) and a gallery's records",
-        ));
-    }
+pub fn group_of(q: &Src, r: &Src) -> Result<(usize, i64), PassError> {
+    let refused = || {
+        fail(
+            "under --protocol beaver a comparison reads a query (or its rotations) and a \
+             gallery's records",
+        )
+    };
+    let Src::Records {
+        input,
+        earlier: false,
+        ..
+    } = r
+    else {
+        return Err(refused());
+    };
     match q {
-        Src::Query { .. } => Ok(1),
-        Src::Rotated { lo, hi, .. } if hi >= lo => Ok((hi - lo + 1) as usize),
-        _ => Err(fail(
-            "under --protocol beaver a comparison reads a query (or its rotations) and a gallery's records",
-        )),
+        Src::Query { .. } => Ok((1, *input)),
+        Src::Rotated { lo, hi, .. } if hi >= lo => Ok(((hi - lo + 1) as usize, *input)),
+        _ => Err(refused()),
     }
 }
 
@@ -226,10 +326,8 @@ mod tests {
     #[test]
     fn unsupported_programs_are_refused_with_the_reason() {
         for (name, why) in [
-            ("small_count.irs", "counts are not supported"),
             ("small_voice.irs", "cosine"),
             ("small_batch.irs", "a gallery's records"),
-            ("iris_unique.irs", "over the records themselves"),
         ] {
             let e = lowered(name, &example(name)).unwrap_err();
             assert!(e.contains(why), "{name}: {e}");
@@ -242,6 +340,18 @@ mod tests {
         let program = crate::sema::frontend("small_ids.irs", &source).unwrap();
         let e = crate::testing::plan_of(&program, &source, &fp).unwrap_err();
         assert!(e.message.contains("mod p"), "{}", e.message);
+    }
+
+    /// A reduction over the records or a count reads the circuit's per-record bits after a
+    /// reshare to the honest-majority sharing: the circuit outputs one bit per record (the
+    /// rotations' OR inside it), and no reveal opens a per-record value.
+    #[test]
+    fn reductions_over_records_read_the_circuit_outputs() {
+        for name in ["small_count.irs", "iris_unique.irs", "iris_count.irs"] {
+            let m = lowered(name, &example(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(m.outputs, 1, "{name}: one bit per record");
+            assert!(m.triples > 0, "{name}");
+        }
     }
 
     #[test]

@@ -65,6 +65,9 @@ pub struct Emitter<'c> {
     values: Vec<RawValue>,
     /// Under the `beaver` family: the reveals' circuit being built (`None` under `rep3`).
     pub beaver: Option<super::lanes::BeaverLowering>,
+    /// Groups of `any`/`all` ops whose reduction inside each record moved into the circuit:
+    /// the op (by its raw pointer) now reduces the records' results, in groups of this size.
+    pub group_after_circuit: HashMap<usize, i64>,
 }
 
 /// Values are stored by their raw handle so the emitter can own the block they live in.
@@ -95,6 +98,7 @@ impl<'c> Emitter<'c> {
             memo: HashMap::new(),
             values: Vec::new(),
             beaver: beaver.then(Default::default),
+            group_after_circuit: HashMap::new(),
         }
     }
 
@@ -307,6 +311,34 @@ impl<'c> Emitter<'c> {
         self.beaver
             .as_mut()
             .ok_or_else(|| fail("a beaver step outside a beaver program"))
+    }
+
+    /// The fragment operand `i` of `op` is (under `beaver`), with the operand's key.
+    pub fn frag_operand<'a>(&self, op: &OperationRef<'c, 'a>, i: usize) -> Option<(usize, usize)> {
+        let v = op.operand(i).ok()?;
+        match self.map.get(&key(v)) {
+            Some(LoweredKey::Frag(f)) => Some((key(v), *f)),
+            _ => None,
+        }
+    }
+
+    /// Elements per lane of operand `i` of `op` when it is a fragment.
+    pub fn frag_width<'a>(&self, op: &OperationRef<'c, 'a>, i: usize) -> Option<usize> {
+        let (_, f) = self.frag_operand(op, i)?;
+        Some(self.beaver.as_ref()?.width(f))
+    }
+
+    /// The `group` of `any`/`all` op `op`: as written, or as the circuit left it.
+    pub fn group<'a>(&self, op: &OperationRef<'c, 'a>) -> Result<i64, PassError> {
+        match self.group_after_circuit.get(&(op.to_raw().ptr as usize)) {
+            Some(g) => Ok(*g),
+            None => get_int(op, "group").map_err(fail),
+        }
+    }
+
+    /// The `irs` value `key` is now the binary shares `h`.
+    pub fn set_bits_key(&mut self, key: usize, h: Handle) {
+        self.map.insert(key, LoweredKey::Bits(h.0));
     }
 
     pub fn set_frag<'a>(&mut self, op: &OperationRef<'c, 'a>, f: usize) -> Result<(), PassError> {

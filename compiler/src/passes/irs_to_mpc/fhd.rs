@@ -91,8 +91,8 @@ pub fn lower<'c, 'a>(e: &mut Emitter<'c>, op: &OperationRef<'c, 'a>) -> Result<(
         let ring = crate::mlir::type_param(e.get(bits).r#type())
             .and_then(|k| u32::try_from(k).ok())
             .ok_or_else(|| fail("the compared value has no ring"))?;
-        let group = super::beaver::group_of(&q, &r)?;
-        let f = e.beaver_mut()?.compared(bits, ring, group);
+        let (group, input) = super::beaver::group_of(&q, &r)?;
+        let f = e.beaver_mut()?.compared(bits, ring, group, input);
         return e.set_frag(op, f);
     }
     e.set_bits(op, bits)

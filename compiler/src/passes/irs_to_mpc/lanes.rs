@@ -77,6 +77,11 @@ pub struct BeaverLowering {
     pub(super) leaves: Vec<Leaf>,
     frags: Vec<Frag>,
     pub(super) reveals: Vec<Reveal>,
+    /// Values the honest-majority part reads after the circuit (cross-record reductions,
+    /// counts): the key of the `irs` value and its fragment, in the order they were asked for.
+    pub(super) materialized: Vec<(usize, Frag)>,
+    /// The gallery input of the first comparison (the lanes when no `ids` reveal names one).
+    pub(super) lanes_input: Option<i64>,
 }
 
 fn circuit_error(e: impl std::fmt::Display) -> PassError {
@@ -92,8 +97,10 @@ impl BeaverLowering {
         self.leaves.len() - 1
     }
 
-    /// A comparison: the MSB-extraction netlist of each element.
-    pub fn compared(&mut self, value: Handle, ring: u32, group: usize) -> usize {
+    /// A comparison with the records of gallery input `input`: the MSB-extraction netlist of
+    /// each element.
+    pub fn compared(&mut self, value: Handle, ring: u32, group: usize, input: i64) -> usize {
+        self.lanes_input.get_or_insert(input);
         let leaf = self.leaf(Leaf::Compared { value, ring, group });
         let elems = (0..group)
             .map(|element| Elem {
@@ -127,6 +134,33 @@ impl BeaverLowering {
     fn push(&mut self, f: Frag) -> usize {
         self.frags.push(f);
         self.frags.len() - 1
+    }
+
+    /// Elements per lane of fragment `f`.
+    pub fn width(&self, f: usize) -> usize {
+        self.frags[f].elems.len()
+    }
+
+    /// Asks for fragment `f` (the `irs` value `key`) as binary replicated shares after the
+    /// circuit: one output row per element, reshared by `mpc.xor_to_bits`.
+    pub fn materialize(&mut self, key: usize, f: usize) -> Result<(), PassError> {
+        if self.materialized.iter().any(|(k, _)| *k == key) {
+            return Ok(());
+        }
+        let frag = self.frags[f].clone();
+        let per_record = frag.elems.iter().any(|e| {
+            e.inputs
+                .iter()
+                .any(|i| matches!(i, InputRef::Compared { .. }))
+        });
+        if !per_record {
+            return Err(fail(
+                "under --protocol beaver a boolean value that reads no gallery comparison cannot \
+                 feed a reduction over records or a count (use --protocol rep3)",
+            ));
+        }
+        self.materialized.push((key, frag));
+        Ok(())
     }
 
     pub fn not(&mut self, x: usize) -> Result<usize, PassError> {
@@ -272,11 +306,17 @@ impl BeaverLowering {
 
     /// The circuit of every reveal side by side (as `analysis::circuit::lower::program_circuit`
     /// builds it from the source) and its input table.
+    ///
+    /// Outputs: one per `ids` reveal, then the elements of every materialized value.
     pub(super) fn circuit(&self) -> Result<(Circuit, Vec<InputRef>), PassError> {
         let mut out: Option<Circuit> = None;
         let mut inputs = Vec::new();
-        for r in &self.reveals {
-            let e = &r.frag.elems[0];
+        let pieces = self
+            .reveals
+            .iter()
+            .map(|r| &r.frag.elems[0])
+            .chain(self.materialized.iter().flat_map(|(_, f)| f.elems.iter()));
+        for e in pieces {
             inputs.extend(e.inputs.iter().copied());
             let c = e.circuit.clone();
             out = Some(match out {

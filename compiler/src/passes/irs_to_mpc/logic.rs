@@ -51,7 +51,7 @@ pub fn lower<'c, 'a>(e: &mut Emitter<'c>, op: &OperationRef<'c, 'a>) -> Result<(
         }
         "irs.any" | "irs.all" => {
             let x = e.bits_of(op, 0)?;
-            let attrs = [e.int("group", get_int(op, "group").map_err(fail)?)];
+            let attrs = [e.int("group", e.group(op)?)];
             let m = if name == "irs.any" {
                 "mpc.or_tree"
             } else {

@@ -89,19 +89,33 @@ impl Pass for IrsToMpc {
             .and_then(Protocol::from_attr)
             .ok_or_else(|| missing("irs.protocol", "variant-select"))?;
         let mut e = Emitter::new(cx, protocol == Protocol::Beaver);
+        // Under `beaver`, ops of the honest-majority part that read the circuit's results
+        // (reductions across records, counts, their reveals) wait until the circuit is emitted.
+        let mut after = Vec::new();
+        let mut post = std::collections::HashSet::new();
+        let uses = use_counts(&ops);
         for op in &ops {
-            match op_name(op).as_str() {
-                "irs.query_value" | "irs.records" | "irs.rotate" => e.source(op)?,
-                "irs.fhd_lt" => fhd::lower(&mut e, op)?,
-                "irs.cosine_ge" => cosine::lower(&mut e, op)?,
-                "irs.const" | "irs.not" | "irs.and" | "irs.or" | "irs.select" | "irs.any"
-                | "irs.all" | "irs.count" => logic::lower(&mut e, op)?,
-                "irs.reveal" => logic::reveal(&mut e, op)?,
-                "func.return" => {}
-                other => return Err(fail(format!("no lowering for `{other}`"))),
+            if e.beaver.is_some() && beaver::runs_after_circuit(&e, op, &post)? {
+                if !beaver::reduce_inside_records(&mut e, op, &uses)? {
+                    for i in 0..op.operand_count() {
+                        if let Some((k, f)) = e.frag_operand(op, i) {
+                            e.beaver_mut()?.materialize(k, f)?;
+                        }
+                    }
+                }
+                if let Ok(r) = op.result(0) {
+                    post.insert(emitter::key(r));
+                }
+                after.push(op);
+                continue;
             }
+            lower_op(&mut e, op)?;
         }
         beaver::finish(&mut e, module.as_operation().location())?;
+        e.beaver = None;
+        for op in after {
+            lower_op(&mut e, op)?;
+        }
         let mut mpc = e.finish(module.as_operation().location())?;
         // What the backends read from the program: its parties and protocol family (the `mpc`
         // module names the protocol as a string: it does not depend on the `irs` dialect).
@@ -115,6 +129,31 @@ impl Pass for IrsToMpc {
             StringAttribute::new(cx.context(), protocol.name()).into(),
         );
         Ok(mpc)
+    }
+}
+
+/// How many ops read each value (by key).
+fn use_counts(ops: &[OperationRef<'_, '_>]) -> std::collections::HashMap<usize, usize> {
+    let mut uses = std::collections::HashMap::new();
+    for op in ops {
+        for v in op.operands() {
+            *uses.entry(emitter::key(v)).or_insert(0) += 1;
+        }
+    }
+    uses
+}
+
+/// Lowers one `irs` op of `@query`.
+fn lower_op<'c>(e: &mut Emitter<'c>, op: &OperationRef<'c, '_>) -> Result<(), PassError> {
+    match op_name(op).as_str() {
+        "irs.query_value" | "irs.records" | "irs.rotate" => e.source(op),
+        "irs.fhd_lt" => fhd::lower(e, op),
+        "irs.cosine_ge" => cosine::lower(e, op),
+        "irs.const" | "irs.not" | "irs.and" | "irs.or" | "irs.select" | "irs.any" | "irs.all"
+        | "irs.count" => logic::lower(e, op),
+        "irs.reveal" => logic::reveal(e, op),
+        "func.return" => Ok(()),
+        other => Err(fail(format!("no lowering for `{other}`"))),
     }
 }
 

@@ -5,9 +5,9 @@
 // triples: 114 on the longest path against 219 naive), and its bit per record is opened to p0.
 // RUN: %irisc opt %s --passes=irs-to-mpc | FileCheck %s
 // RUN: %irisc opt %s --passes=irs-to-mpc | %mlir-opt --irdl-file=%dialects/mpc.irdl.mlir | FileCheck %s --check-prefix=VALID
-// Negative: a count reveal, a cosine test, and quantifiers over the records have no beaver lowering.
+// Negative: a `bit` reveal of a per-record value, and an F_p comparison (it ends mod p), have no beaver lowering.
 // RUN: sed -e 's/"irs.reveal"(%7, %3) {label = "ids", shape = "ids"/"irs.reveal"(%7, %3) {label = "ids", shape = "bit"/' %s | not %irisc opt - --passes=irs-to-mpc 2>&1 | FileCheck %s --check-prefix=SHAPE
-// RUN: sed -e 's/{group = 5 : i64}/{group = 0 : i64}/' %s | not %irisc opt - --passes=irs-to-mpc 2>&1 | FileCheck %s --check-prefix=GROUP
+// RUN: sed -e 's/sharing = #irs.sharing<"rep3">, variant/sharing = #irs.sharing<"fp">, variant/' %s | not %irisc opt - --passes=irs-to-mpc 2>&1 | FileCheck %s --check-prefix=FP
 
 // CHECK: module attributes {mpc.parties = 3 : i64, mpc.protocol = "beaver"}
 // CHECK-LABEL: func.func @query(
@@ -27,8 +27,8 @@
 // CHECK-NOT: mpc.mux
 // CHECK-NOT: mpc.or_tree
 // VALID: "mpc.beaver_eval"
-// SHAPE: under --protocol beaver a reveal is `ids` over a gallery (one lane per record); this one is `bit`
-// GROUP: a quantifier over the records themselves is not supported yet
+// SHAPE: under --protocol beaver a `bit` reveal reads a value per record
+// FP: under --protocol beaver the compared values must be Z_2^k shares; F_p comparisons end mod p
 
 module attributes {irs.parties = 3 : i64, irs.protocol = #irs.protocol<"beaver">, irs.sharing = #irs.sharing<"rep3">} {
   func.func @query() {

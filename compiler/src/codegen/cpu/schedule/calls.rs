@@ -299,6 +299,14 @@ impl<'ctx> Schedule<'ctx, '_> {
                     vec![rt, self.fresh(op)?, src, cptr, clen, tptr, tlen],
                 )
             }
+            "mpc.xor_to_bits" => {
+                let src = self.slot_arg(op, 0)?;
+                let (first, width) = (self.i64c(int("first")?), self.i64c(int("width")?));
+                (
+                    "irisc_rt_xor_to_bits",
+                    vec![rt, self.fresh(op)?, src, first, width],
+                )
+            }
             "mpc.beaver_open" => {
                 let src = self.slot_arg(op, 0)?;
                 let (row, to) = (self.i64c(int("row")?), self.i32c(int("to")?));
