@@ -37,7 +37,7 @@ pub fn to_xor(cx: &Ctx<'_>, v: &Value, k: u32, group: usize) -> Result<Value, Ru
             )))
         }
     };
-    if group == 0 || n % group != 0 || n == 0 {
+    if group == 0 || !n.is_multiple_of(group) || n == 0 {
         return Err(sched(format!(
             "to_xor: {n} elements do not split into lanes of {group}"
         )));
@@ -327,13 +327,13 @@ mod tests {
                 for g in 0..group {
                     let e = lane * group + g;
                     let mut sum = 0u64;
-                    for j in 0..3 {
+                    for (j, comp) in comps.iter().enumerate() {
                         let mut v = 0u64;
                         for bit in 0..k as usize {
                             let r = g * 3 * k as usize + j * k as usize + bit;
                             v |= (all[r * w + lane / 64] >> (lane % 64) & 1) << bit;
                         }
-                        prop_assert_eq!(v, comps[j][e] & mask);
+                        prop_assert_eq!(v, comp[e] & mask);
                         sum = sum.wrapping_add(v);
                     }
                     let want = comps.iter().fold(0u64, |a, c| a.wrapping_add(c[e])) & mask;

@@ -178,7 +178,7 @@ pub fn reduce_inside_records<'c>(
     let group = get_int(op, "group").map_err(fail)?;
     let b = e.beaver_mut()?;
     let w = b.width(f);
-    let whole_records = group == 0 || (group > 0 && group as usize % w == 0);
+    let whole_records = group == 0 || (group > 0 && (group as usize).is_multiple_of(w));
     if w == 1 || !whole_records || uses.get(&k) != Some(&1) {
         return Ok(false);
     }

@@ -249,7 +249,7 @@ impl BeaverLowering {
         let elems = &self.frags[x].elems;
         let w = elems.len();
         let g = usize::try_from(group).unwrap_or(0);
-        if g == 0 || w % g != 0 {
+        if g == 0 || !w.is_multiple_of(g) {
             return Err(fail(format!(
                 "under --protocol beaver an `{}` must range over a record's own elements \
                  (its rotations); this one takes groups of {group} of the {w} per record \
