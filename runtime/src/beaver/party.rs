@@ -17,9 +17,9 @@ use super::circuit::Circuit;
 use super::mask_gen::MaskGenMethod;
 use super::material::{words_for, Needs};
 use super::online::{evaluate, open};
-use super::preprocess::{check_same_execution, preprocess};
+use super::preprocess::{check_same_execution, Preprocessing};
 use super::schedule::Schedule;
-use super::store::{self, Expect, StoreHeader};
+use super::store::{self, Expect, StoreHeader, StoreWriter};
 use super::{BeaverError, LocalRng, Parties};
 
 /// The circuit file: magic bytes, then [`Circuit::encode`].
@@ -149,28 +149,36 @@ pub fn run_preprocess(
     let (mut net, parties) = connect(run, "preprocess", &c)?;
     let method = method.unwrap_or_else(|| MaskGenMethod::cheapest(parties.count));
     let started = Instant::now();
-    let made = preprocess(&mut net, parties, &schedule, run.lanes, method, executions)
-        .map_err(|e| e.to_string());
-    let (batch, material) = match made {
-        Ok(m) => m,
-        Err(e) => {
-            net.abort(&e, Duration::from_secs(2));
-            return Err(e);
+    // Each execution goes to the store as it is made: memory holds one execution.
+    let made = (|| -> Result<(), String> {
+        let mut session =
+            Preprocessing::start(&mut net, parties, run.lanes).map_err(|e| e.to_string())?;
+        let header = StoreHeader {
+            party: run.party as u32,
+            parties: parties.count as u32,
+            lanes: run.lanes as u64,
+            method,
+            fingerprint: run.evaluation.binding(&c),
+            batch: session.batch,
+            executions,
+            triples: schedule.triples,
+            rows: schedule.conds.iter().map(|k| k.mask_rows()).collect(),
+        };
+        let mut writer = StoreWriter::create(out, &header).map_err(|e| e.to_string())?;
+        for _ in 0..executions {
+            let m = session
+                .next_execution(&mut net, &schedule, method)
+                .map_err(|e| e.to_string())?;
+            writer.append(&m).map_err(|e| e.to_string())?;
         }
-    };
+        writer.finish().map_err(|e| e.to_string())
+    })();
+    if let Err(e) = made {
+        net.abort(&e, Duration::from_secs(2));
+        let _ = std::fs::remove_file(out.with_extension("partial"));
+        return Err(e);
+    }
     let seconds = started.elapsed().as_secs_f64();
-    let header = StoreHeader {
-        party: run.party as u32,
-        parties: parties.count as u32,
-        lanes: run.lanes as u64,
-        method,
-        fingerprint: run.evaluation.binding(&c),
-        batch,
-        executions,
-        triples: schedule.triples,
-        rows: schedule.conds.iter().map(|k| k.mask_rows()).collect(),
-    };
-    store::write(out, &header, &material).map_err(|e| e.to_string())?;
     let report = PhaseReport {
         party: run.party,
         parties: parties.count,

@@ -22,28 +22,77 @@ pub fn preprocess(
     method: MaskGenMethod,
     executions: u32,
 ) -> Result<([u8; 16], Vec<Material>), BeaverError> {
-    if lanes == 0 {
-        return Err(BeaverError::Material(
-            "a run needs at least one lane".into(),
-        ));
-    }
-    let mut rng = LocalRng::new()?;
-    let mut mine = [0u8; 16];
-    rng.fill_bytes(&mut mine);
-    let batch = agree_batch(net, parties, mine)?;
-    let mut links = OtLinks::setup(net, parties)?;
-    let rows: Vec<u64> = schedule.conds.iter().map(|c| c.mask_rows()).collect();
+    let mut session = Preprocessing::start(net, parties, lanes)?;
     let mut out = Vec::with_capacity(executions as usize);
     for _ in 0..executions {
-        let triples = triple_gen(net, &mut links, &mut rng, schedule.triples, lanes)?;
-        let masks = mask_gen(net, &mut links, &mut rng, method, &rows, lanes)?;
-        out.push(Material {
+        out.push(session.next_execution(net, schedule, method)?);
+    }
+    Ok((session.batch, out))
+}
+
+/// A preprocessing run between the parties: the batch id agreed and the OT links set up once;
+/// then one execution's triples and masks at a time (so a store of many executions is written
+/// as they come, never held whole).
+pub struct Preprocessing {
+    pub batch: [u8; 16],
+    lanes: usize,
+    links: OtLinks,
+    rng: LocalRng,
+}
+
+impl Preprocessing {
+    pub fn start(
+        net: &mut dyn Transport,
+        parties: Parties,
+        lanes: usize,
+    ) -> Result<Preprocessing, BeaverError> {
+        if lanes == 0 {
+            return Err(BeaverError::Material(
+                "a run needs at least one lane".into(),
+            ));
+        }
+        let mut rng = LocalRng::new()?;
+        let mut mine = [0u8; 16];
+        rng.fill_bytes(&mut mine);
+        let batch = agree_batch(net, parties, mine)?;
+        let links = OtLinks::setup(net, parties)?;
+        Ok(Preprocessing {
+            batch,
             lanes,
+            links,
+            rng,
+        })
+    }
+
+    /// TripleGen and every conditional's MaskGen for one more execution.
+    pub fn next_execution(
+        &mut self,
+        net: &mut dyn Transport,
+        schedule: &Schedule,
+        method: MaskGenMethod,
+    ) -> Result<Material, BeaverError> {
+        let rows: Vec<u64> = schedule.conds.iter().map(|c| c.mask_rows()).collect();
+        let triples = triple_gen(
+            net,
+            &mut self.links,
+            &mut self.rng,
+            schedule.triples,
+            self.lanes,
+        )?;
+        let masks = mask_gen(
+            net,
+            &mut self.links,
+            &mut self.rng,
+            method,
+            &rows,
+            self.lanes,
+        )?;
+        Ok(Material {
+            lanes: self.lanes,
             triples,
             masks,
-        });
+        })
     }
-    Ok((batch, out))
 }
 
 /// XOR of every party's 16 random bytes: nobody picks the batch id alone.

@@ -3,16 +3,20 @@
 //!
 //! Layout (little-endian):
 //! ```text
-//! magic "IRSPRE01" | party u32 | parties u32 | lanes u64 | method u8 | pad [u8; 7]
+//! magic "IRSPRE02" | party u32 | parties u32 | lanes u64 | method u8 | pad [u8; 7]
 //! | fingerprint [u8; 32] (the circuit's) | batch [u8; 16] (agreed by the parties)
 //! | executions u32 | conditionals u32 | triples u64 | rows u64 x conditionals
-//! | checksum [u8; 32] (blake3 of everything above and the body)
+//! | header checksum [u8; 32] (blake3 of everything above)
 //! | used u32 (executions consumed; the one field written after creation)
-//! | body: per execution, triples a, b, c, then per conditional s, M^0, M^1 (u64 words)
+//! | per execution: triples a, b, c, then per conditional s, M^0, M^1 (u64 words),
+//!   then its checksum [u8; 32] (blake3 of the header checksum, its index and its words)
 //! ```
-//! An execution is marked used, durably, before its material is handed out; a store whose
+//! The store is written execution by execution as the preprocessing makes them
+//! ([`StoreWriter`]: one execution in memory, not the whole batch), and an execution is read
+//! alone when it is taken: a store for many queries costs a query one execution's I/O. An
+//! execution is marked used, durably, before its material is handed out; a store whose
 //! executions are all used, of another circuit, of another party, truncated or damaged is
-//! refused with a message that says which.
+//! refused with a message that says which (a damaged execution when it is reached).
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -21,7 +25,7 @@ use std::path::{Path, PathBuf};
 use super::mask_gen::MaskGenMethod;
 use super::material::{words_for, Masks, Material, Triples};
 
-const MAGIC: &[u8; 8] = b"IRSPRE01";
+const MAGIC: &[u8; 8] = b"IRSPRE02";
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -59,6 +63,11 @@ impl StoreHeader {
         3 * self.triples * w + self.rows.iter().map(|r| (1 + 2 * r) * w).sum::<u64>()
     }
 
+    /// Bytes of one execution in the file: its words and its checksum.
+    fn execution_bytes(&self) -> u64 {
+        self.execution_words().saturating_mul(8).saturating_add(32)
+    }
+
     fn encode(&self) -> Vec<u8> {
         let mut h = Vec::new();
         h.extend_from_slice(MAGIC);
@@ -89,52 +98,117 @@ const FIXED: usize = 8 + 4 + 4 + 8 + 8 + 32 + 16 + 4 + 4 + 8;
 
 /// Writes a store for `executions` (one [`Material`] each), readable by its owner only.
 pub fn write(path: &Path, header: &StoreHeader, executions: &[Material]) -> Result<(), StoreError> {
-    assert_eq!(
-        executions.len(),
-        header.executions as usize,
-        "one material per execution"
-    );
-    let io = |e: std::io::Error| StoreError::Io {
-        path: path.to_path_buf(),
-        detail: e.to_string(),
-    };
-    let mut body = Vec::with_capacity(header.execution_words() as usize * 8 * executions.len());
+    let mut w = StoreWriter::create(path, header)?;
     for m in executions {
+        w.append(m)?;
+    }
+    w.finish()
+}
+
+/// A store being written, one execution at a time, into `PATH.partial` (owner-only), renamed to
+/// `PATH` by [`StoreWriter::finish`] once every execution is durable: a store is never seen
+/// half-written.
+pub struct StoreWriter {
+    path: PathBuf,
+    tmp: PathBuf,
+    file: std::io::BufWriter<File>,
+    header_sum: [u8; 32],
+    header: StoreHeader,
+    written: u32,
+}
+
+impl StoreWriter {
+    pub fn create(path: &Path, header: &StoreHeader) -> Result<StoreWriter, StoreError> {
+        let tmp = path.with_extension("partial");
+        let io = |e: std::io::Error| StoreError::Io {
+            path: tmp.clone(),
+            detail: e.to_string(),
+        };
+        let mut opts = OpenOptions::new();
+        opts.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            opts.mode(0o600);
+        }
+        let mut file = std::io::BufWriter::new(opts.open(&tmp).map_err(io)?);
+        let head = header.encode();
+        let header_sum = header_checksum(&head);
+        file.write_all(&head).map_err(io)?;
+        file.write_all(&header_sum).map_err(io)?;
+        file.write_all(&0u32.to_le_bytes()).map_err(io)?;
+        Ok(StoreWriter {
+            path: path.to_path_buf(),
+            tmp,
+            file,
+            header_sum,
+            header: header.clone(),
+            written: 0,
+        })
+    }
+
+    /// Appends the next execution (its words, then its checksum).
+    pub fn append(&mut self, m: &Material) -> Result<(), StoreError> {
+        assert!(
+            self.written < self.header.executions,
+            "more executions than the header says"
+        );
+        let mut bytes = Vec::with_capacity(self.header.execution_words() as usize * 8);
         for v in [&m.triples.a, &m.triples.b, &m.triples.c] {
-            body.extend(v.iter().flat_map(|w| w.to_le_bytes()));
+            bytes.extend(v.iter().flat_map(|w| w.to_le_bytes()));
         }
         for k in &m.masks {
             for v in [&k.s, &k.m0, &k.m1] {
-                body.extend(v.iter().flat_map(|w| w.to_le_bytes()));
+                bytes.extend(v.iter().flat_map(|w| w.to_le_bytes()));
             }
         }
+        assert_eq!(
+            bytes.len() as u64,
+            self.header.execution_words() * 8,
+            "material of the header's shape"
+        );
+        let sum = execution_checksum(&self.header_sum, self.written, &bytes);
+        let io = |e: std::io::Error| StoreError::Io {
+            path: self.tmp.clone(),
+            detail: e.to_string(),
+        };
+        self.file.write_all(&bytes).map_err(io)?;
+        self.file.write_all(&sum).map_err(io)?;
+        self.written += 1;
+        Ok(())
     }
-    let head = header.encode();
-    let sum = checksum(&head, &body);
-    let mut opts = OpenOptions::new();
-    opts.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
+
+    /// Syncs the file and gives it its name.
+    pub fn finish(self) -> Result<(), StoreError> {
+        assert_eq!(
+            self.written, self.header.executions,
+            "one material per execution"
+        );
+        let io = |e: std::io::Error| StoreError::Io {
+            path: self.tmp.clone(),
+            detail: e.to_string(),
+        };
+        let file = self.file.into_inner().map_err(|e| io(e.into_error()))?;
+        file.sync_all().map_err(io)?;
+        drop(file);
+        std::fs::rename(&self.tmp, &self.path).map_err(io)?;
+        Ok(())
     }
-    let tmp = path.with_extension("partial");
-    let mut f = opts.open(&tmp).map_err(io)?;
-    f.write_all(&head).map_err(io)?;
-    f.write_all(&sum).map_err(io)?;
-    f.write_all(&0u32.to_le_bytes()).map_err(io)?;
-    f.write_all(&body).map_err(io)?;
-    f.sync_all().map_err(io)?;
-    drop(f);
-    std::fs::rename(&tmp, path).map_err(io)?;
-    Ok(())
 }
 
-fn checksum(head: &[u8], body: &[u8]) -> [u8; 32] {
+fn header_checksum(head: &[u8]) -> [u8; 32] {
     let mut h = blake3::Hasher::new();
-    h.update(b"irisc preprocessing store");
+    h.update(b"irisc preprocessing store header");
     h.update(head);
-    h.update(body);
+    *h.finalize().as_bytes()
+}
+
+fn execution_checksum(header_sum: &[u8; 32], index: u32, bytes: &[u8]) -> [u8; 32] {
+    let mut h = blake3::Hasher::new();
+    h.update(b"irisc preprocessing store execution");
+    h.update(header_sum);
+    h.update(&index.to_le_bytes());
+    h.update(bytes);
     *h.finalize().as_bytes()
 }
 
@@ -210,12 +284,19 @@ fn header_of(f: &mut File, path: &Path) -> Result<(StoreHeader, u32, u64), Store
     let mut tail = [0u8; 36];
     f.read_exact(&mut tail)
         .map_err(|_| foreign("truncated after the header".into()))?;
+    let mut head = fixed.to_vec();
+    head.extend_from_slice(&rows_bytes);
+    if header_checksum(&head) != tail[..32] {
+        return Err(StoreError::Refused {
+            path: path.to_path_buf(),
+            detail: "its header checksum does not match: the file was damaged".into(),
+        });
+    }
     let used = u32_at(&tail, 32);
     let body_at = (FIXED + conds * 8 + 36) as u64;
     let want = body_at.saturating_add(
         header
-            .execution_words()
-            .saturating_mul(8)
+            .execution_bytes()
             .saturating_mul(u64::from(header.executions)),
     );
     if len != want {
@@ -314,23 +395,29 @@ pub fn take(path: &Path, expect: Expect<'_>) -> Result<Taken, StoreError> {
         })?;
     let (h, used, body_at) = header_of(&mut f, path)?;
     check(&h, used, &expect, 1).map_err(refused)?;
-    let mut all = Vec::new();
-    f.seek(SeekFrom::Start(0)).map_err(io)?;
-    f.read_to_end(&mut all).map_err(io)?;
+    // Only this execution is read, and checked before it is marked used.
     let head_len = FIXED + h.rows.len() * 8;
-    let stored: [u8; 32] = all[head_len..head_len + 32].try_into().expect("32");
-    let body = &all[body_at as usize..];
-    if checksum(&all[..head_len], body) != stored {
-        return Err(refused(
-            "its checksum does not match: the file was damaged".into(),
-        ));
+    let mut header_sum = [0u8; 32];
+    f.seek(SeekFrom::Start(head_len as u64)).map_err(io)?;
+    f.read_exact(&mut header_sum).map_err(io)?;
+    let per = h.execution_words() as usize * 8;
+    let mut bytes = vec![0u8; per + 32];
+    f.seek(SeekFrom::Start(
+        body_at + u64::from(used) * h.execution_bytes(),
+    ))
+    .map_err(io)?;
+    f.read_exact(&mut bytes).map_err(io)?;
+    let (body, stored) = bytes.split_at(per);
+    if execution_checksum(&header_sum, used, body) != stored {
+        return Err(refused(format!(
+            "the checksum of execution {used} does not match: the file was damaged"
+        )));
     }
     // Mark the execution used before anyone computes with it.
     f.seek(SeekFrom::Start(head_len as u64 + 32)).map_err(io)?;
     f.write_all(&(used + 1).to_le_bytes()).map_err(io)?;
     f.sync_all().map_err(io)?;
-    let per = h.execution_words() as usize * 8;
-    let mut words = body[used as usize * per..(used as usize + 1) * per]
+    let mut words = body
         .chunks_exact(8)
         .map(|c| u64::from_le_bytes(c.try_into().expect("8")));
     let w = h.words();

@@ -519,14 +519,31 @@ fn a_store_is_consumed_once_and_refuses_what_does_not_fit() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("truncated or damaged"), "{err}");
+    // A damaged last execution: the first is still whole and taken, the second is refused
+    // when it is reached (each execution carries its own checksum and is read alone).
     let mut flipped = bytes.clone();
     let last = flipped.len() - 1;
     flipped[last] ^= 1;
-    std::fs::write(dir.path().join("flip.pre"), &flipped).unwrap();
-    let err = store::take(&dir.path().join("flip.pre"), expect)
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("checksum"), "{err}");
+    let flip = dir.path().join("flip.pre");
+    std::fs::write(&flip, &flipped).unwrap();
+    assert!(store::take(&flip, expect).unwrap().material == made[0].1[0]);
+    let err = store::take(&flip, expect).unwrap_err().to_string();
+    assert!(err.contains("checksum of execution 1"), "{err}");
+    // A damaged first execution is refused, and not marked used.
+    // The body starts after the 96 fixed header bytes, the rows, the header checksum and `used`.
+    let body_at = 96 + 8 * rows.len() + 32 + 4;
+    let mut flipped = bytes.clone();
+    flipped[body_at] ^= 1;
+    std::fs::write(&flip, &flipped).unwrap();
+    let err = store::take(&flip, expect).unwrap_err().to_string();
+    assert!(err.contains("checksum of execution 0"), "{err}");
+    assert_eq!(store::read_header(&flip).unwrap().1, 0);
+    // A damaged header (here: the lane count) is refused before anything else.
+    let mut flipped = bytes.clone();
+    flipped[16] ^= 1;
+    std::fs::write(&flip, &flipped).unwrap();
+    let err = store::take(&flip, expect).unwrap_err().to_string();
+    assert!(err.contains("header checksum"), "{err}");
     std::fs::write(dir.path().join("foreign.pre"), b"{\"id\": 1}\n").unwrap();
     let err = store::take(&dir.path().join("foreign.pre"), expect)
         .unwrap_err()
