@@ -44,6 +44,7 @@ pub mod beaver;
 pub mod contract;
 pub mod dealer;
 pub mod error;
+pub mod fss;
 pub mod gpu;
 pub mod io;
 pub mod iris;

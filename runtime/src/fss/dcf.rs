@@ -1,0 +1,245 @@
+//! The distributed comparison function of Boyle et al. ([10] of paper 002: "Function Secret
+//! Sharing for Mixed-Mode and Fixed-Point Secure Computation", Fig. 1 there, the `<` bound):
+//! `f_{alpha,beta}^<(x) = beta if x < alpha else 0` for inputs in Z_2^64 (compared as unsigned
+//! integers, bit by bit from the most significant) and outputs in Z_2^64, shared additively
+//! between the two servers.
+//!
+//! The PRG `G: {0,1}^128 -> (s_L, v_L, t_L, s_R, v_R, t_R)` is AES-128 under fixed public keys
+//! in Matyas-Meyer-Oseas mode (`AES_k(s) xor s`, one key per output block), as fixed-key AES is
+//! used in [10]'s implementation; seeds are 127 bits (the low bit of a block is its control bit
+//! `t`). `Convert` to Z_2^64 takes the low 64 bits. `fss-rs` 0.6 was evaluated first: its DCF
+//! reconstructs only over the XOR group (the one its tests cover), not over Z_2^64.
+
+use aes::cipher::{BlockEncrypt, KeyInit};
+use aes::Aes128;
+
+/// Bytes of a seed (lambda = 128, of which 127 bits are the seed).
+pub const SEED_BYTES: usize = 16;
+const LEVELS: usize = 64;
+
+/// The PRG's three fixed-key ciphers: `s_L`, `s_R`, and the two `v`.
+struct Prg([Aes128; 3]);
+
+impl Prg {
+    fn new() -> Prg {
+        Prg(std::array::from_fn(|i| {
+            let mut h = blake3::Hasher::new();
+            h.update(b"irisc dcf prg key");
+            h.update(&[i as u8]);
+            let key: [u8; 16] = h.finalize().as_bytes()[..16].try_into().expect("16");
+            Aes128::new(&key.into())
+        }))
+    }
+
+    /// `G(s)`: `(s_L, t_L, s_R, t_R, v_L, v_R)`.
+    fn expand(&self, s: u128) -> (u128, bool, u128, bool, u64, u64) {
+        let mmo = |c: &Aes128| {
+            let mut b = s.to_le_bytes().into();
+            c.encrypt_block(&mut b);
+            u128::from_le_bytes(b.into()) ^ s
+        };
+        let (l, r, v) = (mmo(&self.0[0]), mmo(&self.0[1]), mmo(&self.0[2]));
+        (
+            l & !1,
+            l & 1 == 1,
+            r & !1,
+            r & 1 == 1,
+            v as u64,
+            (v >> 64) as u64,
+        )
+    }
+}
+
+/// One level's correction word.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Cw {
+    s: u128,
+    v: u64,
+    tl: bool,
+    tr: bool,
+}
+
+/// One server's DCF key.
+#[derive(Clone)]
+pub struct DcfKey {
+    party: bool,
+    seed: u128,
+    cws: Vec<Cw>,
+    last: u64,
+}
+
+// Keys are secrets: only the shape is printed.
+impl std::fmt::Debug for DcfKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "DcfKey(server {}, {} levels)",
+            u8::from(self.party),
+            self.cws.len()
+        )
+    }
+}
+
+fn sign(t: bool, v: u64) -> u64 {
+    if t {
+        v.wrapping_neg()
+    } else {
+        v
+    }
+}
+
+/// `Gen^<(alpha, beta)` ([10], Fig. 1): the two servers' keys from the two random root seeds.
+pub fn gen(alpha: u64, beta: u64, seeds: [[u8; SEED_BYTES]; 2]) -> [DcfKey; 2] {
+    let prg = Prg::new();
+    let root = seeds.map(|s| u128::from_le_bytes(s) & !1);
+    let (mut s, mut t) = (root, [false, true]);
+    let mut v_alpha = 0u64;
+    let mut cws = Vec::with_capacity(LEVELS);
+    for i in 0..LEVELS {
+        let a = alpha >> (LEVELS - 1 - i) & 1 == 1;
+        let g = [prg.expand(s[0]), prg.expand(s[1])];
+        // (s, t, v) of each side for each server.
+        let side = |b: usize, right: bool| {
+            let (sl, tl, sr, tr, vl, vr) = g[b];
+            if right {
+                (sr, tr, vr)
+            } else {
+                (sl, tl, vl)
+            }
+        };
+        let (keep, lose) = (a, !a);
+        let s_cw = side(0, lose).0 ^ side(1, lose).0;
+        let mut v_cw = sign(
+            t[1],
+            side(1, lose)
+                .2
+                .wrapping_sub(side(0, lose).2)
+                .wrapping_sub(v_alpha),
+        );
+        if !lose {
+            // Losing the left side: every x with this prefix and bit 0 is below alpha.
+            v_cw = v_cw.wrapping_add(sign(t[1], beta));
+        }
+        v_alpha = v_alpha
+            .wrapping_sub(side(1, keep).2)
+            .wrapping_add(side(0, keep).2)
+            .wrapping_add(sign(t[1], v_cw));
+        let tl_cw = g[0].1 ^ g[1].1 ^ a ^ true;
+        let tr_cw = g[0].3 ^ g[1].3 ^ a;
+        let t_keep_cw = if keep { tr_cw } else { tl_cw };
+        for b in 0..2 {
+            let (sk, tk, _) = side(b, keep);
+            let tb = t[b];
+            s[b] = sk ^ if tb { s_cw } else { 0 };
+            t[b] = tk ^ (tb & t_keep_cw);
+        }
+        cws.push(Cw {
+            s: s_cw,
+            v: v_cw,
+            tl: tl_cw,
+            tr: tr_cw,
+        });
+    }
+    let last = sign(
+        t[1],
+        (s[1] as u64)
+            .wrapping_sub(s[0] as u64)
+            .wrapping_sub(v_alpha),
+    );
+    std::array::from_fn(|b| DcfKey {
+        party: b == 1,
+        seed: root[b],
+        cws: cws.clone(),
+        last,
+    })
+}
+
+impl DcfKey {
+    /// `Eval^<(b, k_b, x)` at every point of `xs`: this server's additive shares.
+    pub fn eval(&self, xs: &[u64]) -> Vec<u64> {
+        let prg = Prg::new();
+        xs.iter()
+            .map(|&x| {
+                let (mut s, mut t, mut v) = (self.seed, self.party, 0u64);
+                for (i, cw) in self.cws.iter().enumerate() {
+                    let (mut sl, mut tl, mut sr, mut tr, vl, vr) = prg.expand(s);
+                    if t {
+                        sl ^= cw.s;
+                        sr ^= cw.s;
+                        tl ^= cw.tl;
+                        tr ^= cw.tr;
+                    }
+                    let right = x >> (LEVELS - 1 - i) & 1 == 1;
+                    let (vs, ns, nt) = if right { (vr, sr, tr) } else { (vl, sl, tl) };
+                    let add = vs.wrapping_add(if t { cw.v } else { 0 });
+                    v = v.wrapping_add(sign(self.party, add));
+                    s = ns;
+                    t = nt;
+                }
+                let add = (s as u64).wrapping_add(if t { self.last } else { 0 });
+                v.wrapping_add(sign(self.party, add))
+            })
+            .collect()
+    }
+
+    /// The server this key is for (0 or 1).
+    pub fn party(&self) -> usize {
+        usize::from(self.party)
+    }
+
+    /// Bytes of [`DcfKey::encode`].
+    pub const ENCODED_BYTES: usize = 1 + SEED_BYTES + LEVELS * (SEED_BYTES + 8 + 1) + 8;
+
+    /// `server u8 | seed | per level: s, v (u64), t_l | t_r << 1 | cw_{n+1} (u64)`.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(Self::ENCODED_BYTES);
+        out.push(u8::from(self.party));
+        out.extend_from_slice(&self.seed.to_le_bytes());
+        for cw in &self.cws {
+            out.extend_from_slice(&cw.s.to_le_bytes());
+            out.extend_from_slice(&cw.v.to_le_bytes());
+            out.push(u8::from(cw.tl) | u8::from(cw.tr) << 1);
+        }
+        out.extend_from_slice(&self.last.to_le_bytes());
+        out
+    }
+
+    /// The key of [`DcfKey::encode`]'s bytes.
+    pub fn decode(bytes: &[u8]) -> Result<DcfKey, String> {
+        if bytes.len() != Self::ENCODED_BYTES {
+            return Err(format!(
+                "a DCF key is {} bytes, not {}",
+                Self::ENCODED_BYTES,
+                bytes.len()
+            ));
+        }
+        let party = match bytes[0] {
+            0 => false,
+            1 => true,
+            p => return Err(format!("a DCF key for server {p}")),
+        };
+        let u128_at = |at: usize| u128::from_le_bytes(bytes[at..at + 16].try_into().expect("16"));
+        let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8"));
+        let mut at = 1 + SEED_BYTES;
+        let mut cws = Vec::with_capacity(LEVELS);
+        for _ in 0..LEVELS {
+            let t = bytes[at + 24];
+            if t > 3 {
+                return Err("a DCF key with a malformed control bit".into());
+            }
+            cws.push(Cw {
+                s: u128_at(at),
+                v: u64_at(at + 16),
+                tl: t & 1 == 1,
+                tr: t & 2 == 2,
+            });
+            at += 25;
+        }
+        Ok(DcfKey {
+            party,
+            seed: u128_at(1),
+            cws,
+            last: u64_at(at),
+        })
+    }
+}

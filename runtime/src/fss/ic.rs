@@ -1,0 +1,96 @@
+//! The interval-containment gate (paper 002, Definition 1; built as in its reference [10],
+//! Boyle et al. 2021, Sect. 4.1, over the DCF of [`super::dcf`]), on Z_2^64.
+//!
+//! The dealer knows the input mask `r_in` and the output mask `r_out`; the servers see only the
+//! masked input `x + r_in` (opened in the online phase) and each evaluates its key on it alone:
+//! the two results add up to `1{p <= x <= q} + r_out` (mod 2^64). One DCF key per server for the
+//! threshold `gamma = N - 1 + r_in`, evaluated at two points, plus a share of a correction
+//! term `z` that the dealer computes from the masks.
+
+use super::dcf::{self, DcfKey, SEED_BYTES};
+
+/// One server's key of an interval-containment gate.
+#[derive(Clone, Debug)]
+pub struct IcKey {
+    pub p: u64,
+    pub q: u64,
+    dcf: DcfKey,
+    /// This server's additive share of the correction term.
+    z: u64,
+}
+
+fn lt(a: u64, b: u64) -> u64 {
+    u64::from(a < b)
+}
+
+/// `Gen^{[p, q]}(r_in, r_out)`: the two servers' keys (`p <= q`). `seeds` are the DCF's root
+/// seeds and `z_share` the random share of the correction term, all from the dealer's
+/// randomness.
+pub fn gen(
+    p: u64,
+    q: u64,
+    r_in: u64,
+    r_out: u64,
+    seeds: [[u8; SEED_BYTES]; 2],
+    z_share: u64,
+) -> [IcKey; 2] {
+    assert!(p <= q, "an interval [p, q] with p > q");
+    // gamma = N - 1 + r_in: the DCF answers 1 below it.
+    let gamma = r_in.wrapping_sub(1);
+    let [k0, k1] = dcf::gen(gamma, 1, seeds);
+    let q1 = q.wrapping_add(1);
+    let alpha_p = p.wrapping_add(r_in);
+    let alpha_q = q.wrapping_add(r_in);
+    let alpha_q1 = q1.wrapping_add(r_in);
+    // The wrap-arounds that the servers' local comparisons cannot see, corrected by the dealer.
+    let z = r_out
+        .wrapping_add(lt(alpha_q, alpha_p))
+        .wrapping_sub(lt(p, alpha_p))
+        .wrapping_add(lt(q1, alpha_q1))
+        .wrapping_add(u64::from(alpha_q == u64::MAX));
+    [
+        IcKey {
+            p,
+            q,
+            dcf: k0,
+            z: z_share,
+        },
+        IcKey {
+            p,
+            q,
+            dcf: k1,
+            z: z.wrapping_sub(z_share),
+        },
+    ]
+}
+
+impl IcKey {
+    /// `Eval^{[p, q]}(b, k_b, x_masked)` for every masked input: this server's share of
+    /// `1{p <= x <= q} + r_out`.
+    pub fn eval(&self, masked: &[u64]) -> Vec<u64> {
+        let b = self.dcf.party() as u64;
+        let q1 = self.q.wrapping_add(1);
+        // x^(p) = x + (N - 1 - p), x^(q') = x + (N - 1 - q'), both DCF points in one call.
+        let points: Vec<u64> = masked
+            .iter()
+            .flat_map(|&x| {
+                [
+                    x.wrapping_add(u64::MAX - self.p),
+                    x.wrapping_add(u64::MAX.wrapping_sub(q1)),
+                ]
+            })
+            .collect();
+        let s = self.dcf.eval(&points);
+        masked
+            .iter()
+            .zip(s.chunks_exact(2))
+            .map(|(&x, sp)| {
+                let public = lt(self.p, x).wrapping_sub(lt(q1, x));
+                b.wrapping_mul(public)
+                    .wrapping_sub(sp[0])
+                    .wrapping_add(sp[1])
+                    .wrapping_add(self.z)
+            })
+            .collect()
+    }
+}
