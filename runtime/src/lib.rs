@@ -45,6 +45,7 @@ pub mod contract;
 pub mod dealer;
 pub mod error;
 pub mod fss;
+pub mod fss2;
 pub mod gpu;
 pub mod io;
 pub mod iris;

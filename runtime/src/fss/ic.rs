@@ -94,3 +94,57 @@ impl IcKey {
             .collect()
     }
 }
+
+impl IcKey {
+    /// Bytes of [`IcKey::encode`].
+    pub const ENCODED_BYTES: usize = 8 + 8 + 8 + DcfKey::ENCODED_BYTES;
+
+    /// `p | q | z (u64 each) | DCF key`; the server index travels in the DCF key (CondEval's
+    /// `k || id`).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(Self::ENCODED_BYTES);
+        out.extend_from_slice(&self.p.to_le_bytes());
+        out.extend_from_slice(&self.q.to_le_bytes());
+        out.extend_from_slice(&self.z.to_le_bytes());
+        out.extend_from_slice(&self.dcf.encode());
+        out
+    }
+
+    /// The key of [`IcKey::encode`]'s bytes.
+    pub fn decode(bytes: &[u8]) -> Result<IcKey, String> {
+        if bytes.len() != Self::ENCODED_BYTES {
+            return Err(format!(
+                "an interval-containment key is {} bytes, not {}",
+                Self::ENCODED_BYTES,
+                bytes.len()
+            ));
+        }
+        let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8"));
+        let (p, q) = (u64_at(0), u64_at(8));
+        if p > q {
+            return Err(format!("an interval-containment key for [{p}, {q}]"));
+        }
+        Ok(IcKey {
+            p,
+            q,
+            z: u64_at(16),
+            dcf: DcfKey::decode(&bytes[24..])?,
+        })
+    }
+
+    /// The server index this key evaluates as (0 or 1).
+    pub fn server(&self) -> usize {
+        self.dcf.party()
+    }
+
+    /// This server's XOR share of `1{p <= x <= q}` (a key generated with `r_out = 0`): the low
+    /// bit of the additive share, since additive shares of a bit mod 2^64 agree mod 2 with XOR.
+    pub fn eval_bits(&self, masked: &[u64]) -> Vec<bool> {
+        self.eval(masked).into_iter().map(|y| y & 1 == 1).collect()
+    }
+}
+
+/// The interval of values whose sign test is `true`, read as two's complement in Z_2^64.
+pub const NON_NEGATIVE: (u64, u64) = (0, (1 << 63) - 1);
+/// The complement of [`NON_NEGATIVE`].
+pub const NEGATIVE: (u64, u64) = (1 << 63, u64::MAX);

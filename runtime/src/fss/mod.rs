@@ -19,6 +19,7 @@
 //! Not built yet (issue "two servers and a dealer"): CondEval, the dealer's files, the servers,
 //! the malicious variant.
 
+pub mod condeval;
 pub mod dcf;
 pub mod ic;
 

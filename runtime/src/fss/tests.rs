@@ -104,3 +104,145 @@ fn one_key_alone_looks_random() {
     let b = dcf::gen(1 << 40, 1, seeds(3, 4))[0].eval(&xs);
     assert!(a.iter().zip(&b).all(|(x, y)| x != y));
 }
+
+mod condeval_tests {
+    use super::super::condeval::{self, CondEvalError, CondEvalKey, Conj, Gate, KeyRequest};
+    use super::super::ic::{NEGATIVE, NON_NEGATIVE};
+    use crate::rand::aes_ctr::AesCtr;
+    use proptest::prelude::*;
+
+    fn dealer(seed: u64) -> impl FnMut(&mut [u8]) {
+        let mut key = [0u8; 16];
+        key[..8].copy_from_slice(&seed.to_le_bytes());
+        let mut s = AesCtr::new(&key);
+        move |out: &mut [u8]| s.fill(out)
+    }
+
+    /// Both servers' CondEval for `[s]^B = (s0, s1)` and `x`: the reconstructed output bit.
+    fn run(keys: &[CondEvalKey; 2], s0: bool, s1: bool, x: u64) -> Result<bool, CondEvalError> {
+        let opened = x
+            .wrapping_add(keys[0].mask_share)
+            .wrapping_add(keys[1].mask_share);
+        // Each request goes to the other server, through its byte encoding.
+        let wire = |r: KeyRequest| {
+            let mut b = Vec::new();
+            r.encode(&mut b);
+            KeyRequest::decode(&b).unwrap()
+        };
+        let to1 = wire(keys[0].key_request(s0));
+        let to0 = wire(keys[1].key_request(s1));
+        Ok(keys[0].eval(&to0, opened)? ^ keys[1].eval(&to1, opened)?)
+    }
+
+    fn reference(gate: Gate, s: bool, x: u64) -> bool {
+        let v = if gate.negate { x.wrapping_neg() } else { x };
+        let f = gate.interval.0 <= v && v <= gate.interval.1;
+        match gate.conj {
+            Conj::And => s && f,
+            Conj::Or => s || f,
+        }
+    }
+
+    fn gates() -> Vec<Gate> {
+        let mut g = Vec::new();
+        for interval in [NON_NEGATIVE, NEGATIVE, (5, 9), (0, u64::MAX)] {
+            for negate in [false, true] {
+                for conj in [Conj::And, Conj::Or] {
+                    g.push(Gate {
+                        interval,
+                        negate,
+                        conj,
+                    });
+                }
+            }
+        }
+        g
+    }
+
+    /// Every (s, sharing of s) case on the interval ends, zero and the ring edges.
+    #[test]
+    fn condeval_is_s_composed_with_f_in_every_case() {
+        let xs = [
+            0u64,
+            1,
+            4,
+            5,
+            9,
+            10,
+            u64::MAX,
+            u64::MAX - 4,
+            1 << 63,
+            (1 << 63) - 1,
+            (1 << 63) + 1,
+        ];
+        for (i, gate) in gates().into_iter().enumerate() {
+            let keys = condeval::setup(gate, &mut dealer(i as u64));
+            for &x in &xs {
+                for (s0, s1) in [(false, false), (true, true), (true, false), (false, true)] {
+                    let s = s0 ^ s1;
+                    assert_eq!(
+                        run(&keys, s0, s1, x).unwrap(),
+                        reference(gate, s, x),
+                        "gate {gate:?}, s = ({s0}, {s1}), x = {x}"
+                    );
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        #[test]
+        fn condeval_on_random_inputs(seed in any::<u64>(), x in any::<u64>(), g in 0usize..16,
+                                     s0 in any::<bool>(), s1 in any::<bool>()) {
+            let gate = gates()[g];
+            let keys = condeval::setup(gate, &mut dealer(seed));
+            prop_assert_eq!(run(&keys, s0, s1, x).unwrap(), reference(gate, s0 ^ s1, x));
+            // The material survives its byte encoding.
+            for k in &keys {
+                let mut b = Vec::new();
+                k.encode(&mut b);
+                prop_assert_eq!(b.len(), CondEvalKey::ENCODED_BYTES);
+                prop_assert_eq!(&CondEvalKey::decode(&b).unwrap(), k);
+            }
+        }
+    }
+
+    #[test]
+    fn a_wrong_decryption_key_is_detected_not_evaluated() {
+        let gate = Gate {
+            interval: NON_NEGATIVE,
+            negate: false,
+            conj: Conj::And,
+        };
+        let keys = condeval::setup(gate, &mut dealer(7));
+        let mut request = keys[1].key_request(true);
+        request.pad[3] ^= 0x10;
+        let err = keys[0].eval(&request, 12345).unwrap_err();
+        assert!(matches!(err, CondEvalError::WrongPad(_)), "{err}");
+        assert!(KeyRequest::decode(&[2u8; 17]).is_err());
+        assert!(KeyRequest::decode(&[0u8; 16]).is_err());
+    }
+
+    #[test]
+    fn a_servers_view_does_not_depend_on_its_peers_share() {
+        // The key-decryption message S_b sends hides [s]_b: over fresh setups, index and pad
+        // are as often one value as the other whatever the share.
+        let gate = Gate {
+            interval: NON_NEGATIVE,
+            negate: false,
+            conj: Conj::And,
+        };
+        let mut ones = [0u32; 2];
+        for seed in 0..400u64 {
+            let keys = condeval::setup(gate, &mut dealer(seed + 1000));
+            for s in [false, true] {
+                ones[usize::from(s)] += u32::from(keys[0].key_request(s).index);
+            }
+        }
+        for o in ones {
+            assert!((140..260).contains(&o), "index bit set {o} times of 400");
+        }
+    }
+}

@@ -1,0 +1,270 @@
+//! CS.Eval (paper 002, Protocol 2) with the robust input of its Fig. 3 and the output to the
+//! client, as each party runs it over a [`Transport`]: servers `S_0`, `S_1` are parties 0 and
+//! 1, the client (who holds the query and receives the decisions) is party 2.
+//!
+//! - **Input** (Fig. 3): `S_b` sends `[r_x]_b` to the client, which returns
+//!   `delta_x = x + r_x` to both. The servers' check that they received the same `delta_x`
+//!   travels in the first round (a digest of it), so it costs no round of its own.
+//! - **Round 1**: each server computes its shares of `u_j = <x, y_j>`, `v = <x, x>` and
+//!   `w_j = <y_j, y_j>` by SS.IP (local) and opens `u_j + alpha_1,j`, `v + r_1`, `w_j + r_2,j`.
+//! - Between the rounds, locally: `[c_1,j]` from the sign gate on the opened `u_j`, and
+//!   `[E_j] = den^2 SS.MUL(<u_j>, <u_j>) - num^2 SS.MUL(<v>, <w_j>)`.
+//! - **Round 2** (CondEval.Eval): each server opens `E_j + r_j` and sends its key-decryption
+//!   message for `[c_1,j]`, then evaluates the decrypted key: `[c_1,j o f(E_j)]`.
+//! - **Output**: each server sends its bit shares to the client, which XORs them.
+//!
+//! The online phase between the servers is exactly two rounds; per template each server sends
+//! three ring elements and one 17-byte key-decryption message.
+
+use crate::fss::condeval::KeyRequest;
+use crate::net::{NetError, Transport};
+
+use super::dealer::{AuthMaterial, GalleryShare};
+use super::plan::CosinePlan;
+use super::sharing::{ss_ip, ss_mul};
+
+/// The client's party index.
+pub const CLIENT: usize = 2;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    #[error(transparent)]
+    Net(#[from] NetError),
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// Everything one server's evaluation needs, threaded through every step.
+pub struct ServerSession<'a> {
+    pub net: &'a mut dyn Transport,
+    pub plan: &'a CosinePlan,
+    pub gallery: &'a GalleryShare,
+    pub material: &'a AuthMaterial,
+}
+
+/// What one server's evaluation sent, for the accounting.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ServerStats {
+    pub rounds: u32,
+    pub bytes_to_server: u64,
+    pub bytes_to_client: u64,
+}
+
+fn words_to_bytes(words: &[u64], out: &mut Vec<u8>) {
+    for w in words {
+        out.extend_from_slice(&w.to_le_bytes());
+    }
+}
+
+fn bytes_to_words(bytes: &[u8], peer: usize, what: &str) -> Result<Vec<u64>, NetError> {
+    if bytes.len() % 8 != 0 {
+        return Err(NetError::Protocol {
+            peer,
+            detail: format!(
+                "{what}: {} bytes is not a whole number of ring elements",
+                bytes.len()
+            ),
+        });
+    }
+    Ok(bytes
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().expect("8")))
+        .collect())
+}
+
+fn expect_len(bytes: &[u8], want: usize, peer: usize, what: &str) -> Result<(), NetError> {
+    if bytes.len() != want {
+        return Err(NetError::Protocol {
+            peer,
+            detail: format!("{what}: {} bytes where {want} were expected", bytes.len()),
+        });
+    }
+    Ok(())
+}
+
+fn digest(words: &[u64]) -> [u8; 32] {
+    let mut h = blake3::Hasher::new_derive_key("irisc 2026 fss2 input digest");
+    for w in words {
+        h.update(&w.to_le_bytes());
+    }
+    *h.finalize().as_bytes()
+}
+
+impl ServerSession<'_> {
+    fn check(&self) -> Result<usize, EvalError> {
+        let b = self.net.party();
+        let (g, m) = (self.gallery, self.material);
+        if b > 1 {
+            return Err(EvalError::Refused(format!("party {b} is not a server")));
+        }
+        if g.server != b || m.server != b {
+            return Err(EvalError::Refused(format!(
+                "server {b} was given server {}'s gallery share or server {}'s material",
+                g.server, m.server
+            )));
+        }
+        if g.dim != self.plan.dim || m.dim != g.dim || m.records != g.records {
+            return Err(EvalError::Refused(format!(
+                "the material is for {} records of dimension {}, the gallery holds {} of dimension {}",
+                m.records, m.dim, g.records, g.dim
+            )));
+        }
+        Ok(b)
+    }
+
+    /// CS.Eval for this server: sends its output shares to the client and returns what it sent.
+    pub fn run(self) -> Result<ServerStats, EvalError> {
+        let b = self.check()?;
+        let peer = 1 - b;
+        let (plan, g, m) = (self.plan, self.gallery, self.material);
+        let (n, records) = (g.dim, g.records);
+        let net = self.net;
+        let sent0 = net.bytes_sent();
+        // Input (Fig. 3).
+        let mut msg = Vec::with_capacity(8 * n);
+        words_to_bytes(&m.rx, &mut msg);
+        net.send(CLIENT, msg)?;
+        let dx = net.recv(CLIENT)?;
+        expect_len(&dx, 8 * n, CLIENT, "the client's masked input")?;
+        let dx = bytes_to_words(&dx, CLIENT, "the client's masked input")?;
+        let sent_to_client_input = net.bytes_sent() - sent0;
+
+        // Round 1: SS.IP, then open u + alpha_1, v + r_1, w + r_2.
+        let v = ss_ip(b, &dx, &m.rx, &dx, &m.rx, m.v_in);
+        let mut open1 = Vec::with_capacity(1 + 2 * records);
+        open1.push(v.wrapping_add(m.r1));
+        for j in 0..records {
+            let (dy, ry) = (&g.delta[j * n..(j + 1) * n], &g.mask[j * n..(j + 1) * n]);
+            let u = ss_ip(b, &dx, &m.rx, dy, ry, m.u_in[j]);
+            let w = ss_ip(b, dy, ry, dy, ry, m.w_in[j]);
+            open1.push(u.wrapping_add(m.alpha1[j]));
+            open1.push(w.wrapping_add(m.r2[j]));
+        }
+        let mut msg = Vec::with_capacity(32 + 8 * open1.len());
+        msg.extend_from_slice(&digest(&dx));
+        words_to_bytes(&open1, &mut msg);
+        net.send(peer, msg)?;
+        let theirs = net.recv(peer)?;
+        expect_len(&theirs, 32 + 8 * open1.len(), peer, "round 1")?;
+        if theirs[..32] != digest(&dx) {
+            return Err(EvalError::Refused(
+                "the client sent the two servers different masked inputs: the query is refused"
+                    .into(),
+            ));
+        }
+        let theirs = bytes_to_words(&theirs[32..], peer, "round 1")?;
+        let opened: Vec<u64> = open1
+            .iter()
+            .zip(&theirs)
+            .map(|(a, c)| a.wrapping_add(*c))
+            .collect();
+
+        // Between the rounds: c_1 shares and E shares, all local.
+        let (den2, num2) = plan.squares();
+        let sign = plan.sign_test();
+        let delta_v = opened[0];
+        let mut open2 = Vec::with_capacity(records * (8 + KeyRequest::BYTES));
+        let mut requests = Vec::with_capacity(records);
+        for j in 0..records {
+            let (delta_u, delta_w) = (opened[1 + 2 * j], opened[2 + 2 * j]);
+            let x = if sign.negate {
+                delta_u.wrapping_neg()
+            } else {
+                delta_u
+            };
+            let c1 = m.sign_keys[j].eval_bits(&[x])[0];
+            let uu = ss_mul(
+                b,
+                (delta_u, m.alpha1[j]),
+                (delta_u, m.alpha1[j]),
+                m.alpha1_sq[j],
+            );
+            let vw = ss_mul(b, (delta_v, m.r1), (delta_w, m.r2[j]), m.r1r2[j]);
+            let e = den2.wrapping_mul(uu).wrapping_sub(num2.wrapping_mul(vw));
+            let key = &m.condeval[j];
+            open2.extend_from_slice(&e.wrapping_add(key.mask_share).to_le_bytes());
+            requests.push(key.key_request(c1));
+        }
+        for r in &requests {
+            r.encode(&mut open2);
+        }
+        // Round 2: CondEval.Eval.
+        let want = open2.len();
+        net.send(peer, open2.clone())?;
+        let theirs = net.recv(peer)?;
+        expect_len(&theirs, want, peer, "round 2")?;
+        let mut out = vec![0u8; records.div_ceil(8)];
+        for j in 0..records {
+            let e = |buf: &[u8]| u64::from_le_bytes(buf[8 * j..8 * j + 8].try_into().expect("8"));
+            let delta_e = e(&open2).wrapping_add(e(&theirs));
+            let at = 8 * records + j * KeyRequest::BYTES;
+            let request = KeyRequest::decode(&theirs[at..at + KeyRequest::BYTES]).map_err(|e| {
+                NetError::Protocol {
+                    peer,
+                    detail: e.to_string(),
+                }
+            })?;
+            let y = m.condeval[j]
+                .eval(&request, delta_e)
+                .map_err(|e| EvalError::Refused(e.to_string()))?;
+            out[j / 8] |= u8::from(y) << (j % 8);
+        }
+        let before_out = net.bytes_sent();
+        net.send(CLIENT, out)?;
+        let total = net.bytes_sent() - sent0;
+        let to_client = sent_to_client_input + (net.bytes_sent() - before_out);
+        Ok(ServerStats {
+            rounds: 2,
+            bytes_to_server: total - to_client,
+            bytes_to_client: to_client,
+        })
+    }
+}
+
+/// The client's side: its query `x` (fixed point, `plan.dim` components) in, one decision per
+/// enrolled template out.
+pub fn run_client(
+    net: &mut dyn Transport,
+    plan: &CosinePlan,
+    records: usize,
+    x: &[i64],
+) -> Result<Vec<bool>, EvalError> {
+    if x.len() != plan.dim {
+        return Err(EvalError::Refused(format!(
+            "a query of {} components for a program of dimension {}",
+            x.len(),
+            plan.dim
+        )));
+    }
+    let mut rx = vec![0u64; plan.dim];
+    for s in 0..2 {
+        let share = net.recv(s)?;
+        expect_len(&share, 8 * plan.dim, s, "the input mask share")?;
+        for (r, w) in rx
+            .iter_mut()
+            .zip(bytes_to_words(&share, s, "the input mask share")?)
+        {
+            *r = r.wrapping_add(w);
+        }
+    }
+    let mut delta = Vec::with_capacity(8 * plan.dim);
+    let dx: Vec<u64> = x
+        .iter()
+        .zip(&rx)
+        .map(|(&v, r)| (v as u64).wrapping_add(*r))
+        .collect();
+    words_to_bytes(&dx, &mut delta);
+    net.send(0, delta.clone())?;
+    net.send(1, delta)?;
+    let mut bits = vec![0u8; records.div_ceil(8)];
+    for s in 0..2 {
+        let share = net.recv(s)?;
+        expect_len(&share, bits.len(), s, "the output shares")?;
+        for (a, c) in bits.iter_mut().zip(share) {
+            *a ^= c;
+        }
+    }
+    Ok((0..records)
+        .map(|j| bits[j / 8] >> (j % 8) & 1 == 1)
+        .collect())
+}
