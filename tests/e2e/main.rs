@@ -9,6 +9,7 @@ mod beaver;
 mod beaver_programs;
 mod common;
 mod data;
+mod fss2;
 mod kill;
 mod language;
 mod matching;

@@ -9,7 +9,7 @@ use anyhow::Result;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use super::build::Stage;
-use super::{build, circuit, dealer, explain, keys, run, store_info, synth};
+use super::{build, circuit, dealer, explain, fss2, keys, run, store_info, synth};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -67,7 +67,8 @@ pub struct PlanArgs {
     /// Protocol family: rep3 (three-party replicated throughout), or beaver (dot products as in
     /// rep3; each reveal's comparisons, OR trees and secret ifs as one boolean circuit under
     /// Masked Triples, paper 004, with Beaver triples from a preprocessing phase). Default rep3.
-    #[arg(long, value_parser = ["rep3", "beaver"])]
+    /// fss2 (two servers and a dealer, paper 002) is taken by `irisc run` and `irisc fss2`.
+    #[arg(long, value_parser = ["rep3", "beaver", "fss2"])]
     pub protocol: Option<String>,
 }
 
@@ -77,6 +78,9 @@ impl PlanArgs {
         use irisc_runtime::vocab::{Protocol, Sharing, Variant};
         let protocol = match self.protocol.as_deref() {
             None => None,
+            Some("fss2") => anyhow::bail!(
+                "--protocol fss2 runs as separate roles: `irisc run P.irs --protocol fss2` on this machine, or `irisc fss2 enroll|deal|serve|query`; it does not build one party executable"
+            ),
             Some(p) => {
                 Some(Protocol::parse(p).ok_or_else(|| anyhow::anyhow!("unknown protocol {p}"))?)
             }
@@ -280,6 +284,11 @@ pub enum Command {
     /// its preprocessing phase, or its online phase.
     #[command(subcommand)]
     Circuit(CircuitCommand),
+    /// The roles of a cosine program under the two-server family `fss2` (paper 002): the
+    /// dealer's enrollment and preprocessing, the two servers and the client, each its own
+    /// process.
+    #[command(subcommand)]
+    Fss2(Fss2Command),
     /// Build, key, share and run all three parties on this machine, and print the answers.
     Run {
         program: PathBuf,
@@ -397,6 +406,59 @@ pub enum CircuitCommand {
     },
 }
 
+/// `irisc fss2 ...`: one role of an `fss2` run.
+#[derive(Debug, Subcommand)]
+pub enum Fss2Command {
+    /// The dealer enrolls the gallery: each server's share (`DIR/server0.gallery`,
+    /// `DIR/server1.gallery`) and the dealer's secret (`DIR/dealer.secret`), owner-only.
+    Enroll {
+        program: PathBuf,
+        /// The templates, NDJSON `{"id", "embedding"}`.
+        #[arg(long)]
+        gallery: PathBuf,
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
+    /// The dealer's CS.Setup for a batch of authentications: one material store per server
+    /// (`DIR/server0.material`, `DIR/server1.material`), each authentication used once.
+    Deal {
+        program: PathBuf,
+        /// The dealer's secret from `enroll`.
+        #[arg(long)]
+        secret: PathBuf,
+        #[arg(long, default_value_t = 1)]
+        authentications: u32,
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
+    /// One server: serves `--queries` authentications of the client, then prints what it sent.
+    Serve {
+        program: PathBuf,
+        /// This server's party (name or index in parties.toml).
+        #[arg(long)]
+        party: String,
+        #[arg(long)]
+        config: PathBuf,
+        #[arg(long)]
+        gallery: PathBuf,
+        #[arg(long)]
+        material: PathBuf,
+        #[arg(long, default_value_t = 1)]
+        queries: u32,
+    },
+    /// The client: its queries (NDJSON `{"id", "embedding"}`) against the enrolled gallery;
+    /// prints the matching ids of each.
+    Query {
+        program: PathBuf,
+        #[arg(long)]
+        party: String,
+        #[arg(long)]
+        config: PathBuf,
+        #[arg(long)]
+        queries: PathBuf,
+    },
+}
+
 /// `irisc store ...`: read-only commands on gallery stores.
 #[derive(Debug, Subcommand)]
 pub enum StoreCommand {
@@ -511,6 +573,31 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             force,
         }),
         Command::Store(StoreCommand::Info { stores }) => store_info::run(&stores),
+        Command::Fss2(Fss2Command::Enroll {
+            program,
+            gallery,
+            out,
+        }) => fss2::run_enroll(&program, &gallery, &out),
+        Command::Fss2(Fss2Command::Deal {
+            program,
+            secret,
+            authentications,
+            out,
+        }) => fss2::run_deal(&program, &secret, authentications, &out),
+        Command::Fss2(Fss2Command::Serve {
+            program,
+            party,
+            config,
+            gallery,
+            material,
+            queries,
+        }) => fss2::run_serve(&program, &party, &config, &gallery, &material, queries),
+        Command::Fss2(Fss2Command::Query {
+            program,
+            party,
+            config,
+            queries,
+        }) => fss2::run_query(&program, &party, &config, &queries),
         Command::Circuit(CircuitCommand::Preprocess {
             who,
             maskgen,
@@ -543,6 +630,31 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             roll_back,
             plan: plan.options()?,
         }),
+        Command::Run {
+            program,
+            inputs,
+            db,
+            query,
+            plan,
+            work,
+            threads,
+            record_chunk,
+            timeout,
+            check,
+            target,
+        } if plan.protocol.as_deref() == Some("fss2") => {
+            let (Some(db), Some(query)) = (db.as_ref(), query.as_ref()) else {
+                anyhow::bail!("irisc run --protocol fss2 takes the gallery as --db and the queries as --query");
+            };
+            if !inputs.is_empty()
+                || !matches!(target, TargetArg::Cpu)
+                || threads != 1
+                || record_chunk.is_some()
+            {
+                anyhow::bail!("irisc run --protocol fss2 takes --db, --query, --work, --timeout and --check only");
+            }
+            fss2::run_local(&program, db, query, work.as_deref(), timeout, check)
+        }
         Command::Run {
             program,
             inputs,

@@ -21,6 +21,7 @@ pub mod circuit;
 mod cli;
 pub mod dealer;
 pub mod explain;
+pub mod fss2;
 pub mod keys;
 pub mod opt;
 pub mod pipeline;

@@ -30,7 +30,7 @@ impl Checked {
                 let span = error
                     .at
                     .map_or(Span::default(), |at| at.to_span(&self.source));
-                self.render(Diagnostic::error(error.message, span).with_hint(error.hint))
+                self.render_error(Diagnostic::error(error.message, span).with_hint(error.hint))
             }
             e => anyhow!("{}: {e}", self.path.display()),
         }
@@ -43,13 +43,13 @@ impl Checked {
                 message,
                 hint,
                 span,
-            } => self.render(Diagnostic::error(message, span).with_hint(hint)),
+            } => self.render_error(Diagnostic::error(message, span).with_hint(hint)),
             e => anyhow!("{}: {e}", self.path.display()),
         }
     }
 
     /// A diagnostic at `span`, rendered with the file's source line and a caret.
-    fn render(&self, d: Diagnostic) -> anyhow::Error {
+    pub fn render_error(&self, d: Diagnostic) -> anyhow::Error {
         anyhow!(render(
             &self.path.display().to_string(),
             &self.source,

@@ -359,7 +359,7 @@ fn label_party(party: usize, line: &str) -> String {
 /// Why the run failed: each failed party's cause, in the order their ends were seen (the one
 /// that failed first, then those that failed because of it or were stopped); `None` if all
 /// succeeded.
-fn failures(outcome: &[Outcome]) -> Option<String> {
+pub(crate) fn failures(outcome: &[Outcome]) -> Option<String> {
     let mut failed: Vec<usize> = (0..outcome.len())
         .filter(|&p| !outcome[p].success)
         .collect();
@@ -550,7 +550,7 @@ fn forward_lines(
 
 /// Waits for all parties, relaying their lines as they come; if one fails, the others are given
 /// a moment and then stopped, so a run never hangs on a dead peer.
-fn wait_all(
+pub(crate) fn wait_all(
     mut children: Vec<Child>,
     limit: Duration,
     relay: &mut dyn FnMut(PartyLine<'_>),

@@ -48,6 +48,8 @@ pub struct GalleryShare {
     pub gallery_id: [u8; 16],
     pub dim: usize,
     pub records: usize,
+    /// The templates' public ids, in record order.
+    pub ids: Vec<u64>,
     pub delta: Vec<u64>,
     pub mask: Vec<u64>,
 }
@@ -171,12 +173,14 @@ impl DealerSecret {
 /// Enrollment: the templates (record-major, `dim` components each, fixed point) dealt to the two
 /// servers, and what the dealer keeps.
 pub fn enroll(
+    ids: &[u64],
     templates: &[i64],
     dim: usize,
     rng: &mut DealerRng,
 ) -> (DealerSecret, [GalleryShare; 2]) {
     assert!(dim > 0 && templates.len() % dim == 0);
     let records = templates.len() / dim;
+    assert_eq!(ids.len(), records, "one id per template");
     let secret = DealerSecret {
         gallery_id: rng.key(),
         dim,
@@ -201,6 +205,7 @@ pub fn enroll(
         gallery_id: secret.gallery_id,
         dim,
         records,
+        ids: ids.to_vec(),
         delta: delta.clone(),
         mask: shares[b].clone(),
     });

@@ -1,6 +1,6 @@
 //! CS.Eval (paper 002, Protocol 2) with the robust input of its Fig. 3 and the output to the
-//! client, as each party runs it over a [`Transport`]: servers `S_0`, `S_1` are parties 0 and
-//! 1, the client (who holds the query and receives the decisions) is party 2.
+//! client, as each party runs it over a [`Transport`]: two servers `S_0`, `S_1` and the client
+//! (who holds the query and receives the decisions), at the link indices of [`Roles`].
 //!
 //! - **Input** (Fig. 3): `S_b` sends `[r_x]_b` to the client, which returns
 //!   `delta_x = x + r_x` to both. The servers' check that they received the same `delta_x`
@@ -23,8 +23,30 @@ use super::dealer::{AuthMaterial, GalleryShare};
 use super::plan::CosinePlan;
 use super::sharing::{ss_ip, ss_mul};
 
-/// The client's party index.
-pub const CLIENT: usize = 2;
+/// Which link index plays which role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Roles {
+    /// `S_0` and `S_1`.
+    pub servers: [usize; 2],
+    pub client: usize,
+}
+
+impl Roles {
+    /// The roles of a run whose client is link index `client` of three: the servers are the
+    /// other two, in index order.
+    pub fn with_client(client: usize) -> Roles {
+        let mut s = (0..3).filter(|&i| i != client);
+        Roles {
+            servers: [s.next().expect("two"), s.next().expect("two")],
+            client,
+        }
+    }
+
+    /// The server role (0 or 1) of link index `party`, if it is a server.
+    pub fn server_of(&self, party: usize) -> Option<usize> {
+        self.servers.iter().position(|&s| s == party)
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum EvalError {
@@ -37,6 +59,7 @@ pub enum EvalError {
 /// Everything one server's evaluation needs, threaded through every step.
 pub struct ServerSession<'a> {
     pub net: &'a mut dyn Transport,
+    pub roles: Roles,
     pub plan: &'a CosinePlan,
     pub gallery: &'a GalleryShare,
     pub material: &'a AuthMaterial,
@@ -92,11 +115,11 @@ fn digest(words: &[u64]) -> [u8; 32] {
 
 impl ServerSession<'_> {
     fn check(&self) -> Result<usize, EvalError> {
-        let b = self.net.party();
+        let me = self.net.party();
         let (g, m) = (self.gallery, self.material);
-        if b > 1 {
-            return Err(EvalError::Refused(format!("party {b} is not a server")));
-        }
+        let Some(b) = self.roles.server_of(me) else {
+            return Err(EvalError::Refused(format!("party {me} is not a server")));
+        };
         if g.server != b || m.server != b {
             return Err(EvalError::Refused(format!(
                 "server {b} was given server {}'s gallery share or server {}'s material",
@@ -115,7 +138,7 @@ impl ServerSession<'_> {
     /// CS.Eval for this server: sends its output shares to the client and returns what it sent.
     pub fn run(self) -> Result<ServerStats, EvalError> {
         let b = self.check()?;
-        let peer = 1 - b;
+        let (peer, client) = (self.roles.servers[1 - b], self.roles.client);
         let (plan, g, m) = (self.plan, self.gallery, self.material);
         let (n, records) = (g.dim, g.records);
         let net = self.net;
@@ -123,10 +146,10 @@ impl ServerSession<'_> {
         // Input (Fig. 3).
         let mut msg = Vec::with_capacity(8 * n);
         words_to_bytes(&m.rx, &mut msg);
-        net.send(CLIENT, msg)?;
-        let dx = net.recv(CLIENT)?;
-        expect_len(&dx, 8 * n, CLIENT, "the client's masked input")?;
-        let dx = bytes_to_words(&dx, CLIENT, "the client's masked input")?;
+        net.send(client, msg)?;
+        let dx = net.recv(client)?;
+        expect_len(&dx, 8 * n, client, "the client's masked input")?;
+        let dx = bytes_to_words(&dx, client, "the client's masked input")?;
         let sent_to_client_input = net.bytes_sent() - sent0;
 
         // Round 1: SS.IP, then open u + alpha_1, v + r_1, w + r_2.
@@ -210,7 +233,7 @@ impl ServerSession<'_> {
             out[j / 8] |= u8::from(y) << (j % 8);
         }
         let before_out = net.bytes_sent();
-        net.send(CLIENT, out)?;
+        net.send(client, out)?;
         let total = net.bytes_sent() - sent0;
         let to_client = sent_to_client_input + (net.bytes_sent() - before_out);
         Ok(ServerStats {
@@ -225,6 +248,7 @@ impl ServerSession<'_> {
 /// enrolled template out.
 pub fn run_client(
     net: &mut dyn Transport,
+    roles: Roles,
     plan: &CosinePlan,
     records: usize,
     x: &[i64],
@@ -237,7 +261,7 @@ pub fn run_client(
         )));
     }
     let mut rx = vec![0u64; plan.dim];
-    for s in 0..2 {
+    for s in roles.servers {
         let share = net.recv(s)?;
         expect_len(&share, 8 * plan.dim, s, "the input mask share")?;
         for (r, w) in rx
@@ -254,10 +278,10 @@ pub fn run_client(
         .map(|(&v, r)| (v as u64).wrapping_add(*r))
         .collect();
     words_to_bytes(&dx, &mut delta);
-    net.send(0, delta.clone())?;
-    net.send(1, delta)?;
+    net.send(roles.servers[0], delta.clone())?;
+    net.send(roles.servers[1], delta)?;
     let mut bits = vec![0u8; records.div_ceil(8)];
-    for s in 0..2 {
+    for s in roles.servers {
         let share = net.recv(s)?;
         expect_len(&share, bits.len(), s, "the output shares")?;
         for (a, c) in bits.iter_mut().zip(share) {

@@ -96,9 +96,9 @@ pub fn write_gallery(path: &Path, g: &GalleryShare) -> Result<(), MaterialError>
     head.extend_from_slice(&(g.dim as u64).to_le_bytes());
     head.extend_from_slice(&(g.records as u64).to_le_bytes());
     head.extend_from_slice(&g.gallery_id);
-    let (d, m) = (words(&g.delta), words(&g.mask));
-    let sum = checksum("irisc 2026 fss2 gallery share", &[&head, &d, &m]);
-    write_private(path, &[&head, &sum, &d, &m])
+    let (ids, d, m) = (words(&g.ids), words(&g.delta), words(&g.mask));
+    let sum = checksum("irisc 2026 fss2 gallery share", &[&head, &ids, &d, &m]);
+    write_private(path, &[&head, &sum, &ids, &d, &m])
 }
 
 /// Reads server `server`'s gallery share.
@@ -118,14 +118,15 @@ pub fn read_gallery(path: &Path, server: usize) -> Result<GalleryShare, Material
         u64_at(&bytes, 12),
         u64_at(&bytes, 20),
     );
-    let body = (dim as u128) * (records as u128) * 16;
+    let body = (records as u128) * 8 + (dim as u128) * (records as u128) * 16;
     if body != (bytes.len() - head - 32) as u128 {
         return Err(foreign("it is truncated or has bytes after its end"));
     }
     let (h, rest) = bytes.split_at(head);
     let (sum, body) = rest.split_at(32);
+    let (ids, body) = body.split_at(records as usize * 8);
     let (d, m) = body.split_at(body.len() / 2);
-    if checksum("irisc 2026 fss2 gallery share", &[h, d, m]) != sum {
+    if checksum("irisc 2026 fss2 gallery share", &[h, ids, d, m]) != sum {
         return Err(foreign("its checksum does not match: the file was damaged"));
     }
     if s != server {
@@ -144,6 +145,7 @@ pub fn read_gallery(path: &Path, server: usize) -> Result<GalleryShare, Material
         gallery_id: bytes[28..44].try_into().expect("16"),
         dim: dim as usize,
         records: records as usize,
+        ids: to_words(ids),
         delta: to_words(d),
         mask: to_words(m),
     })
@@ -355,12 +357,13 @@ fn check(h: &StoreHeader, used: u32, e: &Expect<'_>, needed: u32) -> Result<(), 
     Ok(())
 }
 
-/// Checks that the store at `path` can serve `needed` authentications, consuming nothing.
+/// Checks that the store at `path` can serve `needed` authentications, consuming nothing: its
+/// header and how many authentications are already used.
 pub fn check_available(
     path: &Path,
     expect: Expect<'_>,
     needed: u32,
-) -> Result<StoreHeader, MaterialError> {
+) -> Result<(StoreHeader, u32), MaterialError> {
     let mut f = File::open(path).map_err(|e| MaterialError::Io {
         path: path.to_path_buf(),
         detail: format!("cannot open the material store: {e}"),
@@ -370,7 +373,7 @@ pub fn check_available(
         path: path.to_path_buf(),
         detail,
     })?;
-    Ok(h)
+    Ok((h, used))
 }
 
 /// The next unused authentication: checked against `expect`, its checksum verified, marked used

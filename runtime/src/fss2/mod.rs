@@ -10,11 +10,13 @@
 //! - [`plan`]: the cosine test as two gates (the sign of `<x,y>`, the magnitude by CondEval);
 //! - [`dealer`]: enrollment and CS.Setup (Protocol 1);
 //! - [`eval`]: CS.Eval (Protocol 2) with the robust input of Fig. 3;
-//! - [`material`]: the dealer's files, one per server, each authentication consumed once.
+//! - [`material`]: the dealer's files, one per server, each authentication consumed once;
+//! - [`party`]: the roles as processes (dealer, servers, client).
 
 pub mod dealer;
 pub mod eval;
 pub mod material;
+pub mod party;
 pub mod plan;
 pub mod sharing;
 pub mod trunc;

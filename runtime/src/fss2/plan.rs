@@ -7,7 +7,10 @@
 //! | tau     | `>=`                   | `>`                    |
 //! |---------|------------------------|------------------------|
 //! | `>= 0`  | `p >= 0 and E >= 0`    | `p > 0 and E > 0`      |
-//! | `< 0`   | `p >= 0 or E <= 0`     | `p > 0 or E < 0`       |
+//! | `< 0`   | `p >= 0 or E <= 0`     | `p >= 0 or E < 0`      |
+//!
+//! (For `tau < 0` a non-negative `p` alone decides, strict or not: `cosine >= 0 > tau`; this is
+//! the plaintext definition's reading, which differs from `p > 0` only for a zero vector.)
 //!
 //! Each test is an interval-containment gate on `p` or `E` or their negation in Z_2^64 (sound
 //! when the range analysis proves no value wraps, which the compiler checks before it picks
@@ -23,6 +26,8 @@ use crate::fss::ic::{NEGATIVE, NON_NEGATIVE};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CosinePlan {
     pub dim: usize,
+    /// Components are `round(v * 2^scale_bits)`.
+    pub scale_bits: u32,
     pub tau_negative: bool,
     pub tau_num: u64,
     pub tau_den: u64,
@@ -39,7 +44,7 @@ pub struct SignTest {
 impl CosinePlan {
     /// `c_1`: the test on `p`.
     pub fn sign_test(&self) -> SignTest {
-        if self.strict {
+        if self.strict && !self.tau_negative {
             SignTest {
                 interval: NEGATIVE,
                 negate: true,
@@ -83,6 +88,7 @@ impl CosinePlan {
     pub fn fingerprint(&self) -> [u8; 32] {
         let mut h = blake3::Hasher::new_derive_key("irisc 2026 fss2 cosine plan");
         h.update(&(self.dim as u64).to_le_bytes());
+        h.update(&self.scale_bits.to_le_bytes());
         h.update(&[u8::from(self.tau_negative), u8::from(self.strict)]);
         h.update(&self.tau_num.to_le_bytes());
         h.update(&self.tau_den.to_le_bytes());

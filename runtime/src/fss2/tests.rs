@@ -2,7 +2,7 @@
 //! each party, in-process transports) against an exact-integer cosine decision written here.
 
 use super::dealer::{self, AuthMaterial, DealerRng};
-use super::eval::{run_client, ServerSession};
+use super::eval::{run_client, Roles, ServerSession};
 use super::plan::CosinePlan;
 use super::sharing::{ss_ip, ss_mul, ss_share};
 use super::trunc::{self, shift, trunc_pair};
@@ -101,7 +101,8 @@ fn decide(x: &[i64], y: &[i64], plan: &CosinePlan) -> bool {
     let e = d2 * p * p - n2 * xx * yy;
     let pos = |v: i128| if plan.strict { v > 0 } else { v >= 0 };
     if plan.tau_negative {
-        pos(p) || pos(-e)
+        // cosine >= 0 > tau whenever p >= 0, strict or not.
+        p >= 0 || pos(-e)
     } else {
         pos(p) && pos(e)
     }
@@ -110,7 +111,8 @@ fn decide(x: &[i64], y: &[i64], plan: &CosinePlan) -> bool {
 /// Two servers and the client, each on its own thread over in-process links.
 fn authenticate(plan: CosinePlan, gallery: &[i64], x: &[i64], seed: u8) -> Vec<bool> {
     let mut rng = DealerRng::from_key([seed; 16]);
-    let (secret, shares) = dealer::enroll(gallery, plan.dim, &mut rng);
+    let ids: Vec<u64> = (0..(gallery.len() / plan.dim) as u64).collect();
+    let (secret, shares) = dealer::enroll(&ids, gallery, plan.dim, &mut rng);
     let masks = secret.template_masks();
     let material = dealer::cs_setup(&plan, &secret, &masks, &mut rng);
     // Through the byte encoding, as the servers read it from their files.
@@ -122,13 +124,17 @@ fn authenticate(plan: CosinePlan, gallery: &[i64], x: &[i64], seed: u8) -> Vec<b
     let x = x.to_vec();
     let shares = std::sync::Arc::new(shares);
     let material = std::sync::Arc::new(material);
+    // The client sits between the servers, as in a program whose query owner is its second party.
+    let roles = Roles::with_client(1);
     let out = run_parties(3, move |mut net| {
-        let b = crate::net::Transport::party(&net);
-        if b == 2 {
-            run_client(&mut net, &plan, records, &x).map_err(|e| e.to_string())
+        let me = crate::net::Transport::party(&net);
+        if me == roles.client {
+            run_client(&mut net, roles, &plan, records, &x).map_err(|e| e.to_string())
         } else {
+            let b = roles.server_of(me).unwrap();
             ServerSession {
                 net: &mut net,
+                roles,
                 plan: &plan,
                 gallery: &shares[b],
                 material: &material[b],
@@ -141,10 +147,10 @@ fn authenticate(plan: CosinePlan, gallery: &[i64], x: &[i64], seed: u8) -> Vec<b
             .map_err(|e| e.to_string())
         }
     });
-    for o in &out[..2] {
-        assert!(o.is_ok(), "{o:?}");
+    for s in roles.servers {
+        assert!(out[s].is_ok(), "{:?}", out[s]);
     }
-    out.into_iter().nth(2).unwrap().unwrap()
+    out.into_iter().nth(roles.client).unwrap().unwrap()
 }
 
 fn plans(dim: usize) -> Vec<CosinePlan> {
@@ -153,6 +159,7 @@ fn plans(dim: usize) -> Vec<CosinePlan> {
         for strict in [false, true] {
             v.push(CosinePlan {
                 dim,
+                scale_bits: 8,
                 tau_negative: neg,
                 tau_num: num,
                 tau_den: den,

@@ -1,0 +1,406 @@
+//! `irisc fss2 enroll|deal|serve|query`: the roles of a program under the two-server family
+//! `fss2` (paper 002), each as its own process. The program decides the plan: a cosine
+//! identification `reveal ids s in G: cosine(q, s) >= TAU to X;` where `X` supplies the query `q`;
+//! `X` is the client, the two other parties are the servers `S_0`, `S_1` in declaration order,
+//! and the dealer works offline (enrollment and preprocessing into files).
+//!
+//! The range analysis of the cosine test (`analysis::cosine`) must prove that every value the
+//! servers materialise fits the signed range of Z_2^64 (the paper's `l_0 = 64`); then the
+//! decision is exact and no truncation is needed (`rho = 0`: the paper truncates to shrink the
+//! FSS input domain, at the price of a decision that can differ from the fixed-point one next to
+//! the threshold, which the FAR/FRR target rules out).
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{anyhow, bail, Result};
+use irisc_runtime::contract::MATCH_FIELD;
+use irisc_runtime::fss2::eval::Roles;
+use irisc_runtime::fss2::party::{self, ClientRun, ServerRun};
+use irisc_runtime::fss2::plan::CosinePlan;
+use irisc_runtime::io::ndjson_values::{quantise, read_embeddings};
+
+use super::pipeline::{read_and_check, Checked};
+use crate::analysis::cosine::{select_cosine_ring, CosineRing};
+use crate::sema::program::{BoolExpr, InputType, Operand, RevealShape};
+use crate::syntax::Diagnostic;
+use irisc_runtime::vocab::InputRole;
+
+/// What a program means under `fss2`.
+#[derive(Debug, Clone)]
+pub struct Fss2Program {
+    pub plan: CosinePlan,
+    pub roles: Roles,
+    /// The parties' names, by link index.
+    pub parties: [String; 3],
+    pub query: String,
+    pub gallery: String,
+    /// The JSON field the client prints the matching ids under.
+    pub label: String,
+    pub ring: CosineRing,
+}
+
+/// Reads `path` and derives its `fss2` plan, or says at the source what does not fit.
+pub fn fss2_program(path: &Path) -> Result<Fss2Program> {
+    let checked = read_and_check(path)?;
+    of_checked(&checked)
+}
+
+const SHAPE_HINT: &str = "under --protocol fss2 a program has one reveal of the form `reveal ids s in GALLERY: cosine(QUERY, s) >= TAU to OWNER;` where OWNER supplies QUERY";
+
+pub fn of_checked(checked: &Checked) -> Result<Fss2Program> {
+    let p = &checked.program;
+    let at = |span, msg: String| {
+        checked.render_error(Diagnostic::error(msg, span).with_hint(SHAPE_HINT.to_string()))
+    };
+    let [reveal] = p.reveals.as_slice() else {
+        return Err(at(
+            p.reveals.get(1).map(|r| r.span).unwrap_or_default(),
+            format!(
+                "fss2 runs one cosine reveal; this program has {}",
+                p.reveals.len()
+            ),
+        ));
+    };
+    if reveal.shape != RevealShape::Ids {
+        return Err(at(
+            reveal.span,
+            "fss2 reveals the matching ids (`reveal ids s in G: ...`)".into(),
+        ));
+    }
+    let BoolExpr::Cosine(test) = &reveal.value else {
+        return Err(at(
+            reveal.span,
+            "fss2 decides one cosine test per record; this reveal computes something else".into(),
+        ));
+    };
+    let Operand::Query(q) = test.query else {
+        return Err(at(
+            test.span,
+            "the first operand of cosine must be the query".into(),
+        ));
+    };
+    let Operand::Record { .. } = test.record else {
+        return Err(at(
+            test.span,
+            "the second operand of cosine must be the gallery record".into(),
+        ));
+    };
+    let query = &p.inputs[q];
+    let owner = query.owner.expect("a query has an owner");
+    if reveal.to != owner {
+        return Err(at(
+            reveal.span,
+            format!(
+                "fss2 reveals to the client, the party that supplies `{}` ({}), not to {}",
+                query.name, p.parties[owner], p.parties[reveal.to]
+            ),
+        ));
+    }
+    let gallery = p
+        .inputs
+        .iter()
+        .find(|i| i.role == InputRole::Gallery)
+        .ok_or_else(|| {
+            at(
+                reveal.span,
+                "fss2 needs a gallery of enrolled templates".into(),
+            )
+        })?;
+    let InputType::Embedding { dim, scale_bits } = query.ty else {
+        return Err(at(query.span, "fss2 compares embeddings".into()));
+    };
+    let ring = select_cosine_ring(dim, scale_bits, test.tau, test.strict).map_err(|e| {
+        checked.render_error(Diagnostic::error(e.to_string(), test.span).with_hint(e.hint()))
+    })?;
+    Ok(Fss2Program {
+        plan: CosinePlan {
+            dim: dim as usize,
+            scale_bits,
+            tau_negative: test.tau.negative,
+            tau_num: test.tau.abs.num,
+            tau_den: test.tau.abs.den,
+            strict: test.strict,
+        },
+        roles: Roles::with_client(owner),
+        parties: p.parties.clone(),
+        query: query.name.clone(),
+        gallery: gallery.name.clone(),
+        label: reveal.label.clone(),
+        ring,
+    })
+}
+
+/// `irisc fss2 enroll`.
+pub fn run_enroll(program: &Path, gallery: &Path, out: &Path) -> Result<ExitCode> {
+    let f = fss2_program(program)?;
+    let report = party::enroll(&f.plan, gallery, out).map_err(|e| anyhow!(e))?;
+    println!("{}", serde_json::to_string(&report)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `irisc fss2 deal`.
+pub fn run_deal(
+    program: &Path,
+    secret: &Path,
+    authentications: u32,
+    out: &Path,
+) -> Result<ExitCode> {
+    let f = fss2_program(program)?;
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(u64::from(authentications)),
+        indicatif::ProgressDrawTarget::stderr(),
+    );
+    bar.set_message("dealing authentications");
+    let report = party::deal(&f.plan, secret, authentications, out, |i| {
+        bar.set_position(u64::from(i))
+    })
+    .map_err(|e| anyhow!(e))?;
+    bar.finish_and_clear();
+    println!("{}", serde_json::to_string(&report)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Which link index the named or numbered party is.
+fn party_index(f: &Fss2Program, party: &str) -> Result<usize> {
+    if let Some(i) = f.parties.iter().position(|p| p == party) {
+        return Ok(i);
+    }
+    match party.parse::<usize>() {
+        Ok(i) if i < 3 => Ok(i),
+        _ => bail!(
+            "--party {party}: the program's parties are {}",
+            f.parties.join(", ")
+        ),
+    }
+}
+
+/// `irisc fss2 serve`.
+pub fn run_serve(
+    program: &Path,
+    party: &str,
+    config: &Path,
+    gallery: &Path,
+    material: &Path,
+    queries: u32,
+) -> Result<ExitCode> {
+    let f = fss2_program(program)?;
+    let me = party_index(&f, party)?;
+    let run = ServerRun {
+        party: me,
+        config: config.to_path_buf(),
+        roles: f.roles,
+        plan: f.plan,
+        gallery: gallery.to_path_buf(),
+        material: material.to_path_buf(),
+        queries,
+    };
+    let report = party::serve(&run).map_err(|e| anyhow!("{}: {e}", f.parties[me]))?;
+    println!("{}", serde_json::to_string(&report)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `irisc fss2 query`: prints one JSON line per query with the matching ids, then the report.
+pub fn run_query(program: &Path, party: &str, config: &Path, queries: &Path) -> Result<ExitCode> {
+    let f = fss2_program(program)?;
+    let me = party_index(&f, party)?;
+    let records = read_embeddings(queries, Some(f.plan.dim)).map_err(|e| anyhow!(e))?;
+    let run = ClientRun {
+        party: me,
+        config: config.to_path_buf(),
+        roles: f.roles,
+        plan: f.plan,
+        queries: records
+            .iter()
+            .map(|r| {
+                r.embedding
+                    .iter()
+                    .map(|&v| quantise(v, f.plan.scale_bits))
+                    .collect()
+            })
+            .collect(),
+    };
+    let report = party::query(&run).map_err(|e| anyhow!("{}: {e}", f.parties[me]))?;
+    // The objects of README "Outputs", as the rep3 output party prints them.
+    for (q, (r, m)) in records.iter().zip(&report.matches).enumerate() {
+        let mut o = serde_json::Map::new();
+        o.insert("query".into(), q.into());
+        o.insert("id".into(), r.id.into());
+        o.insert(MATCH_FIELD.into(), (!m.is_empty()).into());
+        o.insert(f.label.clone(), serde_json::json!(m));
+        println!("{}", serde_json::Value::Object(o));
+    }
+    eprintln!(
+        "{}: {} queries, {:.3} ms per query (median), {} bytes sent",
+        f.parties[me],
+        records.len(),
+        median_ms(&report.seconds_per_query),
+        report.bytes_sent
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn median_ms(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    s.get(s.len() / 2).copied().unwrap_or(0.0) * 1e3
+}
+
+/// `irisc run P.irs --protocol fss2`: the whole run on this machine, every role its own process
+/// (the dealer's enrollment and preprocessing, the two servers, the client), over TLS on
+/// loopback; relays the client's answers and, with `check`, compares them with the plaintext
+/// definition of the program.
+pub fn run_local(
+    program: &Path,
+    db: &Path,
+    queries: &Path,
+    work: Option<&Path>,
+    timeout: f64,
+    check: bool,
+) -> Result<ExitCode> {
+    use super::run::{failures, free_base_port, wait_all, PartyLine};
+    use std::process::{Command, Stdio};
+    let started = std::time::Instant::now();
+    let checked = read_and_check(program)?;
+    let f = of_checked(&checked)?;
+    let count = read_embeddings(queries, Some(f.plan.dim))
+        .map_err(|e| anyhow!(e))?
+        .len();
+    if count == 0 {
+        bail!("{}: no queries", queries.display());
+    }
+    read_embeddings(db, Some(f.plan.dim)).map_err(|e| anyhow!(e))?;
+    let temp;
+    let work = match work {
+        Some(w) => {
+            std::fs::create_dir_all(w)?;
+            w.to_path_buf()
+        }
+        None => {
+            temp = tempfile::Builder::new().prefix("irisc-fss2-").tempdir()?;
+            temp.path().to_path_buf()
+        }
+    };
+    let me = std::env::current_exe()?;
+    let dealer = work.join("dealer");
+    let config = super::keys::generate_keys(&work.join("keys"), free_base_port()?, true)?;
+    let prog = program.display().to_string();
+    // The dealer, offline: enrollment, then one authentication's material per query.
+    for args in [
+        vec![
+            "fss2",
+            "enroll",
+            &prog,
+            "--gallery",
+            &db.display().to_string(),
+            "--out",
+            &dealer.display().to_string(),
+        ],
+        vec![
+            "fss2",
+            "deal",
+            &prog,
+            "--secret",
+            &dealer.join(party::SECRET_NAME).display().to_string(),
+            "--authentications",
+            &count.to_string(),
+            "--out",
+            &dealer.display().to_string(),
+        ],
+    ]
+    .iter()
+    {
+        let out = Command::new(&me)
+            .args(args)
+            .stderr(Stdio::inherit())
+            .output()?;
+        if !out.status.success() {
+            bail!("the dealer's `{}` failed", args[1]);
+        }
+    }
+    let dealt = std::time::Instant::now();
+    let mut children = Vec::new();
+    for p in 0..3 {
+        let mut c = Command::new(&me);
+        c.arg("fss2");
+        match f.roles.server_of(p) {
+            Some(s) => c
+                .args(["serve", &prog, "--gallery"])
+                .arg(dealer.join(party::gallery_name(s)))
+                .arg("--material")
+                .arg(dealer.join(party::material_name(s)))
+                .args(["--queries", &count.to_string()]),
+            None => c.args(["query", &prog, "--queries"]).arg(queries),
+        };
+        c.args(["--party", &p.to_string(), "--config"])
+            .arg(&config)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        children.push(c.spawn()?);
+    }
+    let client = f.roles.client;
+    let outcome = wait_all(
+        children,
+        std::time::Duration::from_secs_f64(timeout * 3.0 + 60.0),
+        &mut |line| match line {
+            PartyLine::Stdout { party, text } if party == client => println!("{text}"),
+            PartyLine::Stdout { .. } => {}
+            PartyLine::Stderr { party, text } => eprintln!("[{}] {text}", f.parties[party]),
+        },
+    )?;
+    if let Some(error) = failures(&outcome) {
+        bail!("{error} (see the parties' messages above)");
+    }
+    eprintln!(
+        "two servers answered {count} queries in {:.3} s ({:.3} s in all, with keys and the dealer)",
+        dealt.elapsed().as_secs_f64(),
+        started.elapsed().as_secs_f64()
+    );
+    if check {
+        let planned =
+            super::pipeline::plan(&checked, &crate::analysis::plan::PlanOptions::default())?;
+        let plain: Vec<super::plaintext::PlainInput> = checked
+            .program
+            .inputs
+            .iter()
+            .map(|i| {
+                let file = if i.role == InputRole::Gallery {
+                    db
+                } else {
+                    queries
+                };
+                let records = read_embeddings(file, Some(f.plan.dim)).map_err(|e| anyhow!(e))?;
+                Ok(super::plaintext::PlainInput::Embedding(
+                    records
+                        .into_iter()
+                        .map(|r| {
+                            (
+                                r.id,
+                                r.embedding
+                                    .iter()
+                                    .map(|&v| quantise(v, f.plan.scale_bits))
+                                    .collect(),
+                            )
+                        })
+                        .collect(),
+                ))
+            })
+            .collect::<Result<_>>()?;
+        let expected = super::plaintext::answers(&checked.program, &planned.plan, &plain)?;
+        let want = expected.get(&client).cloned().unwrap_or_default();
+        let got: Vec<serde_json::Value> = outcome[client]
+            .stdout
+            .lines()
+            .map(serde_json::from_str)
+            .collect::<Result<_, _>>()?;
+        if want != got {
+            bail!(
+                "the client's answers differ from the plaintext definition\n  fss2:  {}\n  plain: {}",
+                serde_json::to_string(&got)?,
+                serde_json::to_string(&want)?
+            );
+        }
+        eprintln!("checked: the answers equal the plaintext definition of the program");
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,374 @@
+//! The roles of an `fss2` run, each its own process: the dealer (offline: enrollment and
+//! CS.Setup into files), the two servers and the client (online, over the TLS links of
+//! `parties.toml`, three entries: the client is the program's query owner, the servers the other
+//! two in index order).
+//!
+//! Before connecting, a server checks its gallery share and its material store (server, program,
+//! gallery, enough unused authentications); after connecting and before the client sees any
+//! mask, the two servers compare which batch and which authentication each is about to use, so
+//! material that is replayed, from another batch or out of step is refused before anything
+//! secret-dependent is sent. Each authentication's material is marked used before it is used.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crate::io::ndjson_values::quantise;
+use crate::net::link::TlsTransport;
+use crate::net::session::Session;
+use crate::net::{PartiesConfig, Transport};
+
+use super::dealer::{self, DealerRng, GalleryShare};
+use super::eval::{run_client, Roles, ServerSession, ServerStats};
+use super::material::{self, Expect, StoreHeader, StoreWriter};
+use super::plan::CosinePlan;
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// The dealer's enrollment: `embeddings` (one template a line, `{"id", "embedding"}`) quantised
+/// to the plan's scale and dealt into `out/server0.gallery`, `out/server1.gallery` and
+/// `out/dealer.secret`.
+pub fn enroll(plan: &CosinePlan, embeddings: &Path, out: &Path) -> Result<EnrollReport, String> {
+    let records = crate::io::ndjson_values::read_embeddings(embeddings, Some(plan.dim))?;
+    if records.is_empty() {
+        return Err(format!("{}: no templates to enroll", embeddings.display()));
+    }
+    let ids: Vec<u64> = records.iter().map(|r| r.id).collect();
+    let templates: Vec<i64> = records
+        .iter()
+        .flat_map(|r| r.embedding.iter().map(|&v| quantise(v, plan.scale_bits)))
+        .collect();
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let mut rng = DealerRng::from_os();
+    let (secret, shares) = dealer::enroll(&ids, &templates, plan.dim, &mut rng);
+    for g in &shares {
+        material::write_gallery(&out.join(gallery_name(g.server)), g).map_err(|e| e.to_string())?;
+    }
+    material::write_secret(&out.join(SECRET_NAME), &secret).map_err(|e| e.to_string())?;
+    Ok(EnrollReport {
+        records: ids.len(),
+        dim: plan.dim,
+        gallery_id: hex(&secret.gallery_id),
+    })
+}
+
+/// The file names the dealer writes.
+pub const SECRET_NAME: &str = "dealer.secret";
+
+pub fn gallery_name(server: usize) -> String {
+    format!("server{server}.gallery")
+}
+
+pub fn material_name(server: usize) -> String {
+    format!("server{server}.material")
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct EnrollReport {
+    pub records: usize,
+    pub dim: usize,
+    pub gallery_id: String,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DealReport {
+    pub authentications: u32,
+    pub records: usize,
+    pub bytes_per_server: u64,
+    pub bytes_per_authentication: u64,
+    pub batch: String,
+    pub seconds: f64,
+}
+
+/// CS.Setup for `authentications` authentications against the enrolled gallery: one material
+/// store per server in `out`, written authentication by authentication.
+pub fn deal(
+    plan: &CosinePlan,
+    secret_path: &Path,
+    authentications: u32,
+    out: &Path,
+    mut progress: impl FnMut(u32),
+) -> Result<DealReport, String> {
+    let started = Instant::now();
+    let secret = material::read_secret(secret_path).map_err(|e| e.to_string())?;
+    if secret.dim != plan.dim {
+        return Err(format!(
+            "{}: the gallery was enrolled with dimension {}, the program has {}",
+            secret_path.display(),
+            secret.dim,
+            plan.dim
+        ));
+    }
+    if authentications == 0 {
+        return Err("a batch of 0 authentications".into());
+    }
+    let mut rng = DealerRng::from_os();
+    let mut batch = [0u8; 16];
+    rng.fill(&mut batch);
+    let header = |server: u32| StoreHeader {
+        server,
+        authentications,
+        dim: plan.dim as u64,
+        records: secret.records as u64,
+        gallery_id: secret.gallery_id,
+        plan: plan.fingerprint(),
+        batch,
+    };
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let mut ws = Vec::with_capacity(2);
+    for s in 0..2u32 {
+        ws.push(
+            StoreWriter::create(&out.join(material_name(s as usize)), &header(s))
+                .map_err(|e| e.to_string())?,
+        );
+    }
+    let masks = secret.template_masks();
+    for i in 0..authentications {
+        let pair = dealer::cs_setup(plan, &secret, &masks, &mut rng);
+        for (w, m) in ws.iter_mut().zip(&pair) {
+            w.append(m).map_err(|e| e.to_string())?;
+        }
+        progress(i + 1);
+    }
+    for w in ws {
+        w.finish().map_err(|e| e.to_string())?;
+    }
+    let per = dealer::AuthMaterial::encoded_bytes(plan.dim, secret.records) as u64 + 32;
+    Ok(DealReport {
+        authentications,
+        records: secret.records,
+        bytes_per_server: std::fs::metadata(out.join(material_name(0)))
+            .map(|m| m.len())
+            .unwrap_or(0),
+        bytes_per_authentication: per,
+        batch: hex(&batch),
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// What a server is told.
+#[derive(Debug, Clone)]
+pub struct ServerRun {
+    /// This process's index in `parties.toml`.
+    pub party: usize,
+    pub config: PathBuf,
+    pub roles: Roles,
+    pub plan: CosinePlan,
+    pub gallery: PathBuf,
+    pub material: PathBuf,
+    pub queries: u32,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ServerReport {
+    pub server: usize,
+    pub queries: u32,
+    pub records: usize,
+    /// Rounds between the servers per query.
+    pub rounds_per_query: u32,
+    pub bytes_to_server: u64,
+    pub bytes_to_client: u64,
+    /// From the client's masked input to the output shares sent, per query.
+    pub seconds_per_query: Vec<f64>,
+    pub connect_seconds: f64,
+}
+
+fn session(plan: &CosinePlan, queries: u32) -> Vec<u8> {
+    Session::new()
+        .field("protocol", "fss2")
+        .field("program", hex(&plan.fingerprint()))
+        .field("queries", queries)
+        .to_bytes()
+}
+
+fn connect(
+    party: usize,
+    config: &Path,
+    plan: &CosinePlan,
+    queries: u32,
+) -> Result<TlsTransport, String> {
+    let cfg = PartiesConfig::load(config).map_err(|e| e.to_string())?;
+    if cfg.count() != 3 {
+        return Err(format!(
+            "{} lists {} parties: an fss2 run has three (two servers and the client)",
+            config.display(),
+            cfg.count()
+        ));
+    }
+    TlsTransport::connect(&cfg, party, &session(plan, queries)).map_err(|e| e.to_string())
+}
+
+/// The two servers' agreement on the material they are about to use: gallery, batch and the
+/// index of the next unused authentication, compared before any mask leaves a server.
+fn agree_on_material(
+    net: &mut dyn Transport,
+    peer: usize,
+    gallery: &GalleryShare,
+    header: &StoreHeader,
+    next: u32,
+) -> Result<(), String> {
+    let mut mine = Vec::with_capacity(36);
+    mine.extend_from_slice(&gallery.gallery_id);
+    mine.extend_from_slice(&header.batch);
+    mine.extend_from_slice(&next.to_le_bytes());
+    net.send(peer, mine.clone()).map_err(|e| e.to_string())?;
+    let theirs = net.recv(peer).map_err(|e| e.to_string())?;
+    if theirs.len() != mine.len() {
+        return Err(format!("party {peer} sent a malformed material check"));
+    }
+    if theirs[..16] != mine[..16] {
+        return Err(format!("party {peer} holds a share of another enrolled gallery: both servers need the shares of one enrollment"));
+    }
+    if theirs[16..32] != mine[16..32] {
+        return Err(format!("party {peer} uses material of another batch: both servers need the two stores of one `deal`"));
+    }
+    let their_next = u32::from_le_bytes(theirs[32..36].try_into().expect("4"));
+    if their_next != next {
+        return Err(format!(
+            "the servers' material is out of step (this server is at authentication {next}, party {peer} at {their_next}): material is never reused; deal a new batch for both servers"
+        ));
+    }
+    Ok(())
+}
+
+/// One server: checks, connects, agrees with its peer, then one CS.Eval per query.
+pub fn serve(run: &ServerRun) -> Result<ServerReport, String> {
+    let Some(server) = run.roles.server_of(run.party) else {
+        return Err(format!(
+            "party {} is the client of this program, not a server",
+            run.party
+        ));
+    };
+    let gallery = material::read_gallery(&run.gallery, server).map_err(|e| e.to_string())?;
+    if gallery.dim != run.plan.dim {
+        return Err(format!(
+            "{}: templates of dimension {}, the program's are {}",
+            run.gallery.display(),
+            gallery.dim,
+            run.plan.dim
+        ));
+    }
+    let fp = run.plan.fingerprint();
+    let expect = Expect {
+        server: server as u32,
+        plan: &fp,
+        gallery_id: &gallery.gallery_id,
+        dim: gallery.dim as u64,
+        records: gallery.records as u64,
+    };
+    let (header, used) =
+        material::check_available(&run.material, expect, run.queries).map_err(|e| e.to_string())?;
+    let t = Instant::now();
+    let mut net = connect(run.party, &run.config, &run.plan, run.queries)?;
+    let peer = run.roles.servers[1 - server];
+    agree_on_material(&mut net, peer, &gallery, &header, used)?;
+    // The client learns the record count and ids once per connection.
+    let mut ids = Vec::with_capacity(8 * (gallery.records + 1));
+    ids.extend_from_slice(&(gallery.records as u64).to_le_bytes());
+    for id in &gallery.ids {
+        ids.extend_from_slice(&id.to_le_bytes());
+    }
+    net.send(run.roles.client, ids).map_err(|e| e.to_string())?;
+    let connect_seconds = t.elapsed().as_secs_f64();
+    let mut report = ServerReport {
+        server,
+        queries: run.queries,
+        records: gallery.records,
+        rounds_per_query: 2,
+        bytes_to_server: 0,
+        bytes_to_client: 0,
+        seconds_per_query: Vec::new(),
+        connect_seconds,
+    };
+    for _ in 0..run.queries {
+        let taken = material::take(&run.material, expect).map_err(|e| e.to_string())?;
+        let t = Instant::now();
+        let stats: ServerStats = ServerSession {
+            net: &mut net,
+            roles: run.roles,
+            plan: &run.plan,
+            gallery: &gallery,
+            material: &taken.material,
+        }
+        .run()
+        .map_err(|e| e.to_string())?;
+        report.seconds_per_query.push(t.elapsed().as_secs_f64());
+        report.bytes_to_server += stats.bytes_to_server;
+        report.bytes_to_client += stats.bytes_to_client;
+    }
+    net.close().map_err(|e| e.to_string())?;
+    Ok(report)
+}
+
+/// What the client is told: its queries (fixed point already).
+#[derive(Debug, Clone)]
+pub struct ClientRun {
+    pub party: usize,
+    pub config: PathBuf,
+    pub roles: Roles,
+    pub plan: CosinePlan,
+    pub queries: Vec<Vec<i64>>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ClientReport {
+    /// Per query, the ids of the templates that match.
+    pub matches: Vec<Vec<u64>>,
+    /// Per query, from sending nothing yet to holding the decisions.
+    pub seconds_per_query: Vec<f64>,
+    pub bytes_sent: u64,
+}
+
+pub fn query(run: &ClientRun) -> Result<ClientReport, String> {
+    if run.roles.client != run.party {
+        return Err(format!(
+            "party {} is a server of this program, not its client",
+            run.party
+        ));
+    }
+    let mut net = connect(run.party, &run.config, &run.plan, run.queries.len() as u32)?;
+    let mut ids: Option<Vec<u64>> = None;
+    for s in run.roles.servers {
+        let m = net.recv(s).map_err(|e| e.to_string())?;
+        if m.len() < 8 || m.len() % 8 != 0 {
+            return Err(format!("party {s} sent a malformed record list"));
+        }
+        let words: Vec<u64> = m
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8")))
+            .collect();
+        if words[0] as usize != words.len() - 1 {
+            return Err(format!("party {s} sent a malformed record list"));
+        }
+        let list = words[1..].to_vec();
+        if let Some(prev) = &ids {
+            if *prev != list {
+                return Err("the two servers hold different galleries".into());
+            }
+        }
+        ids = Some(list);
+    }
+    let ids = ids.expect("two servers");
+    let mut report = ClientReport {
+        matches: Vec::new(),
+        seconds_per_query: Vec::new(),
+        bytes_sent: 0,
+    };
+    for x in &run.queries {
+        let t = Instant::now();
+        let bits =
+            run_client(&mut net, run.roles, &run.plan, ids.len(), x).map_err(|e| e.to_string())?;
+        report.seconds_per_query.push(t.elapsed().as_secs_f64());
+        report.matches.push(
+            ids.iter()
+                .zip(bits)
+                .filter(|(_, b)| *b)
+                .map(|(id, _)| *id)
+                .collect(),
+        );
+    }
+    report.bytes_sent = net.bytes_sent();
+    net.close().map_err(|e| e.to_string())?;
+    Ok(report)
+}

@@ -1,0 +1,349 @@
+//! The two-server family `fss2` (paper 002) as separate OS processes over TLS: the dealer's
+//! enrollment and preprocessing (`irisc fss2 enroll|deal`), two servers and the client. The
+//! client's answers equal the plaintext definition (`--check`, evaluated by the compiler's
+//! plaintext oracle, not by the protocol code); dealer material is refused, before anything is
+//! sent, when exhausted, reused out of step, another server's or another program's.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Output, Stdio};
+use std::time::Duration;
+
+use crate::common::{base_port, example, irisc, irisc_ok, stderr, stdout_json, wait_bounded};
+use crate::language::{s, Work};
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// A gallery of 30 speakers x 2 utterances and 8 queries of the same voices, at a noise that puts
+/// same-speaker cosines around the program's tau (0.34): some pairs match, some just miss.
+fn voices(w: &Work) -> (PathBuf, PathBuf) {
+    let g = w.gen(
+        "gallery.ndjson",
+        &[
+            "--kind",
+            "embedding",
+            "--speakers",
+            "30",
+            "--per-speaker",
+            "2",
+            "--seed",
+            "3",
+            "--noise",
+            "1.3",
+        ],
+    );
+    let q = w.gen(
+        "queries.ndjson",
+        &[
+            "--kind",
+            "embedding",
+            "--speakers",
+            "8",
+            "--per-speaker",
+            "1",
+            "--seed",
+            "4",
+            "--noise",
+            "1.3",
+        ],
+    );
+    (g, q)
+}
+
+#[test]
+fn irisc_run_fss2_equals_the_plaintext_definition() {
+    let w = Work::new();
+    let (g, q) = voices(&w);
+    let prog = example("voice_cosine.irs");
+    let out = irisc()
+        .args([
+            "run",
+            &s(&prog),
+            "--protocol",
+            "fss2",
+            "--db",
+            &s(&g),
+            "--query",
+            &s(&q),
+            "--check",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("checked: the answers equal the plaintext definition"));
+    let lines = stdout_json(&out);
+    assert_eq!(lines.len(), 8);
+    let hits: Vec<usize> = lines
+        .iter()
+        .map(|l| l["ids"].as_array().unwrap().len())
+        .collect();
+    // Matches really occur, and not everywhere.
+    assert!(hits.iter().sum::<usize>() > 0, "{hits:?}");
+    assert!(hits.iter().sum::<usize>() < 8 * 60, "{hits:?}");
+}
+
+/// The dealer's files for `program` against the gallery `g`, `auths` authentications.
+fn deal(w: &Work, program: &Path, g: &Path, auths: u32, dir: &str) -> PathBuf {
+    let d = w.path(dir);
+    irisc_ok(&[
+        "fss2",
+        "enroll",
+        &s(program),
+        "--gallery",
+        &s(g),
+        "--out",
+        &s(&d),
+    ]);
+    irisc_ok(&[
+        "fss2",
+        "deal",
+        &s(program),
+        "--secret",
+        &s(&d.join("dealer.secret")),
+        "--authentications",
+        &auths.to_string(),
+        "--out",
+        &s(&d),
+    ]);
+    d
+}
+
+fn keys(w: &Work) -> PathBuf {
+    let k = w.path(&format!("keys{}", base_port()));
+    irisc_ok(&[
+        "keys",
+        "-o",
+        &s(&k),
+        "--base-port",
+        &base_port().to_string(),
+    ]);
+    k.join("parties.toml")
+}
+
+fn server(
+    program: &Path,
+    party: &str,
+    config: &Path,
+    gallery: &Path,
+    material: &Path,
+    queries: usize,
+) -> Child {
+    irisc()
+        .args([
+            "fss2",
+            "serve",
+            &s(program),
+            "--party",
+            party,
+            "--config",
+            &s(config),
+        ])
+        .args([
+            "--gallery",
+            &s(gallery),
+            "--material",
+            &s(material),
+            "--queries",
+            &queries.to_string(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn client(program: &Path, config: &Path, queries: &Path) -> Child {
+    irisc()
+        .args([
+            "fss2",
+            "query",
+            &s(program),
+            "--party",
+            "p1",
+            "--config",
+            &s(config),
+            "--queries",
+            &s(queries),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Both servers (party p0 with `m0`, p2 with `m1`) and the client: their outputs.
+fn run_roles(
+    program: &Path,
+    config: &Path,
+    d: &Path,
+    m0: &Path,
+    m1: &Path,
+    q: &Path,
+    n: usize,
+) -> [Output; 3] {
+    let s0 = server(program, "p0", config, &d.join("server0.gallery"), m0, n);
+    let s1 = server(program, "p2", config, &d.join("server1.gallery"), m1, n);
+    let c = client(program, config, q);
+    [
+        wait_bounded(s0, LIMIT),
+        wait_bounded(c, LIMIT),
+        wait_bounded(s1, LIMIT),
+    ]
+}
+
+#[test]
+fn the_roles_as_processes_report_two_rounds_and_consume_their_material_once() {
+    let w = Work::new();
+    let (g, q) = voices(&w);
+    let prog = example("voice_cosine.irs");
+    let d = deal(&w, &prog, &g, 8, "dealer");
+    let config = keys(&w);
+    let (m0, m1) = (d.join("server0.material"), d.join("server1.material"));
+    let [s0, c, s1] = run_roles(&prog, &config, &d, &m0, &m1, &q, 8);
+    for o in [&s0, &c, &s1] {
+        assert!(o.status.success(), "{}", stderr(o));
+    }
+    for o in [&s0, &s1] {
+        let r = &stdout_json(o)[0];
+        assert_eq!(r["rounds_per_query"], 2);
+        assert_eq!(r["queries"], 8);
+        // Per query and template: three ring elements and a 17-byte key request to the other
+        // server, plus the input digest and v's opening.
+        let per_query = 32 + 8 + 60 * (3 * 8 + 17);
+        assert_eq!(r["bytes_to_server"].as_u64().unwrap(), 8 * per_query as u64);
+    }
+    assert_eq!(stdout_json(&c).len(), 8);
+    // The batch is used up: a second run is refused by both servers before they connect.
+    let [s0, c, s1] = run_roles(&prog, &config, &d, &m0, &m1, &q, 8);
+    for o in [&s0, &s1] {
+        assert!(!o.status.success());
+        assert!(
+            stderr(o).contains("0 unused authentications of 8 left"),
+            "{}",
+            stderr(o)
+        );
+    }
+    assert!(!c.status.success());
+}
+
+#[test]
+fn material_that_does_not_belong_is_refused_before_anything_is_sent() {
+    let w = Work::new();
+    let (g, q) = voices(&w);
+    let prog = example("voice_cosine.irs");
+    let d = deal(&w, &prog, &g, 2, "dealer");
+    let config = keys(&w);
+    let (m0, m1) = (d.join("server0.material"), d.join("server1.material"));
+    let before = std::fs::read(&m0).unwrap();
+
+    // Another server's material.
+    let s0 = server(&prog, "p0", &config, &d.join("server0.gallery"), &m1, 1);
+    let o = wait_bounded(s0, LIMIT);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("this is server 1's material, not server 0's"),
+        "{}",
+        stderr(&o)
+    );
+
+    // Another program's (a different threshold).
+    let other = w.path("voice_other.irs");
+    std::fs::write(
+        &other,
+        std::fs::read_to_string(&prog)
+            .unwrap()
+            .replace("0.34", "0.5"),
+    )
+    .unwrap();
+    let s0 = server(&other, "p0", &config, &d.join("server0.gallery"), &m0, 1);
+    let o = wait_bounded(s0, LIMIT);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("made for another program"),
+        "{}",
+        stderr(&o)
+    );
+
+    // Asking for more authentications than the batch holds.
+    let s0 = server(&prog, "p0", &config, &d.join("server0.gallery"), &m0, 3);
+    let o = wait_bounded(s0, LIMIT);
+    assert!(
+        stderr(&o).contains("2 unused authentications of 2 left, 3 needed"),
+        "{}",
+        stderr(&o)
+    );
+    // None of this consumed anything.
+    assert_eq!(std::fs::read(&m0).unwrap(), before);
+
+    // Replay: server 0's store copied before a run and put back after it is one authentication
+    // behind server 1's: the servers refuse before any mask reaches the client.
+    let one = w.path("one.ndjson");
+    let first_line = std::fs::read_to_string(&q)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    std::fs::write(&one, first_line + "\n").unwrap();
+    let [a, b, c] = run_roles(&prog, &config, &d, &m0, &m1, &one, 1);
+    for o in [&a, &b, &c] {
+        assert!(o.status.success(), "{}", stderr(o));
+    }
+    std::fs::write(&m0, &before).unwrap();
+    let [s0, c, s1] = run_roles(&prog, &config, &d, &m0, &m1, &one, 1);
+    assert!(!s0.status.success() && !s1.status.success() && !c.status.success());
+    let both = stderr(&s0) + &stderr(&s1);
+    assert!(both.contains("out of step"), "{both}");
+    assert!(!stderr(&c).contains("matches"));
+}
+
+#[test]
+fn a_program_fss2_cannot_run_is_refused_at_its_source() {
+    let w = Work::new();
+    let g = w.gen("g.ndjson", &["--kind", "embedding", "--speakers", "2"]);
+    // An iris program: not a cosine identification.
+    let out = irisc()
+        .args([
+            "fss2",
+            "enroll",
+            &s(&example("iris_ids.irs")),
+            "--gallery",
+            &s(&g),
+            "--out",
+            &s(&w.path("d")),
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let e = stderr(&out);
+    assert!(
+        e.contains("iris_ids.irs:") && e.contains('^') && e.contains("fss2"),
+        "{e}"
+    );
+    // A cosine program that reveals to a party other than the query's owner.
+    let p = w.path("wrong_to.irs");
+    std::fs::write(
+        &p,
+        std::fs::read_to_string(example("voice_cosine.irs"))
+            .unwrap()
+            .replace("to p1;", "to p0;"),
+    )
+    .unwrap();
+    let out = irisc()
+        .args([
+            "fss2",
+            "enroll",
+            &s(&p),
+            "--gallery",
+            &s(&g),
+            "--out",
+            &s(&w.path("d")),
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("reveals to the client"),
+        "{}",
+        stderr(&out)
+    );
+}
