@@ -2,9 +2,11 @@
 //! client, as each party runs it over a [`Transport`]: two servers `S_0`, `S_1` and the client
 //! (who holds the query and receives the decisions), at the link indices of [`Roles`].
 //!
-//! - **Input** (Fig. 3): `S_b` sends `[r_x]_b` to the client, which returns
-//!   `delta_x = x + r_x` to both. The servers' check that they received the same `delta_x`
-//!   travels in the first round (a digest of it), so it costs no round of its own.
+//! - **Input** (Fig. 3): `S_b` sends `[r_x]_b` to the client ahead of time (when the connection
+//!   opens, then with the previous query's output), the client returns `delta_x = x + r_x` to
+//!   both. The servers' check that they received the same `delta_x` travels in the first round
+//!   (a digest of it), so it costs no round of its own: a query costs the client one message out
+//!   and one in, around the servers' two rounds.
 //! - **Round 1**: each server computes its shares of `u_j = <x, y_j>`, `v = <x, x>` and
 //!   `w_j = <y_j, y_j>` by SS.IP (local) and opens `u_j + alpha_1,j`, `v + r_1`, `w_j + r_2,j`.
 //! - Between the rounds, locally: `[c_1,j]` from the sign gate on the opened `u_j`, and
@@ -63,6 +65,40 @@ pub struct ServerSession<'a> {
     pub plan: &'a CosinePlan,
     pub gallery: &'a GalleryShare,
     pub material: &'a AuthMaterial,
+    /// The next authentication's `[r_x]_b`, sent with this one's output (`None` for the last).
+    pub next_masks: Option<&'a [u64]>,
+}
+
+/// Fig. 3's first message ahead of time: this server's share of the next query's input mask.
+pub fn send_input_masks(
+    net: &mut dyn Transport,
+    client: usize,
+    rx: &[u64],
+) -> Result<(), NetError> {
+    let mut msg = Vec::with_capacity(8 * rx.len());
+    words_to_bytes(rx, &mut msg);
+    net.send(client, msg)
+}
+
+/// The client's side of [`send_input_masks`]: `r_x` from both servers' shares.
+pub fn recv_input_masks(
+    net: &mut dyn Transport,
+    roles: Roles,
+    dim: usize,
+) -> Result<Vec<u64>, EvalError> {
+    let mut rx = vec![0u64; dim];
+    for s in roles.servers {
+        let share = net.recv(s)?;
+        expect_len(&share, 8 * dim, s, "the input mask share")?;
+        add_words(&mut rx, &share);
+    }
+    Ok(rx)
+}
+
+fn add_words(acc: &mut [u64], bytes: &[u8]) {
+    for (r, c) in acc.iter_mut().zip(bytes.chunks_exact(8)) {
+        *r = r.wrapping_add(u64::from_le_bytes(c.try_into().expect("8")));
+    }
 }
 
 /// What one server's evaluation sent, for the accounting.
@@ -143,14 +179,11 @@ impl ServerSession<'_> {
         let (n, records) = (g.dim, g.records);
         let net = self.net;
         let sent0 = net.bytes_sent();
-        // Input (Fig. 3).
-        let mut msg = Vec::with_capacity(8 * n);
-        words_to_bytes(&m.rx, &mut msg);
-        net.send(client, msg)?;
+        // Input (Fig. 3): this authentication's mask share went to the client ahead of time
+        // ([`send_input_masks`]); its masked input comes back.
         let dx = net.recv(client)?;
         expect_len(&dx, 8 * n, client, "the client's masked input")?;
         let dx = bytes_to_words(&dx, client, "the client's masked input")?;
-        let sent_to_client_input = net.bytes_sent() - sent0;
 
         // Round 1: SS.IP, then open u + alpha_1, v + r_1, w + r_2.
         let v = ss_ip(b, &dx, &m.rx, &dx, &m.rx, m.v_in);
@@ -232,10 +265,15 @@ impl ServerSession<'_> {
                 .map_err(|e| EvalError::Refused(e.to_string()))?;
             out[j / 8] |= u8::from(y) << (j % 8);
         }
+        // The next authentication's mask share rides on this one's output: the client's next
+        // query then costs it one message to the servers.
+        if let Some(next) = self.next_masks {
+            words_to_bytes(next, &mut out);
+        }
         let before_out = net.bytes_sent();
         net.send(client, out)?;
         let total = net.bytes_sent() - sent0;
-        let to_client = sent_to_client_input + (net.bytes_sent() - before_out);
+        let to_client = net.bytes_sent() - before_out;
         Ok(ServerStats {
             rounds: 2,
             bytes_to_server: total - to_client,
@@ -244,15 +282,18 @@ impl ServerSession<'_> {
     }
 }
 
-/// The client's side: its query `x` (fixed point, `plan.dim` components) in, one decision per
-/// enrolled template out.
+/// The client's side of one query: `x` (fixed point, `plan.dim` components) masked with `rx`
+/// (from [`recv_input_masks`] or the previous query's output messages), one decision per enrolled
+/// template out, and the next query's mask when `more` (the servers send it with the output).
 pub fn run_client(
     net: &mut dyn Transport,
     roles: Roles,
     plan: &CosinePlan,
     records: usize,
     x: &[i64],
-) -> Result<Vec<bool>, EvalError> {
+    rx: &[u64],
+    more: bool,
+) -> Result<(Vec<bool>, Option<Vec<u64>>), EvalError> {
     if x.len() != plan.dim {
         return Err(EvalError::Refused(format!(
             "a query of {} components for a program of dimension {}",
@@ -260,35 +301,33 @@ pub fn run_client(
             plan.dim
         )));
     }
-    let mut rx = vec![0u64; plan.dim];
-    for s in roles.servers {
-        let share = net.recv(s)?;
-        expect_len(&share, 8 * plan.dim, s, "the input mask share")?;
-        for (r, w) in rx
-            .iter_mut()
-            .zip(bytes_to_words(&share, s, "the input mask share")?)
-        {
-            *r = r.wrapping_add(w);
-        }
-    }
     let mut delta = Vec::with_capacity(8 * plan.dim);
     let dx: Vec<u64> = x
         .iter()
-        .zip(&rx)
+        .zip(rx)
         .map(|(&v, r)| (v as u64).wrapping_add(*r))
         .collect();
     words_to_bytes(&dx, &mut delta);
     net.send(roles.servers[0], delta.clone())?;
     net.send(roles.servers[1], delta)?;
-    let mut bits = vec![0u8; records.div_ceil(8)];
+    let out_bytes = records.div_ceil(8);
+    let want = out_bytes + if more { 8 * plan.dim } else { 0 };
+    let mut bits = vec![0u8; out_bytes];
+    let mut next = more.then(|| vec![0u64; plan.dim]);
     for s in roles.servers {
         let share = net.recv(s)?;
-        expect_len(&share, bits.len(), s, "the output shares")?;
-        for (a, c) in bits.iter_mut().zip(share) {
+        expect_len(&share, want, s, "the output shares")?;
+        for (a, c) in bits.iter_mut().zip(&share[..out_bytes]) {
             *a ^= c;
         }
+        if let Some(n) = next.as_mut() {
+            add_words(n, &share[out_bytes..]);
+        }
     }
-    Ok((0..records)
-        .map(|j| bits[j / 8] >> (j % 8) & 1 == 1)
-        .collect())
+    Ok((
+        (0..records)
+            .map(|j| bits[j / 8] >> (j % 8) & 1 == 1)
+            .collect(),
+        next,
+    ))
 }

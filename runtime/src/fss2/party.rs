@@ -18,7 +18,9 @@ use crate::net::session::Session;
 use crate::net::{PartiesConfig, Transport};
 
 use super::dealer::{self, DealerRng, GalleryShare};
-use super::eval::{run_client, Roles, ServerSession, ServerStats};
+use super::eval::{
+    recv_input_masks, run_client, send_input_masks, Roles, ServerSession, ServerStats,
+};
 use super::material::{self, Expect, StoreHeader, StoreWriter};
 use super::plan::CosinePlan;
 
@@ -281,8 +283,17 @@ pub fn serve(run: &ServerRun) -> Result<ServerReport, String> {
         seconds_per_query: Vec::new(),
         connect_seconds,
     };
-    for _ in 0..run.queries {
-        let taken = material::take(&run.material, expect).map_err(|e| e.to_string())?;
+    // Each authentication's input mask goes out ahead of its query (with the previous output).
+    let mut next = Some(material::take(&run.material, expect).map_err(|e| e.to_string())?);
+    if let Some(first) = &next {
+        send_input_masks(&mut net, run.roles.client, &first.material.rx)
+            .map_err(|e| e.to_string())?;
+    }
+    for q in 0..run.queries {
+        let taken = next.take().expect("taken ahead");
+        if q + 1 < run.queries {
+            next = Some(material::take(&run.material, expect).map_err(|e| e.to_string())?);
+        }
         let t = Instant::now();
         let stats: ServerStats = ServerSession {
             net: &mut net,
@@ -290,6 +301,7 @@ pub fn serve(run: &ServerRun) -> Result<ServerReport, String> {
             plan: &run.plan,
             gallery: &gallery,
             material: &taken.material,
+            next_masks: next.as_ref().map(|n| n.material.rx.as_slice()),
         }
         .run()
         .map_err(|e| e.to_string())?;
@@ -355,10 +367,17 @@ pub fn query(run: &ClientRun) -> Result<ClientReport, String> {
         seconds_per_query: Vec::new(),
         bytes_sent: 0,
     };
-    for x in &run.queries {
+    let mut rx = if run.queries.is_empty() {
+        Vec::new()
+    } else {
+        recv_input_masks(&mut net, run.roles, run.plan.dim).map_err(|e| e.to_string())?
+    };
+    for (q, x) in run.queries.iter().enumerate() {
         let t = Instant::now();
-        let bits =
-            run_client(&mut net, run.roles, &run.plan, ids.len(), x).map_err(|e| e.to_string())?;
+        let more = q + 1 < run.queries.len();
+        let (bits, next) = run_client(&mut net, run.roles, &run.plan, ids.len(), x, &rx, more)
+            .map_err(|e| e.to_string())?;
+        rx = next.unwrap_or_default();
         report.seconds_per_query.push(t.elapsed().as_secs_f64());
         report.matches.push(
             ids.iter()

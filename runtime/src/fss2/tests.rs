@@ -2,7 +2,7 @@
 //! each party, in-process transports) against an exact-integer cosine decision written here.
 
 use super::dealer::{self, AuthMaterial, DealerRng};
-use super::eval::{run_client, Roles, ServerSession};
+use super::eval::{recv_input_masks, run_client, send_input_masks, Roles, ServerSession};
 use super::plan::CosinePlan;
 use super::sharing::{ss_ip, ss_mul, ss_share};
 use super::trunc::{self, shift, trunc_pair};
@@ -129,15 +129,20 @@ fn authenticate(plan: CosinePlan, gallery: &[i64], x: &[i64], seed: u8) -> Vec<b
     let out = run_parties(3, move |mut net| {
         let me = crate::net::Transport::party(&net);
         if me == roles.client {
-            run_client(&mut net, roles, &plan, records, &x).map_err(|e| e.to_string())
+            let rx = recv_input_masks(&mut net, roles, plan.dim).map_err(|e| e.to_string())?;
+            run_client(&mut net, roles, &plan, records, &x, &rx, false)
+                .map(|(bits, _)| bits)
+                .map_err(|e| e.to_string())
         } else {
             let b = roles.server_of(me).unwrap();
+            send_input_masks(&mut net, roles.client, &material[b].rx).map_err(|e| e.to_string())?;
             ServerSession {
                 net: &mut net,
                 roles,
                 plan: &plan,
                 gallery: &shares[b],
                 material: &material[b],
+                next_masks: None,
             }
             .run()
             .map(|stats| {
@@ -238,4 +243,27 @@ fn the_voice_program_at_full_size_with_matches() {
         .collect();
     assert!(want.iter().any(|&w| w) && want.iter().any(|&w| !w));
     assert_eq!(got, want);
+}
+
+#[test]
+fn zero_vectors_follow_the_plaintext_definition() {
+    // A zero query or template makes p = 0 and E = 0: every threshold's decision then rests on
+    // the sign test alone (for tau < 0, p >= 0 decides even when strict).
+    for plan in plans(6) {
+        let x = [0i64; 6];
+        let gallery: Vec<i64> = [[0i64; 6], [3, -1, 4, 1, -5, 9], [-256; 6]].concat();
+        let got = authenticate(plan, &gallery, &x, 3);
+        let want: Vec<bool> = gallery
+            .chunks_exact(6)
+            .map(|y| decide(&x, y, &plan))
+            .collect();
+        assert_eq!(got, want, "{plan:?}");
+        let y = [7i64, 0, -2, 0, 0, 1];
+        let got = authenticate(plan, &gallery, &y, 4);
+        let want: Vec<bool> = gallery
+            .chunks_exact(6)
+            .map(|g| decide(&y, g, &plan))
+            .collect();
+        assert_eq!(got, want, "{plan:?}");
+    }
 }
