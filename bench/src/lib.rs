@@ -23,6 +23,7 @@
 //! Timings are reported, never asserted: the tests only check that a `--quick` run produces
 //! well-formed output.
 
+pub mod cosine;
 pub mod dot;
 pub mod e2e;
 pub mod gpu;
@@ -144,6 +145,11 @@ pub const SECTIONS: &[Section] = &[
             )
         },
         run: triples::run,
+    },
+    Section {
+        name: "cosine",
+        about: cosine::about,
+        run: cosine::run,
     },
     Section {
         name: "gpu",

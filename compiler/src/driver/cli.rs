@@ -456,6 +456,9 @@ pub enum Fss2Command {
         config: PathBuf,
         #[arg(long)]
         queries: PathBuf,
+        /// Also write the client's report (latency per query, bytes sent) as JSON here.
+        #[arg(long)]
+        report: Option<PathBuf>,
     },
 }
 
@@ -597,7 +600,8 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             party,
             config,
             queries,
-        }) => fss2::run_query(&program, &party, &config, &queries),
+            report,
+        }) => fss2::run_query(&program, &party, &config, &queries, report.as_deref()),
         Command::Circuit(CircuitCommand::Preprocess {
             who,
             maskgen,

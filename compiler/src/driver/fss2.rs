@@ -201,7 +201,13 @@ pub fn run_serve(
 }
 
 /// `irisc fss2 query`: prints one JSON line per query with the matching ids, then the report.
-pub fn run_query(program: &Path, party: &str, config: &Path, queries: &Path) -> Result<ExitCode> {
+pub fn run_query(
+    program: &Path,
+    party: &str,
+    config: &Path,
+    queries: &Path,
+    report_to: Option<&Path>,
+) -> Result<ExitCode> {
     let f = fss2_program(program)?;
     let me = party_index(&f, party)?;
     let records = read_embeddings(queries, Some(f.plan.dim)).map_err(|e| anyhow!(e))?;
@@ -229,6 +235,9 @@ pub fn run_query(program: &Path, party: &str, config: &Path, queries: &Path) -> 
         o.insert(MATCH_FIELD.into(), (!m.is_empty()).into());
         o.insert(f.label.clone(), serde_json::json!(m));
         println!("{}", serde_json::Value::Object(o));
+    }
+    if let Some(path) = report_to {
+        std::fs::write(path, serde_json::to_string(&report)?)?;
     }
     eprintln!(
         "{}: {} queries, {:.3} ms per query (median), {} bytes sent",
