@@ -202,8 +202,28 @@ fn the_roles_as_processes_report_two_rounds_and_consume_their_material_once() {
     for o in [&s0, &c, &s1] {
         assert!(o.status.success(), "{}", stderr(o));
     }
+    // What explain predicts is what the servers report.
+    let ex = irisc_ok(&[
+        "explain",
+        &s(&prog),
+        "--protocol",
+        "fss2",
+        "--records",
+        "60",
+        "--json",
+    ]);
+    let ex: serde_json::Value = serde_json::from_slice(&ex.stdout).unwrap();
+    assert_eq!(ex["rounds_between_servers"], 2);
+    let b = &ex["bytes_per_server_per_query"];
+    let to_client =
+        7 * b["to_client"].as_u64().unwrap() + b["to_client_last_query"].as_u64().unwrap();
     for o in [&s0, &s1] {
         let r = &stdout_json(o)[0];
+        assert_eq!(
+            r["bytes_to_server"].as_u64().unwrap(),
+            8 * b["to_other_server"].as_u64().unwrap()
+        );
+        assert_eq!(r["bytes_to_client"].as_u64().unwrap(), to_client);
         assert_eq!(r["rounds_per_query"], 2);
         assert_eq!(r["queries"], 8);
         // Per query and template: three ring elements and a 17-byte key request to the other

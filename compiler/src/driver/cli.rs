@@ -504,6 +504,13 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             program,
             json,
             records,
+            plan,
+            ..
+        } if plan.protocol.as_deref() == Some("fss2") => fss2::run_explain(&program, records, json),
+        Command::Explain {
+            program,
+            json,
+            records,
             db,
             inputs,
             plan,

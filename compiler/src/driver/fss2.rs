@@ -413,3 +413,140 @@ pub fn run_local(
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// The `irisc explain --protocol fss2` document: the roles, the ring and why, the rounds, bytes
+/// and dealer material per query for `records` templates, and what each party learns.
+pub fn explain_json(f: &Fss2Program, records: u64) -> serde_json::Value {
+    use irisc_runtime::fss2::cost;
+    let (dim, n) = (f.plan.dim, records as usize);
+    let last = cost::query_bytes(dim, n, false);
+    let more = cost::query_bytes(dim, n, true);
+    let name = |i: usize| f.parties[i].clone();
+    let [s0, s1] = f.roles.servers;
+    let client = name(f.roles.client);
+    let tau = format!(
+        "{}{}/{}",
+        if f.plan.tau_negative { "-" } else { "" },
+        f.plan.tau_num,
+        f.plan.tau_den
+    );
+    serde_json::json!({
+        "protocol": "fss2",
+        "threat_model": "two non-colluding servers, semi-honest (the malicious variant with MACs and trap instances is not built yet); the dealer is trusted for preprocessing only and is offline during queries",
+        "roles": {
+            "servers": [name(s0), name(s1)],
+            "client": client,
+            "dealer": "offline: `irisc fss2 enroll` and `irisc fss2 deal`",
+        },
+        "test": {
+            "kind": "cosine",
+            "tau": tau,
+            "strict": f.plan.strict,
+            "dim": dim,
+            "scale_bits": f.plan.scale_bits,
+            "decided_as": f.plan_text(),
+        },
+        "ring": {
+            "l0": 64,
+            "bits_needed": f.ring.ring_bits,
+            "why": f.ring.justification,
+            "truncation_rho": 0,
+            "why_no_truncation": "every materialised value fits the signed range of Z_2^64, so E is compared exactly; truncating (the paper's rho = 8) would shrink the FSS domain but could flip decisions next to the threshold",
+            "fss_domain_bits": 64,
+            "prg": "fixed-key AES-128 (Matyas-Meyer-Oseas), 127-bit seeds",
+        },
+        "records": records,
+        "rounds_between_servers": cost::ROUNDS,
+        "bytes_per_server_per_query": {
+            "to_other_server": more.to_server,
+            "to_client": more.to_client,
+            "to_client_last_query": last.to_client,
+        },
+        "client_bytes_per_query": cost::client_bytes(dim),
+        "dealer_material_per_server_per_authentication": cost::material_bytes(dim, n),
+        "ledger": [
+            {"who": "each server", "learns": "the gallery size and ids, the number of queries, and values masked by the dealer's uniform masks (delta of x, u, v, w, E): nothing about the query, the templates or the decisions"},
+            {"who": client, "learns": "the ids of the templates that match its query (what the program reveals), the gallery size and ids"},
+            {"who": "dealer", "learns": "the enrolled templates (it deals them) and nothing online; it never sees a query or a decision"},
+            {"who": "two servers together", "learns": "everything: the protocol assumes they do not collude"},
+        ],
+    })
+}
+
+impl Fss2Program {
+    /// The decision as the two gates compute it.
+    fn plan_text(&self) -> String {
+        let sign = if self.plan.strict && !self.plan.tau_negative {
+            "p > 0"
+        } else {
+            "p >= 0"
+        };
+        let mag = match (self.plan.tau_negative, self.plan.strict) {
+            (false, false) => "and E >= 0",
+            (false, true) => "and E > 0",
+            (true, false) => "or E <= 0",
+            (true, true) => "or E < 0",
+        };
+        format!("{sign} (IC gate) {mag} (CondEval), p = <x,y>, E = den^2 p^2 - num^2 <x,x><y,y>")
+    }
+}
+
+/// `irisc explain P.irs --protocol fss2 [--json] [--records N]`.
+pub fn run_explain(program: &Path, records: Option<u64>, json: bool) -> Result<ExitCode> {
+    let f = fss2_program(program)?;
+    let n = records.unwrap_or(1);
+    let v = explain_json(&f, n);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let b = &v["bytes_per_server_per_query"];
+    println!(
+        "Protocol fss2 (paper 002): servers {} and {}, client {}, dealer offline.",
+        v["roles"]["servers"][0].as_str().unwrap_or(""),
+        v["roles"]["servers"][1].as_str().unwrap_or(""),
+        v["roles"]["client"].as_str().unwrap_or("")
+    );
+    println!(
+        "  threat model: {}",
+        v["threat_model"].as_str().unwrap_or("")
+    );
+    println!(
+        "  test: cosine >= {} on {} components at scale 2^{}, decided as {}",
+        v["test"]["tau"].as_str().unwrap_or(""),
+        f.plan.dim,
+        f.plan.scale_bits,
+        f.plan_text()
+    );
+    println!(
+        "  ring: Z_2^64 (l0 = 64; the values need {} bits: {}); truncation rho = 0; FSS domain 64 bits",
+        f.ring.ring_bits, f.ring.justification
+    );
+    println!(
+        "  per query, {} template{}{}: {} rounds between the servers; each server sends {} bytes to the other and {} to the client; the client sends {} bytes",
+        n,
+        if n == 1 { "" } else { "s" },
+        if records.is_none() { " (assumed; --records N)" } else { "" },
+        cost_rounds(),
+        b["to_other_server"],
+        b["to_client"],
+        v["client_bytes_per_query"]
+    );
+    println!(
+        "  dealer material: {} bytes per server per authentication",
+        v["dealer_material_per_server_per_authentication"]
+    );
+    println!("  what each party learns:");
+    for e in v["ledger"].as_array().into_iter().flatten() {
+        println!(
+            "    {}: {}",
+            e["who"].as_str().unwrap_or(""),
+            e["learns"].as_str().unwrap_or("")
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn cost_rounds() -> u32 {
+    irisc_runtime::fss2::cost::ROUNDS
+}

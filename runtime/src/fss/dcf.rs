@@ -21,6 +21,12 @@ const LEVELS: usize = 64;
 struct Prg([Aes128; 3]);
 
 impl Prg {
+    /// The one PRG of the process: its keys are fixed, so their schedules are expanded once.
+    fn shared() -> &'static Prg {
+        static PRG: std::sync::OnceLock<Prg> = std::sync::OnceLock::new();
+        PRG.get_or_init(Prg::new)
+    }
+
     fn new() -> Prg {
         Prg(std::array::from_fn(|i| {
             let mut h = blake3::Hasher::new();
@@ -90,7 +96,7 @@ fn sign(t: bool, v: u64) -> u64 {
 
 /// `Gen^<(alpha, beta)` ([10], Fig. 1): the two servers' keys from the two random root seeds.
 pub fn gen(alpha: u64, beta: u64, seeds: [[u8; SEED_BYTES]; 2]) -> [DcfKey; 2] {
-    let prg = Prg::new();
+    let prg = Prg::shared();
     let root = seeds.map(|s| u128::from_le_bytes(s) & !1);
     let (mut s, mut t) = (root, [false, true]);
     let mut v_alpha = 0u64;
@@ -157,7 +163,7 @@ pub fn gen(alpha: u64, beta: u64, seeds: [[u8; SEED_BYTES]; 2]) -> [DcfKey; 2] {
 impl DcfKey {
     /// `Eval^<(b, k_b, x)` at every point of `xs`: this server's additive shares.
     pub fn eval(&self, xs: &[u64]) -> Vec<u64> {
-        let prg = Prg::new();
+        let prg = Prg::shared();
         xs.iter()
             .map(|&x| {
                 let (mut s, mut t, mut v) = (self.seed, self.party, 0u64);
