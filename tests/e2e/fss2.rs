@@ -57,13 +57,13 @@ fn irisc_run_fss2_equals_the_plaintext_definition() {
     let out = irisc()
         .args([
             "run",
-            &s(&prog),
+            s(&prog),
             "--protocol",
             "fss2",
             "--db",
-            &s(&g),
+            s(&g),
             "--query",
-            &s(&q),
+            s(&q),
             "--check",
         ])
         .output()
@@ -87,35 +87,29 @@ fn deal(w: &Work, program: &Path, g: &Path, auths: u32, dir: &str) -> PathBuf {
     irisc_ok(&[
         "fss2",
         "enroll",
-        &s(program),
+        s(program),
         "--gallery",
-        &s(g),
+        s(g),
         "--out",
-        &s(&d),
+        s(&d),
     ]);
     irisc_ok(&[
         "fss2",
         "deal",
-        &s(program),
+        s(program),
         "--secret",
-        &s(&d.join("dealer.secret")),
+        s(&d.join("dealer.secret")),
         "--authentications",
         &auths.to_string(),
         "--out",
-        &s(&d),
+        s(&d),
     ]);
     d
 }
 
 fn keys(w: &Work) -> PathBuf {
     let k = w.path(&format!("keys{}", base_port()));
-    irisc_ok(&[
-        "keys",
-        "-o",
-        &s(&k),
-        "--base-port",
-        &base_port().to_string(),
-    ]);
+    irisc_ok(&["keys", "-o", s(&k), "--base-port", &base_port().to_string()]);
     k.join("parties.toml")
 }
 
@@ -131,17 +125,17 @@ fn server(
         .args([
             "fss2",
             "serve",
-            &s(program),
+            s(program),
             "--party",
             party,
             "--config",
-            &s(config),
+            s(config),
         ])
         .args([
             "--gallery",
-            &s(gallery),
+            s(gallery),
             "--material",
-            &s(material),
+            s(material),
             "--queries",
             &queries.to_string(),
         ])
@@ -156,13 +150,13 @@ fn client(program: &Path, config: &Path, queries: &Path) -> Child {
         .args([
             "fss2",
             "query",
-            &s(program),
+            s(program),
             "--party",
             "p1",
             "--config",
-            &s(config),
+            s(config),
             "--queries",
-            &s(queries),
+            s(queries),
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -205,7 +199,7 @@ fn the_roles_as_processes_report_two_rounds_and_consume_their_material_once() {
     // What explain predicts is what the servers report.
     let ex = irisc_ok(&[
         "explain",
-        &s(&prog),
+        s(&prog),
         "--protocol",
         "fss2",
         "--records",
@@ -325,11 +319,11 @@ fn a_program_fss2_cannot_run_is_refused_at_its_source() {
         .args([
             "fss2",
             "enroll",
-            &s(&example("iris_ids.irs")),
+            s(&example("iris_ids.irs")),
             "--gallery",
-            &s(&g),
+            s(&g),
             "--out",
-            &s(&w.path("d")),
+            s(&w.path("d")),
         ])
         .output()
         .unwrap();
@@ -352,11 +346,11 @@ fn a_program_fss2_cannot_run_is_refused_at_its_source() {
         .args([
             "fss2",
             "enroll",
-            &s(&p),
+            s(&p),
             "--gallery",
-            &s(&g),
+            s(&g),
             "--out",
-            &s(&w.path("d")),
+            s(&w.path("d")),
         ])
         .output()
         .unwrap();

@@ -109,11 +109,7 @@ pub enum CondEvalError {
 
 /// The pad of a seed: `|k| + 1` bytes (the sealed `k || id`).
 fn pad(seed: &[u8; PAD_SEED_BYTES]) -> Vec<u8> {
-    let mut h = blake3::Hasher::new_derive_key("irisc 2026 condeval key pad");
-    h.update(seed);
-    let mut out = vec![0u8; IcKey::ENCODED_BYTES];
-    h.finalize_xof().fill(&mut out);
-    out
+    pad_of(seed, IcKey::ENCODED_BYTES)
 }
 
 fn xor_into(a: &mut [u8], b: &[u8]) {
@@ -134,6 +130,7 @@ pub fn setup(gate: Gate, random: &mut dyn FnMut(&mut [u8])) -> [CondEvalKey; 2] 
     let r = word(random);
     let r0 = word(random);
     let z = word(random);
+    let weight = word(random);
     let mut seeds = [[0u8; SEED_BYTES]; 2];
     for s in &mut seeds {
         random(s);
@@ -148,7 +145,7 @@ pub fn setup(gate: Gate, random: &mut dyn FnMut(&mut [u8])) -> [CondEvalKey; 2] 
     let key_mask = if gate.negate { r.wrapping_neg() } else { r };
     let r_out = u64::from(gate.conj == Conj::Or);
     let (p, q) = gate.interval;
-    let keys = ic::gen(p, q, key_mask, r_out, seeds, z);
+    let keys = ic::gen(p, q, key_mask, r_out, seeds, [z, weight]);
     // KeyEnc: m_b = {sk_0^(b) xor (k_t || t), sk_1^(b) xor (k_{1-t} || 1-t)}, C_b = Permu(pi_b, m_b).
     let plain = [
         keys[usize::from(t)].encode(),
@@ -276,5 +273,133 @@ impl CondEvalKey {
             peer_permutation: bytes[1] & 4 == 4,
             mask_share,
         })
+    }
+}
+
+/// The pad of a seed for `len` bytes.
+fn pad_of(seed: &[u8; PAD_SEED_BYTES], len: usize) -> Vec<u8> {
+    let mut h = blake3::Hasher::new_derive_key("irisc 2026 condeval key pad");
+    h.update(seed);
+    let mut out = vec![0u8; len];
+    h.finalize_xof().fill(&mut out);
+    out
+}
+
+/// Bytes of a tag `xi` in Z_2^(l0 + l1) (stored in 16 bytes).
+const TAG_BYTES: usize = 16;
+
+/// One server's material of one CondEval* instance (Table 4): as [`CondEvalKey`], each sealed
+/// key followed by a tag `xi` whose two decrypted values cancel exactly when both servers
+/// decrypt the same entry of a trap instance, or any entries of a normal one.
+#[derive(Clone, PartialEq, Eq)]
+pub struct CondEvalKeyStar {
+    server: u8,
+    gate: Gate,
+    sealed: [Vec<u8>; 2],
+    peer_pads: [[u8; PAD_SEED_BYTES]; 2],
+    peer_permutation: bool,
+}
+
+impl std::fmt::Debug for CondEvalKeyStar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CondEvalKeyStar")
+            .field("server", &self.server)
+            .finish_non_exhaustive()
+    }
+}
+
+/// CondEval.Setup* (Table 4) for instance `i`: a normal instance (`trap = false`: the gate
+/// `f` with payload 1, tags `xi_1` / `-xi_1` on both entries) or a trap (payload 0, tags
+/// `xi_1`, `xi_2` / `-xi_1`, `-xi_2`). `key_mask` is the mask the gate's key is generated for
+/// (the low 64 bits of the instance's authenticated mask `r_i`).
+pub fn setup_star(
+    gate: Gate,
+    trap: bool,
+    key_mask: u64,
+    random: &mut dyn FnMut(&mut [u8]),
+) -> [CondEvalKeyStar; 2] {
+    let word = |random: &mut dyn FnMut(&mut [u8])| {
+        let mut b = [0u8; 16];
+        random(&mut b);
+        u128::from_le_bytes(b)
+    };
+    let mask = (1u128 << 112) - 1;
+    let shares = [word(random) as u64, word(random) as u64];
+    let mut seeds = [[0u8; SEED_BYTES]; 2];
+    for s in &mut seeds {
+        random(s);
+    }
+    let mut bits = [0u8; 1];
+    random(&mut bits);
+    let (t, pi) = (bits[0] & 1 == 1, [bits[0] & 2 == 2, bits[0] & 4 == 4]);
+    let mut pads = [[[0u8; PAD_SEED_BYTES]; 2]; 2];
+    for p in pads.iter_mut().flatten() {
+        random(p);
+    }
+    let (xi1, xi2) = (word(random) & mask, word(random) & mask);
+    let key_mask = if gate.negate {
+        key_mask.wrapping_neg()
+    } else {
+        key_mask
+    };
+    let (p, q) = gate.interval;
+    let beta = u64::from(!trap);
+    let keys = ic::gen_weighted(p, q, key_mask, 0, beta, seeds, shares);
+    let plain = [
+        keys[usize::from(t)].encode(),
+        keys[usize::from(!t)].encode(),
+    ];
+    // Entry j's tag at server b: S_0 holds +xi, S_1 -xi; a trap's second entry has xi_2.
+    let tag = |b: usize, j: usize| -> u128 {
+        let xi = if trap && j == 1 { xi2 } else { xi1 };
+        if b == 0 {
+            xi
+        } else {
+            xi.wrapping_neg() & mask
+        }
+    };
+    let len = IcKey::ENCODED_BYTES + TAG_BYTES;
+    let sealed_for = |b: usize| -> [Vec<u8>; 2] {
+        let m: [Vec<u8>; 2] = std::array::from_fn(|j| {
+            let mut c = plain[j].clone();
+            c.extend_from_slice(&tag(b, j).to_le_bytes());
+            xor_into(&mut c, &pad_of(&pads[b][j], len));
+            c
+        });
+        std::array::from_fn(|i| m[i ^ usize::from(pi[b])].clone())
+    };
+    std::array::from_fn(|b| CondEvalKeyStar {
+        server: b as u8,
+        gate,
+        sealed: sealed_for(b),
+        peer_pads: pads[1 - b],
+        peer_permutation: pi[1 - b],
+    })
+}
+
+impl CondEvalKeyStar {
+    /// KeyDec, sending side, for this server's share of `s_i`.
+    pub fn key_request(&self, s_share: bool) -> KeyRequest {
+        KeyRequest {
+            index: s_share ^ self.peer_permutation,
+            pad: self.peer_pads[usize::from(s_share)],
+        }
+    }
+
+    /// KeyDec then Eval (CondEval.Eval*, lines 13-16): this server's share of `y_i` and the tag
+    /// `xi^(b)` it adds to `[sigma]_b`.
+    pub fn eval(&self, request: &KeyRequest, opened: u64) -> Result<(bool, u128), CondEvalError> {
+        let len = IcKey::ENCODED_BYTES + TAG_BYTES;
+        let mut bytes = self.sealed[usize::from(request.index)].clone();
+        xor_into(&mut bytes, &pad_of(&request.pad, len));
+        let (k, tag) = bytes.split_at(IcKey::ENCODED_BYTES);
+        let key = IcKey::decode(k).map_err(CondEvalError::WrongPad)?;
+        let x = if self.gate.negate {
+            opened.wrapping_neg()
+        } else {
+            opened
+        };
+        let tag = u128::from_le_bytes(tag.try_into().expect("16"));
+        Ok((key.eval_bits(&[x])[0], tag))
     }
 }

@@ -10,56 +10,89 @@
 use super::dcf::{self, DcfKey, SEED_BYTES};
 
 /// One server's key of an interval-containment gate.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct IcKey {
     pub p: u64,
     pub q: u64,
     dcf: DcfKey,
     /// This server's additive share of the correction term.
     z: u64,
+    /// This server's additive share of the payload `beta`, the weight of the public term: a
+    /// key of the all-zero function (`beta = 0`, a trap of the malicious variant) is evaluated
+    /// exactly like a key of `1{p <= x <= q}`, and looks the same.
+    weight: u64,
+}
+
+impl std::fmt::Debug for IcKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Shares and seeds are never printed.
+        f.debug_struct("IcKey")
+            .field("p", &self.p)
+            .field("q", &self.q)
+            .field("server", &self.dcf.party())
+            .finish_non_exhaustive()
+    }
 }
 
 fn lt(a: u64, b: u64) -> u64 {
     u64::from(a < b)
 }
 
-/// `Gen^{[p, q]}(r_in, r_out)`: the two servers' keys (`p <= q`). `seeds` are the DCF's root
-/// seeds and `z_share` the random share of the correction term, all from the dealer's
-/// randomness.
+/// `Gen^{[p, q]}(r_in, r_out)`: the two servers' keys (`p <= q`) of `1{p <= x <= q} + r_out`.
+/// `seeds` are the DCF's root seeds and `shares` the dealer's random shares of the correction
+/// term and of the payload.
 pub fn gen(
     p: u64,
     q: u64,
     r_in: u64,
     r_out: u64,
     seeds: [[u8; SEED_BYTES]; 2],
-    z_share: u64,
+    shares: [u64; 2],
 ) -> [IcKey; 2] {
+    gen_weighted(p, q, r_in, r_out, 1, seeds, shares)
+}
+
+/// [`gen`] with payload `beta`: the keys of `beta * 1{p <= x <= q} + r_out` (paper 002,
+/// Definition 1 with `beta_1 = beta`, `beta_2 = 0`). `shares` are the dealer's random shares of
+/// the correction term and of `beta`.
+pub fn gen_weighted(
+    p: u64,
+    q: u64,
+    r_in: u64,
+    r_out: u64,
+    beta: u64,
+    seeds: [[u8; SEED_BYTES]; 2],
+    shares: [u64; 2],
+) -> [IcKey; 2] {
+    let [z_share, weight_share] = shares;
     assert!(p <= q, "an interval [p, q] with p > q");
     // gamma = N - 1 + r_in: the DCF answers 1 below it.
     let gamma = r_in.wrapping_sub(1);
-    let [k0, k1] = dcf::gen(gamma, 1, seeds);
+    let [k0, k1] = dcf::gen(gamma, beta, seeds);
     let q1 = q.wrapping_add(1);
     let alpha_p = p.wrapping_add(r_in);
     let alpha_q = q.wrapping_add(r_in);
     let alpha_q1 = q1.wrapping_add(r_in);
     // The wrap-arounds that the servers' local comparisons cannot see, corrected by the dealer.
-    let z = r_out
-        .wrapping_add(lt(alpha_q, alpha_p))
+    let wraps = lt(alpha_q, alpha_p)
         .wrapping_sub(lt(p, alpha_p))
         .wrapping_add(lt(q1, alpha_q1))
         .wrapping_add(u64::from(alpha_q == u64::MAX));
+    let z = r_out.wrapping_add(beta.wrapping_mul(wraps));
     [
         IcKey {
             p,
             q,
             dcf: k0,
             z: z_share,
+            weight: weight_share,
         },
         IcKey {
             p,
             q,
             dcf: k1,
             z: z.wrapping_sub(z_share),
+            weight: beta.wrapping_sub(weight_share),
         },
     ]
 }
@@ -68,7 +101,6 @@ impl IcKey {
     /// `Eval^{[p, q]}(b, k_b, x_masked)` for every masked input: this server's share of
     /// `1{p <= x <= q} + r_out`.
     pub fn eval(&self, masked: &[u64]) -> Vec<u64> {
-        let b = self.dcf.party() as u64;
         let q1 = self.q.wrapping_add(1);
         // x^(p) = x + (N - 1 - p), x^(q') = x + (N - 1 - q'), both DCF points in one call.
         let points: Vec<u64> = masked
@@ -86,7 +118,8 @@ impl IcKey {
             .zip(s.chunks_exact(2))
             .map(|(&x, sp)| {
                 let public = lt(self.p, x).wrapping_sub(lt(q1, x));
-                b.wrapping_mul(public)
+                self.weight
+                    .wrapping_mul(public)
                     .wrapping_sub(sp[0])
                     .wrapping_add(sp[1])
                     .wrapping_add(self.z)
@@ -97,15 +130,16 @@ impl IcKey {
 
 impl IcKey {
     /// Bytes of [`IcKey::encode`].
-    pub const ENCODED_BYTES: usize = 8 + 8 + 8 + DcfKey::ENCODED_BYTES;
+    pub const ENCODED_BYTES: usize = 8 + 8 + 8 + 8 + DcfKey::ENCODED_BYTES;
 
-    /// `p | q | z (u64 each) | DCF key`; the server index travels in the DCF key (CondEval's
-    /// `k || id`).
+    /// `p | q | z | weight (u64 each) | DCF key`; the server index travels in the DCF key
+    /// (CondEval's `k || id`).
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(Self::ENCODED_BYTES);
         out.extend_from_slice(&self.p.to_le_bytes());
         out.extend_from_slice(&self.q.to_le_bytes());
         out.extend_from_slice(&self.z.to_le_bytes());
+        out.extend_from_slice(&self.weight.to_le_bytes());
         out.extend_from_slice(&self.dcf.encode());
         out
     }
@@ -128,7 +162,8 @@ impl IcKey {
             p,
             q,
             z: u64_at(16),
-            dcf: DcfKey::decode(&bytes[24..])?,
+            weight: u64_at(24),
+            dcf: DcfKey::decode(&bytes[32..])?,
         })
     }
 

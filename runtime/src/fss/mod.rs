@@ -16,8 +16,8 @@
 //! the XOR group its tests cover, not over Z_2^64, which the IC gates need; the DCF here is
 //! written from [10], Fig. 1, and tested against the definition.
 //!
-//! Not built yet (issue "two servers and a dealer"): CondEval, the dealer's files, the servers,
-//! the malicious variant.
+//! - [`condeval`]: CondEval (paper 002, Section 4): Table 3 (semi-honest) and Table 4's
+//!   normal and trap instances with their tags (the malicious variant's building block).
 
 pub mod condeval;
 pub mod dcf;

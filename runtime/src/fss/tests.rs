@@ -43,11 +43,13 @@ proptest! {
         prop_assert_eq!(k0b.eval(&xs), y0);
     }
 
-    /// IC gate: shares of 1{p <= x <= q} + r_out from the masked input alone, for intervals
+    /// IC gate: shares of beta * 1{p <= x <= q} + r_out from the masked input alone (beta = 0:
+    /// the trap keys of the malicious variant; 1: the comparison gate), for intervals
     /// anywhere in Z_2^64 (the edges included) and masks that wrap.
     #[test]
     fn ic_gate_is_interval_containment(a in any::<u64>(), b in any::<u64>(), r_in in any::<u64>(),
-                                       r_out in any::<u64>(), z in any::<u64>(),
+                                       r_out in any::<u64>(), z in any::<u64>(), w in any::<u64>(),
+                                       beta in prop_oneof![Just(0u64), Just(1u64), any::<u64>()],
                                        s0 in any::<u64>(), s1 in any::<u64>(),
                                        edge in 0usize..4, mask_edge in 0usize..4,
                                        extra in proptest::collection::vec(any::<u64>(), 6)) {
@@ -66,14 +68,14 @@ proptest! {
             3 => q.wrapping_add(1).wrapping_neg(),
             _ => r_in,
         };
-        let keys = ic::gen(p, q, r_in, r_out, seeds(s0, s1), z);
+        let keys = ic::gen_weighted(p, q, r_in, r_out, beta, seeds(s0, s1), [z, w]);
         let mut xs = around(p);
         xs.extend(around(q));
         xs.extend(extra);
         let masked: Vec<u64> = xs.iter().map(|x| x.wrapping_add(r_in)).collect();
         let (y0, y1) = (keys[0].eval(&masked), keys[1].eval(&masked));
         for (i, &x) in xs.iter().enumerate() {
-            let inside = u64::from(p <= x && x <= q);
+            let inside = u64::from(p <= x && x <= q).wrapping_mul(beta);
             prop_assert_eq!(y0[i].wrapping_add(y1[i]).wrapping_sub(r_out), inside,
                 "x = {}, [{}, {}], r_in = {}", x, p, q, r_in);
         }
@@ -243,6 +245,58 @@ mod condeval_tests {
         }
         for o in ones {
             assert!((140..260).contains(&o), "index bit set {o} times of 400");
+        }
+    }
+}
+
+mod condeval_star_tests {
+    use super::super::condeval::{setup_star, Conj, Gate};
+    use super::super::ic::NON_NEGATIVE;
+    use crate::rand::aes_ctr::AesCtr;
+    use proptest::prelude::*;
+
+    const MASK: u128 = (1u128 << 112) - 1;
+
+    fn dealer(seed: u64) -> impl FnMut(&mut [u8]) {
+        let mut key = [0u8; 16];
+        key[..8].copy_from_slice(&seed.to_le_bytes());
+        let mut s = AesCtr::new(&key);
+        move |out: &mut [u8]| s.fill(out)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        /// Table 4: a normal instance gives `s and f(x)` with tags that cancel whatever the
+        /// servers decrypt; a trap (whose `s` is shared as 0) gives 0 with tags that cancel, and
+        /// a server that flips its key request in a trap makes the tags differ (detected by
+        /// CondEval.Verify's sigma) while in a normal instance the flip passes the tags.
+        #[test]
+        fn normal_and_trap_instances(seed in any::<u64>(), x in any::<u64>(), r in any::<u64>(),
+                                     trap in any::<bool>(), s0 in any::<bool>(), s1 in any::<bool>(),
+                                     flip in any::<bool>()) {
+            let gate = Gate { interval: NON_NEGATIVE, negate: false, conj: Conj::And };
+            let keys = setup_star(gate, trap, r, &mut dealer(seed));
+            // A trap's s is a sharing of 0.
+            let s1 = if trap { s0 } else { s1 };
+            let opened = x.wrapping_add(r);
+            let mut to1 = keys[0].key_request(s0);
+            if flip {
+                to1 = keys[0].key_request(!s0);
+            }
+            let to0 = keys[1].key_request(s1);
+            let (y0, t0) = keys[0].eval(&to0, opened).unwrap();
+            let (y1, t1) = keys[1].eval(&to1, opened).unwrap();
+            let f = x < (1 << 63);
+            let s = if flip { !s0 ^ s1 } else { s0 ^ s1 };
+            let tags_cancel = t0.wrapping_add(t1) & MASK == 0;
+            if trap {
+                prop_assert_eq!(y0 ^ y1, false);
+                prop_assert_eq!(tags_cancel, !flip);
+            } else {
+                prop_assert_eq!(y0 ^ y1, s && f);
+                prop_assert!(tags_cancel);
+            }
         }
     }
 }

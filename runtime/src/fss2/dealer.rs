@@ -178,7 +178,7 @@ pub fn enroll(
     dim: usize,
     rng: &mut DealerRng,
 ) -> (DealerSecret, [GalleryShare; 2]) {
-    assert!(dim > 0 && templates.len() % dim == 0);
+    assert!(dim > 0 && templates.len().is_multiple_of(dim));
     let records = templates.len() / dim;
     assert_eq!(ids.len(), records, "one id per template");
     let secret = DealerSecret {
@@ -262,17 +262,14 @@ pub fn cs_setup(
         for s in &mut seeds {
             fill(s);
         }
-        let mut z = [0u8; 8];
+        let mut z = [0u8; 16];
         fill(&mut z);
+        let shares = [
+            u64::from_le_bytes(z[..8].try_into().expect("8")),
+            u64::from_le_bytes(z[8..].try_into().expect("8")),
+        ];
         let mask = if sign.negate { a.wrapping_neg() } else { a };
-        let [k0, k1] = ic::gen(
-            sign.interval.0,
-            sign.interval.1,
-            mask,
-            0,
-            seeds,
-            u64::from_le_bytes(z),
-        );
+        let [k0, k1] = ic::gen(sign.interval.0, sign.interval.1, mask, 0, seeds, shares);
         sign_keys[0].push(k0);
         sign_keys[1].push(k1);
         let [c0, c1] = condeval::setup(gate, &mut fill);

@@ -116,7 +116,7 @@ fn words_to_bytes(words: &[u64], out: &mut Vec<u8>) {
 }
 
 fn bytes_to_words(bytes: &[u8], peer: usize, what: &str) -> Result<Vec<u64>, NetError> {
-    if bytes.len() % 8 != 0 {
+    if !bytes.len().is_multiple_of(8) {
         return Err(NetError::Protocol {
             peer,
             detail: format!(

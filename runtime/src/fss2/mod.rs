@@ -8,12 +8,15 @@
 //! - [`trunc`]: truncation pairs (Section 3.2);
 //! - CondEval (Section 4, Table 3) and the FSS gates under it are in [`crate::fss`];
 //! - [`plan`]: the cosine test as two gates (the sign of `<x,y>`, the magnitude by CondEval);
+//! - [`auth`]: the malicious variant's authenticated sharings, F_MacVryGen (Fig. 2) and
+//!   CondEval.Verify, as building blocks (not yet wired into CS.Eval);
 //! - [`cost`]: rounds, bytes and dealer material per query, from the protocol's shape;
 //! - [`dealer`]: enrollment and CS.Setup (Protocol 1);
 //! - [`eval`]: CS.Eval (Protocol 2) with the robust input of Fig. 3;
 //! - [`material`]: the dealer's files, one per server, each authentication consumed once;
 //! - [`party`]: the roles as processes (dealer, servers, client).
 
+pub mod auth;
 pub mod cost;
 pub mod dealer;
 pub mod eval;
