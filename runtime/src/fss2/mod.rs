@@ -13,6 +13,8 @@
 //! - [`cost`]: rounds, bytes and dealer material per query, from the protocol's shape;
 //! - [`dealer`]: enrollment and CS.Setup (Protocol 1);
 //! - [`eval`]: CS.Eval (Protocol 2) with the robust input of Fig. 3;
+//! - [`malicious`]: CSB.Eval* (Section 4.3, Protocols 3 and 4): MACs, `m` trap instances and
+//!   the client's check, in-process so far;
 //! - [`material`]: the dealer's files, one per server, each authentication consumed once;
 //! - [`party`]: the roles as processes (dealer, servers, client).
 
@@ -20,11 +22,14 @@ pub mod auth;
 pub mod cost;
 pub mod dealer;
 pub mod eval;
+pub mod malicious;
 pub mod material;
 pub mod party;
 pub mod plan;
 pub mod sharing;
 pub mod trunc;
 
+#[cfg(test)]
+mod malicious_tests;
 #[cfg(test)]
 mod tests;

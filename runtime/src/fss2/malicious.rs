@@ -1,0 +1,533 @@
+//! CSB.Eval*: the malicious variant of the cosine protocol (paper 002, Section 4.3, Table 4,
+//! Appendix B's Protocols 3 and 4), secure against one actively corrupted server: a deviation
+//! is detected by the client, who then withholds the output.
+//!
+//! - Every arithmetic value is authenticated ([`super::auth`]: Z_2^112, `Delta` in Z_2^48); the
+//!   inputs are `<<x>> = (delta_x, [[r_x]])`, the gallery `<<y>>` likewise.
+//! - The sign gate `c_1` and CondEval run as `m` instances (Definition 2): where the dealer's
+//!   secret `psi[i] = 1` the instance is a trap (an IC key of the all-zero function, a CondEval*
+//!   trap with tags that only cancel if both servers decrypt the same entry); elsewhere normal.
+//!   Each instance opens `E + r_i` with its own authenticated mask.
+//! - **The check at the client** (our form of F_MacVryGen, Fig. 2): for every opened value `x`
+//!   each server's `t_b = [Delta]_b x - [Delta x]_b` is a share of zero when the opening is
+//!   honest, and so is the sum of the CondEval* tags. Server 0 sends a digest of its list of
+//!   `t` (and tag sum), server 1 of the negated list; the client compares the digests. Unlike
+//!   Fig. 2's random linear combination this needs no coin toss between the servers (so no
+//!   round): a server that changes an opened value by `e` must change its list by
+//!   `[Delta]_h e`, a share it does not know. The digests are of uniform shares of zero, so the
+//!   client learns nothing from them.
+//! - The client, who holds `psi` from the dealer, then runs CondEval.Verify per template.
+
+use crate::fss::condeval::{self, CondEvalKeyStar, KeyRequest};
+use crate::fss::ic::{self, IcKey};
+use crate::net::{NetError, Transport};
+
+use super::auth::{self, reduce, AuthShare, Verdict};
+use super::dealer::DealerRng;
+use super::eval::{EvalError, Roles};
+use super::plan::CosinePlan;
+
+const WORD: usize = 16;
+
+/// How a corrupted server deviates (for the tests of detection; `None` in a real run).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deviation {
+    None,
+    /// Flips its share of the output of instance `instance` of template `template`.
+    FlipOutput {
+        template: usize,
+        instance: usize,
+    },
+    /// Adds 1 to its share of the first round's opening of `u` for `template`.
+    AlterDelta {
+        template: usize,
+    },
+    /// Sends the key-decryption message for the other share of `s` in `instance`.
+    WrongKey {
+        template: usize,
+        instance: usize,
+    },
+    /// Changes one entry of its MAC list.
+    CorruptMac,
+}
+
+/// The dealer's authenticated gallery: what it keeps and each server's share.
+#[derive(Clone)]
+pub struct GalleryStar {
+    pub server: usize,
+    pub dim: usize,
+    pub records: usize,
+    pub key_share: u128,
+    pub delta: Vec<u128>,
+    pub mask: Vec<AuthShare>,
+}
+
+/// What the dealer keeps: the MAC key and the template masks.
+pub struct SecretStar {
+    pub mac_key: u128,
+    pub dim: usize,
+    pub records: usize,
+    template_masks: Vec<u128>,
+}
+
+fn word(rng: &mut DealerRng) -> u128 {
+    let mut b = [0u8; 16];
+    rng.fill(&mut b);
+    u128::from_le_bytes(b)
+}
+
+fn share_auth(x: u128, key: u128, rng: &mut DealerRng) -> [AuthShare; 2] {
+    auth::share(x, key, [word(rng), word(rng)])
+}
+
+/// Enrollment with MACs: `<<y>>` for every template.
+pub fn enroll_star(
+    templates: &[i64],
+    dim: usize,
+    rng: &mut DealerRng,
+) -> (SecretStar, [GalleryStar; 2]) {
+    let records = templates.len() / dim;
+    let mac_key = word(rng) & ((1u128 << auth::L1) - 1);
+    let key_shares = {
+        let k0 = reduce(word(rng));
+        [k0, reduce(mac_key.wrapping_sub(k0))]
+    };
+    let masks: Vec<u128> = (0..templates.len()).map(|_| reduce(word(rng))).collect();
+    let mut shares: [Vec<AuthShare>; 2] = [Vec::new(), Vec::new()];
+    let mut delta = Vec::with_capacity(templates.len());
+    for (&y, &r) in templates.iter().zip(&masks) {
+        delta.push(reduce((y as i128 as u128).wrapping_add(r)));
+        let [a, b] = share_auth(r, mac_key, rng);
+        shares[0].push(a);
+        shares[1].push(b);
+    }
+    let secret = SecretStar {
+        mac_key,
+        dim,
+        records,
+        template_masks: masks,
+    };
+    let [s0, s1] = shares;
+    let gallery = [s0, s1]
+        .into_iter()
+        .enumerate()
+        .map(|(b, mask)| GalleryStar {
+            server: b,
+            dim,
+            records,
+            key_share: key_shares[b],
+            delta: delta.clone(),
+            mask,
+        })
+        .collect::<Vec<_>>();
+    let [g0, g1]: [GalleryStar; 2] = gallery.try_into().ok().expect("two");
+    (secret, [g0, g1])
+}
+
+/// One server's material of one authentication.
+#[derive(Clone)]
+pub struct MaterialStar {
+    pub server: usize,
+    pub m: usize,
+    pub rx: Vec<AuthShare>,
+    pub v_in: AuthShare,
+    pub r1: AuthShare,
+    /// Per template.
+    pub u_in: Vec<AuthShare>,
+    pub w_in: Vec<AuthShare>,
+    pub alpha1: Vec<AuthShare>,
+    pub alpha1_sq: Vec<AuthShare>,
+    pub r2: Vec<AuthShare>,
+    pub r1r2: Vec<AuthShare>,
+    /// Per template, `m` each.
+    pub sign_keys: Vec<IcKey>,
+    pub cond_keys: Vec<CondEvalKeyStar>,
+    pub cond_masks: Vec<AuthShare>,
+}
+
+/// CSB.Setup* (Protocol 3, with CondEval.Setup* of Table 4) for one authentication: each
+/// server's material and the client's `psi`.
+pub fn cs_setup_star(
+    plan: &CosinePlan,
+    secret: &SecretStar,
+    m: usize,
+    rng: &mut DealerRng,
+) -> ([MaterialStar; 2], Vec<bool>) {
+    let (n, records, key) = (secret.dim, secret.records, secret.mac_key);
+    assert!(
+        plan.magnitude_gate().conj == condeval::Conj::And,
+        "the malicious variant composes c_1 and f by `and` (tau >= 0)"
+    );
+    let mut psi: Vec<bool> = (0..m).map(|_| word(rng) & 1 == 1).collect();
+    // psi = 1^m would leave no normal instance (z = -1): draw again, as a dealer would.
+    while psi.iter().all(|&t| t) {
+        psi = (0..m).map(|_| word(rng) & 1 == 1).collect();
+    }
+    let dot = |a: &[u128], b: &[u128]| {
+        reduce(
+            a.iter()
+                .zip(b)
+                .fold(0u128, |acc, (x, y)| acc.wrapping_add(x.wrapping_mul(*y))),
+        )
+    };
+    let rx: Vec<u128> = (0..n).map(|_| reduce(word(rng))).collect();
+    let r1 = reduce(word(rng));
+    let mut mats: [MaterialStar; 2] = std::array::from_fn(|b| MaterialStar {
+        server: b,
+        m,
+        rx: Vec::new(),
+        v_in: AuthShare::default(),
+        r1: AuthShare::default(),
+        u_in: Vec::new(),
+        w_in: Vec::new(),
+        alpha1: Vec::new(),
+        alpha1_sq: Vec::new(),
+        r2: Vec::new(),
+        r1r2: Vec::new(),
+        sign_keys: Vec::new(),
+        cond_keys: Vec::new(),
+        cond_masks: Vec::new(),
+    });
+    let put = |mats: &mut [MaterialStar; 2],
+               f: &dyn Fn(&mut MaterialStar) -> &mut Vec<AuthShare>,
+               v: u128,
+               rng: &mut DealerRng| {
+        let s = share_auth(v, key, rng);
+        for b in 0..2 {
+            f(&mut mats[b]).push(s[b]);
+        }
+    };
+    for &r in &rx {
+        put(&mut mats, &|m| &mut m.rx, r, rng);
+    }
+    for (v, slot) in [(dot(&rx, &rx), 0), (r1, 1)] {
+        let s = share_auth(v, key, rng);
+        for b in 0..2 {
+            if slot == 0 {
+                mats[b].v_in = s[b];
+            } else {
+                mats[b].r1 = s[b];
+            }
+        }
+    }
+    let sign = plan.sign_test();
+    let gate = plan.magnitude_gate();
+    for j in 0..records {
+        let ry = &secret.template_masks[j * n..(j + 1) * n];
+        let a1 = reduce(word(rng));
+        let r2 = reduce(word(rng));
+        put(&mut mats, &|m| &mut m.u_in, dot(&rx, ry), rng);
+        put(&mut mats, &|m| &mut m.w_in, dot(ry, ry), rng);
+        put(&mut mats, &|m| &mut m.alpha1, a1, rng);
+        put(
+            &mut mats,
+            &|m| &mut m.alpha1_sq,
+            reduce(a1.wrapping_mul(a1)),
+            rng,
+        );
+        put(&mut mats, &|m| &mut m.r2, r2, rng);
+        put(
+            &mut mats,
+            &|m| &mut m.r1r2,
+            reduce(r1.wrapping_mul(r2)),
+            rng,
+        );
+        for &trap in &psi {
+            let mut seeds = [[0u8; 16]; 2];
+            for s in &mut seeds {
+                rng.fill(s);
+            }
+            let low = a1 as u64;
+            let mask = if sign.negate { low.wrapping_neg() } else { low };
+            let keys = ic::gen_weighted(
+                sign.interval.0,
+                sign.interval.1,
+                mask,
+                0,
+                u64::from(!trap),
+                seeds,
+                [rng.word(), rng.word()],
+            );
+            let ri = reduce(word(rng));
+            let mut fill = |out: &mut [u8]| rng.fill(out);
+            let cond = condeval::setup_star(gate, trap, ri as u64, &mut fill);
+            let [k0, k1] = keys;
+            mats[0].sign_keys.push(k0);
+            mats[1].sign_keys.push(k1);
+            let [c0, c1] = cond;
+            mats[0].cond_keys.push(c0);
+            mats[1].cond_keys.push(c1);
+            put(&mut mats, &|m| &mut m.cond_masks, ri, rng);
+        }
+    }
+    (mats, psi)
+}
+
+fn to_bytes(words: &[u128], out: &mut Vec<u8>) {
+    for w in words {
+        out.extend_from_slice(&w.to_le_bytes());
+    }
+}
+
+fn from_bytes(bytes: &[u8], peer: usize, what: &str, n: usize) -> Result<Vec<u128>, NetError> {
+    if bytes.len() != n * WORD {
+        return Err(NetError::Protocol {
+            peer,
+            detail: format!(
+                "{what}: {} bytes where {} were expected",
+                bytes.len(),
+                n * WORD
+            ),
+        });
+    }
+    Ok(bytes
+        .chunks_exact(WORD)
+        .map(|c| u128::from_le_bytes(c.try_into().expect("16")))
+        .collect())
+}
+
+/// Opens authenticated values with the other server: the opened values; records each opened
+/// value's `t_b` for the final check.
+#[allow(clippy::too_many_arguments)]
+fn open(
+    net: &mut dyn Transport,
+    peer: usize,
+    key_share: u128,
+    shares: &[AuthShare],
+    alter: Option<usize>,
+    extra: &[u8],
+    what: &str,
+    checks: &mut Vec<u128>,
+) -> Result<(Vec<u128>, Vec<u8>), NetError> {
+    let mut mine: Vec<u128> = shares.iter().map(|s| s.value).collect();
+    if let Some(i) = alter {
+        mine[i] = reduce(mine[i].wrapping_add(1));
+    }
+    let mut msg = Vec::with_capacity(mine.len() * WORD + extra.len());
+    to_bytes(&mine, &mut msg);
+    msg.extend_from_slice(extra);
+    net.send(peer, msg)?;
+    let theirs = net.recv(peer)?;
+    let n = shares.len() * WORD;
+    if theirs.len() != n + extra.len() {
+        return Err(NetError::Protocol {
+            peer,
+            detail: format!(
+                "{what}: {} bytes where {} were expected",
+                theirs.len(),
+                n + extra.len()
+            ),
+        });
+    }
+    let other = from_bytes(&theirs[..n], peer, what, shares.len())?;
+    let opened: Vec<u128> = mine
+        .iter()
+        .zip(&other)
+        .map(|(a, b)| reduce(a.wrapping_add(*b)))
+        .collect();
+    for (x, s) in opened.iter().zip(shares) {
+        checks.push(reduce(key_share.wrapping_mul(*x).wrapping_sub(s.mac)));
+    }
+    Ok((opened, theirs[n..].to_vec()))
+}
+
+/// One server's CSB.Eval* for one query: sends the client its output shares (`records * m`
+/// bits) and the digest of its check list.
+pub fn serve_star(
+    net: &mut dyn Transport,
+    roles: Roles,
+    plan: &CosinePlan,
+    g: &GalleryStar,
+    mat: &MaterialStar,
+    deviation: Deviation,
+) -> Result<(), EvalError> {
+    let me = net.party();
+    let b = roles
+        .server_of(me)
+        .ok_or_else(|| EvalError::Refused(format!("party {me} is not a server")))?;
+    let (peer, client) = (roles.servers[1 - b], roles.client);
+    let (n, records, m, key) = (g.dim, g.records, mat.m, g.key_share);
+    let mut rx = Vec::with_capacity(n * WORD);
+    to_bytes(&mat.rx.iter().map(|s| s.value).collect::<Vec<_>>(), &mut rx);
+    net.send(client, rx)?;
+    let dx = from_bytes(&net.recv(client)?, client, "the client's masked input", n)?;
+    let mut digest_in = blake3::Hasher::new_derive_key("irisc 2026 fss2 input digest star");
+    for w in &dx {
+        digest_in.update(&w.to_le_bytes());
+    }
+    let digest_in = *digest_in.finalize().as_bytes();
+    let mut checks = Vec::new();
+    // SS.IP with MACs, then round 1.
+    let v = auth::ss_ip(b, key, &dx, &mat.rx, &dx, &mat.rx, mat.v_in);
+    let mut to_open = vec![v.plus(mat.r1)];
+    for j in 0..records {
+        let (dy, ry) = (&g.delta[j * n..(j + 1) * n], &g.mask[j * n..(j + 1) * n]);
+        let u = auth::ss_ip(b, key, &dx, &mat.rx, dy, ry, mat.u_in[j]);
+        let w = auth::ss_ip(b, key, dy, ry, dy, ry, mat.w_in[j]);
+        to_open.push(u.plus(mat.alpha1[j]));
+        to_open.push(w.plus(mat.r2[j]));
+    }
+    let alter = match deviation {
+        Deviation::AlterDelta { template } => Some(1 + 2 * template),
+        _ => None,
+    };
+    let (opened, their_digest) = open(
+        net,
+        peer,
+        key,
+        &to_open,
+        alter,
+        &digest_in,
+        "round 1",
+        &mut checks,
+    )?;
+    if their_digest != digest_in {
+        return Err(EvalError::Refused(
+            "the client sent the two servers different masked inputs: the query is refused".into(),
+        ));
+    }
+    let (den2, num2) = plan.squares();
+    let sign = plan.sign_test();
+    let delta_v = opened[0];
+    let mut e_open = Vec::with_capacity(records * m);
+    let mut requests = Vec::with_capacity(records * m * KeyRequest::BYTES);
+    for j in 0..records {
+        let (du, dw) = (opened[1 + 2 * j], opened[2 + 2 * j]);
+        let uu = auth::ss_mul(
+            b,
+            key,
+            (du, mat.alpha1[j]),
+            (du, mat.alpha1[j]),
+            mat.alpha1_sq[j],
+        );
+        let vw = auth::ss_mul(b, key, (delta_v, mat.r1), (dw, mat.r2[j]), mat.r1r2[j]);
+        let e = uu.scale(u128::from(den2)).minus(vw.scale(u128::from(num2)));
+        let x = if sign.negate {
+            (du as u64).wrapping_neg()
+        } else {
+            du as u64
+        };
+        for i in 0..m {
+            let s = mat.sign_keys[j * m + i].eval_bits(&[x])[0];
+            let s = s
+                ^ matches!(deviation, Deviation::WrongKey { template, instance } if template == j && instance == i);
+            e_open.push(e.plus(mat.cond_masks[j * m + i]));
+            mat.cond_keys[j * m + i]
+                .key_request(s)
+                .encode(&mut requests);
+        }
+    }
+    // Round 2: CondEval.Eval* for every instance.
+    let (delta_e, their_requests) = open(
+        net,
+        peer,
+        key,
+        &e_open,
+        None,
+        &requests,
+        "round 2",
+        &mut checks,
+    )?;
+    let mut bits = vec![0u8; (records * m).div_ceil(8)];
+    let mut tags = 0u128;
+    for k in 0..records * m {
+        let at = k * KeyRequest::BYTES;
+        let request =
+            KeyRequest::decode(&their_requests[at..at + KeyRequest::BYTES]).map_err(|e| {
+                NetError::Protocol {
+                    peer,
+                    detail: e.to_string(),
+                }
+            })?;
+        let (y, tag) = mat.cond_keys[k]
+            .eval(&request, delta_e[k] as u64)
+            .map_err(|e| EvalError::Refused(e.to_string()))?;
+        let y = y
+            ^ matches!(deviation, Deviation::FlipOutput { template, instance } if template * m + instance == k);
+        bits[k / 8] |= u8::from(y) << (k % 8);
+        tags = tags.wrapping_add(tag);
+    }
+    checks.push(reduce(tags));
+    if deviation == Deviation::CorruptMac {
+        checks[0] = reduce(checks[0].wrapping_add(1));
+    }
+    // Server 1 negates: both lists are then equal exactly when every share pair sums to zero.
+    let mut h = blake3::Hasher::new_derive_key("irisc 2026 fss2 mac check");
+    for c in &checks {
+        let v = if b == 0 { *c } else { reduce(c.wrapping_neg()) };
+        h.update(&v.to_le_bytes());
+    }
+    let mut out = bits;
+    out.extend_from_slice(h.finalize().as_bytes());
+    net.send(client, out)?;
+    Ok(())
+}
+
+/// The client's CSB side: its query in, one decision per template out, or the reason the
+/// output is withheld.
+pub fn query_star(
+    net: &mut dyn Transport,
+    roles: Roles,
+    plan: &CosinePlan,
+    records: usize,
+    psi: &[bool],
+    x: &[i64],
+) -> Result<Vec<bool>, EvalError> {
+    let n = plan.dim;
+    let mut rx = vec![0u128; n];
+    for s in roles.servers {
+        for (r, w) in rx
+            .iter_mut()
+            .zip(from_bytes(&net.recv(s)?, s, "the input mask share", n)?)
+        {
+            *r = reduce(r.wrapping_add(w));
+        }
+    }
+    let mut msg = Vec::with_capacity(n * WORD);
+    let dx: Vec<u128> = x
+        .iter()
+        .zip(&rx)
+        .map(|(&v, r)| reduce((v as i128 as u128).wrapping_add(*r)))
+        .collect();
+    to_bytes(&dx, &mut msg);
+    net.send(roles.servers[0], msg.clone())?;
+    net.send(roles.servers[1], msg)?;
+    let m = psi.len();
+    let bits_len = (records * m).div_ceil(8);
+    let mut shares = Vec::new();
+    for s in roles.servers {
+        let o = net.recv(s)?;
+        if o.len() != bits_len + 32 {
+            return Err(EvalError::Net(NetError::Protocol {
+                peer: s,
+                detail: "a malformed output message".into(),
+            }));
+        }
+        shares.push(o);
+    }
+    if shares[0][bits_len..] != shares[1][bits_len..] {
+        return Err(EvalError::Refused(
+            "a server deviated: the MAC check failed (an opened value, a MAC or a key-decryption message was altered); the output is withheld".into(),
+        ));
+    }
+    let bit = |s: &[u8], k: usize| s[k / 8] >> (k % 8) & 1 == 1;
+    let mut out = Vec::with_capacity(records);
+    for j in 0..records {
+        let y0: Vec<bool> = (0..m).map(|i| bit(&shares[0], j * m + i)).collect();
+        let y1: Vec<bool> = (0..m).map(|i| bit(&shares[1], j * m + i)).collect();
+        match auth::verify([&y0, &y1], [0, 0], psi) {
+            Verdict::Accept(v) => out.push(v),
+            Verdict::NoNormalInstance => {
+                return Err(EvalError::Refused(
+                    "the dealer's psi has no normal instance".into(),
+                ))
+            }
+            Verdict::Abort(why) => {
+                return Err(EvalError::Refused(format!(
+                    "a server deviated (template {j}: {why}); the output is withheld"
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
