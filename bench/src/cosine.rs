@@ -58,9 +58,11 @@ pub fn about(o: &BenchOptions) -> String {
     )
 }
 
-/// Gallery sizes of the 1:N runs.
+/// Gallery sizes of the 1:N runs (`--records N`: that size alone).
 fn sizes(o: &BenchOptions) -> Vec<usize> {
-    if o.quick {
+    if let Some(n) = o.records {
+        vec![n]
+    } else if o.quick {
         vec![200]
     } else {
         vec![1000, 100_000]

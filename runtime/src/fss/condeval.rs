@@ -403,3 +403,63 @@ impl CondEvalKeyStar {
         Ok((key.eval_bits(&[x])[0], tag))
     }
 }
+
+impl CondEvalKeyStar {
+    /// Bytes of [`CondEvalKeyStar::encode`].
+    pub const ENCODED_BYTES: usize =
+        1 + 1 + 16 + 2 * PAD_SEED_BYTES + 2 * (IcKey::ENCODED_BYTES + TAG_BYTES);
+
+    /// `server | flags (negate, or, pi_{1-b}) | interval | pads | C_b`.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.push(self.server);
+        out.push(
+            u8::from(self.gate.negate)
+                | u8::from(self.gate.conj == Conj::Or) << 1
+                | u8::from(self.peer_permutation) << 2,
+        );
+        out.extend_from_slice(&self.gate.interval.0.to_le_bytes());
+        out.extend_from_slice(&self.gate.interval.1.to_le_bytes());
+        for p in &self.peer_pads {
+            out.extend_from_slice(p);
+        }
+        for c in &self.sealed {
+            out.extend_from_slice(c);
+        }
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<CondEvalKeyStar, CondEvalError> {
+        let bad = |m: &str| CondEvalError::Malformed(m.to_string());
+        if bytes.len() != Self::ENCODED_BYTES || bytes[0] > 1 || bytes[1] > 7 {
+            return Err(bad("a malformed CondEval* key"));
+        }
+        let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8"));
+        let interval = (u64_at(2), u64_at(10));
+        let mut at = 18;
+        let mut peer_pads = [[0u8; PAD_SEED_BYTES]; 2];
+        for p in &mut peer_pads {
+            p.copy_from_slice(&bytes[at..at + PAD_SEED_BYTES]);
+            at += PAD_SEED_BYTES;
+        }
+        let len = IcKey::ENCODED_BYTES + TAG_BYTES;
+        let sealed = std::array::from_fn(|i| bytes[at + i * len..at + (i + 1) * len].to_vec());
+        Ok(CondEvalKeyStar {
+            server: bytes[0],
+            gate: Gate {
+                interval,
+                negate: bytes[1] & 1 == 1,
+                conj: if bytes[1] & 2 == 2 {
+                    Conj::Or
+                } else {
+                    Conj::And
+                },
+            },
+            sealed,
+            peer_pads,
+            peer_permutation: bytes[1] & 4 == 4,
+        })
+    }
+
+    pub fn server(&self) -> usize {
+        usize::from(self.server)
+    }
+}

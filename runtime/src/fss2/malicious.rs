@@ -55,8 +55,10 @@ pub enum Deviation {
 #[derive(Clone)]
 pub struct GalleryStar {
     pub server: usize,
+    pub gallery_id: [u8; 16],
     pub dim: usize,
     pub records: usize,
+    pub ids: Vec<u64>,
     pub key_share: u128,
     pub delta: Vec<u128>,
     pub mask: Vec<AuthShare>,
@@ -64,10 +66,46 @@ pub struct GalleryStar {
 
 /// What the dealer keeps: the MAC key and the template masks.
 pub struct SecretStar {
+    pub gallery_id: [u8; 16],
     pub mac_key: u128,
     pub dim: usize,
     pub records: usize,
-    template_masks: Vec<u128>,
+    mask_key: [u8; 16],
+}
+
+impl SecretStar {
+    /// `r_y` of every template (record-major), the AES-CTR stream of the mask key.
+    pub fn template_masks(&self) -> Vec<u128> {
+        let mut bytes = vec![0u8; self.records * self.dim * WORD];
+        crate::rand::aes_ctr::AesCtr::new(&self.mask_key).fill(&mut bytes);
+        bytes
+            .chunks_exact(WORD)
+            .map(|c| reduce(u128::from_le_bytes(c.try_into().expect("16"))))
+            .collect()
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        let mut o = Vec::new();
+        o.extend_from_slice(&self.gallery_id);
+        o.extend_from_slice(&self.mac_key.to_le_bytes());
+        o.extend_from_slice(&(self.dim as u64).to_le_bytes());
+        o.extend_from_slice(&(self.records as u64).to_le_bytes());
+        o.extend_from_slice(&self.mask_key);
+        o
+    }
+
+    fn decode(b: &[u8]) -> Option<SecretStar> {
+        if b.len() != 16 + 16 + 8 + 8 + 16 {
+            return None;
+        }
+        Some(SecretStar {
+            gallery_id: b[..16].try_into().ok()?,
+            mac_key: u128::from_le_bytes(b[16..32].try_into().ok()?),
+            dim: usize::try_from(u64::from_le_bytes(b[32..40].try_into().ok()?)).ok()?,
+            records: usize::try_from(u64::from_le_bytes(b[40..48].try_into().ok()?)).ok()?,
+            mask_key: b[48..64].try_into().ok()?,
+        })
+    }
 }
 
 fn word(rng: &mut DealerRng) -> u128 {
@@ -82,17 +120,30 @@ fn share_auth(x: u128, key: u128, rng: &mut DealerRng) -> [AuthShare; 2] {
 
 /// Enrollment with MACs: `<<y>>` for every template.
 pub fn enroll_star(
+    ids: &[u64],
     templates: &[i64],
     dim: usize,
     rng: &mut DealerRng,
 ) -> (SecretStar, [GalleryStar; 2]) {
     let records = templates.len() / dim;
+    assert_eq!(ids.len(), records, "one id per template");
     let mac_key = word(rng) & ((1u128 << auth::L1) - 1);
     let key_shares = {
         let k0 = reduce(word(rng));
         [k0, reduce(mac_key.wrapping_sub(k0))]
     };
-    let masks: Vec<u128> = (0..templates.len()).map(|_| reduce(word(rng))).collect();
+    let mut gallery_id = [0u8; 16];
+    rng.fill(&mut gallery_id);
+    let mut mask_key = [0u8; 16];
+    rng.fill(&mut mask_key);
+    let secret = SecretStar {
+        gallery_id,
+        mac_key,
+        dim,
+        records,
+        mask_key,
+    };
+    let masks = secret.template_masks();
     let mut shares: [Vec<AuthShare>; 2] = [Vec::new(), Vec::new()];
     let mut delta = Vec::with_capacity(templates.len());
     for (&y, &r) in templates.iter().zip(&masks) {
@@ -101,20 +152,16 @@ pub fn enroll_star(
         shares[0].push(a);
         shares[1].push(b);
     }
-    let secret = SecretStar {
-        mac_key,
-        dim,
-        records,
-        template_masks: masks,
-    };
     let [s0, s1] = shares;
     let gallery = [s0, s1]
         .into_iter()
         .enumerate()
         .map(|(b, mask)| GalleryStar {
             server: b,
+            gallery_id,
             dim,
             records,
+            ids: ids.to_vec(),
             key_share: key_shares[b],
             delta: delta.clone(),
             mask,
@@ -170,6 +217,7 @@ pub fn cs_setup_star(
                 .fold(0u128, |acc, (x, y)| acc.wrapping_add(x.wrapping_mul(*y))),
         )
     };
+    let template_masks = secret.template_masks();
     let rx: Vec<u128> = (0..n).map(|_| reduce(word(rng))).collect();
     let r1 = reduce(word(rng));
     let mut mats: [MaterialStar; 2] = std::array::from_fn(|b| MaterialStar {
@@ -213,7 +261,7 @@ pub fn cs_setup_star(
     let sign = plan.sign_test();
     let gate = plan.magnitude_gate();
     for j in 0..records {
-        let ry = &secret.template_masks[j * n..(j + 1) * n];
+        let ry = &template_masks[j * n..(j + 1) * n];
         let a1 = reduce(word(rng));
         let r2 = reduce(word(rng));
         put(&mut mats, &|m| &mut m.u_in, dot(&rx, ry), rng);
@@ -530,4 +578,225 @@ pub fn query_star(
         }
     }
     Ok(out)
+}
+
+fn put_share(out: &mut Vec<u8>, a: &AuthShare) {
+    out.extend_from_slice(&a.value.to_le_bytes());
+    out.extend_from_slice(&a.mac.to_le_bytes());
+}
+
+/// Reads fixed-size fields in order.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> &[u8] {
+        let s = &self.bytes[self.at..self.at + n];
+        self.at += n;
+        s
+    }
+
+    fn word(&mut self) -> u128 {
+        u128::from_le_bytes(self.take(WORD).try_into().expect("16"))
+    }
+
+    fn share(&mut self) -> AuthShare {
+        AuthShare {
+            value: self.word(),
+            mac: self.word(),
+        }
+    }
+
+    fn shares(&mut self, n: usize) -> Vec<AuthShare> {
+        (0..n).map(|_| self.share()).collect()
+    }
+}
+
+impl MaterialStar {
+    pub fn encoded_bytes(dim: usize, records: usize, m: usize) -> usize {
+        2 * WORD * (dim + 2 + 6 * records + records * m)
+            + records * m * (IcKey::ENCODED_BYTES + CondEvalKeyStar::ENCODED_BYTES)
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        let mut o = Vec::new();
+        for a in self.rx.iter().chain([&self.v_in, &self.r1]) {
+            put_share(&mut o, a);
+        }
+        for v in [
+            &self.u_in,
+            &self.w_in,
+            &self.alpha1,
+            &self.alpha1_sq,
+            &self.r2,
+            &self.r1r2,
+            &self.cond_masks,
+        ] {
+            for a in v {
+                put_share(&mut o, a);
+            }
+        }
+        for k in &self.sign_keys {
+            o.extend_from_slice(&k.encode());
+        }
+        for k in &self.cond_keys {
+            k.encode(&mut o);
+        }
+        o
+    }
+
+    pub fn decode(
+        bytes: &[u8],
+        server: usize,
+        dim: usize,
+        records: usize,
+        m: usize,
+    ) -> Result<MaterialStar, String> {
+        if bytes.len() != Self::encoded_bytes(dim, records, m) {
+            return Err("one authentication's material has the wrong size".into());
+        }
+        let mut r = Reader { bytes, at: 0 };
+        let rx = r.shares(dim);
+        let (v_in, r1) = (r.share(), r.share());
+        let mut per: Vec<Vec<AuthShare>> = (0..6).map(|_| r.shares(records)).collect();
+        let cond_masks = r.shares(records * m);
+        let mut sign_keys = Vec::with_capacity(records * m);
+        for _ in 0..records * m {
+            let k = IcKey::decode(r.take(IcKey::ENCODED_BYTES))?;
+            if k.server() != server {
+                return Err(format!(
+                    "a key of server {} in server {server}'s material",
+                    k.server()
+                ));
+            }
+            sign_keys.push(k);
+        }
+        let mut cond_keys = Vec::with_capacity(records * m);
+        for _ in 0..records * m {
+            let k = CondEvalKeyStar::decode(r.take(CondEvalKeyStar::ENCODED_BYTES))
+                .map_err(|e| e.to_string())?;
+            if k.server() != server {
+                return Err(format!(
+                    "a CondEval* key of server {} in server {server}'s material",
+                    k.server()
+                ));
+            }
+            cond_keys.push(k);
+        }
+        let mut t = |i: usize| std::mem::take(&mut per[i]);
+        Ok(MaterialStar {
+            server,
+            m,
+            rx,
+            v_in,
+            r1,
+            u_in: t(0),
+            w_in: t(1),
+            alpha1: t(2),
+            alpha1_sq: t(3),
+            r2: t(4),
+            r1r2: t(5),
+            sign_keys,
+            cond_keys,
+            cond_masks,
+        })
+    }
+}
+
+const GALLERY_MAGIC: &[u8; 8] = b"IRSFSH01";
+const SECRET_MAGIC: &[u8; 8] = b"IRSFSE01";
+
+fn file_error(path: &std::path::Path, detail: &str) -> String {
+    format!("{}: {detail}", path.display())
+}
+
+/// Writes one server's authenticated gallery share (owner-only).
+pub fn write_gallery_star(path: &std::path::Path, g: &GalleryStar) -> Result<(), String> {
+    let mut body = Vec::new();
+    body.extend_from_slice(&(g.server as u32).to_le_bytes());
+    body.extend_from_slice(&g.gallery_id);
+    body.extend_from_slice(&(g.dim as u64).to_le_bytes());
+    body.extend_from_slice(&(g.records as u64).to_le_bytes());
+    body.extend_from_slice(&g.key_share.to_le_bytes());
+    for id in &g.ids {
+        body.extend_from_slice(&id.to_le_bytes());
+    }
+    for d in &g.delta {
+        body.extend_from_slice(&d.to_le_bytes());
+    }
+    for a in &g.mask {
+        put_share(&mut body, a);
+    }
+    let sum = super::material::checksum("irisc 2026 fss2 gallery star", &[&body]);
+    super::material::write_private(path, &[GALLERY_MAGIC, &sum, &body]).map_err(|e| e.to_string())
+}
+
+pub fn read_gallery_star(path: &std::path::Path, server: usize) -> Result<GalleryStar, String> {
+    let bytes = std::fs::read(path).map_err(|e| file_error(path, &e.to_string()))?;
+    if bytes.len() < 8 + 32 + 4 + 16 + 16 + 16 || &bytes[..8] != GALLERY_MAGIC {
+        return Err(file_error(
+            path,
+            "not an irisc authenticated gallery share (its first bytes are not those of one)",
+        ));
+    }
+    let (sum, body) = bytes[8..].split_at(32);
+    if super::material::checksum("irisc 2026 fss2 gallery star", &[body]) != sum {
+        return Err(file_error(
+            path,
+            "its checksum does not match: the file was damaged or truncated",
+        ));
+    }
+    let mut r = Reader { bytes: body, at: 0 };
+    let s = u32::from_le_bytes(r.take(4).try_into().expect("4")) as usize;
+    let gallery_id: [u8; 16] = r.take(16).try_into().expect("16");
+    let dim = u64::from_le_bytes(r.take(8).try_into().expect("8")) as usize;
+    let records = u64::from_le_bytes(r.take(8).try_into().expect("8")) as usize;
+    if body.len() != 4 + 16 + 16 + WORD + records * 8 + dim * records * 3 * WORD {
+        return Err(file_error(path, "its size does not match its header"));
+    }
+    if s != server {
+        return Err(file_error(
+            path,
+            &format!("this is server {s}'s gallery share, not server {server}'s"),
+        ));
+    }
+    let key_share = r.word();
+    let ids = (0..records)
+        .map(|_| u64::from_le_bytes(r.take(8).try_into().expect("8")))
+        .collect();
+    let delta = (0..dim * records).map(|_| r.word()).collect();
+    let mask = r.shares(dim * records);
+    Ok(GalleryStar {
+        server,
+        gallery_id,
+        dim,
+        records,
+        ids,
+        key_share,
+        delta,
+        mask,
+    })
+}
+
+pub fn write_secret_star(path: &std::path::Path, s: &SecretStar) -> Result<(), String> {
+    let body = s.encode();
+    let sum = super::material::checksum("irisc 2026 fss2 secret star", &[&body]);
+    super::material::write_private(path, &[SECRET_MAGIC, &sum, &body]).map_err(|e| e.to_string())
+}
+
+pub fn read_secret_star(path: &std::path::Path) -> Result<SecretStar, String> {
+    let bytes = std::fs::read(path).map_err(|e| file_error(path, &e.to_string()))?;
+    if bytes.len() < 40 || &bytes[..8] != SECRET_MAGIC {
+        return Err(file_error(path, "not an irisc authenticated dealer secret"));
+    }
+    let (sum, body) = bytes[8..].split_at(32);
+    if super::material::checksum("irisc 2026 fss2 secret star", &[body]) != sum {
+        return Err(file_error(
+            path,
+            "its checksum does not match: the file was damaged",
+        ));
+    }
+    SecretStar::decode(body).ok_or_else(|| file_error(path, "a malformed dealer secret"))
 }

@@ -46,8 +46,14 @@ fn run(
     deviant: (usize, Deviation),
 ) -> Result<Vec<bool>, String> {
     let mut rng = DealerRng::from_key([seed; 16]);
-    let (secret, shares) = enroll_star(gallery, plan.dim, &mut rng);
+    let ids: Vec<u64> = (0..(gallery.len() / plan.dim) as u64).collect();
+    let (secret, shares) = enroll_star(&ids, gallery, plan.dim, &mut rng);
     let (mats, psi) = cs_setup_star(&plan, &secret, m, &mut rng);
+    // Through the byte encoding, as the servers read it from their stores.
+    let mats = mats.map(|x| {
+        let (s, r) = (x.server, secret.records);
+        super::malicious::MaterialStar::decode(&x.encode(), s, plan.dim, r, m).unwrap()
+    });
     let records = secret.records;
     let roles = Roles::with_client(1);
     let (shares, mats, x) = (

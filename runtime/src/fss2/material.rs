@@ -9,7 +9,8 @@
 //!
 //! Material store layout (little-endian):
 //! ```text
-//! magic "IRSFSM01" | server u32 | authentications u32 | dim u64 | records u64
+//! magic "IRSFSM01" | server u32 | authentications u32 | variant u32 (0: semi-honest, else the
+//! malicious variant's m) | dim u64 | records u64 | bytes per authentication u64
 //! | gallery id [16] | plan fingerprint [32] | batch [16]
 //! | header checksum [32] (blake3 of everything above)
 //! | used u32 (authentications consumed; the one field written after creation)
@@ -29,7 +30,7 @@ use super::dealer::{AuthMaterial, DealerSecret, GalleryShare};
 const STORE_MAGIC: &[u8; 8] = b"IRSFSM01";
 const GALLERY_MAGIC: &[u8; 8] = b"IRSFSG01";
 const SECRET_MAGIC: &[u8; 8] = b"IRSFSD01";
-const HEAD: usize = 8 + 4 + 4 + 8 + 8 + 16 + 32 + 16;
+const HEAD: usize = 8 + 4 + 4 + 4 + 8 + 8 + 8 + 16 + 32 + 16;
 
 #[derive(Debug, thiserror::Error)]
 pub enum MaterialError {
@@ -53,7 +54,7 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> MaterialError + '_ {
 }
 
 /// Writes `bytes` to `path` through `path.partial`, readable by its owner only.
-fn write_private(path: &Path, parts: &[&[u8]]) -> Result<(), MaterialError> {
+pub(crate) fn write_private(path: &Path, parts: &[&[u8]]) -> Result<(), MaterialError> {
     let tmp = path.with_extension("partial");
     let mut o = OpenOptions::new();
     o.write(true).create(true).truncate(true);
@@ -68,7 +69,7 @@ fn write_private(path: &Path, parts: &[&[u8]]) -> Result<(), MaterialError> {
     std::fs::rename(&tmp, path).map_err(io_err(path))
 }
 
-fn checksum(context: &str, parts: &[&[u8]]) -> [u8; 32] {
+pub(crate) fn checksum(context: &str, parts: &[&[u8]]) -> [u8; 32] {
     let mut h = blake3::Hasher::new_derive_key(context);
     for p in parts {
         h.update(p);
@@ -180,10 +181,14 @@ pub fn read_secret(path: &Path) -> Result<DealerSecret, MaterialError> {
 /// What a material store is for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreHeader {
+    /// 0 and 1 the servers, 2 the client's (the malicious variant's `psi`).
     pub server: u32,
     pub authentications: u32,
+    /// 0: semi-honest; else the malicious variant's `m`.
+    pub variant: u32,
     pub dim: u64,
     pub records: u64,
+    pub auth_bytes: u64,
     pub gallery_id: [u8; 16],
     pub plan: [u8; 32],
     pub batch: [u8; 16],
@@ -195,8 +200,10 @@ impl StoreHeader {
         h.extend_from_slice(STORE_MAGIC);
         h.extend_from_slice(&self.server.to_le_bytes());
         h.extend_from_slice(&self.authentications.to_le_bytes());
+        h.extend_from_slice(&self.variant.to_le_bytes());
         h.extend_from_slice(&self.dim.to_le_bytes());
         h.extend_from_slice(&self.records.to_le_bytes());
+        h.extend_from_slice(&self.auth_bytes.to_le_bytes());
         h.extend_from_slice(&self.gallery_id);
         h.extend_from_slice(&self.plan);
         h.extend_from_slice(&self.batch);
@@ -204,7 +211,7 @@ impl StoreHeader {
     }
 
     fn auth_bytes(&self) -> u64 {
-        AuthMaterial::encoded_bytes(self.dim as usize, self.records as usize) as u64
+        self.auth_bytes
     }
 }
 
@@ -242,18 +249,22 @@ impl StoreWriter {
     }
 
     pub fn append(&mut self, m: &AuthMaterial) -> Result<(), MaterialError> {
+        assert_eq!(m.server as u32, self.header.server);
+        self.append_bytes(&m.encode())
+    }
+
+    /// Appends one authentication's encoded material.
+    pub fn append_bytes(&mut self, bytes: &[u8]) -> Result<(), MaterialError> {
         assert!(
             self.written < self.header.authentications,
             "more authentications than announced"
         );
-        assert_eq!(m.server as u32, self.header.server);
-        let bytes = m.encode();
         assert_eq!(bytes.len() as u64, self.header.auth_bytes());
         let sum = checksum(
             "irisc 2026 fss2 material authentication",
-            &[&self.header_sum, &self.written.to_le_bytes(), &bytes],
+            &[&self.header_sum, &self.written.to_le_bytes(), bytes],
         );
-        self.file.write_all(&bytes).map_err(io_err(&self.tmp))?;
+        self.file.write_all(bytes).map_err(io_err(&self.tmp))?;
         self.file.write_all(&sum).map_err(io_err(&self.tmp))?;
         self.written += 1;
         Ok(())
@@ -277,6 +288,7 @@ impl StoreWriter {
 #[derive(Debug, Clone, Copy)]
 pub struct Expect<'a> {
     pub server: u32,
+    pub variant: u32,
     pub plan: &'a [u8; 32],
     pub gallery_id: &'a [u8; 16],
     pub dim: u64,
@@ -289,6 +301,14 @@ pub struct Taken {
     pub batch: [u8; 16],
     pub index: u32,
     pub material: AuthMaterial,
+}
+
+/// One authentication's bytes taken from a store (the caller decodes them for its variant).
+pub struct TakenBytes {
+    pub batch: [u8; 16],
+    pub index: u32,
+    pub server: u32,
+    pub bytes: Vec<u8>,
 }
 
 fn read_header(f: &mut File, path: &Path) -> Result<(StoreHeader, [u8; 32], u32), MaterialError> {
@@ -312,11 +332,13 @@ fn read_header(f: &mut File, path: &Path) -> Result<(StoreHeader, [u8; 32], u32)
     let h = StoreHeader {
         server: u32_at(&head, 8),
         authentications: u32_at(&head, 12),
-        dim: u64_at(&head, 16),
-        records: u64_at(&head, 24),
-        gallery_id: head[32..48].try_into().expect("16"),
-        plan: head[48..80].try_into().expect("32"),
-        batch: head[80..96].try_into().expect("16"),
+        variant: u32_at(&head, 16),
+        dim: u64_at(&head, 20),
+        records: u64_at(&head, 28),
+        auth_bytes: u64_at(&head, 36),
+        gallery_id: head[44..60].try_into().expect("16"),
+        plan: head[60..92].try_into().expect("32"),
+        batch: head[92..108].try_into().expect("16"),
     };
     let used = u32_at(&head, HEAD + 32);
     let len = f.metadata().map_err(io_err(path))?.len();
@@ -334,6 +356,20 @@ fn check(h: &StoreHeader, used: u32, e: &Expect<'_>, needed: u32) -> Result<(), 
         return Err(format!(
             "this is server {}'s material, not server {}'s",
             h.server, e.server
+        ));
+    }
+    if h.variant != e.variant {
+        let name = |v: u32| {
+            if v == 0 {
+                "the semi-honest protocol".to_string()
+            } else {
+                format!("the malicious variant with m = {v}")
+            }
+        };
+        return Err(format!(
+            "this material is for {}, the run is {}",
+            name(h.variant),
+            name(e.variant)
         ));
     }
     if &h.plan != e.plan {
@@ -376,9 +412,29 @@ pub fn check_available(
     Ok((h, used))
 }
 
+/// The next unused semi-honest authentication: [`take_bytes`], decoded.
+pub fn take(path: &Path, expect: Expect<'_>) -> Result<Taken, MaterialError> {
+    let t = take_bytes(path, expect)?;
+    let material = AuthMaterial::decode(
+        &t.bytes,
+        t.server as usize,
+        expect.dim as usize,
+        expect.records as usize,
+    )
+    .map_err(|detail| MaterialError::Refused {
+        path: path.to_path_buf(),
+        detail,
+    })?;
+    Ok(Taken {
+        batch: t.batch,
+        index: t.index,
+        material,
+    })
+}
+
 /// The next unused authentication: checked against `expect`, its checksum verified, marked used
 /// (durably) and returned.
-pub fn take(path: &Path, expect: Expect<'_>) -> Result<Taken, MaterialError> {
+pub fn take_bytes(path: &Path, expect: Expect<'_>) -> Result<TakenBytes, MaterialError> {
     let refused = |detail: String| MaterialError::Refused {
         path: path.to_path_buf(),
         detail,
@@ -415,12 +471,10 @@ pub fn take(path: &Path, expect: Expect<'_>) -> Result<Taken, MaterialError> {
     f.write_all(&(used + 1).to_le_bytes())
         .map_err(io_err(path))?;
     f.sync_all().map_err(io_err(path))?;
-    let material =
-        AuthMaterial::decode(body, h.server as usize, h.dim as usize, h.records as usize)
-            .map_err(refused)?;
-    Ok(Taken {
+    Ok(TakenBytes {
         batch: h.batch,
         index: used,
-        material,
+        server: h.server,
+        bytes: body.to_vec(),
     })
 }

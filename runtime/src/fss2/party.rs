@@ -111,8 +111,10 @@ pub fn deal(
     let header = |server: u32| StoreHeader {
         server,
         authentications,
+        variant: 0,
         dim: plan.dim as u64,
         records: secret.records as u64,
+        auth_bytes: dealer::AuthMaterial::encoded_bytes(plan.dim, secret.records) as u64,
         gallery_id: secret.gallery_id,
         plan: plan.fingerprint(),
         batch,
@@ -254,6 +256,7 @@ pub fn serve(run: &ServerRun) -> Result<ServerReport, String> {
     let fp = run.plan.fingerprint();
     let expect = Expect {
         server: server as u32,
+        variant: 0,
         plan: &fp,
         gallery_id: &gallery.gallery_id,
         dim: gallery.dim as u64,
