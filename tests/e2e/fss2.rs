@@ -361,3 +361,139 @@ fn a_program_fss2_cannot_run_is_refused_at_its_source() {
         stderr(&out)
     );
 }
+
+/// The malicious variant's roles, server p0 deviating as `deviate` says (empty: honest).
+#[allow(clippy::too_many_arguments)]
+fn run_star(
+    w: &Work,
+    prog: &Path,
+    g: &Path,
+    q: &Path,
+    n: usize,
+    m: u32,
+    deviate: &str,
+    tag: &str,
+) -> [Output; 3] {
+    let d = w.path(&format!("star-{tag}"));
+    irisc_ok(&[
+        "fss2",
+        "enroll",
+        s(prog),
+        "--gallery",
+        s(g),
+        "--out",
+        s(&d),
+        "--malicious",
+    ]);
+    irisc_ok(&[
+        "fss2",
+        "deal",
+        s(prog),
+        "--secret",
+        s(&d.join("dealer.secret-star")),
+        "--authentications",
+        &n.to_string(),
+        "--out",
+        s(&d),
+        "--malicious",
+        &m.to_string(),
+    ]);
+    let config = keys(w);
+    let serve = |party: &str, b: usize, dev: &str| {
+        irisc()
+            .args([
+                "fss2",
+                "serve",
+                s(prog),
+                "--party",
+                party,
+                "--config",
+                s(&config),
+            ])
+            .args(["--gallery", s(&d.join(format!("server{b}.gallery-star")))])
+            .args(["--material", s(&d.join(format!("server{b}.material-star")))])
+            .args(["--queries", &n.to_string(), "--malicious", &m.to_string()])
+            .env("IRISC_FSS2_DEVIATE", dev)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let s0 = serve("p0", 0, deviate);
+    let s1 = serve("p2", 1, "");
+    let c = irisc()
+        .args([
+            "fss2",
+            "query",
+            s(prog),
+            "--party",
+            "p1",
+            "--config",
+            s(&config),
+            "--queries",
+            s(q),
+        ])
+        .args([
+            "--malicious",
+            &m.to_string(),
+            "--material",
+            s(&d.join("client.material-star")),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    [
+        wait_bounded(s0, LIMIT),
+        wait_bounded(c, LIMIT),
+        wait_bounded(s1, LIMIT),
+    ]
+}
+
+#[test]
+fn the_malicious_variant_answers_as_the_plaintext_definition_and_withholds_on_deviation() {
+    let w = Work::new();
+    let (g, q) = voices(&w);
+    let prog = example("voice_cosine.irs");
+    // The plaintext-checked answers of the semi-honest run are the reference.
+    let reference = irisc()
+        .args([
+            "run",
+            s(&prog),
+            "--protocol",
+            "fss2",
+            "--db",
+            s(&g),
+            "--query",
+            s(&q),
+            "--check",
+        ])
+        .output()
+        .unwrap();
+    assert!(reference.status.success(), "{}", stderr(&reference));
+    let want = stdout_json(&reference);
+    let [s0, c, s1] = run_star(&w, &prog, &g, &q, 8, 10, "", "honest");
+    for o in [&s0, &c, &s1] {
+        assert!(o.status.success(), "{}", stderr(o));
+    }
+    assert_eq!(stdout_json(&c), want);
+    // One query each: a deviating server is caught and the client prints no answer.
+    let one = w.path("one-star.ndjson");
+    let first = std::fs::read_to_string(&q)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    std::fs::write(&one, first + "\n").unwrap();
+    for dev in ["flip-output", "alter-delta", "wrong-key", "corrupt-mac"] {
+        let [_, c, _] = run_star(&w, &prog, &g, &one, 1, 10, dev, dev);
+        assert!(!c.status.success(), "{dev} was not detected");
+        assert!(c.stdout.is_empty(), "{dev}: answers printed");
+        let e = stderr(&c);
+        assert!(
+            e.contains("deviated") || e.contains("stopped"),
+            "{dev}: {e}"
+        );
+    }
+}

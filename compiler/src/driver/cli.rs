@@ -418,6 +418,9 @@ pub enum Fss2Command {
         gallery: PathBuf,
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
+        /// Enroll for the malicious variant (MACs on every share).
+        #[arg(long)]
+        malicious: bool,
     },
     /// The dealer's CS.Setup for a batch of authentications: one material store per server
     /// (`DIR/server0.material`, `DIR/server1.material`), each authentication used once.
@@ -430,6 +433,10 @@ pub enum Fss2Command {
         authentications: u32,
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
+        /// The malicious variant with M trap/normal instances (paper 002: 10, 20, 40); the
+        /// secret is `enroll --malicious`'s.
+        #[arg(long, value_name = "M")]
+        malicious: Option<u32>,
     },
     /// One server: serves `--queries` authentications of the client, then prints what it sent.
     Serve {
@@ -445,6 +452,9 @@ pub enum Fss2Command {
         material: PathBuf,
         #[arg(long, default_value_t = 1)]
         queries: u32,
+        /// The malicious variant with M instances.
+        #[arg(long, value_name = "M")]
+        malicious: Option<u32>,
     },
     /// The client: its queries (NDJSON `{"id", "embedding"}`) against the enrolled gallery;
     /// prints the matching ids of each.
@@ -459,6 +469,13 @@ pub enum Fss2Command {
         /// Also write the client's report (latency per query, bytes sent) as JSON here.
         #[arg(long)]
         report: Option<PathBuf>,
+        /// The malicious variant with M instances: the client verifies every answer with the
+        /// dealer's `psi` from `--material`.
+        #[arg(long, value_name = "M", requires = "material")]
+        malicious: Option<u32>,
+        /// The client's store from `deal --malicious M` (`client.material-star`).
+        #[arg(long)]
+        material: Option<PathBuf>,
     },
 }
 
@@ -587,13 +604,15 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             program,
             gallery,
             out,
-        }) => fss2::run_enroll(&program, &gallery, &out),
+            malicious,
+        }) => fss2::run_enroll(&program, &gallery, &out, malicious),
         Command::Fss2(Fss2Command::Deal {
             program,
             secret,
             authentications,
             out,
-        }) => fss2::run_deal(&program, &secret, authentications, &out),
+            malicious,
+        }) => fss2::run_deal(&program, &secret, authentications, &out, malicious),
         Command::Fss2(Fss2Command::Serve {
             program,
             party,
@@ -601,14 +620,26 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             gallery,
             material,
             queries,
-        }) => fss2::run_serve(&program, &party, &config, &gallery, &material, queries),
+            malicious,
+        }) => fss2::run_serve(
+            &program, &party, &config, &gallery, &material, queries, malicious,
+        ),
         Command::Fss2(Fss2Command::Query {
             program,
             party,
             config,
             queries,
             report,
-        }) => fss2::run_query(&program, &party, &config, &queries, report.as_deref()),
+            malicious,
+            material,
+        }) => fss2::run_query(
+            &program,
+            &party,
+            &config,
+            &queries,
+            report.as_deref(),
+            malicious.zip(material),
+        ),
         Command::Circuit(CircuitCommand::Preprocess {
             who,
             maskgen,

@@ -132,9 +132,14 @@ pub fn of_checked(checked: &Checked) -> Result<Fss2Program> {
 }
 
 /// `irisc fss2 enroll`.
-pub fn run_enroll(program: &Path, gallery: &Path, out: &Path) -> Result<ExitCode> {
+pub fn run_enroll(program: &Path, gallery: &Path, out: &Path, malicious: bool) -> Result<ExitCode> {
     let f = fss2_program(program)?;
-    let report = party::enroll(&f.plan, gallery, out).map_err(|e| anyhow!(e))?;
+    let report = if malicious {
+        party::star::enroll(&f.plan, gallery, out)
+    } else {
+        party::enroll(&f.plan, gallery, out)
+    }
+    .map_err(|e| anyhow!(e))?;
     println!("{}", serde_json::to_string(&report)?);
     Ok(ExitCode::SUCCESS)
 }
@@ -145,8 +150,15 @@ pub fn run_deal(
     secret: &Path,
     authentications: u32,
     out: &Path,
+    malicious: Option<u32>,
 ) -> Result<ExitCode> {
     let f = fss2_program(program)?;
+    if let Some(m) = malicious {
+        let report =
+            party::star::deal(&f.plan, secret, m, authentications, out).map_err(|e| anyhow!(e))?;
+        println!("{}", serde_json::to_string(&report)?);
+        return Ok(ExitCode::SUCCESS);
+    }
     let bar = indicatif::ProgressBar::with_draw_target(
         Some(u64::from(authentications)),
         indicatif::ProgressDrawTarget::stderr(),
@@ -183,6 +195,7 @@ pub fn run_serve(
     gallery: &Path,
     material: &Path,
     queries: u32,
+    malicious: Option<u32>,
 ) -> Result<ExitCode> {
     let f = fss2_program(program)?;
     let me = party_index(&f, party)?;
@@ -195,7 +208,11 @@ pub fn run_serve(
         material: material.to_path_buf(),
         queries,
     };
-    let report = party::serve(&run).map_err(|e| anyhow!("{}: {e}", f.parties[me]))?;
+    let report = match malicious {
+        Some(m) => party::star::serve(&run, m),
+        None => party::serve(&run),
+    }
+    .map_err(|e| anyhow!("{}: {e}", f.parties[me]))?;
     println!("{}", serde_json::to_string(&report)?);
     Ok(ExitCode::SUCCESS)
 }
@@ -207,6 +224,7 @@ pub fn run_query(
     config: &Path,
     queries: &Path,
     report_to: Option<&Path>,
+    malicious: Option<(u32, std::path::PathBuf)>,
 ) -> Result<ExitCode> {
     let f = fss2_program(program)?;
     let me = party_index(&f, party)?;
@@ -226,7 +244,11 @@ pub fn run_query(
             })
             .collect(),
     };
-    let report = party::query(&run).map_err(|e| anyhow!("{}: {e}", f.parties[me]))?;
+    let report = match &malicious {
+        Some((m, material)) => party::star::query(&run, material, *m),
+        None => party::query(&run),
+    }
+    .map_err(|e| anyhow!("{}: {e}", f.parties[me]))?;
     // The objects of README "Outputs", as the rep3 output party prints them.
     for (q, (r, m)) in records.iter().zip(&report.matches).enumerate() {
         let mut o = serde_json::Map::new();

@@ -478,3 +478,14 @@ pub fn take_bytes(path: &Path, expect: Expect<'_>) -> Result<TakenBytes, Materia
         bytes: body.to_vec(),
     })
 }
+
+/// A store's header and used count, checked for integrity only (for a reader that learns what to
+/// expect of it later, like the client of the malicious variant).
+pub fn peek_header(path: &Path) -> Result<(StoreHeader, u32), MaterialError> {
+    let mut f = File::open(path).map_err(|e| MaterialError::Io {
+        path: path.to_path_buf(),
+        detail: format!("cannot open the material store: {e}"),
+    })?;
+    let (h, _, used) = read_header(&mut f, path)?;
+    Ok((h, used))
+}

@@ -394,3 +394,283 @@ pub fn query(run: &ClientRun) -> Result<ClientReport, String> {
     net.close().map_err(|e| e.to_string())?;
     Ok(report)
 }
+
+/// The malicious variant (CSB.Eval*) as processes: file names of its dealer's output.
+pub mod star {
+    use super::*;
+    use crate::fss2::malicious::{
+        cs_setup_star, enroll_star, query_star, read_gallery_star, read_secret_star, serve_star,
+        write_gallery_star, write_secret_star, Deviation, MaterialStar,
+    };
+
+    pub const SECRET_NAME: &str = "dealer.secret-star";
+
+    pub fn gallery_name(server: usize) -> String {
+        format!("server{server}.gallery-star")
+    }
+
+    /// Server `b`'s store, or the client's (`psi`) for `b = 2`.
+    pub fn material_name(who: usize) -> String {
+        if who == 2 {
+            "client.material-star".into()
+        } else {
+            format!("server{who}.material-star")
+        }
+    }
+
+    /// Enrollment with MACs.
+    pub fn enroll(
+        plan: &CosinePlan,
+        embeddings: &Path,
+        out: &Path,
+    ) -> Result<EnrollReport, String> {
+        let records = crate::io::ndjson_values::read_embeddings(embeddings, Some(plan.dim))?;
+        if records.is_empty() {
+            return Err(format!("{}: no templates to enroll", embeddings.display()));
+        }
+        let ids: Vec<u64> = records.iter().map(|r| r.id).collect();
+        let templates: Vec<i64> = records
+            .iter()
+            .flat_map(|r| r.embedding.iter().map(|&v| quantise(v, plan.scale_bits)))
+            .collect();
+        std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+        let mut rng = DealerRng::from_os();
+        let (secret, shares) = enroll_star(&ids, &templates, plan.dim, &mut rng);
+        for g in &shares {
+            write_gallery_star(&out.join(gallery_name(g.server)), g)?;
+        }
+        write_secret_star(&out.join(SECRET_NAME), &secret)?;
+        Ok(EnrollReport {
+            records: ids.len(),
+            dim: plan.dim,
+            gallery_id: hex(&secret.gallery_id),
+        })
+    }
+
+    /// CSB.Setup* for a batch: a store per server and the client's store of `psi`.
+    pub fn deal(
+        plan: &CosinePlan,
+        secret_path: &Path,
+        m: u32,
+        authentications: u32,
+        out: &Path,
+    ) -> Result<DealReport, String> {
+        let started = Instant::now();
+        if plan.tau_negative {
+            return Err("the malicious variant composes its two tests by `and`: it runs thresholds tau >= 0".into());
+        }
+        if m == 0 || authentications == 0 {
+            return Err("--malicious m and --authentications must be at least 1".into());
+        }
+        let secret = read_secret_star(secret_path)?;
+        let mut rng = DealerRng::from_os();
+        let mut batch = [0u8; 16];
+        rng.fill(&mut batch);
+        let (dim, records) = (plan.dim, secret.records);
+        let header = |who: u32| StoreHeader {
+            server: who,
+            authentications,
+            variant: m,
+            dim: dim as u64,
+            records: records as u64,
+            auth_bytes: if who == 2 {
+                u64::from(m)
+            } else {
+                MaterialStar::encoded_bytes(dim, records, m as usize) as u64
+            },
+            gallery_id: secret.gallery_id,
+            plan: plan.fingerprint(),
+            batch,
+        };
+        let mut ws = Vec::with_capacity(3);
+        for who in 0..3u32 {
+            ws.push(
+                StoreWriter::create(&out.join(material_name(who as usize)), &header(who))
+                    .map_err(|e| e.to_string())?,
+            );
+        }
+        for _ in 0..authentications {
+            let (mats, psi) = cs_setup_star(plan, &secret, m as usize, &mut rng);
+            for (w, mat) in ws.iter_mut().zip(&mats) {
+                w.append_bytes(&mat.encode()).map_err(|e| e.to_string())?;
+            }
+            let psi: Vec<u8> = psi.iter().map(|&t| u8::from(t)).collect();
+            ws[2].append_bytes(&psi).map_err(|e| e.to_string())?;
+        }
+        for w in ws {
+            w.finish().map_err(|e| e.to_string())?;
+        }
+        Ok(DealReport {
+            authentications,
+            records,
+            bytes_per_server: std::fs::metadata(out.join(material_name(0)))
+                .map(|x| x.len())
+                .unwrap_or(0),
+            bytes_per_authentication: MaterialStar::encoded_bytes(dim, records, m as usize) as u64
+                + 32,
+            batch: hex(&batch),
+            seconds: started.elapsed().as_secs_f64(),
+        })
+    }
+
+    /// A deviation for the tests of detection, from `IRISC_FSS2_DEVIATE` (`flip-output`,
+    /// `alter-delta`, `wrong-key`, `corrupt-mac`); none when unset.
+    pub fn deviation_from_env() -> Result<Deviation, String> {
+        match std::env::var("IRISC_FSS2_DEVIATE").ok().as_deref() {
+            None | Some("") => Ok(Deviation::None),
+            Some("flip-output") => Ok(Deviation::FlipOutput { template: 0, instance: 0 }),
+            Some("alter-delta") => Ok(Deviation::AlterDelta { template: 0 }),
+            Some("wrong-key") => Ok(Deviation::WrongKey { template: 0, instance: 0 }),
+            Some("corrupt-mac") => Ok(Deviation::CorruptMac),
+            Some(other) => Err(format!("IRISC_FSS2_DEVIATE={other}: one of flip-output, alter-delta, wrong-key, corrupt-mac")),
+        }
+    }
+
+    /// One server of the malicious variant.
+    pub fn serve(run: &ServerRun, m: u32) -> Result<ServerReport, String> {
+        let Some(server) = run.roles.server_of(run.party) else {
+            return Err(format!(
+                "party {} is the client of this program, not a server",
+                run.party
+            ));
+        };
+        let deviation = deviation_from_env()?;
+        let gallery = read_gallery_star(&run.gallery, server)?;
+        if gallery.dim != run.plan.dim {
+            return Err(format!(
+                "{}: templates of dimension {}, the program's are {}",
+                run.gallery.display(),
+                gallery.dim,
+                run.plan.dim
+            ));
+        }
+        let fp = run.plan.fingerprint();
+        let expect = Expect {
+            server: server as u32,
+            variant: m,
+            plan: &fp,
+            gallery_id: &gallery.gallery_id,
+            dim: gallery.dim as u64,
+            records: gallery.records as u64,
+        };
+        let (header, used) = material::check_available(&run.material, expect, run.queries)
+            .map_err(|e| e.to_string())?;
+        let t = Instant::now();
+        let mut net = connect(run.party, &run.config, &run.plan, run.queries)?;
+        let peer = run.roles.servers[1 - server];
+        let share = GalleryShare {
+            server,
+            gallery_id: gallery.gallery_id,
+            dim: gallery.dim,
+            records: gallery.records,
+            ids: Vec::new(),
+            delta: Vec::new(),
+            mask: Vec::new(),
+        };
+        agree_on_material(&mut net, peer, &share, &header, used)?;
+        let mut ids = Vec::with_capacity(8 * (gallery.records + 1));
+        ids.extend_from_slice(&(gallery.records as u64).to_le_bytes());
+        for id in &gallery.ids {
+            ids.extend_from_slice(&id.to_le_bytes());
+        }
+        net.send(run.roles.client, ids).map_err(|e| e.to_string())?;
+        let connect_seconds = t.elapsed().as_secs_f64();
+        let mut report = ServerReport {
+            server,
+            queries: run.queries,
+            records: gallery.records,
+            rounds_per_query: 2,
+            bytes_to_server: 0,
+            bytes_to_client: 0,
+            seconds_per_query: Vec::new(),
+            connect_seconds,
+        };
+        for _ in 0..run.queries {
+            let taken = material::take_bytes(&run.material, expect).map_err(|e| e.to_string())?;
+            let mat = MaterialStar::decode(
+                &taken.bytes,
+                server,
+                gallery.dim,
+                gallery.records,
+                m as usize,
+            )?;
+            let t = Instant::now();
+            let before = net.bytes_sent();
+            serve_star(&mut net, run.roles, &run.plan, &gallery, &mat, deviation)
+                .map_err(|e| e.to_string())?;
+            report.seconds_per_query.push(t.elapsed().as_secs_f64());
+            report.bytes_to_server += net.bytes_sent() - before;
+        }
+        net.close().map_err(|e| e.to_string())?;
+        Ok(report)
+    }
+
+    /// The client of the malicious variant: it verifies every answer with its `psi`.
+    pub fn query(run: &ClientRun, material_path: &Path, m: u32) -> Result<ClientReport, String> {
+        if run.roles.client != run.party {
+            return Err(format!(
+                "party {} is a server of this program, not its client",
+                run.party
+            ));
+        }
+        // The client learns the gallery's size from the servers: its store is checked against
+        // that below, when an authentication is taken.
+        let (header, _) = material::peek_header(material_path).map_err(|e| e.to_string())?;
+        if header.variant != m {
+            return Err(format!(
+                "{}: this material is for m = {}, the run is m = {m}",
+                material_path.display(),
+                header.variant
+            ));
+        }
+        let mut net = connect(run.party, &run.config, &run.plan, run.queries.len() as u32)?;
+        let mut ids: Option<Vec<u64>> = None;
+        for s in run.roles.servers {
+            let msg = net.recv(s).map_err(|e| e.to_string())?;
+            let words: Vec<u64> = msg
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("8")))
+                .collect();
+            if words.is_empty() || words[0] as usize != words.len() - 1 {
+                return Err(format!("party {s} sent a malformed record list"));
+            }
+            if ids.as_ref().is_some_and(|p| p[..] != words[1..]) {
+                return Err("the two servers hold different galleries".into());
+            }
+            ids = Some(words[1..].to_vec());
+        }
+        let ids = ids.expect("two servers");
+        let fp = run.plan.fingerprint();
+        let expect = Expect {
+            server: 2,
+            variant: m,
+            plan: &fp,
+            gallery_id: &header.gallery_id,
+            dim: run.plan.dim as u64,
+            records: ids.len() as u64,
+        };
+        let mut report = ClientReport {
+            matches: Vec::new(),
+            seconds_per_query: Vec::new(),
+            bytes_sent: 0,
+        };
+        for x in &run.queries {
+            let taken = material::take_bytes(material_path, expect).map_err(|e| e.to_string())?;
+            let psi: Vec<bool> = taken.bytes.iter().map(|&b| b == 1).collect();
+            let t = Instant::now();
+            let bits = query_star(&mut net, run.roles, &run.plan, ids.len(), &psi, x)
+                .map_err(|e| e.to_string())?;
+            report.seconds_per_query.push(t.elapsed().as_secs_f64());
+            report.matches.push(
+                ids.iter()
+                    .zip(bits)
+                    .filter(|(_, b)| *b)
+                    .map(|(id, _)| *id)
+                    .collect(),
+            );
+        }
+        report.bytes_sent = net.bytes_sent();
+        net.close().map_err(|e| e.to_string())?;
+        Ok(report)
+    }
+}
