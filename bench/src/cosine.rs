@@ -72,6 +72,8 @@ fn sizes(o: &BenchOptions) -> Vec<usize> {
 /// What one fss2 run measured.
 #[derive(Debug, Clone, serde::Serialize)]
 struct Cell {
+    /// 0: semi-honest; else the malicious variant's m.
+    m: u32,
     setting: String,
     records: usize,
     queries: usize,
@@ -156,35 +158,45 @@ fn measure(
     count: usize,
     net: Option<NetProfile>,
     setting: &str,
+    malicious: Option<u32>,
 ) -> Result<(Cell, Vec<Vec<u64>>)> {
     let dealer = work.join("dealer");
     let prog = program.display().to_string();
+    let star = if malicious.is_some() { "-star" } else { "" };
+    let m_args: Vec<String> =
+        malicious.map_or(Vec::new(), |m| vec!["--malicious".into(), m.to_string()]);
+    let mut enroll: Vec<String> = vec![
+        "fss2".into(),
+        "enroll".into(),
+        prog.clone(),
+        "--gallery".into(),
+        gallery.display().to_string(),
+        "--out".into(),
+        dealer.display().to_string(),
+    ];
+    if malicious.is_some() {
+        enroll.push("--malicious".into());
+    }
     quiet(
         irisc,
-        &[
-            "fss2",
-            "enroll",
-            &prog,
-            "--gallery",
-            &gallery.display().to_string(),
-            "--out",
-            &dealer.display().to_string(),
-        ],
+        &enroll.iter().map(String::as_str).collect::<Vec<_>>(),
     )?;
-    let dealt = quiet(
-        irisc,
-        &[
-            "fss2",
-            "deal",
-            &prog,
-            "--secret",
-            &dealer.join("dealer.secret").display().to_string(),
-            "--authentications",
-            &count.to_string(),
-            "--out",
-            &dealer.display().to_string(),
-        ],
-    )?;
+    let mut deal: Vec<String> = vec![
+        "fss2".into(),
+        "deal".into(),
+        prog.clone(),
+        "--secret".into(),
+        dealer
+            .join(format!("dealer.secret{star}"))
+            .display()
+            .to_string(),
+        "--authentications".into(),
+        count.to_string(),
+        "--out".into(),
+        dealer.display().to_string(),
+    ];
+    deal.extend(m_args.iter().cloned());
+    let dealt = quiet(irisc, &deal.iter().map(String::as_str).collect::<Vec<_>>())?;
     let config = keys::generate_keys(&work.join("keys"), party_run::free_base_port()?, true)?;
     let relays = match net {
         Some(p) => Some(Relays::start(&config, p)?),
@@ -204,7 +216,7 @@ fn measure(
             .spawn()
     };
     let server = |p: usize, s: usize| -> Vec<String> {
-        vec![
+        let mut v: Vec<String> = vec![
             "fss2".into(),
             "serve".into(),
             prog.clone(),
@@ -214,21 +226,23 @@ fn measure(
             configs[p].display().to_string(),
             "--gallery".into(),
             dealer
-                .join(format!("server{s}.gallery"))
+                .join(format!("server{s}.gallery{star}"))
                 .display()
                 .to_string(),
             "--material".into(),
             dealer
-                .join(format!("server{s}.material"))
+                .join(format!("server{s}.material{star}"))
                 .display()
                 .to_string(),
             "--queries".into(),
             count.to_string(),
-        ]
+        ];
+        v.extend(m_args.iter().cloned());
+        v
     };
     let s0 = spawn(server(0, 0))?;
     let s1 = spawn(server(2, 1))?;
-    let c = spawn(vec![
+    let mut client: Vec<String> = vec![
         "fss2".into(),
         "query".into(),
         prog.clone(),
@@ -240,7 +254,13 @@ fn measure(
         queries.display().to_string(),
         "--report".into(),
         report.display().to_string(),
-    ])?;
+    ];
+    if malicious.is_some() {
+        client.extend(m_args.iter().cloned());
+        client.push("--material".into());
+        client.push(dealer.join("client.material-star").display().to_string());
+    }
+    let c = spawn(client)?;
     let outs = [s0, c, s1].map(|ch| ch.wait_with_output());
     drop(relays);
     let mut reports = Vec::new();
@@ -300,6 +320,7 @@ fn measure(
     };
     let records = servers[0]["records"].as_u64().unwrap_or(0) as usize;
     let cell = Cell {
+        m: malicious.unwrap_or(0),
         setting: setting.into(),
         records,
         queries: count,
@@ -388,8 +409,17 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
         let q = work.join(format!("q1-{name}.ndjson"));
         head(&queries_all, &q, k)?;
         eprintln!("cosine: 1:1 {name}, {k} authentications");
-        let (cell, _) = measure(&irisc, &work, &prog_path, &one, &q, k, net, name)?;
+        let (cell, _) = measure(&irisc, &work, &prog_path, &one, &q, k, net, name, None)?;
         cells.push(cell);
+        // The malicious variant, m = 10, 20, 40 (Table 5's rows).
+        for m in [10u32, 20, 40] {
+            let k = k.min(if name == "wan" { 5 } else { 50 });
+            let q = work.join(format!("q1m-{name}.ndjson"));
+            head(&queries_all, &q, k)?;
+            eprintln!("cosine: 1:1 {name}, malicious m = {m}, {k} authentications");
+            let (cell, _) = measure(&irisc, &work, &prog_path, &one, &q, k, net, name, Some(m))?;
+            cells.push(cell);
+        }
     }
     // 1:N.
     let mut far_frr = None;
@@ -406,7 +436,7 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
             let q = work.join(format!("qn-{n}-{name}.ndjson"));
             head(&queries_all, &q, k)?;
             eprintln!("cosine: 1:{n} {name}, {k} queries");
-            let (cell, matches) = measure(&irisc, &work, &prog_path, &g, &q, k, net, name)?;
+            let (cell, matches) = measure(&irisc, &work, &prog_path, &g, &q, k, net, name, None)?;
             if name == "loopback" && far_frr.is_none() {
                 far_frr = Some(error_rates(&g, &q, &matches, &program.plan)?);
             }
@@ -435,8 +465,13 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
             Value::Object(m) => m.into_iter().collect(),
             _ => BTreeMap::new(),
         };
+        let variant = if c.m == 0 {
+            "semi-honest".to_string()
+        } else {
+            format!("malicious m={}", c.m)
+        };
         measurements.push(Measurement {
-            name: format!("fss2 semi-honest 1:{} {} latency", c.records, c.setting),
+            name: format!("fss2 {variant} 1:{} {} latency", c.records, c.setting),
             value: c.latency_ms,
             unit: "ms (median, client)".into(),
             extra,
@@ -501,7 +536,7 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
         measurements,
         references,
         notes: vec![
-            "semi-honest fss2 only: the malicious variant (MACs, m = 10/20/40 trap instances) is not built yet, so the paper's m rows have no irisc counterpart in this run".into(),
+            "the malicious variant (m = 10/20/40) runs 1:1 here; its client receives its input mask at the start of each query (one more round trip than the semi-honest pipeline)".into(),
             "bytes per server count everything a server sends per query: to the other server (two rounds) and to the client (its decisions and the next query's input mask)".into(),
         ],
     };
@@ -511,22 +546,26 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
         .iter()
         .map(|s| format!("1:1 {s}"))
         .collect();
-    let ours: Vec<f64> = ["loopback", "lan", "wan"]
-        .iter()
-        .map(|s| {
-            cells
-                .iter()
-                .find(|c| c.records == 1 && c.setting == *s)
-                .map_or(f64::NAN, |c| c.latency_ms)
-        })
-        .collect();
+    let ours = |m: u32| -> Vec<f64> {
+        ["loopback", "lan", "wan"]
+            .iter()
+            .map(|s| {
+                cells
+                    .iter()
+                    .find(|c| c.records == 1 && c.setting == *s && c.m == m)
+                    .map_or(f64::NAN, |c| c.latency_ms)
+            })
+            .collect()
+    };
     plot::grouped_bars(
         &png,
         "1:1 cosine authentication latency (paper 002, Table 5)",
         "ms",
         &groups,
         &[
-            ("irisc fss2 (semi-honest)".into(), ours),
+            ("irisc fss2 semi-honest".into(), ours(0)),
+            ("irisc fss2 malicious m=10".into(), ours(10)),
+            ("irisc fss2 malicious m=40".into(), ours(40)),
             ("paper m=10 (malicious)".into(), vec![f64::NAN, 57.0, 457.0]),
         ],
         &[],

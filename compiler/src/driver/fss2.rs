@@ -188,6 +188,7 @@ fn party_index(f: &Fss2Program, party: &str) -> Result<usize> {
 }
 
 /// `irisc fss2 serve`.
+#[allow(clippy::too_many_arguments)]
 pub fn run_serve(
     program: &Path,
     party: &str,

@@ -599,7 +599,11 @@ pub mod star {
             serve_star(&mut net, run.roles, &run.plan, &gallery, &mat, deviation)
                 .map_err(|e| e.to_string())?;
             report.seconds_per_query.push(t.elapsed().as_secs_f64());
-            report.bytes_to_server += net.bytes_sent() - before;
+            // To the client: the input mask share, the output shares and the check digest.
+            let to_client =
+                16 * gallery.dim as u64 + (gallery.records * m as usize).div_ceil(8) as u64 + 32;
+            report.bytes_to_client += to_client;
+            report.bytes_to_server += net.bytes_sent() - before - to_client;
         }
         net.close().map_err(|e| e.to_string())?;
         Ok(report)
