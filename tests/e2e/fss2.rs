@@ -477,6 +477,30 @@ fn the_malicious_variant_answers_as_the_plaintext_definition_and_withholds_on_de
         assert!(o.status.success(), "{}", stderr(o));
     }
     assert_eq!(stdout_json(&c), want);
+    // What explain predicts for m = 10 is what the servers report.
+    let ex = irisc_ok(&[
+        "explain",
+        s(&prog),
+        "--protocol",
+        "fss2",
+        "--records",
+        "60",
+        "--json",
+    ]);
+    let ex: serde_json::Value = serde_json::from_slice(&ex.stdout).unwrap();
+    let m10 = &ex["malicious"][0];
+    assert_eq!(m10["m"], 10);
+    for o in [&s0, &s1] {
+        let r = &stdout_json(o)[0];
+        assert_eq!(
+            r["bytes_to_server"].as_u64().unwrap(),
+            8 * m10["to_other_server"].as_u64().unwrap()
+        );
+        assert_eq!(
+            r["bytes_to_client"].as_u64().unwrap(),
+            8 * m10["to_client"].as_u64().unwrap()
+        );
+    }
     // One query each: a deviating server is caught and the client prints no answer.
     let one = w.path("one-star.ndjson");
     let first = std::fs::read_to_string(&q)

@@ -453,9 +453,16 @@ pub fn explain_json(f: &Fss2Program, records: u64) -> serde_json::Value {
         f.plan.tau_num,
         f.plan.tau_den
     );
+    let malicious_rows: Vec<serde_json::Value> = [10usize, 20, 40]
+        .iter()
+        .map(|&m| {
+            let b = cost::query_bytes_star(dim, n, m);
+            serde_json::json!({"m": m, "to_other_server": b.to_server, "to_client": b.to_client, "detection": format!("1 - 2^-{m}")})
+        })
+        .collect();
     serde_json::json!({
         "protocol": "fss2",
-        "threat_model": "two non-colluding servers, semi-honest (the malicious variant with MACs and trap instances is not built yet); the dealer is trusted for preprocessing only and is offline during queries",
+        "threat_model": "two non-colluding servers; semi-honest by default, or one actively corrupted server with `--malicious M` on enroll/deal/serve/query (CSB.Eval*: MACs over Z_2^112, M normal/trap instances, the client checks and withholds the output on any deviation, undetected with probability 2^-M); the dealer is trusted for preprocessing only and is offline during queries",
         "roles": {
             "servers": [name(s0), name(s1)],
             "client": client,
@@ -486,6 +493,7 @@ pub fn explain_json(f: &Fss2Program, records: u64) -> serde_json::Value {
             "to_client_last_query": last.to_client,
         },
         "client_bytes_per_query": cost::client_bytes(dim),
+        "malicious": malicious_rows,
         "dealer_material_per_server_per_authentication": cost::material_bytes(dim, n),
         "ledger": [
             {"who": "each server", "learns": "the gallery size and ids, the number of queries, and values masked by the dealer's uniform masks (delta of x, u, v, w, E): nothing about the query, the templates or the decisions"},
