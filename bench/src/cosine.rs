@@ -536,7 +536,7 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
         measurements,
         references,
         notes: vec![
-            "the malicious variant (m = 10/20/40) runs 1:1 here; its client receives its input mask at the start of each query (one more round trip than the semi-honest pipeline)".into(),
+            "the malicious variant (m = 10/20/40) runs 1:1 here; its input masks travel ahead of the queries as in the semi-honest pipeline, in Z_2^112 (16 bytes a component)".into(),
             "bytes per server count everything a server sends per query: to the other server (two rounds) and to the client (its decisions and the next query's input mask)".into(),
         ],
     };

@@ -44,7 +44,8 @@ pub fn material_bytes(dim: usize, records: usize) -> u64 {
 /// Bytes one server sends per query in the malicious variant with `m` instances: round 1 (the
 /// input digest, `v + r_1`, per template `u + alpha_1` and `w + r_2`, each in Z_2^112), round 2
 /// (per template and instance `E + r_i` and a key-decryption message); to the client its input
-/// mask share, `m` output shares per template and the 32-byte check digest.
+/// mask share (the next query's, with this one's output; the first at connect), `m` output
+/// shares per template and the 32-byte check digest.
 pub fn query_bytes_star(dim: usize, records: usize, m: usize) -> QueryBytes {
     let (n, m) = (records as u64, m as u64);
     QueryBytes {

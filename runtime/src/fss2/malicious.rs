@@ -379,6 +379,33 @@ fn open(
     Ok((opened, theirs[n..].to_vec()))
 }
 
+/// Where a query's input mask share travels: at its start (`send_own_masks`, the first query),
+/// and the next query's with this one's output (`next`), so that the client's next query costs
+/// it one message out and one in.
+#[derive(Clone, Copy)]
+pub struct Pipeline<'a> {
+    pub send_own_masks: bool,
+    pub next: Option<&'a MaterialStar>,
+}
+
+/// The client's receipt of the first query's input mask (the servers' shares summed).
+pub fn recv_masks_star(
+    net: &mut dyn Transport,
+    roles: Roles,
+    dim: usize,
+) -> Result<Vec<u128>, EvalError> {
+    let mut rx = vec![0u128; dim];
+    for s in roles.servers {
+        for (r, w) in rx
+            .iter_mut()
+            .zip(from_bytes(&net.recv(s)?, s, "the input mask share", dim)?)
+        {
+            *r = reduce(r.wrapping_add(w));
+        }
+    }
+    Ok(rx)
+}
+
 /// One server's CSB.Eval* for one query: sends the client its output shares (`records * m`
 /// bits) and the digest of its check list.
 pub fn serve_star(
@@ -388,6 +415,7 @@ pub fn serve_star(
     g: &GalleryStar,
     mat: &MaterialStar,
     deviation: Deviation,
+    pipeline: Pipeline<'_>,
 ) -> Result<(), EvalError> {
     let me = net.party();
     let b = roles
@@ -395,9 +423,11 @@ pub fn serve_star(
         .ok_or_else(|| EvalError::Refused(format!("party {me} is not a server")))?;
     let (peer, client) = (roles.servers[1 - b], roles.client);
     let (n, records, m, key) = (g.dim, g.records, mat.m, g.key_share);
-    let mut rx = Vec::with_capacity(n * WORD);
-    to_bytes(&mat.rx.iter().map(|s| s.value).collect::<Vec<_>>(), &mut rx);
-    net.send(client, rx)?;
+    if pipeline.send_own_masks {
+        let mut rx = Vec::with_capacity(n * WORD);
+        to_bytes(&mat.rx.iter().map(|s| s.value).collect::<Vec<_>>(), &mut rx);
+        net.send(client, rx)?;
+    }
     let dx = from_bytes(&net.recv(client)?, client, "the client's masked input", n)?;
     let mut digest_in = blake3::Hasher::new_derive_key("irisc 2026 fss2 input digest star");
     for w in &dx {
@@ -507,6 +537,12 @@ pub fn serve_star(
     }
     let mut out = bits;
     out.extend_from_slice(h.finalize().as_bytes());
+    if let Some(next) = pipeline.next {
+        to_bytes(
+            &next.rx.iter().map(|s| s.value).collect::<Vec<_>>(),
+            &mut out,
+        );
+    }
     net.send(client, out)?;
     Ok(())
 }
@@ -520,21 +556,14 @@ pub fn query_star(
     records: usize,
     psi: &[bool],
     x: &[i64],
-) -> Result<Vec<bool>, EvalError> {
+    rx: &[u128],
+    more: bool,
+) -> Result<(Vec<bool>, Option<Vec<u128>>), EvalError> {
     let n = plan.dim;
-    let mut rx = vec![0u128; n];
-    for s in roles.servers {
-        for (r, w) in rx
-            .iter_mut()
-            .zip(from_bytes(&net.recv(s)?, s, "the input mask share", n)?)
-        {
-            *r = reduce(r.wrapping_add(w));
-        }
-    }
     let mut msg = Vec::with_capacity(n * WORD);
     let dx: Vec<u128> = x
         .iter()
-        .zip(&rx)
+        .zip(rx)
         .map(|(&v, r)| reduce((v as i128 as u128).wrapping_add(*r)))
         .collect();
     to_bytes(&dx, &mut msg);
@@ -545,7 +574,7 @@ pub fn query_star(
     let mut shares = Vec::new();
     for s in roles.servers {
         let o = net.recv(s)?;
-        if o.len() != bits_len + 32 {
+        if o.len() != bits_len + 32 + if more { n * WORD } else { 0 } {
             return Err(EvalError::Net(NetError::Protocol {
                 peer: s,
                 detail: "a malformed output message".into(),
@@ -553,7 +582,24 @@ pub fn query_star(
         }
         shares.push(o);
     }
-    if shares[0][bits_len..] != shares[1][bits_len..] {
+    let next = if more {
+        let mut rx = vec![0u128; n];
+        for (k, o) in shares.iter().enumerate() {
+            let words = from_bytes(
+                &o[bits_len + 32..],
+                roles.servers[k],
+                "the next input mask",
+                n,
+            )?;
+            for (r, w) in rx.iter_mut().zip(words) {
+                *r = reduce(r.wrapping_add(w));
+            }
+        }
+        Some(rx)
+    } else {
+        None
+    };
+    if shares[0][bits_len..bits_len + 32] != shares[1][bits_len..bits_len + 32] {
         return Err(EvalError::Refused(
             "a server deviated: the MAC check failed (an opened value, a MAC or a key-decryption message was altered); the output is withheld".into(),
         ));
@@ -577,7 +623,7 @@ pub fn query_star(
             }
         }
     }
-    Ok(out)
+    Ok((out, next))
 }
 
 fn put_share(out: &mut Vec<u8>, a: &AuthShare) {

@@ -4,7 +4,9 @@
 
 use super::dealer::DealerRng;
 use super::eval::Roles;
-use super::malicious::{cs_setup_star, enroll_star, query_star, serve_star, Deviation};
+use super::malicious::{
+    cs_setup_star, enroll_star, query_star, recv_masks_star, serve_star, Deviation, Pipeline,
+};
 use super::plan::CosinePlan;
 use crate::net::memory::run_parties;
 use crate::net::Transport;
@@ -64,7 +66,10 @@ fn run(
     let out = run_parties(3, move |mut net| {
         let me = net.party();
         if me == roles.client {
-            query_star(&mut net, roles, &plan, records, &psi, &x).map_err(|e| e.to_string())
+            let rx = recv_masks_star(&mut net, roles, plan.dim).map_err(|e| e.to_string())?;
+            query_star(&mut net, roles, &plan, records, &psi, &x, &rx, false)
+                .map(|(bits, _)| bits)
+                .map_err(|e| e.to_string())
         } else {
             let b = roles.server_of(me).unwrap();
             let dev = if deviant.0 == b {
@@ -72,7 +77,11 @@ fn run(
             } else {
                 Deviation::None
             };
-            let r = serve_star(&mut net, roles, &plan, &shares[b], &mats[b], dev);
+            let pipeline = Pipeline {
+                send_own_masks: true,
+                next: None,
+            };
+            let r = serve_star(&mut net, roles, &plan, &shares[b], &mats[b], dev, pipeline);
             // A server that stops tells no one in-process; the client then fails on its link.
             r.map(|_| vec![]).map_err(|e| e.to_string())
         }

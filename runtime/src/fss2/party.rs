@@ -399,8 +399,9 @@ pub fn query(run: &ClientRun) -> Result<ClientReport, String> {
 pub mod star {
     use super::*;
     use crate::fss2::malicious::{
-        cs_setup_star, enroll_star, query_star, read_gallery_star, read_secret_star, serve_star,
-        write_gallery_star, write_secret_star, Deviation, MaterialStar,
+        cs_setup_star, enroll_star, query_star, read_gallery_star, read_secret_star,
+        recv_masks_star, serve_star, write_gallery_star, write_secret_star, Deviation,
+        MaterialStar, Pipeline,
     };
 
     pub const SECRET_NAME: &str = "dealer.secret-star";
@@ -585,23 +586,38 @@ pub mod star {
             seconds_per_query: Vec::new(),
             connect_seconds,
         };
-        for _ in 0..run.queries {
+        let take = || -> Result<MaterialStar, String> {
             let taken = material::take_bytes(&run.material, expect).map_err(|e| e.to_string())?;
-            let mat = MaterialStar::decode(
+            MaterialStar::decode(
                 &taken.bytes,
                 server,
                 gallery.dim,
                 gallery.records,
                 m as usize,
-            )?;
+            )
+        };
+        let mut next = if run.queries > 0 { Some(take()?) } else { None };
+        for q in 0..run.queries {
+            let mat = next.take().expect("taken ahead");
+            if q + 1 < run.queries {
+                next = Some(take()?);
+            }
             let t = Instant::now();
             let before = net.bytes_sent();
-            serve_star(&mut net, run.roles, &run.plan, &gallery, &mat, deviation)
-                .map_err(|e| e.to_string())?;
+            let pipeline = Pipeline {
+                send_own_masks: q == 0,
+                next: next.as_ref(),
+            };
+            serve_star(
+                &mut net, run.roles, &run.plan, &gallery, &mat, deviation, pipeline,
+            )
+            .map_err(|e| e.to_string())?;
             report.seconds_per_query.push(t.elapsed().as_secs_f64());
-            // To the client: the input mask share, the output shares and the check digest.
-            let to_client =
-                16 * gallery.dim as u64 + (gallery.records * m as usize).div_ceil(8) as u64 + 32;
+            // To the client: input mask shares, the output shares and the check digest.
+            let masks = u64::from(q == 0) + u64::from(next.is_some());
+            let to_client = masks * 16 * gallery.dim as u64
+                + (gallery.records * m as usize).div_ceil(8) as u64
+                + 32;
             report.bytes_to_client += to_client;
             report.bytes_to_server += net.bytes_sent() - before - to_client;
         }
@@ -658,12 +674,28 @@ pub mod star {
             seconds_per_query: Vec::new(),
             bytes_sent: 0,
         };
-        for x in &run.queries {
+        let mut rx = if run.queries.is_empty() {
+            Vec::new()
+        } else {
+            recv_masks_star(&mut net, run.roles, run.plan.dim).map_err(|e| e.to_string())?
+        };
+        for (q, x) in run.queries.iter().enumerate() {
             let taken = material::take_bytes(material_path, expect).map_err(|e| e.to_string())?;
             let psi: Vec<bool> = taken.bytes.iter().map(|&b| b == 1).collect();
             let t = Instant::now();
-            let bits = query_star(&mut net, run.roles, &run.plan, ids.len(), &psi, x)
-                .map_err(|e| e.to_string())?;
+            let more = q + 1 < run.queries.len();
+            let (bits, next) = query_star(
+                &mut net,
+                run.roles,
+                &run.plan,
+                ids.len(),
+                &psi,
+                x,
+                &rx,
+                more,
+            )
+            .map_err(|e| e.to_string())?;
+            rx = next.unwrap_or_default();
             report.seconds_per_query.push(t.elapsed().as_secs_f64());
             report.matches.push(
                 ids.iter()
