@@ -18,16 +18,11 @@ pub struct QueryBytes {
     pub to_client: u64,
 }
 
-pub fn query_bytes(dim: usize, records: usize, another_query_follows: bool) -> QueryBytes {
+pub fn query_bytes(_dim: usize, records: usize, another_query_follows: bool) -> QueryBytes {
     let n = records as u64;
     QueryBytes {
         to_server: 32 + 8 + n * (2 * 8) + n * (8 + KeyRequest::BYTES as u64),
-        to_client: records.div_ceil(8) as u64
-            + if another_query_follows {
-                8 * dim as u64
-            } else {
-                0
-            },
+        to_client: records.div_ceil(8) as u64 + if another_query_follows { 16 } else { 0 },
     }
 }
 
@@ -46,10 +41,10 @@ pub fn material_bytes(dim: usize, records: usize) -> u64 {
 /// (per template and instance `E + r_i` and a key-decryption message); to the client its input
 /// mask share (the next query's, with this one's output; the first at connect), `m` output
 /// shares per template and the 32-byte check digest.
-pub fn query_bytes_star(dim: usize, records: usize, m: usize) -> QueryBytes {
+pub fn query_bytes_star(_dim: usize, records: usize, m: usize) -> QueryBytes {
     let (n, m) = (records as u64, m as u64);
     QueryBytes {
         to_server: 32 + 16 + n * 2 * 16 + n * m * (16 + KeyRequest::BYTES as u64),
-        to_client: 16 * dim as u64 + (n * m).div_ceil(8) + 32,
+        to_client: 16 + (n * m).div_ceil(8) + 32,
     }
 }

@@ -60,7 +60,8 @@ pub struct AuthMaterial {
     pub server: usize,
     pub dim: usize,
     pub records: usize,
-    /// `[r_x]_b`.
+    /// The seed of `[r_x]_b` (sent to the client) and its expansion.
+    pub rx_seed: [u8; 16],
     pub rx: Vec<u64>,
     /// `[sum r_x^2]_b`.
     pub v_in: u64,
@@ -233,7 +234,18 @@ pub fn cs_setup(
     let (n, records) = (secret.dim, secret.records);
     assert_eq!(plan.dim, n, "the plan's dimension is the gallery's");
     assert_eq!(template_masks.len(), n * records);
-    let rx = rng.words(n);
+    // Each server's share of the input mask is the expansion of a seed of its own: r_x is
+    // their sum, and a server sends the client 16 bytes instead of n words.
+    let mut rx_seeds = [[0u8; 16]; 2];
+    for s in &mut rx_seeds {
+        rng.fill(s);
+    }
+    let rx_shares = rx_seeds.map(|s| super::sharing::mask_words(&s, n));
+    let rx: Vec<u64> = rx_shares[0]
+        .iter()
+        .zip(&rx_shares[1])
+        .map(|(a, b)| a.wrapping_add(*b))
+        .collect();
     let dot = |a: &[u64], b: &[u64]| {
         a.iter()
             .zip(b)
@@ -276,10 +288,8 @@ pub fn cs_setup(
         condeval_keys[0].push(c0);
         condeval_keys[1].push(c1);
     }
-    let [rx0, rx1] = share_all(&rx, rng);
     let scalars = share_all(&[v_in, r1], rng);
     let mut per = [&u_in, &w_in, &alpha1, &alpha1_sq, &r2, &r1r2].map(|v| share_all(v, rng));
-    let rx = [rx0, rx1];
     let [sk0, sk1] = sign_keys;
     let mut sign_keys = [Some(sk0), Some(sk1)];
     let [ck0, ck1] = condeval_keys;
@@ -290,7 +300,8 @@ pub fn cs_setup(
             server: b,
             dim: n,
             records,
-            rx: rx[b].clone(),
+            rx_seed: rx_seeds[b],
+            rx: rx_shares[b].clone(),
             v_in: scalars[b][0],
             r1: scalars[b][1],
             u_in: take(0),
@@ -308,7 +319,8 @@ pub fn cs_setup(
 impl AuthMaterial {
     /// Bytes of one authentication's material for `dim` and `records`.
     pub fn encoded_bytes(dim: usize, records: usize) -> usize {
-        8 * (dim + 2) + records * (8 * 6 + IcKey::ENCODED_BYTES + CondEvalKey::ENCODED_BYTES)
+        let _ = dim;
+        16 + 8 * 2 + records * (8 * 6 + IcKey::ENCODED_BYTES + CondEvalKey::ENCODED_BYTES)
     }
 
     pub fn encode(&self) -> Vec<u8> {
@@ -318,7 +330,7 @@ impl AuthMaterial {
                 out.extend_from_slice(&w.to_le_bytes());
             }
         };
-        words(&mut out, &self.rx);
+        out.extend_from_slice(&self.rx_seed);
         words(&mut out, &[self.v_in, self.r1]);
         for v in [
             &self.u_in,
@@ -353,7 +365,9 @@ impl AuthMaterial {
                 bytes.len()
             ));
         }
-        let mut at = 0usize;
+        let rx_seed: [u8; 16] = bytes[..16].try_into().expect("16");
+        let rx = super::sharing::mask_words(&rx_seed, dim);
+        let mut at = 16usize;
         let mut words = |n: usize| -> Vec<u64> {
             let v = bytes[at..at + 8 * n]
                 .chunks_exact(8)
@@ -362,7 +376,6 @@ impl AuthMaterial {
             at += 8 * n;
             v
         };
-        let rx = words(dim);
         let s = words(2);
         let mut per: Vec<Vec<u64>> = (0..6).map(|_| words(records)).collect();
         let mut sign_keys = Vec::with_capacity(records);
@@ -395,6 +408,7 @@ impl AuthMaterial {
             server,
             dim,
             records,
+            rx_seed,
             rx,
             v_in: s[0],
             r1: s[1],

@@ -65,22 +65,22 @@ pub struct ServerSession<'a> {
     pub plan: &'a CosinePlan,
     pub gallery: &'a GalleryShare,
     pub material: &'a AuthMaterial,
-    /// The next authentication's `[r_x]_b`, sent with this one's output (`None` for the last).
-    pub next_masks: Option<&'a [u64]>,
+    /// The seed of the next authentication's `[r_x]_b`, sent with this one's output (`None` for
+    /// the last).
+    pub next_masks: Option<&'a [u8; 16]>,
 }
 
-/// Fig. 3's first message ahead of time: this server's share of the next query's input mask.
+/// Fig. 3's first message ahead of time: the seed of this server's share of the next query's
+/// input mask.
 pub fn send_input_masks(
     net: &mut dyn Transport,
     client: usize,
-    rx: &[u64],
+    seed: &[u8; 16],
 ) -> Result<(), NetError> {
-    let mut msg = Vec::with_capacity(8 * rx.len());
-    words_to_bytes(rx, &mut msg);
-    net.send(client, msg)
+    net.send(client, seed.to_vec())
 }
 
-/// The client's side of [`send_input_masks`]: `r_x` from both servers' shares.
+/// The client's side of [`send_input_masks`]: `r_x`, the sum of both servers' expansions.
 pub fn recv_input_masks(
     net: &mut dyn Transport,
     roles: Roles,
@@ -88,16 +88,18 @@ pub fn recv_input_masks(
 ) -> Result<Vec<u64>, EvalError> {
     let mut rx = vec![0u64; dim];
     for s in roles.servers {
-        let share = net.recv(s)?;
-        expect_len(&share, 8 * dim, s, "the input mask share")?;
-        add_words(&mut rx, &share);
+        let seed = net.recv(s)?;
+        expect_len(&seed, 16, s, "the input mask seed")?;
+        add_seed(&mut rx, &seed);
     }
     Ok(rx)
 }
 
-fn add_words(acc: &mut [u64], bytes: &[u8]) {
-    for (r, c) in acc.iter_mut().zip(bytes.chunks_exact(8)) {
-        *r = r.wrapping_add(u64::from_le_bytes(c.try_into().expect("8")));
+fn add_seed(acc: &mut [u64], seed: &[u8]) {
+    let seed: [u8; 16] = seed.try_into().expect("16");
+    let words = super::sharing::mask_words(&seed, acc.len());
+    for (r, w) in acc.iter_mut().zip(words) {
+        *r = r.wrapping_add(w);
     }
 }
 
@@ -268,7 +270,7 @@ impl ServerSession<'_> {
         // The next authentication's mask share rides on this one's output: the client's next
         // query then costs it one message to the servers.
         if let Some(next) = self.next_masks {
-            words_to_bytes(next, &mut out);
+            out.extend_from_slice(next);
         }
         let before_out = net.bytes_sent();
         net.send(client, out)?;
@@ -311,7 +313,7 @@ pub fn run_client(
     net.send(roles.servers[0], delta.clone())?;
     net.send(roles.servers[1], delta)?;
     let out_bytes = records.div_ceil(8);
-    let want = out_bytes + if more { 8 * plan.dim } else { 0 };
+    let want = out_bytes + if more { 16 } else { 0 };
     let mut bits = vec![0u8; out_bytes];
     let mut next = more.then(|| vec![0u64; plan.dim]);
     for s in roles.servers {
@@ -321,7 +323,7 @@ pub fn run_client(
             *a ^= c;
         }
         if let Some(n) = next.as_mut() {
-            add_words(n, &share[out_bytes..]);
+            add_seed(n, &share[out_bytes..]);
         }
     }
     Ok((

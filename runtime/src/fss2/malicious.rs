@@ -176,6 +176,8 @@ pub fn enroll_star(
 pub struct MaterialStar {
     pub server: usize,
     pub m: usize,
+    /// The seed of this server's value share of `r_x` (sent to the client), and `[[r_x]]_b`.
+    pub rx_seed: [u8; 16],
     pub rx: Vec<AuthShare>,
     pub v_in: AuthShare,
     pub r1: AuthShare,
@@ -218,11 +220,23 @@ pub fn cs_setup_star(
         )
     };
     let template_masks = secret.template_masks();
-    let rx: Vec<u128> = (0..n).map(|_| reduce(word(rng))).collect();
+    // Each server's value share of r_x is the expansion of a seed of its own (the client gets the
+    // seeds, 16 bytes each); the MAC shares of r_x are dealt as usual.
+    let mut rx_seeds = [[0u8; 16]; 2];
+    for s in &mut rx_seeds {
+        rng.fill(s);
+    }
+    let rx_values = rx_seeds.map(|s| super::sharing::mask_words_wide(&s, n));
+    let rx: Vec<u128> = rx_values[0]
+        .iter()
+        .zip(&rx_values[1])
+        .map(|(a, b)| reduce(a.wrapping_add(*b)))
+        .collect();
     let r1 = reduce(word(rng));
     let mut mats: [MaterialStar; 2] = std::array::from_fn(|b| MaterialStar {
         server: b,
         m,
+        rx_seed: [0; 16],
         rx: Vec::new(),
         v_in: AuthShare::default(),
         r1: AuthShare::default(),
@@ -245,8 +259,22 @@ pub fn cs_setup_star(
             f(&mut mats[b]).push(s[b]);
         }
     };
-    for &r in &rx {
-        put(&mut mats, &|m| &mut m.rx, r, rng);
+    for (i, &r) in rx.iter().enumerate() {
+        let mac0 = reduce(word(rng));
+        let mac = reduce(key.wrapping_mul(r));
+        for b in 0..2 {
+            mats[b].rx.push(AuthShare {
+                value: rx_values[b][i],
+                mac: if b == 0 {
+                    mac0
+                } else {
+                    reduce(mac.wrapping_sub(mac0))
+                },
+            });
+        }
+    }
+    for b in 0..2 {
+        mats[b].rx_seed = rx_seeds[b];
     }
     for (v, slot) in [(dot(&rx, &rx), 0), (r1, 1)] {
         let s = share_auth(v, key, rng);
@@ -396,14 +424,22 @@ pub fn recv_masks_star(
 ) -> Result<Vec<u128>, EvalError> {
     let mut rx = vec![0u128; dim];
     for s in roles.servers {
-        for (r, w) in rx
-            .iter_mut()
-            .zip(from_bytes(&net.recv(s)?, s, "the input mask share", dim)?)
-        {
-            *r = reduce(r.wrapping_add(w));
-        }
+        let seed = net.recv(s)?;
+        add_seed_wide(&mut rx, &seed, s)?;
     }
     Ok(rx)
+}
+
+fn add_seed_wide(acc: &mut [u128], seed: &[u8], peer: usize) -> Result<(), NetError> {
+    let seed: [u8; 16] = seed.try_into().map_err(|_| NetError::Protocol {
+        peer,
+        detail: format!("an input mask seed of {} bytes", seed.len()),
+    })?;
+    let words = super::sharing::mask_words_wide(&seed, acc.len());
+    for (r, w) in acc.iter_mut().zip(words) {
+        *r = reduce(r.wrapping_add(w));
+    }
+    Ok(())
 }
 
 /// One server's CSB.Eval* for one query: sends the client its output shares (`records * m`
@@ -424,9 +460,7 @@ pub fn serve_star(
     let (peer, client) = (roles.servers[1 - b], roles.client);
     let (n, records, m, key) = (g.dim, g.records, mat.m, g.key_share);
     if pipeline.send_own_masks {
-        let mut rx = Vec::with_capacity(n * WORD);
-        to_bytes(&mat.rx.iter().map(|s| s.value).collect::<Vec<_>>(), &mut rx);
-        net.send(client, rx)?;
+        net.send(client, mat.rx_seed.to_vec())?;
     }
     let dx = from_bytes(&net.recv(client)?, client, "the client's masked input", n)?;
     let mut digest_in = blake3::Hasher::new_derive_key("irisc 2026 fss2 input digest star");
@@ -538,10 +572,7 @@ pub fn serve_star(
     let mut out = bits;
     out.extend_from_slice(h.finalize().as_bytes());
     if let Some(next) = pipeline.next {
-        to_bytes(
-            &next.rx.iter().map(|s| s.value).collect::<Vec<_>>(),
-            &mut out,
-        );
+        out.extend_from_slice(&next.rx_seed);
     }
     net.send(client, out)?;
     Ok(())
@@ -574,7 +605,7 @@ pub fn query_star(
     let mut shares = Vec::new();
     for s in roles.servers {
         let o = net.recv(s)?;
-        if o.len() != bits_len + 32 + if more { n * WORD } else { 0 } {
+        if o.len() != bits_len + 32 + if more { 16 } else { 0 } {
             return Err(EvalError::Net(NetError::Protocol {
                 peer: s,
                 detail: "a malformed output message".into(),
@@ -585,15 +616,7 @@ pub fn query_star(
     let next = if more {
         let mut rx = vec![0u128; n];
         for (k, o) in shares.iter().enumerate() {
-            let words = from_bytes(
-                &o[bits_len + 32..],
-                roles.servers[k],
-                "the next input mask",
-                n,
-            )?;
-            for (r, w) in rx.iter_mut().zip(words) {
-                *r = reduce(r.wrapping_add(w));
-            }
+            add_seed_wide(&mut rx, &o[bits_len + 32..], roles.servers[k])?;
         }
         Some(rx)
     } else {
@@ -662,13 +685,18 @@ impl Reader<'_> {
 
 impl MaterialStar {
     pub fn encoded_bytes(dim: usize, records: usize, m: usize) -> usize {
-        2 * WORD * (dim + 2 + 6 * records + records * m)
+        16 + WORD * dim
+            + 2 * WORD * (2 + 6 * records + records * m)
             + records * m * (IcKey::ENCODED_BYTES + CondEvalKeyStar::ENCODED_BYTES)
     }
 
     pub fn encode(&self) -> Vec<u8> {
         let mut o = Vec::new();
-        for a in self.rx.iter().chain([&self.v_in, &self.r1]) {
+        o.extend_from_slice(&self.rx_seed);
+        for a in &self.rx {
+            o.extend_from_slice(&a.mac.to_le_bytes());
+        }
+        for a in [&self.v_in, &self.r1] {
             put_share(&mut o, a);
         }
         for v in [
@@ -704,7 +732,15 @@ impl MaterialStar {
             return Err("one authentication's material has the wrong size".into());
         }
         let mut r = Reader { bytes, at: 0 };
-        let rx = r.shares(dim);
+        let rx_seed: [u8; 16] = r.take(16).try_into().expect("16");
+        let values = super::sharing::mask_words_wide(&rx_seed, dim);
+        let rx: Vec<AuthShare> = values
+            .into_iter()
+            .map(|value| AuthShare {
+                value,
+                mac: r.word(),
+            })
+            .collect();
         let (v_in, r1) = (r.share(), r.share());
         let mut per: Vec<Vec<AuthShare>> = (0..6).map(|_| r.shares(records)).collect();
         let cond_masks = r.shares(records * m);
@@ -735,6 +771,7 @@ impl MaterialStar {
         Ok(MaterialStar {
             server,
             m,
+            rx_seed,
             rx,
             v_in,
             r1,

@@ -289,7 +289,7 @@ pub fn serve(run: &ServerRun) -> Result<ServerReport, String> {
     // Each authentication's input mask goes out ahead of its query (with the previous output).
     let mut next = Some(material::take(&run.material, expect).map_err(|e| e.to_string())?);
     if let Some(first) = &next {
-        send_input_masks(&mut net, run.roles.client, &first.material.rx)
+        send_input_masks(&mut net, run.roles.client, &first.material.rx_seed)
             .map_err(|e| e.to_string())?;
     }
     for q in 0..run.queries {
@@ -304,7 +304,7 @@ pub fn serve(run: &ServerRun) -> Result<ServerReport, String> {
             plan: &run.plan,
             gallery: &gallery,
             material: &taken.material,
-            next_masks: next.as_ref().map(|n| n.material.rx.as_slice()),
+            next_masks: next.as_ref().map(|n| &n.material.rx_seed),
         }
         .run()
         .map_err(|e| e.to_string())?;
@@ -615,9 +615,7 @@ pub mod star {
             report.seconds_per_query.push(t.elapsed().as_secs_f64());
             // To the client: input mask shares, the output shares and the check digest.
             let masks = u64::from(q == 0) + u64::from(next.is_some());
-            let to_client = masks * 16 * gallery.dim as u64
-                + (gallery.records * m as usize).div_ceil(8) as u64
-                + 32;
+            let to_client = masks * 16 + (gallery.records * m as usize).div_ceil(8) as u64 + 32;
             report.bytes_to_client += to_client;
             report.bytes_to_server += net.bytes_sent() - before - to_client;
         }

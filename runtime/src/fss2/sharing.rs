@@ -50,3 +50,28 @@ pub fn ss_ip(b: usize, dx: &[u64], rx: &[u64], dy: &[u64], ry: &[u64], u: u64) -
 pub fn ss_norm(b: usize, dx: &[u64], rx: &[u64], u: u64) -> u64 {
     ss_ip(b, dx, rx, dx, rx, u)
 }
+
+/// Bytes of an input-mask seed.
+pub const MASK_SEED_BYTES: usize = 16;
+
+/// A server's share of the client's input mask, `n` words of Z_2^64 expanded from its 16-byte
+/// seed (AES-CTR): the server sends the client the seed, not the words, and the mask is the sum
+/// of the two servers' expansions.
+pub fn mask_words(seed: &[u8; MASK_SEED_BYTES], n: usize) -> Vec<u64> {
+    let mut bytes = vec![0u8; 8 * n];
+    crate::rand::aes_ctr::AesCtr::new(seed).fill(&mut bytes);
+    bytes
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().expect("8")))
+        .collect()
+}
+
+/// [`mask_words`] in Z_2^112 (the malicious variant's ring), 16 bytes a word.
+pub fn mask_words_wide(seed: &[u8; MASK_SEED_BYTES], n: usize) -> Vec<u128> {
+    let mut bytes = vec![0u8; 16 * n];
+    crate::rand::aes_ctr::AesCtr::new(seed).fill(&mut bytes);
+    bytes
+        .chunks_exact(16)
+        .map(|c| super::auth::reduce(u128::from_le_bytes(c.try_into().expect("16"))))
+        .collect()
+}

@@ -135,7 +135,8 @@ fn authenticate(plan: CosinePlan, gallery: &[i64], x: &[i64], seed: u8) -> Vec<b
                 .map_err(|e| e.to_string())
         } else {
             let b = roles.server_of(me).unwrap();
-            send_input_masks(&mut net, roles.client, &material[b].rx).map_err(|e| e.to_string())?;
+            send_input_masks(&mut net, roles.client, &material[b].rx_seed)
+                .map_err(|e| e.to_string())?;
             ServerSession {
                 net: &mut net,
                 roles,
