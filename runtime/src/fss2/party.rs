@@ -236,6 +236,39 @@ fn agree_on_material(
     Ok(())
 }
 
+/// The gallery's record count and ids, which the client learns once per connection.
+fn send_record_list(net: &mut dyn Transport, client: usize, ids: &[u64]) -> Result<(), String> {
+    let mut msg = Vec::with_capacity(8 * (ids.len() + 1));
+    msg.extend_from_slice(&(ids.len() as u64).to_le_bytes());
+    for id in ids {
+        msg.extend_from_slice(&id.to_le_bytes());
+    }
+    net.send(client, msg).map_err(|e| e.to_string())
+}
+
+/// The client's side of [`send_record_list`]: both servers must send the same list.
+fn recv_record_list(net: &mut dyn Transport, roles: Roles) -> Result<Vec<u64>, String> {
+    let mut ids: Option<Vec<u64>> = None;
+    for s in roles.servers {
+        let msg = net.recv(s).map_err(|e| e.to_string())?;
+        if !msg.len().is_multiple_of(8) {
+            return Err(format!("party {s} sent a malformed record list"));
+        }
+        let words: Vec<u64> = msg
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8")))
+            .collect();
+        if words.is_empty() || words[0] as usize != words.len() - 1 {
+            return Err(format!("party {s} sent a malformed record list"));
+        }
+        if ids.as_ref().is_some_and(|p| p[..] != words[1..]) {
+            return Err("the two servers hold different galleries".into());
+        }
+        ids = Some(words[1..].to_vec());
+    }
+    Ok(ids.expect("two servers"))
+}
+
 /// One server: checks, connects, agrees with its peer, then one CS.Eval per query.
 pub fn serve(run: &ServerRun) -> Result<ServerReport, String> {
     let Some(server) = run.roles.server_of(run.party) else {
@@ -268,13 +301,7 @@ pub fn serve(run: &ServerRun) -> Result<ServerReport, String> {
     let mut net = connect(run.party, &run.config, &run.plan, run.queries)?;
     let peer = run.roles.servers[1 - server];
     agree_on_material(&mut net, peer, &gallery, &header, used)?;
-    // The client learns the record count and ids once per connection.
-    let mut ids = Vec::with_capacity(8 * (gallery.records + 1));
-    ids.extend_from_slice(&(gallery.records as u64).to_le_bytes());
-    for id in &gallery.ids {
-        ids.extend_from_slice(&id.to_le_bytes());
-    }
-    net.send(run.roles.client, ids).map_err(|e| e.to_string())?;
+    send_record_list(&mut net, run.roles.client, &gallery.ids)?;
     let connect_seconds = t.elapsed().as_secs_f64();
     let mut report = ServerReport {
         server,
@@ -343,28 +370,7 @@ pub fn query(run: &ClientRun) -> Result<ClientReport, String> {
         ));
     }
     let mut net = connect(run.party, &run.config, &run.plan, run.queries.len() as u32)?;
-    let mut ids: Option<Vec<u64>> = None;
-    for s in run.roles.servers {
-        let m = net.recv(s).map_err(|e| e.to_string())?;
-        if m.len() < 8 || m.len() % 8 != 0 {
-            return Err(format!("party {s} sent a malformed record list"));
-        }
-        let words: Vec<u64> = m
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().expect("8")))
-            .collect();
-        if words[0] as usize != words.len() - 1 {
-            return Err(format!("party {s} sent a malformed record list"));
-        }
-        let list = words[1..].to_vec();
-        if let Some(prev) = &ids {
-            if *prev != list {
-                return Err("the two servers hold different galleries".into());
-            }
-        }
-        ids = Some(list);
-    }
-    let ids = ids.expect("two servers");
+    let ids = recv_record_list(&mut net, run.roles)?;
     let mut report = ClientReport {
         matches: Vec::new(),
         seconds_per_query: Vec::new(),
@@ -569,12 +575,7 @@ pub mod star {
             mask: Vec::new(),
         };
         agree_on_material(&mut net, peer, &share, &header, used)?;
-        let mut ids = Vec::with_capacity(8 * (gallery.records + 1));
-        ids.extend_from_slice(&(gallery.records as u64).to_le_bytes());
-        for id in &gallery.ids {
-            ids.extend_from_slice(&id.to_le_bytes());
-        }
-        net.send(run.roles.client, ids).map_err(|e| e.to_string())?;
+        send_record_list(&mut net, run.roles.client, &gallery.ids)?;
         let connect_seconds = t.elapsed().as_secs_f64();
         let mut report = ServerReport {
             server,
@@ -642,22 +643,7 @@ pub mod star {
             ));
         }
         let mut net = connect(run.party, &run.config, &run.plan, run.queries.len() as u32)?;
-        let mut ids: Option<Vec<u64>> = None;
-        for s in run.roles.servers {
-            let msg = net.recv(s).map_err(|e| e.to_string())?;
-            let words: Vec<u64> = msg
-                .chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().expect("8")))
-                .collect();
-            if words.is_empty() || words[0] as usize != words.len() - 1 {
-                return Err(format!("party {s} sent a malformed record list"));
-            }
-            if ids.as_ref().is_some_and(|p| p[..] != words[1..]) {
-                return Err("the two servers hold different galleries".into());
-            }
-            ids = Some(words[1..].to_vec());
-        }
-        let ids = ids.expect("two servers");
+        let ids = recv_record_list(&mut net, run.roles)?;
         let fp = run.plan.fingerprint();
         let expect = Expect {
             server: 2,
