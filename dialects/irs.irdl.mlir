@@ -55,7 +55,8 @@ irdl.dialect @irs {
   irdl.attribute @protocol {
     %rep3 = irdl.is "rep3"
     %beaver = irdl.is "beaver"
-    %p = irdl.any_of(%rep3, %beaver)
+    %fss2 = irdl.is "fss2"
+    %p = irdl.any_of(%rep3, %beaver, %fss2)
     irdl.parameters(name: %p)
   }
   // A secret integer per query (a count).

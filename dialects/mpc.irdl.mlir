@@ -26,7 +26,8 @@ irdl.dialect @mpc {
     %s = irdl.base "#builtin.string"
     irdl.parameters(sharing: %s)
   }
-  // Additive (3-out-of-3) shares over Z_2^k, one per (record, code), record-major.
+  // Additive shares over Z_2^k (3-out-of-3; 2-out-of-2 between the `fss2` servers), one per
+  // (record, code), record-major.
   irdl.type @add {
     %k = irdl.base "#builtin.integer"
     irdl.parameters(ring_bits: %k)
@@ -58,7 +59,8 @@ irdl.dialect @mpc {
   irdl.type @clear_ints {}
 
   // This party's shares of gallery input number `input` (`name`): `part` 0 codes, 1 secret
-  // masks, 2 embeddings, 3 bits; reduced locally to the ring of the result type.
+  // masks, 2 embeddings, 3 bits; reduced locally to the ring of the result type. Under `fss2`
+  // the enrolled templates in the optimised form (`!mpc.masked`), as the dealer dealt them.
   irdl.operation @load_gallery {
     %s = irdl.base "#builtin.string"
     %i = irdl.base "#builtin.integer"
@@ -68,7 +70,8 @@ irdl.dialect @mpc {
     %c = irdl.base @mpc::@code
     %sh = irdl.base @mpc::@shamir
     %b = irdl.base @mpc::@bits
-    %r = irdl.any_of(%c, %sh, %b)
+    %m = irdl.base @mpc::@masked
+    %r = irdl.any_of(%c, %sh, %b, %m)
     irdl.results(gallery: %r)
   }
 
@@ -572,5 +575,137 @@ irdl.dialect @mpc {
     %t = irdl.any
     irdl.operands(batch: %t)
     irdl.results(query: %t)
+  }
+
+  // ---- The two-server family `fss2` (paper 002) ----
+  //
+  // A module of this family has `mpc.protocol = "fss2"`, `mpc.parties = 2` (the servers S_0,
+  // S_1 at the link indices `mpc.servers`), the client `mpc.client` (who supplies the query and
+  // receives the decisions), the ring `mpc.ring_bits` (l0 = 64) and truncation
+  // `mpc.truncation_bits`, and with `--malicious M` `mpc.malicious = M` and `mpc.mac_bits`
+  // (l1 = 48): every share below is then authenticated (SPDZ2k-style, Z_2^(l0+l1)) and each gate
+  // runs with M normal/trap instances (CSB.Eval*, Section 4.3). The dealer's role is offline:
+  // the masks, FSS keys and products each op below consumes are its material (Protocol 1). The
+  // servers' schedule is Protocol 2's: the ops up to the first `ss_open` run before round 1,
+  // `ic_gate`, `ss_mul` and `ss_lin` between the rounds, `condeval` is round 2.
+
+  // The optimised additive sharing <x> = (delta_x, [r_x]) over Z_2^k (Section 3.1): delta_x
+  // public to both servers, r_x the dealer's mask, shared additively.
+  irdl.type @masked {
+    %k = irdl.base "#builtin.integer"
+    irdl.parameters(ring_bits: %k)
+  }
+
+  // Fig. 3's robust input: the client (`from`) masks query number `query` of input `input`
+  // (fixed point at `scale_bits`) with r_x, whose share each server sent it ahead as a seed, and
+  // sends delta_x = x + r_x to both servers; the servers check in round 1 that they received
+  // the same delta_x.
+  irdl.operation @masked_input {
+    %s = irdl.base "#builtin.string"
+    %i_input = irdl.base "#builtin.integer"
+    %i_from = irdl.base "#builtin.integer"
+    %i_scale = irdl.base "#builtin.integer"
+    irdl.attributes { "name" = %s, "input" = %i_input, "from" = %i_from, "scale_bits" = %i_scale }
+    %i64 = irdl.is i64
+    irdl.operands(query: %i64)
+    %m = irdl.base @mpc::@masked
+    irdl.results(x: %m)
+  }
+
+  // SS.IP (Section 3.1): each server's additive share of <x, y> over vectors of `dim` words,
+  // b * sum dx dy - sum (dx [r_y]_b + dy [r_x]_b) + [sum r_x r_y]_b, one per record of a gallery
+  // operand; local. The generated kernel (`irisc_fss2_ss_ip`).
+  irdl.operation @ss_ip {
+    %l = irdl.base "#builtin.integer"
+    irdl.attributes { "dim" = %l }
+    %k = irdl.any
+    %m = irdl.parametric @mpc::@masked<%k>
+    irdl.operands(x: %m, y: %m)
+    %a = irdl.parametric @mpc::@add<%k>
+    irdl.results(ip: %a)
+  }
+
+  // Opens [v] + r (r the dealer's output mask) between the two servers in online round `round`:
+  // the value back in the optimised form (delta_v public, [r] shared).
+  irdl.operation @ss_open {
+    %i = irdl.base "#builtin.integer"
+    irdl.attributes { "round" = %i }
+    %k = irdl.any
+    %a = irdl.parametric @mpc::@add<%k>
+    irdl.operands(x: %a)
+    %m = irdl.parametric @mpc::@masked<%k>
+    irdl.results(opened: %m)
+  }
+
+  // An interval-containment FSS gate (Boyle et al., Fig. 3, over the DCF of Fig. 1) evaluated on
+  // an opened value (or its negation, `negate`): XOR shares of [v in interval], where
+  // "non_negative" is [0, 2^(k-1)) and "negative" [2^(k-1), 2^k); local (`c_1` of Protocol 2).
+  irdl.operation @ic_gate {
+    %nn = irdl.is "non_negative"
+    %ng = irdl.is "negative"
+    %iv = irdl.any_of(%nn, %ng)
+    %i = irdl.base "#builtin.integer"
+    irdl.attributes { "interval" = %iv, "negate" = %i }
+    %k = irdl.any
+    %m = irdl.parametric @mpc::@masked<%k>
+    irdl.operands(x: %m)
+    %x = irdl.base @mpc::@xor
+    irdl.results(bit: %x)
+  }
+
+  // SS.MUL (Eq. 4): an additive share of x * y from the optimised forms and the dealer's
+  // [r_x r_y]; local.
+  irdl.operation @ss_mul {
+    %k = irdl.any
+    %m = irdl.parametric @mpc::@masked<%k>
+    irdl.operands(x: %m, y: %m)
+    %a = irdl.parametric @mpc::@add<%k>
+    irdl.results(product: %a)
+  }
+
+  // a * x - b * y on additive shares, local (E = den^2 p^2 - num^2 <x,x><y,y>).
+  irdl.operation @ss_lin {
+    %i_a = irdl.base "#builtin.integer"
+    %i_b = irdl.base "#builtin.integer"
+    irdl.attributes { "a" = %i_a, "b" = %i_b }
+    %k = irdl.any
+    %a = irdl.parametric @mpc::@add<%k>
+    irdl.operands(x: %a, y: %a)
+    irdl.results(r: %a)
+  }
+
+  // CondEval (Section 4, Table 3) in online round `round`: the servers open [E] + r and send the
+  // key-decryption message (KeyDec) for their share of `c1`; each evaluates the decrypted gate
+  // key of f = [E in interval] (on -E with `negate`): XOR shares of c1 `conj` f(E). The
+  // threshold it decides (`num`/`den`, `negative`, `strict`) is recorded for the runtime's check.
+  irdl.operation @condeval {
+    %nn = irdl.is "non_negative"
+    %ng = irdl.is "negative"
+    %iv = irdl.any_of(%nn, %ng)
+    %and = irdl.is "and"
+    %or = irdl.is "or"
+    %cj = irdl.any_of(%and, %or)
+    %i_neg = irdl.base "#builtin.integer"
+    %i_round = irdl.base "#builtin.integer"
+    %i_num = irdl.base "#builtin.integer"
+    %i_den = irdl.base "#builtin.integer"
+    %i_tneg = irdl.base "#builtin.integer"
+    %i_strict = irdl.base "#builtin.integer"
+    irdl.attributes { "interval" = %iv, "negate" = %i_neg, "conj" = %cj, "round" = %i_round, "num" = %i_num, "den" = %i_den, "negative" = %i_tneg, "strict" = %i_strict }
+    %x = irdl.base @mpc::@xor
+    %k = irdl.any
+    %a = irdl.parametric @mpc::@add<%k>
+    irdl.operands(c1: %x, e: %a)
+    irdl.results(bit: %x)
+  }
+
+  // Each server sends its XOR shares to party `to`, who XORs them (the client's decisions).
+  irdl.operation @reveal_xor {
+    %i = irdl.base "#builtin.integer"
+    irdl.attributes { "to" = %i }
+    %x = irdl.base @mpc::@xor
+    irdl.operands(bits: %x)
+    %c = irdl.base @mpc::@clear_bits
+    irdl.results(clear: %c)
   }
 }

@@ -108,7 +108,7 @@ fn contract_and_dialect_agree() {
     let mut implemented = BTreeSet::new();
     for e in ENTRY_POINTS {
         match e.implements {
-            Implements::Mpc(ops) => {
+            Implements::Mpc(ops) | Implements::Role(ops) => {
                 for op in ops {
                     assert!(
                         dialect.contains(*op),

@@ -102,16 +102,21 @@ pub enum Protocol {
     /// trees, secret `if`s) converted locally to XOR shares and evaluated by Masked Triples
     /// (paper 004) with Beaver triples from a preprocessing phase.
     Beaver,
+    /// Two servers and an offline dealer (paper 002): optimised additive sharing over Z_2^64,
+    /// FSS gates and CondEval; the cosine test in two online rounds. The third declared party
+    /// is the client that supplies the query and receives the decisions.
+    Fss2,
 }
 
 impl Protocol {
-    pub const ALL: [Protocol; 2] = [Protocol::Rep3, Protocol::Beaver];
+    pub const ALL: [Protocol; 3] = [Protocol::Rep3, Protocol::Beaver, Protocol::Fss2];
 
     /// The spelling of the `#irs.protocol` attribute and of `--protocol`.
     pub fn name(self) -> &'static str {
         match self {
             Protocol::Rep3 => "rep3",
             Protocol::Beaver => "beaver",
+            Protocol::Fss2 => "fss2",
         }
     }
 
@@ -119,10 +124,12 @@ impl Protocol {
         Protocol::ALL.into_iter().find(|p| p.name() == s)
     }
 
-    /// The parties the protocol runs between.
+    /// The computing parties the protocol runs between (for `fss2` the two servers: the
+    /// client and the dealer are roles, not computing parties).
     pub fn parties(self) -> u32 {
         match self {
             Protocol::Rep3 | Protocol::Beaver => 3,
+            Protocol::Fss2 => 2,
         }
     }
 }

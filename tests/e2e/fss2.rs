@@ -521,3 +521,272 @@ fn the_malicious_variant_answers_as_the_plaintext_definition_and_withholds_on_de
         );
     }
 }
+
+/// `irisc build --protocol fss2 [--malicious M] -o OUT`: the role executables.
+fn build_roles(w: &Work, prog: &Path, tag: &str, malicious: Option<u32>) -> [PathBuf; 3] {
+    let out = w.path(tag);
+    let mut args = vec!["build", s(prog), "--protocol", "fss2", "-o", s(&out)];
+    let m = malicious.map(|m| m.to_string());
+    if let Some(m) = &m {
+        args.extend(["--malicious", m]);
+    }
+    let o = irisc_ok(&args);
+    assert!(
+        stderr(&o).contains("fss2: the servers run"),
+        "{}",
+        stderr(&o)
+    );
+    ["server", "dealer", "client"].map(|r| {
+        let p = w.path(&format!("{tag}-{r}"));
+        assert!(p.is_file(), "{} was not written", p.display());
+        p
+    })
+}
+
+fn run_exe(exe: &Path, args: &[&str]) -> Output {
+    let o = std::process::Command::new(exe).args(args).output().unwrap();
+    assert!(o.status.success(), "{}: {}", exe.display(), stderr(&o));
+    o
+}
+
+fn spawn_exe(exe: &Path, args: &[&str], env: &[(&str, &str)]) -> Child {
+    std::process::Command::new(exe)
+        .args(args)
+        .envs(env.iter().copied())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// The executables `irisc build --protocol fss2` writes run the roles by themselves: the dealer
+/// enrolls and deals, two servers (running the SS.IP kernel the compiler generated) and the
+/// client over TLS answer as the plaintext definition (`reference`, written from the definition,
+/// sharing no code with the compiler or runtime); the malicious build answers the same and
+/// withholds the answer when a server deviates.
+#[test]
+fn built_role_executables_answer_as_the_plaintext_definition() {
+    let w = Work::new();
+    let (g, q) = voices(&w);
+    let prog = example("voice_cosine.irs");
+    // voice_cosine.irs: 192 components at scale 2^8, tau = 0.34 = 17/50.
+    let want = crate::reference::cosine_matching_ids(&g, &q, 8, 17, 50);
+    let hits: usize = want.iter().map(Vec::len).sum();
+    assert!(
+        hits > 0 && hits < 8 * 60,
+        "the inputs make no real test: {want:?}"
+    );
+
+    let [server, dealer, client] = build_roles(&w, &prog, "voice", None);
+    let v = run_exe(&server, &["--version"]);
+    assert!(String::from_utf8_lossy(&v.stdout).contains("server"));
+    let ex: serde_json::Value =
+        serde_json::from_slice(&run_exe(&client, &["--explain"]).stdout).unwrap();
+    assert_eq!(ex["rounds_between_servers"], 2);
+    let d = w.path("built-dealer");
+    run_exe(&dealer, &["enroll", "--gallery", s(&g), "--out", s(&d)]);
+    run_exe(
+        &dealer,
+        &[
+            "deal",
+            "--secret",
+            s(&d.join("dealer.secret")),
+            "--authentications",
+            "8",
+            "--out",
+            s(&d),
+        ],
+    );
+    let config = keys(&w);
+    let serve = |exe: &Path, party: &str, b: usize, extra: &[&str], env: &[(&str, &str)]| {
+        let gallery = d.join(format!("server{b}.gallery"));
+        let material = d.join(format!("server{b}.material"));
+        let mut args = vec![
+            "--party",
+            party,
+            "--config",
+            s(&config),
+            "--gallery",
+            s(&gallery),
+        ];
+        args.extend(["--material", s(&material)]);
+        args.extend(extra);
+        spawn_exe(exe, &args, env)
+    };
+    let s0 = serve(&server, "p0", 0, &["--queries", "8"], &[]);
+    let s1 = serve(&server, "p2", 1, &["--queries", "8"], &[]);
+    let c = spawn_exe(
+        &client,
+        &["--party", "p1", "--config", s(&config), "--queries", s(&q)],
+        &[],
+    );
+    let [s0, c, s1] = [
+        wait_bounded(s0, LIMIT),
+        wait_bounded(c, LIMIT),
+        wait_bounded(s1, LIMIT),
+    ];
+    for o in [&s0, &c, &s1] {
+        assert!(o.status.success(), "{}", stderr(o));
+    }
+    assert_eq!(crate::reference::printed_ids(&stdout_json(&c)), want);
+    for o in [&s0, &s1] {
+        let r = &stdout_json(o)[0];
+        assert_eq!(r["ss_ip"], "generated", "{r}");
+        assert_eq!(r["rounds_per_query"], 2);
+    }
+
+    // The malicious build (m = 10): the same answers; a deviating server is caught.
+    let [server, dealer, client] = build_roles(&w, &prog, "voice-star", Some(10));
+    let one = w.path("one-built.ndjson");
+    let first = std::fs::read_to_string(&q)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    std::fs::write(&one, first + "\n").unwrap();
+    for (n, queries, deviate) in [
+        (8, &q, ""),
+        (1, &one, "flip-output"),
+        (1, &one, "alter-delta"),
+    ] {
+        let d = w.path(&format!("built-star-{deviate}"));
+        run_exe(&dealer, &["enroll", "--gallery", s(&g), "--out", s(&d)]);
+        run_exe(
+            &dealer,
+            &[
+                "deal",
+                "--secret",
+                s(&d.join("dealer.secret-star")),
+                "--authentications",
+                &n.to_string(),
+                "--out",
+                s(&d),
+            ],
+        );
+        let n = n.to_string();
+        let serve = |exe: &Path, party: &str, b: usize, extra: &[&str], env: &[(&str, &str)]| {
+            let gallery = d.join(format!("server{b}.gallery-star"));
+            let material = d.join(format!("server{b}.material-star"));
+            let mut args = vec![
+                "--party",
+                party,
+                "--config",
+                s(&config),
+                "--gallery",
+                s(&gallery),
+            ];
+            args.extend(["--material", s(&material)]);
+            args.extend(extra);
+            spawn_exe(exe, &args, env)
+        };
+        let s0 = serve(
+            &server,
+            "p0",
+            0,
+            &["--queries", &n],
+            &[("IRISC_FSS2_DEVIATE", deviate)],
+        );
+        let s1 = serve(&server, "p2", 1, &["--queries", &n], &[]);
+        let material = d.join("client.material-star");
+        let c = spawn_exe(
+            &client,
+            &[
+                "--party",
+                "p1",
+                "--config",
+                s(&config),
+                "--queries",
+                s(queries),
+                "--material",
+                s(&material),
+            ],
+            &[],
+        );
+        let [_, c, _] = [
+            wait_bounded(s0, LIMIT),
+            wait_bounded(c, LIMIT),
+            wait_bounded(s1, LIMIT),
+        ];
+        if deviate.is_empty() {
+            assert!(c.status.success(), "{}", stderr(&c));
+            assert_eq!(crate::reference::printed_ids(&stdout_json(&c)), want);
+        } else {
+            assert!(!c.status.success(), "{deviate} was not detected");
+            assert!(c.stdout.is_empty(), "{deviate}: answers printed");
+        }
+    }
+    // The malicious client needs its part of the dealer's material: it says so before
+    // connecting.
+    let o = std::process::Command::new(&client)
+        .args([
+            "--party",
+            "p1",
+            "--config",
+            s(&config),
+            "--queries",
+            s(&one),
+        ])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("client.material-star"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn irisc_build_protocol_fss2_refuses_what_the_family_cannot_run() {
+    let w = Work::new();
+    let out = irisc()
+        .args([
+            "build",
+            s(&example("iris_ids.irs")),
+            "--protocol",
+            "fss2",
+            "-o",
+            s(&w.path("x")),
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let e = stderr(&out);
+    assert!(
+        e.contains("iris_ids.irs:") && e.contains('^') && e.contains("fss2"),
+        "{e}"
+    );
+    let out = irisc()
+        .args([
+            "build",
+            s(&example("voice_cosine.irs")),
+            "--malicious",
+            "10",
+            "-o",
+            s(&w.path("y")),
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("--protocol fss2"), "{}", stderr(&out));
+    let out = irisc()
+        .args([
+            "build",
+            s(&example("voice_cosine.irs")),
+            "--protocol",
+            "fss2",
+            "--malicious",
+            "0",
+            "-o",
+            s(&w.path("z")),
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("at least one trap instance"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -127,3 +127,83 @@ mod tests {
         assert_eq!(rotate(&q, 4), q, "a full turn");
     }
 }
+
+/// The components of `v` at scale `2^scale_bits` (`round(v * 2^s)`, clamped to [-1, 1] as the
+/// language defines an embedding component).
+fn fixed_point(v: f64, scale_bits: u32) -> i128 {
+    let one = (1u64 << scale_bits) as f64;
+    (v * one).round().clamp(-one, one) as i128
+}
+
+/// The records of an embedding NDJSON file: `(id, components)`.
+pub fn embeddings(path: &std::path::Path) -> Vec<(u64, Vec<f64>)> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let e = v["embedding"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap())
+                .collect();
+            (v["id"].as_u64().unwrap(), e)
+        })
+        .collect()
+}
+
+/// `cosine(x, y) >= num/den` (or `>` when `strict`; `-num/den` when `negative`) on the
+/// fixed-point vectors, decided exactly in i128 without square roots: with `p = <x,y>`, the
+/// cosine is at least a non-negative tau iff `p >= 0` and `den^2 p^2 >= num^2 |x|^2 |y|^2`;
+/// at least a negative tau iff `p >= 0` or `den^2 p^2 <= num^2 |x|^2 |y|^2`.
+pub fn cosine_at_least(
+    x: &[i128],
+    y: &[i128],
+    num: i128,
+    den: i128,
+    negative: bool,
+    strict: bool,
+) -> bool {
+    let p: i128 = x.iter().zip(y).map(|(a, b)| a * b).sum();
+    let xx: i128 = x.iter().map(|a| a * a).sum();
+    let yy: i128 = y.iter().map(|a| a * a).sum();
+    let (lhs, rhs) = (den * den * p * p, num * num * xx * yy);
+    match (negative, strict) {
+        (false, false) => p >= 0 && lhs >= rhs,
+        (false, true) => p > 0 && lhs > rhs,
+        (true, false) => p >= 0 || lhs <= rhs,
+        (true, true) => p >= 0 || lhs < rhs,
+    }
+}
+
+/// Per query of `queries`, the ids of the `gallery` templates whose cosine with it is at least
+/// `num/den` (fixed point at `scale_bits`).
+pub fn cosine_matching_ids(
+    gallery: &std::path::Path,
+    queries: &std::path::Path,
+    scale_bits: u32,
+    num: i128,
+    den: i128,
+) -> Vec<Vec<u64>> {
+    let fix = |v: &[f64]| {
+        v.iter()
+            .map(|&c| fixed_point(c, scale_bits))
+            .collect::<Vec<_>>()
+    };
+    let g: Vec<(u64, Vec<i128>)> = embeddings(gallery)
+        .into_iter()
+        .map(|(id, e)| (id, fix(&e)))
+        .collect();
+    embeddings(queries)
+        .iter()
+        .map(|(_, q)| {
+            let q = fix(q);
+            g.iter()
+                .filter(|(_, y)| cosine_at_least(&q, y, num, den, false, false))
+                .map(|(id, _)| *id)
+                .collect()
+        })
+        .collect()
+}

@@ -362,6 +362,9 @@ pub fn threat_model(protocol: Protocol) -> &'static str {
              that part alone is secure against two colluding parties); the preprocessing is \
              made by the parties themselves (OT-based TripleGen and MaskGen), no dealer is trusted"
         }
+        Protocol::Fss2 => {
+            "two non-colluding servers, semi-honest, or one actively corrupted server with              `--malicious M` (CSB.Eval*: MACs over Z_2^112, M normal/trap instances, the client              withholds the output on any deviation, undetected with probability 2^-M); the              dealer is trusted for preprocessing only and is offline during queries"
+        }
     }
 }
 

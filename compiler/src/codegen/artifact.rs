@@ -40,6 +40,8 @@ pub enum Artifact {
     Text(String),
     /// The path of the written object or executable.
     File(PathBuf),
+    /// One executable (or object) per role: the `fss2` family's server, dealer and client.
+    Files(Vec<PathBuf>),
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -37,6 +37,8 @@ use std::path::PathBuf;
 pub const REP3: &str = "rep3";
 /// The `beaver` family: `rep3` dot products, the reveals' circuits by Masked Triples.
 pub const BEAVER: &str = "beaver";
+/// The two-server family of paper 002 (one executable per role: server, dealer, client).
+pub const FSS2: &str = "fss2";
 
 /// Who runs a program: read from its `mpc` module.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,6 +10,7 @@ pub mod artifact;
 pub mod backend;
 pub mod cpu;
 pub mod cuda;
+pub mod fss2_manifest;
 pub mod link;
 pub mod manifest;
 
@@ -103,15 +104,22 @@ pub fn compile(
             opts.emit
         ))));
     }
-    let manifest = manifest::build(program, source, explain, &mpc)?;
     // Who built it: for the executable's `--version` and the session hello.
     let build = irisc_runtime::manifest::BuildInfo {
         compiler: env!("CARGO_PKG_VERSION").to_string(),
         protocol: party.protocol.clone(),
         backend: backend.name().to_string(),
     };
-    let manifest_json = irisc_runtime::manifest::BuildInfo::embed(&manifest, &build)
-        .map_err(|e| CompileError::Io(e.to_string()))?;
+    let manifest_json = if party.protocol == backend::FSS2 {
+        let manifest = fss2_manifest::build(program, source, explain, &mpc)?;
+        let mut v = serde_json::to_value(&manifest).map_err(|e| CompileError::Io(e.to_string()))?;
+        v["build"] = serde_json::to_value(&build).map_err(|e| CompileError::Io(e.to_string()))?;
+        v.to_string()
+    } else {
+        let manifest = manifest::build(program, source, explain, &mpc)?;
+        irisc_runtime::manifest::BuildInfo::embed(&manifest, &build)
+            .map_err(|e| CompileError::Io(e.to_string()))?
+    };
     backend.generate(&backend::Job {
         mpc: &mpc,
         program: &party,

@@ -55,6 +55,10 @@ pub fn build(
     report: Report,
 ) -> Result<ExitCode> {
     let checked = pipeline::read_and_check(program)?;
+    if plan.protocol == Some(irisc_runtime::vocab::Protocol::Fss2) {
+        // The shape the family runs, refused at the source with a caret when it does not fit.
+        super::fss2::of_checked(&checked)?;
+    }
     let planned = pipeline::plan(&checked, plan)?;
     let emit = match stage {
         Some(Stage::Ast) => {
@@ -125,6 +129,23 @@ pub fn build(
         pipeline::compile_for(&checked, &planned, emit, output, print_ir_after_all, target)?;
     match artifact {
         Artifact::Text(text) => write_stdout(&text)?,
+        Artifact::Files(paths) => {
+            // The `fss2` family: one executable per role.
+            if report != Report::Quiet {
+                let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+                eprintln!(
+                    "built {} in {:.2} s (fss2: the servers run `{}`, the dealer `{}`, the client `{}`)",
+                    names.join(", "),
+                    took.as_secs_f64(),
+                    names.first().map(String::as_str).unwrap_or(""),
+                    names.get(1).map(String::as_str).unwrap_or(""),
+                    names.get(2).map(String::as_str).unwrap_or("")
+                );
+            }
+            if report == Report::Explain {
+                super::fss2::run_explain(program, None, false)?;
+            }
+        }
         Artifact::File(path) => {
             let written = format!("built {} in {:.2} s", path.display(), took.as_secs_f64());
             match report {

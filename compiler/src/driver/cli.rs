@@ -67,9 +67,14 @@ pub struct PlanArgs {
     /// Protocol family: rep3 (three-party replicated throughout), or beaver (dot products as in
     /// rep3; each reveal's comparisons, OR trees and secret ifs as one boolean circuit under
     /// Masked Triples, paper 004, with Beaver triples from a preprocessing phase). Default rep3.
-    /// fss2 (two servers and a dealer, paper 002) is taken by `irisc run` and `irisc fss2`.
+    /// fss2: two servers and a dealer (paper 002), cosine programs; `irisc build` writes one
+    /// executable per role (OUT-server, OUT-dealer, OUT-client).
     #[arg(long, value_parser = ["rep3", "beaver", "fss2"])]
     pub protocol: Option<String>,
+    /// With --protocol fss2: the malicious variant (CSB.Eval*) with M normal/trap instances
+    /// (paper 002 measures 10, 20, 40; a deviating server goes undetected with probability 2^-M).
+    #[arg(long, value_name = "M")]
+    pub malicious: Option<u32>,
 }
 
 impl PlanArgs {
@@ -78,9 +83,6 @@ impl PlanArgs {
         use irisc_runtime::vocab::{Protocol, Sharing, Variant};
         let protocol = match self.protocol.as_deref() {
             None => None,
-            Some("fss2") => anyhow::bail!(
-                "--protocol fss2 runs as separate roles: `irisc run P.irs --protocol fss2` on this machine, or `irisc fss2 enroll|deal|serve|query`; it does not build one party executable"
-            ),
             Some(p) => {
                 Some(Protocol::parse(p).ok_or_else(|| anyhow::anyhow!("unknown protocol {p}"))?)
             }
@@ -104,6 +106,7 @@ impl PlanArgs {
             per_query_chunks: self.per_query_chunks,
             query_batch: self.query_batch,
             protocol,
+            malicious: self.malicious,
         })
     }
 }

@@ -14,7 +14,6 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{anyhow, bail, Result};
-use irisc_runtime::contract::MATCH_FIELD;
 use irisc_runtime::fss2::eval::Roles;
 use irisc_runtime::fss2::party::{self, ClientRun, ServerRun};
 use irisc_runtime::fss2::plan::CosinePlan;
@@ -208,6 +207,7 @@ pub fn run_serve(
         gallery: gallery.to_path_buf(),
         material: material.to_path_buf(),
         queries,
+        ip: irisc_runtime::fss2::kernel::IpKernel::PORTABLE,
     };
     let report = match malicious {
         Some(m) => party::star::serve(&run, m),
@@ -252,12 +252,10 @@ pub fn run_query(
     .map_err(|e| anyhow!("{}: {e}", f.parties[me]))?;
     // The objects of README "Outputs", as the rep3 output party prints them.
     for (q, (r, m)) in records.iter().zip(&report.matches).enumerate() {
-        let mut o = serde_json::Map::new();
-        o.insert("query".into(), q.into());
-        o.insert("id".into(), r.id.into());
-        o.insert(MATCH_FIELD.into(), (!m.is_empty()).into());
-        o.insert(f.label.clone(), serde_json::json!(m));
-        println!("{}", serde_json::Value::Object(o));
+        println!(
+            "{}",
+            irisc_runtime::fss2::entry::answer_line(q, r.id, m, &f.label)
+        );
     }
     if let Some(path) = report_to {
         std::fs::write(path, serde_json::to_string(&report)?)?;

@@ -104,6 +104,12 @@ pub fn plan(checked: &Checked, options: &PlanOptions) -> Result<Planned> {
 
 /// The `irisc explain --json` document (embedded in every executable).
 pub fn explain_json(checked: &Checked, planned: &Planned) -> serde_json::Value {
+    if planned.plan.protocol == irisc_runtime::vocab::Protocol::Fss2 {
+        return match super::fss2::of_checked(checked) {
+            Ok(f) => super::fss2::explain_json(&f, 1),
+            Err(e) => serde_json::json!({ "protocol": "fss2", "error": e.to_string() }),
+        };
+    }
     crate::analysis::explain::explain_program_json_with_source(
         &checked.program,
         &planned.plan,

@@ -86,7 +86,7 @@ pub const REGISTRY: [PassInfo; 5] = [
     PassInfo {
         name: variant_select::NAME,
         options:
-            "sharing=rep3|fp|gr2|gr4 variant=plain-mask|mpc-lift|const-lift|no-lift precision=M protocol=rep3|beaver",
+            "sharing=rep3|fp|gr2|gr4 variant=plain-mask|mpc-lift|const-lift|no-lift precision=M protocol=rep3|beaver|fss2 malicious=M",
         build: |o| Ok(Box::new(variant_select::VariantSelect(plan_options(o)?))),
     },
     PassInfo {
@@ -97,6 +97,7 @@ pub const REGISTRY: [PassInfo; 5] = [
             if options.sharing.is_some()
                 || options.variant.is_some()
                 || options.protocol.is_some()
+                || options.malicious.is_some()
             {
                 return Err(
                     "ring-select takes only `precision` (sharing, variant and protocol are \
@@ -137,7 +138,7 @@ pub const REGISTRY: [PassInfo; 5] = [
     },
 ];
 
-/// [`PlanOptions`] from `sharing=`, `variant=`, `precision=`, `protocol=`.
+/// [`PlanOptions`] from `sharing=`, `variant=`, `precision=`, `protocol=`, `malicious=`.
 fn plan_options(o: &PassOptions) -> Result<PlanOptions, String> {
     use irisc_runtime::vocab::{Protocol, Sharing, Variant};
     let mut options = PlanOptions::default();
@@ -157,9 +158,15 @@ fn plan_options(o: &PassOptions) -> Result<PlanOptions, String> {
                 })?)
             }
             "protocol" => {
-                options.protocol = Some(
-                    Protocol::parse(v)
-                        .ok_or_else(|| format!("unknown protocol `{v}` (one of rep3, beaver)"))?,
+                options.protocol =
+                    Some(Protocol::parse(v).ok_or_else(|| {
+                        format!("unknown protocol `{v}` (one of rep3, beaver, fss2)")
+                    })?)
+            }
+            "malicious" => {
+                options.malicious = Some(
+                    v.parse()
+                        .map_err(|_| format!("malicious `{v}` is not a number of instances"))?,
                 )
             }
             "precision" => {
@@ -278,9 +285,14 @@ impl PassManager {
 
     /// [`PassManager::schedule_pipeline`] with `mpc-tile{batch-chunks=0}` where `options` ask
     /// for per-query chunks.
+    /// Under `fss2` only `irs-to-mpc`: the servers' schedule is Protocol 2's, with nothing to
+    /// tile.
     pub fn schedule_pipeline_for(options: &PlanOptions) -> PassManager {
         let mut pm = PassManager::new();
         pm.add(irs_to_mpc::IrsToMpc);
+        if options.protocol == Some(irisc_runtime::vocab::Protocol::Fss2) {
+            return pm;
+        }
         let tile = mpc_tile::MpcTile::default();
         pm.add(mpc_tile::MpcTile {
             batch_chunks: !options.per_query_chunks,

@@ -11,8 +11,10 @@
 //!
 //! The sharing is one per program (an iris input has one share format): the module gets
 //! `irs.sharing`, and the protocol family `irs.protocol` (`rep3` unless `protocol=beaver` is
-//! asked for: then F_p, whose comparisons end mod p, is not a candidate).
-//! Cosine comparisons are always replicated and get no variant. `ring-select` runs next.
+//! asked for: then F_p, whose comparisons end mod p, is not a candidate; with `protocol=fss2`
+//! every comparison must be a cosine test, and `malicious=M` adds `irs.malicious = M`, the trap
+//! instances of the two-server family's malicious variant).
+//! Cosine comparisons get no variant. `ring-select` runs next.
 //!
 //! Before:
 //! ```mlir
@@ -63,6 +65,16 @@ impl Pass for VariantSelect {
         m.set_attribute("irs.sharing", sharing.to_attr(ctx));
         let protocol = self.0.protocol.unwrap_or(Protocol::Rep3);
         m.set_attribute("irs.protocol", protocol.to_attr(ctx));
+        if let Some(k) = self.0.malicious {
+            m.set_attribute(
+                "irs.malicious",
+                melior::ir::attribute::IntegerAttribute::new(
+                    melior::ir::r#type::IntegerType::new(ctx, 64).into(),
+                    i64::from(k),
+                )
+                .into(),
+            );
+        }
         Ok(module)
     }
 }

@@ -68,3 +68,13 @@ impl FromC for Runtime {
         Ok(c)
     }
 }
+
+/// A generated SS.IP kernel, or null (the runtime's own loop).
+pub struct SsIpKernel;
+impl FromC for SsIpKernel {
+    type C = Option<crate::fss2::kernel::SsIpFn>;
+    type Rust = Option<crate::fss2::kernel::SsIpFn>;
+    fn from_c(c: Self::C) -> Result<Self::Rust, RuntimeError> {
+        Ok(c)
+    }
+}

@@ -3,10 +3,13 @@
 
 /// Emits, for each entry point listed, the `#[no_mangle] extern "C"` wrapper and its row of the
 /// table `ENTRY_POINTS` ([`crate::contract::EntryPoint`]), so that wrappers and table cannot
-/// disagree. Invoked once, in `abi`. Two forms of entry:
+/// disagree. Invoked once, in `abi`. Three forms of entry:
 ///
 /// - `schedule fn name(arg: Kind, ...) -> Result { body }`: a frame entry (start, query count,
 ///   finish); the body gets the C arguments as they are and returns the C result;
+/// - `role["op", ...] fn name(arg: Kind, ...) -> Result { body }`: a whole role of a family
+///   whose schedule the paper fixes (`fss2`), implementing those ops; the body as for
+///   `schedule`;
 /// - `mpc["op", ...] fn name(rt, arg: Kind, ...) -> Result = |r| body;` (or
 ///   `tiling["step"]`): an op entry. The wrapper takes the runtime handle first, converts every
 ///   argument by its kind (`abi::args`, an error for an out-of-range value), catches panics,
@@ -37,6 +40,32 @@ macro_rules! entry_points {
             $crate::contract::EntryPoint {
                 name: stringify!($name),
                 implements: $crate::contract::Implements::Schedule,
+                args: &[$($crate::contract::Arg {
+                    name: stringify!($arg),
+                    kind: $crate::contract::ArgKind::$kind,
+                }),*],
+                result: $crate::contract::ResultKind::$res,
+            },
+        ] $($rest)*);
+    };
+    (@rows [$($rows:tt)*]
+        $(#[$m:meta])*
+        role [$($op:literal),+] fn $name:ident ( $($arg:ident : $kind:ident),* $(,)? ) -> $res:ident $body:block
+        $($rest:tt)*
+    ) => {
+        $(#[$m])*
+        ///
+        /// # Safety
+        /// Pointer arguments as described above.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(
+            $($arg: <$crate::abi::args::$kind as $crate::abi::args::FromC>::C),*
+        ) -> <$crate::abi::results::$res as $crate::abi::results::ResultC>::C $body
+
+        $crate::abi::macros::entry_points!(@rows [$($rows)*
+            $crate::contract::EntryPoint {
+                name: stringify!($name),
+                implements: $crate::contract::Implements::Role(&[$($op),+]),
                 args: &[$($crate::contract::Arg {
                     name: stringify!($arg),
                     kind: $crate::contract::ArgKind::$kind,

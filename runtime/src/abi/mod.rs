@@ -143,6 +143,27 @@ entry_points! {
         rt.as_ref().map(|r| r.query_count() as i64).unwrap_or(0)
     }
 
+    /// The whole of one role of an `fss2` program (paper 002): `role` is a
+    /// [`crate::contract::Fss2Role`]; the arguments are `main`'s; the manifest is the program's
+    /// [`crate::fss2::entry::Fss2Manifest`]; `ss_ip` the generated SS.IP kernel the servers run
+    /// round 1 with (null: the runtime's loop). Returns the process exit code.
+    role["masked_input", "ss_ip", "ss_open", "ic_gate", "ss_mul", "ss_lin", "condeval", "reveal_xor"]
+    fn irisc_fss2_main(
+        role: I32, argc: Argc, argv: Argv, manifest: BytesPtr, manifest_len: BytesLen, ss_ip: SsIpKernel
+    ) -> ExitCode {
+        let args: Vec<OsString> = (0..argc.max(0) as usize)
+            .map(|i| OsString::from_vec(CStr::from_ptr(*argv.add(i)).to_bytes().to_vec()))
+            .collect();
+        let bytes = std::slice::from_raw_parts(manifest, manifest_len.max(0) as usize);
+        match catch_unwind(|| crate::fss2::entry::main(role, args, bytes, ss_ip)) {
+            Ok(code) => code,
+            Err(_) => {
+                eprintln!("error: internal error (panic)");
+                2
+            }
+        }
+    }
+
     /// Ends the run (`rt` is freed; null: start failed) and returns the process exit code.
     schedule fn irisc_rt_finish(rt: Runtime, status: I32) -> ExitCode {
         if rt.is_null() {

@@ -44,6 +44,18 @@ macro_rules! abi_enum {
 }
 
 abi_enum! {
+    /// `role` of `irisc_fss2_main`: which executable of an `fss2` program this is.
+    pub enum Fss2Role {
+        /// `S_0` or `S_1` (`--party` says which), online.
+        Server = 0 => "server",
+        /// The dealer: enrollment and CS.Setup, offline.
+        Dealer = 1 => "dealer",
+        /// The party that supplies the query and receives the decisions.
+        Client = 2 => "client",
+    }
+}
+
+abi_enum! {
     /// `part` of `irisc_rt_load_input` / `irisc_rt_load_earlier` (and of the `mpc.load_*`
     /// ops): which part of an input's records to load.
     pub enum InputPart {

@@ -15,7 +15,7 @@ pub mod constants;
 pub mod gpu;
 
 pub use constants::{
-    BatchDotKind, InputPart, Isa, OutputShape, MATCH_FIELD, RESERVED_OUTPUT_FIELDS,
+    BatchDotKind, Fss2Role, InputPart, Isa, OutputShape, MATCH_FIELD, RESERVED_OUTPUT_FIELDS,
 };
 
 /// A C type of the ABI, in LLVM terms.
@@ -48,14 +48,18 @@ pub enum ArgKind {
     Argc,
     /// `argv` of `main`.
     Argv,
+    /// A generated SS.IP kernel ([`crate::fss2::kernel::SsIpFn`]), or null.
+    SsIpKernel,
 }
 
 impl ArgKind {
     pub const fn c_type(self) -> CType {
         match self {
-            ArgKind::Runtime | ArgKind::KernelTable | ArgKind::BytesPtr | ArgKind::Argv => {
-                CType::Ptr
-            }
+            ArgKind::Runtime
+            | ArgKind::KernelTable
+            | ArgKind::BytesPtr
+            | ArgKind::Argv
+            | ArgKind::SsIpKernel => CType::Ptr,
             ArgKind::Slot | ArgKind::I32 | ArgKind::Argc => CType::I32,
             ArgKind::I64 | ArgKind::BytesLen => CType::I64,
         }
@@ -100,6 +104,10 @@ pub enum Implements {
     Tiling(&'static str),
     /// The frame of the schedule: start, the query loop's bound, finish.
     Schedule,
+    /// One role of a protocol family whose schedule is fixed by its paper (the `fss2` server,
+    /// dealer and client, paper 002 Protocols 1 and 2): the entry runs the whole role, these
+    /// ops of the dialect included, with the kernels the compiler generated for them.
+    Role(&'static [&'static str]),
 }
 
 /// One argument: its name (as the runtime's wrapper names it) and kind.
@@ -127,6 +135,7 @@ impl Implements {
             Implements::Mpc(ops) => ops[0],
             Implements::Tiling(op) => op,
             Implements::Schedule => "schedule",
+            Implements::Role(_) => "role",
         }
     }
 }

@@ -22,8 +22,9 @@ use crate::fss::condeval::KeyRequest;
 use crate::net::{NetError, Transport};
 
 use super::dealer::{AuthMaterial, GalleryShare};
+use super::kernel::IpKernel;
 use super::plan::CosinePlan;
-use super::sharing::{ss_ip, ss_mul};
+use super::sharing::ss_mul;
 
 /// Which link index plays which role.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,6 +69,8 @@ pub struct ServerSession<'a> {
     /// The seed of the next authentication's `[r_x]_b`, sent with this one's output (`None` for
     /// the last).
     pub next_masks: Option<&'a [u8; 16]>,
+    /// The SS.IP of round 1: the generated kernel of a compiled server, or the runtime's loop.
+    pub ip: IpKernel,
 }
 
 /// Fig. 3's first message ahead of time: the seed of this server's share of the next query's
@@ -188,13 +191,14 @@ impl ServerSession<'_> {
         let dx = bytes_to_words(&dx, client, "the client's masked input")?;
 
         // Round 1: SS.IP, then open u + alpha_1, v + r_1, w + r_2.
-        let v = ss_ip(b, &dx, &m.rx, &dx, &m.rx, m.v_in);
+        let ip = self.ip;
+        let v = ip.ip(b, &dx, &m.rx, &dx, &m.rx, m.v_in);
         let mut open1 = Vec::with_capacity(1 + 2 * records);
         open1.push(v.wrapping_add(m.r1));
         for j in 0..records {
             let (dy, ry) = (&g.delta[j * n..(j + 1) * n], &g.mask[j * n..(j + 1) * n]);
-            let u = ss_ip(b, &dx, &m.rx, dy, ry, m.u_in[j]);
-            let w = ss_ip(b, dy, ry, dy, ry, m.w_in[j]);
+            let u = ip.ip(b, &dx, &m.rx, dy, ry, m.u_in[j]);
+            let w = ip.ip(b, dy, ry, dy, ry, m.w_in[j]);
             open1.push(u.wrapping_add(m.alpha1[j]));
             open1.push(w.wrapping_add(m.r2[j]));
         }

@@ -21,6 +21,7 @@ use super::dealer::{self, DealerRng, GalleryShare};
 use super::eval::{
     recv_input_masks, run_client, send_input_masks, Roles, ServerSession, ServerStats,
 };
+use super::kernel::IpKernel;
 use super::material::{self, Expect, StoreHeader, StoreWriter};
 use super::plan::CosinePlan;
 
@@ -162,6 +163,8 @@ pub struct ServerRun {
     pub gallery: PathBuf,
     pub material: PathBuf,
     pub queries: u32,
+    /// Round 1's SS.IP (the generated kernel of a compiled server executable).
+    pub ip: IpKernel,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -176,6 +179,8 @@ pub struct ServerReport {
     /// From the client's masked input to the output shares sent, per query.
     pub seconds_per_query: Vec<f64>,
     pub connect_seconds: f64,
+    /// Round 1's SS.IP: `generated` (the compiler's kernel) or `portable` (the runtime's loop).
+    pub ss_ip: &'static str,
 }
 
 fn session(plan: &CosinePlan, queries: u32) -> Vec<u8> {
@@ -312,6 +317,11 @@ pub fn serve(run: &ServerRun) -> Result<ServerReport, String> {
         bytes_to_client: 0,
         seconds_per_query: Vec::new(),
         connect_seconds,
+        ss_ip: if run.ip.is_generated() {
+            "generated"
+        } else {
+            "portable"
+        },
     };
     // Each authentication's input mask goes out ahead of its query (with the previous output).
     let mut next = Some(material::take(&run.material, expect).map_err(|e| e.to_string())?);
@@ -332,6 +342,7 @@ pub fn serve(run: &ServerRun) -> Result<ServerReport, String> {
             gallery: &gallery,
             material: &taken.material,
             next_masks: next.as_ref().map(|n| &n.material.rx_seed),
+            ip: run.ip,
         }
         .run()
         .map_err(|e| e.to_string())?;
@@ -586,6 +597,8 @@ pub mod star {
             bytes_to_client: 0,
             seconds_per_query: Vec::new(),
             connect_seconds,
+            // CSB.Eval* computes over Z_2^112 with MACs: the runtime's loop.
+            ss_ip: "portable",
         };
         let take = || -> Result<MaterialStar, String> {
             let taken = material::take_bytes(&run.material, expect).map_err(|e| e.to_string())?;

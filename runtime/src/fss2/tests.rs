@@ -144,6 +144,7 @@ fn authenticate(plan: CosinePlan, gallery: &[i64], x: &[i64], seed: u8) -> Vec<b
                 gallery: &shares[b],
                 material: &material[b],
                 next_masks: None,
+                ip: super::kernel::IpKernel::PORTABLE,
             }
             .run()
             .map(|stats| {

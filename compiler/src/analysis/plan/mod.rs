@@ -57,6 +57,8 @@ pub struct PlanOptions {
     pub query_batch: Option<u32>,
     /// `--protocol`: the protocol family (None: `rep3`).
     pub protocol: Option<Protocol>,
+    /// `--malicious M` under `fss2`: CSB.Eval* with M normal/trap instances (None: semi-honest).
+    pub malicious: Option<u32>,
 }
 
 /// The plan of one fhd test.
@@ -314,6 +316,35 @@ pub fn plan_cosine_site(site: &ComparisonSite) -> Result<CosinePlan, PlanError> 
     }
 }
 
+/// The two-server family decides cosine tests only (paper 002), with at least one trap
+/// instance in its malicious variant.
+fn check_fss2(sites: &[ComparisonSite], options: &PlanOptions) -> Result<(), PlanError> {
+    if let Some(site) = sites.iter().find(|s| matches!(s.kind, SiteKind::Fhd(_))) {
+        return Err(PlanError {
+            message:
+                "the `fss2` family decides cosine tests; this is a fractional Hamming distance test"
+                    .into(),
+            hint: "build iris programs with --protocol rep3 or beaver".into(),
+            at: site.at().cloned(),
+        });
+    }
+    if options.sharing.is_some() || options.variant.is_some() {
+        return Err(PlanError {
+            message: "--sharing and --variant choose how iris tests are computed; `fss2` has its own sharing (optimised additive over Z_2^64)".into(),
+            hint: "drop --sharing and --variant with --protocol fss2".into(),
+            at: None,
+        });
+    }
+    if options.malicious == Some(0) {
+        return Err(PlanError {
+            message: "--malicious 0: the malicious variant needs at least one trap instance".into(),
+            hint: "the paper measures M = 10, 20 and 40 (detection 1 - 2^-M)".into(),
+            at: None,
+        });
+    }
+    Ok(())
+}
+
 /// Chooses the sharing and every fhd site's variant (module comment): the decision
 /// `variant-select` records. Returns the sharing and, per site, its plan (`None` for cosine).
 pub fn choose(
@@ -324,6 +355,17 @@ pub fn choose(
         .precision_bits
         .unwrap_or(crate::analysis::approx::DEFAULT_M);
     let beaver = options.protocol == Some(Protocol::Beaver);
+    if options.protocol == Some(Protocol::Fss2) {
+        check_fss2(sites, options)?;
+    } else if let Some(m) = options.malicious {
+        return Err(PlanError {
+            message: format!(
+                "--malicious {m} is the two-server family's malicious variant (paper 002)"
+            ),
+            hint: "use it with --protocol fss2".into(),
+            at: None,
+        });
+    }
     if beaver && options.sharing == Some(Sharing::Fp) {
         return Err(PlanError {
             message: "the `beaver` protocol converts Z_2^k shares of the compared values to XOR \

@@ -5,12 +5,13 @@
 //! [`Backend`] (its module docs use it as the worked example).
 
 pub mod abi;
+pub mod fss2;
 pub mod kernel;
 pub mod schedule;
 pub mod target;
 
 use super::artifact::{Artifact, CompileError, Emit};
-use super::backend::{Backend, Job, LinkInputs, PartyProgram, BEAVER, REP3};
+use super::backend::{Backend, Job, LinkInputs, PartyProgram, BEAVER, FSS2, REP3};
 use super::link;
 use inkwell::{context::Context, module::Module};
 use melior::ir::Module as MlirModule;
@@ -28,8 +29,11 @@ impl Backend for CpuBackend {
         if program.parties == 3 && (program.protocol == REP3 || program.protocol == BEAVER) {
             return Ok(());
         }
+        if program.parties == 2 && program.protocol == FSS2 {
+            return Ok(());
+        }
         Err(CodegenError(format!(
-            "the cpu backend generates the three-party `{REP3}` and `{BEAVER}` protocols, not `{}` with {} parties",
+            "the cpu backend generates the three-party `{REP3}` and `{BEAVER}` protocols and the two-server `{FSS2}`, not `{}` with {} parties",
             program.protocol, program.parties
         )))
     }
@@ -48,6 +52,10 @@ impl Backend for CpuBackend {
     }
 
     fn generate(&self, job: &Job<'_, '_>) -> Result<Artifact, CompileError> {
+        if job.program.protocol == FSS2 {
+            let dim = fss2_dim(job.mpc)?;
+            return fss2::generate(job, dim);
+        }
         let llcx = Context::create();
         let module = generate(&llcx, job.name, job.mpc, job.manifest_json)?;
         let machine = target::host_machine()?;
@@ -84,6 +92,21 @@ impl Backend for CpuBackend {
 }
 
 pub use super::artifact::CodegenError;
+
+/// The dimension of an `fss2` module's SS.IP ops.
+fn fss2_dim(mpc: &MlirModule<'_>) -> Result<u64, CodegenError> {
+    use melior::ir::operation::OperationLike;
+    let mut dim = None;
+    mpc.as_operation()
+        .walk(melior::ir::operation::WalkOrder::PreOrder, |op| {
+            if crate::mlir::op_name(&op) == "mpc.ss_ip" {
+                dim = crate::mlir::get_int(&op, "dim").ok();
+            }
+            melior::ir::operation::WalkResult::Advance
+        });
+    dim.and_then(|d| u64::try_from(d).ok())
+        .ok_or_else(|| CodegenError("the fss2 module has no `mpc.ss_ip` with a dimension".into()))
+}
 
 /// Generates and verifies the LLVM module for `mpc` (not yet optimised).
 pub fn generate<'ctx>(

@@ -10,6 +10,7 @@
 //!
 //! The `mpc` module gets the program's `mpc.parties` (an integer) and `mpc.protocol` (the
 //! family's name, `"rep3"`), from `irs.parties` and `irs.protocol`, which the backends read.
+//! Under `fss2` the whole module is lowered by [`fss2`] (two servers, the client, CS.Eval).
 //!
 //! Before (after `variant-select` and `ring-select`):
 //! ```mlir
@@ -47,6 +48,7 @@ mod beaver;
 mod cosine;
 mod emitter;
 mod fhd;
+pub mod fss2;
 mod handle;
 mod lanes;
 mod logic;
@@ -88,6 +90,9 @@ impl Pass for IrsToMpc {
             .ok()
             .and_then(Protocol::from_attr)
             .ok_or_else(|| missing("irs.protocol", "variant-select"))?;
+        if protocol == Protocol::Fss2 {
+            return fss2::lower_module(cx, &module, &ops);
+        }
         let mut e = Emitter::new(cx, protocol == Protocol::Beaver);
         // Under `beaver`, ops of the honest-majority part that read the circuit's results
         // (reductions across records, counts, their reveals) wait until the circuit is emitted.

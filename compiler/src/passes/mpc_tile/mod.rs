@@ -183,6 +183,11 @@ impl Pass for MpcTile {
     }
 
     fn run<'c>(&self, cx: &'c Compiler, module: Module<'c>) -> Result<Module<'c>, PassError> {
+        if crate::mlir::get_str(&module.as_operation(), "mpc.protocol").as_deref() == Ok("fss2") {
+            return Err(fail(
+                "an fss2 module has nothing to tile: its servers run Protocol 2 over the whole gallery in two rounds",
+            ));
+        }
         {
             let mut func = query_func(&module)?;
             let block = func
