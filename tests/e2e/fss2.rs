@@ -501,6 +501,15 @@ fn the_malicious_variant_answers_as_the_plaintext_definition_and_withholds_on_de
             8 * m10["to_client"].as_u64().unwrap()
         );
     }
+    // `irisc run --protocol fss2 --malicious 10`: every role its own process, the answers
+    // checked against the plaintext definition.
+    let run = irisc()
+        .args(["run", s(&prog), "--protocol", "fss2", "--malicious", "10"])
+        .args(["--db", s(&g), "--query", s(&q), "--check"])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", stderr(&run));
+    assert_eq!(stdout_json(&run), want);
     // One query each: a deviating server is caught and the client prints no answer.
     let one = w.path("one-star.ndjson");
     let first = std::fs::read_to_string(&q)

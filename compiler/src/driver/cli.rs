@@ -698,7 +698,15 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             {
                 anyhow::bail!("irisc run --protocol fss2 takes --db, --query, --work, --timeout and --check only");
             }
-            fss2::run_local(&program, db, query, work.as_deref(), timeout, check)
+            fss2::run_local(
+                &program,
+                db,
+                query,
+                work.as_deref(),
+                timeout,
+                check,
+                plan.malicious,
+            )
         }
         Command::Run {
             program,

@@ -287,6 +287,7 @@ pub fn run_local(
     work: Option<&Path>,
     timeout: f64,
     check: bool,
+    malicious: Option<u32>,
 ) -> Result<ExitCode> {
     use super::run::{failures, free_base_port, wait_all, PartyLine};
     use std::process::{Command, Stdio};
@@ -315,33 +316,63 @@ pub fn run_local(
     let dealer = work.join("dealer");
     let config = super::keys::generate_keys(&work.join("keys"), free_base_port()?, true)?;
     let prog = program.display().to_string();
+    // The malicious variant's files and flags (CSB.Eval*), or the semi-honest ones.
+    let m = malicious.map(|m| m.to_string());
+    let (secret, gallery_name, material_name): (&str, fn(usize) -> String, fn(usize) -> String) =
+        if m.is_some() {
+            (
+                party::star::SECRET_NAME,
+                party::star::gallery_name,
+                party::star::material_name,
+            )
+        } else {
+            (
+                party::SECRET_NAME,
+                party::gallery_name,
+                party::material_name,
+            )
+        };
+    let with_m = |mut args: Vec<String>, flag_only: bool| {
+        if let Some(m) = &m {
+            args.push("--malicious".into());
+            if !flag_only {
+                args.push(m.clone());
+            }
+        }
+        args
+    };
+    let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<String>>();
     // The dealer, offline: enrollment, then one authentication's material per query.
     for args in [
-        vec![
-            "fss2",
-            "enroll",
-            &prog,
-            "--gallery",
-            &db.display().to_string(),
-            "--out",
-            &dealer.display().to_string(),
-        ],
-        vec![
-            "fss2",
-            "deal",
-            &prog,
-            "--secret",
-            &dealer.join(party::SECRET_NAME).display().to_string(),
-            "--authentications",
-            &count.to_string(),
-            "--out",
-            &dealer.display().to_string(),
-        ],
-    ]
-    .iter()
-    {
+        with_m(
+            owned(&[
+                "fss2",
+                "enroll",
+                &prog,
+                "--gallery",
+                &db.display().to_string(),
+                "--out",
+                &dealer.display().to_string(),
+            ]),
+            true,
+        ),
+        with_m(
+            owned(&[
+                "fss2",
+                "deal",
+                &prog,
+                "--secret",
+                &dealer.join(secret).display().to_string(),
+                "--authentications",
+                &count.to_string(),
+                "--out",
+                &dealer.display().to_string(),
+            ]),
+            false,
+        ),
+    ] {
         let out = Command::new(&me)
-            .args(args)
+            .args(&args)
             .stderr(Stdio::inherit())
             .output()?;
         if !out.status.success() {
@@ -354,14 +385,23 @@ pub fn run_local(
         let mut c = Command::new(&me);
         c.arg("fss2");
         match f.roles.server_of(p) {
-            Some(s) => c
-                .args(["serve", &prog, "--gallery"])
-                .arg(dealer.join(party::gallery_name(s)))
-                .arg("--material")
-                .arg(dealer.join(party::material_name(s)))
-                .args(["--queries", &count.to_string()]),
-            None => c.args(["query", &prog, "--queries"]).arg(queries),
-        };
+            Some(s) => {
+                c.args(["serve", &prog, "--gallery"])
+                    .arg(dealer.join(gallery_name(s)))
+                    .arg("--material")
+                    .arg(dealer.join(material_name(s)))
+                    .args(["--queries", &count.to_string()]);
+            }
+            None => {
+                c.args(["query", &prog, "--queries"]).arg(queries);
+                if m.is_some() {
+                    c.arg("--material").arg(dealer.join(material_name(2)));
+                }
+            }
+        }
+        if let Some(m) = &m {
+            c.args(["--malicious", m]);
+        }
         c.args(["--party", &p.to_string(), "--config"])
             .arg(&config)
             .stdout(Stdio::piped())
@@ -460,7 +500,7 @@ pub fn explain_json(f: &Fss2Program, records: u64) -> serde_json::Value {
         .collect();
     serde_json::json!({
         "protocol": "fss2",
-        "threat_model": "two non-colluding servers; semi-honest by default, or one actively corrupted server with `--malicious M` on enroll/deal/serve/query (CSB.Eval*: MACs over Z_2^112, M normal/trap instances, the client checks and withholds the output on any deviation, undetected with probability 2^-M); the dealer is trusted for preprocessing only and is offline during queries",
+        "threat_model": crate::analysis::explain::threat_model(irisc_runtime::vocab::Protocol::Fss2),
         "roles": {
             "servers": [name(s0), name(s1)],
             "client": client,

@@ -148,7 +148,7 @@ entry_points! {
     /// [`crate::fss2::entry::Fss2Manifest`]; `ss_ip` the generated SS.IP kernel the servers run
     /// round 1 with (null: the runtime's loop). Returns the process exit code.
     role["masked_input", "ss_ip", "ss_open", "ic_gate", "ss_mul", "ss_lin", "condeval", "reveal_xor"]
-    fn irisc_fss2_main(
+    fn irisc_rt_fss2_main(
         role: I32, argc: Argc, argv: Argv, manifest: BytesPtr, manifest_len: BytesLen, ss_ip: SsIpKernel
     ) -> ExitCode {
         let args: Vec<OsString> = (0..argc.max(0) as usize)

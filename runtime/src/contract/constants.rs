@@ -44,7 +44,7 @@ macro_rules! abi_enum {
 }
 
 abi_enum! {
-    /// `role` of `irisc_fss2_main`: which executable of an `fss2` program this is.
+    /// `role` of `irisc_rt_fss2_main`: which executable of an `fss2` program this is.
     pub enum Fss2Role {
         /// `S_0` or `S_1` (`--party` says which), online.
         Server = 0 => "server",

@@ -1,6 +1,6 @@
 //! The role executables of an `fss2` program (paper 002): `irisc build --protocol fss2` writes
 //! one per role (server, dealer, client), each a generated `main` that calls
-//! [`irisc_fss2_main`](crate::abi::irisc_fss2_main) with its role, the program's
+//! [`irisc_rt_fss2_main`](crate::abi::irisc_rt_fss2_main) with its role, the program's
 //! [`Fss2Manifest`] and, for the server, the SS.IP kernel the compiler generated for the
 //! program's dimension.
 //!

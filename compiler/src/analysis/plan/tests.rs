@@ -250,6 +250,7 @@ fn forced_variants() {
         per_query_chunks: false,
         query_batch: None,
         protocol: None,
+        malicious: None,
     };
     let p = plan(&prog, &force(Some(Sharing::Rep3), Variant::ConstLift)).unwrap();
     let f = only_fhd(&p);
@@ -282,6 +283,7 @@ fn forced_variants() {
         per_query_chunks: false,
         query_batch: None,
         protocol: None,
+        malicious: None,
     };
     let f = plan(&prog, &o).unwrap().tests[0].clone();
     let TestPlan::Fhd(f) = f else { panic!() };
@@ -364,6 +366,7 @@ fn rings_too_large_or_too_wide_for_16_bits() {
         per_query_chunks: false,
         query_batch: None,
         protocol: None,
+        malicious: None,
     };
     let e = plan(&deployed(MaskKind::Secret), &o).unwrap_err();
     assert!(e.message.contains("more than 64"), "{e}");

@@ -1,6 +1,6 @@
 //! The CPU backend for the two-server family `fss2` (paper 002): one executable per role
 //! (`OUT-server`, `OUT-dealer`, `OUT-client`), each an LLVM module holding the program's
-//! manifest and a `main` that hands the role to the runtime's `irisc_fss2_main`; the server's
+//! manifest and a `main` that hands the role to the runtime's `irisc_rt_fss2_main`; the server's
 //! module also holds the SS.IP kernel generated from `mpc.ss_ip` for the program's dimension
 //! (a constant trip count, which `default<O3>` unrolls and vectorises for the host).
 //!
@@ -180,8 +180,8 @@ pub fn role_module<'ctx>(
         main.get_nth_param(1)
             .ok_or_else(|| err("main has no argv"))?,
     );
-    let run = entry_point(cx, &module, "irisc_fss2_main")
-        .ok_or_else(|| err("the contract has no irisc_fss2_main"))?;
+    let run = entry_point(cx, &module, "irisc_rt_fss2_main")
+        .ok_or_else(|| err("the contract has no irisc_rt_fss2_main"))?;
     let code = b
         .build_call(
             run,
@@ -198,7 +198,7 @@ pub fn role_module<'ctx>(
         .map_err(|e| err(e.to_string()))?
         .try_as_basic_value()
         .basic()
-        .ok_or_else(|| err("irisc_fss2_main returns nothing"))?;
+        .ok_or_else(|| err("irisc_rt_fss2_main returns nothing"))?;
     b.build_return(Some(&code))
         .map_err(|e| err(e.to_string()))?;
     module
@@ -267,5 +267,97 @@ pub fn generate(job: &Job<'_, '_>, dim: u64) -> Result<Artifact, CompileError> {
             }
             Ok(Artifact::Files(written))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use inkwell::OptimizationLevel;
+    use irisc_runtime::fss2::kernel::{IpKernel, SsIpFn};
+    use irisc_runtime::fss2::sharing::ss_ip;
+    use proptest::prelude::*;
+
+    /// The generated kernel for `dim`, optimised for the host and JIT-compiled, with the engine
+    /// that owns its code.
+    fn jit(
+        dim: u64,
+    ) -> (
+        IpKernel,
+        inkwell::execution_engine::ExecutionEngine<'static>,
+    ) {
+        let cx: &'static Context = Box::leak(Box::new(Context::create()));
+        let module = cx.create_module("ss_ip");
+        ss_ip_kernel(cx, &module, dim).unwrap();
+        let tm = target::host_machine().unwrap();
+        target::optimize(&module, &tm).unwrap();
+        let ee = module
+            .create_jit_execution_engine(OptimizationLevel::Aggressive)
+            .unwrap();
+        // SAFETY: the function just generated, with this signature, reading `dim` words each.
+        let f = unsafe {
+            std::mem::transmute::<usize, SsIpFn>(ee.get_function_address(SS_IP_KERNEL).unwrap())
+        };
+        (unsafe { IpKernel::generated(f, dim as usize) }, ee)
+    }
+
+    /// Words biased to the ring's edges (0, 1, 2^63 - 1, 2^63, 2^64 - 1), where wrapping
+    /// arithmetic goes wrong first.
+    fn word() -> impl Strategy<Value = u64> {
+        prop_oneof![
+            Just(0u64),
+            Just(1),
+            Just(u64::MAX),
+            Just(1 << 63),
+            Just((1 << 63) - 1),
+            any::<u64>(),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// The kernel equals the runtime's SS.IP (the definition of Section 3.1, tested there
+        /// against plain ring arithmetic) for both servers, at dimensions that exercise the
+        /// vector body and its remainder.
+        #[test]
+        fn the_generated_ss_ip_is_the_definition(
+            dim in prop_oneof![Just(1usize), Just(3), Just(16), Just(17), Just(192), 1usize..300],
+            seed in any::<u64>(),
+            edges in proptest::collection::vec(word(), 4),
+            u in word(),
+        ) {
+            let (kernel, _ee) = jit(dim as u64);
+            let mut s = seed | 1;
+            let mut next = |k: usize| -> u64 {
+                s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+                if s % 5 == 0 { edges[k] } else { s }
+            };
+            let v: Vec<Vec<u64>> = (0..4).map(|k| (0..dim).map(|_| next(k)).collect()).collect();
+            for b in 0..2 {
+                prop_assert_eq!(
+                    kernel.ip(b, &v[0], &v[1], &v[2], &v[3], u),
+                    ss_ip(b, &v[0], &v[1], &v[2], &v[3], u)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_role_module_verifies_and_only_the_server_holds_the_kernel() {
+        let cx = Context::create();
+        for role in ROLES {
+            let m = role_module(&cx, "t", role, 8, r#"{"abi":1}"#).unwrap();
+            assert_eq!(
+                m.get_function(SS_IP_KERNEL).is_some(),
+                role == Fss2Role::Server,
+                "{role:?}"
+            );
+            assert!(m.get_function("main").is_some());
+        }
+        assert_eq!(
+            role_path(Path::new("/x/voice"), Fss2Role::Dealer),
+            PathBuf::from("/x/voice-dealer")
+        );
+        assert!(ss_ip_kernel(&cx, &cx.create_module("z"), 0).is_err());
     }
 }
