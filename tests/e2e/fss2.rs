@@ -510,6 +510,26 @@ fn the_malicious_variant_answers_as_the_plaintext_definition_and_withholds_on_de
         .unwrap();
     assert!(run.status.success(), "{}", stderr(&run));
     assert_eq!(stdout_json(&run), want);
+    // tau < 0 (`or` of the gates, run as the negated `and` of their complements), checked.
+    let neg = w.path("voice_negative.irs");
+    std::fs::write(
+        &neg,
+        std::fs::read_to_string(&prog)
+            .unwrap()
+            .replace("cosine(v, s) >= TAU", "cosine(v, s) >= -0.05"),
+    )
+    .unwrap();
+    let run = irisc()
+        .args(["run", s(&neg), "--protocol", "fss2", "--malicious", "10"])
+        .args(["--db", s(&g), "--query", s(&q), "--check"])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", stderr(&run));
+    let counts: Vec<usize> = stdout_json(&run)
+        .iter()
+        .map(|l| l["ids"].as_array().unwrap().len())
+        .collect();
+    assert!(counts.iter().any(|&c| c > 0 && c < 60), "{counts:?}");
     // One query each: a deviating server is caught and the client prints no answer.
     let one = w.path("one-star.ndjson");
     let first = std::fs::read_to_string(&q)

@@ -203,10 +203,6 @@ pub fn cs_setup_star(
     rng: &mut DealerRng,
 ) -> ([MaterialStar; 2], Vec<bool>) {
     let (n, records, key) = (secret.dim, secret.records, secret.mac_key);
-    assert!(
-        plan.magnitude_gate().conj == condeval::Conj::And,
-        "the malicious variant composes c_1 and f by `and` (tau >= 0)"
-    );
     let mut psi: Vec<bool> = (0..m).map(|_| word(rng) & 1 == 1).collect();
     // psi = 1^m would leave no normal instance (z = -1): draw again, as a dealer would.
     while psi.iter().all(|&t| t) {
@@ -286,8 +282,8 @@ pub fn cs_setup_star(
             }
         }
     }
-    let sign = plan.sign_test();
-    let gate = plan.magnitude_gate();
+    // For tau < 0 the complementary gates, composed by `and` ([`CosinePlan::star_gates`]).
+    let (sign, gate, _) = plan.star_gates();
     for j in 0..records {
         let ry = &template_masks[j * n..(j + 1) * n];
         let a1 = reduce(word(rng));
@@ -499,7 +495,7 @@ pub fn serve_star(
         ));
     }
     let (den2, num2) = plan.squares();
-    let sign = plan.sign_test();
+    let (sign, _, _) = plan.star_gates();
     let delta_v = opened[0];
     let mut e_open = Vec::with_capacity(records * m);
     let mut requests = Vec::with_capacity(records * m * KeyRequest::BYTES);
@@ -601,6 +597,7 @@ pub fn query_star(
     net.send(roles.servers[0], msg.clone())?;
     net.send(roles.servers[1], msg)?;
     let m = psi.len();
+    let (_, _, negated) = plan.star_gates();
     let bits_len = (records * m).div_ceil(8);
     let mut shares = Vec::new();
     for s in roles.servers {
@@ -633,7 +630,8 @@ pub fn query_star(
         let y0: Vec<bool> = (0..m).map(|i| bit(&shares[0], j * m + i)).collect();
         let y1: Vec<bool> = (0..m).map(|i| bit(&shares[1], j * m + i)).collect();
         match auth::verify([&y0, &y1], [0, 0], psi) {
-            Verdict::Accept(v) => out.push(v),
+            // tau < 0: the instances computed `not c_1 and not f`; the decision is its negation.
+            Verdict::Accept(v) => out.push(v ^ negated),
             Verdict::NoNormalInstance => {
                 return Err(EvalError::Refused(
                     "the dealer's psi has no normal instance".into(),

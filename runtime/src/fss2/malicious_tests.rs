@@ -31,10 +31,12 @@ fn decide(x: &[i64], y: &[i64], plan: &CosinePlan) -> bool {
     };
     let (p, xx, yy) = (dot(x, y), dot(x, x), dot(y, y));
     let e = 2500 * p * p - 289 * xx * yy;
-    if plan.strict {
-        p > 0 && e > 0
-    } else {
-        p >= 0 && e >= 0
+    match (plan.tau_negative, plan.strict) {
+        (false, true) => p > 0 && e > 0,
+        (false, false) => p >= 0 && e >= 0,
+        // cosine >= -0.34 (or >): a non-negative p alone decides; else |cos| <= 0.34.
+        (true, false) => p >= 0 || e <= 0,
+        (true, true) => p >= 0 || e < 0,
     }
 }
 
@@ -126,6 +128,55 @@ fn honest_servers_give_the_plaintext_decision() {
             want,
             "m = {m}"
         );
+    }
+}
+
+/// tau < 0: the `or` of the two gates, as `not(not c_1 and not f)` on the complementary gates
+/// with the decision negated by the client (`CosinePlan::star_gates`).
+#[test]
+fn a_negative_threshold_gives_the_plaintext_decision() {
+    for (m, strict, seed) in [(10, false, 11u8), (20, true, 12)] {
+        let p = CosinePlan {
+            tau_negative: true,
+            ..plan(12, strict)
+        };
+        let x: Vec<i64> = (0..12).map(|i| ((i * 53) % 257) as i64 - 100).collect();
+        let mut g = gallery_for(&x);
+        // Templates next to cosine = -0.34: y = -x plus a growing orthogonal-ish part, through
+        // the point where |cos| crosses 0.34 (E changes sign) while p < 0.
+        let mut prev: Option<(Vec<i64>, bool)> = None;
+        for k in 0..400i64 {
+            let y: Vec<i64> = x
+                .iter()
+                .enumerate()
+                .map(|(i, v)| -v + if i % 2 == 0 { k } else { -k })
+                .collect();
+            let d = decide(&x, &y, &p);
+            if let Some((q, qd)) = &prev {
+                if *qd != d {
+                    g.extend(q.iter().copied());
+                    g.extend(y.iter().copied());
+                    break;
+                }
+            }
+            prev = Some((y, d));
+        }
+        let want: Vec<bool> = g.chunks_exact(12).map(|y| decide(&x, y, &p)).collect();
+        assert!(
+            want.iter().any(|&w| w) && want.iter().any(|&w| !w),
+            "{want:?}"
+        );
+        assert_eq!(
+            run(p, &g, &x, m, seed, (0, Deviation::None)).unwrap(),
+            want,
+            "m = {m}, strict = {strict}"
+        );
+        // A flipped output share under `or` is still caught.
+        let flip = Deviation::FlipOutput {
+            template: 1,
+            instance: 2,
+        };
+        assert!(run(p, &g, &x, m, seed + 50, (1, flip)).is_err());
     }
 }
 

@@ -9,7 +9,7 @@
 //! - CondEval (Section 4, Table 3) and the FSS gates under it are in [`crate::fss`];
 //! - [`plan`]: the cosine test as two gates (the sign of `<x,y>`, the magnitude by CondEval);
 //! - [`auth`]: the malicious variant's authenticated sharings, F_MacVryGen (Fig. 2) and
-//!   CondEval.Verify, as building blocks (not yet wired into CS.Eval);
+//!   CondEval.Verify;
 //! - [`cost`]: rounds, bytes and dealer material per query, from the protocol's shape;
 //! - [`dealer`]: enrollment and CS.Setup (Protocol 1);
 //! - [`eval`]: CS.Eval (Protocol 2) with the robust input of Fig. 3;
@@ -17,7 +17,7 @@
 //! - [`entry`]: the C entry point of the role executables the compiler builds (server, dealer,
 //!   client), and their manifest;
 //! - [`malicious`]: CSB.Eval* (Section 4.3, Protocols 3 and 4): MACs, `m` trap instances and
-//!   the client's check, in-process so far;
+//!   the client's check (for `tau < 0` on the complementary gates, the decision negated);
 //! - [`material`]: the dealer's files, one per server, each authentication consumed once;
 //! - [`party`]: the roles as processes (dealer, servers, client).
 

@@ -474,9 +474,6 @@ pub mod star {
         out: &Path,
     ) -> Result<DealReport, String> {
         let started = Instant::now();
-        if plan.tau_negative {
-            return Err("the malicious variant composes its two tests by `and`: it runs thresholds tau >= 0".into());
-        }
         if m == 0 || authentications == 0 {
             return Err("--malicious m and --authentications must be at least 1".into());
         }

@@ -22,6 +22,15 @@
 use crate::fss::condeval::{Conj, Gate};
 use crate::fss::ic::{NEGATIVE, NON_NEGATIVE};
 
+/// The other of the two intervals that partition Z_2^64.
+fn complement(i: (u64, u64)) -> (u64, u64) {
+    if i == NON_NEGATIVE {
+        NEGATIVE
+    } else {
+        NON_NEGATIVE
+    }
+}
+
 /// A cosine threshold test as the servers run it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CosinePlan {
@@ -73,6 +82,31 @@ impl CosinePlan {
             } else {
                 Conj::And
             },
+        }
+    }
+
+    /// The gates of the malicious variant, whose CondEval* composes by `and` only (its trap
+    /// instances cancel their tags when both servers decrypt the same entry, i.e. when the
+    /// sign bit is 0): for `tau < 0`, `c_1 or f = not(not c_1 and not f)`, so the dealer keys
+    /// both gates on the complementary interval (the two intervals partition Z_2^64) and the
+    /// client negates the verified decision. Returns the sign test, the magnitude gate (`and`)
+    /// and whether the decision is negated.
+    pub fn star_gates(&self) -> (SignTest, Gate, bool) {
+        let (sign, gate) = (self.sign_test(), self.magnitude_gate());
+        match gate.conj {
+            Conj::And => (sign, gate, false),
+            Conj::Or => (
+                SignTest {
+                    interval: complement(sign.interval),
+                    negate: sign.negate,
+                },
+                Gate {
+                    interval: complement(gate.interval),
+                    negate: gate.negate,
+                    conj: Conj::And,
+                },
+                true,
+            ),
         }
     }
 
