@@ -1,10 +1,11 @@
 //! `cosine`: paper 002's setting (Table 5) under irisc's two-server family `fss2`: 1:1
 //! authentications and 1:N identification of a 192-dimensional voice embedding at
-//! `tau = 0.34` (`examples/voice_cosine.irs`), every role its own process (`irisc fss2
-//! enroll|deal|serve|query`), on loopback and through the user-space relay at the paper's LAN
-//! (0.47 ms, 1.8 Gbit/s) and WAN (152 ms, 130 Mbit/s); the same program on the three-party
-//! `rep3` backend on loopback in the same run; FAR/FRR of the servers' decisions against the
-//! plaintext fixed-point decision (which they must equal on every pair) and the float one.
+//! `tau = 0.34` (`examples/voice_cosine.irs`), every role its own process (the executables
+//! `irisc build --protocol fss2 [--malicious M]` writes, the servers running the generated SS.IP
+//! kernel), on loopback and through the user-space relay at the paper's LAN (0.47 ms,
+//! 1.8 Gbit/s) and WAN (152 ms, 130 Mbit/s); the same program on the three-party `rep3` backend
+//! on loopback in the same run; FAR/FRR of the servers' decisions against the plaintext
+//! fixed-point decision (which they must equal on every pair) and the float one.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -125,18 +126,6 @@ fn gen(
     Ok(())
 }
 
-fn quiet(irisc: &Path, args: &[&str]) -> Result<Value> {
-    let out = Command::new(irisc)
-        .args(args)
-        .stderr(Stdio::inherit())
-        .output()?;
-    if !out.status.success() {
-        bail!("irisc {} failed", args[..2].join(" "));
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
-    Ok(serde_json::from_str(text.lines().last().unwrap_or("{}"))?)
-}
-
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
@@ -147,7 +136,51 @@ fn p90(v: &mut [f64]) -> f64 {
     v.get((v.len() * 9) / 10).copied().unwrap_or(f64::NAN)
 }
 
-/// One fss2 run: dealer, two servers and the client, the links shaped by `net`.
+/// The role executables `irisc build --protocol fss2 [--malicious M]` writes for `program`
+/// (built once per variant into `work`): server, dealer, client.
+fn role_executables(
+    irisc: &Path,
+    work: &Path,
+    program: &Path,
+    malicious: Option<u32>,
+) -> Result<[PathBuf; 3]> {
+    let dir = work.join(format!("exe-m{}", malicious.unwrap_or(0)));
+    let out = dir.join("voice");
+    let paths = ["server", "dealer", "client"].map(|r| dir.join(format!("voice-{r}")));
+    if paths.iter().all(|p| p.is_file()) {
+        return Ok(paths);
+    }
+    std::fs::create_dir_all(&dir)?;
+    let mut c = Command::new(irisc);
+    c.arg("build")
+        .arg(program)
+        .args(["--protocol", "fss2", "--quiet", "-o"])
+        .arg(&out);
+    if let Some(m) = malicious {
+        c.args(["--malicious", &m.to_string()]);
+    }
+    let o = c.stderr(Stdio::inherit()).output()?;
+    if !o.status.success() {
+        bail!("irisc build --protocol fss2 failed");
+    }
+    Ok(paths)
+}
+
+/// Runs `exe` with `args`; its last stdout line as JSON.
+fn quiet_exe(exe: &Path, args: &[&str]) -> Result<Value> {
+    let out = Command::new(exe)
+        .args(args)
+        .stderr(Stdio::inherit())
+        .output()?;
+    if !out.status.success() {
+        bail!("{} {} failed", exe.display(), args.first().unwrap_or(&""));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    Ok(serde_json::from_str(text.lines().last().unwrap_or("{}"))?)
+}
+
+/// One fss2 run of the compiled role executables: dealer, two servers and the client, the links
+/// shaped by `net`.
 #[allow(clippy::too_many_arguments)]
 fn measure(
     irisc: &Path,
@@ -160,43 +193,32 @@ fn measure(
     setting: &str,
     malicious: Option<u32>,
 ) -> Result<(Cell, Vec<Vec<u64>>)> {
+    let [server_exe, dealer_exe, client_exe] = role_executables(irisc, work, program, malicious)?;
     let dealer = work.join("dealer");
-    let prog = program.display().to_string();
     let star = if malicious.is_some() { "-star" } else { "" };
-    let m_args: Vec<String> =
-        malicious.map_or(Vec::new(), |m| vec!["--malicious".into(), m.to_string()]);
-    let mut enroll: Vec<String> = vec![
-        "fss2".into(),
-        "enroll".into(),
-        prog.clone(),
-        "--gallery".into(),
-        gallery.display().to_string(),
-        "--out".into(),
-        dealer.display().to_string(),
-    ];
-    if malicious.is_some() {
-        enroll.push("--malicious".into());
-    }
-    quiet(
-        irisc,
-        &enroll.iter().map(String::as_str).collect::<Vec<_>>(),
+    let d = |name: String| dealer.join(name).display().to_string();
+    quiet_exe(
+        &dealer_exe,
+        &[
+            "enroll",
+            "--gallery",
+            &gallery.display().to_string(),
+            "--out",
+            &dealer.display().to_string(),
+        ],
     )?;
-    let mut deal: Vec<String> = vec![
-        "fss2".into(),
-        "deal".into(),
-        prog.clone(),
-        "--secret".into(),
-        dealer
-            .join(format!("dealer.secret{star}"))
-            .display()
-            .to_string(),
-        "--authentications".into(),
-        count.to_string(),
-        "--out".into(),
-        dealer.display().to_string(),
-    ];
-    deal.extend(m_args.iter().cloned());
-    let dealt = quiet(irisc, &deal.iter().map(String::as_str).collect::<Vec<_>>())?;
+    let dealt = quiet_exe(
+        &dealer_exe,
+        &[
+            "deal",
+            "--secret",
+            &d(format!("dealer.secret{star}")),
+            "--authentications",
+            &count.to_string(),
+            "--out",
+            &dealer.display().to_string(),
+        ],
+    )?;
     let config = keys::generate_keys(&work.join("keys"), party_run::free_base_port()?, true)?;
     let relays = match net {
         Some(p) => Some(Relays::start(&config, p)?),
@@ -208,44 +230,30 @@ fn measure(
     };
     let report = work.join("client.json");
     // voice_cosine.irs: p1 supplies the query (the client), p0 and p2 are the servers.
-    let spawn = |args: Vec<String>| {
-        Command::new(irisc)
+    let spawn = |exe: &Path, args: Vec<String>| {
+        Command::new(exe)
             .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
     };
     let server = |p: usize, s: usize| -> Vec<String> {
-        let mut v: Vec<String> = vec![
-            "fss2".into(),
-            "serve".into(),
-            prog.clone(),
+        vec![
             "--party".into(),
             p.to_string(),
             "--config".into(),
             configs[p].display().to_string(),
             "--gallery".into(),
-            dealer
-                .join(format!("server{s}.gallery{star}"))
-                .display()
-                .to_string(),
+            d(format!("server{s}.gallery{star}")),
             "--material".into(),
-            dealer
-                .join(format!("server{s}.material{star}"))
-                .display()
-                .to_string(),
+            d(format!("server{s}.material{star}")),
             "--queries".into(),
             count.to_string(),
-        ];
-        v.extend(m_args.iter().cloned());
-        v
+        ]
     };
-    let s0 = spawn(server(0, 0))?;
-    let s1 = spawn(server(2, 1))?;
+    let s0 = spawn(&server_exe, server(0, 0))?;
+    let s1 = spawn(&server_exe, server(2, 1))?;
     let mut client: Vec<String> = vec![
-        "fss2".into(),
-        "query".into(),
-        prog.clone(),
         "--party".into(),
         "1".into(),
         "--config".into(),
@@ -256,11 +264,10 @@ fn measure(
         report.display().to_string(),
     ];
     if malicious.is_some() {
-        client.extend(m_args.iter().cloned());
         client.push("--material".into());
-        client.push(dealer.join("client.material-star").display().to_string());
+        client.push(d("client.material-star".into()));
     }
-    let c = spawn(client)?;
+    let c = spawn(&client_exe, client)?;
     let outs = [s0, c, s1].map(|ch| ch.wait_with_output());
     drop(relays);
     let mut reports = Vec::new();

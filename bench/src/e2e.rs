@@ -73,6 +73,7 @@ impl Case {
             per_query_chunks: self.per_query_chunks,
             query_batch: self.query_batch,
             protocol: None,
+            malicious: None,
         })
     }
 }

@@ -203,16 +203,14 @@ fn direction(mut from: TcpStream, mut to: TcpStream, profile: NetProfile) -> Vec
         }
     });
     let writer = std::thread::spawn(move || {
+        precise_timers();
         let one_way = profile.rtt / 2;
         let mut link_free = Instant::now();
         while let Ok((arrived, bytes)) = rx.recv() {
             let on_wire = Duration::from_secs_f64(bytes.len() as f64 * 8.0 / profile.bits_per_s);
             link_free = link_free.max(arrived) + on_wire;
             let deliver = link_free + one_way;
-            let now = Instant::now();
-            if deliver > now {
-                std::thread::sleep(deliver - now);
-            }
+            wait_until(deliver);
             if to.write_all(&bytes).is_err() {
                 break;
             }
@@ -220,6 +218,30 @@ fn direction(mut from: TcpStream, mut to: TcpStream, profile: NetProfile) -> Vec
         let _ = to.shutdown(Shutdown::Write);
     });
     vec![reader, writer]
+}
+
+/// The emulated link must deliver at the profile's delay, not later: Linux lets a sleeping
+/// thread wake up to its timer slack (50 us by default) late, which over the four one-way
+/// trips of a 0.47 ms-RTT query would add a fifth to the latency. The relay's writers ask for
+/// no slack.
+fn precise_timers() {
+    // SAFETY: PR_SET_TIMERSLACK takes an integer argument and changes only this thread.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
+    }
+}
+
+/// Sleeps until `deadline`, the last stretch by yielding (a sleep can still overshoot by a
+/// scheduler tick's wake-up latency).
+fn wait_until(deadline: Instant) {
+    const SPIN: Duration = Duration::from_micros(40);
+    let now = Instant::now();
+    if deadline > now + SPIN {
+        std::thread::sleep(deadline - now - SPIN);
+    }
+    while Instant::now() < deadline {
+        std::thread::yield_now();
+    }
 }
 
 /// Held while a probe's namespace exists (tests running in parallel probe too).

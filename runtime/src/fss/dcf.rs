@@ -37,6 +37,18 @@ impl Prg {
         }))
     }
 
+    /// One side of `G(s)` (what an evaluation on one point needs: the path takes one child
+    /// per level): `(s_side, t_side, v_L, v_R)`, two fixed-key encryptions instead of three.
+    fn expand_side(&self, s: u128, right: bool) -> (u128, bool, u64, u64) {
+        let mmo = |c: &Aes128| {
+            let mut b = s.to_le_bytes().into();
+            c.encrypt_block(&mut b);
+            u128::from_le_bytes(b.into()) ^ s
+        };
+        let (side, v) = (mmo(&self.0[usize::from(right)]), mmo(&self.0[2]));
+        (side & !1, side & 1 == 1, v as u64, (v >> 64) as u64)
+    }
+
     /// `G(s)`: `(s_L, t_L, s_R, t_R, v_L, v_R)`.
     fn expand(&self, s: u128) -> (u128, bool, u128, bool, u64, u64) {
         let mmo = |c: &Aes128| {
@@ -168,15 +180,13 @@ impl DcfKey {
             .map(|&x| {
                 let (mut s, mut t, mut v) = (self.seed, self.party, 0u64);
                 for (i, cw) in self.cws.iter().enumerate() {
-                    let (mut sl, mut tl, mut sr, mut tr, vl, vr) = prg.expand(s);
-                    if t {
-                        sl ^= cw.s;
-                        sr ^= cw.s;
-                        tl ^= cw.tl;
-                        tr ^= cw.tr;
-                    }
                     let right = x >> (LEVELS - 1 - i) & 1 == 1;
-                    let (vs, ns, nt) = if right { (vr, sr, tr) } else { (vl, sl, tl) };
+                    let (mut ns, mut nt, vl, vr) = prg.expand_side(s, right);
+                    if t {
+                        ns ^= cw.s;
+                        nt ^= if right { cw.tr } else { cw.tl };
+                    }
+                    let vs = if right { vr } else { vl };
                     let add = vs.wrapping_add(if t { cw.v } else { 0 });
                     v = v.wrapping_add(sign(self.party, add));
                     s = ns;

@@ -59,6 +59,9 @@ pub enum EvalError {
     Refused(String),
 }
 
+/// Yields the next authentication's input-mask seed once its material is taken.
+pub type NextMasks<'a> = &'a mut dyn FnMut() -> Result<[u8; 16], String>;
+
 /// Everything one server's evaluation needs, threaded through every step.
 pub struct ServerSession<'a> {
     pub net: &'a mut dyn Transport,
@@ -67,8 +70,9 @@ pub struct ServerSession<'a> {
     pub gallery: &'a GalleryShare,
     pub material: &'a AuthMaterial,
     /// The seed of the next authentication's `[r_x]_b`, sent with this one's output (`None` for
-    /// the last).
-    pub next_masks: Option<&'a [u8; 16]>,
+    /// the last). Called once, just before the output is sent: the caller may still be taking
+    /// that authentication's material (checked and durably marked used) while this one runs.
+    pub next_masks: Option<NextMasks<'a>>,
     /// The SS.IP of round 1: the generated kernel of a compiled server, or the runtime's loop.
     pub ip: IpKernel,
 }
@@ -274,7 +278,7 @@ impl ServerSession<'_> {
         // The next authentication's mask share rides on this one's output: the client's next
         // query then costs it one message to the servers.
         if let Some(next) = self.next_masks {
-            out.extend_from_slice(next);
+            out.extend_from_slice(&next().map_err(EvalError::Refused)?);
         }
         let before_out = net.bytes_sent();
         net.send(client, out)?;

@@ -406,10 +406,11 @@ fn open(
 /// Where a query's input mask share travels: at its start (`send_own_masks`, the first query),
 /// and the next query's with this one's output (`next`), so that the client's next query costs
 /// it one message out and one in.
-#[derive(Clone, Copy)]
 pub struct Pipeline<'a> {
     pub send_own_masks: bool,
-    pub next: Option<&'a MaterialStar>,
+    /// The next authentication's input-mask seed, asked for just before the output is sent
+    /// (see [`super::eval::NextMasks`]).
+    pub next: Option<super::eval::NextMasks<'a>>,
 }
 
 /// The client's receipt of the first query's input mask (the servers' shares summed).
@@ -568,7 +569,7 @@ pub fn serve_star(
     let mut out = bits;
     out.extend_from_slice(h.finalize().as_bytes());
     if let Some(next) = pipeline.next {
-        out.extend_from_slice(&next.rx_seed);
+        out.extend_from_slice(&next().map_err(EvalError::Refused)?);
     }
     net.send(client, out)?;
     Ok(())

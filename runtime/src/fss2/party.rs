@@ -324,28 +324,48 @@ pub fn serve(run: &ServerRun) -> Result<ServerReport, String> {
         },
     };
     // Each authentication's input mask goes out ahead of its query (with the previous output).
-    let mut next = Some(material::take(&run.material, expect).map_err(|e| e.to_string())?);
-    if let Some(first) = &next {
+    let mut current = Some(material::take(&run.material, expect).map_err(|e| e.to_string())?);
+    if let Some(first) = &current {
         send_input_masks(&mut net, run.roles.client, &first.material.rx_seed)
             .map_err(|e| e.to_string())?;
     }
     for q in 0..run.queries {
-        let taken = next.take().expect("taken ahead");
-        if q + 1 < run.queries {
-            next = Some(material::take(&run.material, expect).map_err(|e| e.to_string())?);
-        }
+        let taken = current.take().expect("taken ahead");
+        let more = q + 1 < run.queries;
         let t = Instant::now();
-        let stats: ServerStats = ServerSession {
-            net: &mut net,
-            roles: run.roles,
-            plan: &run.plan,
-            gallery: &gallery,
-            material: &taken.material,
-            next_masks: next.as_ref().map(|n| &n.material.rx_seed),
-            ip: run.ip,
-        }
-        .run()
-        .map_err(|e| e.to_string())?;
+        // The next authentication's material is taken (checked, durably marked used, decoded)
+        // on a helper thread while this query's input travels and its rounds run; its mask seed
+        // leaves with this output, once the take has finished.
+        let (stats, next) = std::thread::scope(|sc| -> Result<_, String> {
+            let mut prefetch = more.then(|| {
+                sc.spawn(|| material::take(&run.material, expect).map_err(|e| e.to_string()))
+            });
+            let mut next = None;
+            let mut next_seed = || -> Result<[u8; 16], String> {
+                let h = prefetch
+                    .take()
+                    .ok_or("the next authentication was asked for twice")?;
+                let taken = h
+                    .join()
+                    .map_err(|_| "taking the next authentication failed (panic)".to_string())??;
+                let seed = taken.material.rx_seed;
+                next = Some(taken);
+                Ok(seed)
+            };
+            let stats: ServerStats = ServerSession {
+                net: &mut net,
+                roles: run.roles,
+                plan: &run.plan,
+                gallery: &gallery,
+                material: &taken.material,
+                next_masks: if more { Some(&mut next_seed) } else { None },
+                ip: run.ip,
+            }
+            .run()
+            .map_err(|e| e.to_string())?;
+            Ok((stats, next))
+        })?;
+        current = next;
         report.seconds_per_query.push(t.elapsed().as_secs_f64());
         report.bytes_to_server += stats.bytes_to_server;
         report.bytes_to_client += stats.bytes_to_client;
@@ -607,25 +627,42 @@ pub mod star {
                 m as usize,
             )
         };
-        let mut next = if run.queries > 0 { Some(take()?) } else { None };
+        let mut current = if run.queries > 0 { Some(take()?) } else { None };
         for q in 0..run.queries {
-            let mat = next.take().expect("taken ahead");
-            if q + 1 < run.queries {
-                next = Some(take()?);
-            }
+            let mat = current.take().expect("taken ahead");
+            let more = q + 1 < run.queries;
             let t = Instant::now();
             let before = net.bytes_sent();
-            let pipeline = Pipeline {
-                send_own_masks: q == 0,
-                next: next.as_ref(),
-            };
-            serve_star(
-                &mut net, run.roles, &run.plan, &gallery, &mat, deviation, pipeline,
-            )
-            .map_err(|e| e.to_string())?;
+            // As in the semi-honest server: the next authentication is taken on a helper thread
+            // while this one runs, and joined just before its mask seed is sent.
+            let next = std::thread::scope(|sc| -> Result<_, String> {
+                let mut prefetch = more.then(|| sc.spawn(take));
+                let mut next = None;
+                let mut next_seed = || -> Result<[u8; 16], String> {
+                    let h = prefetch
+                        .take()
+                        .ok_or("the next authentication was asked for twice")?;
+                    let taken = h.join().map_err(|_| {
+                        "taking the next authentication failed (panic)".to_string()
+                    })??;
+                    let seed = taken.rx_seed;
+                    next = Some(taken);
+                    Ok(seed)
+                };
+                let pipeline = Pipeline {
+                    send_own_masks: q == 0,
+                    next: if more { Some(&mut next_seed) } else { None },
+                };
+                serve_star(
+                    &mut net, run.roles, &run.plan, &gallery, &mat, deviation, pipeline,
+                )
+                .map_err(|e| e.to_string())?;
+                Ok(next)
+            })?;
+            current = next;
             report.seconds_per_query.push(t.elapsed().as_secs_f64());
             // To the client: input mask shares, the output shares and the check digest.
-            let masks = u64::from(q == 0) + u64::from(next.is_some());
+            let masks = u64::from(q == 0) + u64::from(more);
             let to_client = masks * 16 + (gallery.records * m as usize).div_ceil(8) as u64 + 32;
             report.bytes_to_client += to_client;
             report.bytes_to_server += net.bytes_sent() - before - to_client;
