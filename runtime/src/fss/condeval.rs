@@ -196,6 +196,18 @@ impl CondEvalKey {
     /// KeyDec, receiving side, then Eval: this server's XOR share of `s o f(x)` from the other
     /// server's message and the opened `x + r`.
     pub fn eval(&self, request: &KeyRequest, opened: u64) -> Result<bool, CondEvalError> {
+        let (key, x) = self.open_key(request, opened)?;
+        Ok(self.output(key.eval_bits(&[x])[0]))
+    }
+
+    /// KeyDec: the gate key the other server's message unlocks, and the point to evaluate it
+    /// at (`opened`, negated for a gate on `-x`). [`CondEvalKey::eval`] is this, the key's
+    /// evaluation (which callers may batch over many instances) and [`CondEvalKey::output`].
+    pub fn open_key(
+        &self,
+        request: &KeyRequest,
+        opened: u64,
+    ) -> Result<(IcKey, u64), CondEvalError> {
         let mut bytes = self.sealed[usize::from(request.index)].clone();
         xor_into(&mut bytes, &pad(&request.pad));
         let key = IcKey::decode(&bytes).map_err(CondEvalError::WrongPad)?;
@@ -204,8 +216,12 @@ impl CondEvalKey {
         } else {
             opened
         };
-        let y = key.eval_bits(&[x])[0];
-        Ok(y ^ (self.gate.conj == Conj::Or && self.server == 0))
+        Ok((key, x))
+    }
+
+    /// This server's share of `s o f(x)` from its share `y` of the opened key's evaluation.
+    pub fn output(&self, y: bool) -> bool {
+        y ^ (self.gate.conj == Conj::Or && self.server == 0)
     }
 
     /// Bytes of [`CondEvalKey::encode`].
@@ -389,6 +405,18 @@ impl CondEvalKeyStar {
     /// KeyDec then Eval (CondEval.Eval*, lines 13-16): this server's share of `y_i` and the tag
     /// `xi^(b)` it adds to `[sigma]_b`.
     pub fn eval(&self, request: &KeyRequest, opened: u64) -> Result<(bool, u128), CondEvalError> {
+        let (key, x, tag) = self.open_key(request, opened)?;
+        Ok((key.eval_bits(&[x])[0], tag))
+    }
+
+    /// KeyDec of CondEval.Eval*: the unlocked gate key, the point to evaluate it at and the
+    /// tag; [`CondEvalKeyStar::eval`] is this and the key's evaluation (which callers may batch
+    /// over many instances).
+    pub fn open_key(
+        &self,
+        request: &KeyRequest,
+        opened: u64,
+    ) -> Result<(IcKey, u64, u128), CondEvalError> {
         let len = IcKey::ENCODED_BYTES + TAG_BYTES;
         let mut bytes = self.sealed[usize::from(request.index)].clone();
         xor_into(&mut bytes, &pad_of(&request.pad, len));
@@ -400,7 +428,7 @@ impl CondEvalKeyStar {
             opened
         };
         let tag = u128::from_le_bytes(tag.try_into().expect("16"));
-        Ok((key.eval_bits(&[x])[0], tag))
+        Ok((key, x, tag))
     }
 }
 

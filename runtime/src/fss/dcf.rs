@@ -37,18 +37,6 @@ impl Prg {
         }))
     }
 
-    /// One side of `G(s)` (what an evaluation on one point needs: the path takes one child
-    /// per level): `(s_side, t_side, v_L, v_R)`, two fixed-key encryptions instead of three.
-    fn expand_side(&self, s: u128, right: bool) -> (u128, bool, u64, u64) {
-        let mmo = |c: &Aes128| {
-            let mut b = s.to_le_bytes().into();
-            c.encrypt_block(&mut b);
-            u128::from_le_bytes(b.into()) ^ s
-        };
-        let (side, v) = (mmo(&self.0[usize::from(right)]), mmo(&self.0[2]));
-        (side & !1, side & 1 == 1, v as u64, (v >> 64) as u64)
-    }
-
     /// `G(s)`: `(s_L, t_L, s_R, t_R, v_L, v_R)`.
     fn expand(&self, s: u128) -> (u128, bool, u128, bool, u64, u64) {
         let mmo = |c: &Aes128| {
@@ -104,6 +92,64 @@ fn sign(t: bool, v: u64) -> u64 {
     } else {
         v
     }
+}
+
+/// `Eval^<` of every `(key, x)` pair (keys of either server, any mix): each pair's additive
+/// share. The pairs walk their 64 levels together, so that each level's fixed-key encryptions
+/// of all pairs go through AES as one batch per cipher (pipelined by the hardware), where one
+/// point at a time would wait for each encryption: what the servers' gate evaluations of a
+/// query (two points per IC gate, `m` instances per template) spend their time on.
+pub fn eval_many(pairs: &[(&DcfKey, u64)]) -> Vec<u64> {
+    use aes::cipher::BlockEncrypt;
+    let prg = Prg::shared();
+    let n = pairs.len();
+    let mut s: Vec<u128> = pairs.iter().map(|(k, _)| k.seed).collect();
+    let mut t: Vec<bool> = pairs.iter().map(|(k, _)| k.party).collect();
+    let mut v = vec![0u64; n];
+    let block = |x: u128| -> aes::Block { x.to_le_bytes().into() };
+    let mut sides: [Vec<aes::Block>; 2] = [Vec::with_capacity(n), Vec::with_capacity(n)];
+    let mut which: Vec<(bool, usize)> = Vec::with_capacity(n);
+    let mut vs: Vec<aes::Block> = Vec::with_capacity(n);
+    for i in 0..LEVELS {
+        sides[0].clear();
+        sides[1].clear();
+        which.clear();
+        vs.clear();
+        for (k, &(_, x)) in pairs.iter().enumerate() {
+            let right = x >> (LEVELS - 1 - i) & 1 == 1;
+            which.push((right, sides[usize::from(right)].len()));
+            sides[usize::from(right)].push(block(s[k]));
+            vs.push(block(s[k]));
+        }
+        prg.0[0].encrypt_blocks(&mut sides[0]);
+        prg.0[1].encrypt_blocks(&mut sides[1]);
+        prg.0[2].encrypt_blocks(&mut vs);
+        for (k, &(key, _)) in pairs.iter().enumerate() {
+            let cw = &key.cws[i];
+            let (right, at) = which[k];
+            // MMO: E_k(s) xor s.
+            let side = u128::from_le_bytes(sides[usize::from(right)][at].into()) ^ s[k];
+            let vv = u128::from_le_bytes(vs[k].into()) ^ s[k];
+            let (mut ns, mut nt) = (side & !1, side & 1 == 1);
+            if t[k] {
+                ns ^= cw.s;
+                nt ^= if right { cw.tr } else { cw.tl };
+            }
+            let vside = if right { (vv >> 64) as u64 } else { vv as u64 };
+            let add = vside.wrapping_add(if t[k] { cw.v } else { 0 });
+            v[k] = v[k].wrapping_add(sign(key.party, add));
+            s[k] = ns;
+            t[k] = nt;
+        }
+    }
+    pairs
+        .iter()
+        .enumerate()
+        .map(|(k, (key, _))| {
+            let add = (s[k] as u64).wrapping_add(if t[k] { key.last } else { 0 });
+            v[k].wrapping_add(sign(key.party, add))
+        })
+        .collect()
 }
 
 /// `Gen^<(alpha, beta)` ([10], Fig. 1): the two servers' keys from the two random root seeds.
@@ -175,27 +221,8 @@ pub fn gen(alpha: u64, beta: u64, seeds: [[u8; SEED_BYTES]; 2]) -> [DcfKey; 2] {
 impl DcfKey {
     /// `Eval^<(b, k_b, x)` at every point of `xs`: this server's additive shares.
     pub fn eval(&self, xs: &[u64]) -> Vec<u64> {
-        let prg = Prg::shared();
-        xs.iter()
-            .map(|&x| {
-                let (mut s, mut t, mut v) = (self.seed, self.party, 0u64);
-                for (i, cw) in self.cws.iter().enumerate() {
-                    let right = x >> (LEVELS - 1 - i) & 1 == 1;
-                    let (mut ns, mut nt, vl, vr) = prg.expand_side(s, right);
-                    if t {
-                        ns ^= cw.s;
-                        nt ^= if right { cw.tr } else { cw.tl };
-                    }
-                    let vs = if right { vr } else { vl };
-                    let add = vs.wrapping_add(if t { cw.v } else { 0 });
-                    v = v.wrapping_add(sign(self.party, add));
-                    s = ns;
-                    t = nt;
-                }
-                let add = (s as u64).wrapping_add(if t { self.last } else { 0 });
-                v.wrapping_add(sign(self.party, add))
-            })
-            .collect()
+        let pairs: Vec<(&DcfKey, u64)> = xs.iter().map(|&x| (self, x)).collect();
+        eval_many(&pairs)
     }
 
     /// The server this key is for (0 or 1).

@@ -101,31 +101,45 @@ impl IcKey {
     /// `Eval^{[p, q]}(b, k_b, x_masked)` for every masked input: this server's share of
     /// `1{p <= x <= q} + r_out`.
     pub fn eval(&self, masked: &[u64]) -> Vec<u64> {
-        let q1 = self.q.wrapping_add(1);
-        // x^(p) = x + (N - 1 - p), x^(q') = x + (N - 1 - q'), both DCF points in one call.
-        let points: Vec<u64> = masked
-            .iter()
-            .flat_map(|&x| {
-                [
-                    x.wrapping_add(u64::MAX - self.p),
-                    x.wrapping_add(u64::MAX.wrapping_sub(q1)),
-                ]
-            })
-            .collect();
-        let s = self.dcf.eval(&points);
-        masked
-            .iter()
-            .zip(s.chunks_exact(2))
-            .map(|(&x, sp)| {
-                let public = lt(self.p, x).wrapping_sub(lt(q1, x));
-                self.weight
-                    .wrapping_mul(public)
-                    .wrapping_sub(sp[0])
-                    .wrapping_add(sp[1])
-                    .wrapping_add(self.z)
-            })
-            .collect()
+        let pairs: Vec<(&IcKey, u64)> = masked.iter().map(|&x| (self, x)).collect();
+        eval_many(&pairs)
     }
+}
+
+/// [`IcKey::eval`] of every `(key, masked x)` pair, the two DCF points of every pair in one
+/// batch ([`crate::fss::dcf::eval_many`]).
+pub fn eval_many(pairs: &[(&IcKey, u64)]) -> Vec<u64> {
+    // x^(p) = x + (N - 1 - p), x^(q') = x + (N - 1 - q').
+    let points: Vec<(&DcfKey, u64)> = pairs
+        .iter()
+        .flat_map(|&(k, x)| {
+            let q1 = k.q.wrapping_add(1);
+            [
+                (&k.dcf, x.wrapping_add(u64::MAX - k.p)),
+                (&k.dcf, x.wrapping_add(u64::MAX.wrapping_sub(q1))),
+            ]
+        })
+        .collect();
+    let s = crate::fss::dcf::eval_many(&points);
+    pairs
+        .iter()
+        .zip(s.chunks_exact(2))
+        .map(|(&(k, x), sp)| {
+            let q1 = k.q.wrapping_add(1);
+            let public = lt(k.p, x).wrapping_sub(lt(q1, x));
+            k.weight
+                .wrapping_mul(public)
+                .wrapping_sub(sp[0])
+                .wrapping_add(sp[1])
+                .wrapping_add(k.z)
+        })
+        .collect()
+}
+
+/// [`eval_many`] as XOR shares of bits (keys generated with `r_out = 0`; see
+/// [`IcKey::eval_bits`]).
+pub fn eval_bits_many(pairs: &[(&IcKey, u64)]) -> Vec<bool> {
+    eval_many(pairs).into_iter().map(|y| y & 1 == 1).collect()
 }
 
 impl IcKey {

@@ -43,6 +43,41 @@ proptest! {
         prop_assert_eq!(k0b.eval(&xs), y0);
     }
 
+    /// The batched evaluation: many keys of both servers, their points interleaved in one
+    /// batch (the level-synchronous walk with one AES batch per cipher and level), still add up
+    /// to each key pair's comparison function.
+    #[test]
+    fn a_batch_of_mixed_keys_is_each_comparison_function(
+        params in proptest::collection::vec((any::<u64>(), any::<u64>(), any::<u64>(), any::<u64>()), 1..6),
+        extra in proptest::collection::vec(any::<u64>(), 4)) {
+        let keys: Vec<([dcf::DcfKey; 2], u64, u64)> = params
+            .iter()
+            .map(|&(alpha, beta, s0, s1)| (dcf::gen(alpha, beta, seeds(s0, s1)), alpha, beta))
+            .collect();
+        // Every key pair at its own edge points and the shared extras, server 1's pairs listed
+        // first and in reverse, so no two neighbours in the batch belong together.
+        let mut pairs = Vec::new();
+        let mut want = Vec::new();
+        for (k, (_, alpha, beta)) in keys.iter().enumerate() {
+            let mut xs = around(*alpha);
+            xs.extend(extra.iter().copied());
+            for x in xs {
+                want.push((k, x, if x < *alpha { *beta } else { 0 }));
+            }
+        }
+        for &(k, x, _) in want.iter().rev() {
+            pairs.push((&keys[k].0[1], x));
+        }
+        for &(k, x, _) in &want {
+            pairs.push((&keys[k].0[0], x));
+        }
+        let y = dcf::eval_many(&pairs);
+        let n = want.len();
+        for (i, &(_, x, w)) in want.iter().enumerate() {
+            prop_assert_eq!(y[n + i].wrapping_add(y[n - 1 - i]), w, "x = {}", x);
+        }
+    }
+
     /// IC gate: shares of beta * 1{p <= x <= q} + r_out from the masked input alone (beta = 0:
     /// the trap keys of the malicious variant; 1: the comparison gate), for intervals
     /// anywhere in Z_2^64 (the edges included) and masks that wrap.

@@ -19,6 +19,7 @@
 //! three ring elements and one 17-byte key-decryption message.
 
 use crate::fss::condeval::KeyRequest;
+use crate::fss::ic::{eval_bits_many, IcKey};
 use crate::net::{NetError, Transport};
 
 use super::dealer::{AuthMaterial, GalleryShare};
@@ -231,14 +232,22 @@ impl ServerSession<'_> {
         let delta_v = opened[0];
         let mut open2 = Vec::with_capacity(records * (8 + KeyRequest::BYTES));
         let mut requests = Vec::with_capacity(records);
+        // c_1 of every template in one batch of gate evaluations.
+        let signs: Vec<(&IcKey, u64)> = (0..records)
+            .map(|j| {
+                let delta_u = opened[1 + 2 * j];
+                let x = if sign.negate {
+                    delta_u.wrapping_neg()
+                } else {
+                    delta_u
+                };
+                (&m.sign_keys[j], x)
+            })
+            .collect();
+        let c1s = eval_bits_many(&signs);
         for j in 0..records {
             let (delta_u, delta_w) = (opened[1 + 2 * j], opened[2 + 2 * j]);
-            let x = if sign.negate {
-                delta_u.wrapping_neg()
-            } else {
-                delta_u
-            };
-            let c1 = m.sign_keys[j].eval_bits(&[x])[0];
+            let c1 = c1s[j];
             let uu = ss_mul(
                 b,
                 (delta_u, m.alpha1[j]),
@@ -260,6 +269,8 @@ impl ServerSession<'_> {
         let theirs = net.recv(peer)?;
         expect_len(&theirs, want, peer, "round 2")?;
         let mut out = vec![0u8; records.div_ceil(8)];
+        // KeyDec for every template, then their gate keys evaluated in one batch.
+        let mut opened_keys = Vec::with_capacity(records);
         for j in 0..records {
             let e = |buf: &[u8]| u64::from_le_bytes(buf[8 * j..8 * j + 8].try_into().expect("8"));
             let delta_e = e(&open2).wrapping_add(e(&theirs));
@@ -270,9 +281,15 @@ impl ServerSession<'_> {
                     detail: e.to_string(),
                 }
             })?;
-            let y = m.condeval[j]
-                .eval(&request, delta_e)
-                .map_err(|e| EvalError::Refused(e.to_string()))?;
+            opened_keys.push(
+                m.condeval[j]
+                    .open_key(&request, delta_e)
+                    .map_err(|e| EvalError::Refused(e.to_string()))?,
+            );
+        }
+        let pairs: Vec<(&IcKey, u64)> = opened_keys.iter().map(|(k, x)| (k, *x)).collect();
+        for (j, y) in eval_bits_many(&pairs).into_iter().enumerate() {
+            let y = m.condeval[j].output(y);
             out[j / 8] |= u8::from(y) << (j % 8);
         }
         // The next authentication's mask share rides on this one's output: the client's next

@@ -19,7 +19,7 @@
 //! - The client, who holds `psi` from the dealer, then runs CondEval.Verify per template.
 
 use crate::fss::condeval::{self, CondEvalKeyStar, KeyRequest};
-use crate::fss::ic::{self, IcKey};
+use crate::fss::ic::{self, eval_bits_many, IcKey};
 use crate::net::{NetError, Transport};
 
 use super::auth::{self, reduce, AuthShare, Verdict};
@@ -516,9 +516,11 @@ pub fn serve_star(
         } else {
             du as u64
         };
+        // c_1 of the template's m instances in one batch of gate evaluations.
+        let signs: Vec<(&IcKey, u64)> = (0..m).map(|i| (&mat.sign_keys[j * m + i], x)).collect();
+        let c1s = eval_bits_many(&signs);
         for i in 0..m {
-            let s = mat.sign_keys[j * m + i].eval_bits(&[x])[0];
-            let s = s
+            let s = c1s[i]
                 ^ matches!(deviation, Deviation::WrongKey { template, instance } if template == j && instance == i);
             e_open.push(e.plus(mat.cond_masks[j * m + i]));
             mat.cond_keys[j * m + i]
@@ -539,6 +541,8 @@ pub fn serve_star(
     )?;
     let mut bits = vec![0u8; (records * m).div_ceil(8)];
     let mut tags = 0u128;
+    // KeyDec of every instance, then the unlocked gate keys evaluated in one batch.
+    let mut opened_keys = Vec::with_capacity(records * m);
     for k in 0..records * m {
         let at = k * KeyRequest::BYTES;
         let request =
@@ -548,9 +552,16 @@ pub fn serve_star(
                     detail: e.to_string(),
                 }
             })?;
-        let (y, tag) = mat.cond_keys[k]
-            .eval(&request, delta_e[k] as u64)
-            .map_err(|e| EvalError::Refused(e.to_string()))?;
+        opened_keys.push(
+            mat.cond_keys[k]
+                .open_key(&request, delta_e[k] as u64)
+                .map_err(|e| EvalError::Refused(e.to_string()))?,
+        );
+    }
+    let pairs: Vec<(&IcKey, u64)> = opened_keys.iter().map(|(key, x, _)| (key, *x)).collect();
+    let ys = eval_bits_many(&pairs);
+    for k in 0..records * m {
+        let (y, tag) = (ys[k], opened_keys[k].2);
         let y = y
             ^ matches!(deviation, Deviation::FlipOutput { template, instance } if template * m + instance == k);
         bits[k / 8] |= u8::from(y) << (k % 8);
