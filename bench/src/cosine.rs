@@ -83,6 +83,10 @@ struct Cell {
     latency_p90_ms: f64,
     /// Queries one after the other over one connection.
     authentications_per_s: f64,
+    /// The relay's own error: how late it delivered messages after their due time (mean and
+    /// maximum, microseconds; 0 on loopback).
+    relay_late_us: f64,
+    relay_late_max_us: f64,
     /// Server to server and server to client, per query, mean of the two servers.
     bytes_per_server: f64,
     bytes_to_other_server: f64,
@@ -220,6 +224,7 @@ fn measure(
         ],
     )?;
     let config = keys::generate_keys(&work.join("keys"), party_run::free_base_port()?, true)?;
+    super::netsim::LATENESS.reset();
     let relays = match net {
         Some(p) => Some(Relays::start(&config, p)?),
         None => None,
@@ -270,6 +275,7 @@ fn measure(
     let c = spawn(&client_exe, client)?;
     let outs = [s0, c, s1].map(|ch| ch.wait_with_output());
     drop(relays);
+    let (_, relay_late_us, relay_late_max_us) = super::netsim::LATENESS.read();
     let mut reports = Vec::new();
     for (i, o) in outs.into_iter().enumerate() {
         let o = o?;
@@ -339,6 +345,8 @@ fn measure(
         server_ms: median(&mut server_ms),
         dealer_seconds: dealt["seconds"].as_f64().unwrap_or(f64::NAN),
         material_bytes_per_server: dealt["bytes_per_authentication"].as_u64().unwrap_or(0),
+        relay_late_us,
+        relay_late_max_us,
     };
     let _ = std::fs::remove_dir_all(&dealer);
     Ok((cell, matches))
