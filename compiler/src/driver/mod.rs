@@ -3,6 +3,7 @@
 //!
 //! One module per concept, each findable by name:
 //! - `cli`: the argument definitions (clap) and the dispatch to the modules below, nothing else;
+//! - [`checked`]: a source file through the front end, and errors rendered at its source;
 //! - [`pipeline`]: read, check, plan and compile a program (the stages in order);
 //! - [`build`] (`irisc build`) and [`explain`] (`irisc explain`);
 //! - [`synth`]: synthetic inputs (`irisc gen`): iris galleries and queries, embeddings, bits;
@@ -12,16 +13,20 @@
 //! - [`store_info`]: what a gallery store holds and whether it is intact (`irisc store info`);
 //! - [`circuit`]: one party of a boolean circuit under the `beaver` family (`irisc circuit`);
 //! - [`run`]: all three parties on this machine (`irisc run`), with `--check`;
+//! - [`fss2_program`]: what a program means under the two-server family; [`fss2`]: its roles
+//!   as processes (`irisc fss2`, `irisc run --protocol fss2`);
 //! - [`plaintext`]: the plaintext definition of a program's answers, the oracle of `--check` and
 //!   of the end-to-end tests;
 //! - [`progress`]: progress bars for long jobs.
 
 pub mod build;
+pub mod checked;
 pub mod circuit;
 mod cli;
 pub mod dealer;
 pub mod explain;
 pub mod fss2;
+pub mod fss2_program;
 pub mod keys;
 pub mod opt;
 pub mod pipeline;

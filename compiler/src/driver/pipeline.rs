@@ -1,75 +1,18 @@
 //! From a `.irs` path to a checked program, its choices (made by the passes) and its artifacts: the steps `build`,
 //! `explain` and `run` share.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, Result};
 
+pub use super::checked::{read_and_check, Checked};
 use crate::analysis::plan::{Plan, PlanOptions};
 use crate::analysis::schedule::TileOptions;
 use crate::codegen::{self, Artifact, BuildOptions, CompileError, Emit, Target};
-use crate::lower::{lower_program, LowerError};
+use crate::lower::lower_program;
 use crate::mlir::Compiler;
-use crate::passes::{PassError, PassManager};
-use crate::sema::program::Program;
-use crate::syntax::{render, Diagnostic, Span};
-
-/// A source file that passed the front end.
-pub struct Checked {
-    pub path: PathBuf,
-    pub source: String,
-    pub program: Program,
-}
-
-impl Checked {
-    /// A pass's error: a choice that cannot be made is rendered at its comparison.
-    pub fn pass_error(&self, e: PassError) -> anyhow::Error {
-        match e {
-            PassError::Choice { error, .. } => {
-                let span = error
-                    .at
-                    .map_or(Span::default(), |at| at.to_span(&self.source));
-                self.render_error(Diagnostic::error(error.message, span).with_hint(error.hint))
-            }
-            e => anyhow!("{}: {e}", self.path.display()),
-        }
-    }
-
-    /// A lowering error: an unsupported construct is rendered at its source.
-    pub fn lower_error(&self, e: LowerError) -> anyhow::Error {
-        match e {
-            LowerError::Unsupported {
-                message,
-                hint,
-                span,
-            } => self.render_error(Diagnostic::error(message, span).with_hint(hint)),
-            e => anyhow!("{}: {e}", self.path.display()),
-        }
-    }
-
-    /// A diagnostic at `span`, rendered with the file's source line and a caret.
-    pub fn render_error(&self, d: Diagnostic) -> anyhow::Error {
-        anyhow!(render(
-            &self.path.display().to_string(),
-            &self.source,
-            &[d],
-            false
-        ))
-    }
-}
-
-pub fn read_and_check(path: &Path) -> Result<Checked> {
-    let source =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let program = crate::sema::frontend(&path.display().to_string(), &source)
-        .map_err(|rendered| anyhow!(rendered))?;
-    Ok(Checked {
-        path: path.to_path_buf(),
-        source,
-        program,
-    })
-}
+use crate::passes::PassManager;
 
 /// A checked program with the choices the passes made for every comparison.
 pub struct Planned {
@@ -105,8 +48,8 @@ pub fn plan(checked: &Checked, options: &PlanOptions) -> Result<Planned> {
 /// The `irisc explain --json` document (embedded in every executable).
 pub fn explain_json(checked: &Checked, planned: &Planned) -> serde_json::Value {
     if planned.plan.protocol == irisc_runtime::vocab::Protocol::Fss2 {
-        return match super::fss2::of_checked(checked) {
-            Ok(f) => super::fss2::explain_json(&f, 1),
+        return match super::fss2_program::of_checked(checked) {
+            Ok(f) => super::fss2_program::explain_json(&f, 1),
             Err(e) => serde_json::json!({ "protocol": "fss2", "error": e.to_string() }),
         };
     }
