@@ -248,7 +248,7 @@ mod tests {
             &Variant::ALL,
             &["plain-mask", "mpc-lift", "const-lift", "no-lift"],
         );
-        check(&Protocol::ALL, &["rep3", "beaver"]);
+        check(&Protocol::ALL, &["rep3", "beaver", "fss2"]);
         check(&InputRole::ALL, &["gallery", "query"]);
         check(&InputKind::ALL, &["iris", "embedding", "bit"]);
         check(&InputMask::ALL, &["public", "secret", "none"]);
@@ -273,6 +273,7 @@ mod tests {
         }
         assert_eq!(Protocol::parse("rep3"), Some(Protocol::Rep3));
         assert_eq!(Protocol::parse("beaver"), Some(Protocol::Beaver));
+        assert_eq!(Protocol::parse("fss2"), Some(Protocol::Fss2));
         assert_eq!(Sharing::parse("gr3"), None);
         assert_eq!(Sharing::parse("Rep3"), None);
         assert_eq!(Variant::parse("mpc_lift"), None);

@@ -222,6 +222,17 @@ pub enum Command {
         /// Replace existing keys.
         #[arg(long)]
         force: bool,
+        /// Make only party I's key, certificate and public files (run on that party's host; no
+        /// host then holds another party's key), then `--join` on each host.
+        #[arg(long, value_name = "I", conflicts_with = "join")]
+        party: Option<u8>,
+        /// Build `parties.toml` in the output folder from every party's public files
+        /// (`party*.pub.toml`, `party*.crt`, `party*-ca.crt`).
+        #[arg(long)]
+        join: bool,
+        /// Days the certificates are valid (a peer with an expired certificate is refused).
+        #[arg(long, value_name = "DAYS", default_value_t = 365)]
+        days: u32,
     },
     /// Secret-share inputs into one file per party: `--program P.irs --input NAME=FILE ...`
     /// writes DIR/p{0,1,2}/NAME.shares; `--db` / `--query` write DIR/db.p{0,1,2}.shr (rep3 iris).
@@ -573,15 +584,26 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
         }),
         Command::Keys {
             output,
+            join: true,
+            force,
+            ..
+        } => keys::run_join(&output, force),
+        Command::Keys {
+            output,
             parties,
             base_port,
             addresses,
             listens,
             force,
+            party,
+            days,
+            ..
         } => keys::run_keys(
             &output,
             &keys::Addresses::from_flags(parties.into(), base_port, &addresses, &listens)?,
             force,
+            days,
+            party.map(usize::from),
         ),
         Command::Share {
             inputs,

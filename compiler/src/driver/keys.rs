@@ -6,6 +6,13 @@
 //! dropped, so no one can later mint a certificate the parties would accept. Private keys are
 //! created readable by their owner only, from the first byte on.
 //!
+//! On a real deployment no host makes another party's key: `irisc keys --party I` on party I's
+//! host makes its own CA (dropped after signing), key (owner-only) and certificate, and public
+//! files for the others; `irisc keys --join` on each host turns every party's public files into
+//! `parties.toml` (trusting every party's CA, each peer pinned to exactly its listed
+//! certificate, so a party's CA cannot stand in for another party). Certificates are valid for
+//! `--days` days (365 by default); an expired peer certificate is refused at connect.
+//!
 //! Peers authenticate each other by those names, not by address, so the same certificates work
 //! on any hosts: `--address I=HOST:PORT` writes party I's real address into `parties.toml`
 //! (default `127.0.0.1:{base_port + I}`), and `--listen I=HOST:PORT` the address it binds where
@@ -116,12 +123,33 @@ fn parse_party_addresses(
 }
 
 /// `irisc keys`: writes the keys and `parties.toml` into `output` and says where each party is.
+/// With `party`, only that party's key and public files (`irisc keys --party I`, run on its own
+/// host); certificates are valid for `days` days.
 pub fn run_keys(
     output: &Path,
     addresses: &Addresses,
     force: bool,
+    days: u32,
+    party: Option<usize>,
 ) -> anyhow::Result<std::process::ExitCode> {
-    let toml = generate_keys_at(output, addresses, force)?;
+    if days == 0 {
+        bail!("--days 0: a certificate must be valid for at least a day");
+    }
+    if let Some(i) = party {
+        generate_party_key(output, i, addresses, validity(days), force)?;
+        eprintln!(
+            "wrote party {i}'s key {} (owner-only: it never leaves this host) and its public files {}",
+            output.join(format!("party{i}.key")).display(),
+            public_files(i).join(", ")
+        );
+        eprintln!(
+            "  give the public files to the other parties, collect theirs into {}, then run `irisc keys --join -o {}` there",
+            output.display(),
+            output.display()
+        );
+        return Ok(std::process::ExitCode::SUCCESS);
+    }
+    let toml = generate_keys_valid(output, addresses, days, force)?;
     eprintln!("wrote keys and {}", toml.display());
     let certs = count_word(addresses.count());
     for i in 0..addresses.count() {
@@ -134,6 +162,17 @@ pub fn run_keys(
             addresses.address[i]
         );
     }
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// `irisc keys --join -o DIR`.
+pub fn run_join(dir: &Path, force: bool) -> anyhow::Result<std::process::ExitCode> {
+    let toml = join_party_keys(dir, force)?;
+    eprintln!(
+        "wrote {} and {} from every party's public files",
+        dir.join("cas.crt").display(),
+        toml.display()
+    );
     Ok(std::process::ExitCode::SUCCESS)
 }
 
@@ -161,6 +200,16 @@ pub fn generate_keys_at(
     addresses: &Addresses,
     overwrite: bool,
 ) -> anyhow::Result<PathBuf> {
+    generate_keys_valid(dir, addresses, DEFAULT_VALIDITY_DAYS, overwrite)
+}
+
+/// [`generate_keys_at`] with certificates valid for `days` days.
+pub fn generate_keys_valid(
+    dir: &Path,
+    addresses: &Addresses,
+    days: u32,
+    overwrite: bool,
+) -> anyhow::Result<PathBuf> {
     let toml_text = parties_toml(addresses);
     // The runtime's own checks, before anything is written: a bad or repeated address is
     // refused here rather than when the parties start.
@@ -186,44 +235,16 @@ pub fn generate_keys_at(
         );
     }
 
-    let ca_key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256).context("generating the CA key")?;
-    let mut ca_params = CertificateParams::default();
-    ca_params.distinguished_name = name("irisc parties CA");
-    // Path length 0: the CA signs party certificates only, never another CA.
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
-    ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
-    let ca_cert = ca_params
-        .self_signed(&ca_key)
-        .context("self-signing the CA certificate")?;
-    // The issuer owns the CA key; dropping it at the end of this function discards the key.
-    let issuer = Issuer::new(ca_params, ca_key);
-
+    let valid = validity(days);
+    let (ca_cert, issuer) = new_ca("irisc parties CA", valid)?;
     let mut party_files = Vec::with_capacity(parties);
     for i in 0..parties {
-        let key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256)
-            .with_context(|| format!("generating party {i}'s key"))?;
-        let mut params = CertificateParams::new(vec![irisc_runtime::net::tls::server_name(i)])
-            .context("building a party certificate")?;
-        params.distinguished_name = name(&format!("irisc party {i}"));
-        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
-        // Each party is a TLS server (it accepts) and a TLS client (it dials).
-        params.extended_key_usages = vec![
-            ExtendedKeyUsagePurpose::ServerAuth,
-            ExtendedKeyUsagePurpose::ClientAuth,
-        ];
-        let cert = params
-            .signed_by(&key, &issuer)
-            .with_context(|| format!("signing party {i}'s certificate"))?;
-        party_files.push((cert.pem(), key.serialize_pem()));
+        party_files.push(party_certificate(i, &issuer, valid)?);
     }
+    // The issuer owns the CA key; dropping it discards the key.
     drop(issuer);
 
-    write_file(
-        &dir.join("ca.crt"),
-        ca_cert.pem().as_bytes(),
-        false,
-        overwrite,
-    )?;
+    write_file(&dir.join("ca.crt"), ca_cert.as_bytes(), false, overwrite)?;
     for (i, (cert, key)) in party_files.iter().enumerate() {
         write_file(
             &dir.join(format!("party{i}.crt")),
@@ -244,6 +265,49 @@ pub fn generate_keys_at(
     Ok(toml_path)
 }
 
+/// A fresh CA (path length 0: it signs party certificates only) valid over `valid`: its
+/// certificate (PEM) and the issuer that owns its key, to be dropped once it has signed.
+fn new_ca(
+    common_name: &str,
+    valid: (time::OffsetDateTime, time::OffsetDateTime),
+) -> anyhow::Result<(String, Issuer<'static, KeyPair>)> {
+    let ca_key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256).context("generating the CA key")?;
+    let mut ca_params = CertificateParams::default();
+    ca_params.distinguished_name = name(common_name);
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Constrained(0));
+    ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+    (ca_params.not_before, ca_params.not_after) = valid;
+    let ca_cert = ca_params
+        .self_signed(&ca_key)
+        .context("self-signing the CA certificate")?;
+    Ok((ca_cert.pem(), Issuer::new(ca_params, ca_key)))
+}
+
+/// Party `i`'s key and certificate (DNS name `party{i}.irisc`, TLS server and client), signed by
+/// `issuer`, valid over `valid`: (certificate PEM, key PEM).
+fn party_certificate(
+    i: usize,
+    issuer: &Issuer<'static, KeyPair>,
+    valid: (time::OffsetDateTime, time::OffsetDateTime),
+) -> anyhow::Result<(String, String)> {
+    let key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256)
+        .with_context(|| format!("generating party {i}'s key"))?;
+    let mut params = CertificateParams::new(vec![irisc_runtime::net::tls::server_name(i)])
+        .context("building a party certificate")?;
+    params.distinguished_name = name(&format!("irisc party {i}"));
+    params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+    // Each party is a TLS server (it accepts) and a TLS client (it dials).
+    params.extended_key_usages = vec![
+        ExtendedKeyUsagePurpose::ServerAuth,
+        ExtendedKeyUsagePurpose::ClientAuth,
+    ];
+    (params.not_before, params.not_after) = valid;
+    let cert = params
+        .signed_by(&key, issuer)
+        .with_context(|| format!("signing party {i}'s certificate"))?;
+    Ok((cert.pem(), key.serialize_pem()))
+}
+
 fn name(common_name: &str) -> DistinguishedName {
     let mut dn = DistinguishedName::new();
     dn.push(DnType::CommonName, common_name);
@@ -251,10 +315,15 @@ fn name(common_name: &str) -> DistinguishedName {
 }
 
 fn parties_toml(addresses: &Addresses) -> String {
+    parties_toml_with(addresses, "ca.crt")
+}
+
+/// `parties.toml` for `addresses`, trusting the CA certificates in `ca`.
+fn parties_toml_with(addresses: &Addresses, ca: &str) -> String {
     let mut s = format!(
         "# written by `irisc keys`\n\
          timeout_secs = {DEFAULT_TIMEOUT_SECS}        # bound on connecting and on every receive\n\
-         ca = \"ca.crt\"\n"
+         ca = \"{ca}\"\n"
     );
     for i in 0..addresses.count() {
         // TOML basic strings: the address is written with its quotes and backslashes escaped.
@@ -269,6 +338,171 @@ fn parties_toml(addresses: &Addresses) -> String {
         ));
     }
     s
+}
+
+/// How long a certificate `irisc keys` makes is valid, by default: a deployment renews its keys
+/// within a year; a party refuses a peer whose certificate has expired (at connect, by the TLS
+/// verifier), so an old key cannot be used forever.
+pub const DEFAULT_VALIDITY_DAYS: u32 = 365;
+
+/// The validity window of a certificate made now for `days` days (from one hour ago, for clocks
+/// slightly behind).
+pub fn validity(days: u32) -> (time::OffsetDateTime, time::OffsetDateTime) {
+    let now = time::OffsetDateTime::now_utc();
+    (
+        now - time::Duration::hours(1),
+        now + time::Duration::days(i64::from(days)),
+    )
+}
+
+/// The public files of party `i` made by `irisc keys --party I` on its own host: what it sends
+/// the other parties.
+pub fn public_files(i: usize) -> [String; 3] {
+    [
+        format!("party{i}.crt"),
+        format!("party{i}-ca.crt"),
+        format!("party{i}.pub.toml"),
+    ]
+}
+
+/// `irisc keys --party I`: party `i`'s own key, made on its host. A fresh CA of its own signs its
+/// certificate and is dropped (so no key exists that could sign another certificate for it); the
+/// private key `party{i}.key` is owner-only and never leaves this host. The public part
+/// (`party{i}.crt`, `party{i}-ca.crt` and `party{i}.pub.toml` with its address) goes to the other
+/// parties, which `irisc keys --join` turns into `parties.toml` on every host.
+pub fn generate_party_key(
+    dir: &Path,
+    i: usize,
+    addresses: &Addresses,
+    valid: (time::OffsetDateTime, time::OffsetDateTime),
+    overwrite: bool,
+) -> anyhow::Result<Vec<PathBuf>> {
+    if i >= addresses.count() {
+        bail!(
+            "--party {i}: the parties are {}",
+            index_choice(addresses.count())
+        );
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let [cert_name, ca_name, pub_name] = public_files(i);
+    let key_path = dir.join(format!("party{i}.key"));
+    let outputs = [
+        key_path.clone(),
+        dir.join(&cert_name),
+        dir.join(&ca_name),
+        dir.join(&pub_name),
+    ];
+    let existing: Vec<String> = outputs
+        .iter()
+        .filter(|p| p.exists())
+        .map(|p| p.display().to_string())
+        .collect();
+    if !existing.is_empty() && !overwrite {
+        bail!(
+            "refusing to overwrite existing key material: {} (remove it or ask to overwrite)",
+            existing.join(", ")
+        );
+    }
+    let (ca_cert, issuer) = new_ca(&format!("irisc party {i} CA"), valid)?;
+    let (cert, key) = party_certificate(i, &issuer, valid)?;
+    drop(issuer);
+    write_file(&key_path, key.as_bytes(), true, overwrite)?;
+    write_file(&dir.join(&cert_name), cert.as_bytes(), false, overwrite)?;
+    write_file(&dir.join(&ca_name), ca_cert.as_bytes(), false, overwrite)?;
+    let quoted = |a: &str| format!("\"{}\"", a.replace('\\', "\\\\").replace('"', "\\\""));
+    let listen = match &addresses.listen[i] {
+        Some(l) => format!("listen = {}\n", quoted(l)),
+        None => String::new(),
+    };
+    let fragment = format!(
+        "# party {i}'s public entry, written by `irisc keys --party {i}`; give it to the other parties\n\
+         index = {i}\nparties = {}\naddress = {}\n{listen}cert = \"{cert_name}\"\nca = \"{ca_name}\"\n",
+        addresses.count(),
+        quoted(&addresses.address[i])
+    );
+    write_file(&dir.join(&pub_name), fragment.as_bytes(), false, overwrite)?;
+    Ok(outputs.to_vec())
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PublicEntry {
+    index: usize,
+    parties: usize,
+    address: String,
+    listen: Option<String>,
+    cert: String,
+    ca: String,
+}
+
+/// `irisc keys --join DIR`: on any party's host, once DIR holds every party's public files (and
+/// this host's own key): `cas.crt` (each party's CA) and `parties.toml`. Each party trusts the
+/// others' CAs and, at connect, requires each peer to present exactly the certificate listed for
+/// it, so no party can stand in for another even though all CAs are trusted.
+pub fn join_party_keys(dir: &Path, overwrite: bool) -> anyhow::Result<PathBuf> {
+    let mut entries: Vec<PublicEntry> = Vec::new();
+    for e in std::fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))? {
+        let path = e?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if !(name.starts_with("party") && name.ends_with(".pub.toml")) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let entry: PublicEntry =
+            toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        entries.push(entry);
+    }
+    let Some(n) = entries.first().map(|e| e.parties) else {
+        bail!(
+            "{} holds no party*.pub.toml: copy every party's public files (from `irisc keys --party I`) here first",
+            dir.display()
+        );
+    };
+    entries.sort_by_key(|e| e.index);
+    if let Some(e) = entries.iter().find(|e| e.parties != n) {
+        bail!(
+            "party {}'s entry is for {} parties, party {}'s for {n}",
+            e.index,
+            e.parties,
+            entries[0].index
+        );
+    }
+    let have: Vec<usize> = entries.iter().map(|e| e.index).collect();
+    if have != (0..n).collect::<Vec<_>>() {
+        let missing: Vec<String> = (0..n)
+            .filter(|i| !have.contains(i))
+            .map(|i| i.to_string())
+            .collect();
+        bail!(
+            "{}: the public entries of parties {} are missing (each comes from `irisc keys --party I` on that party's host)",
+            dir.display(),
+            if missing.is_empty() { "(repeated)".to_string() } else { missing.join(", ") }
+        );
+    }
+    let mut cas = String::new();
+    for e in &entries {
+        for f in [&e.cert, &e.ca] {
+            if !dir.join(f).is_file() {
+                bail!("party {}'s {f} is not in {}", e.index, dir.display());
+            }
+        }
+        cas.push_str(
+            &std::fs::read_to_string(dir.join(&e.ca))
+                .with_context(|| format!("cannot read {}", e.ca))?,
+        );
+    }
+    let addresses = Addresses {
+        address: entries.iter().map(|e| e.address.clone()).collect(),
+        listen: entries.iter().map(|e| e.listen.clone()).collect(),
+    };
+    let toml_text = parties_toml_with(&addresses, "cas.crt");
+    irisc_runtime::net::PartiesConfig::parse(&toml_text, dir, &dir.join(PARTIES_TOML))
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    write_file(&dir.join("cas.crt"), cas.as_bytes(), false, overwrite)?;
+    let toml_path = dir.join(PARTIES_TOML);
+    write_file(&toml_path, toml_text.as_bytes(), false, overwrite)?;
+    Ok(toml_path)
 }
 
 /// Creates `path` with `contents`. A secret file is created with mode 0600 by `open` itself, so
@@ -321,6 +555,130 @@ mod tests {
             }
         }
         panic!("no {n} consecutive free ports");
+    }
+
+    /// Each party's key made on its own "host" (a folder of its own), the public files
+    /// exchanged, `--join` on every host: each host holds its own key only, and the three
+    /// configurations authenticate the parties to each other. Returns the three tempdirs and
+    /// their `parties.toml`.
+    fn per_party_setup(
+        valid: [(time::OffsetDateTime, time::OffsetDateTime); 3],
+    ) -> (Vec<tempfile::TempDir>, Vec<PathBuf>) {
+        let base = free_base_port();
+        let addrs = Addresses::localhost(3, base).unwrap();
+        let hosts: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+        for (i, h) in hosts.iter().enumerate() {
+            generate_party_key(h.path(), i, &addrs, valid[i], false).unwrap();
+        }
+        for (i, from) in hosts.iter().enumerate() {
+            for (j, to) in hosts.iter().enumerate() {
+                if i != j {
+                    for f in public_files(i) {
+                        std::fs::copy(from.path().join(&f), to.path().join(&f)).unwrap();
+                    }
+                }
+            }
+        }
+        let tomls = hosts
+            .iter()
+            .map(|h| join_party_keys(h.path(), false).unwrap())
+            .collect();
+        (hosts, tomls)
+    }
+
+    /// One message around the ring over TLS, each party with its own host's configuration.
+    fn ring(tomls: &[PathBuf]) -> Vec<Result<Vec<u8>, String>> {
+        (0..3)
+            .map(|me| {
+                let mut cfg = PartiesConfig::load(&tomls[me]).unwrap();
+                cfg.timeout = std::time::Duration::from_secs(10);
+                std::thread::spawn(move || -> Result<Vec<u8>, String> {
+                    let mut t = TlsTransport::connect(&cfg, me, b"fingerprint")
+                        .map_err(|e| e.to_string())?;
+                    t.send(t.next(), vec![me as u8; 3])
+                        .map_err(|e| e.to_string())?;
+                    let got = t.recv(t.prev()).map_err(|e| e.to_string())?;
+                    t.close().map_err(|e| e.to_string())?;
+                    Ok(got)
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn per_party_keys_made_on_their_own_hosts_connect() {
+        let (hosts, tomls) = per_party_setup([validity(30); 3]);
+        for (i, h) in hosts.iter().enumerate() {
+            let keys: Vec<String> = std::fs::read_dir(h.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".key") || n.contains("PRIVATE"))
+                .collect();
+            assert_eq!(keys, [format!("party{i}.key")], "host {i} holds {keys:?}");
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = std::fs::metadata(h.path().join(format!("party{i}.key")))
+                    .unwrap()
+                    .permissions()
+                    .mode();
+                assert_eq!(mode & 0o777, 0o600);
+            }
+            for f in ["cas.crt", "party0-ca.crt", "party0.crt", "party0.pub.toml"] {
+                assert!(!std::fs::read_to_string(h.path().join(f))
+                    .unwrap()
+                    .contains("PRIVATE KEY"));
+            }
+        }
+        for (me, r) in ring(&tomls).into_iter().enumerate() {
+            assert_eq!(r.unwrap(), vec![((me + 2) % 3) as u8; 3]);
+        }
+    }
+
+    #[test]
+    fn an_expired_certificate_is_refused_at_connect() {
+        let now = time::OffsetDateTime::now_utc();
+        let expired = (
+            now - time::Duration::days(10),
+            now - time::Duration::days(1),
+        );
+        let (_hosts, tomls) = per_party_setup([validity(30), validity(30), expired]);
+        let results = ring(&tomls);
+        let errors: Vec<String> = results.into_iter().filter_map(|r| r.err()).collect();
+        assert!(!errors.is_empty());
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.contains("party 2's certificate has expired")),
+            "{errors:?}"
+        );
+    }
+
+    #[test]
+    fn join_says_which_public_entries_are_missing() {
+        let base = free_base_port();
+        let addrs = Addresses::localhost(3, base).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        generate_party_key(dir.path(), 1, &addrs, validity(30), false).unwrap();
+        let e = join_party_keys(dir.path(), false).unwrap_err().to_string();
+        assert!(e.contains("parties 0, 2 are missing"), "{e}");
+        let empty = tempfile::tempdir().unwrap();
+        let e = join_party_keys(empty.path(), false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no party*.pub.toml"), "{e}");
+        // A second key for the same party is refused without --force.
+        let e = generate_party_key(dir.path(), 1, &addrs, validity(30), false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("refusing to overwrite"), "{e}");
+        let e = generate_party_key(dir.path(), 3, &addrs, validity(30), false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--party 3"), "{e}");
     }
 
     #[test]
