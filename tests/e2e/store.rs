@@ -83,6 +83,13 @@ fn share_writes_stores_that_hold_the_shares_and_the_parties_match_the_oracle() {
     let (db, q, gallery) = inputs(&setup, 31);
     assert!(db.iter().all(|p| is_store(p)), "galleries are stores");
     assert!(q.iter().all(|p| !is_store(p)), "queries stay share files");
+    // Each holds one party's shares: readable by its owner only.
+    #[cfg(unix)]
+    for p in db.iter().chain(q.iter()) {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{} is {mode:o}", p.display());
+    }
     // The three stores: same set, each its own party, and their shares open to the encoded
     // gallery (rep3 over Z_2^16: own_0 + own_1 + own_2).
     let stores = db.clone().map(|p| Store::open(&p).unwrap());

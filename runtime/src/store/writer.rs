@@ -75,9 +75,7 @@ pub fn create_with_capacity(
         u64::from_le_bytes(tag)
     ));
     let result = (|| {
-        let mut f = File::options()
-            .write(true)
-            .create_new(true)
+        let mut f = owner_only(File::options().write(true).create_new(true))
             .open(&tmp)
             .map_err(io_err("create", &tmp))?;
         f.write_all(&slot).map_err(io_err("write", &tmp))?;
@@ -308,10 +306,7 @@ impl StoreWriter {
             u64::from_le_bytes(tag)
         ));
         let result = (|| -> Result<File, StoreError> {
-            let mut f = File::options()
-                .read(true)
-                .write(true)
-                .create_new(true)
+            let mut f = owner_only(File::options().read(true).write(true).create_new(true))
                 .open(&tmp)
                 .map_err(io_err("create", &tmp))?;
             f.write_all(&slot).map_err(io_err("write", &tmp))?;
@@ -662,4 +657,12 @@ fn pause_point(step: &str) {
         eprintln!("store writer paused at {step} (IRISC_STORE_PAUSE_AT)");
         std::thread::sleep(std::time::Duration::from_secs(120));
     }
+}
+
+/// A store holds one party's shares: created readable and writable by its owner only (mode
+/// 0600), from the first byte on.
+pub(crate) fn owner_only(o: &mut std::fs::OpenOptions) -> &mut std::fs::OpenOptions {
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(o, 0o600);
+    o
 }

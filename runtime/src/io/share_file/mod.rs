@@ -109,11 +109,12 @@ pub fn write(path: &Path, file: &ShareFile) -> Result<ShareFileHeader, ShareFile
 }
 
 fn write_body_then_header(tmp: &Path, file: &ShareFile) -> Result<ShareFileHeader, ShareFileError> {
-    let f = File::options()
-        .write(true)
-        .create_new(true)
-        .open(tmp)
-        .map_err(io_err("create", tmp))?;
+    // One party's shares: readable by its owner only (mode 0600), from the first byte on.
+    let mut options = File::options();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let f = options.open(tmp).map_err(io_err("create", tmp))?;
     let mut out = BufWriter::with_capacity(1 << 20, f);
     // Placeholder header: the hash is known only after the body.
     out.write_all(&[0u8; HEADER_LEN])
