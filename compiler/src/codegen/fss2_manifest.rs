@@ -81,7 +81,6 @@ pub fn build(
         )));
     };
     let input = the_op(mpc, "mpc.masked_input")?;
-    let ip = mpc_first(mpc, "mpc.ss_ip")?;
     let sign = the_op(mpc, "mpc.ic_gate")?;
     let cond = the_op(mpc, "mpc.condeval")?;
     let output = the_op(mpc, "mpc.output")?;
@@ -101,7 +100,7 @@ pub fn build(
         query: string(&input, "name")?,
         gallery: string(&gallery, "name")?,
         label: string(&output, "label")?,
-        dim: non_negative(int(&ip, "dim")?, "dim")? as usize,
+        dim: ss_ip_dim(mpc)? as usize,
         scale_bits: non_negative(int(&input, "scale_bits")?, "scale_bits")? as u32,
         tau_negative: int(&cond, "negative")? != 0,
         tau_num: non_negative(int(&cond, "num")?, "num")?,
@@ -123,6 +122,11 @@ pub fn build(
         malicious,
         explain,
     })
+}
+
+/// The dimension of the module's SS.IP ops (the generated kernel's trip count).
+pub fn ss_ip_dim(mpc: &Module<'_>) -> Result<u64, CodegenError> {
+    non_negative(int(&mpc_first(mpc, "mpc.ss_ip")?, "dim")?, "dim")
 }
 
 /// The first op named `name` (SS.IP appears three times, with one dimension).

@@ -707,30 +707,15 @@ mod tests {
             .unwrap()
             .contains("PRIVATE KEY"));
 
-        let mut cfg = PartiesConfig::load(&toml).unwrap();
+        let cfg = PartiesConfig::load(&toml).unwrap();
         assert_eq!(cfg.timeout, std::time::Duration::from_secs(30));
         assert_eq!(cfg.parties[2].address, format!("127.0.0.1:{}", base + 2));
-        cfg.timeout = std::time::Duration::from_secs(10);
 
         // The generated material really authenticates three parties to each other.
-        let results: Vec<_> = (0..3)
-            .map(|me| {
-                let cfg = cfg.clone();
-                std::thread::spawn(move || -> Result<Vec<u8>, String> {
-                    let mut t = TlsTransport::connect(&cfg, me, b"fingerprint")
-                        .map_err(|e| e.to_string())?;
-                    t.send(t.next(), vec![me as u8; 3])
-                        .map_err(|e| e.to_string())?;
-                    let got = t.recv(t.prev()).map_err(|e| e.to_string())?;
-                    t.close().map_err(|e| e.to_string())?;
-                    Ok(got)
-                })
-            })
-            .collect::<Vec<_>>()
+        for (me, r) in ring(&[toml.clone(), toml.clone(), toml])
             .into_iter()
-            .map(|h| h.join().unwrap())
-            .collect();
-        for (me, r) in results.into_iter().enumerate() {
+            .enumerate()
+        {
             assert_eq!(r.unwrap(), vec![((me + 2) % 3) as u8; 3]);
         }
     }

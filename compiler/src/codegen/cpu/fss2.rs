@@ -17,7 +17,7 @@ use super::target;
 use inkwell::{
     attributes::{Attribute, AttributeLoc},
     context::Context,
-    module::{Linkage, Module},
+    module::Module,
     AddressSpace, IntPredicate,
 };
 use irisc_runtime::contract::Fss2Role;
@@ -154,11 +154,7 @@ pub fn role_module<'ctx>(
     let i32t = cx.i32_type();
     let i64t = cx.i64_type();
     let ptr = cx.ptr_type(AddressSpace::default());
-    let bytes = cx.const_string(manifest_json.as_bytes(), false);
-    let manifest = module.add_global(bytes.get_type(), None, "irisc_manifest");
-    manifest.set_initializer(&bytes);
-    manifest.set_constant(true);
-    manifest.set_linkage(Linkage::Private);
+    let manifest = super::schedule::embed_manifest(cx, &module, manifest_json);
     let kernel = if role == Fss2Role::Server {
         ss_ip_kernel(cx, &module, dim)?;
         module

@@ -53,7 +53,7 @@ impl Backend for CpuBackend {
 
     fn generate(&self, job: &Job<'_, '_>) -> Result<Artifact, CompileError> {
         if job.program.protocol == FSS2 {
-            let dim = fss2_dim(job.mpc)?;
+            let dim = super::fss2_manifest::ss_ip_dim(job.mpc)?;
             return fss2::generate(job, dim);
         }
         let llcx = Context::create();
@@ -92,21 +92,6 @@ impl Backend for CpuBackend {
 }
 
 pub use super::artifact::CodegenError;
-
-/// The dimension of an `fss2` module's SS.IP ops.
-fn fss2_dim(mpc: &MlirModule<'_>) -> Result<u64, CodegenError> {
-    use melior::ir::operation::OperationLike;
-    let mut dim = None;
-    mpc.as_operation()
-        .walk(melior::ir::operation::WalkOrder::PreOrder, |op| {
-            if crate::mlir::op_name(&op) == "mpc.ss_ip" {
-                dim = crate::mlir::get_int(&op, "dim").ok();
-            }
-            melior::ir::operation::WalkResult::Advance
-        });
-    dim.and_then(|d| u64::try_from(d).ok())
-        .ok_or_else(|| CodegenError("the fss2 module has no `mpc.ss_ip` with a dimension".into()))
-}
 
 /// Generates and verifies the LLVM module for `mpc` (not yet optimised).
 pub fn generate<'ctx>(

@@ -80,6 +80,20 @@ pub fn generate<'ctx>(
     generate_with_gpu(cx, module, mpc, manifest_json, None).map(|_| ())
 }
 
+/// The manifest JSON as the private constant `@irisc_manifest` every executable embeds.
+pub fn embed_manifest<'ctx>(
+    cx: &'ctx Context,
+    module: &Module<'ctx>,
+    manifest_json: &str,
+) -> inkwell::values::GlobalValue<'ctx> {
+    let bytes = cx.const_string(manifest_json.as_bytes(), false);
+    let manifest = module.add_global(bytes.get_type(), None, "irisc_manifest");
+    manifest.set_initializer(&bytes);
+    manifest.set_constant(true);
+    manifest.set_linkage(Linkage::Private);
+    manifest
+}
+
 /// [`generate`], and with `gpu_image` (the program's PTX module) a call of
 /// `irisc_rt_gpu_attach` right after the runtime starts, so the runtime runs the dot products
 /// it can on the GPU; the image is a private constant. Returns the dot-product kernels the
@@ -96,11 +110,7 @@ pub fn generate_with_gpu<'ctx>(
     let i64t = cx.i64_type();
     let ptr = cx.ptr_type(AddressSpace::default());
 
-    let bytes = cx.const_string(manifest_json.as_bytes(), false);
-    let manifest = module.add_global(bytes.get_type(), None, "irisc_manifest");
-    manifest.set_initializer(&bytes);
-    manifest.set_constant(true);
-    manifest.set_linkage(Linkage::Private);
+    let manifest = embed_manifest(cx, module, manifest_json);
 
     let main = module.add_function(
         "main",
