@@ -24,14 +24,16 @@ build-cuda: setup
 	$(CARGO) build --release -p irisc
 	$(CARGO) build --release -p irisc-runtime --features cuda
 
-# What a GPU machine without Rust needs, compressed (gpu-bundle/, ignored by git): irisc, the
-# runtime archive and irisc-bench, all with their GPU paths. There: scripts/gpu_session.sh.
+# What a GPU machine without Rust needs, stripped and compressed to fit what travels there
+# (gpu-bundle/, ignored by git): irisc, the runtime archive and irisc-bench, all with their GPU
+# paths. There: scripts/gpu_session.sh.
 gpu-bundle: build-cuda
 	$(CARGO) build --release -p irisc-bench --features cuda
 	rm -rf gpu-bundle && mkdir -p gpu-bundle
-	gzip -9 -c target/release/irisc > gpu-bundle/irisc.gz
-	gzip -9 -c target/release/libirisc_runtime.a > gpu-bundle/libirisc_runtime.a.gz
-	gzip -9 -c target/release/irisc-bench > gpu-bundle/irisc-bench.gz
+	for f in irisc irisc-bench libirisc_runtime.a; do cp target/release/$$f gpu-bundle/$$f; done
+	strip gpu-bundle/irisc gpu-bundle/irisc-bench
+	strip --strip-debug gpu-bundle/libirisc_runtime.a
+	xz -6 -T0 gpu-bundle/irisc gpu-bundle/irisc-bench gpu-bundle/libirisc_runtime.a
 	du -sh gpu-bundle
 
 # On a machine with an NVIDIA GPU: every example with three parties on the GPU against the

@@ -17,22 +17,50 @@ mkdir -p "$OUT"
 BUNDLE=${BUNDLE:-gpu-bundle}
 BIN=$(mktemp -d -t irisc-gpu-bin.XXXXXX)
 for f in irisc libirisc_runtime.a irisc-bench; do
-    if [[ -f $BUNDLE/$f.gz ]]; then
+    if [[ -f $BUNDLE/$f.xz ]]; then
+        xz -dc "$BUNDLE/$f.xz" >"$BIN/$f"
+    elif [[ -f $BUNDLE/$f.zst ]]; then
+        zstd -dcq "$BUNDLE/$f.zst" >"$BIN/$f"
+    elif [[ -f $BUNDLE/$f.gz ]]; then
         gzip -dc "$BUNDLE/$f.gz" >"$BIN/$f"
     elif [[ -f $BUNDLE/$f ]]; then
         cp "$BUNDLE/$f" "$BIN/$f"
     else
-        echo "gpu-session: $BUNDLE/$f(.gz) is missing: run \`make gpu-bundle\` first" >&2
+        echo "gpu-session: $BUNDLE/$f(.xz) is missing: run \`make gpu-bundle\` first" >&2
         exit 1
     fi
 done
 chmod +x "$BIN/irisc" "$BIN/irisc-bench"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/device.txt"
 
-BIN="$BIN" WORK="$OUT/check-work" ./scripts/gpu_check.sh 2>&1 | tee "$OUT/gpu_check.log" | grep -E "^gpu-check: (FAIL|SKIP)|passed, "
+# The check's and the bench's work folders (executables, galleries) stay outside OUT; what
+# explains a result (logs, each failing run's stderr, the reports) is copied into OUT, also when
+# a step ran past its time limit (CHECK_TIMEOUT, BENCH_TIMEOUT seconds).
+WORK=$(mktemp -d -t irisc-gpu-work.XXXXXX)
+keep() {
+    mkdir -p "$OUT/check"
+    # Only the failing runs' stderr comes back (a few files travel; the passes are in the log).
+    local f
+    for f in $(grep -o "^gpu-check: FAIL [a-z_0-9]* ([a-z0-9]*)" "$OUT/gpu_check.log" 2>/dev/null \
+        | sed -E 's/^gpu-check: FAIL ([a-z_0-9]*) \(([a-z0-9]*)\)/\1-\2/'); do
+        cp "$WORK/check/err-$f.txt" "$OUT/check/" 2>/dev/null
+    done
+    for d in mixed sanitizer; do
+        [[ -d $WORK/check/$d ]] && mkdir -p "$OUT/check/$d" && cp "$WORK"/check/$d/*.txt "$WORK"/check/$d/*.json "$OUT/check/$d/" 2>/dev/null
+    done
+    cp "$WORK"/bench/*.json "$WORK"/bench/*.png "$OUT/" 2>/dev/null
+    true
+}
+BIN="$BIN" WORK="$WORK/check" timeout "${CHECK_TIMEOUT:-1800}" ./scripts/gpu_check.sh 2>&1 | tee "$OUT/gpu_check.log" | grep -E "^gpu-check: (FAIL|SKIP)|passed, "
 check=$(tail -n1 "$OUT/gpu_check.log")
+keep
 
-IRISC_RUNTIME_LIB="$BIN/libirisc_runtime.a" PATH="$BIN:$PATH" \
-    "$BIN/irisc-bench" --sections gpu --out "$OUT" ${BENCH_ARGS:-} 2>&1 | tee "$OUT/bench.log" | tail -n 20
+mkdir -p "$WORK/bench"
+# shellcheck disable=SC2086
+IRISC_RUNTIME_LIB="$BIN/libirisc_runtime.a" PATH="$BIN:$PATH" timeout "${BENCH_TIMEOUT:-3600}" \
+    "$BIN/irisc-bench" --sections gpu --out "$WORK/bench" ${BENCH_ARGS:-} >"$OUT/bench.log" 2>&1
+echo "gpu-session: bench exit status $?"
+tail -n 25 "$OUT/bench.log"
+keep
 echo "gpu-session: check: $check"
 echo "gpu-session: bench: $OUT/gpu.json"

@@ -67,7 +67,9 @@ pub struct BeaverManifest {
 /// Who built the executable, embedded next to the manifest's fields under `"build"` (kept out
 /// of [`Manifest`] itself so that manifests written before it, and the manifests the dealer
 /// builds, stay valid): for `--version` and for the session hello, where the three parties
-/// check that they run the same protocol on the same backend.
+/// check that they run the same protocol and the same message schedule. The backend is not
+/// part of that check: a CPU party and GPU parties of one `mpc` module send the same messages
+/// from the same PRSS streams, so they interoperate.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BuildInfo {
     /// The version of the irisc that compiled the program.
@@ -79,6 +81,11 @@ pub struct BuildInfo {
     /// The backend that generated the code, e.g. `cpu`.
     #[serde(default)]
     pub backend: String,
+    /// Hex BLAKE3 of the printed `mpc` module the backend lowered: the party schedule, which
+    /// the backends share (every target lowers the same module), so it names what the parties
+    /// must agree on where the backend need not.
+    #[serde(default)]
+    pub schedule: String,
 }
 
 impl BuildInfo {

@@ -121,7 +121,19 @@ impl Setup {
     }
 
     pub fn spawn(&self, party: usize, db: &Path, query: &Path, extra: &[&str]) -> Child {
-        Command::new(&self.exe)
+        self.spawn_exe(&self.exe, party, db, query, extra)
+    }
+
+    /// [`Setup::spawn`] with another build `exe` of the program, on these keys.
+    pub fn spawn_exe(
+        &self,
+        exe: &Path,
+        party: usize,
+        db: &Path,
+        query: &Path,
+        extra: &[&str],
+    ) -> Child {
+        Command::new(exe)
             .args([
                 "--party",
                 &party.to_string(),

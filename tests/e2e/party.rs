@@ -194,6 +194,50 @@ fn mismatched_record_chunk_is_named_at_connect() {
     );
 }
 
+/// The parties agree on the `mpc` module they were built from (its digest), not on the backend:
+/// a party built with another query batch runs another schedule and is refused at connect. (A
+/// CPU party with GPU parties of one module runs: `scripts/gpu_check.sh`, step 2.)
+#[test]
+fn a_party_built_with_another_schedule_is_named_at_connect() {
+    let setup = common::setup(&small());
+    let (db, q) = shared_inputs(&setup, 4, 2);
+    let other = setup.dir.path().join("prog-batch2");
+    common::irisc_ok(&[
+        "build",
+        small().to_str().unwrap(),
+        "-o",
+        other.to_str().unwrap(),
+        common::PLAN[0],
+        common::PLAN[1],
+        "--query-batch",
+        "2",
+    ]);
+    let started = Instant::now();
+    let children: Vec<_> = (0..3)
+        .map(|p| {
+            let exe = if p == 1 { &other } else { &setup.exe };
+            setup.spawn_exe(exe, p, &db[p], &q[p], &["--timeout", "20"])
+        })
+        .collect();
+    let outs: Vec<_> = children
+        .into_iter()
+        .map(|c| common::wait_bounded(c, Duration::from_secs(60)))
+        .collect();
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+    for (p, o) in outs.iter().enumerate() {
+        let err = common::stderr(o);
+        assert_eq!(o.status.code(), Some(1), "party {p}:\n{err}");
+        assert!(
+            err.contains("the parties must agree on the message schedule"),
+            "party {p}:\n{err}"
+        );
+    }
+}
+
 #[test]
 fn a_party_that_cannot_load_its_inputs_tells_its_peers_at_once() {
     let setup = common::setup(&small());

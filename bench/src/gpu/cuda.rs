@@ -17,11 +17,12 @@ use cudarc::nvrtc::Ptx;
 
 use irisc::codegen::Target;
 use irisc_runtime::contract::gpu::{
-    dot_kernel_name, k_pad, rows_pad, split_kernel_name, BLOCK_COLS, BLOCK_ROWS, DOT_THREADS,
-    SM_ARCH, SPLIT_THREADS,
+    combine_kernel_name, dot_kernel_name, k_pad, rows_pad, split_kernel_name, GemmEngine,
+    BLOCK_COLS, BLOCK_ROWS, DOT_THREADS, SM_ARCH, SPLIT_THREADS,
 };
 use irisc_runtime::gpu::device::runs_contract_kernels;
 use irisc_runtime::gpu::layout::LimbWord;
+use irisc_runtime::gpu::library_gemm::{self, PlanesRef};
 use irisc_runtime::kernels::{gr_dot_reference, masked_dot_reference};
 use irisc_runtime::ring::RingElem;
 
@@ -269,9 +270,12 @@ fn launch_dot<T: Word>(
 /// output of the largest batch), at most `asked`.
 fn fit_records(ring: GpuRing, word: usize, free: u64, asked: usize) -> usize {
     let len = CODE_LEN as u64;
+    // Raw upload, limb planes, the largest batch's output and the library GEMM's i32
+    // accumulator planes (one per shift) for it.
     let per = ring.sides() as u64 * len * word as u64
         + ring.plane_bytes_per_record()
-        + BATCH_CODES[2] as u64 * word as u64;
+        + BATCH_CODES[2] as u64 * word as u64
+        + (ring.width().limbs() * BATCH_CODES[2] * 4) as u64;
     let fit = (free / 10 * 8 / per) as usize;
     asked.min(fit).max(BLOCK_ROWS as usize)
 }
@@ -330,6 +334,7 @@ fn dots(
                 for codes in BATCH_CODES {
                     out.push(DotRow {
                         ring,
+                        engine: GemmEngine::DEFAULT,
                         codes,
                         records: 0,
                         k_pad: ring.gpu_dot().k_pad(),
@@ -391,6 +396,21 @@ fn ring_rows<T: Word>(
         let gb: Option<Vec<T>> = two.then(|| rows(seed ^ 1, 0, records, len));
         upload_split(stream, &split, &ga, gb.as_deref(), records, len, false)?
     };
+    // The library path: a cuBLAS handle and the generated epilogue (none without cuBLAS:
+    // only the generated kernel's rows then).
+    let library = match library_gemm::cublas_on(stream) {
+        Ok(blas) => {
+            let name = combine_kernel_name(T::WIDTH);
+            let combine = module
+                .load_function(&name)
+                .map_err(|e| anyhow!("{name}: {e}"))?;
+            Some((blas, combine))
+        }
+        Err(why) => {
+            eprintln!("gpu: {}: no cuBLAS rows: {why}", ring.name());
+            None
+        }
+    };
     let most = BATCH_CODES[2];
     let qa: Vec<T> = rows(seed ^ 2, 0, most, len);
     let qb: Option<Vec<T>> = two.then(|| rows(seed ^ 3, 0, most, len));
@@ -408,114 +428,166 @@ fn ring_rows<T: Word>(
         let mut out = stream
             .alloc_zeros::<T>(records * codes)
             .map_err(|e| anyhow!("allocating the dot products: {e}"))?;
-        // The check, once, before timing.
-        launch_dot(stream, &dot, &gallery, &q, &mut out, records, codes)?;
-        stream
-            .synchronize()
-            .map_err(|e| anyhow!("the dot kernel: {e}"))?;
-        let mut verified = true;
-        let mut error = None;
-        for range in checked_records(records) {
-            let view = out.slice(range.start * codes..range.end * codes);
-            let got: Vec<T> = stream
-                .clone_dtoh(&view)
-                .map_err(|e| anyhow!("downloading the dot products: {e}"))?;
-            let n = range.len();
-            let ga: Vec<T> = rows(seed, range.start, n, len);
-            let mut want = vec![T::default(); n * codes];
-            if two {
-                let gb: Vec<T> = rows(seed ^ 1, range.start, n, len);
-                let qb = qb.as_ref().expect("two sides");
-                masked_dot_reference(&qa, qb, codes, &ga, &gb, n, len, &mut want);
-            } else {
-                // GR16: one 16-bit side (T is u16 here).
-                let q16: Vec<u16> = qa[..codes * len]
-                    .iter()
-                    .map(|&w| LimbWord::to_u64(w) as u16)
-                    .collect();
-                let g16: Vec<u16> = ga.iter().map(|&w| LimbWord::to_u64(w) as u16).collect();
-                let mut w16 = vec![0u16; n * codes];
-                gr_dot_reference(&q16, codes, &g16, n, len, &mut w16);
-                want = w16
-                    .into_iter()
-                    .map(|w| <T as LimbWord>::from_u64(u64::from(w)))
-                    .collect();
+        for engine in GemmEngine::ALL {
+            let mut acc = match engine {
+                GemmEngine::Generated => None,
+                GemmEngine::Cublas => {
+                    let Some(lib) = &library else {
+                        continue;
+                    };
+                    let len = library_gemm::accumulator_len(T::WIDTH, records, codes);
+                    // SAFETY: the first GEMM of each shift writes every element (beta = 0).
+                    let acc = unsafe { stream.alloc::<i32>(len) }
+                        .map_err(|e| anyhow!("allocating the limb GEMMs' accumulators: {e}"))?;
+                    Some((lib, acc))
+                }
+            };
+            let mut launch = |out: &mut CudaSlice<T>| -> Result<()> {
+                match acc.as_mut() {
+                    None => launch_dot(stream, &dot, &gallery, &q, out, records, codes),
+                    Some(((blas, combine), acc)) => {
+                        let g = PlanesRef {
+                            limbs: &gallery.limbs,
+                            rows_pad: gallery.rows_pad,
+                        };
+                        let qp = PlanesRef {
+                            limbs: &q.limbs,
+                            rows_pad: q.rows_pad,
+                        };
+                        library_gemm::limb_products(
+                            blas,
+                            stream,
+                            T::WIDTH,
+                            kp,
+                            g,
+                            qp,
+                            records,
+                            codes,
+                            acc,
+                        )
+                        .map_err(|e| anyhow!(e))?;
+                        library_gemm::launch_combine(stream, combine, acc, records, codes, out)
+                            .map_err(|e| anyhow!(e))
+                    }
+                }
+            };
+            // The check, once, before timing (the output cleared, so a path that writes nothing
+            // cannot pass on the other's words).
+            stream
+                .memset_zeros(&mut out)
+                .map_err(|e| anyhow!("clearing the dot products: {e}"))?;
+            launch(&mut out)?;
+            stream
+                .synchronize()
+                .map_err(|e| anyhow!("the dot kernel: {e}"))?;
+            let mut verified = true;
+            let mut error = None;
+            for range in checked_records(records) {
+                let view = out.slice(range.start * codes..range.end * codes);
+                let got: Vec<T> = stream
+                    .clone_dtoh(&view)
+                    .map_err(|e| anyhow!("downloading the dot products: {e}"))?;
+                let n = range.len();
+                let ga: Vec<T> = rows(seed, range.start, n, len);
+                let mut want = vec![T::default(); n * codes];
+                if two {
+                    let gb: Vec<T> = rows(seed ^ 1, range.start, n, len);
+                    let qb = qb.as_ref().expect("two sides");
+                    masked_dot_reference(&qa, qb, codes, &ga, &gb, n, len, &mut want);
+                } else {
+                    // GR16: one 16-bit side (T is u16 here).
+                    let q16: Vec<u16> = qa[..codes * len]
+                        .iter()
+                        .map(|&w| LimbWord::to_u64(w) as u16)
+                        .collect();
+                    let g16: Vec<u16> = ga.iter().map(|&w| LimbWord::to_u64(w) as u16).collect();
+                    let mut w16 = vec![0u16; n * codes];
+                    gr_dot_reference(&q16, codes, &g16, n, len, &mut w16);
+                    want = w16
+                        .into_iter()
+                        .map(|w| <T as LimbWord>::from_u64(u64::from(w)))
+                        .collect();
+                }
+                if let Some(i) = (0..want.len()).find(|&i| got[i] != want[i]) {
+                    verified = false;
+                    error = Some(format!(
+                        "record {}, code {}: the GPU gave {:?}, the CPU reference {:?}",
+                        range.start + i / codes,
+                        i % codes,
+                        got[i],
+                        want[i]
+                    ));
+                    break;
+                }
             }
-            if let Some(i) = (0..want.len()).find(|&i| got[i] != want[i]) {
-                verified = false;
-                error = Some(format!(
-                    "record {}, code {}: the GPU gave {:?}, the CPU reference {:?}",
-                    range.start + i / codes,
-                    i % codes,
-                    got[i],
-                    want[i]
-                ));
-                break;
+            if !verified {
+                eprintln!(
+                    "gpu: {} {codes} codes ({} GEMM): MISMATCH: {}",
+                    ring.name(),
+                    engine.name(),
+                    error.as_deref().unwrap_or("")
+                );
+                out_rows.push(DotRow {
+                    ring,
+                    engine,
+                    codes,
+                    records,
+                    k_pad: kp,
+                    seconds: f64::NAN,
+                    reps: 0,
+                    verified,
+                    error,
+                });
+                continue;
             }
-        }
-        if !verified {
-            eprintln!(
-                "gpu: {} {codes} codes: MISMATCH: {}",
-                ring.name(),
-                error.as_deref().unwrap_or("")
+            // Warm-up, then launches timed one by one with events until min_secs have passed.
+            for _ in 0..2 {
+                launch(&mut out)?;
+            }
+            stream
+                .synchronize()
+                .map_err(|e| anyhow!("the dot kernel: {e}"))?;
+            let ctx = stream.context();
+            let timing = Some(CUevent_flags::CU_EVENT_DEFAULT);
+            let (start, end) = (
+                ctx.new_event(timing).map_err(|e| anyhow!("event: {e}"))?,
+                ctx.new_event(timing).map_err(|e| anyhow!("event: {e}"))?,
             );
-            out_rows.push(DotRow {
+            let (min_reps, max_reps) = if quick { (2, 20) } else { (5, 500) };
+            let mut times = Vec::new();
+            let began = Instant::now();
+            while times.len() < max_reps
+                && (times.len() < min_reps || began.elapsed().as_secs_f64() < min_secs)
+            {
+                start.record(stream).map_err(|e| anyhow!("event: {e}"))?;
+                launch(&mut out)?;
+                end.record(stream).map_err(|e| anyhow!("event: {e}"))?;
+                let ms = start
+                    .elapsed_ms(&end)
+                    .map_err(|e| anyhow!("the dot kernel: {e}"))?;
+                times.push(f64::from(ms) / 1e3);
+            }
+            let reps = times.len();
+            let row = DotRow {
                 ring,
+                engine,
                 codes,
                 records,
                 k_pad: kp,
-                seconds: f64::NAN,
-                reps: 0,
+                seconds: median(&mut times),
+                reps,
                 verified,
                 error,
-            });
-            continue;
-        }
-        // Warm-up, then launches timed one by one with events until min_secs have passed.
-        for _ in 0..2 {
-            launch_dot(stream, &dot, &gallery, &q, &mut out, records, codes)?;
-        }
-        stream
-            .synchronize()
-            .map_err(|e| anyhow!("the dot kernel: {e}"))?;
-        let ctx = stream.context();
-        let timing = Some(CUevent_flags::CU_EVENT_DEFAULT);
-        let (start, end) = (
-            ctx.new_event(timing).map_err(|e| anyhow!("event: {e}"))?,
-            ctx.new_event(timing).map_err(|e| anyhow!("event: {e}"))?,
-        );
-        let (min_reps, max_reps) = if quick { (2, 20) } else { (5, 500) };
-        let mut times = Vec::new();
-        let began = Instant::now();
-        while times.len() < max_reps
-            && (times.len() < min_reps || began.elapsed().as_secs_f64() < min_secs)
-        {
-            start.record(stream).map_err(|e| anyhow!("event: {e}"))?;
-            launch_dot(stream, &dot, &gallery, &q, &mut out, records, codes)?;
-            end.record(stream).map_err(|e| anyhow!("event: {e}"))?;
-            let ms = start
-                .elapsed_ms(&end)
-                .map_err(|e| anyhow!("the dot kernel: {e}"))?;
-            times.push(f64::from(ms) / 1e3);
-        }
-        let reps = times.len();
-        let row = DotRow {
-            ring,
-            codes,
-            records,
-            k_pad: kp,
-            seconds: median(&mut times),
-            reps,
-            verified,
-            error,
-        };
-        eprintln!(
-            "gpu: {} {codes} codes x {records} records: {:.0} M dot products/s ({:.1} effective int8 TOPS), verified",
+            };
+            eprintln!(
+            "gpu: {} {codes} codes x {records} records, {} GEMM: {:.0} M dot products/s ({:.1} effective int8 TOPS), verified",
             ring.name(),
+            engine.name(),
             row.dots_per_s() / 1e6,
             row.effective_tops()
         );
-        out_rows.push(row);
+            out_rows.push(row);
+        }
     }
     Ok(out_rows)
 }

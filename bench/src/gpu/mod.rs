@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 
 use irisc::codegen::cpu::kernel::DotRing;
 use irisc::codegen::cuda::GpuDot;
-use irisc_runtime::contract::gpu::LimbWidth;
+use irisc_runtime::contract::gpu::{GemmEngine, LimbWidth};
 
 use super::plot::{self, RefLine};
 use super::report::{MachineInfo, Measurement, Report};
@@ -309,6 +309,8 @@ pub fn e2e_fit(
 #[derive(Debug, Clone)]
 pub struct DotRow {
     pub ring: GpuRing,
+    /// Which int8 GEMM computed the limb products (irisc's kernel or cuBLAS).
+    pub engine: GemmEngine,
     pub codes: usize,
     pub records: usize,
     pub k_pad: u64,
@@ -493,9 +495,18 @@ pub fn references() -> Vec<Measurement> {
     ]
 }
 
-/// The name of a dot row's rate measurement.
-pub fn dot_name(ring: GpuRing, codes: usize) -> String {
-    format!("{} codes={codes} dot products per second", ring.name())
+/// The name of a dot row's rate measurement: the default engine's rows plainly, the other's
+/// with the engine named.
+pub fn dot_name(ring: GpuRing, codes: usize, engine: GemmEngine) -> String {
+    if engine == GemmEngine::DEFAULT {
+        format!("{} codes={codes} dot products per second", ring.name())
+    } else {
+        format!(
+            "{} codes={codes} dot products per second ({} GEMM)",
+            ring.name(),
+            engine.name()
+        )
+    }
 }
 
 /// The measurements of the dot rows, with the int8 peak (TOPS) where it was measured.
@@ -504,6 +515,7 @@ pub fn dot_measurements(rows: &[DotRow], peak_tops: Option<f64>) -> Vec<Measurem
     for row in rows {
         let mut extra = BTreeMap::new();
         extra.insert("ring".into(), json!(row.ring.name()));
+        extra.insert("gemm".into(), json!(row.engine.name()));
         extra.insert("code_len".into(), json!(CODE_LEN));
         extra.insert("sides".into(), json!(row.ring.sides()));
         extra.insert("limb_products".into(), json!(row.ring.limb_products()));
@@ -521,7 +533,7 @@ pub fn dot_measurements(rows: &[DotRow], peak_tops: Option<f64>) -> Vec<Measurem
                     .unwrap_or_else(|| "not verified against the CPU reference".into())),
             );
             out.push(Measurement {
-                name: dot_name(row.ring, row.codes),
+                name: dot_name(row.ring, row.codes, row.engine),
                 value: f64::NAN,
                 unit: "M/s".into(),
                 extra,
@@ -546,7 +558,7 @@ pub fn dot_measurements(rows: &[DotRow], peak_tops: Option<f64>) -> Vec<Measurem
             extra.insert("fraction_of_int8_peak".into(), json!(f));
         }
         out.push(Measurement {
-            name: dot_name(row.ring, row.codes),
+            name: dot_name(row.ring, row.codes, row.engine),
             value: rate / 1e6,
             unit: "M/s".into(),
             extra: extra.clone(),
@@ -555,7 +567,13 @@ pub fn dot_measurements(rows: &[DotRow], peak_tops: Option<f64>) -> Vec<Measurem
         e.retain(|k, _| {
             matches!(
                 k.as_str(),
-                "ring" | "codes_per_call" | "records" | "k_pad" | "limb_products" | "verified"
+                "ring"
+                    | "gemm"
+                    | "codes_per_call"
+                    | "records"
+                    | "k_pad"
+                    | "limb_products"
+                    | "verified"
             )
         });
         if let Some(f) = peak_tops.and_then(|p| fraction(eff, p)) {
@@ -563,9 +581,10 @@ pub fn dot_measurements(rows: &[DotRow], peak_tops: Option<f64>) -> Vec<Measurem
         }
         out.push(Measurement {
             name: format!(
-                "{} codes={} effective int8 rate",
+                "{} codes={} effective int8 rate ({} GEMM)",
                 row.ring.name(),
-                row.codes
+                row.codes,
+                row.engine.name()
             ),
             value: eff,
             unit: "TOPS".into(),
@@ -749,29 +768,34 @@ fn write(opts: &BenchOptions, dir: &Path, m: &Measured) -> Result<Vec<PathBuf>> 
 /// and the target (M/s).
 fn charts(dir: &Path, m: &Measured) -> Result<Vec<PathBuf>> {
     let mut groups = Vec::new();
-    let mut measured = Vec::new();
+    let mut measured: Vec<Vec<f64>> = vec![Vec::new(); GemmEngine::ALL.len()];
     let mut paper = Vec::new();
     for ring in GpuRing::ALL {
         for codes in BATCH_CODES {
-            let row = m
-                .dots
-                .iter()
-                .find(|d| d.ring == ring && d.codes == codes && d.ok());
             groups.push(format!("{} {codes} codes", ring.name()));
-            measured.push(row.map_or(f64::NAN, |r| r.dots_per_s() / 1e9));
+            for (e, engine) in GemmEngine::ALL.iter().enumerate() {
+                let row = m
+                    .dots
+                    .iter()
+                    .find(|d| d.ring == ring && d.codes == codes && d.engine == *engine && d.ok());
+                measured[e].push(row.map_or(f64::NAN, |r| r.dots_per_s() / 1e9));
+            }
             paper.push(ring.paper_per_s().map_or(f64::NAN, |p| p / 1e9));
         }
     }
+    let mut series: Vec<(String, Vec<f64>)> = GemmEngine::ALL
+        .iter()
+        .zip(measured)
+        .map(|(e, v)| (format!("measured, {} GEMM", e.name()), v))
+        .collect();
+    series.push(("paper 003 Table 1 (H100)".to_string(), paper));
     let dot = dir.join("gpu-dot.png");
     plot::grouped_bars(
         &dot,
         &format!("GPU dot products per second, l = 12 800 ({})", m.device),
         "G dot products / s",
         &groups,
-        &[
-            ("measured".to_string(), measured),
-            ("paper 003 Table 1 (H100)".to_string(), paper),
-        ],
+        &series,
         &[RefLine {
             label: "target: GR16 10 G/s".into(),
             value: TARGET_GR16_DOT_PER_S / 1e9,

@@ -180,6 +180,7 @@ fn a_dot_row_by_hand() {
     // and 1.2613 of Table 1's GR16.
     let row = DotRow {
         ring: GpuRing::Gr16,
+        engine: GemmEngine::DEFAULT,
         codes: 1984,
         records: 200_000,
         k_pad: 12_800,

@@ -109,6 +109,7 @@ pub fn compile(
         compiler: env!("CARGO_PKG_VERSION").to_string(),
         protocol: party.protocol.clone(),
         backend: backend.name().to_string(),
+        schedule: manifest::fingerprint(&mpc.as_operation().to_string()),
     };
     let manifest_json = if party.protocol == backend::FSS2 {
         let manifest = fss2_manifest::build(program, source, explain, &mpc)?;

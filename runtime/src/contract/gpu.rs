@@ -72,6 +72,13 @@
 //!   planes (record-major, as the CPU kernels; see `kernels::reference`). The grid is
 //!   `(ceil(codes / BLOCK_COLS), ceil(records / BLOCK_ROWS))` blocks of [`DOT_THREADS`]
 //!   threads; `k_pad` is a compile-time constant of the kernel.
+//! - `irisc_gpu_combine{w}` ([`combine_kernel_name`]): `(acc: *const i32, ldc: u64, plane:
+//!   u64, records: u64, codes: u64, out: *mut u{w})`: the same `out` as the dot kernel, from
+//!   `w/8` i32 accumulator planes of `plane` elements that a library int8 GEMM wrote (plane
+//!   `s` at `acc + s * plane`, element `(c, r)` at `r * ldc + c`: column-major codes x records,
+//!   the GEMM `C = Q_j^T G_i` accumulated over the limb pairs `i + j = s`). The epilogue
+//!   [`combine`]. One thread per output word, grid-stride ([`SPLIT_THREADS`] per block).
+//!   Which GEMM runs is [`GemmEngine`].
 
 /// The GPU architecture the PTX is generated for (Hopper, H100/H200; `a`: the
 /// architecture-specific features such as `wgmma`).
@@ -188,6 +195,55 @@ pub fn split_kernel_name(width: LimbWidth) -> String {
 /// `irisc_gpu_dot16_k{k_pad}` / `irisc_gpu_dot32_k{k_pad}`.
 pub fn dot_kernel_name(width: LimbWidth, k_pad: u64) -> String {
     format!("irisc_gpu_dot{}_k{k_pad}", width.bits())
+}
+
+/// `irisc_gpu_combine16` / `irisc_gpu_combine32`: the epilogue of a library GEMM.
+pub fn combine_kernel_name(width: LimbWidth) -> String {
+    format!("irisc_gpu_combine{}", width.bits())
+}
+
+/// Which int8 GEMM computes the limb products of a GPU dot product (paper 003, Section 4.4).
+/// Both give the same words: the generated kernel combines inside, the library GEMM writes
+/// one i32 plane per shift and `irisc_gpu_combine{w}` recombines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GemmEngine {
+    /// `irisc_gpu_dot{w}_k{K}`: irisc's own `mma.sync` kernel.
+    Generated,
+    /// cuBLAS `cublasGemmEx` (int8 in, i32 out, "TN"), one call per limb product, then
+    /// `irisc_gpu_combine{w}`.
+    Cublas,
+}
+
+impl GemmEngine {
+    /// The engine used when `IRISC_GPU_GEMM` does not choose: the faster one measured by
+    /// `irisc-bench --sections gpu` on an H100 (both are measured in every run of it).
+    pub const DEFAULT: GemmEngine = GemmEngine::Cublas;
+    /// The environment variable that chooses (`generated` or `cublas`).
+    pub const ENV: &'static str = "IRISC_GPU_GEMM";
+    /// Both engines, in the order reports list them.
+    pub const ALL: [GemmEngine; 2] = [GemmEngine::Generated, GemmEngine::Cublas];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            GemmEngine::Generated => "generated",
+            GemmEngine::Cublas => "cublas",
+        }
+    }
+
+    /// The engine `IRISC_GPU_GEMM` names, the default when unset; an unknown name is an error.
+    pub fn from_env() -> Result<GemmEngine, String> {
+        match std::env::var(Self::ENV) {
+            Err(_) => Ok(Self::DEFAULT),
+            Ok(v) => match v.as_str() {
+                "generated" => Ok(GemmEngine::Generated),
+                "cublas" => Ok(GemmEngine::Cublas),
+                other => Err(format!(
+                    "{}={other}: the GPU GEMM is `generated` (irisc's mma.sync kernel) or `cublas`",
+                    Self::ENV
+                )),
+            },
+        }
+    }
 }
 
 /// The balanced signed limbs of the low `width` bits of `x`, least significant first: limb 0

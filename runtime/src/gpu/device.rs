@@ -68,12 +68,15 @@ mod with_cuda {
     use std::collections::HashMap;
     use std::sync::{Arc, Mutex};
 
+    use cudarc::cublas::CudaBlas;
     use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
     use cudarc::nvrtc::Ptx;
 
     use super::*;
+    use crate::contract::gpu::GemmEngine;
     use crate::error::RuntimeError;
     use crate::gpu::errors::{self, driver, gpu_error};
+    use crate::gpu::library_gemm;
     use crate::gpu::watchdog::Watchdog;
 
     /// One party's GPU: context, stream, the program's module and its functions.
@@ -85,6 +88,11 @@ mod with_cuda {
         pub(crate) watchdog: Watchdog,
         /// "NVIDIA H100 80GB HBM3 (GPU 0, compute capability 9.0)".
         pub(crate) description: String,
+        /// The cuBLAS handle when the dot products' limb GEMMs run in cuBLAS
+        /// ([`GemmEngine::Cublas`]); `None`: irisc's own kernel.
+        pub(crate) blas: Option<CudaBlas>,
+        /// Which GEMM runs, for `--stats` (and why, when the default could not be had).
+        pub(crate) gemm: String,
     }
 
     impl Device {
@@ -121,6 +129,23 @@ mod with_cuda {
             let module = watchdog
                 .watch(what, || ctx.load_module(Ptx::from_src(ptx)))
                 .map_err(|e| driver::error(e, what, None, Some(&ctx)))?;
+            // The limb GEMMs: the faster engine unless IRISC_GPU_GEMM chooses. Without the
+            // cuBLAS library the default falls back to irisc's kernel; a named `cublas` fails.
+            let chosen = std::env::var(GemmEngine::ENV).is_ok();
+            let engine = GemmEngine::from_env().map_err(RuntimeError::Usage)?;
+            let (blas, gemm) = match engine {
+                GemmEngine::Generated => (None, engine.name().to_string()),
+                GemmEngine::Cublas => match library_gemm::cublas_on(&stream) {
+                    Ok(b) => (Some(b), engine.name().to_string()),
+                    Err(why) if chosen => {
+                        return Err(gpu_error(format!(
+                            "{}=cublas: {why}; unset it to use irisc's own GEMM kernel",
+                            GemmEngine::ENV
+                        )))
+                    }
+                    Err(why) => (None, format!("generated ({why})")),
+                },
+            };
             Ok(Device {
                 ctx,
                 stream,
@@ -128,6 +153,8 @@ mod with_cuda {
                 functions: Mutex::new(HashMap::new()),
                 watchdog,
                 description,
+                blas,
+                gemm,
             })
         }
 

@@ -3,14 +3,20 @@
 //! contract's grid, its record-major output (`out[r·codes + c]`, what the CPU kernels of
 //! [`crate::kernels`] produce) downloaded. The limb products are combined by shift inside the
 //! kernel (paper 003, Section 4.4); [`super::layout::limb_gemm`] is the host description.
+//! With a cuBLAS handle on the device ([`crate::contract::gpu::GemmEngine::Cublas`]) the limb
+//! products are cuBLAS GEMMs instead and `irisc_gpu_combine{w}` recombines
+//! ([`super::library_gemm`]).
 
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 
-use crate::contract::gpu::{dot_kernel_name, BLOCK_COLS, BLOCK_ROWS, DOT_THREADS, MAX_K};
+use crate::contract::gpu::{
+    combine_kernel_name, dot_kernel_name, BLOCK_COLS, BLOCK_ROWS, DOT_THREADS, MAX_K,
+};
 use crate::error::RuntimeError;
 
 use super::device::Device;
 use super::errors::gpu_error;
+use super::library_gemm::{self, PlanesRef};
 use super::planes::{DevicePlanes, GpuWord};
 
 /// The driver's limit on the grid's y dimension (records / BLOCK_ROWS).
@@ -70,6 +76,44 @@ pub(crate) fn dot<T: GpuWord>(
         Some((n * std::mem::size_of::<T>()) as u64),
         || stream.alloc_zeros::<T>(n),
     )?;
+    if let Some(blas) = &device.blas {
+        let name = combine_kernel_name(T::WIDTH);
+        let combine = device.function(&name)?;
+        let len = library_gemm::accumulator_len(T::WIDTH, records, codes);
+        let mut acc = device.call(
+            "allocating the limb GEMMs' accumulators",
+            Some((len * std::mem::size_of::<i32>()) as u64),
+            // SAFETY: every element is written by the first GEMM of its shift (beta = 0)
+            // before anything reads it.
+            || unsafe { stream.alloc::<i32>(len) },
+        )?;
+        let g = PlanesRef {
+            limbs: &gallery.limbs,
+            rows_pad: gs.rows_pad,
+        };
+        let q = PlanesRef {
+            limbs: &queries.limbs,
+            rows_pad: qs.rows_pad,
+        };
+        library_gemm::limb_products(
+            blas,
+            stream,
+            T::WIDTH,
+            gs.k_pad,
+            g,
+            q,
+            records,
+            codes,
+            &mut acc,
+        )
+        .map_err(gpu_error)?;
+        library_gemm::launch_combine(stream, &combine, &acc, records, codes, &mut out)
+            .map_err(gpu_error)?;
+        device.synchronize("the limb GEMMs (cuBLAS) and irisc_gpu_combine")?;
+        return device.call("copying the dot products from the GPU", None, || {
+            stream.clone_dtoh(&out)
+        });
+    }
     let cfg = LaunchConfig {
         grid_dim: (grid_x as u32, grid_y as u32, 1),
         block_dim: (DOT_THREADS, 1, 1),

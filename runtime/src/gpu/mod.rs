@@ -21,6 +21,8 @@
 //! - `planes` (feature `cuda`): operands uploaded and split into limb planes on the GPU;
 //! - `resident` (feature `cuda`): gallery chunks kept as planes, uploaded once per process;
 //! - `dot` (feature `cuda`): the dot kernel's launch and its record-major result;
+//! - `library_gemm` (feature `cuda`): the same limb products by cuBLAS, then the generated
+//!   epilogue (`contract::gpu::GemmEngine` chooses; `IRISC_GPU_GEMM`);
 //! - [`session`](mod@session): what the runtime holds, and the dot products it offers;
 //! - [`stats`]: the figures for `--stats`.
 
@@ -29,6 +31,8 @@ pub mod device;
 mod dot;
 pub mod errors;
 pub mod layout;
+#[cfg(feature = "cuda")]
+pub mod library_gemm;
 #[cfg(feature = "cuda")]
 mod planes;
 #[cfg(feature = "cuda")]

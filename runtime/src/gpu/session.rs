@@ -150,6 +150,7 @@ mod imp {
                     Device::open(ordinal, text.clone(), Watchdog::for_party(end.clone())?)?;
                 let stats = GpuStats {
                     device: device.description.clone(),
+                    gemm: device.gemm.clone(),
                     ..GpuStats::default()
                 };
                 shards.push(Shard {
@@ -253,8 +254,11 @@ mod imp {
         /// The figures so far, summed over the party's GPUs (`dot_s`: GPU-busy seconds, the
         /// shards' summed).
         pub fn stats(&self) -> GpuStats {
+            let mut gemm: Vec<&str> = self.shards.iter().map(|s| s.device.gemm.as_str()).collect();
+            gemm.dedup();
             let mut total = GpuStats {
                 device: self.description.clone(),
+                gemm: gemm.join(" + "),
                 ..GpuStats::default()
             };
             for shard in &self.shards {

@@ -9,6 +9,8 @@ use serde::Serialize;
 pub struct GpuStats {
     /// The device: name, ordinal, compute capability.
     pub device: String,
+    /// The int8 GEMM of the dot products: `cublas` or `generated` (irisc's kernel).
+    pub gemm: String,
     /// Dot-product calls (a query, or a batch against a gallery chunk) computed on the GPU.
     pub dot_calls: u64,
     /// Their wall seconds, uploads and downloads included.

@@ -187,7 +187,8 @@ impl Runtime {
         let t = Instant::now();
         let settings = Session::new()
             .field("the protocol", protocol_of(&manifest, build))
-            .field("the backend", or_unknown(&build.backend))
+            // The schedule, not the backend: a CPU party and GPU parties interoperate.
+            .field("the message schedule", or_unknown(&build.schedule))
             .field("--chunk-size", args.chunk_size)
             .field("--record-chunk", args.record_chunk);
         let session = inputs.session_bytes(&manifest, settings);

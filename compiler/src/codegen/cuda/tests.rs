@@ -4,7 +4,7 @@
 //! architecture. What needs the card itself (the tensor-core kernels' results) is checked by
 //! `scripts/gpu_check.sh` on a machine with a GPU.
 
-use super::kernels::{dot, split, Flavor, GpuDot};
+use super::kernels::{combine, dot, split, Flavor, GpuDot};
 use super::*;
 use crate::analysis::plan::PlanOptions;
 use crate::codegen::Target;
@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 type SplitFn<T> = unsafe extern "C" fn(*const T, *const T, u64, u64, u32, u32, *mut i8, u64, u64);
 type DotFn<T> = unsafe extern "C" fn(*const i8, u64, *const i8, u64, *mut T, u64, u64);
+type CombineFn<T> = unsafe extern "C" fn(*const i32, u64, u64, u64, u64, *mut T);
 
 /// Code lengths (words per side) the host twins are generated for: one word, odd, one k-step
 /// exactly, just over, and several steps.
@@ -30,6 +31,7 @@ struct HostKernels<T> {
     _ee: inkwell::execution_engine::ExecutionEngine<'static>,
     split: SplitFn<T>,
     dots: Vec<(u64, u32, DotFn<T>)>,
+    combine: CombineFn<T>,
 }
 
 fn host_kernels<T>(width: LimbWidth) -> HostKernels<T> {
@@ -38,6 +40,7 @@ fn host_kernels<T>(width: LimbWidth) -> HostKernels<T> {
         Box::leak(Box::new(inkwell::context::Context::create()));
     let module = cx.create_module("gpu_twins");
     split::define(cx, &module, width, Flavor::Host).unwrap();
+    combine::define(cx, &module, width, Flavor::Host).unwrap();
     let mut wanted = Vec::new();
     for len in LENS {
         for sides in [1u32, 2] {
@@ -65,9 +68,14 @@ fn host_kernels<T>(width: LimbWidth) -> HostKernels<T> {
             })
         })
         .collect();
+    let combine_addr = ee
+        .get_function_address(&gpu::combine_kernel_name(width))
+        .unwrap();
     HostKernels {
         // SAFETY: as above.
         split: unsafe { std::mem::transmute::<usize, SplitFn<T>>(split_addr) },
+        // SAFETY: as above.
+        combine: unsafe { std::mem::transmute::<usize, CombineFn<T>>(combine_addr) },
         dots,
         _ee: ee,
     }
@@ -255,6 +263,61 @@ fn twin_dot<T: Copy + Default + PartialEq + std::fmt::Debug + From<u8>>(
         "the kernel wrote past its output"
     );
     out.truncate((records * codes) as usize);
+    // The library-GEMM path on the same planes must give the same words.
+    let library = twin_library_dot(k, width, &g, &q, records, codes, len, sides);
+    assert_eq!(
+        library, out,
+        "the library-GEMM path (i32 planes by shift, then irisc_gpu_combine) differs from the generated kernel"
+    );
+    out
+}
+
+/// The cuBLAS path of [`gpu::GemmEngine::Cublas`] on the host: a plain loop stands for
+/// `cublasGemmEx` ("TN", int8 in, i32 out, accumulated over the limb pairs of one shift into
+/// column-major `codes_pad x records_pad` planes), then the host twin of
+/// `irisc_gpu_combine{w}`.
+#[allow(clippy::too_many_arguments)]
+fn twin_library_dot<T: Copy + Default + PartialEq + std::fmt::Debug + From<u8>>(
+    k: &HostKernels<T>,
+    width: LimbWidth,
+    g: &[i8],
+    q: &[i8],
+    records: u64,
+    codes: u64,
+    len: u64,
+    sides: u32,
+) -> Vec<T> {
+    let (grp, qrp, kp) = (
+        gpu::rows_pad(records),
+        gpu::rows_pad(codes),
+        gpu::k_pad(sides, len),
+    );
+    let (ldc, plane) = (qrp, qrp * grp);
+    let mut acc = vec![0i32; width.limbs() * plane as usize];
+    for (i, j) in width.products() {
+        let s = i + j;
+        for r in 0..grp {
+            for c in 0..qrp {
+                let gi = &g[(i as u64 * grp * kp + r * kp) as usize..][..kp as usize];
+                let qj = &q[(j as u64 * qrp * kp + c * kp) as usize..][..kp as usize];
+                let sum = gi.iter().zip(qj).fold(0i32, |a, (&x, &y)| {
+                    a.wrapping_add(i32::from(x) * i32::from(y))
+                });
+                let at = s * plane as usize + (r * ldc + c) as usize;
+                acc[at] = acc[at].wrapping_add(sum);
+            }
+        }
+    }
+    let sentinel = T::from(0x5a);
+    let mut out = vec![sentinel; (records * codes) as usize + 1];
+    // SAFETY: accumulators of limbs x plane i32 and an output of records x codes words.
+    unsafe { (k.combine)(acc.as_ptr(), ldc, plane, records, codes, out.as_mut_ptr()) };
+    assert_eq!(
+        out[(records * codes) as usize],
+        sentinel,
+        "combine wrote past its output"
+    );
+    out.truncate((records * codes) as usize);
     out
 }
 
@@ -342,6 +405,7 @@ fn host_dot_twin_at_the_full_code_length_with_extreme_words() {
         Box::leak(Box::new(inkwell::context::Context::create()));
     let module = cx.create_module("full");
     split::define(cx, &module, LimbWidth::W16, Flavor::Host).unwrap();
+    combine::define(cx, &module, LimbWidth::W16, Flavor::Host).unwrap();
     dot::define(
         cx,
         &module,
@@ -368,6 +432,11 @@ fn host_dot_twin_at_the_full_code_length_with_extreme_words() {
                     .unwrap(),
             )
         })],
+        combine: unsafe {
+            std::mem::transmute::<usize, CombineFn<u16>>(
+                ee.get_function_address("irisc_gpu_combine16").unwrap(),
+            )
+        },
         _ee: ee,
     };
     for pattern in [0x8080u16, 0xffff, 0x7f7f, 0x8000] {

@@ -5,6 +5,7 @@
 //! - [`limbs`]: the limb split and recombination (paper 003, Section 4.4);
 //! - [`split`]: ring words to limb planes (`irisc_gpu_split{w}`);
 //! - [`dot`]: the int8 tensor-core GEMM of a batch (`irisc_gpu_dot{w}_k{K}`);
+//! - [`combine`]: the epilogue of a library int8 GEMM (`irisc_gpu_combine{w}`);
 //! - [`prss`]: the PRSS keystream (`irisc_gpu_aes_ctr`) and zero shares
 //!   (`irisc_gpu_prss_zero{w}`), the CPU runtime's streams;
 //! - [`bits`]: the bit-sliced comparison phase's local steps: bit planes, a binary AND's local
@@ -13,6 +14,7 @@
 //! Names, parameters and layouts are the contract's ([`irisc_runtime::contract::gpu`]).
 
 pub mod bits;
+pub mod combine;
 pub mod dot;
 pub mod ir;
 pub mod limbs;
@@ -79,6 +81,7 @@ pub fn define_all<'ctx>(
     for d in dots {
         split::define(cx, module, d.width, flavor)?;
         dot::define(cx, module, d.width, d.k_pad(), flavor)?;
+        combine::define(cx, module, d.width, flavor)?;
     }
     // The correlated randomness of the reshares that follow the dot products, drawn where
     // their results are (16- and 32-bit rings).
