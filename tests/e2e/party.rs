@@ -273,6 +273,46 @@ fn a_party_that_cannot_load_its_inputs_tells_its_peers_at_once() {
     }
 }
 
+/// A share file that other local users can read is refused before it is used (issue 16,
+/// point 4): the party says why and how to fix it, and its peers learn it at once.
+#[test]
+fn a_share_file_other_users_can_read_is_refused_and_the_peers_told() {
+    use std::os::unix::fs::PermissionsExt;
+    let setup = common::setup(&small());
+    let (db, q) = shared_inputs(&setup, 2, 2);
+    for p in 0..3 {
+        let mode = std::fs::metadata(&db[p]).unwrap().permissions().mode() & 0o777;
+        assert_eq!(
+            mode,
+            0o600,
+            "irisc share writes {} owner-only",
+            db[p].display()
+        );
+    }
+    std::fs::set_permissions(&db[1], std::fs::Permissions::from_mode(0o644)).unwrap();
+    let started = Instant::now();
+    let outs = setup.run_three(&db, &q, &["--timeout", "60"]);
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "took {:?}",
+        started.elapsed()
+    );
+    let err1 = common::stderr(&outs[1]);
+    assert!(!outs[1].status.success());
+    assert!(
+        err1.contains("other users can access it (mode 0644)") && err1.contains("chmod 600"),
+        "{err1}"
+    );
+    for p in [0, 2] {
+        let err = common::stderr(&outs[p]);
+        assert!(!outs[p].status.success());
+        assert!(
+            err.contains("party 1 stopped: ") && err.contains("other users can access it"),
+            "party {p}:\n{err}"
+        );
+    }
+}
+
 #[test]
 fn sigterm_gives_one_line_and_its_peers_the_reason_at_once() {
     let setup = common::setup(&small());

@@ -346,6 +346,9 @@ fn assert_same_records(st: &Store, old: &[u8]) {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("old");
         std::fs::write(&p, old).unwrap();
+        // As irisc writes stores: owner-only (a store other users can read is refused).
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
         Store::open(&p).unwrap().len()
     };
     let n = old_count.min(st.len());

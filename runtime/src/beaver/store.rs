@@ -35,6 +35,9 @@ pub enum StoreError {
     Foreign { path: PathBuf, detail: String },
     #[error("{path}: {detail}")]
     Refused { path: PathBuf, detail: String },
+    /// Other users can access the file ([`crate::io::owner_only`]).
+    #[error("{0}")]
+    Exposed(String),
 }
 
 /// What a store is for: checked against the run before anything is consumed.
@@ -244,6 +247,13 @@ pub fn read_header(path: &Path) -> Result<(StoreHeader, u32), StoreError> {
 }
 
 fn header_of(f: &mut File, path: &Path) -> Result<(StoreHeader, u32, u64), StoreError> {
+    let io = |detail: String| StoreError::Io {
+        path: path.to_path_buf(),
+        detail,
+    };
+    let meta = f.metadata().map_err(|e| io(e.to_string()))?;
+    crate::io::owner_only::check(path, &meta, "one party's preprocessing (masked triples)")
+        .map_err(StoreError::Exposed)?;
     let foreign = |detail: String| StoreError::Foreign {
         path: path.to_path_buf(),
         detail,

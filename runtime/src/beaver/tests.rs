@@ -515,6 +515,12 @@ fn a_store_is_consumed_once_and_refuses_what_does_not_fit() {
 
     let bytes = std::fs::read(&path).unwrap();
     std::fs::write(dir.path().join("cut.pre"), &bytes[..bytes.len() - 8]).unwrap();
+    // Readable by group and others (the default mode of a new file here): refused as such.
+    let err = store::take(&dir.path().join("cut.pre"), expect)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("other users can access it"), "{err}");
+    owner_only(&dir.path().join("cut.pre"));
     let err = store::take(&dir.path().join("cut.pre"), expect)
         .unwrap_err()
         .to_string();
@@ -526,6 +532,7 @@ fn a_store_is_consumed_once_and_refuses_what_does_not_fit() {
     flipped[last] ^= 1;
     let flip = dir.path().join("flip.pre");
     std::fs::write(&flip, &flipped).unwrap();
+    owner_only(&flip);
     assert!(store::take(&flip, expect).unwrap().material == made[0].1[0]);
     let err = store::take(&flip, expect).unwrap_err().to_string();
     assert!(err.contains("checksum of execution 1"), "{err}");
@@ -545,6 +552,7 @@ fn a_store_is_consumed_once_and_refuses_what_does_not_fit() {
     let err = store::take(&flip, expect).unwrap_err().to_string();
     assert!(err.contains("header checksum"), "{err}");
     std::fs::write(dir.path().join("foreign.pre"), b"{\"id\": 1}\n").unwrap();
+    owner_only(&dir.path().join("foreign.pre"));
     let err = store::take(&dir.path().join("foreign.pre"), expect)
         .unwrap_err()
         .to_string();
@@ -644,4 +652,10 @@ fn sent_bytes_equal_the_cost_prediction() {
             }
         }
     }
+}
+
+/// Makes `path` readable by its owner only, as irisc creates its secret files.
+fn owner_only(path: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
 }

@@ -827,6 +827,8 @@ pub fn write_gallery_star(path: &std::path::Path, g: &GalleryStar) -> Result<(),
 }
 
 pub fn read_gallery_star(path: &std::path::Path, server: usize) -> Result<GalleryStar, String> {
+    let meta = std::fs::metadata(path).map_err(|e| file_error(path, &e.to_string()))?;
+    crate::io::owner_only::check(path, &meta, "one server's authenticated gallery shares")?;
     let bytes = std::fs::read(path).map_err(|e| file_error(path, &e.to_string()))?;
     if bytes.len() < 8 + 32 + 4 + 16 + 16 + 16 || &bytes[..8] != GALLERY_MAGIC {
         return Err(file_error(
@@ -880,6 +882,8 @@ pub fn write_secret_star(path: &std::path::Path, s: &SecretStar) -> Result<(), S
 }
 
 pub fn read_secret_star(path: &std::path::Path) -> Result<SecretStar, String> {
+    let meta = std::fs::metadata(path).map_err(|e| file_error(path, &e.to_string()))?;
+    crate::io::owner_only::check(path, &meta, "the dealer's MAC key shares")?;
     let bytes = std::fs::read(path).map_err(|e| file_error(path, &e.to_string()))?;
     if bytes.len() < 40 || &bytes[..8] != SECRET_MAGIC {
         return Err(file_error(path, "not an irisc authenticated dealer secret"));

@@ -44,6 +44,9 @@ pub enum MaterialError {
     },
     #[error("{path}: {detail}")]
     Refused { path: PathBuf, detail: String },
+    /// Other users can access the file ([`crate::io::owner_only`]).
+    #[error("{0}")]
+    Exposed(String),
 }
 
 fn io_err(path: &Path) -> impl Fn(std::io::Error) -> MaterialError + '_ {
@@ -312,6 +315,12 @@ pub struct TakenBytes {
 }
 
 fn read_header(f: &mut File, path: &Path) -> Result<(StoreHeader, [u8; 32], u32), MaterialError> {
+    let meta = f.metadata().map_err(|e| MaterialError::Io {
+        path: path.to_path_buf(),
+        detail: e.to_string(),
+    })?;
+    crate::io::owner_only::check(path, &meta, "one server's dealer material")
+        .map_err(MaterialError::Exposed)?;
     let foreign = |detail: &str| MaterialError::Foreign {
         path: path.to_path_buf(),
         what: "fss2 material store",

@@ -16,6 +16,8 @@ pub const PROGRAM: &str = "program";
 /// its record count (`input NAME records`).
 pub const INPUT: &str = "input ";
 const RECORDS_SUFFIX: &str = " records";
+/// Suffix of the field holding the digest of a gallery store's record ids (`input NAME ids`).
+const IDS_SUFFIX: &str = " ids";
 /// What to do about gallery stores whose record counts differ.
 const STORES_DIFFER: &str = "gallery stores holding other records cannot run together; stores whose record counts differ after an interrupted `irisc enroll` are mended by `irisc enroll ... --roll-back`";
 
@@ -49,6 +51,20 @@ impl Session {
     /// The record count of gallery store `input` (a store keeps its set id across appends).
     pub fn input_records(self, input: &str, records: u64) -> Session {
         self.field(&format!("{INPUT}{input}{RECORDS_SUFFIX}"), records)
+    }
+
+    /// The digest of gallery store `input`'s record ids, in store order: equal counts of
+    /// different records (or of the same records in another order) are refused too.
+    pub fn input_ids(self, input: &str, ids: &[u64]) -> Session {
+        let mut h = blake3::Hasher::new();
+        h.update(b"irisc session record ids 1");
+        for id in ids {
+            h.update(&id.to_le_bytes());
+        }
+        self.field(
+            &format!("{INPUT}{input}{IDS_SUFFIX}"),
+            h.finalize().to_hex(),
+        )
     }
 
     pub fn to_bytes(&self) -> Vec<u8> {
@@ -130,6 +146,13 @@ pub fn describe_mismatch(
         if va == vb {
             continue;
         }
+        // Record ids differ whenever the counts do: the count's message says it plainly.
+        if let Some(input) = name.strip_suffix(IDS_SUFFIX) {
+            let count = format!("{input}{RECORDS_SUFFIX}");
+            if a.get(&count) != b.get(&count) {
+                continue;
+            }
+        }
         out.push(one_mismatch(parties, name, me, va, peer, vb));
     }
     for (name, vb) in &b.fields {
@@ -170,6 +193,12 @@ pub fn describe_odd_one(me: usize, mine: &[u8], peers: &[usize], theirs: &[u8]) 
             continue;
         }
         out.push(match name.strip_prefix(INPUT) {
+            Some(input) if input.ends_with(IDS_SUFFIX) => format!(
+                "input {}: party {me}'s gallery store holds other record ids (digest {}) than those of {others} ({}): {STORES_DIFFER}",
+                input.trim_end_matches(IDS_SUFFIX),
+                short(va),
+                short(vb)
+            ),
             Some(input) if !input.ends_with(RECORDS_SUFFIX) => format!(
                 "input {input}: party {me}'s share file is from another `irisc share` run (set {}) than those of {others} (set {}); give the {count} parties the files of one `irisc share` run",
                 short(va),
@@ -216,6 +245,13 @@ fn one_mismatch(
         );
     }
     if let Some(input) = name.strip_prefix(INPUT) {
+        if let Some(input) = input.strip_suffix(IDS_SUFFIX) {
+            return format!(
+                "input {input}: party {peer}'s gallery store holds other record ids (digest {}) than party {me}'s ({}): {STORES_DIFFER}",
+                short(theirs),
+                short(mine)
+            );
+        }
         if let Some(input) = input.strip_suffix(RECORDS_SUFFIX) {
             return format!(
                 "input {input}: party {peer}'s gallery store holds {theirs} records but party {me}'s holds {mine}: {STORES_DIFFER}"
@@ -279,6 +315,41 @@ mod tests {
             e,
             "the parties must agree on --chunk-size, but party 2 has 7 and party 0 and party 1 have 9"
         );
+    }
+
+    #[test]
+    fn stores_of_equal_counts_but_other_record_ids_are_refused_by_the_ids_digest() {
+        let store = |count: u64, ids: &[u64]| {
+            Session::new()
+                .field(PROGRAM, "p abc")
+                .input_set("db", &[7; 16])
+                .input_records("db", count)
+                .input_ids("db", ids)
+                .to_bytes()
+        };
+        let (a, b) = (store(3, &[1, 2, 3]), store(3, &[1, 2, 4]));
+        assert_eq!(describe_mismatch(3, 0, &a, 1, &a), None);
+        let e = describe_mismatch(3, 0, &a, 1, &b).unwrap();
+        assert!(
+            e.starts_with("input db: party 1's gallery store holds other record ids (digest ")
+                && e.contains("than party 0's ("),
+            "{e}"
+        );
+        let e = describe_odd_one(2, &b, &[0, 1], &a).unwrap();
+        assert!(
+            e.starts_with("input db: party 2's gallery store holds other record ids")
+                && e.contains("than those of party 0 and party 1"),
+            "{e}"
+        );
+        // The same records in another order are other stores too.
+        assert!(describe_mismatch(3, 0, &a, 1, &store(3, &[3, 2, 1])).is_some());
+        // Counts that differ are said as counts, once.
+        let e = describe_odd_one(2, &store(4, &[1, 2, 3, 4]), &[0, 1], &a).unwrap();
+        assert!(
+            e.contains("holds 4 records but those of party 0 and party 1 hold 3"),
+            "{e}"
+        );
+        assert!(!e.contains("record ids"), "{e}");
     }
 
     #[test]

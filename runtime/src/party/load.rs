@@ -474,6 +474,12 @@ impl Inputs {
             // three parties' stores hold the same records.
             if l.from_store {
                 s = s.input_records(&l.spec.name, l.header.count);
+                // The count first (its message is the plainer one), then which records.
+                let ids = match &l.stored {
+                    Stored::Rep3(c) => &c.ids,
+                    Stored::Shamir(c) => &c.ids,
+                };
+                s = s.input_ids(&l.spec.name, ids);
             }
         }
         s.to_bytes()

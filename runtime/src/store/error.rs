@@ -7,6 +7,8 @@ use std::path::PathBuf;
 pub enum StoreError {
     // The cause is part of the message and deliberately not a `#[source]`: an error chain
     // printer (`{:#}`) would otherwise repeat it ("No such file or directory" twice).
+    #[error("{0}")]
+    Exposed(String),
     #[error("cannot {action} {path}: {cause}")]
     Io {
         action: &'static str,

@@ -345,7 +345,10 @@ impl Store {
             });
         }
         let mut file = File::open(path).map_err(io_err("open", path))?;
-        let len = file.metadata().map_err(io_err("read", path))?.len();
+        let meta = file.metadata().map_err(io_err("read", path))?;
+        crate::io::owner_only::check(path, &meta, "one party's gallery shares")
+            .map_err(StoreError::Exposed)?;
+        let len = meta.len();
         let chosen = read_slots(path, &mut file, len)?;
         if let Some((slot, detail)) = chosen.damaged {
             return Err(StoreError::HeaderSlotDamaged {

@@ -312,6 +312,17 @@ fn not_a_store_and_other_versions_are_refused() {
     let mut b = vec![0u8; 4096];
     b[..8].copy_from_slice(b"IRISCSHR");
     fs::write(&path, &b).unwrap();
+    // A new file with the default mode (0644 here): refused before it is read.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
+        let e = err(&path);
+        assert!(
+            e.contains("other users can access it (mode 0644)") && e.contains("chmod 600"),
+            "{e}"
+        );
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
+    }
     assert!(err(&path).contains("is not an irisc gallery store"));
     let (_d, path, _) = setup(StoreSharing::Rep3, 16);
     let mut b = fs::read(&path).unwrap();

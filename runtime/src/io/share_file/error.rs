@@ -35,6 +35,8 @@ pub enum ShareFileError {
     },
     #[error("{path} is corrupted: its body does not match the BLAKE3 hash in its header")]
     Corrupted { path: PathBuf },
+    #[error("{0}")]
+    Exposed(String),
     #[error("{path}: malformed share file: {detail}")]
     Malformed { path: PathBuf, detail: String },
     #[error("cannot write {path}: {detail}")]

@@ -253,7 +253,10 @@ pub fn read_header(path: &Path) -> Result<ShareFileHeader, ShareFileError> {
 /// Opens the file, parses its header and checks its size; returns the reader at the body.
 fn open_checked(path: &Path) -> Result<(ShareFileHeader, File), ShareFileError> {
     let mut f = File::open(path).map_err(io_err("open", path))?;
-    let len = f.metadata().map_err(io_err("read", path))?.len();
+    let meta = f.metadata().map_err(io_err("read", path))?;
+    crate::io::owner_only::check(path, &meta, "one party's shares")
+        .map_err(ShareFileError::Exposed)?;
+    let len = meta.len();
     let mut bytes = Vec::with_capacity(HEADER_LEN);
     (&mut f)
         .take(HEADER_LEN as u64)

@@ -539,3 +539,26 @@ fn random_set_ids_differ() {
         ShareFileHeader::random_set_id().unwrap()
     );
 }
+
+#[test]
+fn a_share_file_other_users_can_read_is_refused_before_it_is_read() {
+    use std::os::unix::fs::PermissionsExt;
+    let (_dir, path, _) = written("exposed");
+    // irisc writes it owner-only.
+    assert_eq!(
+        fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    for mode in [0o644, 0o640, 0o604] {
+        fs::set_permissions(&path, fs::Permissions::from_mode(mode)).unwrap();
+        let e = read(&path).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("other users can access it (mode {mode:04o})"))
+                && e.contains("chmod 600"),
+            "{e}"
+        );
+        assert!(read_header(&path).is_err());
+    }
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
+    assert!(read(&path).is_ok());
+}
