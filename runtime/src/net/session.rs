@@ -146,12 +146,8 @@ pub fn describe_mismatch(
         if va == vb {
             continue;
         }
-        // Record ids differ whenever the counts do: the count's message says it plainly.
-        if let Some(input) = name.strip_suffix(IDS_SUFFIX) {
-            let count = format!("{input}{RECORDS_SUFFIX}");
-            if a.get(&count) != b.get(&count) {
-                continue;
-            }
+        if said_by_the_count(&a, &b, name) {
+            continue;
         }
         out.push(one_mismatch(parties, name, me, va, peer, vb));
     }
@@ -192,6 +188,9 @@ pub fn describe_odd_one(me: usize, mine: &[u8], peers: &[usize], theirs: &[u8]) 
         if va == vb {
             continue;
         }
+        if said_by_the_count(&a, &b, name) {
+            continue;
+        }
         out.push(match name.strip_prefix(INPUT) {
             Some(input) if input.ends_with(IDS_SUFFIX) => format!(
                 "input {}: party {me}'s gallery store holds other record ids (digest {}) than those of {others} ({}): {STORES_DIFFER}",
@@ -220,6 +219,15 @@ pub fn describe_odd_one(me: usize, mine: &[u8], peers: &[usize], theirs: &[u8]) 
         return describe_mismatch(parties, me, mine, first, theirs);
     }
     Some(out.join("; "))
+}
+
+/// Whether `name` is a store's record-id digest whose record count differs too: ids differ
+/// whenever counts do, and the count's message says it plainly.
+fn said_by_the_count(a: &Session, b: &Session, name: &str) -> bool {
+    name.strip_suffix(IDS_SUFFIX).is_some_and(|input| {
+        let count = format!("{input}{RECORDS_SUFFIX}");
+        a.get(&count) != b.get(&count)
+    })
 }
 
 fn short(v: &str) -> String {
