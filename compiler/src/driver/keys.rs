@@ -649,10 +649,13 @@ mod tests {
         let results = ring(&tomls);
         let errors: Vec<String> = results.into_iter().filter_map(|r| r.err()).collect();
         assert!(!errors.is_empty());
+        // Which party's link fails first depends on scheduling: a party that accepts party 2
+        // names it, one whose link party 2 closed relays the acceptor's reason.
         assert!(
-            errors
-                .iter()
-                .any(|e| e.contains("party 2's certificate has expired")),
+            errors.iter().any(|e| {
+                e.contains("party 2's certificate has expired")
+                    || e.contains("the connecting peer's certificate has expired")
+            }),
             "{errors:?}"
         );
     }
