@@ -147,14 +147,26 @@ fn a_waiting_party_says_whom_it_waits_for() {
 /// Runs the three parties with `extra[p]` for party `p`; every party must fail at connect,
 /// quickly, each with a line containing all of `expect`.
 fn refused_at_connect(extra: [&[&str]; 3], expect: &[&str]) {
+    refused_at_connect_built(|_| Vec::new(), extra, expect);
+}
+
+/// [`refused_at_connect`] where party `p` runs the build `other(dir)[p]` of the program when
+/// there is one (`dir`: the setup's folder), the setup's executable otherwise.
+fn refused_at_connect_built(
+    other: impl Fn(&std::path::Path) -> Vec<Option<std::path::PathBuf>>,
+    extra: [&[&str]; 3],
+    expect: &[&str],
+) {
     let setup = common::setup(&small());
     let (db, q) = shared_inputs(&setup, 4, 2);
+    let exes = other(setup.dir.path());
     let started = Instant::now();
     let children: Vec<_> = (0..3)
         .map(|p| {
             let mut args = vec!["--timeout", "20"];
             args.extend_from_slice(extra[p]);
-            setup.spawn(p, &db[p], &q[p], &args)
+            let exe = exes.get(p).cloned().flatten().unwrap_or(setup.exe.clone());
+            setup.spawn_exe(&exe, p, &db[p], &q[p], &args)
         })
         .collect();
     let outs: Vec<_> = children
@@ -199,43 +211,25 @@ fn mismatched_record_chunk_is_named_at_connect() {
 /// CPU party with GPU parties of one module runs: `scripts/gpu_check.sh`, step 2.)
 #[test]
 fn a_party_built_with_another_schedule_is_named_at_connect() {
-    let setup = common::setup(&small());
-    let (db, q) = shared_inputs(&setup, 4, 2);
-    let other = setup.dir.path().join("prog-batch2");
-    common::irisc_ok(&[
-        "build",
-        small().to_str().unwrap(),
-        "-o",
-        other.to_str().unwrap(),
-        common::PLAN[0],
-        common::PLAN[1],
-        "--query-batch",
-        "2",
-    ]);
-    let started = Instant::now();
-    let children: Vec<_> = (0..3)
-        .map(|p| {
-            let exe = if p == 1 { &other } else { &setup.exe };
-            setup.spawn_exe(exe, p, &db[p], &q[p], &["--timeout", "20"])
-        })
-        .collect();
-    let outs: Vec<_> = children
-        .into_iter()
-        .map(|c| common::wait_bounded(c, Duration::from_secs(60)))
-        .collect();
-    assert!(
-        started.elapsed() < Duration::from_secs(15),
-        "{:?}",
-        started.elapsed()
+    let batch2 = |dir: &std::path::Path| {
+        let other = dir.join("prog-batch2");
+        common::irisc_ok(&[
+            "build",
+            small().to_str().unwrap(),
+            "-o",
+            other.to_str().unwrap(),
+            common::PLAN[0],
+            common::PLAN[1],
+            "--query-batch",
+            "2",
+        ]);
+        vec![None, Some(other), None]
+    };
+    refused_at_connect_built(
+        batch2,
+        [&[], &[], &[]],
+        &["the parties must agree on the message schedule"],
     );
-    for (p, o) in outs.iter().enumerate() {
-        let err = common::stderr(o);
-        assert_eq!(o.status.code(), Some(1), "party {p}:\n{err}");
-        assert!(
-            err.contains("the parties must agree on the message schedule"),
-            "party {p}:\n{err}"
-        );
-    }
 }
 
 #[test]
