@@ -2,12 +2,10 @@
 //! kernels timed with cudarc by the contract's names, parameters and grid
 //! (`irisc_runtime::contract::gpu`), the cuBLAS int8 GEMM peak, and the end-to-end run.
 
-use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{anyhow, Result};
-use cudarc::cublas::{result as blas, sys as blas_sys, CudaBlas};
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
@@ -595,13 +593,8 @@ fn ring_rows<T: Word>(
 // ---- the cuBLAS int8 peak ----
 
 fn gemm_peak(stream: &Arc<CudaStream>, quick: bool, min_secs: f64) -> Result<Vec<GemmRow>, String> {
-    // SAFETY: only tries to dlopen the cuBLAS library.
-    if !unsafe { blas_sys::is_culib_present() } {
-        return Err(
-            "the cuBLAS library (libcublas.so) was not found: no int8 peak measured".into(),
-        );
-    }
-    let handle = CudaBlas::new(stream.clone()).map_err(|e| format!("cuBLAS: {e:?}"))?;
+    let handle =
+        library_gemm::cublas_on(stream).map_err(|e| format!("{e}: no int8 peak measured"))?;
     let sizes: &[usize] = if quick {
         &[2048]
     } else {
@@ -623,37 +616,14 @@ fn gemm_peak(stream: &Arc<CudaStream>, quick: bool, min_secs: f64) -> Result<Vec
         let mut c = stream
             .alloc_zeros::<i32>(n * n)
             .map_err(|e| format!("allocating C: {e}"))?;
-        let (alpha, beta) = (1i32, 0i32);
         let ni = n as i32;
         let mut once = || -> Result<(), String> {
             let (pa, _ra) = a.device_ptr(stream);
             let (pb, _rb) = b.device_ptr(stream);
             let (pc, _rc) = c.device_ptr_mut(stream);
-            // SAFETY: A and B are n x n int8, C n x n int32 on this stream; alpha and beta are
-            // host int32 (the handle's default pointer mode); leading dimensions n (int8
-            // tensor-core GEMMs want A transposed: "TN").
+            // SAFETY: A and B are n x n int8, C n x n int32, all on this stream's context.
             unsafe {
-                blas::gemm_ex(
-                    *handle.handle(),
-                    blas_sys::cublasOperation_t::CUBLAS_OP_T,
-                    blas_sys::cublasOperation_t::CUBLAS_OP_N,
-                    ni,
-                    ni,
-                    ni,
-                    &alpha as *const i32 as *const c_void,
-                    pa as *const c_void,
-                    blas_sys::cudaDataType::CUDA_R_8I,
-                    ni,
-                    pb as *const c_void,
-                    blas_sys::cudaDataType::CUDA_R_8I,
-                    ni,
-                    &beta as *const i32 as *const c_void,
-                    pc as *mut c_void,
-                    blas_sys::cudaDataType::CUDA_R_32I,
-                    ni,
-                    blas_sys::cublasComputeType_t::CUBLAS_COMPUTE_32I,
-                    blas_sys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
-                )
+                library_gemm::gemm_s8_tn(&handle, (ni, ni, ni), (pa, ni), (pb, ni), 0, (pc, ni))
             }
             .map_err(|e| format!("cublasGemmEx {n}^3 int8: {e:?}"))
         };

@@ -92,7 +92,6 @@ pub fn limb_products(
     let mut first_of_shift = vec![true; width.limbs()];
     for (i, j) in width.products() {
         let s = i + j;
-        let alpha = 1i32;
         let beta = if std::mem::replace(&mut first_of_shift[s], false) {
             0i32
         } else {
@@ -103,33 +102,53 @@ pub fn limb_products(
         let c = acc_ptr + (s as u64 * plane) * std::mem::size_of::<i32>() as u64;
         // SAFETY: A is plane j of the queries (m rows of k_pad int8 inside its rows_pad rows),
         // B plane i of the gallery (n rows inside its rows_pad), C plane s of the accumulators
-        // (m x n i32, checked above); alpha and beta are host i32 (the default pointer mode).
-        unsafe {
-            blas::gemm_ex(
-                *blas.handle(),
-                blas_sys::cublasOperation_t::CUBLAS_OP_T,
-                blas_sys::cublasOperation_t::CUBLAS_OP_N,
-                mi,
-                ni,
-                ki,
-                &alpha as *const i32 as *const c_void,
-                a as *const c_void,
-                blas_sys::cudaDataType::CUDA_R_8I,
-                ki,
-                b as *const c_void,
-                blas_sys::cudaDataType::CUDA_R_8I,
-                ki,
-                &beta as *const i32 as *const c_void,
-                c as *mut c_void,
-                blas_sys::cudaDataType::CUDA_R_32I,
-                ldc_i,
-                blas_sys::cublasComputeType_t::CUBLAS_COMPUTE_32I,
-                blas_sys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
-            )
-        }
-        .map_err(|e| format!("cublasGemmEx (limbs {i} x {j}, {m} x {n} x {k_pad}): {e:?}"))?;
+        // (m x n i32, checked above).
+        unsafe { gemm_s8_tn(blas, (mi, ni, ki), (a, ki), (b, ki), beta, (c, ldc_i)) }
+            .map_err(|e| format!("cublasGemmEx (limbs {i} x {j}, {m} x {n} x {k_pad}): {e:?}"))?;
     }
     Ok(())
+}
+
+/// Enqueues `C = A^T B + beta C` on `blas`'s stream: the int8 tensor-core GEMM in cuBLAS's
+/// "TN" form, int8 in, i32 out (`CUBLAS_COMPUTE_32I`); A is `k x m` and B `k x n` column-major
+/// (row-major `m x k` and `n x k`), C `m x n` column-major. `(m, n, k)`, then each matrix as
+/// (device address, leading dimension).
+///
+/// # Safety
+/// The addresses must be device memory of the handle's context holding those matrices.
+pub unsafe fn gemm_s8_tn(
+    blas: &CudaBlas,
+    (m, n, k): (i32, i32, i32),
+    (a, lda): (u64, i32),
+    (b, ldb): (u64, i32),
+    beta: i32,
+    (c, ldc): (u64, i32),
+) -> Result<(), cudarc::cublas::result::CublasError> {
+    let alpha = 1i32;
+    // SAFETY: the caller's matrices; alpha and beta are host i32 (the default pointer mode).
+    unsafe {
+        blas::gemm_ex(
+            *blas.handle(),
+            blas_sys::cublasOperation_t::CUBLAS_OP_T,
+            blas_sys::cublasOperation_t::CUBLAS_OP_N,
+            m,
+            n,
+            k,
+            &alpha as *const i32 as *const c_void,
+            a as *const c_void,
+            blas_sys::cudaDataType::CUDA_R_8I,
+            lda,
+            b as *const c_void,
+            blas_sys::cudaDataType::CUDA_R_8I,
+            ldb,
+            &beta as *const i32 as *const c_void,
+            c as *mut c_void,
+            blas_sys::cudaDataType::CUDA_R_32I,
+            ldc,
+            blas_sys::cublasComputeType_t::CUBLAS_COMPUTE_32I,
+            blas_sys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+        )
+    }
 }
 
 /// Enqueues `irisc_gpu_combine{w}` (`combine`): `out[r * codes + c]` from the planes in `acc`.
