@@ -3,7 +3,8 @@
 #
 #   1. a CPU party with two GPU parties: the same answers as three GPU parties (the parties'
 #      randomness and messages do not depend on where the dot products ran);
-#   2. compute-sanitizer memcheck on one party of an end-to-end run;
+#   2. compute-sanitizer memcheck on one party of an end-to-end run (dot products and MSB
+#      extractions on the GPU);
 #   3. every example, built with `--target cuda`, three parties on this one GPU (one process and
 #      CUDA context each), answers checked against the plaintext definition (`irisc run --check`),
 #      under every sharing the program accepts that has GPU kernels (last: the longest step);
@@ -102,7 +103,7 @@ mixed() {
     for p in 0 1 2; do
         exe="$M/gpu"
         [[ $p == 0 ]] && exe="$M/cpu"
-        timeout "$TIMEOUT" "$exe" --party "$p" --config "$M/keys/parties.toml" \
+        timeout "$TIMEOUT" "$exe" --party "$p" --config "$M/keys/parties.toml" --stats "$M/stats$p.json" \
             --input "db=$M/shares/p$p/db.shares" --input "q=$M/shares/p$p/q.shares" >"$M/out$p.json" 2>"$M/err$p.txt" &
     done
     wait || true
@@ -114,9 +115,14 @@ mixed() {
     done
     wait || true
     [[ -s $M/gpu0.json ]] && grep -q '"query"' "$M/gpu0.json" || return 1
+    # The GPU parties ran their MSB extractions' local steps on the GPU (the CPU party's
+    # streams and messages agreed with theirs), none on the CPU.
+    if [[ $TARGET == cuda ]]; then
+        grep -Eq '"msb_calls": *[1-9]' "$M/stats1.json" && grep -Eq '"cpu_msb_calls": *0[,}]' "$M/stats1.json" || return 1
+    fi
     diff <(grep '"query"' "$M/out0.json" | sort) <(grep '"query"' "$M/gpu0.json" | sort) >"$M/diff.txt"
 }
-if mixed; then pass "CPU party 0 with GPU parties 1 and 2: the same answers"; else fail "CPU party with GPU parties (see $WORK/mixed)"; fi
+if mixed; then pass "CPU party 0 with GPU parties 1 and 2 (dot products and MSB extractions on the GPU): the same answers"; else fail "CPU party with GPU parties (see $WORK/mixed)"; fi
 
 # --- 2. compute-sanitizer memcheck on one party ----------------------------------------------------
 memcheck() {

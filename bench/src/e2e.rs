@@ -126,12 +126,14 @@ pub const PIPELINE_CHUNK: usize = 32_768;
 /// loopback as it is), the queries in the batch, and the party's `--record-chunk` (`None`: its
 /// default, the whole gallery in one chunk; `Some(n)`: chunks of n records, the next chunk's dot
 /// products overlapping this chunk's comparisons).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Setting {
     pub threads: usize,
     pub net: Option<NetProfile>,
     pub queries: usize,
     pub record_chunk: Option<usize>,
+    /// Variables set in the parties' environment (the GPU path's choices).
+    pub env: Vec<(String, String)>,
 }
 
 impl Setting {
@@ -142,6 +144,7 @@ impl Setting {
             net,
             queries: 1,
             record_chunk: None,
+            env: Vec::new(),
         }
     }
 
@@ -796,8 +799,14 @@ fn measure_case(
                 Some(t) => Some(t.measure(case.rotations * setting.queries, kernel_secs)?),
                 None => None,
             };
-            let outcome =
-                party_run::launch_parties(&exe, configs, &args, &extra, Duration::from_secs(1800))?;
+            let outcome = party_run::launch_parties_with_env(
+                &exe,
+                configs,
+                &args,
+                &extra,
+                &setting.env,
+                Duration::from_secs(1800),
+            )?;
             drop(relays);
             for (p, o) in outcome.iter().enumerate() {
                 if !o.success {
@@ -827,7 +836,7 @@ fn measure_case(
                     )?)
                 })
                 .collect::<Result<_>>()?;
-            let mut f = figures(case.name, *setting, comparisons, &acc)?;
+            let mut f = figures(case.name, setting.clone(), comparisons, &acc)?;
             f.records = records;
             f.kernel = kernel;
             out.push(f);

@@ -710,22 +710,33 @@ fn end_to_end(opts: &BenchOptions, dir: &std::path::Path, gpu_free: u64) -> Resu
         net: None,
         queries: TABLE3_PEOPLE,
         record_chunk: Some(E2E_RECORD_CHUNK.min(fit.records.max(1))),
+        env: Vec::new(),
+    };
+    // The same run with the MSB extractions' local steps on the CPU, for the ratio.
+    let cpu_compare = Setting {
+        env: vec![(
+            irisc_runtime::contract::gpu::COMPARE_ENV.to_string(),
+            "cpu".to_string(),
+        )],
+        ..setting.clone()
     };
     let mut runs = e2e::measure_in_for(
         dir,
         &case,
         fit.records,
-        &[setting],
+        &[setting, cpu_compare],
         opts.quick,
         Target::Cuda,
-    )?;
+    )
+    .map(|r| r.into_iter())?;
     let figures = runs
-        .pop()
+        .next()
         .ok_or_else(|| anyhow!("the end-to-end run returned nothing"))?;
     Ok(E2eRow {
         fit,
         queries: TABLE3_PEOPLE,
         threads_per_party: threads,
         figures,
+        cpu_compare: runs.next(),
     })
 }

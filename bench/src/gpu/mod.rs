@@ -364,7 +364,11 @@ pub struct E2eRow {
     pub fit: Fit,
     pub queries: usize,
     pub threads_per_party: usize,
+    /// The run as deployed: dot products and MSB extractions on the GPU.
     pub figures: super::e2e::RunFigures,
+    /// The same run with the MSB extractions' local steps on the CPU
+    /// (`IRISC_GPU_COMPARE=cpu`), when it ran.
+    pub cpu_compare: Option<super::e2e::RunFigures>,
 }
 
 /// What the device part measured.
@@ -651,6 +655,18 @@ pub fn e2e_measurements(e: &E2eRow) -> Vec<Measurement> {
     out.push(m("total", f.total_s, "s"));
     out.push(m("sent per comparison per party", f.bytes_per_cmp, "B"));
     out.push(m("rounds", f.rounds as f64, "rounds"));
+    if let Some(c) = &e.cpu_compare {
+        let mut x = m(
+            "comparisons per second (matching, MSB on the CPU)",
+            per_second(c.comparisons as f64, c.matching_s) / 1e6,
+            "M cmp/s",
+        );
+        x.extra.insert("env".into(), json!("IRISC_GPU_COMPARE=cpu"));
+        out.push(x);
+        let mut x = m("comparison phase (MSB on the CPU)", c.compare_s, "s");
+        x.extra.insert("env".into(), json!("IRISC_GPU_COMPARE=cpu"));
+        out.push(x);
+    }
     for (p, a) in f.accounts.iter().enumerate() {
         if let Some(g) = a.get("gpu") {
             let mut x = m(
@@ -811,11 +827,18 @@ fn charts(dir: &Path, m: &Measured) -> Result<Vec<PathBuf>> {
                 e.fit.records, e.queries
             ),
             "M comparisons / s",
-            &["measured (matching)".to_string(), "paper 003 Table 3 (per GPU)".to_string()],
+            &[
+                "measured (matching)".to_string(),
+                "measured, MSB on the CPU".to_string(),
+                "paper 003 Table 3 (per GPU)".to_string(),
+            ],
             &[(
                 "comparisons / s".to_string(),
                 vec![
                     per_second(e.figures.comparisons as f64, e.figures.matching_s) / 1e6,
+                    e.cpu_compare.as_ref().map_or(f64::NAN, |c| {
+                        per_second(c.comparisons as f64, c.matching_s) / 1e6
+                    }),
                     PAPER_TABLE3_CMP_PER_S / 1e6,
                 ],
             )],

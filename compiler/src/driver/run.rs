@@ -250,6 +250,7 @@ fn preprocess_beaver(
         [config; 3],
         &party_args,
         &[],
+        &[],
         Duration::from_secs_f64(opts.timeout * 3.0 + 600.0),
         &mut |_| {},
     )?;
@@ -474,16 +475,40 @@ pub fn launch_parties_relaying(
     limit: Duration,
     relay: &mut dyn FnMut(PartyLine<'_>),
 ) -> Result<Vec<Outcome>> {
-    launch_command(exe, &[], configs, party_args, extra, limit, relay)
+    launch_command(exe, &[], configs, party_args, extra, &[], limit, relay)
+}
+
+/// [`launch_parties`] with `env` set in every party's environment (the GPU path's choices,
+/// `IRISC_GPU_GEMM` and `IRISC_GPU_COMPARE`, for a benchmark that measures both).
+pub fn launch_parties_with_env(
+    exe: &Path,
+    configs: [&Path; 3],
+    party_args: &[Vec<String>; 3],
+    extra: &[String],
+    env: &[(String, String)],
+    limit: Duration,
+) -> Result<Vec<Outcome>> {
+    launch_command(
+        exe,
+        &[],
+        configs,
+        party_args,
+        extra,
+        env,
+        limit,
+        &mut |_| {},
+    )
 }
 
 /// [`launch_parties_relaying`] with `lead` before `--party` (a subcommand of `exe`).
+#[allow(clippy::too_many_arguments)]
 fn launch_command(
     exe: &Path,
     lead: &[String],
     configs: [&Path; 3],
     party_args: &[Vec<String>; 3],
     extra: &[String],
+    env: &[(String, String)],
     limit: Duration,
     relay: &mut dyn FnMut(PartyLine<'_>),
 ) -> Result<Vec<Outcome>> {
@@ -497,6 +522,7 @@ fn launch_command(
             .arg(configs[party])
             .args(args)
             .args(extra)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()

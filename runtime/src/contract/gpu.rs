@@ -66,6 +66,26 @@
 //!   *const u64, words: u64, len: u64, out: *mut u64)`: a party's share of `x AND y` before it
 //!   is sent (ABY3, Appendix C eq. 4 over F_2): `z = x_own (y_own ^ y_prev) ^ x_prev y_own ^
 //!   alpha`, `alpha` its PRSS zero bits; the tail of the last word (bits `len..`) cleared.
+//! - `irisc_gpu_fa_local` ([`FA_LOCAL_KERNEL`]): `(own, prev, alpha: *const u64, party: u32,
+//!   words: u64, planes: u64, len: u64, z: *mut u64, cc_own: *mut u64)`: MSB extraction's
+//!   first round (Appendix E: ShareSplit, Algorithm 5, then the full adders of Algorithm 6 on
+//!   planes `0..planes`) from the bit planes `own`, `prev` of the party's two share
+//!   components (`planes * words` words each, plane-major). Component `j` of the split is
+//!   `(own if j == party, prev if j + 1 == party mod 3)`, zero otherwise; with `a, b, c` the
+//!   components 0, 1, 2 and `t1 = a ^ c`, `t2 = b ^ c`, the AND's local share is
+//!   `z = t1.own (t2.own ^ t2.prev) ^ t1.prev t2.own ^ alpha` (each plane's tail beyond `len`
+//!   cleared) and `cc_own = z ^ c.own`. `z` is what the party sends.
+//! - `irisc_gpu_fa_finish` ([`FA_FINISH_KERNEL`]): `(got, prev: *const u64, party: u32, n:
+//!   u64, cc_prev: *mut u64)`: `cc_prev = got ^ c.prev` over `n` words, `got` the previous
+//!   party's `z` (tails cleared by the host).
+//! - `irisc_gpu_ripple_local` ([`RIPPLE_LOCAL_KERNEL`]): `(cc_own, cc_prev, s_own, s_prev:
+//!   *const u64, k_own: *mut u64, k_prev, alpha: *const u64, words: u64, len: u64, z: *mut
+//!   u64)`: one round of the ripple-carry adder (Algorithm 7) on one plane: with the carry
+//!   `k`, `t1 = cc ^ k`, `t2 = s ^ k`, `z = t1.own (t2.own ^ t2.prev) ^ t1.prev t2.own ^
+//!   alpha` (tail cleared), then `k_own ^= z`. `z` is what the party sends; the host folds
+//!   what it receives into `k_prev`.
+//!
+//!   These three kernels run one thread per word, grid-stride ([`BIT_THREADS`] per block).
 //! - `irisc_gpu_dot{w}_k{k_pad}` ([`dot_kernel_name`]): `(gallery: *const i8,
 //!   gallery_rows_pad: u64, queries: *const i8, query_rows_pad: u64, out: *mut u{w},
 //!   records: u64, codes: u64)`: `out[r*codes + c] = sum_i q_c[i] * g_r[i] mod 2^w` over the
@@ -161,6 +181,14 @@ pub fn prss_zero_kernel_name(width: LimbWidth) -> String {
 pub const PRSS_ZERO_BITS_KERNEL: &str = "irisc_gpu_prss_zero_bits";
 /// The local step of a binary AND.
 pub const AND_LOCAL_KERNEL: &str = "irisc_gpu_and_local";
+/// ShareSplit and the full-adder layer's local step of MSB extraction.
+pub const FA_LOCAL_KERNEL: &str = "irisc_gpu_fa_local";
+/// The full-adder layer's carries once the next party's shares have arrived.
+pub const FA_FINISH_KERNEL: &str = "irisc_gpu_fa_finish";
+/// One ripple-carry round's local step of MSB extraction.
+pub const RIPPLE_LOCAL_KERNEL: &str = "irisc_gpu_ripple_local";
+/// Threads per block of the comparison phase's word-parallel kernels (grid-stride).
+pub const BIT_THREADS: u32 = 256;
 
 /// `irisc_gpu_bit_planes16` / `irisc_gpu_bit_planes32`.
 pub fn bit_planes_kernel_name(width: LimbWidth) -> String {
@@ -243,6 +271,27 @@ impl GemmEngine {
                 )),
             },
         }
+    }
+}
+
+/// Where a GPU party runs the local steps of the comparison phase's MSB extractions: on the
+/// GPU (the default) or, with `IRISC_GPU_COMPARE=cpu`, in the CPU protocol (to compare the
+/// two, or to rule the GPU path out). The messages are the same either way.
+pub const COMPARE_ENV: &str = "IRISC_GPU_COMPARE";
+
+/// Whether [`COMPARE_ENV`] leaves the comparison phase on the GPU; an unknown value is an
+/// error.
+pub fn compare_on_gpu_from_env() -> Result<bool, String> {
+    match std::env::var(COMPARE_ENV) {
+        Err(_) => Ok(true),
+        Ok(v) => match v.as_str() {
+            "gpu" => Ok(true),
+            "cpu" => Ok(false),
+            other => Err(format!(
+                "{COMPARE_ENV}={other}: the comparison phase runs on the `gpu` (the default) or \
+                 the `cpu`"
+            )),
+        },
     }
 }
 

@@ -8,7 +8,9 @@
 //! GPU has kernels for ([`replicated_on_gpu`]: replicated Z_2^k in 16- or 32-bit storage;
 //! [`shamir_on_gpu`]: Galois-ring Shamir GR(2^16, d)) runs on it, batch or single, and returns
 //! exactly what the CPU kernels return, so the rest of the schedule is unchanged; F_p and
-//! 64-bit rings keep the CPU kernels (counted in `--stats`, [`GpuStats`]).
+//! 64-bit rings keep the CPU kernels (counted in `--stats`, [`GpuStats`]). The comparison
+//! phase's MSB extractions of those rings run their local steps on the GPU too
+//! ([`msb`], unless `IRISC_GPU_COMPARE=cpu`), the rounds' messages unchanged.
 //!
 //! Everything that touches CUDA is behind the cargo feature `cuda` (cudarc, the driver loaded
 //! with `dlopen` at run time): without it [`Session::attach`] fails with
@@ -23,16 +25,25 @@
 //! - `dot` (feature `cuda`): the dot kernel's launch and its record-major result;
 //! - `library_gemm` (feature `cuda`): the same limb products by cuBLAS, then the generated
 //!   epilogue (`contract::gpu::GemmEngine` chooses; `IRISC_GPU_GEMM`);
-//! - [`session`](mod@session): what the runtime holds, and the dot products it offers;
+//! - [`lanes`]: what the comparison phase needs of a device (buffers, copies, the bit
+//!   kernels), one trait; `cuda_lanes` (feature `cuda`) is it on the GPU;
+//! - [`msb`]: MSB extraction (Algorithm 10) with its local steps on such a device, the CPU
+//!   protocol's messages and PRSS draws;
+//! - [`session`](mod@session): what the runtime holds, and the dot products and MSB
+//!   extractions it offers;
 //! - [`stats`]: the figures for `--stats`.
 
+#[cfg(feature = "cuda")]
+mod cuda_lanes;
 pub mod device;
 #[cfg(feature = "cuda")]
 mod dot;
 pub mod errors;
+pub mod lanes;
 pub mod layout;
 #[cfg(feature = "cuda")]
 pub mod library_gemm;
+pub mod msb;
 #[cfg(feature = "cuda")]
 mod planes;
 #[cfg(feature = "cuda")]

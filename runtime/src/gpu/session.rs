@@ -94,6 +94,25 @@ mod imp {
             match self.never {}
         }
 
+        pub fn msb<T: crate::ring::RingElem>(
+            &self,
+            _net: &mut dyn crate::net::Transport,
+            _prss: &mut crate::rand::Prss,
+            _own: &[T],
+            _prev: &[T],
+            _k: u32,
+        ) -> Result<crate::share::BitShares, RuntimeError> {
+            match self.never {}
+        }
+
+        pub fn note_cpu_msb(&self) {
+            match self.never {}
+        }
+
+        pub fn compares(&self) -> bool {
+            match self.never {}
+        }
+
         pub fn stats(&self) -> GpuStats {
             match self.never {}
         }
@@ -122,6 +141,8 @@ mod imp {
     pub struct Session {
         shards: Vec<Shard>,
         description: String,
+        /// Whether MSB extractions run their local steps here (`IRISC_GPU_COMPARE`).
+        compare: bool,
     }
 
     /// One GPU of the party.
@@ -142,6 +163,8 @@ mod imp {
             end: crate::gpu::watchdog::Expiry,
         ) -> Result<Session, RuntimeError> {
             let text = ptx_text(ptx)?;
+            let compare =
+                crate::contract::gpu::compare_on_gpu_from_env().map_err(RuntimeError::Usage)?;
             let ordinals = ordinals_from_env(std::env::var(DEVICE_ENV).ok().as_deref())
                 .map_err(RuntimeError::Usage)?;
             let mut shards = Vec::with_capacity(ordinals.len());
@@ -169,6 +192,7 @@ mod imp {
             Ok(Session {
                 shards,
                 description,
+                compare,
             })
         }
 
@@ -251,6 +275,45 @@ mod imp {
             }
         }
 
+        /// The most significant bits of the values whose replicated shares are `own`, `prev`
+        /// in Z_2^k (16- or 32-bit storage), the local steps on the party's first GPU
+        /// ([`crate::gpu::msb::msb_on`]): the CPU protocol's messages, PRSS draws and
+        /// output shares.
+        pub fn msb<T: crate::ring::RingElem>(
+            &self,
+            net: &mut dyn crate::net::Transport,
+            prss: &mut crate::rand::Prss,
+            own: &[T],
+            prev: &[T],
+            k: u32,
+        ) -> Result<crate::share::BitShares, RuntimeError> {
+            let started = Instant::now();
+            let shard = &self.shards[0];
+            // One user of the device's stream at a time (the tiled scan's background dot
+            // products share it).
+            let mut state = shard.state()?;
+            let lanes = crate::gpu::cuda_lanes::CudaLanes {
+                device: &shard.device,
+            };
+            let bits = crate::gpu::msb::msb_on(&lanes, net, prss, own, prev, k)?;
+            state.stats.msb_calls += 1;
+            state.stats.msb_s += started.elapsed().as_secs_f64();
+            Ok(bits)
+        }
+
+        /// Whether the comparison phase's MSB extractions run their local steps on the GPU
+        /// (`IRISC_GPU_COMPARE`, read when the session was attached).
+        pub fn compares(&self) -> bool {
+            self.compare
+        }
+
+        /// With the session attached, an MSB extraction that runs on the CPU: counted.
+        pub fn note_cpu_msb(&self) {
+            if let Ok(mut s) = self.shards[0].state.lock() {
+                s.stats.cpu_msb_calls += 1;
+            }
+        }
+
         /// The figures so far, summed over the party's GPUs (`dot_s`: GPU-busy seconds, the
         /// shards' summed).
         pub fn stats(&self) -> GpuStats {
@@ -269,6 +332,9 @@ mod imp {
                     total.gallery_uploads += s.stats.gallery_uploads;
                     total.bytes_uploaded += s.stats.bytes_uploaded;
                     total.resident_bytes += s.resident.bytes();
+                    total.msb_calls += s.stats.msb_calls;
+                    total.msb_s += s.stats.msb_s;
+                    total.cpu_msb_calls += s.stats.cpu_msb_calls;
                 }
             }
             total

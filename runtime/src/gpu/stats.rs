@@ -1,6 +1,7 @@
 //! What ran on the GPU, for `--stats` (key `"gpu"`, present only when the schedule attached a
 //! GPU): which device, how many dot products ran there and how many stayed on the CPU (rings
-//! without GPU kernels: F_p, 64-bit storage), and what moved to the card.
+//! without GPU kernels: F_p, 64-bit storage), what moved to the card, and how many MSB
+//! extractions of the comparison phase ran there.
 
 use serde::Serialize;
 
@@ -24,4 +25,11 @@ pub struct GpuStats {
     pub bytes_uploaded: u64,
     /// Bytes of gallery limb planes resident at the end.
     pub resident_bytes: u64,
+    /// MSB extractions (Algorithm 10) whose local steps ran on the GPU.
+    pub msb_calls: u64,
+    /// Their wall seconds, the rounds' network waits included.
+    pub msb_s: f64,
+    /// MSB extractions left to the CPU protocol (chunked rounds, 64-bit storage, or
+    /// `IRISC_GPU_COMPARE=cpu`).
+    pub cpu_msb_calls: u64,
 }

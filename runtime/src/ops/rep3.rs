@@ -142,9 +142,39 @@ pub fn msb(cx: &mut Ctx<'_>, src: &Value, ring_bits: u32) -> Result<Value, Runti
         )));
     };
     let (net, prss) = (&mut *cx.net, &mut *cx.prss);
-    let bits = on_pair!(own, prev, |o, p| msb_of(net, prss, o, p, ring_bits)?)?;
+    let gpu = cx.gpu.clone();
+    let bits = on_pair!(own, prev, |o, p| msb_where(
+        gpu.as_deref(),
+        net,
+        prss,
+        o,
+        p,
+        ring_bits
+    )?)?;
     cx.rounds += ring_bits.saturating_sub(1) as u64;
     Ok(Value::Bits(bits))
+}
+
+/// [`msb_of`] on the party's GPU when it has one that runs the comparison phase, the storage
+/// is 16- or 32-bit and the rounds are unchunked (all parties chunk alike, so a chunked run
+/// stays on the CPU everywhere); otherwise on the CPU, counted for `--stats`. The messages
+/// and the output shares are the same either way.
+fn msb_where<T: RingElem>(
+    gpu: Option<&crate::gpu::Session>,
+    net: &mut dyn crate::net::Transport,
+    prss: &mut crate::rand::prss::Prss,
+    own: &[T],
+    prev: &[T],
+    k: u32,
+) -> Result<crate::share::binary::BitShares, RuntimeError> {
+    if let Some(g) = gpu {
+        let fits = crate::contract::gpu::LimbWidth::of_bits(T::BITS).is_some();
+        if g.compares() && fits && protocol::chunk_elems() == 0 {
+            return g.msb(net, prss, own, prev, k);
+        }
+        g.note_cpu_msb();
+    }
+    msb_of(net, prss, own, prev, k)
 }
 
 /// OR over consecutive groups of `group` bits (0: all), by a tree of AND gates.

@@ -7,7 +7,7 @@
 //! does the work.
 
 use aes::Aes128;
-use ctr::cipher::{KeyIvInit, StreamCipher};
+use ctr::cipher::{KeyIvInit, StreamCipher, StreamCipherSeek};
 
 /// One PRF stream: a key and the byte position in its keystream.
 pub struct AesCtr {
@@ -42,6 +42,31 @@ impl AesCtr {
                 key.into(),
                 &iv.into(),
             ))),
+        }
+    }
+
+    /// Keystream bytes drawn so far: the byte position of the next draw.
+    pub fn position(&self) -> u128 {
+        match &self.imp {
+            #[cfg(target_arch = "x86_64")]
+            Imp::Ni(s) => s.position(),
+            Imp::Soft(s) => s.current_pos::<u128>(),
+        }
+    }
+
+    /// Moves to byte position `to` of the keystream (at or after [`AesCtr::position`]), as
+    /// if the bytes between had been drawn: what a party does after another processor (its
+    /// GPU) drew them from the same key.
+    pub fn seek(&mut self, to: u128) {
+        assert!(
+            to >= self.position(),
+            "a PRSS stream only moves forward (at {}, asked {to})",
+            self.position()
+        );
+        match &mut self.imp {
+            #[cfg(target_arch = "x86_64")]
+            Imp::Ni(s) => s.seek(to),
+            Imp::Soft(s) => s.seek(to),
         }
     }
 
@@ -83,6 +108,26 @@ mod ni {
                 pos: 16,
                 vaes: std::arch::is_x86_feature_detected!("vaes")
                     && std::arch::is_x86_feature_detected!("avx512f"),
+            }
+        }
+
+        /// Bytes drawn so far.
+        pub fn position(&self) -> u128 {
+            self.counter * 16 - (16 - self.pos as u128)
+        }
+
+        /// Continues at byte `to` (not before [`Stream::position`]).
+        pub fn seek(&mut self, to: u128) {
+            self.counter = to / 16;
+            let within = (to % 16) as usize;
+            self.pos = 16;
+            if within != 0 {
+                let mut block = [0u8; 16];
+                // SAFETY: AES-NI was detected at construction.
+                unsafe { blocks_ni(&self.keys, self.counter, &mut block) };
+                self.counter = self.counter.wrapping_add(1);
+                self.buf = block;
+                self.pos = within;
             }
         }
 
@@ -241,6 +286,33 @@ mod tests {
                 a.fill(&mut x);
                 b.fill(&mut y);
                 assert_eq!(x, y, "key {key:?} len {len}");
+            }
+        }
+    }
+
+    /// Seeking past bytes is drawing them: both implementations continue with the bytes a
+    /// stream that drew them would give, from any alignment to any alignment.
+    #[test]
+    fn seeking_equals_drawing() {
+        let key = *b"fedcba9876543210";
+        for start in [0usize, 1, 15, 16, 17, 600] {
+            for gap in [0usize, 1, 3, 15, 16, 31, 512, 1000] {
+                let mut drawn = AesCtr::portable(&key);
+                let mut skip = vec![0u8; start + gap];
+                drawn.fill(&mut skip);
+                let mut want = vec![0u8; 77];
+                drawn.fill(&mut want);
+                for mut s in [AesCtr::new(&key), AesCtr::portable(&key)] {
+                    let mut first = vec![0u8; start];
+                    s.fill(&mut first);
+                    assert_eq!(s.position(), start as u128);
+                    s.seek((start + gap) as u128);
+                    assert_eq!(s.position(), (start + gap) as u128);
+                    let mut got = vec![0u8; 77];
+                    s.fill(&mut got);
+                    assert_eq!(got, want, "start {start} gap {gap}");
+                    assert_eq!(s.position(), (start + gap + 77) as u128);
+                }
             }
         }
     }

@@ -27,6 +27,25 @@ pub struct Prss {
     own: Stream,
     /// F(s_{i-1}): shared with the previous party.
     prev: Stream,
+    /// The AES round keys of s_i and s_{i-1}, for the party's GPU to draw the same streams
+    /// ([`Prss::device_streams`]).
+    round_keys: [[u32; 44]; 2],
+}
+
+/// Where a PRSS stream stands, for a device that draws the next bytes itself: its AES-128
+/// round keys ([`super::aes_tables::expand_key`]) and the byte position of the next draw.
+/// Holds key material: never logged, dropped with the draw it serves.
+pub struct DeviceStream {
+    pub round_keys: [u32; 44],
+    pub position: u128,
+}
+
+impl std::fmt::Debug for DeviceStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceStream")
+            .field("position", &self.position)
+            .finish_non_exhaustive()
+    }
 }
 
 impl std::fmt::Debug for Prss {
@@ -64,7 +83,36 @@ impl Prss {
             party,
             own: Stream::new(&own),
             prev: Stream::new(&prev),
+            round_keys: [
+                super::aes_tables::expand_key(&own),
+                super::aes_tables::expand_key(&prev),
+            ],
         }
+    }
+
+    /// The two streams, F(s_i) then F(s_{i-1}), as a GPU needs them to draw the next bytes of
+    /// each (the counter-mode keystream of `irisc_gpu_aes_ctr`). Both stand at the same
+    /// position: every draw takes the same bytes from both.
+    pub fn device_streams(&self) -> [DeviceStream; 2] {
+        [
+            DeviceStream {
+                round_keys: self.round_keys[0],
+                position: self.own.position(),
+            },
+            DeviceStream {
+                round_keys: self.round_keys[1],
+                position: self.prev.position(),
+            },
+        ]
+    }
+
+    /// Skips the next `bytes` bytes of both streams: the draw a device made from
+    /// [`Prss::device_streams`], so that the next draw here continues after it.
+    pub fn skip(&mut self, bytes: u64) {
+        let to = self.own.position() + u128::from(bytes);
+        self.own.seek(to);
+        let to = self.prev.position() + u128::from(bytes);
+        self.prev.seek(to);
     }
 
     pub fn party(&self) -> usize {
@@ -186,6 +234,37 @@ mod tests {
         assert!(consistent(&r, 64));
         assert_eq!(out[0].2, "Prss { party: 0, .. }");
         assert!(out.iter().all(|o| o.3 == 1));
+    }
+
+    /// A device's draw from the streams' keys and positions, then `skip`, leaves the CPU
+    /// streams exactly where drawing would have.
+    #[test]
+    fn device_streams_and_skip_keep_the_parties_in_step() {
+        use crate::rand::aes_tables::encrypt_block;
+        let mut a = fixed();
+        let mut b = fixed();
+        for p in 0..3 {
+            let _ = a[p].zero_shares::<u16>(5);
+            let _ = b[p].zero_shares::<u16>(5);
+            let streams = a[p].device_streams();
+            assert_eq!(streams[0].position, 10);
+            assert_eq!(streams[1].position, 10);
+            // What the device would draw: 24 zero words, from the keystream blocks.
+            let block = |s: &DeviceStream, i: u128| encrypt_block(&s.round_keys, &i.to_le_bytes());
+            let ks: Vec<Vec<u8>> = streams
+                .iter()
+                .map(|s| (0..14u128).flat_map(|i| block(s, i)).collect())
+                .collect();
+            let want = b[p].zero_bits(24);
+            for (e, w) in want.iter().enumerate() {
+                let at = 10 + 8 * e;
+                let word = |k: &[u8]| u64::from_le_bytes(k[at..at + 8].try_into().unwrap());
+                assert_eq!(word(&ks[0]) ^ word(&ks[1]), *w);
+            }
+            a[p].skip(24 * 8);
+            assert_eq!(a[p].zero_shares::<u32>(9), b[p].zero_shares::<u32>(9));
+        }
+        assert!(!format!("{:?}", a[0].device_streams()[0]).contains("round_keys"));
     }
 
     #[test]

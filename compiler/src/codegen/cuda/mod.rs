@@ -173,25 +173,30 @@ pub fn ptx_image(
             )),
         }
     }
+    use irisc_runtime::contract::gpu as c;
     head.push_str(&format!(
-        "//   PRSS: {} (AES-128 counter mode, the CPU runtime's streams), {} and {}\n",
-        irisc_runtime::contract::gpu::AES_CTR_KERNEL,
-        irisc_runtime::contract::gpu::prss_zero_kernel_name(
-            irisc_runtime::contract::gpu::LimbWidth::W16
-        ),
-        irisc_runtime::contract::gpu::prss_zero_kernel_name(
-            irisc_runtime::contract::gpu::LimbWidth::W32
-        ),
+        "//   PRSS: {} (AES-128 counter mode, the CPU runtime's streams), {}\n",
+        c::AES_CTR_KERNEL,
+        c::PRSS_ZERO_BITS_KERNEL,
     ));
     head.push_str(&format!(
-        "//   comparison phase, bit-sliced: {}, {}, {}, {} (generated and tested on the host; the runtime does not call them yet)\n",
-        irisc_runtime::contract::gpu::bit_planes_kernel_name(irisc_runtime::contract::gpu::LimbWidth::W16),
-        irisc_runtime::contract::gpu::bit_planes_kernel_name(irisc_runtime::contract::gpu::LimbWidth::W32),
-        irisc_runtime::contract::gpu::AND_LOCAL_KERNEL,
-        irisc_runtime::contract::gpu::PRSS_ZERO_BITS_KERNEL,
+        "//   msb of 16- and 32-bit rings (Algorithm 10; IRISC_GPU_COMPARE=cpu keeps it on the CPU): {}, {}, {}, {}, {}\n",
+        c::bit_planes_kernel_name(c::LimbWidth::W16),
+        c::bit_planes_kernel_name(c::LimbWidth::W32),
+        c::FA_LOCAL_KERNEL,
+        c::FA_FINISH_KERNEL,
+        c::RIPPLE_LOCAL_KERNEL,
+    ));
+    head.push_str(&format!(
+        "//   generated and tested on the host, not yet called by the runtime (reshares, OR trees and ANDs of bits run on the CPU): {}, {}, {}\n",
+        c::prss_zero_kernel_name(c::LimbWidth::W16),
+        c::prss_zero_kernel_name(c::LimbWidth::W32),
+        c::AND_LOCAL_KERNEL,
     ));
     Ok(head + &body)
 }
 
+#[cfg(test)]
+mod msb_tests;
 #[cfg(test)]
 mod tests;

@@ -213,6 +213,18 @@ impl<'ctx, 'm> Ir<'ctx, 'm> {
     ) -> Result<IntValue<'ctx>, CodegenError> {
         self.b.build_and(a, b, "").map_err(err)
     }
+    pub fn xor(
+        &self,
+        a: IntValue<'ctx>,
+        b: IntValue<'ctx>,
+    ) -> Result<IntValue<'ctx>, CodegenError> {
+        self.b.build_xor(a, b, "").map_err(err)
+    }
+    pub fn eq(&self, a: IntValue<'ctx>, b: IntValue<'ctx>) -> Result<IntValue<'ctx>, CodegenError> {
+        self.b
+            .build_int_compare(IntPredicate::EQ, a, b, "")
+            .map_err(err)
+    }
     pub fn ne0(&self, a: IntValue<'ctx>) -> Result<IntValue<'ctx>, CodegenError> {
         self.b
             .build_int_compare(IntPredicate::NE, a, a.get_type().const_zero(), "")

@@ -8,11 +8,14 @@
 //! - [`combine`]: the epilogue of a library int8 GEMM (`irisc_gpu_combine{w}`);
 //! - [`prss`]: the PRSS keystream (`irisc_gpu_aes_ctr`) and zero shares
 //!   (`irisc_gpu_prss_zero{w}`), the CPU runtime's streams;
+//! - [`bit_extract`]: MSB extraction's local steps (ShareSplit and the full adders, the
+//!   ripple-carry rounds), the rest of the comparison phase's Algorithm 10;
 //! - [`bits`]: the bit-sliced comparison phase's local steps: bit planes, a binary AND's local
 //!   step, zero bits.
 //!
 //! Names, parameters and layouts are the contract's ([`irisc_runtime::contract::gpu`]).
 
+pub mod bit_extract;
 pub mod bits;
 pub mod combine;
 pub mod dot;
@@ -92,5 +95,8 @@ pub fn define_all<'ctx>(
     }
     bits::define_prss_zero_bits(cx, module, flavor)?;
     bits::define_and_local(cx, module, flavor)?;
+    bit_extract::define_fa_local(cx, module, flavor)?;
+    bit_extract::define_fa_finish(cx, module, flavor)?;
+    bit_extract::define_ripple_local(cx, module, flavor)?;
     Ok(())
 }

@@ -1,0 +1,396 @@
+//! The GPU comparison phase without a GPU: the runtime's MSB orchestration
+//! ([`irisc_runtime::gpu::msb::msb_on`]) over the generated kernels' host twins
+//! ([`HostLanes`], the same emitted bodies JIT-compiled for this CPU), three parties on
+//! threads over the in-memory transport. Each party's output shares, messages, bytes and the
+//! position of its PRSS streams afterwards equal the CPU protocol's bit for bit, the opened
+//! bits equal the plaintext MSB, and a party on the twins runs with parties on the CPU
+//! protocol. What remains for the card (the PTX launches through cudarc) is checked by
+//! `scripts/gpu_check.sh`.
+
+use super::kernels::{bit_extract, bits, prss, Flavor};
+use inkwell::OptimizationLevel;
+use irisc_runtime::contract::gpu::{self, LimbWidth};
+use irisc_runtime::error::RuntimeError;
+use irisc_runtime::gpu::lanes::{Lanes, Words, WordsMut};
+use irisc_runtime::gpu::msb::msb_on;
+use irisc_runtime::net::memory::run_three;
+use irisc_runtime::net::Transport;
+use irisc_runtime::rand::prss::Prss;
+use irisc_runtime::ring::RingElem;
+use irisc_runtime::share::binary::reconstruct_bits;
+use irisc_runtime::share::rep3::share_vec;
+use irisc_runtime::share::{BitShares, Rep3Vec};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use rand::SeedableRng;
+
+type AesCtrFn = unsafe extern "C" fn(*const u32, u64, u64, u64, *mut u8);
+type ZeroBitsFn = unsafe extern "C" fn(*const u8, u64, *const u8, u64, u64, *mut u64);
+type PlanesFn = unsafe extern "C" fn(*const u8, u64, u32, *mut u64, u64);
+type FaLocalFn = unsafe extern "C" fn(
+    *const u64,
+    *const u64,
+    *const u64,
+    u32,
+    u64,
+    u64,
+    u64,
+    *mut u64,
+    *mut u64,
+);
+type FaFinishFn = unsafe extern "C" fn(*const u64, *const u64, u32, u64, *mut u64);
+type RippleFn = unsafe extern "C" fn(
+    *const u64,
+    *const u64,
+    *const u64,
+    *const u64,
+    *mut u64,
+    *const u64,
+    *const u64,
+    u64,
+    u64,
+    *mut u64,
+);
+
+/// The host twins of the comparison kernels: plain function pointers (the JIT engine is
+/// leaked for the test process), so every party's thread can call them.
+#[derive(Clone, Copy)]
+struct HostLanes {
+    aes_ctr: AesCtrFn,
+    zero_bits: ZeroBitsFn,
+    planes16: PlanesFn,
+    planes32: PlanesFn,
+    fa_local: FaLocalFn,
+    fa_finish: FaFinishFn,
+    ripple: RippleFn,
+}
+
+fn host_lanes() -> HostLanes {
+    let cx: &'static inkwell::context::Context =
+        Box::leak(Box::new(inkwell::context::Context::create()));
+    let module = cx.create_module("msb_twins");
+    prss::define_aes_ctr(cx, &module, Flavor::Host).unwrap();
+    bits::define_prss_zero_bits(cx, &module, Flavor::Host).unwrap();
+    bits::define_bit_planes(cx, &module, LimbWidth::W16, Flavor::Host).unwrap();
+    bits::define_bit_planes(cx, &module, LimbWidth::W32, Flavor::Host).unwrap();
+    bit_extract::define_fa_local(cx, &module, Flavor::Host).unwrap();
+    bit_extract::define_fa_finish(cx, &module, Flavor::Host).unwrap();
+    bit_extract::define_ripple_local(cx, &module, Flavor::Host).unwrap();
+    module.verify().unwrap();
+    let tm = crate::codegen::cpu::target::host_machine().unwrap();
+    crate::codegen::cpu::target::optimize(&module, &tm).unwrap();
+    let ee = Box::leak(Box::new(
+        module
+            .create_jit_execution_engine(OptimizationLevel::Aggressive)
+            .unwrap(),
+    ));
+    let addr = |n: &str| ee.get_function_address(n).unwrap();
+    // SAFETY: generated host twins with these signatures (the contract's parameters).
+    unsafe {
+        HostLanes {
+            aes_ctr: std::mem::transmute::<usize, AesCtrFn>(addr(gpu::AES_CTR_KERNEL)),
+            zero_bits: std::mem::transmute::<usize, ZeroBitsFn>(addr(gpu::PRSS_ZERO_BITS_KERNEL)),
+            planes16: std::mem::transmute::<usize, PlanesFn>(addr(&gpu::bit_planes_kernel_name(
+                LimbWidth::W16,
+            ))),
+            planes32: std::mem::transmute::<usize, PlanesFn>(addr(&gpu::bit_planes_kernel_name(
+                LimbWidth::W32,
+            ))),
+            fa_local: std::mem::transmute::<usize, FaLocalFn>(addr(gpu::FA_LOCAL_KERNEL)),
+            fa_finish: std::mem::transmute::<usize, FaFinishFn>(addr(gpu::FA_FINISH_KERNEL)),
+            ripple: std::mem::transmute::<usize, RippleFn>(addr(gpu::RIPPLE_LOCAL_KERNEL)),
+        }
+    }
+}
+
+/// The words of a view from its offset, checked to hold at least `need` words (so a twin
+/// never reads or writes outside its buffer).
+fn at(v: &Words<'_, Vec<u64>>, need: u64) -> *const u64 {
+    assert!(
+        v.at as u64 + need <= v.buf.len() as u64,
+        "a view too short for the kernel"
+    );
+    v.buf[v.at..].as_ptr()
+}
+
+fn at_mut(v: WordsMut<'_, Vec<u64>>, need: u64) -> *mut u64 {
+    assert!(
+        v.at as u64 + need <= v.buf.len() as u64,
+        "a view too short for the kernel"
+    );
+    v.buf[v.at..].as_mut_ptr()
+}
+
+impl Lanes for HostLanes {
+    type Buf = Vec<u64>;
+
+    fn zeros(&self, words: usize) -> Result<Vec<u64>, RuntimeError> {
+        Ok(vec![0; words.max(1)])
+    }
+
+    fn upload(&self, host: &[u64]) -> Result<Vec<u64>, RuntimeError> {
+        Ok(if host.is_empty() {
+            vec![0]
+        } else {
+            host.to_vec()
+        })
+    }
+
+    fn write(&self, dst: &mut Vec<u64>, at: usize, host: &[u64]) -> Result<(), RuntimeError> {
+        dst[at..at + host.len()].copy_from_slice(host);
+        Ok(())
+    }
+
+    fn read(&self, src: &Vec<u64>, at: usize, n: usize) -> Result<Vec<u64>, RuntimeError> {
+        Ok(src[at..at + n].to_vec())
+    }
+
+    fn aes_ctr(
+        &self,
+        round_keys: Words<'_, Vec<u64>>,
+        first: u128,
+        blocks: u64,
+        out: WordsMut<'_, Vec<u64>>,
+    ) -> Result<(), RuntimeError> {
+        let rk = at(&round_keys, 22).cast::<u32>();
+        let o = at_mut(out, 2 * blocks).cast::<u8>();
+        // SAFETY: 44 round-key words, room for `blocks` blocks (checked above).
+        unsafe { (self.aes_ctr)(rk, first as u64, (first >> 64) as u64, blocks, o) };
+        Ok(())
+    }
+
+    fn prss_zero_bits(
+        &self,
+        own: Words<'_, Vec<u64>>,
+        own_skip: u64,
+        prev: Words<'_, Vec<u64>>,
+        prev_skip: u64,
+        n: u64,
+        out: WordsMut<'_, Vec<u64>>,
+    ) -> Result<(), RuntimeError> {
+        let need = |skip: u64| (skip + 8 * n).div_ceil(8);
+        let (o, p) = (at(&own, need(own_skip)), at(&prev, need(prev_skip)));
+        let dst = at_mut(out, n);
+        // SAFETY: keystreams of skip + 8n bytes and n output words (checked above).
+        unsafe { (self.zero_bits)(o.cast(), own_skip, p.cast(), prev_skip, n, dst) };
+        Ok(())
+    }
+
+    fn bit_planes(
+        &self,
+        width: LimbWidth,
+        src: Words<'_, Vec<u64>>,
+        n: u64,
+        planes: u32,
+        dst: WordsMut<'_, Vec<u64>>,
+        words: u64,
+    ) -> Result<(), RuntimeError> {
+        let per_word = 64 / u64::from(width.bits());
+        let s = at(&src, n.div_ceil(per_word));
+        let d = at_mut(dst, u64::from(planes) * words);
+        let f = match width {
+            LimbWidth::W16 => self.planes16,
+            LimbWidth::W32 => self.planes32,
+        };
+        // SAFETY: n ring words in, `planes` planes of `words` words out (checked above).
+        unsafe { f(s.cast(), n, planes, d, words) };
+        Ok(())
+    }
+
+    fn fa_local(
+        &self,
+        own: Words<'_, Vec<u64>>,
+        prev: Words<'_, Vec<u64>>,
+        alpha: Words<'_, Vec<u64>>,
+        party: u32,
+        words: u64,
+        planes: u64,
+        len: u64,
+        z: WordsMut<'_, Vec<u64>>,
+        cc_own: WordsMut<'_, Vec<u64>>,
+    ) -> Result<(), RuntimeError> {
+        let n = planes * words;
+        let (o, p, a) = (at(&own, n), at(&prev, n), at(&alpha, n));
+        let (zp, cp) = (at_mut(z, n), at_mut(cc_own, n));
+        // SAFETY: every buffer holds planes * words words (checked above).
+        unsafe { (self.fa_local)(o, p, a, party, words, planes, len, zp, cp) };
+        Ok(())
+    }
+
+    fn fa_finish(
+        &self,
+        got: Words<'_, Vec<u64>>,
+        prev: Words<'_, Vec<u64>>,
+        party: u32,
+        n: u64,
+        cc_prev: WordsMut<'_, Vec<u64>>,
+    ) -> Result<(), RuntimeError> {
+        let (g, p) = (at(&got, n), at(&prev, n));
+        let c = at_mut(cc_prev, n);
+        // SAFETY: n words each (checked above).
+        unsafe { (self.fa_finish)(g, p, party, n, c) };
+        Ok(())
+    }
+
+    fn ripple_local(
+        &self,
+        cc: (Words<'_, Vec<u64>>, Words<'_, Vec<u64>>),
+        s: (Words<'_, Vec<u64>>, Words<'_, Vec<u64>>),
+        carry: (WordsMut<'_, Vec<u64>>, Words<'_, Vec<u64>>),
+        alpha: Words<'_, Vec<u64>>,
+        words: u64,
+        len: u64,
+        z: WordsMut<'_, Vec<u64>>,
+    ) -> Result<(), RuntimeError> {
+        let (cco, ccp) = (at(&cc.0, words), at(&cc.1, words));
+        let (so, sp) = (at(&s.0, words), at(&s.1, words));
+        let kp = at(&carry.1, words);
+        let ko = at_mut(carry.0, words);
+        let a = at(&alpha, words);
+        let zp = at_mut(z, words);
+        // SAFETY: `words` words each (checked above); k_own is the only buffer written that
+        // is also read, by the same thread and word.
+        unsafe { (self.ripple)(cco, ccp, so, sp, ko, kp, a, words, len, zp) };
+        Ok(())
+    }
+}
+
+/// One party's run: its output shares, what it sent, and its PRSS's next draw (which shows
+/// where its streams stand).
+#[derive(Debug, PartialEq)]
+struct PartyRun {
+    bits: (Vec<u64>, Vec<u64>, usize),
+    messages: u64,
+    bytes: u64,
+    next_draw: Vec<u16>,
+}
+
+/// Where each party runs MSB extraction.
+#[derive(Clone, Copy, Debug)]
+enum On {
+    Cpu,
+    Twins,
+}
+
+/// The three parties' MSB extraction of `values` in Z_2^k (T storage), party i on
+/// `where_[i]`. Each PRSS first makes a draw of `before` u16 words, so that its streams stand
+/// mid-block, as after the reshares of a real schedule.
+fn run<T: RingElem>(
+    lanes: HostLanes,
+    values: &[u64],
+    k: u32,
+    seed: u64,
+    seeds: [[u8; 16]; 3],
+    before: usize,
+    where_: [On; 3],
+) -> ([PartyRun; 3], Vec<bool>) {
+    let mut rng = rand_chacha::ChaCha12Rng::seed_from_u64(seed);
+    let v: Vec<T> = values
+        .iter()
+        .map(|&x| T::from_u64(x & irisc_runtime::ring::mask(k)))
+        .collect();
+    let shares: [Rep3Vec<T>; 3] = share_vec(&v, k, &mut rng);
+    let runs = run_three(move |mut t| {
+        let i = t.party();
+        let mut p = Prss::from_seeds(i, seeds[i], seeds[(i + 2) % 3]);
+        let _ = p.zero_shares::<u16>(before);
+        let (m0, b0) = (t.messages_sent(), t.bytes_sent());
+        let x = &shares[i];
+        let bits: BitShares = match where_[i] {
+            On::Cpu => irisc_runtime::protocol::msb(&mut t, &mut p, x, k).unwrap(),
+            On::Twins => msb_on(&lanes, &mut t, &mut p, &x.own, &x.prev, k).unwrap(),
+        };
+        PartyRun {
+            bits: (bits.own.clone(), bits.prev.clone(), bits.len),
+            messages: t.messages_sent() - m0,
+            bytes: t.bytes_sent() - b0,
+            next_draw: p.zero_shares::<u16>(9),
+        }
+    });
+    let shares: [BitShares; 3] = std::array::from_fn(|i| {
+        let (o, p, n) = &runs[i].bits;
+        BitShares::from_words(o.clone(), p.clone(), *n)
+    });
+    let opened = reconstruct_bits(&shares).expect("consistent binary shares");
+    (runs, opened)
+}
+
+/// The plaintext definition: bit k − 1 of x mod 2^k.
+fn plain_msb(values: &[u64], k: u32) -> Vec<bool> {
+    values.iter().map(|&x| (x >> (k - 1)) & 1 == 1).collect()
+}
+
+/// The ring's edge values and their neighbours.
+fn edges(k: u32) -> Vec<u64> {
+    let m = irisc_runtime::ring::mask(k);
+    let half = 1u64 << (k - 1);
+    vec![0, 1, m, m - 1, half - 1, half, half + 1, 2 & m]
+}
+
+fn check<T: RingElem>(
+    lanes: HostLanes,
+    values: &[u64],
+    k: u32,
+    seed: u64,
+    seeds: [[u8; 16]; 3],
+    before: usize,
+) -> Result<(), TestCaseError> {
+    use On::*;
+    let (cpu, cpu_bits) = run::<T>(lanes, values, k, seed, seeds, before, [Cpu; 3]);
+    let (twins, twin_bits) = run::<T>(lanes, values, k, seed, seeds, before, [Twins; 3]);
+    let want = plain_msb(values, k);
+    prop_assert_eq!(&cpu_bits, &want, "the CPU protocol, k = {}", k);
+    prop_assert_eq!(&twin_bits, &want, "the twins, k = {}", k);
+    for i in 0..3 {
+        prop_assert_eq!(&twins[i], &cpu[i], "party {} of k = {}", i, k);
+    }
+    // One party on the twins, the others on the CPU: the same protocol.
+    for g in 0..3 {
+        let mut where_ = [Cpu; 3];
+        where_[g] = Twins;
+        let (mixed, bits) = run::<T>(lanes, values, k, seed, seeds, before, where_);
+        prop_assert_eq!(&bits, &want, "party {} on the twins, k = {}", g, k);
+        prop_assert_eq!(&mixed[g], &cpu[g]);
+    }
+    Ok(())
+}
+
+#[test]
+fn msb_on_the_host_twins_is_the_cpu_protocol_bit_for_bit() {
+    let lanes = host_lanes();
+    let mut runner = TestRunner::new(Config::with_cases(40));
+    let strat = (
+        prop::collection::vec(any::<u64>(), 0..260),
+        1u32..=32,
+        any::<u64>(),
+        any::<[[u8; 16]; 3]>(),
+        0usize..11,
+    );
+    runner
+        .run(&strat, |(mut values, k, seed, seeds, before)| {
+            values.extend(edges(k));
+            if k <= 16 {
+                check::<u16>(lanes, &values, k, seed, seeds, before)?;
+            }
+            check::<u32>(lanes, &values, k, seed, seeds, before)
+        })
+        .unwrap();
+}
+
+#[test]
+fn msb_on_the_host_twins_at_word_edges_and_the_full_ring() {
+    let lanes = host_lanes();
+    let seeds = [[1u8; 16], [2u8; 16], [3u8; 16]];
+    // Lengths around a word and empty: the tails of every plane stay clear.
+    for n in [0usize, 1, 63, 64, 65, 128, 129] {
+        let values: Vec<u64> = (0..n as u64)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .collect();
+        for k in [1u32, 2, 15, 16] {
+            check::<u16>(lanes, &values, k, n as u64, seeds, 3).unwrap();
+        }
+        for k in [17u32, 31, 32] {
+            check::<u32>(lanes, &values, k, n as u64, seeds, 1).unwrap();
+        }
+    }
+}
