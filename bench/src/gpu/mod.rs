@@ -648,7 +648,21 @@ pub fn e2e_measurements(e: &E2eRow) -> Vec<Measurement> {
         per_second(f.comparisons as f64, f.total_s) / 1e6,
         "M cmp/s",
     ));
-    out.push(m("matching time", f.matching_s, "s"));
+    let mut matching = m("matching time", f.matching_s, "s");
+    // Where party 0's time went, op by op (wall seconds), to find what the GPU does not yet
+    // take.
+    if let Some(ops) = f.accounts.first().and_then(|a| a.get("ops")) {
+        if let Some(map) = ops.as_object() {
+            let secs: BTreeMap<String, serde_json::Value> = map
+                .iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.get("seconds")?.clone())))
+                .collect();
+            matching
+                .extra
+                .insert("party0_op_seconds".into(), json!(secs));
+        }
+    }
+    out.push(matching);
     out.push(m("dot phase", f.dot_s, "s"));
     out.push(m("comparison phase", f.compare_s, "s"));
     out.push(m("load", f.load_s, "s"));

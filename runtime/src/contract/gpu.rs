@@ -86,6 +86,11 @@
 //!   what it receives into `k_prev`.
 //!
 //!   These three kernels run one thread per word, grid-stride ([`BIT_THREADS`] per block).
+//! - `irisc_gpu_mask_len` ([`MASK_LEN_KERNEL`]): `(gallery, queries: *const u64, words: u64,
+//!   records: u64, codes: u64, out: *mut u64)`: `out[r * codes + c] = sum_i popcount(
+//!   queries[c * words + i] & gallery[r * words + i])`, the public mask lengths of every
+//!   (record, code) pair, record-major as the dot products. One thread per pair, grid-stride
+//!   ([`BIT_THREADS`] per block).
 //! - `irisc_gpu_dot{w}_k{k_pad}` ([`dot_kernel_name`]): `(gallery: *const i8,
 //!   gallery_rows_pad: u64, queries: *const i8, query_rows_pad: u64, out: *mut u{w},
 //!   records: u64, codes: u64)`: `out[r*codes + c] = sum_i q_c[i] * g_r[i] mod 2^w` over the
@@ -187,6 +192,8 @@ pub const FA_LOCAL_KERNEL: &str = "irisc_gpu_fa_local";
 pub const FA_FINISH_KERNEL: &str = "irisc_gpu_fa_finish";
 /// One ripple-carry round's local step of MSB extraction.
 pub const RIPPLE_LOCAL_KERNEL: &str = "irisc_gpu_ripple_local";
+/// The public mask lengths of a batch.
+pub const MASK_LEN_KERNEL: &str = "irisc_gpu_mask_len";
 /// Threads per block of the comparison phase's word-parallel kernels (grid-stride).
 pub const BIT_THREADS: u32 = 256;
 

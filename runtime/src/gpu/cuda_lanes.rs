@@ -7,7 +7,7 @@ use cudarc::driver::{CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
 
 use crate::contract::gpu::{
     bit_planes_kernel_name, LimbWidth, AES_CTR_KERNEL, BIT_THREADS, FA_FINISH_KERNEL,
-    FA_LOCAL_KERNEL, PRSS_ZERO_BITS_KERNEL, RIPPLE_LOCAL_KERNEL,
+    FA_LOCAL_KERNEL, MASK_LEN_KERNEL, PRSS_ZERO_BITS_KERNEL, RIPPLE_LOCAL_KERNEL,
 };
 use crate::error::RuntimeError;
 
@@ -197,6 +197,33 @@ impl Lanes for CudaLanes<'_> {
         let kernel = self.device.function(name)?;
         let mut a = self.device.stream.launch_builder(&kernel);
         a.arg(&g).arg(&p).arg(&party).arg(&n).arg(&mut c);
+        self.run(name, items, a)
+    }
+
+    fn mask_len(
+        &self,
+        gallery: Words<'_, Self::Buf>,
+        queries: Words<'_, Self::Buf>,
+        words: u64,
+        records: u64,
+        codes: u64,
+        out: WordsMut<'_, Self::Buf>,
+    ) -> Result<(), RuntimeError> {
+        let (g, q) = (
+            gallery.buf.slice(gallery.at..),
+            queries.buf.slice(queries.at..),
+        );
+        let mut o = out.buf.slice_mut(out.at..);
+        let name = MASK_LEN_KERNEL;
+        let items = records * codes;
+        let kernel = self.device.function(name)?;
+        let mut a = self.device.stream.launch_builder(&kernel);
+        a.arg(&g)
+            .arg(&q)
+            .arg(&words)
+            .arg(&records)
+            .arg(&codes)
+            .arg(&mut o);
         self.run(name, items, a)
     }
 

@@ -112,6 +112,18 @@ pub trait Lanes {
         cc_prev: WordsMut<'_, Self::Buf>,
     ) -> Result<(), RuntimeError>;
 
+    /// `irisc_gpu_mask_len`: the mask lengths of `records` gallery masks and `codes` query
+    /// masks of `words` words each, record-major.
+    fn mask_len(
+        &self,
+        gallery: Words<'_, Self::Buf>,
+        queries: Words<'_, Self::Buf>,
+        words: u64,
+        records: u64,
+        codes: u64,
+        out: WordsMut<'_, Self::Buf>,
+    ) -> Result<(), RuntimeError>;
+
     /// `irisc_gpu_ripple_local`: `carry` is (k_own, written; k_prev).
     #[allow(clippy::too_many_arguments)]
     fn ripple_local(

@@ -27,6 +27,7 @@
 //!   epilogue (`contract::gpu::GemmEngine` chooses; `IRISC_GPU_GEMM`);
 //! - [`lanes`]: what the comparison phase needs of a device (buffers, copies, the bit
 //!   kernels), one trait; `cuda_lanes` (feature `cuda`) is it on the GPU;
+//! - [`mask_len`]: the public mask lengths of a batch, on such a device;
 //! - [`msb`]: MSB extraction (Algorithm 10) with its local steps on such a device, the CPU
 //!   protocol's messages and PRSS draws;
 //! - [`session`](mod@session): what the runtime holds, and the dot products and MSB
@@ -43,6 +44,7 @@ pub mod lanes;
 pub mod layout;
 #[cfg(feature = "cuda")]
 pub mod library_gemm;
+pub mod mask_len;
 pub mod msb;
 #[cfg(feature = "cuda")]
 mod planes;

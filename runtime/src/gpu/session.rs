@@ -113,6 +113,17 @@ mod imp {
             match self.never {}
         }
 
+        pub fn mask_lengths(
+            &self,
+            _q: &[u64],
+            _q_count: usize,
+            _g: &[u64],
+            _g_count: usize,
+            _w: usize,
+        ) -> Result<Vec<u64>, RuntimeError> {
+            match self.never {}
+        }
+
         pub fn stats(&self) -> GpuStats {
             match self.never {}
         }
@@ -301,6 +312,30 @@ mod imp {
             Ok(bits)
         }
 
+        /// The public mask lengths of every (record, code) pair of gallery masks `g` and query
+        /// masks `q` (`w` words each), record-major, on the party's first GPU
+        /// ([`crate::gpu::mask_len::mask_lengths_on`]).
+        pub fn mask_lengths(
+            &self,
+            q: &[u64],
+            q_count: usize,
+            g: &[u64],
+            g_count: usize,
+            w: usize,
+        ) -> Result<Vec<u64>, RuntimeError> {
+            let started = Instant::now();
+            let shard = &self.shards[0];
+            let mut state = shard.state()?;
+            let lanes = crate::gpu::cuda_lanes::CudaLanes {
+                device: &shard.device,
+            };
+            let out = crate::gpu::mask_len::mask_lengths_on(&lanes, q, q_count, g, g_count, w)?;
+            state.stats.mask_len_calls += 1;
+            state.stats.mask_len_s += started.elapsed().as_secs_f64();
+            state.stats.bytes_uploaded += 8 * ((q_count + g_count) * w) as u64;
+            Ok(out)
+        }
+
         /// Whether the comparison phase's MSB extractions run their local steps on the GPU
         /// (`IRISC_GPU_COMPARE`, read when the session was attached).
         pub fn compares(&self) -> bool {
@@ -332,6 +367,8 @@ mod imp {
                     total.gallery_uploads += s.stats.gallery_uploads;
                     total.bytes_uploaded += s.stats.bytes_uploaded;
                     total.resident_bytes += s.resident.bytes();
+                    total.mask_len_calls += s.stats.mask_len_calls;
+                    total.mask_len_s += s.stats.mask_len_s;
                     total.msb_calls += s.stats.msb_calls;
                     total.msb_s += s.stats.msb_s;
                     total.cpu_msb_calls += s.stats.cpu_msb_calls;

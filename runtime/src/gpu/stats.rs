@@ -25,6 +25,10 @@ pub struct GpuStats {
     pub bytes_uploaded: u64,
     /// Bytes of gallery limb planes resident at the end.
     pub resident_bytes: u64,
+    /// Batches whose public mask lengths were computed on the GPU.
+    pub mask_len_calls: u64,
+    /// Their wall seconds, copies included.
+    pub mask_len_s: f64,
     /// MSB extractions (Algorithm 10) whose local steps ran on the GPU.
     pub msb_calls: u64,
     /// Their wall seconds, the rounds' network waits included.

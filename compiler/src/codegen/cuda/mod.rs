@@ -180,6 +180,10 @@ pub fn ptx_image(
         c::PRSS_ZERO_BITS_KERNEL,
     ));
     head.push_str(&format!(
+        "//   public mask lengths of a batch: {}\n",
+        c::MASK_LEN_KERNEL
+    ));
+    head.push_str(&format!(
         "//   msb of 16- and 32-bit rings (Algorithm 10; IRISC_GPU_COMPARE=cpu keeps it on the CPU): {}, {}, {}, {}, {}\n",
         c::bit_planes_kernel_name(c::LimbWidth::W16),
         c::bit_planes_kernel_name(c::LimbWidth::W32),
@@ -197,6 +201,6 @@ pub fn ptx_image(
 }
 
 #[cfg(test)]
-mod msb_tests;
+mod lanes_tests;
 #[cfg(test)]
 mod tests;

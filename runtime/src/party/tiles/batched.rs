@@ -60,7 +60,7 @@ fn per_query<'s>(
 /// popcount pass runs once over the batch's masks and writes the layout directly: no per-query
 /// results and no gather into the layout.
 pub fn batch_mask_len(
-    _cx: &mut Ctx<'_>,
+    cx: &mut Ctx<'_>,
     slots: &[Option<Value>],
     codes_base: u32,
     n: usize,
@@ -131,6 +131,16 @@ pub fn batch_mask_len(
     }
     if masks.len() != n * count * words || g_masks.len() < g_count * words {
         return Err(sched("batch_mask_len: masks are not their codes' words"));
+    }
+    // On the party's GPU when it has one: the scan's public half at the GPU's pace.
+    if let Some(gpu) = &cx.gpu {
+        return Ok(Value::Public(gpu.mask_lengths(
+            &masks,
+            n * count,
+            g_masks,
+            g_count,
+            words,
+        )?));
     }
     Ok(Value::Public(mask_lengths(
         &masks,

@@ -5,6 +5,7 @@
 //! - [`limbs`]: the limb split and recombination (paper 003, Section 4.4);
 //! - [`split`]: ring words to limb planes (`irisc_gpu_split{w}`);
 //! - [`dot`]: the int8 tensor-core GEMM of a batch (`irisc_gpu_dot{w}_k{K}`);
+//! - [`mask_len`]: the public mask lengths of a batch (`irisc_gpu_mask_len`);
 //! - [`combine`]: the epilogue of a library int8 GEMM (`irisc_gpu_combine{w}`);
 //! - [`prss`]: the PRSS keystream (`irisc_gpu_aes_ctr`) and zero shares
 //!   (`irisc_gpu_prss_zero{w}`), the CPU runtime's streams;
@@ -21,6 +22,7 @@ pub mod combine;
 pub mod dot;
 pub mod ir;
 pub mod limbs;
+pub mod mask_len;
 pub mod prss;
 pub mod split;
 
@@ -98,5 +100,6 @@ pub fn define_all<'ctx>(
     bit_extract::define_fa_local(cx, module, flavor)?;
     bit_extract::define_fa_finish(cx, module, flavor)?;
     bit_extract::define_ripple_local(cx, module, flavor)?;
+    mask_len::define(cx, module, flavor)?;
     Ok(())
 }

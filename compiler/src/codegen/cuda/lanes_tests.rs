@@ -1,13 +1,14 @@
-//! The GPU comparison phase without a GPU: the runtime's MSB orchestration
-//! ([`irisc_runtime::gpu::msb::msb_on`]) over the generated kernels' host twins
+//! The GPU scan's public half and comparison phase without a GPU: the runtime's mask-length
+//! and MSB orchestration ([`irisc_runtime::gpu::mask_len::mask_lengths_on`],
+//! [`irisc_runtime::gpu::msb::msb_on`]) over the generated kernels' host twins
 //! ([`HostLanes`], the same emitted bodies JIT-compiled for this CPU), three parties on
 //! threads over the in-memory transport. Each party's output shares, messages, bytes and the
 //! position of its PRSS streams afterwards equal the CPU protocol's bit for bit, the opened
 //! bits equal the plaintext MSB, and a party on the twins runs with parties on the CPU
-//! protocol. What remains for the card (the PTX launches through cudarc) is checked by
+//! protocol. The mask lengths equal a plain popcount of every pair. What remains for the card (the PTX launches through cudarc) is checked by
 //! `scripts/gpu_check.sh`.
 
-use super::kernels::{bit_extract, bits, prss, Flavor};
+use super::kernels::{bit_extract, bits, mask_len, prss, Flavor};
 use inkwell::OptimizationLevel;
 use irisc_runtime::contract::gpu::{self, LimbWidth};
 use irisc_runtime::error::RuntimeError;
@@ -38,6 +39,7 @@ type FaLocalFn = unsafe extern "C" fn(
     *mut u64,
     *mut u64,
 );
+type MaskLenFn = unsafe extern "C" fn(*const u64, *const u64, u64, u64, u64, *mut u64);
 type FaFinishFn = unsafe extern "C" fn(*const u64, *const u64, u32, u64, *mut u64);
 type RippleFn = unsafe extern "C" fn(
     *const u64,
@@ -63,6 +65,7 @@ struct HostLanes {
     fa_local: FaLocalFn,
     fa_finish: FaFinishFn,
     ripple: RippleFn,
+    mask_len: MaskLenFn,
 }
 
 fn host_lanes() -> HostLanes {
@@ -76,6 +79,7 @@ fn host_lanes() -> HostLanes {
     bit_extract::define_fa_local(cx, &module, Flavor::Host).unwrap();
     bit_extract::define_fa_finish(cx, &module, Flavor::Host).unwrap();
     bit_extract::define_ripple_local(cx, &module, Flavor::Host).unwrap();
+    mask_len::define(cx, &module, Flavor::Host).unwrap();
     module.verify().unwrap();
     let tm = crate::codegen::cpu::target::host_machine().unwrap();
     crate::codegen::cpu::target::optimize(&module, &tm).unwrap();
@@ -99,6 +103,7 @@ fn host_lanes() -> HostLanes {
             fa_local: std::mem::transmute::<usize, FaLocalFn>(addr(gpu::FA_LOCAL_KERNEL)),
             fa_finish: std::mem::transmute::<usize, FaFinishFn>(addr(gpu::FA_FINISH_KERNEL)),
             ripple: std::mem::transmute::<usize, RippleFn>(addr(gpu::RIPPLE_LOCAL_KERNEL)),
+            mask_len: std::mem::transmute::<usize, MaskLenFn>(addr(gpu::MASK_LEN_KERNEL)),
         }
     }
 }
@@ -229,6 +234,22 @@ impl Lanes for HostLanes {
         let c = at_mut(cc_prev, n);
         // SAFETY: n words each (checked above).
         unsafe { (self.fa_finish)(g, p, party, n, c) };
+        Ok(())
+    }
+
+    fn mask_len(
+        &self,
+        gallery: Words<'_, Vec<u64>>,
+        queries: Words<'_, Vec<u64>>,
+        words: u64,
+        records: u64,
+        codes: u64,
+        out: WordsMut<'_, Vec<u64>>,
+    ) -> Result<(), RuntimeError> {
+        let (g, q) = (at(&gallery, records * words), at(&queries, codes * words));
+        let o = at_mut(out, records * codes);
+        // SAFETY: the masks and the output hold what the kernel indexes (checked above).
+        unsafe { (self.mask_len)(g, q, words, records, codes, o) };
         Ok(())
     }
 
@@ -393,4 +414,47 @@ fn msb_on_the_host_twins_at_word_edges_and_the_full_ring() {
             check::<u32>(lanes, &values, k, n as u64, seeds, 1).unwrap();
         }
     }
+}
+
+/// The mask lengths on the twins equal a plain popcount of every (record, code) pair, in the
+/// dot products' record-major order, at word counts around a vector's width, with full and
+/// empty masks.
+#[test]
+fn mask_lengths_on_the_host_twins_are_the_popcounts_of_every_pair() {
+    let lanes = host_lanes();
+    let mut runner = TestRunner::new(Config::with_cases(64));
+    let strat = (0usize..9, 0usize..7, 0usize..12, any::<u64>());
+    runner
+        .run(&strat, |(records, codes, w, seed)| {
+            let mut rng = rand_chacha::ChaCha12Rng::seed_from_u64(seed);
+            let mut word = |i: usize| match i % 5 {
+                0 => u64::MAX,
+                1 => 0,
+                _ => rand::Rng::random::<u64>(&mut rng),
+            };
+            let g: Vec<u64> = (0..records * w).map(&mut word).collect();
+            let q: Vec<u64> = (0..codes * w).map(|i| word(i + 2)).collect();
+            let got =
+                irisc_runtime::gpu::mask_len::mask_lengths_on(&lanes, &q, codes, &g, records, w)
+                    .unwrap();
+            let mut want = Vec::new();
+            for r in 0..records {
+                for c in 0..codes {
+                    let mut ml = 0u64;
+                    for i in 0..w {
+                        let both = g[r * w + i] & q[c * w + i];
+                        ml += (0..64).filter(|b| both >> b & 1 == 1).count() as u64;
+                    }
+                    want.push(ml);
+                }
+            }
+            prop_assert_eq!(got, want);
+            Ok(())
+        })
+        .unwrap();
+    // A full-length code (12 800 bits: 200 words) with every bit set in both.
+    let full = vec![u64::MAX; 200];
+    let got =
+        irisc_runtime::gpu::mask_len::mask_lengths_on(&lanes, &full, 1, &full, 1, 200).unwrap();
+    assert_eq!(got, vec![12_800]);
 }
