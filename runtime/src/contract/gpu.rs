@@ -55,6 +55,10 @@
 //!   `out[e] = F(s_i)[e] - F(s_{i-1})[e] mod 2^w`, element `e` the little-endian word at byte
 //!   `skip + e * w/8` of each keystream (the streams' unread bytes start mid-block after
 //!   draws of other sizes; `skip` < 16 is where). One thread per element, grid-stride.
+//! - `irisc_gpu_reshare_local{w}` ([`reshare_local_kernel_name`]): `(z: *const u{w}, alpha:
+//!   *const u{w}, n: u64, k: u32, out: *mut u{w})`: Reshare's local step (Appendix C),
+//!   `out[e] = (z[e] + alpha[e]) mod 2^k`, `alpha` the party's PRSS zero shares, `k` in
+//!   `1..=w`. One thread per element, grid-stride ([`BIT_THREADS`] per block).
 //! - `irisc_gpu_prss_zero_bits` ([`PRSS_ZERO_BITS_KERNEL`]): as `irisc_gpu_prss_zero{w}` for
 //!   binary shares: `out[e] = F(s_i)[e] XOR F(s_{i-1})[e]` over little-endian u64 words.
 //! - `irisc_gpu_bit_planes{w}` ([`bit_planes_kernel_name`]): `(src: *const u{w}, n: u64,
@@ -182,6 +186,11 @@ pub fn prss_zero_kernel_name(width: LimbWidth) -> String {
     format!("irisc_gpu_prss_zero{}", width.bits())
 }
 
+/// `irisc_gpu_reshare_local16` / `irisc_gpu_reshare_local32`.
+pub fn reshare_local_kernel_name(width: LimbWidth) -> String {
+    format!("irisc_gpu_reshare_local{}", width.bits())
+}
+
 /// The PRSS zero-bits kernel.
 pub const PRSS_ZERO_BITS_KERNEL: &str = "irisc_gpu_prss_zero_bits";
 /// The local step of a binary AND.
@@ -281,9 +290,10 @@ impl GemmEngine {
     }
 }
 
-/// Where a GPU party runs the local steps of the comparison phase's MSB extractions: on the
-/// GPU (the default) or, with `IRISC_GPU_COMPARE=cpu`, in the CPU protocol (to compare the
-/// two, or to rule the GPU path out). The messages are the same either way.
+/// Where a GPU party runs the local steps of the comparison phase (its reshares and MSB
+/// extractions): on the GPU (the default) or, with `IRISC_GPU_COMPARE=cpu`, in the CPU
+/// protocol (to compare the two, or to rule the GPU path out). The messages are the same
+/// either way.
 pub const COMPARE_ENV: &str = "IRISC_GPU_COMPARE";
 
 /// Whether [`COMPARE_ENV`] leaves the comparison phase on the GPU; an unknown value is an

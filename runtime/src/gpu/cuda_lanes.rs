@@ -6,8 +6,9 @@
 use cudarc::driver::{CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
 
 use crate::contract::gpu::{
-    bit_planes_kernel_name, LimbWidth, AES_CTR_KERNEL, BIT_THREADS, FA_FINISH_KERNEL,
-    FA_LOCAL_KERNEL, MASK_LEN_KERNEL, PRSS_ZERO_BITS_KERNEL, RIPPLE_LOCAL_KERNEL,
+    bit_planes_kernel_name, prss_zero_kernel_name, reshare_local_kernel_name, LimbWidth,
+    AES_CTR_KERNEL, BIT_THREADS, FA_FINISH_KERNEL, FA_LOCAL_KERNEL, MASK_LEN_KERNEL,
+    PRSS_ZERO_BITS_KERNEL, RIPPLE_LOCAL_KERNEL,
 };
 use crate::error::RuntimeError;
 
@@ -125,6 +126,50 @@ impl Lanes for CudaLanes<'_> {
             .arg(&n)
             .arg(&mut dst);
         self.run(name, items, a)
+    }
+
+    fn prss_zero(
+        &self,
+        width: LimbWidth,
+        own: Words<'_, Self::Buf>,
+        own_skip: u64,
+        prev: Words<'_, Self::Buf>,
+        prev_skip: u64,
+        n: u64,
+        out: WordsMut<'_, Self::Buf>,
+    ) -> Result<(), RuntimeError> {
+        let (o, p) = (own.buf.slice(own.at..), prev.buf.slice(prev.at..));
+        let mut dst = out.buf.slice_mut(out.at..);
+        let name = prss_zero_kernel_name(width);
+        let name = name.as_str();
+        let kernel = self.device.function(name)?;
+        let mut a = self.device.stream.launch_builder(&kernel);
+        a.arg(&o)
+            .arg(&own_skip)
+            .arg(&p)
+            .arg(&prev_skip)
+            .arg(&n)
+            .arg(&mut dst);
+        self.run(name, n, a)
+    }
+
+    fn reshare_local(
+        &self,
+        width: LimbWidth,
+        z: Words<'_, Self::Buf>,
+        alpha: Words<'_, Self::Buf>,
+        n: u64,
+        k: u32,
+        out: WordsMut<'_, Self::Buf>,
+    ) -> Result<(), RuntimeError> {
+        let (zv, al) = (z.buf.slice(z.at..), alpha.buf.slice(alpha.at..));
+        let mut dst = out.buf.slice_mut(out.at..);
+        let name = reshare_local_kernel_name(width);
+        let name = name.as_str();
+        let kernel = self.device.function(name)?;
+        let mut a = self.device.stream.launch_builder(&kernel);
+        a.arg(&zv).arg(&al).arg(&n).arg(&k).arg(&mut dst);
+        self.run(name, n, a)
     }
 
     fn bit_planes(

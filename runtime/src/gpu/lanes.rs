@@ -76,6 +76,30 @@ pub trait Lanes {
         out: WordsMut<'_, Self::Buf>,
     ) -> Result<(), RuntimeError>;
 
+    /// `irisc_gpu_prss_zero{w}`: `n` zero shares mod 2^w from two keystreams.
+    #[allow(clippy::too_many_arguments)]
+    fn prss_zero(
+        &self,
+        width: LimbWidth,
+        own: Words<'_, Self::Buf>,
+        own_skip: u64,
+        prev: Words<'_, Self::Buf>,
+        prev_skip: u64,
+        n: u64,
+        out: WordsMut<'_, Self::Buf>,
+    ) -> Result<(), RuntimeError>;
+
+    /// `irisc_gpu_reshare_local{w}`: `(z + alpha) mod 2^k` of `n` ring words.
+    fn reshare_local(
+        &self,
+        width: LimbWidth,
+        z: Words<'_, Self::Buf>,
+        alpha: Words<'_, Self::Buf>,
+        n: u64,
+        k: u32,
+        out: WordsMut<'_, Self::Buf>,
+    ) -> Result<(), RuntimeError>;
+
     /// `irisc_gpu_bit_planes{w}`: planes `0..planes` of `n` ring words of `width`.
     fn bit_planes(
         &self,
@@ -153,6 +177,16 @@ pub fn pack<T: crate::ring::RingElem>(values: &[T]) -> Vec<u64> {
         .collect()
 }
 
+/// The first `n` ring words of `words` (packed by [`pack`]).
+pub fn unpack<T: crate::ring::RingElem>(words: &[u64], n: usize) -> Vec<T> {
+    let size = std::mem::size_of::<T>();
+    let per = 8 / size;
+    let mask = crate::ring::mask(T::BITS);
+    (0..n)
+        .map(|i| T::from_u64((words[i / per] >> (8 * size * (i % per))) & mask))
+        .collect()
+}
+
 /// The 44 round-key words packed two to a u64 word (little-endian: word 2i in the low half).
 pub fn pack_round_keys(rk: &[u32; 44]) -> Vec<u64> {
     rk.chunks(2)
@@ -172,7 +206,9 @@ mod tests {
         let want: Vec<u8> = v16.iter().flat_map(|w| w.to_le_bytes()).collect();
         assert_eq!(&bytes[..want.len()], &want[..]);
         assert!(bytes[want.len()..].iter().all(|&b| b == 0));
+        assert_eq!(unpack::<u16>(&p, v16.len()), v16);
         let v32: Vec<u32> = vec![0xdead_beef, 7, u32::MAX];
+        assert_eq!(unpack::<u32>(&pack(&v32), 3), v32);
         let bytes: Vec<u8> = pack(&v32).iter().flat_map(|w| w.to_le_bytes()).collect();
         let want: Vec<u8> = v32.iter().flat_map(|w| w.to_le_bytes()).collect();
         assert_eq!(&bytes[..12], &want[..]);

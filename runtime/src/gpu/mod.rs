@@ -28,6 +28,8 @@
 //! - [`lanes`]: what the comparison phase needs of a device (buffers, copies, the bit
 //!   kernels), one trait; `cuda_lanes` (feature `cuda`) is it on the GPU;
 //! - [`mask_len`]: the public mask lengths of a batch, on such a device;
+//! - [`prss`]: the party's PRSS streams drawn on such a device;
+//! - [`reshare`]: Reshare with its local step on such a device;
 //! - [`msb`]: MSB extraction (Algorithm 10) with its local steps on such a device, the CPU
 //!   protocol's messages and PRSS draws;
 //! - [`session`](mod@session): what the runtime holds, and the dot products and MSB
@@ -48,6 +50,8 @@ pub mod mask_len;
 pub mod msb;
 #[cfg(feature = "cuda")]
 mod planes;
+pub mod prss;
+pub mod reshare;
 #[cfg(feature = "cuda")]
 mod resident;
 pub mod session;

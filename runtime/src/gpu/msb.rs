@@ -19,46 +19,8 @@ use crate::ring::RingElem;
 use crate::share::binary::{tail_mask, words_for};
 use crate::share::BitShares;
 
-use super::lanes::{all, from, out, pack, pack_round_keys, Lanes, Words, WordsMut};
-
-/// The zero bits of `words` words, the PRSS's next draw (as [`Prss::zero_bits`]), drawn on
-/// the device; the CPU streams skip them.
-pub fn zero_bits_on<L: Lanes>(
-    lanes: &L,
-    prss: &mut Prss,
-    words: usize,
-) -> Result<L::Buf, RuntimeError> {
-    let mut alpha = lanes.zeros(words.max(1))?;
-    if words == 0 {
-        return Ok(alpha);
-    }
-    let bytes = 8 * words as u64;
-    let mut streams = Vec::with_capacity(2);
-    for s in prss.device_streams() {
-        let (first, skip) = (s.position / 16, (s.position % 16) as u64);
-        let blocks = (skip + bytes).div_ceil(16);
-        let keys = lanes.upload(&pack_round_keys(&s.round_keys))?;
-        let mut ks = lanes.zeros(2 * blocks as usize)?;
-        lanes.aes_ctr(all(&keys), first, blocks, out(&mut ks))?;
-        streams.push((ks, skip));
-    }
-    let [(own, own_skip), (prev, prev_skip)]: [(L::Buf, u64); 2] =
-        streams.try_into().map_err(|_| unreachable_streams())?;
-    lanes.prss_zero_bits(
-        all(&own),
-        own_skip,
-        all(&prev),
-        prev_skip,
-        words as u64,
-        out(&mut alpha),
-    )?;
-    prss.skip(bytes);
-    Ok(alpha)
-}
-
-fn unreachable_streams() -> RuntimeError {
-    RuntimeError::Schedule("internal error: a PRSS has two streams".into())
-}
+use super::lanes::{all, from, out, pack, Lanes, Words, WordsMut};
+use super::prss::zero_bits_on;
 
 /// The most significant bit of each of the values whose replicated shares are `own`, `prev`
 /// in Z_2^k (16- or 32-bit storage), on `lanes`: what [`crate::protocol::msb`] computes, with

@@ -109,6 +109,20 @@ mod imp {
             match self.never {}
         }
 
+        pub fn reshare<T: crate::ring::RingElem>(
+            &self,
+            _net: &mut dyn crate::net::Transport,
+            _prss: &mut crate::rand::Prss,
+            _z: &[T],
+            _k: u32,
+        ) -> Result<crate::share::Rep3Vec<T>, RuntimeError> {
+            match self.never {}
+        }
+
+        pub fn note_cpu_reshare(&self) {
+            match self.never {}
+        }
+
         pub fn compares(&self) -> bool {
             match self.never {}
         }
@@ -342,6 +356,35 @@ mod imp {
             self.compare
         }
 
+        /// Fresh replicated shares in Z_2^k of this party's additive shares `z` (16- or
+        /// 32-bit storage), the zero shares and local step on the party's first GPU
+        /// ([`crate::gpu::reshare::reshare_on`]): the CPU protocol's message and draws.
+        pub fn reshare<T: crate::ring::RingElem>(
+            &self,
+            net: &mut dyn crate::net::Transport,
+            prss: &mut crate::rand::Prss,
+            z: &[T],
+            k: u32,
+        ) -> Result<crate::share::Rep3Vec<T>, RuntimeError> {
+            let started = Instant::now();
+            let shard = &self.shards[0];
+            let mut state = shard.state()?;
+            let lanes = crate::gpu::cuda_lanes::CudaLanes {
+                device: &shard.device,
+            };
+            let out = crate::gpu::reshare::reshare_on(&lanes, net, prss, z, k)?;
+            state.stats.reshare_calls += 1;
+            state.stats.reshare_s += started.elapsed().as_secs_f64();
+            Ok(out)
+        }
+
+        /// With the session attached, a reshare that runs on the CPU: counted.
+        pub fn note_cpu_reshare(&self) {
+            if let Ok(mut s) = self.shards[0].state.lock() {
+                s.stats.cpu_reshare_calls += 1;
+            }
+        }
+
         /// With the session attached, an MSB extraction that runs on the CPU: counted.
         pub fn note_cpu_msb(&self) {
             if let Ok(mut s) = self.shards[0].state.lock() {
@@ -372,6 +415,9 @@ mod imp {
                     total.msb_calls += s.stats.msb_calls;
                     total.msb_s += s.stats.msb_s;
                     total.cpu_msb_calls += s.stats.cpu_msb_calls;
+                    total.reshare_calls += s.stats.reshare_calls;
+                    total.reshare_s += s.stats.reshare_s;
+                    total.cpu_reshare_calls += s.stats.cpu_reshare_calls;
                 }
             }
             total

@@ -29,6 +29,10 @@ pub struct GpuStats {
     pub mask_len_calls: u64,
     /// Their wall seconds, copies included.
     pub mask_len_s: f64,
+    /// Reshares (Appendix C) whose zero shares and local step ran on the GPU.
+    pub reshare_calls: u64,
+    /// Their wall seconds, the round's network wait included.
+    pub reshare_s: f64,
     /// MSB extractions (Algorithm 10) whose local steps ran on the GPU.
     pub msb_calls: u64,
     /// Their wall seconds, the rounds' network waits included.
@@ -36,4 +40,6 @@ pub struct GpuStats {
     /// MSB extractions left to the CPU protocol (chunked rounds, 64-bit storage, or
     /// `IRISC_GPU_COMPARE=cpu`).
     pub cpu_msb_calls: u64,
+    /// Reshares left to the CPU protocol (64-bit storage, or `IRISC_GPU_COMPARE=cpu`).
+    pub cpu_reshare_calls: u64,
 }

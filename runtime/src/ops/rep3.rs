@@ -84,8 +84,9 @@ pub fn reshare(cx: &mut Ctx<'_>, src: &Value, ring_bits: u32) -> Result<Value, R
         )));
     };
     let (net, prss) = (&mut *cx.net, &mut *cx.prss);
+    let gpu = cx.gpu.clone();
     let (own, prev) = on_pair!(add, add, |v, _same| {
-        let r = protocol::reshare::reshare(net, prss, AddVec { own: v.clone() }, ring_bits)?;
+        let r = reshare_where(gpu.as_deref(), net, prss, v, ring_bits)?;
         (RingVec::from(r.own), RingVec::from(r.prev))
     })?;
     cx.rounds += 1;
@@ -153,6 +154,30 @@ pub fn msb(cx: &mut Ctx<'_>, src: &Value, ring_bits: u32) -> Result<Value, Runti
     )?)?;
     cx.rounds += ring_bits.saturating_sub(1) as u64;
     Ok(Value::Bits(bits))
+}
+
+/// Reshare on the party's GPU when it has one that runs the comparison phase and the storage
+/// is 16- or 32-bit; otherwise on the CPU, counted for `--stats`. The message and the shares
+/// are the same either way.
+fn reshare_where<T: RingElem>(
+    gpu: Option<&crate::gpu::Session>,
+    net: &mut dyn crate::net::Transport,
+    prss: &mut crate::rand::prss::Prss,
+    z: &[T],
+    k: u32,
+) -> Result<Rep3Vec<T>, RuntimeError> {
+    if let Some(g) = gpu {
+        if g.compares() && crate::contract::gpu::LimbWidth::of_bits(T::BITS).is_some() {
+            return g.reshare(net, prss, z, k);
+        }
+        g.note_cpu_reshare();
+    }
+    Ok(protocol::reshare::reshare(
+        net,
+        prss,
+        AddVec { own: z.to_vec() },
+        k,
+    )?)
 }
 
 /// [`msb_of`] on the party's GPU when it has one that runs the comparison phase, the storage

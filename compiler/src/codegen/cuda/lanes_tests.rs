@@ -8,7 +8,7 @@
 //! protocol. The mask lengths equal a plain popcount of every pair. What remains for the card (the PTX launches through cudarc) is checked by
 //! `scripts/gpu_check.sh`.
 
-use super::kernels::{bit_extract, bits, mask_len, prss, Flavor};
+use super::kernels::{bit_extract, bits, mask_len, prss, reshare, Flavor};
 use inkwell::OptimizationLevel;
 use irisc_runtime::contract::gpu::{self, LimbWidth};
 use irisc_runtime::error::RuntimeError;
@@ -39,6 +39,8 @@ type FaLocalFn = unsafe extern "C" fn(
     *mut u64,
     *mut u64,
 );
+type PrssZeroFn = unsafe extern "C" fn(*const u8, u64, *const u8, u64, u64, *mut u8);
+type ReshareFn = unsafe extern "C" fn(*const u8, *const u8, u64, u32, *mut u8);
 type MaskLenFn = unsafe extern "C" fn(*const u64, *const u64, u64, u64, u64, *mut u64);
 type FaFinishFn = unsafe extern "C" fn(*const u64, *const u64, u32, u64, *mut u64);
 type RippleFn = unsafe extern "C" fn(
@@ -66,6 +68,10 @@ struct HostLanes {
     fa_finish: FaFinishFn,
     ripple: RippleFn,
     mask_len: MaskLenFn,
+    zero16: PrssZeroFn,
+    zero32: PrssZeroFn,
+    reshare16: ReshareFn,
+    reshare32: ReshareFn,
 }
 
 fn host_lanes() -> HostLanes {
@@ -80,6 +86,10 @@ fn host_lanes() -> HostLanes {
     bit_extract::define_fa_finish(cx, &module, Flavor::Host).unwrap();
     bit_extract::define_ripple_local(cx, &module, Flavor::Host).unwrap();
     mask_len::define(cx, &module, Flavor::Host).unwrap();
+    for w in [LimbWidth::W16, LimbWidth::W32] {
+        prss::define_prss_zero(cx, &module, w, Flavor::Host).unwrap();
+        reshare::define(cx, &module, w, Flavor::Host).unwrap();
+    }
     module.verify().unwrap();
     let tm = crate::codegen::cpu::target::host_machine().unwrap();
     crate::codegen::cpu::target::optimize(&module, &tm).unwrap();
@@ -104,6 +114,18 @@ fn host_lanes() -> HostLanes {
             fa_finish: std::mem::transmute::<usize, FaFinishFn>(addr(gpu::FA_FINISH_KERNEL)),
             ripple: std::mem::transmute::<usize, RippleFn>(addr(gpu::RIPPLE_LOCAL_KERNEL)),
             mask_len: std::mem::transmute::<usize, MaskLenFn>(addr(gpu::MASK_LEN_KERNEL)),
+            zero16: std::mem::transmute::<usize, PrssZeroFn>(addr(&gpu::prss_zero_kernel_name(
+                LimbWidth::W16,
+            ))),
+            zero32: std::mem::transmute::<usize, PrssZeroFn>(addr(&gpu::prss_zero_kernel_name(
+                LimbWidth::W32,
+            ))),
+            reshare16: std::mem::transmute::<usize, ReshareFn>(addr(
+                &gpu::reshare_local_kernel_name(LimbWidth::W16),
+            )),
+            reshare32: std::mem::transmute::<usize, ReshareFn>(addr(
+                &gpu::reshare_local_kernel_name(LimbWidth::W32),
+            )),
         }
     }
 }
@@ -234,6 +256,50 @@ impl Lanes for HostLanes {
         let c = at_mut(cc_prev, n);
         // SAFETY: n words each (checked above).
         unsafe { (self.fa_finish)(g, p, party, n, c) };
+        Ok(())
+    }
+
+    fn prss_zero(
+        &self,
+        width: LimbWidth,
+        own: Words<'_, Vec<u64>>,
+        own_skip: u64,
+        prev: Words<'_, Vec<u64>>,
+        prev_skip: u64,
+        n: u64,
+        out: WordsMut<'_, Vec<u64>>,
+    ) -> Result<(), RuntimeError> {
+        let bytes = n * u64::from(width.bits()) / 8;
+        let need = |skip: u64| (skip + bytes).div_ceil(8);
+        let (o, p) = (at(&own, need(own_skip)), at(&prev, need(prev_skip)));
+        let dst = at_mut(out, bytes.div_ceil(8));
+        let f = match width {
+            LimbWidth::W16 => self.zero16,
+            LimbWidth::W32 => self.zero32,
+        };
+        // SAFETY: keystreams of skip + n words and room for n words (checked above).
+        unsafe { f(o.cast(), own_skip, p.cast(), prev_skip, n, dst.cast()) };
+        Ok(())
+    }
+
+    fn reshare_local(
+        &self,
+        width: LimbWidth,
+        z: Words<'_, Vec<u64>>,
+        alpha: Words<'_, Vec<u64>>,
+        n: u64,
+        k: u32,
+        out: WordsMut<'_, Vec<u64>>,
+    ) -> Result<(), RuntimeError> {
+        let words = (n * u64::from(width.bits())).div_ceil(64);
+        let (zp, ap) = (at(&z, words), at(&alpha, words));
+        let dst = at_mut(out, words);
+        let f = match width {
+            LimbWidth::W16 => self.reshare16,
+            LimbWidth::W32 => self.reshare32,
+        };
+        // SAFETY: n ring words in each buffer (checked above).
+        unsafe { f(zp.cast(), ap.cast(), n, k, dst.cast()) };
         Ok(())
     }
 
@@ -457,4 +523,108 @@ fn mask_lengths_on_the_host_twins_are_the_popcounts_of_every_pair() {
     let got =
         irisc_runtime::gpu::mask_len::mask_lengths_on(&lanes, &full, 1, &full, 1, 200).unwrap();
     assert_eq!(got, vec![12_800]);
+}
+
+/// Where each party reshares: on the CPU protocol or the twins.
+fn reshare_run<T: RingElem>(
+    lanes: HostLanes,
+    values: &[u64],
+    k: u32,
+    seed: u64,
+    seeds: [[u8; 16]; 3],
+    before: usize,
+    where_: [On; 3],
+) -> [(Vec<T>, Vec<T>, u64, Vec<u16>); 3] {
+    let mut rng = rand_chacha::ChaCha12Rng::seed_from_u64(seed);
+    // Additive shares: two random, the third makes the sum.
+    let n = values.len();
+    let a: Vec<T> = (0..n)
+        .map(|_| T::from_u64(rand::Rng::random(&mut rng)))
+        .collect();
+    let b: Vec<T> = (0..n)
+        .map(|_| T::from_u64(rand::Rng::random(&mut rng)))
+        .collect();
+    let c: Vec<T> = (0..n)
+        .map(|e| T::from_u64(values[e]).wrapping_sub(a[e]).wrapping_sub(b[e]))
+        .collect();
+    let add = [a, b, c];
+    run_three(move |mut t| {
+        let i = t.party();
+        let mut p = Prss::from_seeds(i, seeds[i], seeds[(i + 2) % 3]);
+        let _ = p.zero_bits(before);
+        let _ = p.zero_shares::<u16>(before);
+        let b0 = t.bytes_sent();
+        let r: Rep3Vec<T> = match where_[i] {
+            On::Cpu => irisc_runtime::protocol::reshare(
+                &mut t,
+                &mut p,
+                irisc_runtime::share::AddVec {
+                    own: add[i].clone(),
+                },
+                k,
+            )
+            .unwrap(),
+            On::Twins => {
+                irisc_runtime::gpu::reshare::reshare_on(&lanes, &mut t, &mut p, &add[i], k).unwrap()
+            }
+        };
+        (r.own, r.prev, t.bytes_sent() - b0, p.zero_shares::<u16>(5))
+    })
+}
+
+/// Reshare on the twins is the CPU protocol's, party by party (shares, bytes, where the PRSS
+/// stands afterwards), the shares are consistent and open to the values mod 2^k, and a twin
+/// party reshares with CPU parties.
+#[test]
+fn reshare_on_the_host_twins_is_the_cpu_protocol_bit_for_bit() {
+    use On::*;
+    let lanes = host_lanes();
+    let mut runner = TestRunner::new(Config::with_cases(48));
+    let strat = (
+        prop::collection::vec(any::<u64>(), 0..200),
+        1u32..=32,
+        any::<u64>(),
+        any::<[[u8; 16]; 3]>(),
+        0usize..13,
+    );
+    fn one<T: RingElem>(
+        lanes: HostLanes,
+        values: &[u64],
+        k: u32,
+        seed: u64,
+        seeds: [[u8; 16]; 3],
+        before: usize,
+    ) -> Result<(), TestCaseError> {
+        let cpu = reshare_run::<T>(lanes, values, k, seed, seeds, before, [Cpu; 3]);
+        for where_ in [
+            [Twins; 3],
+            [Twins, Cpu, Cpu],
+            [Cpu, Twins, Cpu],
+            [Cpu, Cpu, Twins],
+        ] {
+            let got = reshare_run::<T>(lanes, values, k, seed, seeds, before, where_);
+            prop_assert_eq!(&got, &cpu, "k = {} on {:?}", k, where_);
+        }
+        let shares: [Rep3Vec<T>; 3] = std::array::from_fn(|i| Rep3Vec {
+            own: cpu[i].0.clone(),
+            prev: cpu[i].1.clone(),
+        });
+        prop_assert!(irisc_runtime::share::rep3::consistent(&shares, k));
+        let opened = irisc_runtime::share::rep3::reconstruct(&shares, k);
+        let want: Vec<T> = values
+            .iter()
+            .map(|&v| T::from_u64(v & irisc_runtime::ring::mask(k)))
+            .collect();
+        prop_assert_eq!(opened, want);
+        Ok(())
+    }
+    runner
+        .run(&strat, |(mut values, k, seed, seeds, before)| {
+            values.extend(edges(k));
+            if k <= 16 {
+                one::<u16>(lanes, &values, k, seed, seeds, before)?;
+            }
+            one::<u32>(lanes, &values, k, seed, seeds, before)
+        })
+        .unwrap();
 }

@@ -175,9 +175,16 @@ pub fn ptx_image(
     }
     use irisc_runtime::contract::gpu as c;
     head.push_str(&format!(
-        "//   PRSS: {} (AES-128 counter mode, the CPU runtime's streams), {}\n",
+        "//   PRSS: {} (AES-128 counter mode, the CPU runtime's streams), {}, {}, {}\n",
         c::AES_CTR_KERNEL,
+        c::prss_zero_kernel_name(c::LimbWidth::W16),
+        c::prss_zero_kernel_name(c::LimbWidth::W32),
         c::PRSS_ZERO_BITS_KERNEL,
+    ));
+    head.push_str(&format!(
+        "//   reshares of 16- and 32-bit rings (IRISC_GPU_COMPARE=cpu keeps them on the CPU): {}, {}\n",
+        c::reshare_local_kernel_name(c::LimbWidth::W16),
+        c::reshare_local_kernel_name(c::LimbWidth::W32),
     ));
     head.push_str(&format!(
         "//   public mask lengths of a batch: {}\n",
@@ -192,9 +199,7 @@ pub fn ptx_image(
         c::RIPPLE_LOCAL_KERNEL,
     ));
     head.push_str(&format!(
-        "//   generated and tested on the host, not yet called by the runtime (reshares, OR trees and ANDs of bits run on the CPU): {}, {}, {}\n",
-        c::prss_zero_kernel_name(c::LimbWidth::W16),
-        c::prss_zero_kernel_name(c::LimbWidth::W32),
+        "//   generated and tested on the host, not yet called by the runtime (OR trees and ANDs of bits run on the CPU): {}\n",
         c::AND_LOCAL_KERNEL,
     ));
     Ok(head + &body)

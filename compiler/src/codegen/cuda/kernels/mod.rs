@@ -9,6 +9,7 @@
 //! - [`combine`]: the epilogue of a library int8 GEMM (`irisc_gpu_combine{w}`);
 //! - [`prss`]: the PRSS keystream (`irisc_gpu_aes_ctr`) and zero shares
 //!   (`irisc_gpu_prss_zero{w}`), the CPU runtime's streams;
+//! - [`reshare`]: Reshare's local step (`irisc_gpu_reshare_local{w}`);
 //! - [`bit_extract`]: MSB extraction's local steps (ShareSplit and the full adders, the
 //!   ripple-carry rounds), the rest of the comparison phase's Algorithm 10;
 //! - [`bits`]: the bit-sliced comparison phase's local steps: bit planes, a binary AND's local
@@ -24,6 +25,7 @@ pub mod ir;
 pub mod limbs;
 pub mod mask_len;
 pub mod prss;
+pub mod reshare;
 pub mod split;
 
 use super::super::cpu::kernel::DotRing;
@@ -93,6 +95,7 @@ pub fn define_all<'ctx>(
     prss::define_aes_ctr(cx, module, flavor)?;
     for width in [LimbWidth::W16, LimbWidth::W32] {
         prss::define_prss_zero(cx, module, width, flavor)?;
+        reshare::define(cx, module, width, flavor)?;
         bits::define_bit_planes(cx, module, width, flavor)?;
     }
     bits::define_prss_zero_bits(cx, module, flavor)?;
