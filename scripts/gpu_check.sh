@@ -115,19 +115,19 @@ mixed() {
     done
     wait || true
     [[ -s $M/gpu0.json ]] && grep -q '"query"' "$M/gpu0.json" || return 1
-    # The GPU parties ran their reshares' and MSB extractions' local steps and their mask
-    # lengths on the GPU (the CPU party's streams and messages agreed with theirs), none of
+    # The GPU parties ran their reshares', MSB extractions' and OR trees' local steps and their
+    # mask lengths on the GPU (the CPU party's streams and messages agreed with theirs), none of
     # those on the CPU.
     if [[ $TARGET == cuda ]]; then
         local key
-        for key in msb_calls reshare_calls mask_len_calls; do
+        for key in msb_calls reshare_calls mask_len_calls or_calls; do
             grep -Eq "\"$key\": *[1-9]" "$M/stats1.json" || return 1
         done
         grep -Eq '"cpu_msb_calls": *0[,}]' "$M/stats1.json" && grep -Eq '"cpu_reshare_calls": *0[,}]' "$M/stats1.json" || return 1
     fi
     diff <(grep '"query"' "$M/out0.json" | sort) <(grep '"query"' "$M/gpu0.json" | sort) >"$M/diff.txt"
 }
-if mixed; then pass "CPU party 0 with GPU parties 1 and 2 (dot products, mask lengths, reshares and MSB extractions on the GPU): the same answers"; else fail "CPU party with GPU parties (see $WORK/mixed)"; fi
+if mixed; then pass "CPU party 0 with GPU parties 1 and 2 (dot products, mask lengths, reshares, MSB extractions and OR trees on the GPU): the same answers"; else fail "CPU party with GPU parties (see $WORK/mixed)"; fi
 
 # --- 2. compute-sanitizer memcheck on one party ----------------------------------------------------
 memcheck() {

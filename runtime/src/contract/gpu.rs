@@ -90,6 +90,19 @@
 //!   what it receives into `k_prev`.
 //!
 //!   These three kernels run one thread per word, grid-stride ([`BIT_THREADS`] per block).
+//! - `irisc_gpu_or_pairs` ([`OR_PAIRS_KERNEL`]): `(cur_own, cur_prev, alpha: *const u64,
+//!   groups: u64, s: u64, h: u64, l_own, l_prev, r_own, r_prev, z: *mut u64)`: one level of
+//!   the OR tree (Section 4.2) over `groups` groups of `s` bits each (bit-sliced `cur`),
+//!   `h = ceil(s / 2)`: pair `p = g (s - h) + j` (`j < s - h`) is element `g s + j` (into
+//!   `l`) with element `g s + j + h` (into `r`), gathered into bit-sliced vectors of
+//!   `groups (s - h)` bits; `z` is the AND's local share of each pair, as
+//!   `irisc_gpu_and_local` (tail cleared). One thread per output word, grid-stride.
+//! - `irisc_gpu_or_combine` ([`OR_COMBINE_KERNEL`]): `(l_own, l_prev, r_own, r_prev, z,
+//!   got, cur_own, cur_prev: *const u64, groups: u64, s: u64, h: u64, next_own, next_prev:
+//!   *mut u64)`: the level's result, `groups h` bits: element `g h + j` is `l ^ r ^ (z, got)`
+//!   of pair `g (s - h) + j` for `j < s - h`, else (the middle element of an odd group)
+//!   element `g s + j` of `cur`; `got` is the previous party's `z`. One thread per output
+//!   word, grid-stride.
 //! - `irisc_gpu_mask_len` ([`MASK_LEN_KERNEL`]): `(gallery, queries: *const u64, words: u64,
 //!   records: u64, codes: u64, out: *mut u64)`: `out[r * codes + c] = sum_i popcount(
 //!   queries[c * words + i] & gallery[r * words + i])`, the public mask lengths of every
@@ -201,6 +214,10 @@ pub const FA_LOCAL_KERNEL: &str = "irisc_gpu_fa_local";
 pub const FA_FINISH_KERNEL: &str = "irisc_gpu_fa_finish";
 /// One ripple-carry round's local step of MSB extraction.
 pub const RIPPLE_LOCAL_KERNEL: &str = "irisc_gpu_ripple_local";
+/// An OR-tree level's pairs and their AND's local share.
+pub const OR_PAIRS_KERNEL: &str = "irisc_gpu_or_pairs";
+/// An OR-tree level's result once the AND's shares are in.
+pub const OR_COMBINE_KERNEL: &str = "irisc_gpu_or_combine";
 /// The public mask lengths of a batch.
 pub const MASK_LEN_KERNEL: &str = "irisc_gpu_mask_len";
 /// Threads per block of the comparison phase's word-parallel kernels (grid-stride).

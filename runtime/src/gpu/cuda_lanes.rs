@@ -8,7 +8,7 @@ use cudarc::driver::{CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
 use crate::contract::gpu::{
     bit_planes_kernel_name, prss_zero_kernel_name, reshare_local_kernel_name, LimbWidth,
     AES_CTR_KERNEL, BIT_THREADS, FA_FINISH_KERNEL, FA_LOCAL_KERNEL, MASK_LEN_KERNEL,
-    PRSS_ZERO_BITS_KERNEL, RIPPLE_LOCAL_KERNEL,
+    OR_COMBINE_KERNEL, OR_PAIRS_KERNEL, PRSS_ZERO_BITS_KERNEL, RIPPLE_LOCAL_KERNEL,
 };
 use crate::error::RuntimeError;
 
@@ -242,6 +242,66 @@ impl Lanes for CudaLanes<'_> {
         let kernel = self.device.function(name)?;
         let mut a = self.device.stream.launch_builder(&kernel);
         a.arg(&g).arg(&p).arg(&party).arg(&n).arg(&mut c);
+        self.run(name, items, a)
+    }
+
+    fn or_pairs(
+        &self,
+        cur: (Words<'_, Self::Buf>, Words<'_, Self::Buf>),
+        alpha: Words<'_, Self::Buf>,
+        groups: u64,
+        s: u64,
+        h: u64,
+        outs: [WordsMut<'_, Self::Buf>; 5],
+    ) -> Result<(), RuntimeError> {
+        let (co, cp) = (cur.0.buf.slice(cur.0.at..), cur.1.buf.slice(cur.1.at..));
+        let al = alpha.buf.slice(alpha.at..);
+        let [lo, lp, ro, rp, z] = outs;
+        let mut v = [
+            lo.buf.slice_mut(lo.at..),
+            lp.buf.slice_mut(lp.at..),
+            ro.buf.slice_mut(ro.at..),
+            rp.buf.slice_mut(rp.at..),
+            z.buf.slice_mut(z.at..),
+        ];
+        let name = OR_PAIRS_KERNEL;
+        let items = (groups * (s - h)).div_ceil(64);
+        let kernel = self.device.function(name)?;
+        let mut a = self.device.stream.launch_builder(&kernel);
+        a.arg(&co).arg(&cp).arg(&al).arg(&groups).arg(&s).arg(&h);
+        for x in v.iter_mut() {
+            a.arg(x);
+        }
+        self.run(name, items, a)
+    }
+
+    fn or_combine(
+        &self,
+        pairs: [Words<'_, Self::Buf>; 6],
+        cur: (Words<'_, Self::Buf>, Words<'_, Self::Buf>),
+        groups: u64,
+        s: u64,
+        h: u64,
+        next: (WordsMut<'_, Self::Buf>, WordsMut<'_, Self::Buf>),
+    ) -> Result<(), RuntimeError> {
+        let v: Vec<_> = pairs.iter().map(|p| p.buf.slice(p.at..)).collect();
+        let (co, cp) = (cur.0.buf.slice(cur.0.at..), cur.1.buf.slice(cur.1.at..));
+        let mut no = next.0.buf.slice_mut(next.0.at..);
+        let mut np = next.1.buf.slice_mut(next.1.at..);
+        let name = OR_COMBINE_KERNEL;
+        let items = (groups * h).div_ceil(64);
+        let kernel = self.device.function(name)?;
+        let mut a = self.device.stream.launch_builder(&kernel);
+        for x in &v {
+            a.arg(x);
+        }
+        a.arg(&co)
+            .arg(&cp)
+            .arg(&groups)
+            .arg(&s)
+            .arg(&h)
+            .arg(&mut no)
+            .arg(&mut np);
         self.run(name, items, a)
     }
 

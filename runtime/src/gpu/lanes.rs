@@ -136,6 +136,29 @@ pub trait Lanes {
         cc_prev: WordsMut<'_, Self::Buf>,
     ) -> Result<(), RuntimeError>;
 
+    /// `irisc_gpu_or_pairs`: `outs` is (l_own, l_prev, r_own, r_prev, z).
+    #[allow(clippy::too_many_arguments)]
+    fn or_pairs(
+        &self,
+        cur: (Words<'_, Self::Buf>, Words<'_, Self::Buf>),
+        alpha: Words<'_, Self::Buf>,
+        groups: u64,
+        s: u64,
+        h: u64,
+        outs: [WordsMut<'_, Self::Buf>; 5],
+    ) -> Result<(), RuntimeError>;
+
+    /// `irisc_gpu_or_combine`: `pairs` is (l_own, l_prev, r_own, r_prev, z, got).
+    fn or_combine(
+        &self,
+        pairs: [Words<'_, Self::Buf>; 6],
+        cur: (Words<'_, Self::Buf>, Words<'_, Self::Buf>),
+        groups: u64,
+        s: u64,
+        h: u64,
+        next: (WordsMut<'_, Self::Buf>, WordsMut<'_, Self::Buf>),
+    ) -> Result<(), RuntimeError>;
+
     /// `irisc_gpu_mask_len`: the mask lengths of `records` gallery masks and `codes` query
     /// masks of `words` words each, record-major.
     fn mask_len(

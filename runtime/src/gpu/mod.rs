@@ -32,6 +32,7 @@
 //! - [`reshare`]: Reshare with its local step on such a device;
 //! - [`msb`]: MSB extraction (Algorithm 10) with its local steps on such a device, the CPU
 //!   protocol's messages and PRSS draws;
+//! - [`or_tree`]: the OR trees over the comparison bits, likewise;
 //! - [`session`](mod@session): what the runtime holds, and the dot products and MSB
 //!   extractions it offers;
 //! - [`stats`]: the figures for `--stats`.
@@ -48,6 +49,7 @@ pub mod layout;
 pub mod library_gemm;
 pub mod mask_len;
 pub mod msb;
+pub mod or_tree;
 #[cfg(feature = "cuda")]
 mod planes;
 pub mod prss;

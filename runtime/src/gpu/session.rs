@@ -123,6 +123,16 @@ mod imp {
             match self.never {}
         }
 
+        pub fn or_groups(
+            &self,
+            _net: &mut dyn crate::net::Transport,
+            _prss: &mut crate::rand::Prss,
+            _bits: &crate::share::BitShares,
+            _group: usize,
+        ) -> Result<crate::share::BitShares, RuntimeError> {
+            match self.never {}
+        }
+
         pub fn compares(&self) -> bool {
             match self.never {}
         }
@@ -378,6 +388,27 @@ mod imp {
             Ok(out)
         }
 
+        /// The OR of each group of `group` bits of `bits` (groups of equal size), the levels'
+        /// local steps on the party's first GPU ([`crate::gpu::or_tree::or_groups_on`]).
+        pub fn or_groups(
+            &self,
+            net: &mut dyn crate::net::Transport,
+            prss: &mut crate::rand::Prss,
+            bits: &crate::share::BitShares,
+            group: usize,
+        ) -> Result<crate::share::BitShares, RuntimeError> {
+            let started = Instant::now();
+            let shard = &self.shards[0];
+            let mut state = shard.state()?;
+            let lanes = crate::gpu::cuda_lanes::CudaLanes {
+                device: &shard.device,
+            };
+            let out = crate::gpu::or_tree::or_groups_on(&lanes, net, prss, bits, group)?;
+            state.stats.or_calls += 1;
+            state.stats.or_s += started.elapsed().as_secs_f64();
+            Ok(out)
+        }
+
         /// With the session attached, a reshare that runs on the CPU: counted.
         pub fn note_cpu_reshare(&self) {
             if let Ok(mut s) = self.shards[0].state.lock() {
@@ -415,6 +446,8 @@ mod imp {
                     total.msb_calls += s.stats.msb_calls;
                     total.msb_s += s.stats.msb_s;
                     total.cpu_msb_calls += s.stats.cpu_msb_calls;
+                    total.or_calls += s.stats.or_calls;
+                    total.or_s += s.stats.or_s;
                     total.reshare_calls += s.stats.reshare_calls;
                     total.reshare_s += s.stats.reshare_s;
                     total.cpu_reshare_calls += s.stats.cpu_reshare_calls;

@@ -217,7 +217,12 @@ pub fn or_groups(cx: &mut Ctx<'_>, src: &Value, group: u64) -> Result<Value, Run
             bits.len
         )));
     }
-    let out = protocol::or_tree::or_groups(cx.net, cx.prss, bits, group)?;
+    // On the party's GPU when it runs the comparison phase (the groups are of equal size,
+    // checked above); the messages and shares are the CPU protocol's either way.
+    let out = match &cx.gpu {
+        Some(g) if g.compares() => g.or_groups(cx.net, cx.prss, bits, group)?,
+        _ => protocol::or_tree::or_groups(cx.net, cx.prss, bits, group)?,
+    };
     cx.rounds += (group as f64).log2().ceil() as u64;
     Ok(Value::Bits(out))
 }

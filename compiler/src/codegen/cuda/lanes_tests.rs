@@ -8,7 +8,7 @@
 //! protocol. The mask lengths equal a plain popcount of every pair. What remains for the card (the PTX launches through cudarc) is checked by
 //! `scripts/gpu_check.sh`.
 
-use super::kernels::{bit_extract, bits, mask_len, prss, reshare, Flavor};
+use super::kernels::{bit_extract, bits, mask_len, or_tree, prss, reshare, Flavor};
 use inkwell::OptimizationLevel;
 use irisc_runtime::contract::gpu::{self, LimbWidth};
 use irisc_runtime::error::RuntimeError;
@@ -41,6 +41,34 @@ type FaLocalFn = unsafe extern "C" fn(
 );
 type PrssZeroFn = unsafe extern "C" fn(*const u8, u64, *const u8, u64, u64, *mut u8);
 type ReshareFn = unsafe extern "C" fn(*const u8, *const u8, u64, u32, *mut u8);
+type OrPairsFn = unsafe extern "C" fn(
+    *const u64,
+    *const u64,
+    *const u64,
+    u64,
+    u64,
+    u64,
+    *mut u64,
+    *mut u64,
+    *mut u64,
+    *mut u64,
+    *mut u64,
+);
+type OrCombineFn = unsafe extern "C" fn(
+    *const u64,
+    *const u64,
+    *const u64,
+    *const u64,
+    *const u64,
+    *const u64,
+    *const u64,
+    *const u64,
+    u64,
+    u64,
+    u64,
+    *mut u64,
+    *mut u64,
+);
 type MaskLenFn = unsafe extern "C" fn(*const u64, *const u64, u64, u64, u64, *mut u64);
 type FaFinishFn = unsafe extern "C" fn(*const u64, *const u64, u32, u64, *mut u64);
 type RippleFn = unsafe extern "C" fn(
@@ -72,6 +100,8 @@ struct HostLanes {
     zero32: PrssZeroFn,
     reshare16: ReshareFn,
     reshare32: ReshareFn,
+    or_pairs: OrPairsFn,
+    or_combine: OrCombineFn,
 }
 
 fn host_lanes() -> HostLanes {
@@ -86,6 +116,8 @@ fn host_lanes() -> HostLanes {
     bit_extract::define_fa_finish(cx, &module, Flavor::Host).unwrap();
     bit_extract::define_ripple_local(cx, &module, Flavor::Host).unwrap();
     mask_len::define(cx, &module, Flavor::Host).unwrap();
+    or_tree::define_pairs(cx, &module, Flavor::Host).unwrap();
+    or_tree::define_combine(cx, &module, Flavor::Host).unwrap();
     for w in [LimbWidth::W16, LimbWidth::W32] {
         prss::define_prss_zero(cx, &module, w, Flavor::Host).unwrap();
         reshare::define(cx, &module, w, Flavor::Host).unwrap();
@@ -126,6 +158,8 @@ fn host_lanes() -> HostLanes {
             reshare32: std::mem::transmute::<usize, ReshareFn>(addr(
                 &gpu::reshare_local_kernel_name(LimbWidth::W32),
             )),
+            or_pairs: std::mem::transmute::<usize, OrPairsFn>(addr(gpu::OR_PAIRS_KERNEL)),
+            or_combine: std::mem::transmute::<usize, OrCombineFn>(addr(gpu::OR_COMBINE_KERNEL)),
         }
     }
 }
@@ -300,6 +334,48 @@ impl Lanes for HostLanes {
         };
         // SAFETY: n ring words in each buffer (checked above).
         unsafe { f(zp.cast(), ap.cast(), n, k, dst.cast()) };
+        Ok(())
+    }
+
+    fn or_pairs(
+        &self,
+        cur: (Words<'_, Vec<u64>>, Words<'_, Vec<u64>>),
+        alpha: Words<'_, Vec<u64>>,
+        groups: u64,
+        s: u64,
+        h: u64,
+        outs: [WordsMut<'_, Vec<u64>>; 5],
+    ) -> Result<(), RuntimeError> {
+        let w = (groups * (s - h)).div_ceil(64);
+        let cw = (groups * s).div_ceil(64);
+        let (co, cp, a) = (at(&cur.0, cw), at(&cur.1, cw), at(&alpha, w));
+        let [lo, lp, ro, rp, z] = outs.map(|o| at_mut(o, w));
+        // SAFETY: the current level's groups · s bits, w words out each (checked above).
+        unsafe { (self.or_pairs)(co, cp, a, groups, s, h, lo, lp, ro, rp, z) };
+        Ok(())
+    }
+
+    fn or_combine(
+        &self,
+        pairs: [Words<'_, Vec<u64>>; 6],
+        cur: (Words<'_, Vec<u64>>, Words<'_, Vec<u64>>),
+        groups: u64,
+        s: u64,
+        h: u64,
+        next: (WordsMut<'_, Vec<u64>>, WordsMut<'_, Vec<u64>>),
+    ) -> Result<(), RuntimeError> {
+        let w = (groups * (s - h)).div_ceil(64);
+        let cw = (groups * s).div_ceil(64);
+        let nw = (groups * h).div_ceil(64);
+        let p: Vec<*const u64> = pairs.iter().map(|v| at(v, w)).collect();
+        let (co, cp) = (at(&cur.0, cw), at(&cur.1, cw));
+        let (no, np) = (at_mut(next.0, nw), at_mut(next.1, nw));
+        // SAFETY: as above, the next level's groups · h bits out.
+        unsafe {
+            (self.or_combine)(
+                p[0], p[1], p[2], p[3], p[4], p[5], co, cp, groups, s, h, no, np,
+            )
+        };
         Ok(())
     }
 
@@ -625,6 +701,81 @@ fn reshare_on_the_host_twins_is_the_cpu_protocol_bit_for_bit() {
                 one::<u16>(lanes, &values, k, seed, seeds, before)?;
             }
             one::<u32>(lanes, &values, k, seed, seeds, before)
+        })
+        .unwrap();
+}
+
+/// The OR trees on the twins are the CPU protocol's, party by party (shares, bytes, where the
+/// PRSS stands afterwards), open to the plain OR of every group, at groups of 31 (the
+/// rotations) and other sizes, one group of all, and with one twin party among CPU parties.
+#[test]
+fn or_trees_on_the_host_twins_are_the_cpu_protocol_bit_for_bit() {
+    use irisc_runtime::share::binary::share_bits;
+    use On::*;
+    let lanes = host_lanes();
+    let mut runner = TestRunner::new(Config::with_cases(48));
+    let strat = (
+        1usize..40,
+        0usize..9,
+        any::<u64>(),
+        any::<[[u8; 16]; 3]>(),
+        0usize..5,
+        0u32..4,
+    );
+    runner
+        .run(&strat, |(group, groups, seed, seeds, before, density)| {
+            let group = if seed % 3 == 0 { 31 } else { group };
+            let len = group * groups;
+            let mut rng = rand_chacha::ChaCha12Rng::seed_from_u64(seed);
+            // Sparse bits, as comparison bits are (most groups then OR to 0, some to 1).
+            let plain: Vec<bool> = (0..len)
+                .map(|_| rand::Rng::random_ratio(&mut rng, 1, 1 + 8 * density))
+                .collect();
+            let shares = share_bits(&plain, &mut rng);
+            // Groups of `group`, and (when there are several) one group of all.
+            for g in [group, len.max(1)] {
+                let run = |where_: [On; 3]| {
+                    let shares = shares.clone();
+                    run_three(move |mut t| {
+                        let i = t.party();
+                        let mut p = Prss::from_seeds(i, seeds[i], seeds[(i + 2) % 3]);
+                        let _ = p.zero_shares::<u16>(before);
+                        let b0 = t.bytes_sent();
+                        let out = match where_[i] {
+                            Cpu => irisc_runtime::protocol::or_tree::or_groups(
+                                &mut t, &mut p, &shares[i], g,
+                            )
+                            .unwrap(),
+                            Twins => irisc_runtime::gpu::or_tree::or_groups_on(
+                                &lanes, &mut t, &mut p, &shares[i], g,
+                            )
+                            .unwrap(),
+                        };
+                        (out, t.bytes_sent() - b0, p.zero_shares::<u16>(5))
+                    })
+                };
+                let cpu = run([Cpu; 3]);
+                for where_ in [[Twins; 3], [Cpu, Twins, Cpu]] {
+                    let got = run(where_);
+                    for i in 0..3 {
+                        prop_assert_eq!(&got[i].0.own, &cpu[i].0.own, "group {} {:?}", g, where_);
+                        prop_assert_eq!(&got[i].0.prev, &cpu[i].0.prev);
+                        prop_assert_eq!(got[i].0.len, cpu[i].0.len);
+                        prop_assert_eq!(got[i].1, cpu[i].1);
+                        prop_assert_eq!(&got[i].2, &cpu[i].2);
+                    }
+                }
+                let opened =
+                    reconstruct_bits(&[cpu[0].0.clone(), cpu[1].0.clone(), cpu[2].0.clone()])
+                        .expect("consistent");
+                let want: Vec<bool> = if len == 0 {
+                    Vec::new()
+                } else {
+                    plain.chunks(g).map(|c| c.iter().any(|&b| b)).collect()
+                };
+                prop_assert_eq!(opened, want, "group {}", g);
+            }
+            Ok(())
         })
         .unwrap();
 }

@@ -199,7 +199,12 @@ pub fn ptx_image(
         c::RIPPLE_LOCAL_KERNEL,
     ));
     head.push_str(&format!(
-        "//   generated and tested on the host, not yet called by the runtime (OR trees and ANDs of bits run on the CPU): {}\n",
+        "//   OR trees over groups of equal size (Section 4.2; IRISC_GPU_COMPARE=cpu keeps them on the CPU): {}, {}\n",
+        c::OR_PAIRS_KERNEL,
+        c::OR_COMBINE_KERNEL,
+    ));
+    head.push_str(&format!(
+        "//   generated and tested on the host, not yet called by the runtime (ANDs of bit vectors run on the CPU): {}\n",
         c::AND_LOCAL_KERNEL,
     ));
     Ok(head + &body)

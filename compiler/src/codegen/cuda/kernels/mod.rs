@@ -12,6 +12,7 @@
 //! - [`reshare`]: Reshare's local step (`irisc_gpu_reshare_local{w}`);
 //! - [`bit_extract`]: MSB extraction's local steps (ShareSplit and the full adders, the
 //!   ripple-carry rounds), the rest of the comparison phase's Algorithm 10;
+//! - [`or_tree`]: an OR tree level's local steps (`irisc_gpu_or_pairs`, `irisc_gpu_or_combine`);
 //! - [`bits`]: the bit-sliced comparison phase's local steps: bit planes, a binary AND's local
 //!   step, zero bits.
 //!
@@ -24,6 +25,7 @@ pub mod dot;
 pub mod ir;
 pub mod limbs;
 pub mod mask_len;
+pub mod or_tree;
 pub mod prss;
 pub mod reshare;
 pub mod split;
@@ -104,5 +106,7 @@ pub fn define_all<'ctx>(
     bit_extract::define_fa_finish(cx, module, flavor)?;
     bit_extract::define_ripple_local(cx, module, flavor)?;
     mask_len::define(cx, module, flavor)?;
+    or_tree::define_pairs(cx, module, flavor)?;
+    or_tree::define_combine(cx, module, flavor)?;
     Ok(())
 }
