@@ -1,9 +1,12 @@
-//! [`Lanes`] on a CUDA device: buffers are `CudaSlice<u64>` on the party's stream, and every
+//! [`Lanes`] on a CUDA device: buffers are `CudaSlice<u64>` on one of the party's streams
+//! (the schedule thread's comparison stream, apart from the scan's dot products), and every
 //! kernel method launches the contract kernel of its name from the program's PTX, one thread
-//! per item, grid-stride ([`BIT_THREADS`] per block). Launches are asynchronous on the one
+//! per item, grid-stride ([`BIT_THREADS`] per block). Launches are asynchronous on the
 //! stream; a read waits for them (`clone_dtoh` on the same stream), under the watchdog.
 
-use cudarc::driver::{CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, CudaStream, LaunchArgs, LaunchConfig, PushKernelArg};
 
 use crate::contract::gpu::{
     bit_planes_kernel_name, prss_zero_kernel_name, reshare_local_kernel_name, LimbWidth,
@@ -26,9 +29,20 @@ fn config(items: u64) -> LaunchConfig {
     }
 }
 
-/// The comparison phase's kernels on one GPU of the party.
+/// The comparison phase's kernels on one GPU of the party, on one of its streams.
 pub(crate) struct CudaLanes<'a> {
     pub device: &'a Device,
+    pub stream: &'a Arc<CudaStream>,
+}
+
+impl<'a> CudaLanes<'a> {
+    /// The lanes of the schedule thread: the device's comparison stream.
+    pub(crate) fn comparing(device: &'a Device) -> CudaLanes<'a> {
+        CudaLanes {
+            device,
+            stream: &device.compare_stream,
+        }
+    }
 }
 
 impl CudaLanes<'_> {
@@ -48,7 +62,7 @@ impl Lanes for CudaLanes<'_> {
     type Buf = CudaSlice<u64>;
 
     fn zeros(&self, words: usize) -> Result<Self::Buf, RuntimeError> {
-        let stream = &self.device.stream;
+        let stream = self.stream;
         self.device.call(
             "allocating comparison buffers on the GPU",
             Some(8 * words as u64),
@@ -57,7 +71,7 @@ impl Lanes for CudaLanes<'_> {
     }
 
     fn upload(&self, host: &[u64]) -> Result<Self::Buf, RuntimeError> {
-        let stream = &self.device.stream;
+        let stream = self.stream;
         if host.is_empty() {
             return self.zeros(1);
         }
@@ -69,7 +83,7 @@ impl Lanes for CudaLanes<'_> {
     }
 
     fn write(&self, dst: &mut Self::Buf, at: usize, host: &[u64]) -> Result<(), RuntimeError> {
-        let stream = &self.device.stream;
+        let stream = self.stream;
         let mut view = dst.slice_mut(at..at + host.len());
         self.device
             .call("copying comparison shares to the GPU", None, || {
@@ -78,7 +92,7 @@ impl Lanes for CudaLanes<'_> {
     }
 
     fn read(&self, src: &Self::Buf, at: usize, n: usize) -> Result<Vec<u64>, RuntimeError> {
-        let stream = &self.device.stream;
+        let stream = self.stream;
         let view = src.slice(at..at + n);
         self.device
             .call("copying comparison shares from the GPU", None, || {
@@ -99,7 +113,7 @@ impl Lanes for CudaLanes<'_> {
         let name = AES_CTR_KERNEL;
         let items = blocks;
         let kernel = self.device.function(name)?;
-        let mut a = self.device.stream.launch_builder(&kernel);
+        let mut a = self.stream.launch_builder(&kernel);
         a.arg(&keys).arg(&lo).arg(&hi).arg(&blocks).arg(&mut dst);
         self.run(name, items, a)
     }
@@ -118,7 +132,7 @@ impl Lanes for CudaLanes<'_> {
         let name = PRSS_ZERO_BITS_KERNEL;
         let items = n;
         let kernel = self.device.function(name)?;
-        let mut a = self.device.stream.launch_builder(&kernel);
+        let mut a = self.stream.launch_builder(&kernel);
         a.arg(&o)
             .arg(&own_skip)
             .arg(&p)
@@ -143,7 +157,7 @@ impl Lanes for CudaLanes<'_> {
         let name = prss_zero_kernel_name(width);
         let name = name.as_str();
         let kernel = self.device.function(name)?;
-        let mut a = self.device.stream.launch_builder(&kernel);
+        let mut a = self.stream.launch_builder(&kernel);
         a.arg(&o)
             .arg(&own_skip)
             .arg(&p)
@@ -167,7 +181,7 @@ impl Lanes for CudaLanes<'_> {
         let name = reshare_local_kernel_name(width);
         let name = name.as_str();
         let kernel = self.device.function(name)?;
-        let mut a = self.device.stream.launch_builder(&kernel);
+        let mut a = self.stream.launch_builder(&kernel);
         a.arg(&zv).arg(&al).arg(&n).arg(&k).arg(&mut dst);
         self.run(name, n, a)
     }
@@ -187,7 +201,7 @@ impl Lanes for CudaLanes<'_> {
         let name = name.as_str();
         let items = u64::from(planes) * words;
         let kernel = self.device.function(name)?;
-        let mut a = self.device.stream.launch_builder(&kernel);
+        let mut a = self.stream.launch_builder(&kernel);
         a.arg(&s).arg(&n).arg(&planes).arg(&mut d).arg(&words);
         self.run(name, items, a)
     }
@@ -214,7 +228,7 @@ impl Lanes for CudaLanes<'_> {
         let name = FA_LOCAL_KERNEL;
         let items = planes * words;
         let kernel = self.device.function(name)?;
-        let mut a = self.device.stream.launch_builder(&kernel);
+        let mut a = self.stream.launch_builder(&kernel);
         a.arg(&o)
             .arg(&p)
             .arg(&al)
@@ -240,7 +254,7 @@ impl Lanes for CudaLanes<'_> {
         let name = FA_FINISH_KERNEL;
         let items = n;
         let kernel = self.device.function(name)?;
-        let mut a = self.device.stream.launch_builder(&kernel);
+        let mut a = self.stream.launch_builder(&kernel);
         a.arg(&g).arg(&p).arg(&party).arg(&n).arg(&mut c);
         self.run(name, items, a)
     }
@@ -267,7 +281,7 @@ impl Lanes for CudaLanes<'_> {
         let name = OR_PAIRS_KERNEL;
         let items = (groups * (s - h)).div_ceil(64);
         let kernel = self.device.function(name)?;
-        let mut a = self.device.stream.launch_builder(&kernel);
+        let mut a = self.stream.launch_builder(&kernel);
         a.arg(&co).arg(&cp).arg(&al).arg(&groups).arg(&s).arg(&h);
         for x in v.iter_mut() {
             a.arg(x);
@@ -291,7 +305,7 @@ impl Lanes for CudaLanes<'_> {
         let name = OR_COMBINE_KERNEL;
         let items = (groups * h).div_ceil(64);
         let kernel = self.device.function(name)?;
-        let mut a = self.device.stream.launch_builder(&kernel);
+        let mut a = self.stream.launch_builder(&kernel);
         for x in &v {
             a.arg(x);
         }
@@ -322,7 +336,7 @@ impl Lanes for CudaLanes<'_> {
         let name = MASK_LEN_KERNEL;
         let items = records * codes;
         let kernel = self.device.function(name)?;
-        let mut a = self.device.stream.launch_builder(&kernel);
+        let mut a = self.stream.launch_builder(&kernel);
         a.arg(&g)
             .arg(&q)
             .arg(&words)
@@ -351,7 +365,7 @@ impl Lanes for CudaLanes<'_> {
         let name = RIPPLE_LOCAL_KERNEL;
         let items = words;
         let kernel = self.device.function(name)?;
-        let mut a = self.device.stream.launch_builder(&kernel);
+        let mut a = self.stream.launch_builder(&kernel);
         a.arg(&cco)
             .arg(&ccp)
             .arg(&so)

@@ -83,6 +83,9 @@ mod with_cuda {
     pub(crate) struct Device {
         pub(crate) ctx: Arc<CudaContext>,
         pub(crate) stream: Arc<CudaStream>,
+        /// The schedule thread's stream for the comparison phase and the mask lengths, so
+        /// that they overlap the tiled scan's background dot products on `stream`.
+        pub(crate) compare_stream: Arc<CudaStream>,
         module: Arc<CudaModule>,
         functions: Mutex<HashMap<String, CudaFunction>>,
         pub(crate) watchdog: Watchdog,
@@ -125,6 +128,9 @@ mod with_cuda {
             let stream = watchdog
                 .watch("creating a CUDA stream", || ctx.new_stream())
                 .map_err(|e| driver::error(e, "creating a CUDA stream", None, Some(&ctx)))?;
+            let compare_stream = watchdog
+                .watch("creating a CUDA stream", || ctx.new_stream())
+                .map_err(|e| driver::error(e, "creating a CUDA stream", None, Some(&ctx)))?;
             let what = "loading the program's GPU kernels (PTX JIT)";
             let module = watchdog
                 .watch(what, || ctx.load_module(Ptx::from_src(ptx)))
@@ -149,6 +155,7 @@ mod with_cuda {
             Ok(Device {
                 ctx,
                 stream,
+                compare_stream,
                 module,
                 functions: Mutex::new(HashMap::new()),
                 watchdog,

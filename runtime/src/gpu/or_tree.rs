@@ -28,7 +28,7 @@ pub fn or_groups_on<L: Lanes>(
     let len = bits.len;
     let (groups, mut s) = if group >= len {
         (1, len)
-    } else if group > 0 && len % group == 0 {
+    } else if group > 0 && len.is_multiple_of(group) {
         (len / group, group)
     } else {
         return Err(RuntimeError::Schedule(format!(

@@ -324,13 +324,11 @@ mod imp {
         ) -> Result<crate::share::BitShares, RuntimeError> {
             let started = Instant::now();
             let shard = &self.shards[0];
-            // One user of the device's stream at a time (the tiled scan's background dot
-            // products share it).
-            let mut state = shard.state()?;
-            let lanes = crate::gpu::cuda_lanes::CudaLanes {
-                device: &shard.device,
-            };
+            // No lock while it runs: the comparison stream is the schedule thread's, and the
+            // background dot products keep the device's main stream meanwhile.
+            let lanes = crate::gpu::cuda_lanes::CudaLanes::comparing(&shard.device);
             let bits = crate::gpu::msb::msb_on(&lanes, net, prss, own, prev, k)?;
+            let mut state = shard.state()?;
             state.stats.msb_calls += 1;
             state.stats.msb_s += started.elapsed().as_secs_f64();
             Ok(bits)
@@ -349,11 +347,11 @@ mod imp {
         ) -> Result<Vec<u64>, RuntimeError> {
             let started = Instant::now();
             let shard = &self.shards[0];
-            let mut state = shard.state()?;
-            let lanes = crate::gpu::cuda_lanes::CudaLanes {
-                device: &shard.device,
-            };
+            // No lock while it runs: the comparison stream is the schedule thread's, and the
+            // background dot products keep the device's main stream meanwhile.
+            let lanes = crate::gpu::cuda_lanes::CudaLanes::comparing(&shard.device);
             let out = crate::gpu::mask_len::mask_lengths_on(&lanes, q, q_count, g, g_count, w)?;
+            let mut state = shard.state()?;
             state.stats.mask_len_calls += 1;
             state.stats.mask_len_s += started.elapsed().as_secs_f64();
             state.stats.bytes_uploaded += 8 * ((q_count + g_count) * w) as u64;
@@ -378,11 +376,11 @@ mod imp {
         ) -> Result<crate::share::Rep3Vec<T>, RuntimeError> {
             let started = Instant::now();
             let shard = &self.shards[0];
-            let mut state = shard.state()?;
-            let lanes = crate::gpu::cuda_lanes::CudaLanes {
-                device: &shard.device,
-            };
+            // No lock while it runs: the comparison stream is the schedule thread's, and the
+            // background dot products keep the device's main stream meanwhile.
+            let lanes = crate::gpu::cuda_lanes::CudaLanes::comparing(&shard.device);
             let out = crate::gpu::reshare::reshare_on(&lanes, net, prss, z, k)?;
+            let mut state = shard.state()?;
             state.stats.reshare_calls += 1;
             state.stats.reshare_s += started.elapsed().as_secs_f64();
             Ok(out)
@@ -399,11 +397,11 @@ mod imp {
         ) -> Result<crate::share::BitShares, RuntimeError> {
             let started = Instant::now();
             let shard = &self.shards[0];
-            let mut state = shard.state()?;
-            let lanes = crate::gpu::cuda_lanes::CudaLanes {
-                device: &shard.device,
-            };
+            // No lock while it runs: the comparison stream is the schedule thread's, and the
+            // background dot products keep the device's main stream meanwhile.
+            let lanes = crate::gpu::cuda_lanes::CudaLanes::comparing(&shard.device);
             let out = crate::gpu::or_tree::or_groups_on(&lanes, net, prss, bits, group)?;
+            let mut state = shard.state()?;
             state.stats.or_calls += 1;
             state.stats.or_s += started.elapsed().as_secs_f64();
             Ok(out)

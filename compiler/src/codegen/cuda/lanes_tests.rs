@@ -601,6 +601,9 @@ fn mask_lengths_on_the_host_twins_are_the_popcounts_of_every_pair() {
     assert_eq!(got, vec![12_800]);
 }
 
+/// A party's reshare: its shares (own, prev), the bytes it sent, its PRSS's next draw.
+type ReshareRun<T> = (Vec<T>, Vec<T>, u64, Vec<u16>);
+
 /// Where each party reshares: on the CPU protocol or the twins.
 fn reshare_run<T: RingElem>(
     lanes: HostLanes,
@@ -610,7 +613,7 @@ fn reshare_run<T: RingElem>(
     seeds: [[u8; 16]; 3],
     before: usize,
     where_: [On; 3],
-) -> [(Vec<T>, Vec<T>, u64, Vec<u16>); 3] {
+) -> [ReshareRun<T>; 3] {
     let mut rng = rand_chacha::ChaCha12Rng::seed_from_u64(seed);
     // Additive shares: two random, the third makes the sum.
     let n = values.len();

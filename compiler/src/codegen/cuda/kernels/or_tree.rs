@@ -27,6 +27,10 @@ fn bit_at<'ctx>(
     ir.and(ir.lshr(w, ir.urem(index, ir.c64(64))?)?, ir.c64(1))
 }
 
+/// The bits one element of a gathered word takes from its sources.
+type ElementBits<'a, 'ctx> =
+    dyn FnMut(&Ir<'ctx, '_>, IntValue<'ctx>) -> Result<Vec<IntValue<'ctx>>, CodegenError> + 'a;
+
 /// Builds word `wi` of a vector of `len` bits from `bit(i)` for its elements i (fewer in the
 /// last word; the tail stays zero): `acc` is a scratch slot.
 fn gather_word<'ctx>(
@@ -34,7 +38,7 @@ fn gather_word<'ctx>(
     wi: IntValue<'ctx>,
     len: IntValue<'ctx>,
     accs: &[PointerValue<'ctx>],
-    bit: &mut dyn FnMut(&Ir<'ctx, '_>, IntValue<'ctx>) -> Result<Vec<IntValue<'ctx>>, CodegenError>,
+    bit: &mut ElementBits<'_, 'ctx>,
 ) -> Result<(), CodegenError> {
     for a in accs {
         ir.store(*a, ir.c64(0))?;
