@@ -873,6 +873,7 @@ mod tests {
             progress: false,
             records: None,
             gpu_dot_records: None,
+            store_dirs: Vec::new(),
         };
         let files = crate::run(&opts).unwrap();
         let json: Report =
@@ -950,6 +951,7 @@ mod tests {
             progress: false,
             records: None,
             gpu_dot_records: None,
+            store_dirs: Vec::new(),
         };
         let e = crate::run(&opts).unwrap_err().to_string();
         assert!(e.contains("unknown bench section"), "{e}");

@@ -639,11 +639,39 @@ pub fn measure_in_for(
     quick: bool,
     target: Target,
 ) -> Result<Vec<RunFigures>> {
+    measure_placed(dir, case, records, settings, quick, target, None)
+}
+
+/// [`measure_in_for`] with party i's gallery stores under `store_roots[i]` (`None`: all in
+/// the work folder): on one host whose disk cannot hold three parties' stores, some go to
+/// another file system (its memory). Each root's stores are removed afterwards.
+pub fn measure_placed(
+    dir: &Path,
+    case: &Case,
+    records: usize,
+    settings: &[Setting],
+    quick: bool,
+    target: Target,
+    store_roots: Option<&[PathBuf; 3]>,
+) -> Result<Vec<RunFigures>> {
     let root = dir.join("e2e-work");
     let work = root.join(case.name);
-    let result = measure_case(case, records, settings, &work, quick, target);
+    let roots: Option<[PathBuf; 3]> =
+        store_roots.map(|r| [0, 1, 2].map(|i| r[i].join(format!("{}-p{i}", case.name))));
+    let result = measure_case(
+        case,
+        records,
+        settings,
+        &work,
+        quick,
+        target,
+        roots.as_ref(),
+    );
     let _ = std::fs::remove_dir_all(&work);
     let _ = std::fs::remove_dir(&root);
+    for r in roots.iter().flatten() {
+        let _ = std::fs::remove_dir_all(r);
+    }
     result
 }
 
@@ -655,6 +683,7 @@ fn measure_case(
     work: &Path,
     quick: bool,
     target: Target,
+    store_roots: Option<&[PathBuf; 3]>,
 ) -> Result<Vec<RunFigures>> {
     std::fs::create_dir_all(work).with_context(|| format!("cannot create {}", work.display()))?;
     let program = work.join(format!("{}.irs", case.name));
@@ -688,7 +717,12 @@ fn measure_case(
             continue;
         }
         eprintln!("e2e: {}: sharing input `{}`", case.name, spec.name);
-        let paths = share::input_paths(&shares, &spec.name);
+        let mut paths = share::input_paths(&shares, &spec.name);
+        if let (Some(roots), true) = (store_roots, store::is_store_input(spec)) {
+            for (p, r) in paths.iter_mut().zip(roots) {
+                *p = r.join(format!("{}.shares", spec.name));
+            }
+        }
         let paths = if store::is_store_input(spec) {
             store::share_to_stores(&manifest.fingerprint, spec, file, paths)?
         } else {
@@ -1015,6 +1049,7 @@ mod tests {
             progress: false,
             records: Some(40),
             gpu_dot_records: None,
+            store_dirs: Vec::new(),
         };
         let files = run(&opts, dir.path()).unwrap();
         let json: serde_json::Value =

@@ -59,6 +59,9 @@ pub struct BenchOptions {
     /// Gallery records resident on the GPU for the `gpu` section's dot-product timings
     /// (default [`gpu::DEFAULT_DOT_RECORDS`], capped by the card's memory).
     pub gpu_dot_records: Option<usize>,
+    /// Folders for the three parties' gallery stores in the `gpu` section's end-to-end run
+    /// (empty: the work folder; else exactly three, party 0, 1, 2).
+    pub store_dirs: Vec<PathBuf>,
 }
 
 /// Gallery records of the sections that run compiled programs, without `--records`.

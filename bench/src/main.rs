@@ -32,6 +32,11 @@ struct Cli {
     /// 200 000, fewer where the card's memory does not hold them).
     #[arg(long)]
     gpu_dot_records: Option<usize>,
+    /// Folders for the three parties' gallery stores of the `gpu` section's end-to-end run,
+    /// comma-separated (party 0, 1, 2; default: all in the work folder): on one host whose disk
+    /// cannot hold three parties' stores, put some on another file system (e.g. /dev/shm).
+    #[arg(long, value_delimiter = ',')]
+    store_dirs: Vec<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -43,6 +48,7 @@ fn main() -> ExitCode {
         progress: true,
         records: cli.records,
         gpu_dot_records: cli.gpu_dot_records,
+        store_dirs: cli.store_dirs,
     }) {
         Ok(files) => {
             for f in &files {

@@ -169,6 +169,7 @@ mod tests {
             progress: false,
             records: Some(30),
             gpu_dot_records: None,
+            store_dirs: Vec::new(),
         };
         let files = run(&opts, dir.path()).unwrap();
         let json: serde_json::Value =

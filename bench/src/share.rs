@@ -217,6 +217,7 @@ mod tests {
             progress: false,
             records: None,
             gpu_dot_records: None,
+            store_dirs: Vec::new(),
         };
         let files = run(&opts, dir.path()).unwrap();
         assert!(files.iter().any(|f| f.ends_with("share.png")));

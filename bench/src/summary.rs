@@ -155,6 +155,7 @@ mod tests {
             progress: false,
             records,
             gpu_dot_records: None,
+            store_dirs: Vec::new(),
         };
         // `dot` states its gallery per kernel; `gpu` by default the largest gallery the GPU holds;
         // `triples` runs circuits, not galleries, and states their sizes.

@@ -444,6 +444,7 @@ mod tests {
             progress: false,
             records: Some(40),
             gpu_dot_records: None,
+            store_dirs: Vec::new(),
         };
         let files = run(&opts, dir.path()).unwrap();
         let json: Value =

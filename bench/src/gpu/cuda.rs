@@ -2,10 +2,11 @@
 //! kernels timed with cudarc by the contract's names, parameters and grid
 //! (`irisc_runtime::contract::gpu`), the cuBLAS int8 GEMM peak, and the end-to-end run.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, Context, Result};
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
@@ -25,7 +26,7 @@ use irisc_runtime::kernels::{gr_dot_reference, masked_dot_reference};
 use irisc_runtime::ring::RingElem;
 
 use super::{
-    e2e_fit, median, DotRow, E2eRow, GemmRow, GpuRing, Measured, BATCH_CODES, CODE_LEN,
+    e2e_fit, median, DiskUse, DotRow, E2eRow, GemmRow, GpuRing, Measured, BATCH_CODES, CODE_LEN,
     DEFAULT_DOT_RECORDS, E2E_RECORD_CHUNK, EYES, PROGRAM, QUICK_DOT_RECORDS, ROTATIONS,
     TABLE3_PEOPLE,
 };
@@ -664,12 +665,52 @@ fn host_available() -> Option<u64> {
     Some(kb * 1024)
 }
 
-fn disk_free(dir: &std::path::Path) -> Option<u64> {
+/// The file system of `dir`: its id and free bytes.
+fn file_system(dir: &std::path::Path) -> Option<(u64, u64)> {
     let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
     let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
     // SAFETY: a NUL-terminated path and a zeroed statvfs to fill.
     (unsafe { libc::statvfs(c.as_ptr(), &mut s) } == 0)
-        .then(|| s.f_bavail as u64 * s.f_frsize as u64)
+        .then(|| (s.f_fsid as u64, s.f_bavail as u64 * s.f_frsize as u64))
+}
+
+/// The file systems the run writes to: the work folder `dir` (the NDJSON, and the stores of
+/// the parties without a folder of their own) and each party's store folder (created).
+fn disk_uses(dir: &std::path::Path, roots: Option<&[PathBuf; 3]>) -> Result<Vec<DiskUse>> {
+    let mut places: Vec<(&std::path::Path, u64, bool)> = vec![(dir, 0, true)];
+    match roots {
+        Some(r) => {
+            for root in r {
+                std::fs::create_dir_all(root)
+                    .with_context(|| format!("cannot create {}", root.display()))?;
+                places.push((root, 1, false));
+            }
+        }
+        None => places[0].1 = 3,
+    }
+    let mut uses: Vec<(Option<u64>, DiskUse)> = Vec::new();
+    for (path, parties, work) in places {
+        let fs = file_system(path);
+        match uses
+            .iter_mut()
+            .find(|u| u.0.is_some() && u.0 == fs.map(|f| f.0))
+        {
+            Some((_, u)) => {
+                u.parties += parties;
+                u.work |= work;
+            }
+            None => uses.push((
+                fs.map(|f| f.0),
+                DiskUse {
+                    name: path.display().to_string(),
+                    free: fs.map(|f| f.1),
+                    parties,
+                    work,
+                },
+            )),
+        }
+    }
+    Ok(uses.into_iter().map(|u| u.1).collect())
 }
 
 /// NDJSON bytes per generated record (one eye), measured on a few.
@@ -687,7 +728,18 @@ fn plain_bytes_per_record(dir: &std::path::Path) -> Result<u64> {
 fn end_to_end(opts: &BenchOptions, dir: &std::path::Path, gpu_free: u64) -> Result<E2eRow> {
     let plain = plain_bytes_per_record(dir)?;
     let asked = opts.records.or(opts.quick.then_some(crate::QUICK_RECORDS));
-    let fit = e2e_fit(gpu_free, host_available(), disk_free(dir), plain, asked);
+    let roots: Option<[PathBuf; 3]> = match opts.store_dirs.as_slice() {
+        [] => None,
+        [a, b, c] => Some([a.clone(), b.clone(), c.clone()]),
+        other => {
+            return Err(anyhow!(
+                "--store-dirs takes three folders (party 0, 1, 2), not {}",
+                other.len()
+            ))
+        }
+    };
+    let disks = disk_uses(dir, roots.as_ref())?;
+    let fit = e2e_fit(gpu_free, host_available(), &disks, plain, asked);
     if fit.records == 0 {
         return Err(anyhow!("no gallery fits: {}", fit.why));
     }
@@ -720,13 +772,14 @@ fn end_to_end(opts: &BenchOptions, dir: &std::path::Path, gpu_free: u64) -> Resu
         )],
         ..setting.clone()
     };
-    let mut runs = e2e::measure_in_for(
+    let mut runs = e2e::measure_placed(
         dir,
         &case,
         fit.records,
         &[setting, cpu_compare],
         opts.quick,
         Target::Cuda,
+        roots.as_ref(),
     )
     .map(|r| r.into_iter())?;
     let figures = runs
@@ -738,5 +791,6 @@ fn end_to_end(opts: &BenchOptions, dir: &std::path::Path, gpu_free: u64) -> Resu
         threads_per_party: threads,
         figures,
         cpu_compare: runs.next(),
+        disks,
     })
 }

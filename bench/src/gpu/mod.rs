@@ -233,14 +233,40 @@ pub struct Fit {
     pub why: String,
 }
 
+/// A file system the end-to-end run writes to: its free bytes (`None`: unknown), and which of
+/// the run's files it holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiskUse {
+    /// Where it is mounted, or a folder on it, for the reason line.
+    pub name: String,
+    pub free: Option<u64>,
+    /// How many parties' gallery stores it holds (0..=3).
+    pub parties: u64,
+    /// Whether it holds the work folder (the generated NDJSON).
+    pub work: bool,
+}
+
+impl DiskUse {
+    /// Its bytes per record: the stores of its parties and, with the work folder, the
+    /// plaintext of both eyes.
+    pub fn per_record(&self, plain_bytes_per_record: u64) -> u64 {
+        self.parties * e2e_share_bytes_per_record()
+            + if self.work {
+                EYES as u64 * plain_bytes_per_record
+            } else {
+                0
+            }
+    }
+}
+
 /// The end-to-end gallery for a GPU with `gpu_free` bytes free, `host_available` bytes of host
-/// memory available, `disk_free` bytes free on the output's file system (each `None` where
-/// unknown), `plain_bytes_per_record` bytes of NDJSON per record and eye, and `asked` records
-/// (`--records`; `None`: the largest that fits).
+/// memory available, the file systems `disks` it writes to, `plain_bytes_per_record` bytes of
+/// NDJSON per record and eye, and `asked` records (`--records`; `None`: the largest that
+/// fits).
 pub fn e2e_fit(
     gpu_free: u64,
     host_available: Option<u64>,
-    disk_free: Option<u64>,
+    disks: &[DiskUse],
     plain_bytes_per_record: u64,
     asked: Option<usize>,
 ) -> Fit {
@@ -249,8 +275,16 @@ pub fn e2e_fit(
     // The parties map their stores (touched pages resident); the bench holds the plaintext.
     let host_per_record = 3 * e2e_share_bytes_per_record() + EYES as u64 * plain_bytes_per_record;
     let host_bound = host_available.map(|b| (b / 10 * 8 / host_per_record) as usize);
-    let disk_per_record = 3 * e2e_share_bytes_per_record() + EYES as u64 * plain_bytes_per_record;
-    let disk_bound = disk_free.map(|b| (b / 10 * 9 / disk_per_record) as usize);
+    // The tightest file system: 90% of its free bytes over what a record puts there.
+    let disk = disks
+        .iter()
+        .filter_map(|d| {
+            let per = d.per_record(plain_bytes_per_record);
+            let free = d.free?;
+            (per > 0).then(|| ((free / 10 * 9 / per) as usize, d, per))
+        })
+        .min_by_key(|b| b.0);
+    let disk_bound = disk.map(|b| b.0);
     let mut bounds = vec![(
         gpu_bound,
         format!(
@@ -269,12 +303,18 @@ pub fn e2e_fit(
             ),
         ));
     }
-    if let Some(d) = disk_bound {
+    if let Some((d, fs, per)) = disk {
+        let what = match (fs.parties, fs.work) {
+            (3, true) => "three parties' stores and the NDJSON".to_string(),
+            (p, true) => format!("{p} parties' stores and the NDJSON"),
+            (p, false) => format!("{p} parties' stores"),
+        };
         bounds.push((
             d,
             format!(
-                "90% of the free disk holds three parties' stores and the NDJSON \
-                 ({disk_per_record} bytes per record) for {d} records"
+                "90% of the free space of {} holds {what} ({per} bytes per record) for {d} \
+                 records",
+                fs.name
             ),
         ));
     }
@@ -369,6 +409,8 @@ pub struct E2eRow {
     /// The same run with the MSB extractions' local steps on the CPU
     /// (`IRISC_GPU_COMPARE=cpu`), when it ran.
     pub cpu_compare: Option<super::e2e::RunFigures>,
+    /// The file systems the run wrote to (the parties' stores, the NDJSON).
+    pub disks: Vec<DiskUse>,
 }
 
 /// What the device part measured.
@@ -755,6 +797,12 @@ fn write(opts: &BenchOptions, dir: &Path, m: &Measured) -> Result<Vec<PathBuf>> 
                 "gpu_bound": e.fit.gpu_bound,
                 "host_bound": e.fit.host_bound,
                 "disk_bound": e.fit.disk_bound,
+                "file_systems": e.disks.iter().map(|d| json!({
+                    "name": d.name,
+                    "free_bytes": d.free,
+                    "party_stores": d.parties,
+                    "ndjson": d.work,
+                })).collect::<Vec<_>>(),
                 "queries": e.queries,
                 "schedule_query_batch": TABLE3_PEOPLE,
                 "record_chunk": E2E_RECORD_CHUNK,

@@ -8,6 +8,7 @@ fn opts(dir: &Path) -> BenchOptions {
         progress: false,
         records: None,
         gpu_dot_records: None,
+        store_dirs: Vec::new(),
     }
 }
 
@@ -220,7 +221,7 @@ fn a_dot_row_by_hand() {
 fn the_end_to_end_gallery_and_why() {
     const GIB: u64 = 1 << 30;
     // An H100's ~79 GiB free, no host or disk bound: (79 GiB - 3 x 1.5 GiB) / (3 x 102 400 B).
-    let f = e2e_fit(79 * GIB, None, None, 7_000, None);
+    let f = e2e_fit(79 * GIB, None, &[], 7_000, None);
     let want = ((79 * GIB - 3 * E2E_GPU_RESERVE_PER_PARTY) / (3 * 102_400)) as usize;
     assert_eq!(f.records, want);
     assert!(f.records >= MIN_H100_RECORDS, "{}", f.records);
@@ -231,15 +232,65 @@ fn the_end_to_end_gallery_and_why() {
         f.why
     );
     // A 64 GiB disk binds first: 90% of it over 3 x 102 400 + 2 x 7 000 bytes per record.
-    let f = e2e_fit(79 * GIB, Some(128 * GIB), Some(64 * GIB), 7_000, None);
+    let disk = |parties, work, free| DiskUse {
+        name: "the disk".into(),
+        free: Some(free),
+        parties,
+        work,
+    };
+    let f = e2e_fit(
+        79 * GIB,
+        Some(128 * GIB),
+        &[disk(3, true, 64 * GIB)],
+        7_000,
+        None,
+    );
     assert_eq!(f.disk_bound, Some((64 * GIB / 10 * 9 / 321_200) as usize));
     assert_eq!(f.records, f.disk_bound.unwrap());
-    assert!(f.why.contains("free disk"), "{}", f.why);
+    assert!(
+        f.why
+            .contains("free space of the disk holds three parties' stores and the NDJSON"),
+        "{}",
+        f.why
+    );
+    assert!(f.records < MIN_H100_RECORDS, "{}", f.records);
+    // Party 2's stores in memory (a 64 GiB tmpfs): the disk holds two parties' and the NDJSON,
+    // and 250 000 records fit both.
+    let f = e2e_fit(
+        79 * GIB,
+        Some(128 * GIB),
+        &[
+            disk(2, true, 64 * GIB),
+            DiskUse {
+                name: "/dev/shm".into(),
+                ..disk(1, false, 64 * GIB)
+            },
+        ],
+        7_000,
+        None,
+    );
+    assert_eq!(f.disk_bound, Some((64 * GIB / 10 * 9 / 218_800) as usize));
+    assert!(f.disk_bound.unwrap() >= MIN_H100_RECORDS);
+    // A file system of unknown free space, or holding nothing of the run, binds nothing.
+    let f = e2e_fit(
+        79 * GIB,
+        None,
+        &[
+            disk(0, false, 1),
+            DiskUse {
+                free: None,
+                ..disk(3, true, 0)
+            },
+        ],
+        7_000,
+        None,
+    );
+    assert_eq!(f.disk_bound, None);
     // --records below the fit is taken as asked; above it, capped with the reason.
-    let f = e2e_fit(79 * GIB, None, None, 7_000, Some(1000));
+    let f = e2e_fit(79 * GIB, None, &[], 7_000, Some(1000));
     assert_eq!(f.records, 1000);
     assert!(f.why.starts_with("--records 1000"), "{}", f.why);
-    let f = e2e_fit(GIB, None, None, 7_000, Some(1000));
+    let f = e2e_fit(GIB, None, &[], 7_000, Some(1000));
     assert_eq!(f.records, 0);
     assert!(f.why.contains("asked for more than fits"), "{}", f.why);
 }
