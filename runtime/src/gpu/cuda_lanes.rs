@@ -10,8 +10,9 @@ use cudarc::driver::{CudaSlice, CudaStream, LaunchArgs, LaunchConfig, PushKernel
 
 use crate::contract::gpu::{
     bit_planes_kernel_name, prss_zero_kernel_name, reshare_local_kernel_name, LimbWidth,
-    AES_CTR_KERNEL, BIT_THREADS, FA_FINISH_KERNEL, FA_LOCAL_KERNEL, MASK_LEN_KERNEL,
-    OR_COMBINE_KERNEL, OR_PAIRS_KERNEL, PRSS_ZERO_BITS_KERNEL, RIPPLE_LOCAL_KERNEL,
+    AES_CTR_KERNEL, AND_LOCAL_KERNEL, BIT_THREADS, FA_FINISH_KERNEL, FA_LOCAL_KERNEL,
+    MASK_LEN_KERNEL, OR_COMBINE_KERNEL, OR_PAIRS_KERNEL, PRSS_ZERO_BITS_KERNEL,
+    RIPPLE_LOCAL_KERNEL,
 };
 use crate::error::RuntimeError;
 
@@ -257,6 +258,27 @@ impl Lanes for CudaLanes<'_> {
         let mut a = self.stream.launch_builder(&kernel);
         a.arg(&g).arg(&p).arg(&party).arg(&n).arg(&mut c);
         self.run(name, items, a)
+    }
+
+    fn and_local(
+        &self,
+        xy: [Words<'_, Self::Buf>; 4],
+        alpha: Words<'_, Self::Buf>,
+        words: u64,
+        len: u64,
+        out: WordsMut<'_, Self::Buf>,
+    ) -> Result<(), RuntimeError> {
+        let v: Vec<_> = xy.iter().map(|p| p.buf.slice(p.at..)).collect();
+        let al = alpha.buf.slice(alpha.at..);
+        let mut o = out.buf.slice_mut(out.at..);
+        let name = AND_LOCAL_KERNEL;
+        let kernel = self.device.function(name)?;
+        let mut a = self.stream.launch_builder(&kernel);
+        for x in &v {
+            a.arg(x);
+        }
+        a.arg(&al).arg(&words).arg(&len).arg(&mut o);
+        self.run(name, words, a)
     }
 
     fn or_pairs(

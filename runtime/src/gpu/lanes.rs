@@ -136,6 +136,16 @@ pub trait Lanes {
         cc_prev: WordsMut<'_, Self::Buf>,
     ) -> Result<(), RuntimeError>;
 
+    /// `irisc_gpu_and_local`: `xy` is (x_own, x_prev, y_own, y_prev).
+    fn and_local(
+        &self,
+        xy: [Words<'_, Self::Buf>; 4],
+        alpha: Words<'_, Self::Buf>,
+        words: u64,
+        len: u64,
+        out: WordsMut<'_, Self::Buf>,
+    ) -> Result<(), RuntimeError>;
+
     /// `irisc_gpu_or_pairs`: `outs` is (l_own, l_prev, r_own, r_prev, z).
     #[allow(clippy::too_many_arguments)]
     fn or_pairs(

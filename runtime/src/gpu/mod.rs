@@ -32,11 +32,13 @@
 //! - [`reshare`]: Reshare with its local step on such a device;
 //! - [`msb`]: MSB extraction (Algorithm 10) with its local steps on such a device, the CPU
 //!   protocol's messages and PRSS draws;
-//! - [`or_tree`]: the OR trees over the comparison bits, likewise;
+//! - [`or_tree`]: the OR trees over the comparison bits, likewise, and [`and`](mod@and) the
+//!   ANDs of bit vectors;
 //! - [`session`](mod@session): what the runtime holds, and the dot products and MSB
 //!   extractions it offers;
 //! - [`stats`]: the figures for `--stats`.
 
+pub mod and;
 #[cfg(feature = "cuda")]
 mod cuda_lanes;
 pub mod device;

@@ -123,6 +123,16 @@ mod imp {
             match self.never {}
         }
 
+        pub fn and(
+            &self,
+            _net: &mut dyn crate::net::Transport,
+            _prss: &mut crate::rand::Prss,
+            _x: &crate::share::BitShares,
+            _y: &crate::share::BitShares,
+        ) -> Result<crate::share::BitShares, RuntimeError> {
+            match self.never {}
+        }
+
         pub fn or_groups(
             &self,
             _net: &mut dyn crate::net::Transport,
@@ -386,6 +396,22 @@ mod imp {
             Ok(out)
         }
 
+        /// `x ∧ y` of binary shares, the local step on the party's first GPU
+        /// ([`crate::gpu::and::and_on`]).
+        pub fn and(
+            &self,
+            net: &mut dyn crate::net::Transport,
+            prss: &mut crate::rand::Prss,
+            x: &crate::share::BitShares,
+            y: &crate::share::BitShares,
+        ) -> Result<crate::share::BitShares, RuntimeError> {
+            let shard = &self.shards[0];
+            let lanes = crate::gpu::cuda_lanes::CudaLanes::comparing(&shard.device);
+            let out = crate::gpu::and::and_on(&lanes, net, prss, x, y)?;
+            shard.state()?.stats.and_calls += 1;
+            Ok(out)
+        }
+
         /// The OR of each group of `group` bits of `bits` (groups of equal size), the levels'
         /// local steps on the party's first GPU ([`crate::gpu::or_tree::or_groups_on`]).
         pub fn or_groups(
@@ -444,6 +470,7 @@ mod imp {
                     total.msb_calls += s.stats.msb_calls;
                     total.msb_s += s.stats.msb_s;
                     total.cpu_msb_calls += s.stats.cpu_msb_calls;
+                    total.and_calls += s.stats.and_calls;
                     total.or_calls += s.stats.or_calls;
                     total.or_s += s.stats.or_s;
                     total.reshare_calls += s.stats.reshare_calls;

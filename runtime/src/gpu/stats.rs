@@ -40,6 +40,8 @@ pub struct GpuStats {
     /// MSB extractions left to the CPU protocol (chunked rounds, 64-bit storage, or
     /// `IRISC_GPU_COMPARE=cpu`).
     pub cpu_msb_calls: u64,
+    /// ANDs (and ORs) of bit vectors whose local step ran on the GPU.
+    pub and_calls: u64,
     /// OR trees whose levels ran on the GPU.
     pub or_calls: u64,
     /// Their wall seconds, the rounds' network waits included.

@@ -27,17 +27,30 @@ fn pair(x: &Value, y: &Value, op: &str) -> Result<(BitShares, BitShares), Runtim
 /// x ∧ y: one round, one AND gate per element.
 pub fn and(cx: &mut Ctx<'_>, x: &Value, y: &Value) -> Result<Value, RuntimeError> {
     let (x, y) = pair(x, y, "and")?;
-    let z = protocol::and(cx.net, cx.prss, &x, &y)?;
+    let z = and_where(cx, &x, &y)?;
     if z.len > 0 {
         cx.rounds += Stats::and().rounds;
     }
     Ok(Value::Bits(z))
 }
 
+/// `x ∧ y` on the party's GPU when it runs the comparison phase, else the CPU protocol: the
+/// same message and shares either way.
+fn and_where(
+    cx: &mut Ctx<'_>,
+    x: &crate::share::BitShares,
+    y: &crate::share::BitShares,
+) -> Result<crate::share::BitShares, RuntimeError> {
+    match &cx.gpu {
+        Some(g) if g.compares() => g.and(cx.net, cx.prss, x, y),
+        _ => Ok(protocol::and(cx.net, cx.prss, x, y)?),
+    }
+}
+
 /// x ∨ y = x ⊕ y ⊕ (x ∧ y): one round, one AND gate per element.
 pub fn or(cx: &mut Ctx<'_>, x: &Value, y: &Value) -> Result<Value, RuntimeError> {
     let (x, y) = pair(x, y, "or")?;
-    let both = protocol::and(cx.net, cx.prss, &x, &y)?;
+    let both = and_where(cx, &x, &y)?;
     if both.len > 0 {
         cx.rounds += Stats::and().rounds;
     }

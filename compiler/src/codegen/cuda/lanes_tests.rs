@@ -41,6 +41,16 @@ type FaLocalFn = unsafe extern "C" fn(
 );
 type PrssZeroFn = unsafe extern "C" fn(*const u8, u64, *const u8, u64, u64, *mut u8);
 type ReshareFn = unsafe extern "C" fn(*const u8, *const u8, u64, u32, *mut u8);
+type AndLocalFn = unsafe extern "C" fn(
+    *const u64,
+    *const u64,
+    *const u64,
+    *const u64,
+    *const u64,
+    u64,
+    u64,
+    *mut u64,
+);
 type OrPairsFn = unsafe extern "C" fn(
     *const u64,
     *const u64,
@@ -102,6 +112,7 @@ struct HostLanes {
     reshare32: ReshareFn,
     or_pairs: OrPairsFn,
     or_combine: OrCombineFn,
+    and_local: AndLocalFn,
 }
 
 fn host_lanes() -> HostLanes {
@@ -117,6 +128,7 @@ fn host_lanes() -> HostLanes {
     bit_extract::define_ripple_local(cx, &module, Flavor::Host).unwrap();
     mask_len::define(cx, &module, Flavor::Host).unwrap();
     or_tree::define_pairs(cx, &module, Flavor::Host).unwrap();
+    bits::define_and_local(cx, &module, Flavor::Host).unwrap();
     or_tree::define_combine(cx, &module, Flavor::Host).unwrap();
     for w in [LimbWidth::W16, LimbWidth::W32] {
         prss::define_prss_zero(cx, &module, w, Flavor::Host).unwrap();
@@ -160,6 +172,7 @@ fn host_lanes() -> HostLanes {
             )),
             or_pairs: std::mem::transmute::<usize, OrPairsFn>(addr(gpu::OR_PAIRS_KERNEL)),
             or_combine: std::mem::transmute::<usize, OrCombineFn>(addr(gpu::OR_COMBINE_KERNEL)),
+            and_local: std::mem::transmute::<usize, AndLocalFn>(addr(gpu::AND_LOCAL_KERNEL)),
         }
     }
 }
@@ -334,6 +347,22 @@ impl Lanes for HostLanes {
         };
         // SAFETY: n ring words in each buffer (checked above).
         unsafe { f(zp.cast(), ap.cast(), n, k, dst.cast()) };
+        Ok(())
+    }
+
+    fn and_local(
+        &self,
+        xy: [Words<'_, Vec<u64>>; 4],
+        alpha: Words<'_, Vec<u64>>,
+        words: u64,
+        len: u64,
+        out: WordsMut<'_, Vec<u64>>,
+    ) -> Result<(), RuntimeError> {
+        let p: Vec<*const u64> = xy.iter().map(|v| at(v, words)).collect();
+        let a = at(&alpha, words);
+        let o = at_mut(out, words);
+        // SAFETY: `words` words in every buffer (checked above).
+        unsafe { (self.and_local)(p[0], p[1], p[2], p[3], a, words, len, o) };
         Ok(())
     }
 
@@ -778,6 +807,63 @@ fn or_trees_on_the_host_twins_are_the_cpu_protocol_bit_for_bit() {
                 };
                 prop_assert_eq!(opened, want, "group {}", g);
             }
+            Ok(())
+        })
+        .unwrap();
+}
+
+/// An AND of bit vectors on the twins is the CPU protocol's, party by party, and opens to the
+/// plain AND; a twin party ANDs with CPU parties.
+#[test]
+fn and_on_the_host_twins_is_the_cpu_protocol_bit_for_bit() {
+    use irisc_runtime::share::binary::share_bits;
+    use On::*;
+    let lanes = host_lanes();
+    let mut runner = TestRunner::new(Config::with_cases(48));
+    let strat = (
+        prop::collection::vec((any::<bool>(), any::<bool>()), 0..300),
+        any::<u64>(),
+        any::<[[u8; 16]; 3]>(),
+        0usize..7,
+    );
+    runner
+        .run(&strat, |(pairs, seed, seeds, before)| {
+            let mut rng = rand_chacha::ChaCha12Rng::seed_from_u64(seed);
+            let (xb, yb): (Vec<bool>, Vec<bool>) = pairs.iter().copied().unzip();
+            let (xs, ys) = (share_bits(&xb, &mut rng), share_bits(&yb, &mut rng));
+            let run = |where_: [On; 3]| {
+                let (xs, ys) = (xs.clone(), ys.clone());
+                run_three(move |mut t| {
+                    let i = t.party();
+                    let mut p = Prss::from_seeds(i, seeds[i], seeds[(i + 2) % 3]);
+                    let _ = p.zero_shares::<u16>(before);
+                    let z = match where_[i] {
+                        Cpu => {
+                            irisc_runtime::protocol::and(&mut t, &mut p, &xs[i], &ys[i]).unwrap()
+                        }
+                        Twins => {
+                            irisc_runtime::gpu::and::and_on(&lanes, &mut t, &mut p, &xs[i], &ys[i])
+                                .unwrap()
+                        }
+                    };
+                    (
+                        z.own,
+                        z.prev,
+                        z.len,
+                        t.bytes_sent(),
+                        p.zero_shares::<u16>(5),
+                    )
+                })
+            };
+            let cpu = run([Cpu; 3]);
+            for where_ in [[Twins; 3], [Cpu, Cpu, Twins]] {
+                prop_assert_eq!(&run(where_), &cpu, "{:?}", where_);
+            }
+            let shares: [BitShares; 3] = std::array::from_fn(|i| {
+                BitShares::from_words(cpu[i].0.clone(), cpu[i].1.clone(), cpu[i].2)
+            });
+            let want: Vec<bool> = pairs.iter().map(|(a, b)| *a && *b).collect();
+            prop_assert_eq!(reconstruct_bits(&shares), Some(want));
             Ok(())
         })
         .unwrap();

@@ -204,7 +204,7 @@ pub fn ptx_image(
         c::OR_COMBINE_KERNEL,
     ));
     head.push_str(&format!(
-        "//   generated and tested on the host, not yet called by the runtime (ANDs of bit vectors run on the CPU): {}\n",
+        "//   ANDs and ORs of bit vectors (IRISC_GPU_COMPARE=cpu keeps them on the CPU): {}\n",
         c::AND_LOCAL_KERNEL,
     ));
     Ok(head + &body)
