@@ -11,7 +11,7 @@
 # 3. runs `irisc-bench --sections gpu` into OUT (gpu.json, gpu.png), party 2's gallery stores
 #    in /dev/shm when it has room (the disk alone does not hold 250 000 records of three
 #    parties).
-# CHECK=0 skips step 2; CHECK_TIMEOUT, BENCH_TIMEOUT bound the steps; BENCH_ARGS adds options.
+# CHECK=0 skips step 2, BENCH=0 step 3; CHECK_TIMEOUT, BENCH_TIMEOUT bound the steps; BENCH_ARGS adds options.
 # Prints the check's closing line and the bench's headline figures last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -73,12 +73,14 @@ if [[ ${STORE_DIRS:-auto} == auto ]] && [[ -d /dev/shm ]] \
     store_args=(--store-dirs "$WORK/bench/stores0,$WORK/bench/stores1,$SHM")
     echo "gpu-session: party 2's stores in $SHM"
 fi
-# shellcheck disable=SC2086
-IRISC_RUNTIME_LIB="$BIN/libirisc_runtime.a" PATH="$BIN:$PATH" timeout "${BENCH_TIMEOUT:-3600}" \
-    "$BIN/irisc-bench" --sections gpu --out "$WORK/bench" "${store_args[@]}" ${BENCH_ARGS:-} >"$OUT/bench.log" 2>&1
-echo "gpu-session: bench exit status $?"
+if [[ ${BENCH:-1} != 0 ]]; then
+    # shellcheck disable=SC2086
+    IRISC_RUNTIME_LIB="$BIN/libirisc_runtime.a" PATH="$BIN:$PATH" timeout "${BENCH_TIMEOUT:-3600}" \
+        "$BIN/irisc-bench" --sections gpu --out "$WORK/bench" "${store_args[@]}" ${BENCH_ARGS:-} >"$OUT/bench.log" 2>&1
+    echo "gpu-session: bench exit status $?"
+    tail -n 25 "$OUT/bench.log"
+fi
 [[ -n $SHM ]] && rm -rf "$SHM"
-tail -n 25 "$OUT/bench.log"
 keep
 echo "gpu-session: check: $check"
 echo "gpu-session: bench: $OUT/gpu.json"

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, Result};
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
@@ -26,7 +26,7 @@ use irisc_runtime::kernels::{gr_dot_reference, masked_dot_reference};
 use irisc_runtime::ring::RingElem;
 
 use super::{
-    e2e_fit, median, DiskUse, DotRow, E2eRow, GemmRow, GpuRing, Measured, BATCH_CODES, CODE_LEN,
+    disk_uses, e2e_fit, median, DotRow, E2eRow, GemmRow, GpuRing, Measured, BATCH_CODES, CODE_LEN,
     DEFAULT_DOT_RECORDS, E2E_RECORD_CHUNK, EYES, PROGRAM, QUICK_DOT_RECORDS, ROTATIONS,
     TABLE3_PEOPLE,
 };
@@ -663,54 +663,6 @@ fn host_available() -> Option<u64> {
     let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
-}
-
-/// The file system of `dir`: its id and free bytes.
-fn file_system(dir: &std::path::Path) -> Option<(u64, u64)> {
-    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
-    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: a NUL-terminated path and a zeroed statvfs to fill.
-    (unsafe { libc::statvfs(c.as_ptr(), &mut s) } == 0)
-        .then(|| (s.f_fsid as u64, s.f_bavail as u64 * s.f_frsize as u64))
-}
-
-/// The file systems the run writes to: the work folder `dir` (the NDJSON, and the stores of
-/// the parties without a folder of their own) and each party's store folder (created).
-fn disk_uses(dir: &std::path::Path, roots: Option<&[PathBuf; 3]>) -> Result<Vec<DiskUse>> {
-    let mut places: Vec<(&std::path::Path, u64, bool)> = vec![(dir, 0, true)];
-    match roots {
-        Some(r) => {
-            for root in r {
-                std::fs::create_dir_all(root)
-                    .with_context(|| format!("cannot create {}", root.display()))?;
-                places.push((root, 1, false));
-            }
-        }
-        None => places[0].1 = 3,
-    }
-    let mut uses: Vec<(Option<u64>, DiskUse)> = Vec::new();
-    for (path, parties, work) in places {
-        let fs = file_system(path);
-        match uses
-            .iter_mut()
-            .find(|u| u.0.is_some() && u.0 == fs.map(|f| f.0))
-        {
-            Some((_, u)) => {
-                u.parties += parties;
-                u.work |= work;
-            }
-            None => uses.push((
-                fs.map(|f| f.0),
-                DiskUse {
-                    name: path.display().to_string(),
-                    free: fs.map(|f| f.1),
-                    parties,
-                    work,
-                },
-            )),
-        }
-    }
-    Ok(uses.into_iter().map(|u| u.1).collect())
 }
 
 /// NDJSON bytes per generated record (one eye), measured on a few.

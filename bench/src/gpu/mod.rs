@@ -26,7 +26,7 @@
 #[cfg(feature = "cuda")]
 mod cuda;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -257,6 +257,54 @@ impl DiskUse {
                 0
             }
     }
+}
+
+/// The file system of `dir`: its id and free bytes.
+fn file_system(dir: &Path) -> Option<(u64, u64)> {
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
+    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a NUL-terminated path and a zeroed statvfs to fill.
+    (unsafe { libc::statvfs(c.as_ptr(), &mut s) } == 0)
+        .then(|| (s.f_fsid as u64, s.f_bavail as u64 * s.f_frsize as u64))
+}
+
+/// The file systems the run writes to: the work folder `dir` (the NDJSON, and the stores of
+/// the parties without a folder of their own) and each party's store folder (created).
+pub fn disk_uses(dir: &Path, roots: Option<&[PathBuf; 3]>) -> Result<Vec<DiskUse>> {
+    let mut places: Vec<(&Path, u64, bool)> = vec![(dir, 0, true)];
+    match roots {
+        Some(r) => {
+            for root in r {
+                std::fs::create_dir_all(root)
+                    .with_context(|| format!("cannot create {}", root.display()))?;
+                places.push((root, 1, false));
+            }
+        }
+        None => places[0].1 = 3,
+    }
+    let mut uses: Vec<(Option<u64>, DiskUse)> = Vec::new();
+    for (path, parties, work) in places {
+        let fs = file_system(path);
+        match uses
+            .iter_mut()
+            .find(|u| u.0.is_some() && u.0 == fs.map(|f| f.0))
+        {
+            Some((_, u)) => {
+                u.parties += parties;
+                u.work |= work;
+            }
+            None => uses.push((
+                fs.map(|f| f.0),
+                DiskUse {
+                    name: path.display().to_string(),
+                    free: fs.map(|f| f.1),
+                    parties,
+                    work,
+                },
+            )),
+        }
+    }
+    Ok(uses.into_iter().map(|u| u.1).collect())
 }
 
 /// The end-to-end gallery for a GPU with `gpu_free` bytes free, `host_available` bytes of host

@@ -360,3 +360,35 @@ fn the_table3_program_builds_for_the_gpu() {
         &ptx[..400.min(ptx.len())]
     );
 }
+
+/// The run's file systems: without store folders the work folder's holds all three parties'
+/// stores and the NDJSON; store folders on the same file system as the work folder add to it,
+/// one elsewhere is its own entry (each folder created).
+#[test]
+fn the_file_systems_of_a_run_count_what_each_holds() {
+    let work = tempfile::tempdir().unwrap();
+    let uses = disk_uses(work.path(), None).unwrap();
+    assert_eq!(uses.len(), 1);
+    assert_eq!((uses[0].parties, uses[0].work), (3, true));
+    assert!(uses[0].free.is_some());
+    let roots = [0, 1, 2].map(|i| work.path().join(format!("stores{i}")));
+    let uses = disk_uses(work.path(), Some(&roots)).unwrap();
+    assert_eq!(uses.len(), 1, "{uses:?}");
+    assert_eq!((uses[0].parties, uses[0].work), (3, true));
+    assert!(roots.iter().all(|r| r.is_dir()));
+    // /dev/shm, where there is one, is another file system than the work folder's.
+    let shm = std::path::Path::new("/dev/shm");
+    if shm.is_dir() {
+        let other = tempfile::tempdir_in(shm).unwrap();
+        let roots = [
+            work.path().join("a"),
+            work.path().join("b"),
+            other.path().join("c"),
+        ];
+        let uses = disk_uses(work.path(), Some(&roots)).unwrap();
+        if uses.len() == 2 {
+            assert_eq!((uses[0].parties, uses[0].work), (2, true));
+            assert_eq!((uses[1].parties, uses[1].work), (1, false));
+        }
+    }
+}
