@@ -7,36 +7,10 @@
 //! the CPU; the host twins are tested against it, bit for bit, in three-party runs.
 
 use super::super::CodegenError;
+use super::bits::{and_share, tail_mask};
 use super::ir::{declare_kernel, Flavor, Ir, Param};
 use inkwell::{context::Context, module::Module, values::IntValue};
 use irisc_runtime::contract::gpu::{FA_FINISH_KERNEL, FA_LOCAL_KERNEL, RIPPLE_LOCAL_KERNEL};
-
-/// The AND gate's local share over F_2 (ABY3, Appendix C eq. 4): `x.own (y.own ^ y.prev) ^
-/// x.prev y.own ^ alpha`.
-fn and_share<'ctx>(
-    ir: &Ir<'ctx, '_>,
-    (xo, xp): (IntValue<'ctx>, IntValue<'ctx>),
-    (yo, yp): (IntValue<'ctx>, IntValue<'ctx>),
-    alpha: IntValue<'ctx>,
-) -> Result<IntValue<'ctx>, CodegenError> {
-    let z = ir.xor(ir.and(xo, ir.xor(yo, yp)?)?, ir.and(xp, yo)?)?;
-    ir.xor(z, alpha)
-}
-
-/// The valid bits of word `w` of a plane of `words` words holding `len` bits: all ones but
-/// in the last word of a length that is not a multiple of 64.
-fn tail_mask<'ctx>(
-    ir: &Ir<'ctx, '_>,
-    w: IntValue<'ctx>,
-    words: IntValue<'ctx>,
-    len: IntValue<'ctx>,
-) -> Result<IntValue<'ctx>, CodegenError> {
-    let rem = ir.urem(len, ir.c64(64))?;
-    let partial = ir.sub(ir.shl(ir.c64(1), rem)?, ir.c64(1))?;
-    let tail = ir.select(ir.ne0(rem)?, partial, ir.c64(u64::MAX))?;
-    let last = ir.eq(w, ir.sub(words, ir.c64(1))?)?;
-    ir.select(last, tail, ir.c64(u64::MAX))
-}
 
 /// `v` if `cond`, else zero.
 fn when<'ctx>(

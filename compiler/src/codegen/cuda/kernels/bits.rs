@@ -8,7 +8,7 @@
 
 use super::super::CodegenError;
 use super::ir::{declare_kernel, err, Flavor, Ir, Param};
-use inkwell::{context::Context, module::Module};
+use inkwell::{context::Context, module::Module, values::IntValue};
 use irisc_runtime::contract::gpu::{
     bit_planes_kernel_name, LimbWidth, AND_LOCAL_KERNEL, PRSS_ZERO_BITS_KERNEL,
 };
@@ -69,6 +69,33 @@ pub fn define_bit_planes<'ctx>(
     Ok(())
 }
 
+/// The AND gate's local share over F_2 (ABY3, Appendix C eq. 4): `x.own (y.own ^ y.prev) ^
+/// x.prev y.own ^ alpha`.
+pub(super) fn and_share<'ctx>(
+    ir: &Ir<'ctx, '_>,
+    (xo, xp): (IntValue<'ctx>, IntValue<'ctx>),
+    (yo, yp): (IntValue<'ctx>, IntValue<'ctx>),
+    alpha: IntValue<'ctx>,
+) -> Result<IntValue<'ctx>, CodegenError> {
+    let z = ir.xor(ir.and(xo, ir.xor(yo, yp)?)?, ir.and(xp, yo)?)?;
+    ir.xor(z, alpha)
+}
+
+/// The valid bits of word `w` of a plane of `words` words holding `len` bits: all ones but
+/// in the last word of a length that is not a multiple of 64.
+pub(super) fn tail_mask<'ctx>(
+    ir: &Ir<'ctx, '_>,
+    w: IntValue<'ctx>,
+    words: IntValue<'ctx>,
+    len: IntValue<'ctx>,
+) -> Result<IntValue<'ctx>, CodegenError> {
+    let rem = ir.urem(len, ir.c64(64))?;
+    let partial = ir.sub(ir.shl(ir.c64(1), rem)?, ir.c64(1))?;
+    let tail = ir.select(ir.ne0(rem)?, partial, ir.c64(u64::MAX))?;
+    let last = ir.eq(w, ir.sub(words, ir.c64(1))?)?;
+    ir.select(last, tail, ir.c64(u64::MAX))
+}
+
 /// Defines `irisc_gpu_and_local` (once).
 pub fn define_and_local<'ctx>(
     cx: &'ctx Context,
@@ -93,24 +120,15 @@ pub fn define_and_local<'ctx>(
     let out = ir.ptr_param(7)?;
     let t = ir.i64t();
     let (first, step) = ir.grid_stride()?;
-    // The valid bits of the last word: all ones when len is a multiple of 64.
-    let rem = ir.urem(len, ir.c64(64))?;
-    let partial = ir.sub(ir.shl(ir.c64(1), rem)?, ir.c64(1))?;
-    let tail = ir.select(ir.ne0(rem)?, partial, ir.c64(u64::MAX))?;
-    let last = ir.sub(words, ir.c64(1))?;
     ir.range("w", first, words, step, &mut |ir, w| {
         let ld = |p| ir.load(t, ir.at(t, p, w)?);
-        let (xo, xp, yo, yp, a) = (ld(x_own)?, ld(x_prev)?, ld(y_own)?, ld(y_prev)?, ld(alpha)?);
-        let yy = ir.b.build_xor(yo, yp, "").map_err(err)?;
-        let z =
-            ir.b.build_xor(ir.and(xo, yy)?, ir.and(xp, yo)?, "")
-                .map_err(err)?;
-        let z = ir.b.build_xor(z, a, "").map_err(err)?;
-        let is_last =
-            ir.b.build_int_compare(inkwell::IntPredicate::EQ, w, last, "")
-                .map_err(err)?;
-        let mask = ir.select(is_last, tail, ir.c64(u64::MAX))?;
-        ir.store(ir.at(t, out, w)?, ir.and(z, mask)?)
+        let z = and_share(
+            ir,
+            (ld(x_own)?, ld(x_prev)?),
+            (ld(y_own)?, ld(y_prev)?),
+            ld(alpha)?,
+        )?;
+        ir.store(ir.at(t, out, w)?, ir.and(z, tail_mask(ir, w, words, len)?)?)
     })?;
     ir.ret()?;
     Ok(())

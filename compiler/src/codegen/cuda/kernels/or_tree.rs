@@ -8,6 +8,7 @@
 //! `protocol::or_tree::or_groups` is the same tree on the CPU.
 
 use super::super::CodegenError;
+use super::bits::{and_share, tail_mask};
 use super::ir::{declare_kernel, Flavor, Ir, Param};
 use inkwell::{
     context::Context,
@@ -112,15 +113,10 @@ pub fn define_pairs<'ctx>(
         for (out, val) in [(l_own, lo), (l_prev, lp), (r_own, ro), (r_prev, rp)] {
             ir.store(ir.at(t, out, wi)?, val)?;
         }
-        // ABY3's AND over F_2 (Appendix C eq. 4): the gathered tails are zero, so is z's.
+        // ABY3's AND over F_2 (Appendix C eq. 4), the tail beyond the pairs cleared.
         let al = ir.load(t, ir.at(t, alpha, wi)?)?;
-        let z = ir.xor(ir.and(lo, ir.xor(ro, rp)?)?, ir.and(lp, ro)?)?;
-        let z = ir.xor(z, al)?;
-        let rem = ir.urem(pairs, ir.c64(64))?;
-        let partial = ir.sub(ir.shl(ir.c64(1), rem)?, ir.c64(1))?;
-        let tail = ir.select(ir.ne0(rem)?, partial, ir.c64(u64::MAX))?;
-        let last = ir.eq(wi, ir.sub(words, ir.c64(1))?)?;
-        let mask = ir.select(last, tail, ir.c64(u64::MAX))?;
+        let z = and_share(ir, (lo, lp), (ro, rp), al)?;
+        let mask = tail_mask(ir, wi, words, pairs)?;
         ir.store(ir.at(t, z_out, wi)?, ir.and(z, mask)?)
     })?;
     ir.ret()?;
