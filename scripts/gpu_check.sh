@@ -26,6 +26,8 @@ WORK=${WORK:-$(mktemp -d -t irisc-gpu-check.XXXXXX)}
 RECORDS=${RECORDS:-2000}          # full-size (12 800-bit) galleries
 SMALL=${SMALL:-96}                # 256-bit galleries
 TIMEOUT=${TIMEOUT:-300}
+JOBS=${JOBS:-4}                   # examples run at once in step 3
+runs=()
 # TARGET=cpu runs the same checks with CPU executables: the script's own dry run on a machine
 # without a GPU (what it generates, which inputs each example takes, how answers are compared).
 TARGET=${TARGET:-cuda}
@@ -185,14 +187,31 @@ every_example() {
                 fi
                 continue
             fi
+            # JOBS runs at once (each builds its executables on the CPU, then its three parties
+            # share the GPU); their verdicts are read back in order below.
+            while (($(jobs -rp | wc -l) >= JOBS)); do wait -n; done
+            runs+=("$name $sharing")
             # shellcheck disable=SC2086
-            if timeout "$TIMEOUT" "$IRISC" run "$program" "${flag[@]}" --target "$TARGET" --check $args \
-                --work "$WORK/run-$name-$sharing" >"$WORK/out-$name-$sharing.json" 2>"$WORK/err-$name-$sharing.txt"; then
-                pass "$label: $(grep -c '"query"' "$WORK/out-$name-$sharing.json") answers equal the plaintext definition"
-            else
-                fail "$label: $(tail -n2 "$WORK/err-$name-$sharing.txt" | tr '\n' ' ')"
-            fi
+            (
+                if timeout "$TIMEOUT" "$IRISC" run "$program" "${flag[@]}" --target "$TARGET" --check $args \
+                    --work "$WORK/run-$name-$sharing" >"$WORK/out-$name-$sharing.json" 2>"$WORK/err-$name-$sharing.txt"; then
+                    echo pass >"$WORK/verdict-$name-$sharing"
+                else
+                    echo fail >"$WORK/verdict-$name-$sharing"
+                fi
+            ) &
         done
+    done
+    wait
+    local run
+    for run in "${runs[@]}"; do
+        read -r name sharing <<<"$run"
+        label="$name ($sharing)"
+        if [[ $(cat "$WORK/verdict-$name-$sharing" 2>/dev/null) == pass ]]; then
+            pass "$label: $(grep -c '"query"' "$WORK/out-$name-$sharing.json") answers equal the plaintext definition"
+        else
+            fail "$label: $(tail -n2 "$WORK/err-$name-$sharing.txt" | tr '\n' ' ')"
+        fi
     done
 }
 

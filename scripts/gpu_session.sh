@@ -41,16 +41,18 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | 
 # a step ran past its time limit (CHECK_TIMEOUT, BENCH_TIMEOUT seconds).
 WORK=$(mktemp -d -t irisc-gpu-work.XXXXXX)
 keep() {
-    mkdir -p "$OUT/check"
-    # Only the failing runs' stderr comes back (a few files travel; the passes are in the log).
-    local f
+    # What explains the check travels as one archive (few files come back from such a
+    # machine): the failing runs' stderr (the passes are in the log), the mixed and sanitizer
+    # runs' outputs and stats.
+    local f list=()
     for f in $(grep -o "^gpu-check: FAIL [a-z_0-9]* ([a-z0-9]*)" "$OUT/gpu_check.log" 2>/dev/null \
         | sed -E 's/^gpu-check: FAIL ([a-z_0-9]*) \(([a-z0-9]*)\)/\1-\2/'); do
-        cp "$WORK/check/err-$f.txt" "$OUT/check/" 2>/dev/null
+        [[ -f $WORK/check/err-$f.txt ]] && list+=("err-$f.txt")
     done
-    for d in mixed sanitizer; do
-        [[ -d $WORK/check/$d ]] && mkdir -p "$OUT/check/$d" && cp "$WORK"/check/$d/*.txt "$WORK"/check/$d/*.json "$OUT/check/$d/" 2>/dev/null
+    for f in "$WORK"/check/mixed/*.txt "$WORK"/check/mixed/*.json "$WORK"/check/sanitizer/*.txt; do
+        [[ -f $f ]] && list+=("${f#"$WORK/check/"}")
     done
+    ((${#list[@]})) && tar -czf "$OUT/check.tar.gz" -C "$WORK/check" "${list[@]}" 2>/dev/null
     cp "$WORK"/bench/*.json "$WORK"/bench/*.png "$OUT/" 2>/dev/null
     true
 }
