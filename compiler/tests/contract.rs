@@ -206,7 +206,7 @@ fn emitted_code_calls_the_contract() {
     for s in [
         "irisc_rt_start",
         "irisc_rt_finish",
-        "irisc_rt_query_count",
+        "irisc_rt_next_batch",
         "irisc_rt_msb",
     ] {
         assert!(called.contains(s), "no example calls {s}");

@@ -58,6 +58,7 @@ pub mod party;
 pub mod protocol;
 pub mod rand;
 pub mod ring;
+pub mod serve;
 pub mod share;
 pub mod store;
 pub mod sys;

@@ -18,5 +18,6 @@ mod party;
 mod ratio_edges;
 mod reference;
 mod rotation;
+mod serve;
 mod store;
 mod tiling;

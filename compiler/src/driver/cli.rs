@@ -303,6 +303,35 @@ pub enum Command {
     /// process.
     #[command(subcommand)]
     Fss2(Fss2Command),
+    /// Send queries to three serving parties (party executables started with --serve):
+    /// shares each query input here, sends each party its share only, and prints the answers
+    /// revealed to the client's side (one JSON line per query).
+    Client {
+        program: PathBuf,
+        /// Query input NAME's queries from the NDJSON FILE (repeatable; every query input).
+        #[arg(long = "input", value_name = "NAME=FILE", required = true)]
+        inputs: Vec<String>,
+        /// The parties' configuration (its CA checks the parties' API certificates; its
+        /// entries' `api` give their addresses).
+        #[arg(long, default_value = "parties.toml")]
+        config: PathBuf,
+        /// Party N's client API address, HOST:PORT (overrides the configuration; repeatable).
+        #[arg(long = "api", value_name = "N=HOST:PORT")]
+        apis: Vec<String>,
+        /// File holding the bearer token the parties accept (owner-only).
+        #[arg(long)]
+        token: PathBuf,
+        /// The request's id: a retry with the same id (and queries) is answered, not computed
+        /// twice. Default: a fresh random id.
+        #[arg(long = "request-id")]
+        request_id: Option<String>,
+        /// Seconds to keep trying (a party restarting, a batch in progress).
+        #[arg(long, default_value_t = 120)]
+        timeout: u64,
+        /// The choices the parties' executables were built with.
+        #[command(flatten)]
+        plan: PlanArgs,
+    },
     /// Build, key, share and run all three parties on this machine, and print the answers.
     Run {
         program: PathBuf,
@@ -625,6 +654,25 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             force,
         }),
         Command::Store(StoreCommand::Info { stores }) => store_info::run(&stores),
+        Command::Client {
+            program,
+            inputs,
+            config,
+            apis,
+            token,
+            request_id,
+            timeout,
+            plan,
+        } => super::client::run_client(&super::client::ClientRequest {
+            program,
+            inputs,
+            plan: plan.options()?,
+            config,
+            apis,
+            token,
+            request_id,
+            timeout: std::time::Duration::from_secs(timeout),
+        }),
         Command::Fss2(Fss2Command::Enroll {
             program,
             gallery,

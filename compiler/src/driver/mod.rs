@@ -23,6 +23,7 @@ pub mod build;
 pub mod checked;
 pub mod circuit;
 mod cli;
+pub mod client;
 pub mod dealer;
 pub mod explain;
 pub mod fss2;

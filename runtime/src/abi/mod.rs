@@ -143,6 +143,28 @@ entry_points! {
         rt.as_ref().map(|r| r.query_count() as i64).unwrap_or(0)
     }
 
+    /// The number of queries of the next batch, -1 when there is none: the schedule runs its
+    /// query loop once per batch. A run over share files has one batch (its queries); a
+    /// serving party (`--serve`) waits for the next batch of client requests the three parties
+    /// agreed on, after answering the previous one's. -1 also on failure (said on stderr; the
+    /// party's status is then nonzero).
+    schedule fn irisc_rt_next_batch(rt: Runtime) -> Count {
+        let Some(r) = rt.as_mut() else { return -1 };
+        match catch_unwind(AssertUnwindSafe(|| r.next_batch())) {
+            Ok(Ok(n)) => n,
+            Ok(Err(e)) => {
+                r.fail(&e);
+                r.failed = true;
+                -1
+            }
+            Err(_) => {
+                stop::final_line("internal error (panic) between batches");
+                r.failed = true;
+                -1
+            }
+        }
+    }
+
     /// The whole of one role of an `fss2` program (paper 002): `role` is a
     /// [`crate::contract::Fss2Role`]; the arguments are `main`'s; the manifest is the program's
     /// [`crate::fss2::entry::Fss2Manifest`]; `ss_ip` the generated SS.IP kernel the servers run

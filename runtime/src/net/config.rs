@@ -109,6 +109,8 @@ pub struct PartyEntry {
     pub cert: PathBuf,
     /// PEM private key (PKCS#8, SEC1 or PKCS#1) of this party.
     pub key: PathBuf,
+    /// `host:port` of this party's client API when it serves (`--serve`), for `irisc client`.
+    pub api: Option<String>,
 }
 
 /// A loaded and checked `parties.toml`.
@@ -139,6 +141,7 @@ struct RawParty {
     listen: Option<String>,
     cert: PathBuf,
     key: PathBuf,
+    api: Option<String>,
 }
 
 impl PartiesConfig {
@@ -203,7 +206,7 @@ impl PartiesConfig {
                 });
             }
             let listen = p.listen.unwrap_or_else(|| p.address.clone());
-            for addr in [&p.address, &listen] {
+            for addr in [&p.address, &listen].into_iter().chain(p.api.as_ref()) {
                 check_address(addr).map_err(|reason| ConfigError::BadAddress {
                     path: err_path(),
                     index,
@@ -217,6 +220,7 @@ impl PartiesConfig {
                 listen,
                 cert: base.join(p.cert),
                 key: base.join(p.key),
+                api: p.api,
             });
         }
         // n entries, no duplicates, all below n: every slot is filled.

@@ -71,6 +71,17 @@ pub struct PartyArgs {
     /// as JSON to PATH.
     #[arg(long, value_name = "PATH")]
     pub stats: Option<PathBuf>,
+    /// Run as a long-lived service: load the galleries and connect once, then answer client
+    /// requests (`irisc client`) on HTTPS at ADDR (host:port), batch after batch. Query inputs
+    /// come from the requests, not from share files.
+    #[arg(long, value_name = "ADDR")]
+    pub serve: Option<String>,
+    /// With --serve: the file holding the clients' bearer token (owner-only, 0600).
+    #[arg(long = "api-token", value_name = "PATH", requires = "serve")]
+    pub api_token: Option<PathBuf>,
+    /// With --serve: most queries in one batch (requests are never split).
+    #[arg(long = "max-batch", value_name = "N", default_value_t = 64)]
+    pub max_batch: usize,
     /// Print what the compiler chose for this program (rings, costs, leakage) and exit.
     #[arg(long)]
     pub explain: bool,
@@ -128,6 +139,14 @@ impl PartyArgs {
             },
         };
         args.record_chunk = args.record_chunk_flag.unwrap_or(manifest.record_chunk);
+        if args.serve.is_some() && args.api_token.is_none() {
+            return Err(RuntimeError::Usage(
+                "--serve needs --api-token PATH: the clients' bearer token (a file readable by its owner only)".into(),
+            ));
+        }
+        if args.max_batch == 0 {
+            return Err(RuntimeError::Usage("--max-batch must be at least 1".into()));
+        }
         if args.threads == 0 {
             return Err(RuntimeError::Usage("--threads must be at least 1".into()));
         }

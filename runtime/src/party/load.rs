@@ -110,6 +110,22 @@ pub fn resolve_paths(args: &PartyArgs, manifest: &Manifest) -> Result<Vec<PathBu
         }
         set(of_role[0], path.clone(), flag)?;
     }
+    if args.serve.is_some() {
+        if let Some(i) = (0..paths.len())
+            .find(|&i| manifest.inputs[i].role == InputRole::Query && paths[i].is_some())
+        {
+            return Err(RuntimeError::Usage(format!(
+                "a serving party (--serve) takes its queries from client requests: drop the share file of query input `{}`",
+                manifest.inputs[i].name
+            )));
+        }
+        // Query inputs start empty (serve::EMPTY_QUERIES); each batch brings its own.
+        for (i, p) in paths.iter_mut().enumerate() {
+            if manifest.inputs[i].role == InputRole::Query {
+                *p = Some(PathBuf::from(EMPTY_QUERIES));
+            }
+        }
+    }
     paths
         .into_iter()
         .enumerate()
@@ -136,20 +152,54 @@ pub fn resolve_paths(args: &PartyArgs, manifest: &Manifest) -> Result<Vec<PathBu
         .collect()
 }
 
-fn load_one(
-    path: &Path,
+/// The stand-in path of a serving party's query inputs before its first batch.
+pub const EMPTY_QUERIES: &str = "<client requests>";
+
+/// An input of no records in the form `spec` needs of party `party`'s share file: a serving
+/// party's query inputs between batches.
+pub fn empty_share_file(spec: &ManifestInput, party: u8) -> Result<ShareFile, RuntimeError> {
+    let e = Expected::for_input(spec, party);
+    let header = ShareFileHeader {
+        version: share_file::FORMAT_VERSION,
+        role: e.role,
+        party,
+        sharing: e.sharing,
+        mask: e.mask,
+        ring_bits: e.ring_bits,
+        elements: e.elements,
+        count: 0,
+        set_id: [0; 16],
+        body_hash: [0; 32],
+        payload: e.payload,
+        scale_bits: e.scale_bits,
+    };
+    let empty = || {
+        RingVec::zeros(e.ring_bits, 0).ok_or_else(|| {
+            input_err(format!(
+                "input `{}`: ring of {} bits",
+                spec.name, e.ring_bits
+            ))
+        })
+    };
+    Ok(ShareFile {
+        header,
+        ids: Vec::new(),
+        masks: Vec::new(),
+        own: empty()?,
+        prev: empty()?,
+    })
+}
+
+/// Input `spec` from a share file already read (`origin` names it in messages), checked
+/// against what the program needs of party `party`.
+fn loaded_from_file(
+    origin: &Path,
+    file: ShareFile,
     spec: &ManifestInput,
     party: usize,
-    progress: bool,
 ) -> Result<LoadedInput, RuntimeError> {
-    let is_store = store::is_store(path)
-        .map_err(|e| input_err(format!("cannot read {}: {e}", path.display())))?;
-    if is_store {
-        return load_store(path, spec, party, progress);
-    }
-    let file = share_file::read(path).map_err(|e| input_err(e.to_string()))?;
     let expected = Expected::for_input(spec, party as u8);
-    share_file::check_compatible(path, &file.header, &expected)
+    share_file::check_compatible(origin, &file.header, &expected)
         .map_err(|e| input_err(e.to_string()))?;
     let header = file.header.clone();
     let stored = if header.sharing.is_shamir() {
@@ -163,6 +213,24 @@ fn load_one(
         stored,
         from_store: false,
     })
+}
+
+fn load_one(
+    path: &Path,
+    spec: &ManifestInput,
+    party: usize,
+    progress: bool,
+) -> Result<LoadedInput, RuntimeError> {
+    if path == Path::new(EMPTY_QUERIES) {
+        return loaded_from_file(path, empty_share_file(spec, party as u8)?, spec, party);
+    }
+    let is_store = store::is_store(path)
+        .map_err(|e| input_err(format!("cannot read {}: {e}", path.display())))?;
+    if is_store {
+        return load_store(path, spec, party, progress);
+    }
+    let file = share_file::read(path).map_err(|e| input_err(e.to_string()))?;
+    loaded_from_file(path, file, spec, party)
 }
 
 /// What the program's manifest entry `spec` needs of party `party`'s gallery store: the input's
@@ -434,6 +502,41 @@ impl Inputs {
         })
     }
 
+    /// Replaces the query inputs by the next batch's (a serving party): `files[k]` is query
+    /// input `index`'s share file, whose records are the batch's queries in order. Every query
+    /// input must hold the same number of queries.
+    pub fn replace_queries(
+        &mut self,
+        party: usize,
+        files: Vec<(usize, ShareFile)>,
+    ) -> Result<(), RuntimeError> {
+        let mut count = None;
+        for (index, file) in files {
+            let spec = self
+                .list
+                .get(index)
+                .map(|l| l.spec.clone())
+                .filter(|s| s.role == InputRole::Query)
+                .ok_or_else(|| {
+                    RuntimeError::Schedule(format!("input {index} is no query input"))
+                })?;
+            let origin = PathBuf::from(format!("the batch's `{}`", spec.name));
+            let loaded = loaded_from_file(&origin, file, &spec, party)?;
+            let n = loaded.header.count as usize;
+            if *count.get_or_insert(n) != n {
+                return Err(input_err(format!(
+                    "the batch's query inputs hold different numbers of queries ({} and {n})",
+                    count.unwrap_or(0)
+                )));
+            }
+            self.list[index] = loaded;
+            self.rep3_views.retain(|(i, _, _), _| *i != index);
+            self.shamir_views.retain(|(i, _), _| *i != index);
+        }
+        self.query_count = count.unwrap_or(1);
+        Ok(())
+    }
+
     /// The number of queries in the batch.
     pub fn query_count(&self) -> usize {
         self.query_count
@@ -469,6 +572,10 @@ impl Inputs {
             )
             .field("the query batch (queries)", self.query_count);
         for l in &self.list {
+            if l.spec.role == InputRole::Query && l.header.count == 0 {
+                // A serving party's queries come batch by batch (serve::batch checks them).
+                continue;
+            }
             s = s.input_set(&l.spec.name, &l.header.set_id);
             // A store keeps its set id across appends: its record count tells whether the
             // three parties' stores hold the same records.

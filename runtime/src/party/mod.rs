@@ -84,6 +84,12 @@ pub struct Runtime {
     started: Instant,
     /// Process CPU seconds when the links were up (for the accounting).
     cpu_ready: Option<f64>,
+    /// A serving party's client API and batches (`--serve`).
+    serve: Option<crate::serve::Service>,
+    /// Batches started (`irisc_rt_next_batch`).
+    batches: u64,
+    /// Set when a step between batches failed (said already): the run ends with status 1.
+    pub(crate) failed: bool,
 }
 
 impl Runtime {
@@ -216,7 +222,38 @@ impl Runtime {
         let connect = t.elapsed();
         let cpu_ready = accounting::process_cpu_seconds();
 
-        let outputs = output::Outputs::new(&manifest, &inputs);
+        let serve = match &args.serve {
+            Some(addr) => {
+                let token = args.api_token.clone().unwrap_or_default();
+                let service = crate::serve::Service::start(
+                    addr,
+                    &token,
+                    &config,
+                    party,
+                    &manifest,
+                    args.max_batch,
+                )
+                .inspect_err(|e| {
+                    let line = e.to_string();
+                    stop::final_line(&line);
+                    stop::abort_peers(&line);
+                })?;
+                service.set_ready();
+                if !args.quiet {
+                    crate::say!(
+                        "{}: serving client requests at https://{addr}",
+                        stop::prefix()
+                    );
+                }
+                Some(service)
+            }
+            None => None,
+        };
+        let outputs = if serve.is_some() {
+            output::Outputs::capturing(&manifest, &inputs)
+        } else {
+            output::Outputs::new(&manifest, &inputs)
+        };
         Ok(Runtime {
             party,
             manifest,
@@ -242,6 +279,9 @@ impl Runtime {
             op: None,
             started,
             cpu_ready,
+            serve,
+            batches: 0,
+            failed: false,
         })
     }
 
@@ -265,8 +305,28 @@ impl Runtime {
         self.inputs.query_count() as u64
     }
 
+    /// The number of queries of the next batch, -1 when there is none (`irisc_rt_next_batch`).
+    /// Share files hold one batch; a serving party answers the batch just computed and waits
+    /// for the next one the three parties agree on.
+    pub fn next_batch(&mut self) -> Result<i64, RuntimeError> {
+        self.batches += 1;
+        let Some(service) = &mut self.serve else {
+            return Ok(if self.batches == 1 {
+                self.inputs.query_count() as i64
+            } else {
+                -1
+            });
+        };
+        let kept = self.outputs.take_captured();
+        let files = service.next_batch(&mut self.net, kept)?;
+        self.inputs.replace_queries(self.party, files)?;
+        self.outputs = output::Outputs::capturing(&self.manifest, &self.inputs);
+        Ok(self.inputs.query_count() as i64)
+    }
+
     /// Closes the links (flushing what is queued) and prints this party's accounting to stderr.
     pub fn finish(mut self, status: i32) -> i32 {
+        let status = if self.failed { status.max(1) } else { status };
         // A job still pending (a schedule that stopped early) is joined before anything ends.
         self.tiles.discard_all();
         // Fields of a query whose `emit` the schedule did not reach (or, for issue-2 schedules,

@@ -37,6 +37,9 @@ pub struct Outputs {
     pending: Option<Pending>,
     /// Lines printed so far.
     answered: u64,
+    /// A serving party's answers of the batch, kept for its requests instead of printed:
+    /// (query position in the batch, fields).
+    captured: Option<Vec<(u64, Vec<(String, String)>)>>,
 }
 
 #[derive(Debug)]
@@ -107,8 +110,36 @@ impl Outputs {
         }
     }
 
+    /// Outputs of a batch of a serving party: the answers are kept (see
+    /// [`Outputs::take_captured`]) for the requests instead of printed.
+    pub fn capturing(manifest: &Manifest, inputs: &Inputs) -> Outputs {
+        Outputs {
+            captured: Some(Vec::new()),
+            ..Outputs::new(manifest, inputs)
+        }
+    }
+
+    /// The answers kept (a capturing `Outputs`): query position, its record id, the fields.
+    pub fn take_captured(&mut self) -> Vec<(u64, Option<u64>, Vec<(String, String)>)> {
+        let _ = self.flush();
+        let ids = &self.query_ids;
+        self.captured
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(q, fields)| (q, ids.get(q as usize).copied(), fields))
+            .collect()
+    }
+
     /// Prints whatever is pending.
     pub fn flush(&mut self) -> Result<(), RuntimeError> {
+        if let Some(kept) = &mut self.captured {
+            if let Some(p) = self.pending.take() {
+                kept.push((p.query, p.fields));
+            }
+            return Ok(());
+        }
         match self.pending.take() {
             Some(p) => {
                 let id = self.query_ids.get(p.query as usize).copied();

@@ -134,7 +134,7 @@ mod tests {
         let calls = [
             "call ptr @irisc_rt_start(i32 %, ptr %, ptr @irisc_manifest, i64 9)",
             "call i32 @irisc_rt_load_input(ptr %rt, i32 0, i32 0, i32 0, i64 -1, i32 16)",
-            "call i64 @irisc_rt_query_count(ptr %rt)",
+            "call i64 @irisc_rt_next_batch(ptr %rt)",
             // Query stage, per query of the batch: slot 3 + j holds query j, 11 + j its
             // rotations.
             "%q = add i64 %batches.i, %batch.queries.i",

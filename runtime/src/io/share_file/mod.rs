@@ -116,12 +116,26 @@ fn write_body_then_header(tmp: &Path, file: &ShareFile) -> Result<ShareFileHeade
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     let f = options.open(tmp).map_err(io_err("create", tmp))?;
     let mut out = BufWriter::with_capacity(1 << 20, f);
+    let header = encode(&mut out, file, tmp)?;
+    let f = out
+        .into_inner()
+        .map_err(|e| io_err("write", tmp)(e.into_error()))?;
+    f.sync_all().map_err(io_err("sync", tmp))?;
+    Ok(header)
+}
+
+/// Writes the header (with the body's hash) and the body of `file` to `out`.
+fn encode<W: Write + Seek>(
+    out: &mut W,
+    file: &ShareFile,
+    tmp: &Path,
+) -> Result<ShareFileHeader, ShareFileError> {
     // Placeholder header: the hash is known only after the body.
     out.write_all(&[0u8; HEADER_LEN])
         .map_err(io_err("write", tmp))?;
     let mut hasher = blake3::Hasher::new();
-    put(&mut out, &mut hasher, &file.ids, tmp)?;
-    put(&mut out, &mut hasher, &file.masks, tmp)?;
+    put(out, &mut hasher, &file.ids, tmp)?;
+    put(out, &mut hasher, &file.masks, tmp)?;
     let components: &[&RingVec] = if file.header.sharing.is_shamir() {
         &[&file.own]
     } else {
@@ -129,9 +143,9 @@ fn write_body_then_header(tmp: &Path, file: &ShareFile) -> Result<ShareFileHeade
     };
     for component in components {
         match component {
-            RingVec::U16(v) => put(&mut out, &mut hasher, v, tmp)?,
-            RingVec::U32(v) => put(&mut out, &mut hasher, v, tmp)?,
-            RingVec::U64(v) => put(&mut out, &mut hasher, v, tmp)?,
+            RingVec::U16(v) => put(out, &mut hasher, v, tmp)?,
+            RingVec::U32(v) => put(out, &mut hasher, v, tmp)?,
+            RingVec::U64(v) => put(out, &mut hasher, v, tmp)?,
         }
     }
     let mut header = file.header.clone();
@@ -139,10 +153,6 @@ fn write_body_then_header(tmp: &Path, file: &ShareFile) -> Result<ShareFileHeade
     out.seek(SeekFrom::Start(0)).map_err(io_err("write", tmp))?;
     out.write_all(&header.to_bytes())
         .map_err(io_err("write", tmp))?;
-    let f = out
-        .into_inner()
-        .map_err(|e| io_err("write", tmp)(e.into_error()))?;
-    f.sync_all().map_err(io_err("sync", tmp))?;
     Ok(header)
 }
 
@@ -263,6 +273,12 @@ fn open_checked(path: &Path) -> Result<(ShareFileHeader, File), ShareFileError> 
         .read_to_end(&mut bytes)
         .map_err(io_err("read", path))?;
     let header = ShareFileHeader::parse(path, &bytes, len)?;
+    check_size(path, &header, len)?;
+    Ok((header, f))
+}
+
+/// Checks that a file of `len` bytes has the size `header` implies.
+fn check_size(path: &Path, header: &ShareFileHeader, len: u64) -> Result<(), ShareFileError> {
     let expected = header
         .layout()
         .map_err(|detail| ShareFileError::Malformed {
@@ -285,13 +301,41 @@ fn open_checked(path: &Path) -> Result<(ShareFileHeader, File), ShareFileError> 
             found: len,
         });
     }
-    Ok((header, f))
+    Ok(())
 }
 
 /// Reads the whole file, checking its header, size, body hash and that every element is a
 /// canonical residue mod 2^k.
 pub fn read(path: &Path) -> Result<ShareFile, ShareFileError> {
     let (header, mut f) = open_checked(path)?;
+    read_body(path, header, &mut f)
+}
+
+/// A share file received as bytes (a client's request to a serving party), checked as [`read`]
+/// checks a file; `origin` names it in messages.
+pub fn from_bytes(origin: &Path, bytes: &[u8]) -> Result<ShareFile, ShareFileError> {
+    let head = &bytes[..bytes.len().min(HEADER_LEN)];
+    let header = ShareFileHeader::parse(origin, head, bytes.len() as u64)?;
+    check_size(origin, &header, bytes.len() as u64)?;
+    let mut body = &bytes[HEADER_LEN..];
+    read_body(origin, header, &mut body)
+}
+
+/// The bytes of `file` as [`write`] stores them (header with the body's hash, then the body).
+pub fn to_bytes(file: &ShareFile) -> Result<Vec<u8>, ShareFileError> {
+    let origin = Path::new("<memory>");
+    validate(origin, file)?;
+    let mut out = std::io::Cursor::new(Vec::new());
+    encode(&mut out, file, origin)?;
+    Ok(out.into_inner())
+}
+
+fn read_body(
+    path: &Path,
+    header: ShareFileHeader,
+    f: &mut impl Read,
+) -> Result<ShareFile, ShareFileError> {
+    let f = &mut *f;
     let layout = header
         .layout()
         .map_err(|detail| ShareFileError::Malformed {
@@ -300,14 +344,14 @@ pub fn read(path: &Path) -> Result<ShareFile, ShareFileError> {
         })?;
     let mut hasher = blake3::Hasher::new();
     // Sizes were checked against the file's length, so these allocations are bounded by it.
-    let ids: Vec<u64> = take(&mut f, &mut hasher, layout.ids as usize / 8, path)?;
-    let masks: Vec<u8> = take(&mut f, &mut hasher, layout.masks as usize, path)?;
+    let ids: Vec<u64> = take(f, &mut hasher, layout.ids as usize / 8, path)?;
+    let masks: Vec<u8> = take(f, &mut hasher, layout.masks as usize, path)?;
     let n = layout.component as usize / RingVec::word_bytes_for(header.ring_bits).unwrap_or(8);
     let mut component = || -> Result<RingVec, ShareFileError> {
         Ok(match RingVec::word_bytes_for(header.ring_bits) {
-            Some(2) => RingVec::U16(take(&mut f, &mut hasher, n, path)?),
-            Some(4) => RingVec::U32(take(&mut f, &mut hasher, n, path)?),
-            _ => RingVec::U64(take(&mut f, &mut hasher, n, path)?),
+            Some(2) => RingVec::U16(take(f, &mut hasher, n, path)?),
+            Some(4) => RingVec::U32(take(f, &mut hasher, n, path)?),
+            _ => RingVec::U64(take(f, &mut hasher, n, path)?),
         })
     };
     let own = component()?;
@@ -340,7 +384,7 @@ pub fn read(path: &Path) -> Result<ShareFile, ShareFileError> {
 
 /// Reads `n` little-endian words straight into their vector (no second copy) and hashes them.
 fn take<T: LeWord>(
-    f: &mut File,
+    f: &mut impl Read,
     hasher: &mut blake3::Hasher,
     n: usize,
     path: &Path,

@@ -57,6 +57,42 @@ impl<'ctx> Schedule<'ctx, '_> {
         Ok(())
     }
 
+    /// `while (n = irisc_rt_next_batch(rt)) >= 0: body(n)`: the query loop once per batch
+    /// (share files: one batch; a serving party: each batch of requests the parties agreed
+    /// on). The builder ends after the loop.
+    pub(super) fn batches(
+        &mut self,
+        body: impl FnOnce(&mut Self, IntValue<'ctx>) -> Result<(), CodegenError>,
+    ) -> Result<(), CodegenError> {
+        let next = entry_point(self.cx, self.module, "irisc_rt_next_batch")
+            .ok_or_else(|| err("no irisc_rt_next_batch"))?;
+        let head = self.cx.append_basic_block(self.main, "next_batch");
+        let inner = self.cx.append_basic_block(self.main, "next_batch.body");
+        let done = self.cx.append_basic_block(self.main, "next_batch.done");
+        self.b.build_unconditional_branch(head).map_err(err)?;
+        self.b.position_at_end(head);
+        let n = self
+            .call_value(next, &[self.rt.into()], "batch.size")?
+            .into_int_value();
+        let more = self
+            .b
+            .build_int_compare(
+                IntPredicate::SGE,
+                n,
+                self.cx.i64_type().const_zero(),
+                "batch.any",
+            )
+            .map_err(err)?;
+        self.b
+            .build_conditional_branch(more, inner, done)
+            .map_err(err)?;
+        self.b.position_at_end(inner);
+        body(self, n)?;
+        self.b.build_unconditional_branch(head).map_err(err)?;
+        self.b.position_at_end(done);
+        Ok(())
+    }
+
     /// `for j in 0..nb: body(q0 + j)` with `j` the batch query of [`Slot::Dyn`] slots and the
     /// query argument bound to `q0 + j`.
     pub(super) fn for_batch(

@@ -191,11 +191,6 @@ pub fn generate_with_gpu<'ctx>(
     // @setup, once; its results become @query's gallery arguments.
     let returned = s.ops(setup, None)?;
 
-    let count_fn =
-        entry_point(cx, module, "irisc_rt_query_count").ok_or_else(|| err("no query_count"))?;
-    let n = s
-        .call_value(count_fn, &[rt.into()], "queries")?
-        .into_int_value();
     let args = query.argument_count();
     if args != returned.len() + 1 {
         return Err(err(format!(
@@ -207,13 +202,15 @@ pub fn generate_with_gpu<'ctx>(
         s.slots
             .insert(key(query.argument(i + 1).map_err(err)?), *slot);
     }
-    // The stages `mpc-tile` wrote, or (untiled) the body op by op.
-    if let Some(stages) = stages_of(query) {
-        let q_arg = key(query.argument(0).map_err(err)?);
-        s.tiled(&stages, q_arg, n)?;
-    } else {
-        s.untiled(query, n)?;
-    }
+    // Once per batch of queries (one for share files; one per agreed batch of client
+    // requests for a serving party): the stages `mpc-tile` wrote, or (untiled) the body op
+    // by op.
+    let q_arg = key(query.argument(0).map_err(err)?);
+    let stages = stages_of(query);
+    s.batches(|s, n| match &stages {
+        Some(stages) => s.tiled(stages, q_arg, n),
+        None => s.untiled(query, n),
+    })?;
 
     let finish =
         entry_point(cx, module, "irisc_rt_finish").ok_or_else(|| err("no irisc_rt_finish"))?;

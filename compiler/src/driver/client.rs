@@ -1,0 +1,205 @@
+//! `irisc client`: a request to three serving parties (`--serve`). The plaintext queries are
+//! secret-shared here, on the client's machine, and each party receives its own share only;
+//! the answer comes from the party the program reveals to. A retry (after a network error or
+//! a party's restart) resends the same shares under the same request id, which the parties
+//! answer once.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+use base64::Engine;
+use rand::SeedableRng;
+
+use irisc_runtime::io::share_file;
+use irisc_runtime::net::config::PartiesConfig;
+use irisc_runtime::serve::client::{self, Reply};
+use irisc_runtime::serve::wire::{Answer, Submit};
+use irisc_runtime::vocab::InputRole;
+
+use crate::analysis::plan::PlanOptions;
+
+use super::dealer::{deal, share};
+use super::pipeline;
+
+/// One `irisc client` request.
+#[derive(Debug, Clone)]
+pub struct ClientRequest {
+    pub program: PathBuf,
+    /// `NAME=FILE`: the plaintext queries of each query input.
+    pub inputs: Vec<String>,
+    pub plan: PlanOptions,
+    pub config: PathBuf,
+    /// `N=HOST:PORT`: party N's client API (default: its `api` in the configuration).
+    pub apis: Vec<String>,
+    pub token: PathBuf,
+    /// The request's id (default: a random one, printed on stderr).
+    pub request_id: Option<String>,
+    /// How long to keep trying, in all.
+    pub timeout: Duration,
+}
+
+/// The three parties' requests for `req`: each party's share of every query input.
+pub fn prepare(req: &ClientRequest, id: &str) -> Result<[Submit; 3]> {
+    let checked = pipeline::read_and_check(&req.program)?;
+    let planned = pipeline::plan(&checked, &req.plan)?;
+    let manifest = share::program_manifest(&checked, &planned)?;
+    let mut rng = rand_chacha::ChaCha20Rng::try_from_os_rng()
+        .map_err(|e| anyhow!("the operating system's random generator failed: {e}"))?;
+    let mut submits: [Submit; 3] = std::array::from_fn(|_| Submit {
+        request_id: id.to_string(),
+        inputs: BTreeMap::new(),
+    });
+    for arg in &req.inputs {
+        let (name, file) = share::parse_input_arg(arg)?;
+        let spec = share::find_input(&manifest, &name)?;
+        if spec.role != InputRole::Query {
+            bail!(
+                "input `{name}` is a gallery: a serving party's galleries are enrolled into its stores, a request brings only queries"
+            );
+        }
+        let plain = share::read_plain(spec, &file)?;
+        let (sharing, ring_bits) = share::sharing_for(spec, None);
+        let files = deal::deal(&plain, sharing, ring_bits, &mut rng)
+            .with_context(|| format!("cannot share {} as input `{name}`", file.display()))?;
+        for (p, f) in files.iter().enumerate() {
+            let bytes = share_file::to_bytes(f)?;
+            submits[p].inputs.insert(
+                name.clone(),
+                base64::engine::general_purpose::STANDARD.encode(bytes),
+            );
+        }
+    }
+    for i in manifest.inputs_with(InputRole::Query) {
+        let name = &manifest.inputs[i].name;
+        if !submits[0].inputs.contains_key(name) {
+            bail!("no queries for query input `{name}`: pass --input {name}=FILE");
+        }
+    }
+    Ok(submits)
+}
+
+/// The client API address of each party: `--api N=ADDR`, else the configuration's `api`.
+fn api_addresses(config: &PartiesConfig, flags: &[String]) -> Result<[String; 3]> {
+    let mut out: [Option<String>; 3] =
+        std::array::from_fn(|i| config.parties.get(i).and_then(|p| p.api.clone()));
+    for f in flags {
+        let (n, addr) = f
+            .split_once('=')
+            .ok_or_else(|| anyhow!("--api {f:?} must have the form N=HOST:PORT"))?;
+        let n: usize = n
+            .parse()
+            .ok()
+            .filter(|n| *n < 3)
+            .ok_or_else(|| anyhow!("--api {f:?}: the party must be 0, 1 or 2"))?;
+        out[n] = Some(addr.to_string());
+    }
+    let mut addrs = Vec::new();
+    for (i, a) in out.into_iter().enumerate() {
+        addrs.push(a.ok_or_else(|| {
+            anyhow!("no client API address for party {i}: pass --api {i}=HOST:PORT or set `api` in its [[party]] entry")
+        })?);
+    }
+    Ok([addrs[0].clone(), addrs[1].clone(), addrs[2].clone()])
+}
+
+/// Reads the bearer token (first line) of a file readable by its owner only.
+pub fn read_token(path: &Path) -> Result<String> {
+    let meta =
+        std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+    irisc_runtime::io::owner_only::check(path, &meta, "the API token").map_err(|e| anyhow!(e))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(text.lines().next().unwrap_or("").trim().to_string())
+}
+
+/// Sends the three requests (retrying a party that cannot be reached, with the same shares,
+/// until `timeout`) and returns the three answers.
+pub fn send(
+    config: &PartiesConfig,
+    apis: &[String; 3],
+    token: &str,
+    submits: &[Submit; 3],
+    timeout: Duration,
+) -> Result<[Answer; 3]> {
+    let ca = std::fs::read(&config.ca)
+        .with_context(|| format!("cannot read the CA {}", config.ca.display()))?;
+    let tls = client::tls_config(&ca).map_err(|e| anyhow!(e))?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let deadline = Instant::now() + timeout;
+    let results = runtime.block_on(async {
+        let one = |p: usize| {
+            let tls = tls.clone();
+            async move {
+                loop {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    match client::submit(tls.clone(), p, &apis[p], token, &submits[p], left).await {
+                        Ok(reply) => return Ok(reply),
+                        // Unreachable or cut off: the party may be restarting; the same id and
+                        // shares are answered once.
+                        Err(e) if Instant::now() + Duration::from_millis(200) < deadline => {
+                            tracing::debug!("party {p}: {e}; retrying");
+                            tokio::time::sleep(Duration::from_millis(200)).await;
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+        };
+        tokio::join!(one(0), one(1), one(2))
+    });
+    let mut answers = Vec::new();
+    for (p, r) in [results.0, results.1, results.2].into_iter().enumerate() {
+        match r.map_err(|e| anyhow!(e))? {
+            Reply::Answer(a) => match &a.error {
+                Some(why) => bail!("party {p} did not compute request {}: {why}", a.request_id),
+                None => answers.push(a),
+            },
+            Reply::Refused(status, why) => {
+                bail!("party {p} refused the request (HTTP {status}): {why}")
+            }
+        }
+    }
+    let [a, b, c]: [Answer; 3] = answers
+        .try_into()
+        .map_err(|_| anyhow!("not three answers"))?;
+    Ok([a, b, c])
+}
+
+/// A fresh request id: 16 random bytes, hex.
+pub fn random_id() -> Result<String> {
+    let mut b = [0u8; 16];
+    getrandom::fill(&mut b)
+        .map_err(|e| anyhow!("the operating system's random generator failed: {e}"))?;
+    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
+}
+
+/// `irisc client`: prints the revealed answers, one JSON line per query.
+pub fn run_client(req: &ClientRequest) -> Result<ExitCode> {
+    let id = match &req.request_id {
+        Some(id) => id.clone(),
+        None => {
+            let id = random_id()?;
+            eprintln!("request id {id}");
+            id
+        }
+    };
+    if !irisc_runtime::serve::wire::valid_request_id(&id) {
+        bail!("--request-id must be 1 to 128 letters, digits, '.', '_' or '-'");
+    }
+    let token = read_token(&req.token)?;
+    let submits = prepare(req, &id)?;
+    let config = PartiesConfig::load(&req.config)?;
+    let apis = api_addresses(&config, &req.apis)?;
+    let answers = send(&config, &apis, &token, &submits, req.timeout)?;
+    for a in &answers {
+        for line in &a.answers {
+            println!("{}", line.get());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,103 @@
+//! Sending one request to one serving party: HTTPS to the address of its client API, the
+//! server checked against the parties' CA under the party's certificate name
+//! (`party{i}.irisc`), the bearer token in the header. `irisc client` sends the three
+//! parties' requests in parallel with this.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use rustls::pki_types::ServerName;
+
+use super::wire::{self, Answer, Submit};
+
+/// What a party answered, or why it did not.
+#[derive(Debug)]
+pub enum Reply {
+    /// The request was computed (`answer.error` is None) or refused by all parties (Some).
+    Answer(Answer),
+    /// The party refused the request itself (bad token, malformed shares, ...): status, text.
+    Refused(u16, String),
+}
+
+/// The client's TLS configuration: the parties' CA as the only root.
+pub fn tls_config(ca_pem: &[u8]) -> Result<Arc<rustls::ClientConfig>, String> {
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in rustls_pki_types::pem::PemObject::pem_slice_iter(ca_pem) {
+        let cert: rustls_pki_types::CertificateDer<'static> =
+            cert.map_err(|e| format!("the CA file is not PEM: {e}"))?;
+        roots
+            .add(cert)
+            .map_err(|e| format!("the CA certificate: {e}"))?;
+    }
+    let config = rustls::ClientConfig::builder_with_provider(crate::net::tls::provider())
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .map_err(|e| e.to_string())?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(Arc::new(config))
+}
+
+/// Posts `request` to party `party`'s API at `address` (host:port) and waits at most
+/// `timeout` for its answer.
+pub async fn submit(
+    tls: Arc<rustls::ClientConfig>,
+    party: usize,
+    address: &str,
+    token: &str,
+    request: &Submit,
+    timeout: Duration,
+) -> Result<Reply, String> {
+    let body = serde_json::to_vec(request).map_err(|e| e.to_string())?;
+    let work = async {
+        let tcp = tokio::net::TcpStream::connect(address)
+            .await
+            .map_err(|e| format!("cannot reach party {party}'s API at {address}: {e}"))?;
+        let name =
+            ServerName::try_from(crate::net::tls::server_name(party)).map_err(|e| e.to_string())?;
+        let tls = tokio_rustls::TlsConnector::from(tls)
+            .connect(name, tcp)
+            .await
+            .map_err(|e| format!("TLS with party {party}'s API at {address}: {e}"))?;
+        let (mut sender, conn) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tls))
+                .await
+                .map_err(|e| format!("HTTP with party {party}: {e}"))?;
+        tokio::spawn(conn);
+        let req = hyper::Request::post(wire::SUBMIT_PATH)
+            .header(hyper::header::HOST, crate::net::tls::server_name(party))
+            .header(hyper::header::AUTHORIZATION, format!("Bearer {token}"))
+            .header(hyper::header::CONTENT_TYPE, "application/json")
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|e| e.to_string())?;
+        let response = sender
+            .send_request(req)
+            .await
+            .map_err(|e| format!("party {party} did not answer: {e}"))?;
+        let status = response.status().as_u16();
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| format!("party {party}'s answer broke off: {e}"))?
+            .to_bytes();
+        Ok::<_, String>((status, bytes))
+    };
+    let (status, bytes) = tokio::time::timeout(timeout, work).await.map_err(|_| {
+        format!(
+            "party {party} did not answer within {} s",
+            timeout.as_secs()
+        )
+    })??;
+    match serde_json::from_slice::<Answer>(&bytes) {
+        Ok(a) if status == 200 || status == 409 => Ok(Reply::Answer(a)),
+        _ => {
+            let text = serde_json::from_slice::<serde_json::Value>(&bytes)
+                .ok()
+                .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_string))
+                .unwrap_or_else(|| String::from_utf8_lossy(&bytes).into_owned());
+            Ok(Reply::Refused(status, text))
+        }
+    }
+}

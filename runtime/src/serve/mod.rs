@@ -1,0 +1,308 @@
+//! A serving party (`--serve ADDR`): the galleries are loaded and the links to the other two
+//! parties set up once, then the party answers client requests batch after batch.
+//!
+//! - [`api`]: the client API, HTTPS (axum) on a thread of its own: a request brings this
+//!   party's share of each query input; the handler waits for the batch that computes it.
+//! - [`agree`]: the parties agree on each batch (party 0 decides among the requests all three
+//!   hold with the same shares).
+//! - [`client`]: what `irisc client` uses to send a request to one party.
+//! - The schedule runs its query loop once per batch (`irisc_rt_next_batch`): between two
+//!   batches, [`Service::next_batch`] answers the batch just computed and installs the next.
+
+pub mod agree;
+pub mod api;
+pub mod client;
+pub mod wire;
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::error::RuntimeError;
+use crate::io::share_file::{RingVec, ShareFile};
+use crate::manifest::{Manifest, ManifestInput};
+use crate::net::Transport;
+use crate::vocab::InputRole;
+
+use wire::{Answer, Offered};
+
+/// How long the parties wait between two agreement exchanges while no request is held by all
+/// three (a new request cuts the wait short at the party that receives it).
+const IDLE_TICK: Duration = Duration::from_millis(20);
+/// A request that not all three parties received within this time is dropped with an error
+/// (its client died half-way, or sent it to one party only).
+pub const PENDING_LIMIT: Duration = Duration::from_secs(60);
+/// Finished requests remembered for idempotent retries.
+const REMEMBERED: usize = 100_000;
+
+/// A request received and checked, waiting for a batch.
+pub(crate) struct Pending {
+    pub id: String,
+    /// blake3 of the set ids of its share files, in query-input order (hex).
+    pub digest: String,
+    /// Per query input (manifest index), the request's share file.
+    pub files: Vec<(usize, ShareFile)>,
+    pub queries: usize,
+    pub arrived: Instant,
+}
+
+#[derive(Default)]
+pub(crate) struct State {
+    pub pending: Vec<Pending>,
+    /// Requests in the batch being computed.
+    pub running: HashSet<String>,
+    /// Answers of finished requests, for retries (oldest first in `order`).
+    pub answers: HashMap<String, Answer>,
+    order: VecDeque<String>,
+    /// Handlers waiting for a request's answer.
+    pub waiters: HashMap<String, Vec<tokio::sync::oneshot::Sender<Answer>>>,
+}
+
+impl State {
+    /// Stores `answer` for retries and hands it to the waiting handlers.
+    pub fn finish(&mut self, answer: Answer) {
+        let id = answer.request_id.clone();
+        for w in self.waiters.remove(&id).unwrap_or_default() {
+            let _ = w.send(answer.clone());
+        }
+        self.running.remove(&id);
+        if self.answers.insert(id.clone(), answer).is_none() {
+            self.order.push_back(id);
+        }
+        while self.order.len() > REMEMBERED {
+            if let Some(old) = self.order.pop_front() {
+                self.answers.remove(&old);
+            }
+        }
+    }
+
+    pub fn knows(&self, id: &str) -> bool {
+        self.answers.contains_key(id)
+            || self.running.contains(id)
+            || self.pending.iter().any(|p| p.id == id)
+    }
+}
+
+/// What the API thread and the party's thread share.
+pub(crate) struct Shared {
+    pub state: Mutex<State>,
+    /// Signalled when a request arrives.
+    pub arrived: Condvar,
+    pub party: usize,
+    /// The program's query inputs: (manifest index, spec).
+    pub query_inputs: Vec<(usize, ManifestInput)>,
+    pub max_batch: usize,
+    /// Links up and seeds agreed (`/readyz`).
+    pub ready: std::sync::atomic::AtomicBool,
+}
+
+/// A request of the batch being computed: its queries are `first..first + queries`.
+struct InBatch {
+    id: String,
+    first: usize,
+    queries: usize,
+}
+
+/// The serving side of one party.
+pub struct Service {
+    shared: Arc<Shared>,
+    current: Vec<InBatch>,
+    /// Keeps the API's thread (and its runtime) alive.
+    _api: api::ApiHandle,
+}
+
+impl Service {
+    /// Starts the client API at `addr` with this party's certificate and key (from the
+    /// parties' configuration) and the bearer token in `token_path`.
+    pub fn start(
+        addr: &str,
+        token_path: &std::path::Path,
+        config: &crate::net::config::PartiesConfig,
+        party: usize,
+        manifest: &Manifest,
+        max_batch: usize,
+    ) -> Result<Service, RuntimeError> {
+        let query_inputs = manifest
+            .inputs
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| i.role == InputRole::Query)
+            .map(|(k, i)| (k, i.clone()))
+            .collect::<Vec<_>>();
+        if query_inputs.is_empty() {
+            return Err(RuntimeError::Usage(format!(
+                "{} has no query input: a serving party answers requests that bring queries",
+                manifest.program
+            )));
+        }
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            arrived: Condvar::new(),
+            party,
+            query_inputs,
+            max_batch,
+            ready: std::sync::atomic::AtomicBool::new(false),
+        });
+        let token = api::read_token(token_path)?;
+        let api = api::start(addr, config, party, token, shared.clone())?;
+        Ok(Service {
+            shared,
+            current: Vec::new(),
+            _api: api,
+        })
+    }
+
+    /// Marks the party ready (links up, seeds agreed).
+    pub fn set_ready(&self) {
+        self.shared
+            .ready
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Answers the batch just computed from `kept` (the output party's revealed fields by
+    /// query position; empty elsewhere), then agrees on the next batch with the other parties
+    /// and returns its requests' share files, concatenated per query input.
+    pub fn next_batch(
+        &mut self,
+        net: &mut impl Transport,
+        kept: Vec<(u64, Option<u64>, Vec<(String, String)>)>,
+    ) -> Result<Vec<(usize, ShareFile)>, RuntimeError> {
+        self.answer(kept);
+        loop {
+            let mine = self.offer();
+            let decision = agree::exchange(net, mine, self.shared.max_batch)?;
+            let mut st = lock(&self.shared.state);
+            for (id, why) in &decision.rejected {
+                st.pending.retain(|p| &p.id != id);
+                let answer = self.error_answer(id, 0, why);
+                st.finish(answer);
+            }
+            if decision.batch.is_empty() {
+                // Nothing all three hold: wait a tick (or for a request) and ask again.
+                let _ = self.shared.arrived.wait_timeout(st, IDLE_TICK);
+                continue;
+            }
+            let mut taken = Vec::with_capacity(decision.batch.len());
+            for id in &decision.batch {
+                let Some(k) = st.pending.iter().position(|p| &p.id == id) else {
+                    return Err(RuntimeError::Setup(format!(
+                        "party 0 put request {id} in the batch, but this party does not hold it"
+                    )));
+                };
+                let p = st.pending.remove(k);
+                st.running.insert(p.id.clone());
+                taken.push(p);
+            }
+            drop(st);
+            return Ok(self.install(taken));
+        }
+    }
+
+    /// This party's offer: its pending requests in arrival order (those that waited too long
+    /// for the other parties are dropped first, with an error to their clients).
+    fn offer(&self) -> Vec<Offered> {
+        let mut st = lock(&self.shared.state);
+        let now = Instant::now();
+        let (old, keep): (Vec<Pending>, Vec<Pending>) = std::mem::take(&mut st.pending)
+            .into_iter()
+            .partition(|p| now.duration_since(p.arrived) > PENDING_LIMIT);
+        st.pending = keep;
+        for p in old {
+            let why = format!(
+                "not all three parties received this request within {} s",
+                PENDING_LIMIT.as_secs()
+            );
+            let answer = self.error_answer(&p.id, p.queries, &why);
+            st.finish(answer);
+        }
+        st.pending
+            .iter()
+            .map(|p| Offered {
+                id: p.id.clone(),
+                digest: p.digest.clone(),
+                queries: p.queries,
+            })
+            .collect()
+    }
+
+    fn error_answer(&self, id: &str, queries: usize, why: &str) -> Answer {
+        Answer {
+            request_id: id.to_string(),
+            party: self.shared.party,
+            queries,
+            answers: Vec::new(),
+            error: Some(why.to_string()),
+        }
+    }
+
+    /// The batch's share files: per query input, the requests' records one after the other.
+    fn install(&mut self, taken: Vec<Pending>) -> Vec<(usize, ShareFile)> {
+        self.current.clear();
+        let mut first = 0;
+        let mut merged: Vec<(usize, ShareFile)> = Vec::new();
+        for p in taken {
+            self.current.push(InBatch {
+                id: p.id,
+                first,
+                queries: p.queries,
+            });
+            first += p.queries;
+            for (index, file) in p.files {
+                match merged.iter_mut().find(|(i, _)| *i == index) {
+                    Some((_, m)) => append(m, file),
+                    None => merged.push((index, file)),
+                }
+            }
+        }
+        merged
+    }
+
+    /// Answers every request of the batch just computed.
+    fn answer(&mut self, kept: Vec<(u64, Option<u64>, Vec<(String, String)>)>) {
+        if self.current.is_empty() {
+            return;
+        }
+        let mut st = lock(&self.shared.state);
+        for r in std::mem::take(&mut self.current) {
+            let range = r.first as u64..(r.first + r.queries) as u64;
+            let answers = kept
+                .iter()
+                .filter(|(q, _, _)| range.contains(q))
+                .filter_map(|(q, id, fields)| {
+                    let line = crate::party::output::render(q - range.start, *id, fields);
+                    serde_json::value::RawValue::from_string(line).ok()
+                })
+                .collect();
+            st.finish(Answer {
+                request_id: r.id,
+                party: self.shared.party,
+                queries: r.queries,
+                answers,
+                error: None,
+            });
+        }
+    }
+}
+
+/// Appends `more`'s records to `to` (two share files of one query input).
+fn append(to: &mut ShareFile, more: ShareFile) {
+    to.header.count += more.header.count;
+    to.ids.extend(more.ids);
+    to.masks.extend(more.masks);
+    append_ring(&mut to.own, more.own);
+    append_ring(&mut to.prev, more.prev);
+}
+
+fn append_ring(to: &mut RingVec, more: RingVec) {
+    match (to, more) {
+        (RingVec::U16(a), RingVec::U16(b)) => a.extend(b),
+        (RingVec::U32(a), RingVec::U32(b)) => a.extend(b),
+        (RingVec::U64(a), RingVec::U64(b)) => a.extend(b),
+        // Checked against the program's ring when received: one input has one word type.
+        _ => {}
+    }
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -1,0 +1,68 @@
+//! What a client and a serving party exchange (JSON over HTTPS), and what the three parties
+//! exchange to agree on each batch (JSON over their TLS links).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The path a client posts a request to.
+pub const SUBMIT_PATH: &str = "/v1/requests";
+/// Liveness: the process answers.
+pub const HEALTH_PATH: &str = "/healthz";
+/// Readiness: galleries loaded and links to both peers up.
+pub const READY_PATH: &str = "/readyz";
+
+/// One request to one party: its share of each query input (a share file, base64), under an
+/// id the client chose. The same id with the same shares is answered once and then replayed.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Submit {
+    pub request_id: String,
+    /// Query input name -> this party's share file of the request's queries, base64.
+    pub inputs: BTreeMap<String, String>,
+}
+
+/// A party's answer to a request: the output party's carries the revealed fields per query
+/// (`answers`, the lines a batch run prints, `query` counted within the request); the other
+/// parties' say only that the request was computed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Answer {
+    pub request_id: String,
+    pub party: usize,
+    pub queries: usize,
+    /// One JSON object per query, its fields in the order a batch run prints them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answers: Vec<Box<serde_json::value::RawValue>>,
+    /// Why the request was not computed (then `answers` is empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A request id: 1 to 128 characters of letters, digits, `.`, `_` and `-`.
+pub fn valid_request_id(id: &str) -> bool {
+    (1..=128).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// A follower's offer: the requests it holds, in arrival order, with the digest of their
+/// shares' set ids (the three parties' files of one dealing carry the same set id).
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+pub struct Offer {
+    pub pending: Vec<Offered>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Offered {
+    pub id: String,
+    pub digest: String,
+    pub queries: usize,
+}
+
+/// The leader's (party 0's) decision for the next batch: the requests in it, in order, and
+/// the requests all parties drop with the reason.
+#[derive(Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Decision {
+    pub batch: Vec<String>,
+    pub rejected: Vec<(String, String)>,
+}

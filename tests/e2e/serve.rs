@@ -1,0 +1,293 @@
+//! Serving parties (`--serve`) and `irisc client`: three long-lived party processes over TLS,
+//! requests shared on the client's side, answers equal to the plaintext definition, batches
+//! of concurrent requests, idempotent retries, refusals with a reason.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+use irisc_runtime::io::ndjson;
+use irisc_runtime::iris::IrisRecord as Record;
+
+use crate::common;
+use crate::data;
+use crate::reference;
+
+/// Three serving parties of one program on one gallery; killed when dropped.
+struct Serving {
+    dir: tempfile::TempDir,
+    program: PathBuf,
+    plan: Vec<String>,
+    config: PathBuf,
+    token: PathBuf,
+    apis: Vec<String>,
+    parties: Vec<Child>,
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        for c in &mut self.parties {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn owner_only_file(path: &Path, text: &str) {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .unwrap();
+    f.write_all(text.as_bytes()).unwrap();
+}
+
+fn serve(program: &Path, plan: &[&str], gallery: &[Record], max_batch: usize) -> Serving {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let exe = d.join("prog");
+    let mut build = vec![
+        "build",
+        program.to_str().unwrap(),
+        "-o",
+        exe.to_str().unwrap(),
+    ];
+    build.extend(plan);
+    common::irisc_ok(&build);
+    let keys = d.join("keys");
+    common::irisc_ok(&[
+        "keys",
+        "-o",
+        keys.to_str().unwrap(),
+        "--base-port",
+        &common::base_port().to_string(),
+    ]);
+    let db = d.join("db.ndjson");
+    ndjson::write_file(&db, gallery).unwrap();
+    let shares = d.join("shares");
+    let input = format!("db={}", db.display());
+    let mut share = vec![
+        "share",
+        "--program",
+        program.to_str().unwrap(),
+        "--input",
+        &input,
+        "-o",
+        shares.to_str().unwrap(),
+    ];
+    share.extend(plan);
+    common::irisc_ok(&share);
+    let token = d.join("token");
+    owner_only_file(&token, "a-test-token-of-enough-length\n");
+    let base = common::base_port();
+    let apis: Vec<String> = (0..3).map(|p| format!("127.0.0.1:{}", base + p)).collect();
+    let config = keys.join("parties.toml");
+    let parties = (0..3)
+        .map(|p| {
+            let log = File::create(d.join(format!("party{p}.log"))).unwrap();
+            Command::new(&exe)
+                .args([
+                    "--party",
+                    &p.to_string(),
+                    "--config",
+                    config.to_str().unwrap(),
+                ])
+                .arg("--input")
+                .arg(format!(
+                    "db={}",
+                    shares.join(format!("p{p}")).join("db.shares").display()
+                ))
+                .args(["--serve", &apis[p], "--api-token", token.to_str().unwrap()])
+                .args(["--max-batch", &max_batch.to_string(), "--timeout", "30"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::from(log))
+                .spawn()
+                .expect("party starts")
+        })
+        .collect();
+    Serving {
+        dir,
+        program: program.to_path_buf(),
+        plan: plan.iter().map(|s| s.to_string()).collect(),
+        config,
+        token,
+        apis,
+        parties,
+    }
+}
+
+impl Serving {
+    /// `irisc client` with `queries` as query input `q` under `id` (and `token`, default the
+    /// parties' own).
+    fn client(&self, queries: &[Record], id: &str, token: Option<&Path>) -> Output {
+        let q = self.dir.path().join(format!("q-{id}.ndjson"));
+        ndjson::write_file(&q, queries).unwrap();
+        let mut cmd = common::irisc();
+        cmd.arg("client")
+            .arg(&self.program)
+            .args(["--config", self.config.to_str().unwrap()])
+            .arg("--token")
+            .arg(token.unwrap_or(&self.token))
+            .arg("--input")
+            .arg(format!("q={}", q.display()))
+            .args(["--request-id", id, "--timeout", "60"])
+            .args(&self.plan);
+        for (p, a) in self.apis.iter().enumerate() {
+            cmd.arg("--api").arg(format!("{p}={a}"));
+        }
+        let child = cmd
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        common::wait_bounded(child, std::time::Duration::from_secs(90))
+    }
+
+    fn logs(&self) -> String {
+        (0..3)
+            .map(|p| {
+                std::fs::read_to_string(self.dir.path().join(format!("party{p}.log")))
+                    .unwrap_or_default()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+fn small_ids() -> PathBuf {
+    common::example("small_ids.irs")
+}
+
+/// Per sharing: concurrent requests of 1 to 3 queries (so batches hold several requests, and
+/// with --max-batch 4 some requests wait for the next batch) answer each query as Algorithm 1
+/// does on the plaintext, query ids and positions within the request; a retry under the same
+/// id prints the same lines.
+#[test]
+fn concurrent_requests_answer_as_the_plaintext_definition() {
+    for (k, plan) in [
+        &["--sharing", "rep3"][..],
+        &["--sharing", "gr2"],
+        &["--sharing", "gr4"],
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (gallery, queries) = data::edge_case_set(40 + k as u64, 256, 6, 9, 3, 8, 2);
+        let s = serve(&small_ids(), plan, &gallery, 4);
+        let requests: Vec<(String, Vec<Record>)> = queries
+            .chunks(1 + k % 3)
+            .enumerate()
+            .map(|(i, c)| (format!("req-{k}-{i}"), c.to_vec()))
+            .collect();
+        let outputs: Vec<Output> = std::thread::scope(|scope| {
+            let handles: Vec<_> = requests
+                .iter()
+                .map(|(id, qs)| {
+                    let s = &s;
+                    scope.spawn(move || s.client(qs, id, None))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let mut matched = 0;
+        for ((id, qs), out) in requests.iter().zip(&outputs) {
+            assert!(
+                out.status.success(),
+                "{plan:?} request {id}: {}\nparties:\n{}",
+                common::stderr(out),
+                s.logs()
+            );
+            let lines = common::stdout_json(out);
+            let expected = reference::matching_ids(&gallery, qs, -2..=2, 3, 8);
+            assert_eq!(
+                reference::printed_ids(&lines),
+                expected,
+                "{plan:?} request {id}"
+            );
+            for (i, (line, q)) in lines.iter().zip(qs).enumerate() {
+                assert_eq!(
+                    line["query"], i as u64,
+                    "positions count within the request"
+                );
+                assert_eq!(line["id"], q.id, "the query's own record id");
+            }
+            matched += expected.iter().filter(|ids| !ids.is_empty()).count();
+        }
+        assert!(matched > 0, "the edge-case set should produce matches");
+        // A retry of an answered request: the same lines, not a second computation.
+        let (id, qs) = &requests[0];
+        let again = s.client(qs, id, None);
+        assert!(again.status.success(), "{}", common::stderr(&again));
+        assert_eq!(
+            again.stdout, outputs[0].stdout,
+            "{plan:?}: the retry's answer"
+        );
+        assert!(
+            s.logs().contains("serving client requests"),
+            "the parties say where they serve"
+        );
+    }
+}
+
+/// A wrong token and a gallery input in a request are refused with a reason; the parties keep
+/// serving afterwards.
+#[test]
+fn bad_requests_are_refused_with_a_reason() {
+    let (gallery, queries) = data::edge_case_set(7, 256, 4, 2, 3, 8, 2);
+    let s = serve(&small_ids(), &["--sharing", "rep3"], &gallery, 64);
+    let wrong = s.dir.path().join("wrong-token");
+    owner_only_file(&wrong, "not-the-token-of-the-parties\n");
+    let out = s.client(&queries, "bad-token", Some(&wrong));
+    assert!(!out.status.success());
+    assert!(
+        common::stderr(&out).contains("bearer token"),
+        "{}",
+        common::stderr(&out)
+    );
+
+    let exposed = s.dir.path().join("exposed-token");
+    std::fs::write(&exposed, "a-test-token-of-enough-length\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&exposed, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = s.client(&queries, "exposed", Some(&exposed));
+    assert!(!out.status.success());
+    assert!(
+        common::stderr(&out).contains("readable"),
+        "{}",
+        common::stderr(&out)
+    );
+
+    let db = s.dir.path().join("g.ndjson");
+    ndjson::write_file(&db, &gallery).unwrap();
+    let mut cmd = common::irisc();
+    cmd.arg("client")
+        .arg(&s.program)
+        .args(["--config", s.config.to_str().unwrap()])
+        .arg("--token")
+        .arg(&s.token)
+        .arg("--input")
+        .arg(format!("db={}", db.display()))
+        .args(["--sharing", "rep3"]);
+    let out = cmd.output().unwrap();
+    assert!(!out.status.success());
+    assert!(
+        common::stderr(&out).contains("is a gallery"),
+        "{}",
+        common::stderr(&out)
+    );
+
+    let out = s.client(&queries, "good", None);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        common::stderr(&out),
+        s.logs()
+    );
+    assert_eq!(
+        reference::printed_ids(&common::stdout_json(&out)),
+        reference::matching_ids(&gallery, &queries, -2..=2, 3, 8)
+    );
+}
