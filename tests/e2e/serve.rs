@@ -2,7 +2,6 @@
 //! requests shared on the client's side, answers equal to the plaintext definition, batches
 //! of concurrent requests, idempotent retries, refusals with a reason.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
@@ -21,6 +20,9 @@ struct Serving {
     config: PathBuf,
     token: PathBuf,
     apis: Vec<String>,
+    exe: PathBuf,
+    shares: PathBuf,
+    max_batch: usize,
     parties: Vec<Child>,
 }
 
@@ -85,44 +87,93 @@ fn serve(program: &Path, plan: &[&str], gallery: &[Record], max_batch: usize) ->
     let base = common::base_port();
     let apis: Vec<String> = (0..3).map(|p| format!("127.0.0.1:{}", base + p)).collect();
     let config = keys.join("parties.toml");
-    let parties = (0..3)
-        .map(|p| {
-            let log = File::create(d.join(format!("party{p}.log"))).unwrap();
-            Command::new(&exe)
-                .args([
-                    "--party",
-                    &p.to_string(),
-                    "--config",
-                    config.to_str().unwrap(),
-                ])
-                .arg("--input")
-                .arg(format!(
-                    "db={}",
-                    shares.join(format!("p{p}")).join("db.shares").display()
-                ))
-                .args(["--serve", &apis[p], "--api-token", token.to_str().unwrap()])
-                .args(["--max-batch", &max_batch.to_string(), "--timeout", "30"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::from(log))
-                .spawn()
-                .expect("party starts")
-        })
-        .collect();
-    Serving {
+    let mut s = Serving {
         dir,
         program: program.to_path_buf(),
         plan: plan.iter().map(|s| s.to_string()).collect(),
         config,
         token,
         apis,
-        parties,
-    }
+        exe,
+        shares,
+        max_batch,
+        parties: Vec::new(),
+    };
+    s.start();
+    s
 }
 
 impl Serving {
+    fn start(&mut self) {
+        self.parties = (0..3)
+            .map(|p| {
+                let log = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(self.dir.path().join(format!("party{p}.log")))
+                    .unwrap();
+                Command::new(&self.exe)
+                    .args([
+                        "--party",
+                        &p.to_string(),
+                        "--config",
+                        self.config.to_str().unwrap(),
+                    ])
+                    .arg("--input")
+                    .arg(format!("db={}", self.store(p).display()))
+                    .args([
+                        "--serve",
+                        &self.apis[p],
+                        "--api-token",
+                        self.token.to_str().unwrap(),
+                    ])
+                    .args([
+                        "--max-batch",
+                        &self.max_batch.to_string(),
+                        "--timeout",
+                        "30",
+                    ])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::from(log))
+                    .spawn()
+                    .expect("party starts")
+            })
+            .collect();
+    }
+
+    /// Kills the three parties (-9) and starts them again on their stores.
+    fn restart(&mut self) {
+        for c in &mut self.parties {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        self.start();
+    }
+
+    fn store(&self, party: usize) -> PathBuf {
+        self.shares.join(format!("p{party}")).join("db.shares")
+    }
+
+    /// The record ids of party `party`'s gallery store.
+    fn store_ids(&self, party: usize) -> Vec<u64> {
+        irisc_runtime::store::Store::open(&self.store(party))
+            .unwrap()
+            .ids()
+    }
+
     /// `irisc client` with `queries` as query input `q` under `id` (and `token`, default the
     /// parties' own).
     fn client(&self, queries: &[Record], id: &str, token: Option<&Path>) -> Output {
+        self.client_with(queries, id, token, &[])
+    }
+
+    fn client_with(
+        &self,
+        queries: &[Record],
+        id: &str,
+        token: Option<&Path>,
+        extra: &[&str],
+    ) -> Output {
         let q = self.dir.path().join(format!("q-{id}.ndjson"));
         ndjson::write_file(&q, queries).unwrap();
         let mut cmd = common::irisc();
@@ -134,6 +185,7 @@ impl Serving {
             .arg("--input")
             .arg(format!("q={}", q.display()))
             .args(["--request-id", id, "--timeout", "60"])
+            .args(extra)
             .args(&self.plan);
         for (p, a) in self.apis.iter().enumerate() {
             cmd.arg("--api").arg(format!("{p}={a}"));
@@ -290,4 +342,106 @@ fn bad_requests_are_refused_with_a_reason() {
         reference::printed_ids(&common::stdout_json(&out)),
         reference::matching_ids(&gallery, &queries, -2..=2, 3, 8)
     );
+}
+
+/// Uniqueness with enrolment, per sharing: a new code is enrolled into all three stores; the
+/// same person again (a rotated, noisy capture) matches it and is not enrolled twice; the
+/// enrolment survives the parties' kill -9 and restart; a record id already enrolled is refused
+/// with a reason and changes no store.
+#[test]
+fn unique_requests_are_enrolled_in_all_three_stores() {
+    use rand::SeedableRng;
+    for plan in [&["--sharing", "rep3"][..], &["--sharing", "gr2"]] {
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(5);
+        let (gallery, _) = data::edge_case_set(11, 256, 8, 2, 3, 8, 2);
+        let mut s = serve(&small_ids(), plan, &gallery, 8);
+        let before = s.store_ids(0).len();
+        let person = Record {
+            id: 5000,
+            iris: data::random_code(&mut rng, 256),
+        };
+        // Nobody like this person is enrolled.
+        let one = std::slice::from_ref(&person);
+        assert_eq!(
+            reference::matching_ids(&gallery, one, -2..=2, 3, 8),
+            vec![Vec::<u64>::new()]
+        );
+        let enrol = ["--enroll", "db=q"];
+        let out = s.client_with(one, "signup-1", None, &enrol);
+        assert!(
+            out.status.success(),
+            "{plan:?}: {}\n{}",
+            common::stderr(&out),
+            s.logs()
+        );
+        let lines = common::stdout_json(&out);
+        assert_eq!(lines[0]["match"], false);
+        assert_eq!(lines[0]["enrolled"], true, "{plan:?}");
+        for p in 0..3 {
+            let ids = s.store_ids(p);
+            assert_eq!(ids.len(), before + 1, "{plan:?}: party {p}'s store");
+            assert_eq!(ids.last(), Some(&5000));
+        }
+        // The running parties scan the enrolled record at once.
+        let out = s.client(one, "match-0", None);
+        assert!(out.status.success(), "{}", common::stderr(&out));
+        assert_eq!(
+            common::stdout_json(&out)[0]["ids"],
+            serde_json::json!([5000]),
+            "{plan:?}"
+        );
+        // The parties are killed and restarted: the enrolment is durable.
+        s.restart();
+        let again = Record {
+            id: 5001,
+            iris: data::near(&mut rng, &person.iris, 1, 3, 8, data::Edge::JustBelow),
+        };
+        let out = s.client_with(std::slice::from_ref(&again), "signup-2", None, &enrol);
+        assert!(
+            out.status.success(),
+            "{plan:?}: {}\n{}",
+            common::stderr(&out),
+            s.logs()
+        );
+        let lines = common::stdout_json(&out);
+        assert_eq!(
+            lines[0]["ids"],
+            serde_json::json!([5000]),
+            "{plan:?}: the same person"
+        );
+        assert_eq!(lines[0]["enrolled"], false);
+        for p in 0..3 {
+            assert_eq!(
+                s.store_ids(p).len(),
+                before + 1,
+                "{plan:?}: not enrolled twice"
+            );
+        }
+        // A unique code under an id the gallery already holds: refused by all, no store changes.
+        let clash = Record {
+            id: gallery[0].id,
+            iris: data::random_code(&mut rng, 256),
+        };
+        let out = s.client_with(std::slice::from_ref(&clash), "signup-3", None, &enrol);
+        assert!(!out.status.success(), "{plan:?}: an enrolled id again");
+        assert!(
+            common::stderr(&out).contains("already enrolled"),
+            "{}",
+            common::stderr(&out)
+        );
+        for p in 0..3 {
+            assert_eq!(
+                s.store_ids(p).len(),
+                before + 1,
+                "{plan:?}: party {p}'s store unchanged"
+            );
+        }
+        // The parties still serve.
+        let out = s.client(one, "match-4", None);
+        assert!(out.status.success(), "{}", common::stderr(&out));
+        assert_eq!(
+            common::stdout_json(&out)[0]["ids"],
+            serde_json::json!([5000])
+        );
+    }
 }

@@ -328,6 +328,11 @@ pub enum Command {
         /// Seconds to keep trying (a party restarting, a batch in progress).
         #[arg(long, default_value_t = 120)]
         timeout: u64,
+        /// Uniqueness with enrolment: GALLERY=QUERY enrols query input QUERY's record (one
+        /// person) into gallery GALLERY, in all three parties' stores, when no query of the
+        /// request matched; the answer says `"enrolled"` (repeatable: one per eye).
+        #[arg(long, value_name = "GALLERY=QUERY")]
+        enroll: Vec<String>,
         /// The choices the parties' executables were built with.
         #[command(flatten)]
         plan: PlanArgs,
@@ -662,8 +667,10 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             token,
             request_id,
             timeout,
+            enroll,
             plan,
         } => super::client::run_client(&super::client::ClientRequest {
+            enroll,
             program,
             inputs,
             plan: plan.options()?,

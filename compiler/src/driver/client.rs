@@ -39,6 +39,9 @@ pub struct ClientRequest {
     pub request_id: Option<String>,
     /// How long to keep trying, in all.
     pub timeout: Duration,
+    /// `GALLERY=QUERY`: enrol query input QUERY's record into gallery GALLERY when no query of
+    /// the request matched (uniqueness with enrolment).
+    pub enroll: Vec<String>,
 }
 
 /// The three parties' requests for `req`: each party's share of every query input.
@@ -51,7 +54,9 @@ pub fn prepare(req: &ClientRequest, id: &str) -> Result<[Submit; 3]> {
     let mut submits: [Submit; 3] = std::array::from_fn(|_| Submit {
         request_id: id.to_string(),
         inputs: BTreeMap::new(),
+        enroll: BTreeMap::new(),
     });
+    let mut files_of = BTreeMap::new();
     for arg in &req.inputs {
         let (name, file) = share::parse_input_arg(arg)?;
         let spec = share::find_input(&manifest, &name)?;
@@ -60,6 +65,7 @@ pub fn prepare(req: &ClientRequest, id: &str) -> Result<[Submit; 3]> {
                 "input `{name}` is a gallery: a serving party's galleries are enrolled into its stores, a request brings only queries"
             );
         }
+        files_of.insert(name.clone(), file.clone());
         let plain = share::read_plain(spec, &file)?;
         let (sharing, ring_bits) = share::sharing_for(spec, None);
         let files = deal::deal(&plain, sharing, ring_bits, &mut rng)
@@ -68,6 +74,31 @@ pub fn prepare(req: &ClientRequest, id: &str) -> Result<[Submit; 3]> {
             let bytes = share_file::to_bytes(f)?;
             submits[p].inputs.insert(
                 name.clone(),
+                base64::engine::general_purpose::STANDARD.encode(bytes),
+            );
+        }
+    }
+    for arg in &req.enroll {
+        let (gallery, query) = arg
+            .split_once('=')
+            .ok_or_else(|| anyhow!("--enroll {arg:?} must have the form GALLERY=QUERY_INPUT"))?;
+        let spec = share::find_input(&manifest, gallery)?;
+        if spec.role != InputRole::Gallery {
+            bail!("--enroll {arg}: `{gallery}` is not a gallery input");
+        }
+        let file = files_of
+            .get(query)
+            .ok_or_else(|| anyhow!("--enroll {arg}: no --input {query}=FILE to enrol from"))?;
+        // The same records, dealt afresh in the gallery's form (a Shamir gallery packs its
+        // codes differently from a query).
+        let plain = share::read_plain(spec, file)?;
+        let (sharing, ring_bits) = share::sharing_for(spec, None);
+        let files = deal::deal(&plain, sharing, ring_bits, &mut rng)
+            .with_context(|| format!("cannot share {} for gallery `{gallery}`", file.display()))?;
+        for (p, f) in files.iter().enumerate() {
+            let bytes = share_file::to_bytes(f)?;
+            submits[p].enroll.insert(
+                gallery.to_string(),
                 base64::engine::general_purpose::STANDARD.encode(bytes),
             );
         }

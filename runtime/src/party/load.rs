@@ -38,6 +38,8 @@ struct LoadedInput {
     stored: Stored,
     /// Loaded from a gallery store (whose record count the parties also compare).
     from_store: bool,
+    /// The store's path (a serving party appends enrolled records to it and reloads).
+    source: Option<PathBuf>,
 }
 
 /// All inputs of one party's run.
@@ -212,6 +214,7 @@ fn loaded_from_file(
         header,
         stored,
         from_store: false,
+        source: None,
     })
 }
 
@@ -364,6 +367,7 @@ fn load_store(
         header,
         stored,
         from_store: true,
+        source: Some(path.to_path_buf()),
     })
 }
 
@@ -534,6 +538,32 @@ impl Inputs {
             self.shamir_views.retain(|(i, _), _| *i != index);
         }
         self.query_count = count.unwrap_or(1);
+        Ok(())
+    }
+
+    /// The store gallery input `index` was loaded from (None: a share file or no gallery).
+    pub fn store_path(&self, index: usize) -> Option<&Path> {
+        self.list.get(index).and_then(|l| l.source.as_deref())
+    }
+
+    /// Loads gallery input `index` again from its store (after a serving party appended
+    /// enrolled records to it): later scans see the new records.
+    pub fn reload_store(&mut self, index: usize, party: usize) -> Result<(), RuntimeError> {
+        let (path, spec) = match self.list.get(index) {
+            Some(LoadedInput {
+                source: Some(p),
+                spec,
+                ..
+            }) => (p.clone(), spec.clone()),
+            _ => {
+                return Err(RuntimeError::Schedule(format!(
+                    "input {index} was not loaded from a gallery store"
+                )))
+            }
+        };
+        self.list[index] = load_store(&path, &spec, party, false)?;
+        self.rep3_views.retain(|(i, _, _), _| *i != index);
+        self.shamir_views.retain(|(i, _), _| *i != index);
         Ok(())
     }
 

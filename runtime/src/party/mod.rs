@@ -231,6 +231,7 @@ impl Runtime {
                     &config,
                     party,
                     &manifest,
+                    &inputs,
                     args.max_batch,
                 )
                 .inspect_err(|e| {
@@ -318,7 +319,7 @@ impl Runtime {
             });
         };
         let kept = self.outputs.take_captured();
-        let files = service.next_batch(&mut self.net, kept)?;
+        let files = service.next_batch(&mut self.net, &mut self.inputs, kept)?;
         self.inputs.replace_queries(self.party, files)?;
         self.outputs = output::Outputs::capturing(&self.manifest, &self.inputs);
         Ok(self.inputs.query_count() as i64)

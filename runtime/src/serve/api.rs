@@ -285,11 +285,42 @@ fn check(shared: &Shared, request: Submit) -> Result<Pending, String> {
     {
         return Err(format!("this program has no query input `{extra}`"));
     }
+    let mut enrol = Vec::new();
+    for (name, b64) in &request.enroll {
+        let Some((index, spec)) = shared.stores.iter().find(|(_, s)| &s.name == name) else {
+            return Err(format!(
+                "enrolment into `{name}`: this party serves no gallery store of that name"
+            ));
+        };
+        if queries != Some(1) {
+            return Err(
+                "a request that enrols holds one query per query input (one person)".into(),
+            );
+        }
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .map_err(|e| format!("enrolment into `{name}`: not base64: {e}"))?;
+        let origin = Path::new(name.as_str());
+        let file: ShareFile = share_file::from_bytes(origin, &bytes).map_err(|e| e.to_string())?;
+        let expected = Expected::for_input(spec, shared.party as u8);
+        share_file::check_compatible(origin, &file.header, &expected).map_err(|e| e.to_string())?;
+        if file.header.count != 1 {
+            return Err(format!(
+                "enrolment into `{name}` holds {} records: one person's request enrols one",
+                file.header.count
+            ));
+        }
+        hasher.update(b"enrol");
+        hasher.update(name.as_bytes());
+        hasher.update(&file.header.set_id);
+        enrol.push((*index, file));
+    }
     Ok(Pending {
         id: request.request_id,
         digest: hasher.finalize().to_hex().to_string(),
         files,
         queries: queries.unwrap_or(0),
         arrived: std::time::Instant::now(),
+        enrol,
     })
 }

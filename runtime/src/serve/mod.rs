@@ -12,6 +12,7 @@
 pub mod agree;
 pub mod api;
 pub mod client;
+pub mod enrol;
 pub mod wire;
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -22,6 +23,7 @@ use crate::error::RuntimeError;
 use crate::io::share_file::{RingVec, ShareFile};
 use crate::manifest::{Manifest, ManifestInput};
 use crate::net::Transport;
+use crate::party::load::Inputs;
 use crate::vocab::InputRole;
 
 use wire::{Answer, Offered};
@@ -44,6 +46,8 @@ pub(crate) struct Pending {
     pub files: Vec<(usize, ShareFile)>,
     pub queries: usize,
     pub arrived: Instant,
+    /// Records to enrol when the request is unique (empty: match only).
+    pub enrol: enrol::Enrolment,
 }
 
 #[derive(Default)]
@@ -91,6 +95,8 @@ pub(crate) struct Shared {
     pub party: usize,
     /// The program's query inputs: (manifest index, spec).
     pub query_inputs: Vec<(usize, ManifestInput)>,
+    /// The gallery inputs loaded from stores, which requests may enrol into.
+    pub stores: Vec<(usize, ManifestInput)>,
     pub max_batch: usize,
     /// Links up and seeds agreed (`/readyz`).
     pub ready: std::sync::atomic::AtomicBool,
@@ -101,6 +107,7 @@ struct InBatch {
     id: String,
     first: usize,
     queries: usize,
+    enrol: enrol::Enrolment,
 }
 
 /// The serving side of one party.
@@ -120,8 +127,16 @@ impl Service {
         config: &crate::net::config::PartiesConfig,
         party: usize,
         manifest: &Manifest,
+        inputs: &Inputs,
         max_batch: usize,
     ) -> Result<Service, RuntimeError> {
+        let stores = manifest
+            .inputs
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| inputs.store_path(*k).is_some())
+            .map(|(k, i)| (k, i.clone()))
+            .collect();
         let query_inputs = manifest
             .inputs
             .iter()
@@ -140,6 +155,7 @@ impl Service {
             arrived: Condvar::new(),
             party,
             query_inputs,
+            stores,
             max_batch,
             ready: std::sync::atomic::AtomicBool::new(false),
         });
@@ -165,9 +181,11 @@ impl Service {
     pub fn next_batch(
         &mut self,
         net: &mut impl Transport,
+        inputs: &mut Inputs,
         kept: Vec<(u64, Option<u64>, Vec<(String, String)>)>,
     ) -> Result<Vec<(usize, ShareFile)>, RuntimeError> {
-        self.answer(kept);
+        let outcomes = self.settle_enrolments(net, inputs, &kept)?;
+        self.answer(kept, &outcomes);
         loop {
             let mine = self.offer();
             let decision = agree::exchange(net, mine, self.shared.max_batch)?;
@@ -196,6 +214,42 @@ impl Service {
             drop(st);
             return Ok(self.install(taken));
         }
+    }
+
+    /// Enrols the batch's unique requests that asked for it ([`enrol::settle`]): each such
+    /// request's outcome by id.
+    fn settle_enrolments(
+        &mut self,
+        net: &mut impl Transport,
+        inputs: &mut Inputs,
+        kept: &[(u64, Option<u64>, Vec<(String, String)>)],
+    ) -> Result<HashMap<String, enrol::Outcome>, RuntimeError> {
+        let asks: Vec<(String, &enrol::Enrolment, Option<Vec<bool>>)> = self
+            .current
+            .iter()
+            .filter(|r| !r.enrol.is_empty())
+            .map(|r| {
+                let range = r.first as u64..(r.first + r.queries) as u64;
+                let matched: Option<Vec<bool>> = range
+                    .map(|q| {
+                        kept.iter()
+                            .find(|(k, _, _)| *k == q)
+                            .and_then(|(_, _, fields)| {
+                                fields
+                                    .iter()
+                                    .find(|(n, _)| n == crate::contract::MATCH_FIELD)
+                                    .map(|(_, v)| v == "true")
+                            })
+                    })
+                    .collect();
+                (r.id.clone(), &r.enrol, matched)
+            })
+            .collect();
+        if asks.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let outcomes = enrol::settle(net, inputs, self.shared.party, &asks)?;
+        Ok(asks.iter().map(|a| a.0.clone()).zip(outcomes).collect())
     }
 
     /// This party's offer: its pending requests in arrival order (those that waited too long
@@ -231,6 +285,7 @@ impl Service {
             party: self.shared.party,
             queries,
             answers: Vec::new(),
+            enrolled: None,
             error: Some(why.to_string()),
         }
     }
@@ -245,6 +300,7 @@ impl Service {
                 id: p.id,
                 first,
                 queries: p.queries,
+                enrol: p.enrol,
             });
             first += p.queries;
             for (index, file) in p.files {
@@ -258,18 +314,35 @@ impl Service {
     }
 
     /// Answers every request of the batch just computed.
-    fn answer(&mut self, kept: Vec<(u64, Option<u64>, Vec<(String, String)>)>) {
+    fn answer(
+        &mut self,
+        kept: Vec<(u64, Option<u64>, Vec<(String, String)>)>,
+        outcomes: &HashMap<String, enrol::Outcome>,
+    ) {
         if self.current.is_empty() {
             return;
         }
         let mut st = lock(&self.shared.state);
         for r in std::mem::take(&mut self.current) {
+            let enrolled = match outcomes.get(&r.id) {
+                Some(enrol::Outcome::Refused(why)) => {
+                    let answer = self.error_answer(&r.id, r.queries, why);
+                    st.finish(answer);
+                    continue;
+                }
+                Some(o) => Some(*o == enrol::Outcome::Enrolled),
+                None => None,
+            };
             let range = r.first as u64..(r.first + r.queries) as u64;
             let answers = kept
                 .iter()
                 .filter(|(q, _, _)| range.contains(q))
                 .filter_map(|(q, id, fields)| {
-                    let line = crate::party::output::render(q - range.start, *id, fields);
+                    let mut fields = fields.clone();
+                    if let Some(e) = enrolled {
+                        fields.push(("enrolled".into(), e.to_string()));
+                    }
+                    let line = crate::party::output::render(q - range.start, *id, &fields);
                     serde_json::value::RawValue::from_string(line).ok()
                 })
                 .collect();
@@ -278,6 +351,7 @@ impl Service {
                 party: self.shared.party,
                 queries: r.queries,
                 answers,
+                enrolled,
                 error: None,
             });
         }

@@ -19,6 +19,11 @@ pub struct Submit {
     pub request_id: String,
     /// Query input name -> this party's share file of the request's queries, base64.
     pub inputs: BTreeMap<String, String>,
+    /// Uniqueness with enrolment: gallery input name -> this party's share file (gallery form,
+    /// one record) of the request's query, enrolled into that gallery when no query of the
+    /// request matched. Empty: match only.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub enroll: BTreeMap<String, String>,
 }
 
 /// A party's answer to a request: the output party's carries the revealed fields per query
@@ -32,6 +37,10 @@ pub struct Answer {
     /// One JSON object per query, its fields in the order a batch run prints them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub answers: Vec<Box<serde_json::value::RawValue>>,
+    /// For a request that asked to be enrolled when unique: whether it was (durably, in all
+    /// three parties' stores).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enrolled: Option<bool>,
     /// Why the request was not computed (then `answers` is empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,

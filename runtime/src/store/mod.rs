@@ -94,6 +94,51 @@ pub struct Record<'a> {
     pub shares: Shares<'a>,
 }
 
+impl<'a> Record<'a> {
+    /// Record `i` of a party's share file of a gallery (as dealt, or as a client sent it to a
+    /// serving party to enrol), as the store writer takes it.
+    pub fn of_share_file(
+        file: &'a crate::io::share_file::ShareFile,
+        i: usize,
+    ) -> Result<Record<'a>, String> {
+        use crate::io::share_file::RingVec;
+        let h = &file.header;
+        let per = h.elements_per_record() as usize;
+        let r = i * per..(i + 1) * per;
+        let mask_len = if h.mask == crate::vocab::InputMask::Public {
+            h.elements as usize / 8
+        } else {
+            0
+        };
+        let mask = file
+            .masks
+            .get(i * mask_len..(i + 1) * mask_len)
+            .ok_or_else(|| format!("record {i} has no mask"))?;
+        let missing = || format!("record {i} has no shares");
+        let shares = match (h.sharing.is_shamir(), &file.own, &file.prev) {
+            (true, RingVec::U16(own), _) => Shares::Shamir(own.get(r).ok_or_else(missing)?),
+            (false, RingVec::U16(own), RingVec::U16(prev)) => Shares::Rep3U16 {
+                own: own.get(r.clone()).ok_or_else(missing)?,
+                prev: prev.get(r).ok_or_else(missing)?,
+            },
+            (false, RingVec::U32(own), RingVec::U32(prev)) => Shares::Rep3U32 {
+                own: own.get(r.clone()).ok_or_else(missing)?,
+                prev: prev.get(r).ok_or_else(missing)?,
+            },
+            (false, RingVec::U64(own), RingVec::U64(prev)) => Shares::Rep3U64 {
+                own: own.get(r.clone()).ok_or_else(missing)?,
+                prev: prev.get(r).ok_or_else(missing)?,
+            },
+            _ => return Err("the shares have an unexpected word width".into()),
+        };
+        Ok(Record {
+            id: *file.ids.get(i).ok_or_else(missing)?,
+            mask,
+            shares,
+        })
+    }
+}
+
 // Shares must never reach a log: print only the shape.
 impl std::fmt::Debug for Record<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -172,7 +172,13 @@ mod tests {
         }
         // The loops: batches of 8 queries, chunks, and the two per-query loops (the chunk
         // stage has none: it runs once for the batch).
-        for label in ["batches", "batch.queries", "chunks", "finish.queries"] {
+        for label in [
+            "next_batch",
+            "batches",
+            "batch.queries",
+            "chunks",
+            "finish.queries",
+        ] {
             assert!(ir.contains(&format!("\n{label}:")), "no loop {label}\n{ir}");
         }
         assert!(!ir.contains("\nchunk.queries:"), "{ir}");

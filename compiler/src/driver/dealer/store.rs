@@ -6,10 +6,10 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
-use irisc_runtime::io::share_file::{RingVec, ShareFile};
+use irisc_runtime::io::share_file::ShareFile;
 use irisc_runtime::manifest::ManifestInput;
 use irisc_runtime::party::load::store_expected;
-use irisc_runtime::store::{create_with_capacity, Record, Shares, Store, StoreParams, StoreWriter};
+use irisc_runtime::store::{create_with_capacity, Record, Store, StoreParams, StoreWriter};
 use irisc_runtime::vocab::{InputKind, InputMask, InputRole};
 use rand::TryRngCore;
 
@@ -23,39 +23,7 @@ pub fn is_store_input(spec: &ManifestInput) -> bool {
 
 /// Record `i` of a dealt party file, as the store writer takes it.
 fn record(file: &ShareFile, i: usize) -> Result<Record<'_>> {
-    let h = &file.header;
-    let per = h.elements_per_record() as usize;
-    let r = i * per..(i + 1) * per;
-    let mask_len = if h.mask == InputMask::Public {
-        h.elements as usize / 8
-    } else {
-        0
-    };
-    let mask = file
-        .masks
-        .get(i * mask_len..(i + 1) * mask_len)
-        .ok_or_else(|| anyhow!("record {i} has no mask"))?;
-    let shares = match (h.sharing.is_shamir(), &file.own, &file.prev) {
-        (true, RingVec::U16(own), _) => Shares::Shamir(&own[r]),
-        (false, RingVec::U16(own), RingVec::U16(prev)) => Shares::Rep3U16 {
-            own: &own[r.clone()],
-            prev: &prev[r],
-        },
-        (false, RingVec::U32(own), RingVec::U32(prev)) => Shares::Rep3U32 {
-            own: &own[r.clone()],
-            prev: &prev[r],
-        },
-        (false, RingVec::U64(own), RingVec::U64(prev)) => Shares::Rep3U64 {
-            own: &own[r.clone()],
-            prev: &prev[r],
-        },
-        _ => bail!("the dealt shares have an unexpected word width"),
-    };
-    Ok(Record {
-        id: file.ids[i],
-        mask,
-        shares,
-    })
+    Record::of_share_file(file, i).map_err(|e| anyhow!(e))
 }
 
 /// Appends every record of `file` to `w` (in batches, each committed durably).
@@ -418,6 +386,8 @@ mod tests {
     use super::*;
     use crate::driver::synth::iris::{generate, GenOptions};
     use irisc_runtime::io::ndjson;
+    use irisc_runtime::io::share_file::RingVec;
+    use irisc_runtime::store::Shares;
     use irisc_runtime::vocab::Sharing;
 
     fn spec(sharing: Sharing, mask: InputMask) -> ManifestInput {

@@ -188,28 +188,30 @@ pub fn generate_with_gpu<'ctx>(
         )?;
     }
 
-    // @setup, once; its results become @query's gallery arguments.
-    let returned = s.ops(setup, None)?;
-
-    let args = query.argument_count();
-    if args != returned.len() + 1 {
-        return Err(err(format!(
-            "@query takes {args} arguments but @setup returns {} values",
-            returned.len()
-        )));
-    }
-    for (i, slot) in returned.iter().enumerate() {
-        s.slots
-            .insert(key(query.argument(i + 1).map_err(err)?), *slot);
-    }
     // Once per batch of queries (one for share files; one per agreed batch of client
-    // requests for a serving party): the stages `mpc-tile` wrote, or (untiled) the body op
-    // by op.
+    // requests for a serving party, whose galleries may have grown by enrolments since the
+    // last): @setup, whose results become @query's gallery arguments (loading a gallery
+    // again is a view of what is loaded), then the stages `mpc-tile` wrote, or (untiled) the
+    // body op by op.
     let q_arg = key(query.argument(0).map_err(err)?);
     let stages = stages_of(query);
-    s.batches(|s, n| match &stages {
-        Some(stages) => s.tiled(stages, q_arg, n),
-        None => s.untiled(query, n),
+    s.batches(|s, n| {
+        let returned = s.ops(setup, None)?;
+        let args = query.argument_count();
+        if args != returned.len() + 1 {
+            return Err(err(format!(
+                "@query takes {args} arguments but @setup returns {} values",
+                returned.len()
+            )));
+        }
+        for (i, slot) in returned.iter().enumerate() {
+            s.slots
+                .insert(key(query.argument(i + 1).map_err(err)?), *slot);
+        }
+        match &stages {
+            Some(stages) => s.tiled(stages, q_arg, n),
+            None => s.untiled(query, n),
+        }
     })?;
 
     let finish =

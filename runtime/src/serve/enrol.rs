@@ -1,0 +1,222 @@
+//! Uniqueness with enrolment: after a batch, the requests that asked to be enrolled when
+//! unique are enrolled into the galleries' stores of all three parties, or of none.
+//!
+//! Party 0 (to whom the program reveals `match`) decides per request: enrolled when no query
+//! of it matched. It tells parties 1 and 2 the decision, which reveals to them whether each
+//! such request was unique (the deployed system's servers learn this too: they all enrol).
+//! Then a two-step commit over the links: every party stages the new records in its stores
+//! (written and synced, not yet committed) and says so; party 0 says commit (or abort, with
+//! why, when any party could not stage); every party commits and says so; only then are the
+//! clients answered. A request is acknowledged as enrolled only when all three stores hold it
+//! durably.
+
+use std::collections::HashSet;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::RuntimeError;
+use crate::io::share_file::ShareFile;
+use crate::net::{NetError, Transport};
+use crate::party::load::Inputs;
+use crate::store::{Record, StoreWriter};
+
+/// A request's records to enrol: per gallery input (manifest index), its gallery-form share
+/// file (one record).
+pub type Enrolment = Vec<(usize, ShareFile)>;
+
+/// What became of a request that asked to be enrolled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Enrolled,
+    /// A query of it matched: not enrolled.
+    NotUnique,
+    /// Not computed as asked, with why (all parties say the same).
+    Refused(String),
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Decision {
+    enrol: Vec<String>,
+    refused: Vec<(String, String)>,
+}
+
+/// A party's word in the two-step commit: `None` when it did its step, else why it could not.
+#[derive(Debug, Serialize, Deserialize)]
+struct Step {
+    failed: Option<String>,
+}
+
+fn send<T: Serialize>(net: &mut impl Transport, to: usize, v: &T) -> Result<(), RuntimeError> {
+    Ok(net.send(to, serde_json::to_vec(v).unwrap_or_default())?)
+}
+
+fn recv<T: for<'de> Deserialize<'de>>(
+    net: &mut impl Transport,
+    from: usize,
+) -> Result<T, RuntimeError> {
+    let bytes = net.recv(from)?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        RuntimeError::Net(NetError::Protocol {
+            peer: from,
+            detail: format!("not an enrolment message: {e}"),
+        })
+    })
+}
+
+/// Party 0 collects both followers' steps and tells them the verdict (the first failure, any
+/// party's); a follower sends its step and receives the verdict.
+fn agree_step(
+    net: &mut impl Transport,
+    mine: Option<String>,
+) -> Result<Option<String>, RuntimeError> {
+    if net.party() == 0 {
+        let a: Step = recv(net, 1)?;
+        let b: Step = recv(net, 2)?;
+        let verdict = mine
+            .map(|w| format!("party 0: {w}"))
+            .or(a.failed.map(|w| format!("party 1: {w}")))
+            .or(b.failed.map(|w| format!("party 2: {w}")));
+        for to in [1, 2] {
+            send(
+                net,
+                to,
+                &Step {
+                    failed: verdict.clone(),
+                },
+            )?;
+        }
+        Ok(verdict)
+    } else {
+        send(net, 0, &Step { failed: mine })?;
+        Ok(recv::<Step>(net, 0)?.failed)
+    }
+}
+
+/// Settles the enrolments of a batch. `asks`: per request that asked, its id, its records and
+/// (party 0 only) its revealed `match` values, one per query (None where party 0 holds none).
+/// Returns each request's outcome, in the order given.
+pub fn settle(
+    net: &mut impl Transport,
+    inputs: &mut Inputs,
+    party: usize,
+    asks: &[(String, &Enrolment, Option<Vec<bool>>)],
+) -> Result<Vec<Outcome>, RuntimeError> {
+    let decision = if party == 0 {
+        let mut d = Decision::default();
+        for (id, _, matched) in asks {
+            match matched {
+                Some(m) if !m.is_empty() => {
+                    if m.iter().all(|x| !x) {
+                        d.enrol.push(id.clone());
+                    }
+                }
+                _ => d.refused.push((
+                    id.clone(),
+                    "enrolment needs the program to reveal each query's `match` to party 0".into(),
+                )),
+            }
+        }
+        for to in [1, 2] {
+            send(net, to, &d)?;
+        }
+        d
+    } else {
+        recv::<Decision>(net, 0)?
+    };
+    let enrol: HashSet<&str> = decision.enrol.iter().map(String::as_str).collect();
+    let chosen: Vec<&(String, &Enrolment, Option<Vec<bool>>)> = asks
+        .iter()
+        .filter(|a| enrol.contains(a.0.as_str()))
+        .collect();
+
+    // Per gallery input, the new records in batch order.
+    let mut galleries: Vec<usize> = chosen
+        .iter()
+        .flat_map(|(_, e, _)| e.iter().map(|(g, _)| *g))
+        .collect();
+    galleries.sort_unstable();
+    galleries.dedup();
+    let mut writers = Vec::new();
+    let mut staged = Vec::new();
+    let mut failure = None;
+    for &g in &galleries {
+        let Some(path) = inputs.store_path(g).map(|p| p.to_path_buf()) else {
+            failure = Some(format!("gallery input {g} is not a store"));
+            break;
+        };
+        let records: Result<Vec<Record<'_>>, String> = chosen
+            .iter()
+            .flat_map(|(_, e, _)| e.iter().filter(|(i, _)| *i == g))
+            .map(|(_, f)| Record::of_share_file(f, 0))
+            .collect();
+        let step = records.and_then(|recs| {
+            let mut w = StoreWriter::open(&path).map_err(|e| e.to_string())?;
+            let taken: HashSet<u64> = inputs.ids(g).iter().copied().collect();
+            let mut seen = HashSet::new();
+            if let Some(r) = recs
+                .iter()
+                .find(|r| taken.contains(&r.id) || !seen.insert(r.id))
+            {
+                return Err(format!("record id {} is already enrolled", r.id));
+            }
+            let next = w.stage(&recs).map_err(|e| e.to_string())?;
+            Ok((w, next))
+        });
+        match step {
+            Ok((w, next)) => {
+                writers.push(w);
+                staged.push(next);
+            }
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        }
+    }
+    // Commit only when all three staged.
+    if let Some(why) = agree_step(net, failure)? {
+        drop(writers);
+        let outcome = Outcome::Refused(format!("not enrolled: {why}"));
+        return Ok(asks
+            .iter()
+            .map(|(id, _, _)| refused_or(&decision, id, &enrol, || outcome.clone()))
+            .collect());
+    }
+    let mut failure = None;
+    for (w, next) in writers.iter_mut().zip(&staged) {
+        if let Err(e) = w.commit(next) {
+            failure = Some(e.to_string());
+            break;
+        }
+    }
+    drop(writers);
+    if let Some(why) = agree_step(net, failure)? {
+        // A party could not commit what all staged: the stores now disagree, which the
+        // parties see at their next start (their record-id digests differ); stop serving.
+        return Err(RuntimeError::Setup(format!(
+            "an enrolment was staged by all parties but not committed by all ({why}); restart the parties to reconcile their stores"
+        )));
+    }
+    for &g in &galleries {
+        inputs.reload_store(g, party)?;
+    }
+    Ok(asks
+        .iter()
+        .map(|(id, _, _)| refused_or(&decision, id, &enrol, || Outcome::Enrolled))
+        .collect())
+}
+
+fn refused_or(
+    d: &Decision,
+    id: &str,
+    enrol: &HashSet<&str>,
+    chosen: impl FnOnce() -> Outcome,
+) -> Outcome {
+    if let Some((_, why)) = d.refused.iter().find(|(r, _)| r == id) {
+        Outcome::Refused(why.clone())
+    } else if enrol.contains(id) {
+        chosen()
+    } else {
+        Outcome::NotUnique
+    }
+}
