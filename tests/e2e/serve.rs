@@ -154,6 +154,33 @@ impl Serving {
         self.shares.join(format!("p{party}")).join("db.shares")
     }
 
+    /// `GET path` of party `party`'s client API: status and body.
+    fn get(&self, party: usize, path: &str) -> (u16, String) {
+        use irisc_runtime::serve::client;
+        let ca = std::fs::read(self.config.parent().unwrap().join("ca.crt")).unwrap();
+        let tls = client::tls_config(&ca).unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(client::get(
+            tls,
+            party,
+            &self.apis[party],
+            path,
+            std::time::Duration::from_secs(20),
+        ))
+        .unwrap()
+    }
+
+    /// The value of the metric line `name` (with its labels) in party `party`'s `/metrics`.
+    fn metric(&self, party: usize, name: &str) -> Option<f64> {
+        let (status, text) = self.get(party, "/metrics");
+        assert_eq!(status, 200, "{text}");
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+    }
+
     /// The record ids of party `party`'s gallery store.
     fn store_ids(&self, party: usize) -> Vec<u64> {
         irisc_runtime::store::Store::open(&self.store(party))
@@ -381,6 +408,22 @@ fn unique_requests_are_enrolled_in_all_three_stores() {
             let ids = s.store_ids(p);
             assert_eq!(ids.len(), before + 1, "{plan:?}: party {p}'s store");
             assert_eq!(ids.last(), Some(&5000));
+        }
+        // Each party counts the enrolment, the request and its gallery's size.
+        for p in 0..3 {
+            assert_eq!(s.get(p, "/readyz").0, 200);
+            assert_eq!(s.metric(p, "irisc_enrolled_total"), Some(1.0), "party {p}");
+            assert_eq!(
+                s.metric(p, "irisc_gallery_records"),
+                Some((before + 1) as f64)
+            );
+            assert_eq!(
+                s.metric(
+                    p,
+                    r#"irisc_requests_total{type="uniqueness",outcome="answered"}"#
+                ),
+                Some(1.0)
+            );
         }
         // The running parties scan the enrolled record at once.
         let out = s.client(one, "match-0", None);

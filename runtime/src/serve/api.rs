@@ -92,6 +92,10 @@ pub(crate) fn start(
         .route(wire::SUBMIT_PATH, post(submit))
         .route(wire::HEALTH_PATH, get(|| async { "ok\n" }))
         .route(wire::READY_PATH, get(ready))
+        .route(
+            wire::METRICS_PATH,
+            get(|| async { super::metrics::render() }),
+        )
         .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
         .with_state(api);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -164,11 +168,34 @@ fn authorized(api: &Api, headers: &HeaderMap) -> bool {
     given.len() == api.token.len() && bool::from(given.ct_eq(&api.token))
 }
 
+/// `POST /v1/requests`, counted and timed by type (`match`, `uniqueness`) and outcome.
 async fn submit(
     AxState(api): AxState<Arc<Api>>,
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
+    let started = std::time::Instant::now();
+    let kind = if body.windows(10).any(|w| w == b"\"enroll\":{") {
+        "uniqueness"
+    } else {
+        "match"
+    };
+    let response = submit_inner(api, headers, body).await;
+    let outcome = match response.status() {
+        StatusCode::OK => "answered",
+        StatusCode::CONFLICT => "not_computed",
+        StatusCode::UNAUTHORIZED => "unauthorized",
+        StatusCode::BAD_REQUEST => "bad_request",
+        StatusCode::GATEWAY_TIMEOUT => "timeout",
+        _ => "error",
+    };
+    metrics::counter!(super::metrics::REQUESTS, "type" => kind, "outcome" => outcome).increment(1);
+    metrics::histogram!(super::metrics::REQUEST_SECONDS, "type" => kind)
+        .record(started.elapsed().as_secs_f64());
+    response
+}
+
+async fn submit_inner(api: Arc<Api>, headers: HeaderMap, body: axum::body::Bytes) -> Response {
     if !authorized(&api, &headers) {
         return refuse(StatusCode::UNAUTHORIZED, "missing or wrong bearer token");
     }

@@ -39,6 +39,65 @@ pub fn tls_config(ca_pem: &[u8]) -> Result<Arc<rustls::ClientConfig>, String> {
     Ok(Arc::new(config))
 }
 
+/// `GET path` of party `party`'s API at `address` (health, readiness, metrics): its status and
+/// body, within `timeout`.
+pub async fn get(
+    tls: Arc<rustls::ClientConfig>,
+    party: usize,
+    address: &str,
+    path: &str,
+    timeout: Duration,
+) -> Result<(u16, String), String> {
+    let work = async {
+        let mut sender = connect(tls, party, address).await?;
+        let req = hyper::Request::get(path)
+            .header(hyper::header::HOST, crate::net::tls::server_name(party))
+            .body(Full::new(Bytes::new()))
+            .map_err(|e| e.to_string())?;
+        let response = sender
+            .send_request(req)
+            .await
+            .map_err(|e| format!("party {party} did not answer: {e}"))?;
+        let status = response.status().as_u16();
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| format!("party {party}'s answer broke off: {e}"))?
+            .to_bytes();
+        Ok::<_, String>((status, String::from_utf8_lossy(&bytes).into_owned()))
+    };
+    tokio::time::timeout(timeout, work).await.map_err(|_| {
+        format!(
+            "party {party} did not answer within {} s",
+            timeout.as_secs()
+        )
+    })?
+}
+
+/// An HTTP/1.1 connection over TLS to party `party`'s API, its certificate checked under the
+/// party's name.
+async fn connect(
+    tls: Arc<rustls::ClientConfig>,
+    party: usize,
+    address: &str,
+) -> Result<hyper::client::conn::http1::SendRequest<Full<Bytes>>, String> {
+    let tcp = tokio::net::TcpStream::connect(address)
+        .await
+        .map_err(|e| format!("cannot reach party {party}'s API at {address}: {e}"))?;
+    let name =
+        ServerName::try_from(crate::net::tls::server_name(party)).map_err(|e| e.to_string())?;
+    let tls = tokio_rustls::TlsConnector::from(tls)
+        .connect(name, tcp)
+        .await
+        .map_err(|e| format!("TLS with party {party}'s API at {address}: {e}"))?;
+    let (sender, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tls))
+        .await
+        .map_err(|e| format!("HTTP with party {party}: {e}"))?;
+    tokio::spawn(conn);
+    Ok(sender)
+}
+
 /// Posts `request` to party `party`'s API at `address` (host:port) and waits at most
 /// `timeout` for its answer.
 pub async fn submit(
@@ -51,20 +110,7 @@ pub async fn submit(
 ) -> Result<Reply, String> {
     let body = serde_json::to_vec(request).map_err(|e| e.to_string())?;
     let work = async {
-        let tcp = tokio::net::TcpStream::connect(address)
-            .await
-            .map_err(|e| format!("cannot reach party {party}'s API at {address}: {e}"))?;
-        let name =
-            ServerName::try_from(crate::net::tls::server_name(party)).map_err(|e| e.to_string())?;
-        let tls = tokio_rustls::TlsConnector::from(tls)
-            .connect(name, tcp)
-            .await
-            .map_err(|e| format!("TLS with party {party}'s API at {address}: {e}"))?;
-        let (mut sender, conn) =
-            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tls))
-                .await
-                .map_err(|e| format!("HTTP with party {party}: {e}"))?;
-        tokio::spawn(conn);
+        let mut sender = connect(tls, party, address).await?;
         let req = hyper::Request::post(wire::SUBMIT_PATH)
             .header(hyper::header::HOST, crate::net::tls::server_name(party))
             .header(hyper::header::AUTHORIZATION, format!("Bearer {token}"))

@@ -13,6 +13,7 @@ pub mod agree;
 pub mod api;
 pub mod client;
 pub mod enrol;
+pub mod metrics;
 pub mod wire;
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -114,6 +115,8 @@ struct InBatch {
 pub struct Service {
     shared: Arc<Shared>,
     current: Vec<InBatch>,
+    /// When the batch being computed was agreed on.
+    batch_started: Option<Instant>,
     /// Keeps the API's thread (and its runtime) alive.
     _api: api::ApiHandle,
 }
@@ -159,11 +162,13 @@ impl Service {
             max_batch,
             ready: std::sync::atomic::AtomicBool::new(false),
         });
+        metrics::install();
         let token = api::read_token(token_path)?;
         let api = api::start(addr, config, party, token, shared.clone())?;
         Ok(Service {
             shared,
             current: Vec::new(),
+            batch_started: None,
             _api: api,
         })
     }
@@ -185,6 +190,20 @@ impl Service {
         kept: Vec<(u64, Option<u64>, Vec<(String, String)>)>,
     ) -> Result<Vec<(usize, ShareFile)>, RuntimeError> {
         let outcomes = self.settle_enrolments(net, inputs, &kept)?;
+        if let Some(t) = self.batch_started.take() {
+            let queries: usize = self.current.iter().map(|r| r.queries).sum();
+            ::metrics::counter!(metrics::BATCHES).increment(1);
+            ::metrics::histogram!(metrics::BATCH_QUERIES).record(queries as f64);
+            ::metrics::histogram!(metrics::BATCH_SECONDS).record(t.elapsed().as_secs_f64());
+            let enrolled = outcomes
+                .values()
+                .filter(|o| **o == enrol::Outcome::Enrolled)
+                .count();
+            ::metrics::counter!(metrics::ENROLLED).increment(enrolled as u64);
+        }
+        ::metrics::gauge!(metrics::GALLERY_RECORDS).set(inputs.gallery_records() as f64);
+        ::metrics::counter!(metrics::SENT_BYTES).absolute(net.bytes_sent());
+        ::metrics::counter!(metrics::SENT_MESSAGES).absolute(net.messages_sent());
         self.answer(kept, &outcomes);
         loop {
             let mine = self.offer();
@@ -211,7 +230,9 @@ impl Service {
                 st.running.insert(p.id.clone());
                 taken.push(p);
             }
+            ::metrics::gauge!(metrics::PENDING).set(st.pending.len() as f64);
             drop(st);
+            self.batch_started = Some(Instant::now());
             return Ok(self.install(taken));
         }
     }

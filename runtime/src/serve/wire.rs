@@ -11,6 +11,8 @@ pub const SUBMIT_PATH: &str = "/v1/requests";
 pub const HEALTH_PATH: &str = "/healthz";
 /// Readiness: galleries loaded and links to both peers up.
 pub const READY_PATH: &str = "/readyz";
+/// Prometheus metrics (text exposition).
+pub const METRICS_PATH: &str = "/metrics";
 
 /// One request to one party: its share of each query input (a share file, base64), under an
 /// id the client chose. The same id with the same shares is answered once and then replayed.
