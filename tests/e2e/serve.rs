@@ -209,11 +209,12 @@ impl Serving {
             .args(["--config", self.config.to_str().unwrap()])
             .arg("--token")
             .arg(token.unwrap_or(&self.token))
-            .arg("--input")
-            .arg(format!("q={}", q.display()))
             .args(["--request-id", id, "--timeout", "60"])
             .args(extra)
             .args(&self.plan);
+        if !queries.is_empty() {
+            cmd.arg("--input").arg(format!("q={}", q.display()));
+        }
         for (p, a) in self.apis.iter().enumerate() {
             cmd.arg("--api").arg(format!("{p}={a}"));
         }
@@ -485,6 +486,66 @@ fn unique_requests_are_enrolled_in_all_three_stores() {
         assert_eq!(
             common::stdout_json(&out)[0]["ids"],
             serde_json::json!([5000])
+        );
+    }
+}
+
+/// Deletion, per sharing: a record that matched a query never matches it again once deleted,
+/// in all three parties, also after they are killed and restarted (the deleted ids are
+/// durable, owner-only files beside the stores); deleting an id no gallery holds is refused.
+#[test]
+fn a_deleted_record_never_matches_again() {
+    for plan in [&["--sharing", "rep3"][..], &["--sharing", "gr2"]] {
+        let (gallery, queries) = data::edge_case_set(23, 256, 6, 4, 3, 8, 2);
+        let mut s = serve(&small_ids(), plan, &gallery, 8);
+        let expected = reference::matching_ids(&gallery, &queries, -2..=2, 3, 8);
+        let (k, victim) = expected
+            .iter()
+            .enumerate()
+            .find_map(|(k, ids)| ids.first().map(|&id| (k, id)))
+            .expect("the edge-case set has matches");
+        let q = std::slice::from_ref(&queries[k]);
+        let out = s.client(q, "before", None);
+        assert!(out.status.success(), "{}", common::stderr(&out));
+        assert!(reference::printed_ids(&common::stdout_json(&out))[0].contains(&victim));
+
+        let out = s.client_with(&[], "delete-1", None, &["--delete", &victim.to_string()]);
+        assert!(
+            out.status.success(),
+            "{plan:?}: {}\n{}",
+            common::stderr(&out),
+            s.logs()
+        );
+        assert_eq!(
+            common::stdout_json(&out)[0],
+            serde_json::json!({ "deleted": [victim] })
+        );
+        let remaining: Vec<Record> = gallery.iter().filter(|r| r.id != victim).cloned().collect();
+        let want = reference::matching_ids(&remaining, q, -2..=2, 3, 8);
+        for round in ["after", "after-restart"] {
+            if round == "after-restart" {
+                s.restart();
+            }
+            let out = s.client(q, round, None);
+            assert!(out.status.success(), "{}", common::stderr(&out));
+            assert_eq!(
+                reference::printed_ids(&common::stdout_json(&out)),
+                want,
+                "{plan:?} {round}"
+            );
+        }
+        for p in 0..3 {
+            let f = irisc_runtime::store::deleted::path_of(&s.store(p));
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&f).unwrap().permissions().mode();
+            assert_eq!(mode & 0o077, 0, "party {p}'s deleted ids are owner-only");
+        }
+        let out = s.client_with(&[], "delete-2", None, &["--delete", "987654"]);
+        assert!(!out.status.success());
+        assert!(
+            common::stderr(&out).contains("not enrolled"),
+            "{}",
+            common::stderr(&out)
         );
     }
 }

@@ -309,8 +309,16 @@ pub enum Command {
     Client {
         program: PathBuf,
         /// Query input NAME's queries from the NDJSON FILE (repeatable; every query input).
-        #[arg(long = "input", value_name = "NAME=FILE", required = true)]
+        #[arg(
+            long = "input",
+            value_name = "NAME=FILE",
+            required_unless_present = "delete"
+        )]
         inputs: Vec<String>,
+        /// Delete these record ids from every gallery of the three parties (comma-separated):
+        /// durably, and a deleted record never matches again.
+        #[arg(long, value_delimiter = ',', conflicts_with_all = ["inputs", "enroll"])]
+        delete: Vec<u64>,
         /// The parties' configuration (its CA checks the parties' API certificates; its
         /// entries' `api` give their addresses).
         #[arg(long, default_value = "parties.toml")]
@@ -668,9 +676,11 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             request_id,
             timeout,
             enroll,
+            delete,
             plan,
         } => super::client::run_client(&super::client::ClientRequest {
             enroll,
+            delete,
             program,
             inputs,
             plan: plan.options()?,

@@ -42,6 +42,8 @@ pub struct ClientRequest {
     /// `GALLERY=QUERY`: enrol query input QUERY's record into gallery GALLERY when no query of
     /// the request matched (uniqueness with enrolment).
     pub enroll: Vec<String>,
+    /// Record ids to delete (then no queries).
+    pub delete: Vec<u64>,
 }
 
 /// The three parties' requests for `req`: each party's share of every query input.
@@ -55,6 +57,7 @@ pub fn prepare(req: &ClientRequest, id: &str) -> Result<[Submit; 3]> {
         request_id: id.to_string(),
         inputs: BTreeMap::new(),
         enroll: BTreeMap::new(),
+        delete: Vec::new(),
     });
     let mut files_of = BTreeMap::new();
     for arg in &req.inputs {
@@ -223,10 +226,22 @@ pub fn run_client(req: &ClientRequest) -> Result<ExitCode> {
         bail!("--request-id must be 1 to 128 letters, digits, '.', '_' or '-'");
     }
     let token = read_token(&req.token)?;
-    let submits = prepare(req, &id)?;
+    let submits = if req.delete.is_empty() {
+        prepare(req, &id)?
+    } else {
+        std::array::from_fn(|_| Submit {
+            request_id: id.clone(),
+            inputs: BTreeMap::new(),
+            enroll: BTreeMap::new(),
+            delete: req.delete.clone(),
+        })
+    };
     let config = PartiesConfig::load(&req.config)?;
     let apis = api_addresses(&config, &req.apis)?;
     let answers = send(&config, &apis, &token, &submits, req.timeout)?;
+    if !req.delete.is_empty() {
+        println!("{}", serde_json::json!({ "deleted": answers[0].deleted }));
+    }
     for a in &answers {
         for line in &a.answers {
             println!("{}", line.get());

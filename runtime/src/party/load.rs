@@ -40,6 +40,8 @@ struct LoadedInput {
     from_store: bool,
     /// The store's path (a serving party appends enrolled records to it and reloads).
     source: Option<PathBuf>,
+    /// A store's deleted records, as the parties compare them ([`deleted_digest`]).
+    deleted: String,
 }
 
 /// All inputs of one party's run.
@@ -215,6 +217,7 @@ fn loaded_from_file(
         stored,
         from_store: false,
         source: None,
+        deleted: String::new(),
     })
 }
 
@@ -302,8 +305,39 @@ fn load_store(
     } else {
         vec![u64::MAX; count * per.div_ceil(64)]
     };
+    // Deleted records get an empty mask and shares of 0: their dot product and mask overlap
+    // with any query are 0, so they can never match (store::deleted).
+    let deleted = store::deleted::read(path).map_err(input_err)?;
+    let mut masks = masks;
+    let mut deleted_rows = Vec::new();
+    if !deleted.is_empty() {
+        if spec.mask != InputMask::Public {
+            return Err(input_err(format!(
+                "{} has deleted records, but its masks are secret-shared: deletions are supported for galleries with public masks",
+                path.display()
+            )));
+        }
+        let gone: std::collections::HashSet<u64> = deleted.iter().copied().collect();
+        let words = per.div_ceil(64);
+        for (r, id) in ids.iter().enumerate() {
+            if gone.contains(id) {
+                masks[r * words..(r + 1) * words].fill(0);
+                deleted_rows.push(r);
+            }
+        }
+    }
+    let deleted_digest = deleted_digest(&deleted);
     let stored = match store.shamir_words() {
-        Some(words) => {
+        Some(mut words) => {
+            if !deleted_rows.is_empty() && count > 0 {
+                // The deleted records' words, zeroed in a copy (the map stays as written).
+                let mut owned = words.to_vec();
+                let per_record = owned.len() / count;
+                for &r in &deleted_rows {
+                    owned[r * per_record..(r + 1) * per_record].fill(0);
+                }
+                words = owned.into();
+            }
             let kind = shamir_kind(spec.sharing);
             if header.sections() == 1 {
                 let elements = header.elements as usize;
@@ -357,6 +391,10 @@ fn load_store(
                 o.into_iter().for_each(|x| own.push(x));
                 p.into_iter().for_each(|x| prev.push(x));
             }
+            for &r in &deleted_rows {
+                own.zero(r * per..(r + 1) * per);
+                prev.zero(r * per..(r + 1) * per);
+            }
             Stored::Rep3(Arc::new(Codes::from_components(
                 own, prev, count, per, ids, masks,
             )))
@@ -368,7 +406,20 @@ fn load_store(
         stored,
         from_store: true,
         source: Some(path.to_path_buf()),
+        deleted: deleted_digest,
     })
+}
+
+/// What the parties compare of a store's deleted ids: their number and a digest of the set.
+fn deleted_digest(deleted: &[u64]) -> String {
+    let mut sorted = deleted.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut h = blake3::Hasher::new();
+    sorted.iter().for_each(|id| {
+        h.update(&id.to_le_bytes());
+    });
+    format!("{} ({})", sorted.len(), &h.finalize().to_hex()[..16])
 }
 
 fn shamir_kind(sharing: Sharing) -> ShamirKind {
@@ -541,6 +592,11 @@ impl Inputs {
         Ok(())
     }
 
+    /// The number of inputs (the manifest's).
+    pub fn count(&self) -> usize {
+        self.list.len()
+    }
+
     /// The store gallery input `index` was loaded from (None: a share file or no gallery).
     pub fn store_path(&self, index: usize) -> Option<&Path> {
         self.list.get(index).and_then(|l| l.source.as_deref())
@@ -617,6 +673,10 @@ impl Inputs {
                     Stored::Shamir(c) => &c.ids,
                 };
                 s = s.input_ids(&l.spec.name, ids);
+                s = s.field(
+                    &format!("the deleted records of `{}`", l.spec.name),
+                    &l.deleted,
+                );
             }
         }
         s.to_bytes()

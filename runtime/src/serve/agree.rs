@@ -29,12 +29,16 @@ pub fn decide(mine: &[Offered], followers: &[&[Offered]], max_batch: usize) -> D
         let Some(held) = held else { continue };
         if held
             .iter()
-            .any(|h| h.digest != r.digest || h.queries != r.queries)
+            .any(|h| h.digest != r.digest || h.queries != r.queries || h.delete != r.delete)
         {
             d.rejected.push((
                 r.id.clone(),
                 "the parties received different shares under this request id (a retry must resend the same shares)".into(),
             ));
+            continue;
+        }
+        if r.delete {
+            d.delete.push(r.id.clone());
             continue;
         }
         if queries + r.queries > max_batch && !d.batch.is_empty() {
@@ -89,7 +93,26 @@ mod tests {
             id: id.into(),
             digest: digest.into(),
             queries,
+            delete: false,
         }
+    }
+
+    #[test]
+    fn deletions_all_hold_are_settled_outside_the_batch() {
+        let del = |id: &str| Offered {
+            delete: true,
+            ..o(id, "d", 0)
+        };
+        let mine = [del("x"), o("a", "1", 64), del("y")];
+        let f1 = [o("a", "1", 64), del("x"), del("y")];
+        let f2 = [del("x"), o("a", "1", 64)];
+        let d = decide(&mine, &[&f1, &f2], 64);
+        assert_eq!(d.delete, vec!["x".to_string()]);
+        assert_eq!(
+            d.batch,
+            vec!["a".to_string()],
+            "a deletion takes no room in the batch"
+        );
     }
 
     #[test]

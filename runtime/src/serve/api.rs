@@ -177,6 +177,8 @@ async fn submit(
     let started = std::time::Instant::now();
     let kind = if body.windows(10).any(|w| w == b"\"enroll\":{") {
         "uniqueness"
+    } else if body.windows(10).any(|w| w == b"\"delete\":[") {
+        "deletion"
     } else {
         "match"
     };
@@ -275,8 +277,39 @@ fn answer_response(a: Answer) -> Response {
 
 /// Parses and checks a request's share files against the program's query inputs.
 fn check(shared: &Shared, request: Submit) -> Result<Pending, String> {
-    let mut files = Vec::new();
     let mut hasher = blake3::Hasher::new();
+    if !request.delete.is_empty() {
+        if !request.inputs.is_empty() || !request.enroll.is_empty() {
+            return Err("a deletion carries no queries and enrols nothing".into());
+        }
+        if shared.stores.is_empty() {
+            return Err("this party serves no gallery store to delete from".into());
+        }
+        if let Some((_, spec)) = shared
+            .stores
+            .iter()
+            .find(|(_, s)| s.mask != crate::vocab::InputMask::Public)
+        {
+            return Err(format!(
+                "gallery `{}` has secret-shared masks: deletions are supported for galleries with public masks",
+                spec.name
+            ));
+        }
+        hasher.update(b"delete");
+        request.delete.iter().for_each(|id| {
+            hasher.update(&id.to_le_bytes());
+        });
+        return Ok(Pending {
+            id: request.request_id,
+            digest: hasher.finalize().to_hex().to_string(),
+            files: Vec::new(),
+            queries: 0,
+            arrived: std::time::Instant::now(),
+            enrol: Vec::new(),
+            delete: request.delete,
+        });
+    }
+    let mut files = Vec::new();
     let mut queries = None;
     for (index, spec) in &shared.query_inputs {
         let Some(b64) = request.inputs.get(&spec.name) else {
@@ -349,5 +382,6 @@ fn check(shared: &Shared, request: Submit) -> Result<Pending, String> {
         queries: queries.unwrap_or(0),
         arrived: std::time::Instant::now(),
         enrol,
+        delete: Vec::new(),
     })
 }

@@ -1,3 +1,5 @@
+//! Changes to the galleries that all three parties make or none: enrolment and deletion.
+//!
 //! Uniqueness with enrolment: after a batch, the requests that asked to be enrolled when
 //! unique are enrolled into the galleries' stores of all three parties, or of none.
 //!
@@ -219,4 +221,53 @@ fn refused_or(
     } else {
         Outcome::NotUnique
     }
+}
+
+/// Deletes, per request, its record ids from every gallery store of this party (appended to
+/// the store's deleted ids and synced, then the gallery reloaded: `store::deleted`), and
+/// agrees with the other parties that all did. A request naming an id no gallery holds is
+/// refused by all (the stores agree, so all see it). Returns each request's outcome.
+pub fn delete(
+    net: &mut impl Transport,
+    inputs: &mut Inputs,
+    party: usize,
+    asks: &[(String, Vec<u64>)],
+) -> Result<Vec<Result<(), String>>, RuntimeError> {
+    let stores: Vec<usize> = (0..inputs.count())
+        .filter(|&i| inputs.store_path(i).is_some())
+        .collect();
+    let mut outcomes = Vec::with_capacity(asks.len());
+    let mut failure = None;
+    for (_, ids) in asks {
+        let unknown = stores.iter().find_map(|&g| {
+            let held: HashSet<u64> = inputs.ids(g).iter().copied().collect();
+            ids.iter().find(|id| !held.contains(id)).copied()
+        });
+        if let Some(id) = unknown {
+            outcomes.push(Err(format!("record id {id} is not enrolled")));
+            continue;
+        }
+        for &g in &stores {
+            let path = inputs.store_path(g).map(|p| p.to_path_buf());
+            if let Some(path) = path {
+                if let Err(e) = crate::store::deleted::append(&path, ids) {
+                    failure.get_or_insert(e);
+                }
+            }
+        }
+        outcomes.push(Ok(()));
+    }
+    if failure.is_none() {
+        for &g in &stores {
+            if let Err(e) = inputs.reload_store(g, party) {
+                failure.get_or_insert(e.to_string());
+            }
+        }
+    }
+    if let Some(why) = agree_step(net, failure)? {
+        return Err(RuntimeError::Setup(format!(
+            "a deletion was not made by all parties ({why}); restart the parties to compare their stores"
+        )));
+    }
+    Ok(outcomes)
 }

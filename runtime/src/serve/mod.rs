@@ -49,6 +49,8 @@ pub(crate) struct Pending {
     pub arrived: Instant,
     /// Records to enrol when the request is unique (empty: match only).
     pub enrol: enrol::Enrolment,
+    /// A deletion's record ids (then no queries).
+    pub delete: Vec<u64>,
 }
 
 #[derive(Default)]
@@ -214,6 +216,37 @@ impl Service {
                 let answer = self.error_answer(id, 0, why);
                 st.finish(answer);
             }
+            if !decision.delete.is_empty() {
+                let deletions: Vec<Pending> = decision
+                    .delete
+                    .iter()
+                    .filter_map(|id| {
+                        let k = st.pending.iter().position(|p| &p.id == id)?;
+                        Some(st.pending.remove(k))
+                    })
+                    .collect();
+                drop(st);
+                let asks: Vec<(String, Vec<u64>)> =
+                    deletions.into_iter().map(|p| (p.id, p.delete)).collect();
+                let outcomes = enrol::delete(net, inputs, self.shared.party, &asks)?;
+                let mut st = lock(&self.shared.state);
+                for ((id, ids), outcome) in asks.into_iter().zip(outcomes) {
+                    let answer = match outcome {
+                        Ok(()) => Answer {
+                            request_id: id,
+                            party: self.shared.party,
+                            queries: 0,
+                            answers: Vec::new(),
+                            enrolled: None,
+                            deleted: ids,
+                            error: None,
+                        },
+                        Err(why) => self.error_answer(&id, 0, &why),
+                    };
+                    st.finish(answer);
+                }
+                continue;
+            }
             if decision.batch.is_empty() {
                 // Nothing all three hold: wait a tick (or for a request) and ask again.
                 let _ = self.shared.arrived.wait_timeout(st, IDLE_TICK);
@@ -296,6 +329,7 @@ impl Service {
                 id: p.id.clone(),
                 digest: p.digest.clone(),
                 queries: p.queries,
+                delete: !p.delete.is_empty(),
             })
             .collect()
     }
@@ -307,6 +341,7 @@ impl Service {
             queries,
             answers: Vec::new(),
             enrolled: None,
+            deleted: Vec::new(),
             error: Some(why.to_string()),
         }
     }
@@ -373,6 +408,7 @@ impl Service {
                 queries: r.queries,
                 answers,
                 enrolled,
+                deleted: Vec::new(),
                 error: None,
             });
         }

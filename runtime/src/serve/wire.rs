@@ -26,6 +26,10 @@ pub struct Submit {
     /// request matched. Empty: match only.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub enroll: BTreeMap<String, String>,
+    /// Deletion: the record ids to delete from every gallery store (then `inputs` and
+    /// `enroll` are empty). A deleted record can never match again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub delete: Vec<u64>,
 }
 
 /// A party's answer to a request: the output party's carries the revealed fields per query
@@ -43,6 +47,9 @@ pub struct Answer {
     /// three parties' stores).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enrolled: Option<bool>,
+    /// For a deletion: the ids deleted (durably, in all three parties' stores).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deleted: Vec<u64>,
     /// Why the request was not computed (then `answers` is empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -68,6 +75,9 @@ pub struct Offered {
     pub id: String,
     pub digest: String,
     pub queries: usize,
+    /// A deletion (no queries): settled before the next batch, outside it.
+    #[serde(default)]
+    pub delete: bool,
 }
 
 /// The leader's (party 0's) decision for the next batch: the requests in it, in order, and
@@ -76,4 +86,7 @@ pub struct Offered {
 pub struct Decision {
     pub batch: Vec<String>,
     pub rejected: Vec<(String, String)>,
+    /// Deletions all three hold, settled before the batch.
+    #[serde(default)]
+    pub delete: Vec<String>,
 }

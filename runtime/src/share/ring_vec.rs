@@ -65,6 +65,15 @@ impl RingVec {
         }
     }
 
+    /// Sets the elements `range` to 0 (a deleted record's shares: shares of 0 at every party).
+    pub fn zero(&mut self, range: std::ops::Range<usize>) {
+        match self {
+            RingVec::U16(v) => v[range].fill(0),
+            RingVec::U32(v) => v[range].fill(0),
+            RingVec::U64(v) => v[range].fill(0),
+        }
+    }
+
     pub fn len(&self) -> usize {
         match self {
             RingVec::U16(v) => v.len(),

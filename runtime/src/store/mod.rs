@@ -40,6 +40,7 @@
 //! writes a temporary file, fsyncs it, links it to the final name (never overwriting) and
 //! fsyncs the directory. One writer at a time: [`StoreWriter`] holds an exclusive lock on the file.
 
+pub mod deleted;
 mod direct;
 mod error;
 mod header;
