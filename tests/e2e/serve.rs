@@ -549,3 +549,70 @@ fn a_deleted_record_never_matches_again() {
         );
     }
 }
+
+/// Reauthentication, per sharing: a query matched against its person's claimed id alone
+/// reveals that id when it matches it and nothing else, even where other records match the
+/// query too; a wrong claimed id does not match; an id no gallery holds is refused. Requests
+/// sent together still get their own answers (a reauthentication runs in a batch of its own).
+#[test]
+fn reauthentication_matches_the_claimed_id_alone() {
+    for plan in [&["--sharing", "rep3"][..], &["--sharing", "gr4"]] {
+        let (gallery, queries) = data::edge_case_set(31, 256, 6, 3, 3, 8, 2);
+        let s = serve(&small_ids(), plan, &gallery, 8);
+        let expected = reference::matching_ids(&gallery, &queries, -2..=2, 3, 8);
+        let (k, right) = expected
+            .iter()
+            .enumerate()
+            .find_map(|(k, ids)| ids.first().map(|&id| (k, id)))
+            .expect("the edge-case set has matches");
+        let wrong = gallery
+            .iter()
+            .map(|r| r.id)
+            .find(|id| !expected[k].contains(id))
+            .expect("a record the query does not match");
+        let q = std::slice::from_ref(&queries[k]);
+        let (right_s, wrong_s) = (right.to_string(), wrong.to_string());
+        let runs = [
+            ("reauth-right", vec!["--reauth", right_s.as_str()]),
+            ("reauth-wrong", vec!["--reauth", wrong_s.as_str()]),
+            ("reauth-unknown", vec!["--reauth", "987654"]),
+            ("plain", vec![]),
+        ];
+        let outputs: Vec<Output> = std::thread::scope(|scope| {
+            let handles: Vec<_> = runs
+                .iter()
+                .map(|(id, extra)| {
+                    let s = &s;
+                    scope.spawn(move || s.client_with(q, id, None, extra))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let ids = |o: &Output| {
+            assert!(
+                o.status.success(),
+                "{plan:?}: {}\n{}",
+                common::stderr(o),
+                s.logs()
+            );
+            reference::printed_ids(&common::stdout_json(o))
+        };
+        assert_eq!(
+            ids(&outputs[0]),
+            vec![vec![right]],
+            "{plan:?}: the claimed id alone"
+        );
+        assert_eq!(
+            ids(&outputs[1]),
+            vec![Vec::<u64>::new()],
+            "{plan:?}: a wrong claim"
+        );
+        assert!(!outputs[2].status.success());
+        assert!(common::stderr(&outputs[2]).contains("not enrolled"));
+        assert_eq!(
+            ids(&outputs[3]),
+            vec![expected[k].clone()],
+            "{plan:?}: the whole gallery"
+        );
+    }
+}

@@ -319,6 +319,10 @@ pub enum Command {
         /// durably, and a deleted record never matches again.
         #[arg(long, value_delimiter = ',', conflicts_with_all = ["inputs", "enroll"])]
         delete: Vec<u64>,
+        /// Reauthentication: match the queries against the record with this id alone (the
+        /// person's claimed identity), not the whole gallery.
+        #[arg(long, value_name = "ID", conflicts_with = "enroll")]
+        reauth: Option<u64>,
         /// The parties' configuration (its CA checks the parties' API certificates; its
         /// entries' `api` give their addresses).
         #[arg(long, default_value = "parties.toml")]
@@ -677,10 +681,12 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             timeout,
             enroll,
             delete,
+            reauth,
             plan,
         } => super::client::run_client(&super::client::ClientRequest {
             enroll,
             delete,
+            reauth,
             program,
             inputs,
             plan: plan.options()?,

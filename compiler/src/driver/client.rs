@@ -44,6 +44,8 @@ pub struct ClientRequest {
     pub enroll: Vec<String>,
     /// Record ids to delete (then no queries).
     pub delete: Vec<u64>,
+    /// Reauthentication: the claimed record id the queries are matched against, alone.
+    pub reauth: Option<u64>,
 }
 
 /// The three parties' requests for `req`: each party's share of every query input.
@@ -58,6 +60,7 @@ pub fn prepare(req: &ClientRequest, id: &str) -> Result<[Submit; 3]> {
         inputs: BTreeMap::new(),
         enroll: BTreeMap::new(),
         delete: Vec::new(),
+        only: req.reauth,
     });
     let mut files_of = BTreeMap::new();
     for arg in &req.inputs {
@@ -234,6 +237,7 @@ pub fn run_client(req: &ClientRequest) -> Result<ExitCode> {
             inputs: BTreeMap::new(),
             enroll: BTreeMap::new(),
             delete: req.delete.clone(),
+            only: None,
         })
     };
     let config = PartiesConfig::load(&req.config)?;

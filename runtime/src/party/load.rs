@@ -52,6 +52,9 @@ pub struct Inputs {
     /// the schedule, so they are built once.
     rep3_views: HashMap<(usize, InputPart, u32), Arc<Codes>>,
     shamir_views: HashMap<(usize, InputPart), Arc<ShamirCodes>>,
+    /// A reauthentication batch of a serving party: the galleries are loaded as the one record
+    /// with this id.
+    only: Option<u64>,
 }
 
 fn input_err(msg: String) -> RuntimeError {
@@ -554,6 +557,7 @@ impl Inputs {
             query_count: query_count.map_or(1, |(_, n)| n as usize),
             rep3_views: HashMap::new(),
             shamir_views: HashMap::new(),
+            only: None,
         })
     }
 
@@ -590,6 +594,20 @@ impl Inputs {
         }
         self.query_count = count.unwrap_or(1);
         Ok(())
+    }
+
+    /// Loads the galleries as the one record with id `only` (a reauthentication batch), or
+    /// whole (`None`).
+    pub fn restrict_galleries(&mut self, only: Option<u64>) {
+        self.only = only;
+    }
+
+    /// Whether every gallery input holds a record with id `id`.
+    pub fn galleries_hold(&self, id: u64) -> bool {
+        self.list
+            .iter()
+            .filter(|l| l.spec.role == InputRole::Gallery)
+            .all(|l| l.ids().contains(&id))
     }
 
     /// The number of inputs (the manifest's).
@@ -725,7 +743,14 @@ impl Inputs {
     ) -> Result<Value, RuntimeError> {
         let l = self.get(input)?;
         let range = match l.spec.role {
-            InputRole::Gallery => 0..l.header.count as usize,
+            InputRole::Gallery => match self.only {
+                // Reauthentication: the claimed record alone (its presence was checked).
+                Some(id) => match l.ids().iter().position(|&x| x == id) {
+                    Some(k) => k..k + 1,
+                    None => 0..0,
+                },
+                None => 0..l.header.count as usize,
+            },
             InputRole::Query => {
                 let q = self.query_index(query, &l.spec)?;
                 q..q + 1

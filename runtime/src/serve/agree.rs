@@ -41,6 +41,11 @@ pub fn decide(mine: &[Offered], followers: &[&[Offered]], max_batch: usize) -> D
             d.delete.push(r.id.clone());
             continue;
         }
+        // A reauthentication scans one claimed record: it runs alone, and nothing joins it.
+        let alone_in = d.batch.len() == 1 && mine.iter().any(|m| m.id == d.batch[0] && m.alone);
+        if alone_in || (r.alone && !d.batch.is_empty()) {
+            continue;
+        }
         if queries + r.queries > max_batch && !d.batch.is_empty() {
             continue;
         }
@@ -94,7 +99,22 @@ mod tests {
             digest: digest.into(),
             queries,
             delete: false,
+            alone: false,
         }
+    }
+
+    #[test]
+    fn a_reauthentication_runs_in_a_batch_of_its_own() {
+        let alone = |id: &str| Offered {
+            alone: true,
+            ..o(id, "r", 1)
+        };
+        let mine = [o("a", "1", 1), alone("r1"), o("b", "2", 1), alone("r2")];
+        let d = decide(&mine, &[&mine, &mine], 64);
+        assert_eq!(d.batch, vec!["a".to_string(), "b".to_string()]);
+        let later = [alone("r1"), o("b", "2", 1)];
+        let d = decide(&later, &[&later, &later], 64);
+        assert_eq!(d.batch, vec!["r1".to_string()]);
     }
 
     #[test]

@@ -179,6 +179,8 @@ async fn submit(
         "uniqueness"
     } else if body.windows(10).any(|w| w == b"\"delete\":[") {
         "deletion"
+    } else if body.windows(7).any(|w| w == b"\"only\":") {
+        "reauthentication"
     } else {
         "match"
     };
@@ -307,6 +309,7 @@ fn check(shared: &Shared, request: Submit) -> Result<Pending, String> {
             arrived: std::time::Instant::now(),
             enrol: Vec::new(),
             delete: request.delete,
+            only: None,
         });
     }
     let mut files = Vec::new();
@@ -344,6 +347,13 @@ fn check(shared: &Shared, request: Submit) -> Result<Pending, String> {
         .find(|k| !shared.query_inputs.iter().any(|(_, s)| &s.name == *k))
     {
         return Err(format!("this program has no query input `{extra}`"));
+    }
+    if let Some(id) = request.only {
+        if !request.enroll.is_empty() {
+            return Err("a reauthentication enrols nothing".into());
+        }
+        hasher.update(b"only");
+        hasher.update(&id.to_le_bytes());
     }
     let mut enrol = Vec::new();
     for (name, b64) in &request.enroll {
@@ -383,5 +393,6 @@ fn check(shared: &Shared, request: Submit) -> Result<Pending, String> {
         arrived: std::time::Instant::now(),
         enrol,
         delete: Vec::new(),
+        only: request.only,
     })
 }

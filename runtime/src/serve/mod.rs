@@ -51,6 +51,8 @@ pub(crate) struct Pending {
     pub enrol: enrol::Enrolment,
     /// A deletion's record ids (then no queries).
     pub delete: Vec<u64>,
+    /// A reauthentication's claimed record id.
+    pub only: Option<u64>,
 }
 
 #[derive(Default)]
@@ -263,6 +265,19 @@ impl Service {
                 st.running.insert(p.id.clone());
                 taken.push(p);
             }
+            // A reauthentication against an id the galleries do not hold is answered at once
+            // (every party holds the same records, so all answer the same).
+            let only = taken.first().and_then(|p| p.only);
+            if let Some(id) = only {
+                if !inputs.galleries_hold(id) {
+                    let p = taken.remove(0);
+                    let why = format!("record id {id} is not enrolled");
+                    let answer = self.error_answer(&p.id, p.queries, &why);
+                    st.finish(answer);
+                    continue;
+                }
+            }
+            inputs.restrict_galleries(only);
             ::metrics::gauge!(metrics::PENDING).set(st.pending.len() as f64);
             drop(st);
             self.batch_started = Some(Instant::now());
@@ -330,6 +345,7 @@ impl Service {
                 digest: p.digest.clone(),
                 queries: p.queries,
                 delete: !p.delete.is_empty(),
+                alone: p.only.is_some(),
             })
             .collect()
     }

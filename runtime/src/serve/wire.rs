@@ -30,6 +30,10 @@ pub struct Submit {
     /// `enroll` are empty). A deleted record can never match again.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub delete: Vec<u64>,
+    /// Reauthentication: match the queries against the record with this id alone (the
+    /// request runs in a batch of its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub only: Option<u64>,
 }
 
 /// A party's answer to a request: the output party's carries the revealed fields per query
@@ -78,6 +82,9 @@ pub struct Offered {
     /// A deletion (no queries): settled before the next batch, outside it.
     #[serde(default)]
     pub delete: bool,
+    /// A reauthentication (against one claimed id): a batch of its own.
+    #[serde(default)]
+    pub alone: bool,
 }
 
 /// The leader's (party 0's) decision for the next batch: the requests in it, in order, and
