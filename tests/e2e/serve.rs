@@ -105,8 +105,23 @@ fn serve(program: &Path, plan: &[&str], gallery: &[Record], max_batch: usize) ->
 
 impl Serving {
     fn start(&mut self) {
-        self.parties = (0..3)
-            .map(|p| {
+        self.parties = (0..3).map(|p| self.spawn(p)).collect();
+    }
+
+    /// Kills party `p` (-9).
+    fn kill(&mut self, p: usize) {
+        let _ = self.parties[p].kill();
+        let _ = self.parties[p].wait();
+    }
+
+    /// Whether party `p`'s process is still running.
+    fn alive(&mut self, p: usize) -> bool {
+        self.parties[p].try_wait().unwrap().is_none()
+    }
+
+    fn spawn(&self, p: usize) -> Child {
+        {
+            {
                 let log = std::fs::OpenOptions::new()
                     .create(true)
                     .append(true)
@@ -137,8 +152,8 @@ impl Serving {
                     .stderr(Stdio::from(log))
                     .spawn()
                     .expect("party starts")
-            })
-            .collect();
+            }
+        }
     }
 
     /// Kills the three parties (-9) and starts them again on their stores.
@@ -209,11 +224,14 @@ impl Serving {
             .args(["--config", self.config.to_str().unwrap()])
             .arg("--token")
             .arg(token.unwrap_or(&self.token))
-            .args(["--request-id", id, "--timeout", "60"])
+            .args(["--request-id", id])
             .args(extra)
             .args(&self.plan);
         if !queries.is_empty() {
             cmd.arg("--input").arg(format!("q={}", q.display()));
+        }
+        if !extra.contains(&"--timeout") {
+            cmd.args(["--timeout", "60"]);
         }
         for (p, a) in self.apis.iter().enumerate() {
             cmd.arg("--api").arg(format!("{p}={a}"));
@@ -615,4 +633,56 @@ fn reauthentication_matches_the_claimed_id_alone() {
             "{plan:?}: the whole gallery"
         );
     }
+}
+
+/// A party killed (-9) while idle: a request fails within its bound with an error naming the
+/// party; the two others stay up (healthy, not ready) and connect to it again when it
+/// restarts; then requests are answered as the plaintext definition says.
+#[test]
+fn a_party_down_then_back() {
+    let (gallery, queries) = data::edge_case_set(3, 256, 6, 3, 3, 8, 2);
+    let mut s = serve(&small_ids(), &["--sharing", "rep3"], &gallery, 8);
+    let expected = reference::matching_ids(&gallery, &queries, -2..=2, 3, 8);
+    let out = s.client(&queries, "before", None);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    assert_eq!(reference::printed_ids(&common::stdout_json(&out)), expected);
+
+    s.kill(2);
+    let started = std::time::Instant::now();
+    let out = s.client_with(&queries, "while-down", None, &["--timeout", "4"]);
+    assert!(!out.status.success());
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "the request failed within a bound"
+    );
+    assert!(
+        common::stderr(&out).contains("party 2"),
+        "{}",
+        common::stderr(&out)
+    );
+    assert!(
+        s.alive(0) && s.alive(1),
+        "the other parties stay up:\n{}",
+        s.logs()
+    );
+    assert_eq!(s.get(0, "/healthz").0, 200);
+    assert_eq!(s.get(0, "/readyz").0, 503, "not ready without party 2");
+
+    s.parties[2] = s.spawn(2);
+    let out = s.client(&queries, "after", None);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        common::stderr(&out),
+        s.logs()
+    );
+    assert_eq!(reference::printed_ids(&common::stdout_json(&out)), expected);
+    assert!(s.alive(0) && s.alive(1));
+    assert_eq!(s.get(0, "/readyz").0, 200);
+    assert!(
+        s.logs()
+            .contains("connected to the other two parties again"),
+        "{}",
+        s.logs()
+    );
 }

@@ -189,8 +189,18 @@ pub fn send(
         };
         tokio::join!(one(0), one(1), one(2))
     });
+    let results = [results.0, results.1, results.2];
+    // Every party that failed is named (a party down shows as unreachable, the others as not
+    // answering).
+    let failed: Vec<String> = results
+        .iter()
+        .filter_map(|r| r.as_ref().err().cloned())
+        .collect();
+    if !failed.is_empty() {
+        bail!("{}", failed.join("; "));
+    }
     let mut answers = Vec::new();
-    for (p, r) in [results.0, results.1, results.2].into_iter().enumerate() {
+    for (p, r) in results.into_iter().enumerate() {
         match r.map_err(|e| anyhow!(e))? {
             Reply::Answer(a) => match &a.error {
                 Some(why) => bail!("party {p} did not compute request {}: {why}", a.request_id),

@@ -186,6 +186,17 @@ entry_points! {
         }
     }
 
+    /// After an op failed (said on stderr): 1 when the schedule goes on with the next batch
+    /// (a serving party that connected to its peers again, `Runtime::recover`), 0 when it
+    /// ends (`irisc_rt_finish` with status 1).
+    schedule fn irisc_rt_recover(rt: Runtime) -> Count {
+        let Some(r) = rt.as_mut() else { return 0 };
+        match catch_unwind(AssertUnwindSafe(|| r.recover())) {
+            Ok(true) => 1,
+            _ => 0,
+        }
+    }
+
     /// Ends the run (`rt` is freed; null: start failed) and returns the process exit code.
     schedule fn irisc_rt_finish(rt: Runtime, status: I32) -> ExitCode {
         if rt.is_null() {

@@ -5,6 +5,7 @@
 //! - [`share_file`]: one party's secret shares of one input (any kind and sharing);
 //! - [`owner_only`]: the refusal of secret files that other users can access.
 
+pub mod answer;
 pub mod ndjson;
 pub mod ndjson_values;
 pub mod owner_only;

@@ -55,6 +55,8 @@ pub struct Inputs {
     /// A reauthentication batch of a serving party: the galleries are loaded as the one record
     /// with this id.
     only: Option<u64>,
+    /// A serving party's inputs: the queries come from requests, batch by batch.
+    serving: bool,
 }
 
 fn input_err(msg: String) -> RuntimeError {
@@ -490,7 +492,9 @@ impl Inputs {
             .zip(&manifest.inputs)
             .map(|(p, spec)| load_one(p, spec, args.party, !args.quiet))
             .collect::<Result<Vec<_>, _>>()?;
-        Inputs::from_loaded(list, manifest, &paths)
+        let mut inputs = Inputs::from_loaded(list, manifest, &paths)?;
+        inputs.serving = args.serve.is_some();
+        Ok(inputs)
     }
 
     fn from_loaded(
@@ -558,6 +562,7 @@ impl Inputs {
             rep3_views: HashMap::new(),
             shamir_views: HashMap::new(),
             only: None,
+            serving: false,
         })
     }
 
@@ -674,10 +679,17 @@ impl Inputs {
                 crate::net::session::PROGRAM,
                 format!("{} {}", manifest.program, manifest.fingerprint),
             )
-            .field("the query batch (queries)", self.query_count);
+            .field(
+                "the query batch (queries)",
+                // A serving party's queries come batch by batch, agreed on per batch.
+                if self.serving {
+                    "per request".to_string()
+                } else {
+                    self.query_count.to_string()
+                },
+            );
         for l in &self.list {
-            if l.spec.role == InputRole::Query && l.header.count == 0 {
-                // A serving party's queries come batch by batch (serve::batch checks them).
+            if self.serving && l.spec.role == InputRole::Query {
                 continue;
             }
             s = s.input_set(&l.spec.name, &l.header.set_id);
@@ -1032,3 +1044,27 @@ fn codes_of_share_file(file: ShareFile) -> Codes {
 #[cfg(test)]
 #[path = "load_tests.rs"]
 mod tests;
+
+impl crate::serve::Galleries for Inputs {
+    fn count(&self) -> usize {
+        Inputs::count(self)
+    }
+    fn store_path(&self, index: usize) -> Option<&Path> {
+        Inputs::store_path(self, index)
+    }
+    fn ids(&self, index: usize) -> &[u64] {
+        Inputs::ids(self, index)
+    }
+    fn reload_store(&mut self, index: usize, party: usize) -> Result<(), RuntimeError> {
+        Inputs::reload_store(self, index, party)
+    }
+    fn gallery_records(&self) -> usize {
+        Inputs::gallery_records(self)
+    }
+    fn galleries_hold(&self, id: u64) -> bool {
+        Inputs::galleries_hold(self, id)
+    }
+    fn restrict_galleries(&mut self, only: Option<u64>) {
+        Inputs::restrict_galleries(self, only)
+    }
+}

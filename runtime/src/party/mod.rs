@@ -90,6 +90,16 @@ pub struct Runtime {
     batches: u64,
     /// Set when a step between batches failed (said already): the run ends with status 1.
     pub(crate) failed: bool,
+    /// A serving party's way back to its peers after a failed batch: the configuration and
+    /// the settings its hellos carry.
+    relink: Option<Relink>,
+}
+
+/// What a serving party needs to connect again ([`Runtime::recover`]).
+struct Relink {
+    config: crate::net::config::PartiesConfig,
+    protocol: String,
+    schedule: String,
 }
 
 impl Runtime {
@@ -115,6 +125,23 @@ impl Runtime {
     pub(crate) fn fail(&mut self, e: &RuntimeError) {
         if stop::signalled() {
             // The signal's thread says why and tells the peers.
+            return;
+        }
+        if self.serve.is_some() {
+            // A serving party abandons the batch, not the service (`recover`): it says why
+            // and tells the peers, which abandon theirs too.
+            let why = match e {
+                RuntimeError::Net(NetError::Aborted { .. }) => e.to_string(),
+                _ => self
+                    .net
+                    .peer_stopped()
+                    .map_or(e.to_string(), |c| c.to_string()),
+            };
+            crate::say!("{}: the batch failed: {why}", stop::prefix());
+            if let Some(service) = &mut self.serve {
+                service.fail_batch(&why);
+            }
+            stop::abort_peers(&why);
             return;
         }
         let cause = match e {
@@ -191,6 +218,11 @@ impl Runtime {
         let load = t.elapsed();
 
         let t = Instant::now();
+        let relink = args.serve.as_ref().map(|_| Relink {
+            config: config.clone(),
+            protocol: protocol_of(&manifest, build),
+            schedule: or_unknown(&build.schedule).to_string(),
+        });
         let settings = Session::new()
             .field("the protocol", protocol_of(&manifest, build))
             // The schedule, not the backend: a CPU party and GPU parties interoperate.
@@ -239,7 +271,7 @@ impl Runtime {
                     stop::final_line(&line);
                     stop::abort_peers(&line);
                 })?;
-                service.set_ready();
+                service.set_ready(true);
                 if !args.quiet {
                     crate::say!(
                         "{}: serving client requests at https://{addr}",
@@ -283,6 +315,7 @@ impl Runtime {
             serve,
             batches: 0,
             failed: false,
+            relink,
         })
     }
 
@@ -306,6 +339,73 @@ impl Runtime {
         self.inputs.query_count() as u64
     }
 
+    /// After a failed batch (`irisc_rt_recover`): a serving party answers the batch's requests
+    /// with a retryable error, connects to the other two parties again (as often as it takes,
+    /// while its API keeps answering: `/readyz` says it is not ready) and agrees new seeds;
+    /// then the schedule goes on with the next batch. Any other party stops (false).
+    pub fn recover(&mut self) -> bool {
+        let (Some(service), Some(relink)) = (&mut self.serve, &self.relink) else {
+            return false;
+        };
+        service.fail_batch("the batch failed (a party stopped or a link broke)");
+        service.set_ready(false);
+        self.tiles.discard_all();
+        let _ = self.outputs.take_captured();
+        stop::register_links(None);
+        // Quiet attempts: one line says the party waits, one that it is back.
+        let waiting = Waiting {
+            label: None,
+            at_once: false,
+        };
+        let mut said = false;
+        loop {
+            if stop::signalled() {
+                return false;
+            }
+            let settings = Session::new()
+                .field("the protocol", &relink.protocol)
+                .field("the message schedule", &relink.schedule)
+                .field("--chunk-size", self.args.chunk_size)
+                .field("--record-chunk", self.args.record_chunk);
+            let session = self.inputs.session_bytes(&self.manifest, settings);
+            let attempt =
+                TlsTransport::connect_with(&relink.config, self.party, &session, &waiting)
+                    .map_err(|e| e.to_string())
+                    .and_then(|mut net| {
+                        let prss = Prss::setup(&mut net).map_err(|e| e.to_string())?;
+                        Ok((net, prss))
+                    });
+            match attempt {
+                Ok((net, prss)) => {
+                    // The old links (to peers that are gone or restarted) are dropped.
+                    drop(std::mem::replace(&mut self.net, net));
+                    self.prss = prss;
+                    break;
+                }
+                Err(e) => {
+                    if !said {
+                        crate::say!(
+                            "{}: waiting for the other parties to connect again: {e}",
+                            stop::prefix()
+                        );
+                        said = true;
+                    }
+                    std::thread::sleep(Duration::from_millis(500));
+                }
+            }
+        }
+        stop::register_links(Some(self.net.abort_handle()));
+        stop::clear_reported();
+        if let Some(service) = &self.serve {
+            service.set_ready(true);
+        }
+        crate::say!(
+            "{}: connected to the other two parties again",
+            stop::prefix()
+        );
+        true
+    }
+
     /// The number of queries of the next batch, -1 when there is none (`irisc_rt_next_batch`).
     /// Share files hold one batch; a serving party answers the batch just computed and waits
     /// for the next one the three parties agree on.
@@ -319,7 +419,21 @@ impl Runtime {
             });
         };
         let kept = self.outputs.take_captured();
-        let files = service.next_batch(&mut self.net, &mut self.inputs, kept)?;
+        let files = match service.next_batch(&mut self.net, &mut self.inputs, kept) {
+            Ok(files) => files,
+            Err(e) => {
+                // A peer failed between batches: abandon, reconnect, wait for the next.
+                self.fail(&e);
+                if !self.recover() {
+                    return Err(e);
+                }
+                self.batches -= 1;
+                return self.next_batch();
+            }
+        };
+        let Some(_) = &self.serve else {
+            return Ok(-1);
+        };
         self.inputs.replace_queries(self.party, files)?;
         self.outputs = output::Outputs::capturing(&self.manifest, &self.inputs);
         Ok(self.inputs.query_count() as i64)

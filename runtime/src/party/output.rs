@@ -161,22 +161,7 @@ impl Outputs {
     }
 }
 
-/// `{"query":0,"id":17,"match":true,"ids":[17]}`: compact, fields in the order given; no `"id"`
-/// when the program has no query input.
-pub fn render(query: u64, id: Option<u64>, fields: &[(String, String)]) -> String {
-    let mut s = format!("{{\"query\":{query}");
-    if let Some(id) = id {
-        s.push_str(&format!(",\"id\":{id}"));
-    }
-    for (name, value) in fields {
-        s.push(',');
-        s.push_str(&serde_json::to_string(name).unwrap_or_else(|_| "\"?\"".into()));
-        s.push(':');
-        s.push_str(value);
-    }
-    s.push('}');
-    s
-}
+pub use crate::io::answer::render;
 
 /// Answer lines this process printed, and whether stdout is closed to answers (its trailer is
 /// out, or none is needed): the signal thread ([`super::stop`]) marks partial answers too,

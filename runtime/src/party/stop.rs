@@ -71,6 +71,14 @@ pub fn final_line(text: &str) -> bool {
     true
 }
 
+/// A serving party that recovered from a failed batch: the next failure is said again.
+pub fn clear_reported() {
+    REPORTED.store(false, Ordering::SeqCst);
+    if let Ok(mut r) = REASON.lock() {
+        *r = None;
+    }
+}
+
 /// The line saying why this party stops (with its prefix), once printed.
 pub fn reason() -> Option<String> {
     REASON.lock().ok().and_then(|r| r.clone())

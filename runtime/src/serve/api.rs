@@ -191,6 +191,7 @@ async fn submit(
         StatusCode::UNAUTHORIZED => "unauthorized",
         StatusCode::BAD_REQUEST => "bad_request",
         StatusCode::GATEWAY_TIMEOUT => "timeout",
+        StatusCode::SERVICE_UNAVAILABLE => "batch_failed",
         _ => "error",
     };
     metrics::counter!(super::metrics::REQUESTS, "type" => kind, "outcome" => outcome).increment(1);
@@ -269,10 +270,10 @@ async fn submit_inner(api: Arc<Api>, headers: HeaderMap, body: axum::body::Bytes
 }
 
 fn answer_response(a: Answer) -> Response {
-    let status = if a.error.is_some() {
-        StatusCode::CONFLICT
-    } else {
-        StatusCode::OK
+    let status = match (&a.error, a.retry) {
+        (Some(_), true) => StatusCode::SERVICE_UNAVAILABLE,
+        (Some(_), false) => StatusCode::CONFLICT,
+        (None, _) => StatusCode::OK,
     };
     (status, Json(a)).into_response()
 }

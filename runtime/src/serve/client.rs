@@ -137,6 +137,10 @@ pub async fn submit(
         )
     })??;
     match serde_json::from_slice::<Answer>(&bytes) {
+        Ok(a) if status == 503 => Err(format!(
+            "party {party}: {}",
+            a.error.unwrap_or_else(|| "not available".into())
+        )),
         Ok(a) if status == 200 || status == 409 => Ok(Reply::Answer(a)),
         _ => {
             let text = serde_json::from_slice::<serde_json::Value>(&bytes)

@@ -16,10 +16,10 @@ use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
+use super::Galleries;
 use crate::error::RuntimeError;
 use crate::io::share_file::ShareFile;
 use crate::net::{NetError, Transport};
-use crate::party::load::Inputs;
 use crate::store::{Record, StoreWriter};
 
 /// A request's records to enrol: per gallery input (manifest index), its gallery-form share
@@ -99,7 +99,7 @@ fn agree_step(
 /// Returns each request's outcome, in the order given.
 pub fn settle(
     net: &mut impl Transport,
-    inputs: &mut Inputs,
+    inputs: &mut dyn Galleries,
     party: usize,
     asks: &[(String, &Enrolment, Option<Vec<bool>>)],
 ) -> Result<Vec<Outcome>, RuntimeError> {
@@ -229,7 +229,7 @@ fn refused_or(
 /// refused by all (the stores agree, so all see it). Returns each request's outcome.
 pub fn delete(
     net: &mut impl Transport,
-    inputs: &mut Inputs,
+    inputs: &mut dyn Galleries,
     party: usize,
     asks: &[(String, Vec<u64>)],
 ) -> Result<Vec<Result<(), String>>, RuntimeError> {

@@ -24,10 +24,28 @@ use crate::error::RuntimeError;
 use crate::io::share_file::{RingVec, ShareFile};
 use crate::manifest::{Manifest, ManifestInput};
 use crate::net::Transport;
-use crate::party::load::Inputs;
 use crate::vocab::InputRole;
 
 use wire::{Answer, Offered};
+
+/// What a serving party's galleries offer the service: the party's loaded inputs implement it
+/// (`party::load::Inputs`), so the service depends on no party internals.
+pub trait Galleries {
+    /// The number of inputs (the program's).
+    fn count(&self) -> usize;
+    /// The store gallery input `index` was loaded from, if it was.
+    fn store_path(&self, index: usize) -> Option<&std::path::Path>;
+    /// The record ids of input `index`.
+    fn ids(&self, index: usize) -> &[u64];
+    /// Loads gallery input `index` again from its store (after an enrolment or a deletion).
+    fn reload_store(&mut self, index: usize, party: usize) -> Result<(), RuntimeError>;
+    /// Records of all galleries together.
+    fn gallery_records(&self) -> usize;
+    /// Whether every gallery holds a record with id `id`.
+    fn galleries_hold(&self, id: u64) -> bool;
+    /// Loads the galleries as the one record `only` (a reauthentication batch), or whole.
+    fn restrict_galleries(&mut self, only: Option<u64>);
+}
 
 /// How long the parties wait between two agreement exchanges while no request is held by all
 /// three (a new request cuts the wait short at the party that receives it).
@@ -134,7 +152,7 @@ impl Service {
         config: &crate::net::config::PartiesConfig,
         party: usize,
         manifest: &Manifest,
-        inputs: &Inputs,
+        inputs: &dyn Galleries,
         max_batch: usize,
     ) -> Result<Service, RuntimeError> {
         let stores = manifest
@@ -177,11 +195,27 @@ impl Service {
         })
     }
 
-    /// Marks the party ready (links up, seeds agreed).
-    pub fn set_ready(&self) {
+    /// Marks the party ready (links up, seeds agreed) or not (reconnecting).
+    pub fn set_ready(&self, ready: bool) {
         self.shared
             .ready
-            .store(true, std::sync::atomic::Ordering::SeqCst);
+            .store(ready, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The batch being computed failed (a peer stopped, a link broke): its requests are
+    /// answered with a retryable error and forgotten, so a retry under the same id computes
+    /// them.
+    pub fn fail_batch(&mut self, why: &str) {
+        self.batch_started = None;
+        let mut st = lock(&self.shared.state);
+        for r in std::mem::take(&mut self.current) {
+            let mut answer = self.error_answer(&r.id, r.queries, why);
+            answer.retry = true;
+            for w in st.waiters.remove(&r.id).unwrap_or_default() {
+                let _ = w.send(answer.clone());
+            }
+            st.running.remove(&r.id);
+        }
     }
 
     /// Answers the batch just computed from `kept` (the output party's revealed fields by
@@ -190,7 +224,7 @@ impl Service {
     pub fn next_batch(
         &mut self,
         net: &mut impl Transport,
-        inputs: &mut Inputs,
+        inputs: &mut dyn Galleries,
         kept: Vec<(u64, Option<u64>, Vec<(String, String)>)>,
     ) -> Result<Vec<(usize, ShareFile)>, RuntimeError> {
         let outcomes = self.settle_enrolments(net, inputs, &kept)?;
@@ -242,6 +276,7 @@ impl Service {
                             enrolled: None,
                             deleted: ids,
                             error: None,
+                            retry: false,
                         },
                         Err(why) => self.error_answer(&id, 0, &why),
                     };
@@ -290,7 +325,7 @@ impl Service {
     fn settle_enrolments(
         &mut self,
         net: &mut impl Transport,
-        inputs: &mut Inputs,
+        inputs: &mut dyn Galleries,
         kept: &[(u64, Option<u64>, Vec<(String, String)>)],
     ) -> Result<HashMap<String, enrol::Outcome>, RuntimeError> {
         let asks: Vec<(String, &enrol::Enrolment, Option<Vec<bool>>)> = self
@@ -359,6 +394,7 @@ impl Service {
             enrolled: None,
             deleted: Vec::new(),
             error: Some(why.to_string()),
+            retry: false,
         }
     }
 
@@ -414,7 +450,7 @@ impl Service {
                     if let Some(e) = enrolled {
                         fields.push(("enrolled".into(), e.to_string()));
                     }
-                    let line = crate::party::output::render(q - range.start, *id, &fields);
+                    let line = crate::io::answer::render(q - range.start, *id, &fields);
                     serde_json::value::RawValue::from_string(line).ok()
                 })
                 .collect();
@@ -426,6 +462,7 @@ impl Service {
                 enrolled,
                 deleted: Vec::new(),
                 error: None,
+                retry: false,
             });
         }
     }

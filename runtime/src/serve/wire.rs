@@ -54,6 +54,10 @@ pub struct Answer {
     /// For a deletion: the ids deleted (durably, in all three parties' stores).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deleted: Vec<u64>,
+    /// The request was not computed because its batch failed (a party stopped): a retry
+    /// under the same id computes it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub retry: bool,
     /// Why the request was not computed (then `answers` is empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,

@@ -69,6 +69,7 @@ impl<'ctx> Schedule<'ctx, '_> {
         let head = self.cx.append_basic_block(self.main, "next_batch");
         let inner = self.cx.append_basic_block(self.main, "next_batch.body");
         let done = self.cx.append_basic_block(self.main, "next_batch.done");
+        self.batch_head = Some(head);
         self.b.build_unconditional_branch(head).map_err(err)?;
         self.b.position_at_end(head);
         let n = self

@@ -45,6 +45,9 @@ struct Schedule<'ctx, 'a> {
     main: FunctionValue<'ctx>,
     rt: PointerValue<'ctx>,
     fail: BasicBlock<'ctx>,
+    /// The head of the loop over batches (`irisc_rt_next_batch`), where a recovered serving
+    /// party goes on.
+    batch_head: Option<BasicBlock<'ctx>>,
     slots: HashMap<usize, Slot<'ctx>>,
     next_slot: u32,
     /// Code entries of every input (the manifest's `elements`), by input index.
@@ -172,6 +175,7 @@ pub fn generate_with_gpu<'ctx>(
         query_batch: TileOptions::of(mpc).map_or(1, |o| o.query_batch),
         batched_chunks: crate::analysis::schedule::batched_chunks(mpc),
         dots: Vec::new(),
+        batch_head: None,
     };
     s.b.position_at_end(started);
     if let Some(image) = gpu_image {
@@ -219,7 +223,24 @@ pub fn generate_with_gpu<'ctx>(
     let done =
         s.b.get_insert_block()
             .ok_or_else(|| err("builder has no block"))?;
-    for (block, status) in [(done, 0u64), (fail, 1)] {
+    // A failed op: a serving party that reconnects goes on with the next batch
+    // (`irisc_rt_recover`), any other run finishes with status 1.
+    s.b.position_at_end(fail);
+    let recover =
+        entry_point(cx, module, "irisc_rt_recover").ok_or_else(|| err("no irisc_rt_recover"))?;
+    let again = s
+        .call_value(recover, &[rt.into()], "recovered")?
+        .into_int_value();
+    let again =
+        s.b.build_int_compare(inkwell::IntPredicate::NE, again, i64t.const_zero(), "again")
+            .map_err(err)?;
+    let finish_failed = cx.append_basic_block(main, "failed.finish");
+    let head = s
+        .batch_head
+        .ok_or_else(|| err("the schedule has no batch loop"))?;
+    s.b.build_conditional_branch(again, head, finish_failed)
+        .map_err(err)?;
+    for (block, status) in [(done, 0u64), (finish_failed, 1)] {
         s.b.position_at_end(block);
         let code = s.call_value(
             finish,
