@@ -686,3 +686,63 @@ fn a_party_down_then_back() {
         s.logs()
     );
 }
+
+/// Stores that diverged while the parties were down (one holds a record the others never
+/// committed, as a party killed between the parties' commits leaves them; one made a deletion
+/// the others did not) are reconciled when the parties connect: the unacknowledged record is
+/// rolled back, the deletion is made by all, and the answers are the plaintext definition's
+/// on the gallery without the deleted record.
+#[test]
+fn diverged_stores_are_reconciled_at_connect() {
+    use irisc_runtime::store::{Record as StoreRecord, Store, StoreWriter};
+    let (gallery, queries) = data::edge_case_set(41, 256, 6, 3, 3, 8, 2);
+    let mut s = serve(&small_ids(), &["--sharing", "rep3"], &gallery, 8);
+    for p in 0..3 {
+        s.kill(p);
+    }
+    let before = s.store_ids(0);
+    // Party 1's store gains a record the others lack.
+    {
+        let store = Store::open(&s.store(1)).unwrap();
+        let r = store.record(0).unwrap();
+        let extra = StoreRecord { id: 999_999, ..r };
+        StoreWriter::open(&s.store(1))
+            .unwrap()
+            .append(&[extra])
+            .unwrap();
+    }
+    assert_eq!(s.store_ids(1).len(), before.len() + 1);
+    // Party 2 deleted a record that matches a query; the others did not.
+    let expected = reference::matching_ids(&gallery, &queries, -2..=2, 3, 8);
+    let victim = *expected.iter().flatten().next().expect("a match");
+    irisc_runtime::store::deleted::append(&s.store(2), &[victim]).unwrap();
+
+    s.start();
+    let out = s.client(&queries, "after-reconcile", None);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        common::stderr(&out),
+        s.logs()
+    );
+    let remaining: Vec<Record> = gallery.iter().filter(|r| r.id != victim).cloned().collect();
+    assert_eq!(
+        reference::printed_ids(&common::stdout_json(&out)),
+        reference::matching_ids(&remaining, &queries, -2..=2, 3, 8)
+    );
+    for p in 0..3 {
+        assert_eq!(
+            s.store_ids(p),
+            before,
+            "party {p}'s records after reconciling"
+        );
+        assert_eq!(
+            irisc_runtime::store::deleted::read(&s.store(p)).unwrap(),
+            vec![victim],
+            "party {p}'s deletions"
+        );
+    }
+    let logs = s.logs();
+    assert!(logs.contains("rolled back 1 record(s)"), "{logs}");
+    assert!(logs.contains("applied 1 deletion(s)"), "{logs}");
+}

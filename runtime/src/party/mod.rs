@@ -251,6 +251,15 @@ impl Runtime {
                 return Err(e);
             }
         };
+        let mut inputs = inputs;
+        if args.serve.is_some() {
+            if let Err(e) = reconcile_stores(&mut net, &mut inputs, party) {
+                let line = e.to_string();
+                stop::final_line(&line);
+                stop::abort_peers(&line);
+                return Err(e);
+            }
+        }
         let connect = t.elapsed();
         let cpu_ready = accounting::process_cpu_seconds();
 
@@ -358,6 +367,7 @@ impl Runtime {
             at_once: false,
         };
         let mut said = false;
+        let mut last_said: Option<String> = None;
         loop {
             if stop::signalled() {
                 return false;
@@ -380,6 +390,15 @@ impl Runtime {
                     // The old links (to peers that are gone or restarted) are dropped.
                     drop(std::mem::replace(&mut self.net, net));
                     self.prss = prss;
+                    if let Err(e) = reconcile_stores(&mut self.net, &mut self.inputs, self.party) {
+                        let line = e.to_string();
+                        if last_said.as_deref() != Some(line.as_str()) {
+                            crate::say!("{}: {line}", stop::prefix());
+                            last_said = Some(line);
+                        }
+                        std::thread::sleep(Duration::from_millis(500));
+                        continue;
+                    }
                     break;
                 }
                 Err(e) => {
@@ -512,6 +531,31 @@ impl Runtime {
             (s, _) => s,
         }
     }
+}
+
+/// A serving party's stores brought to what all three agree on (`serve::reconcile`), said
+/// when anything changed.
+fn reconcile_stores(
+    net: &mut TlsTransport,
+    inputs: &mut load::Inputs,
+    party: usize,
+) -> Result<(), RuntimeError> {
+    let done = crate::serve::reconcile::reconcile(net, inputs, party)?;
+    if done.rolled_back > 0 {
+        crate::say!(
+            "{}: rolled back {} record(s) of an enrolment not all parties committed (never acknowledged)",
+            stop::prefix(),
+            done.rolled_back
+        );
+    }
+    if done.deletions_added > 0 {
+        crate::say!(
+            "{}: applied {} deletion(s) the other parties had made",
+            stop::prefix(),
+            done.deletions_added
+        );
+    }
+    Ok(())
 }
 
 /// The protocol the parties run: the `mpc` module's family and the sharing of every input.

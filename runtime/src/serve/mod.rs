@@ -14,6 +14,7 @@ pub mod api;
 pub mod client;
 pub mod enrol;
 pub mod metrics;
+pub mod reconcile;
 pub mod wire;
 
 use std::collections::{HashMap, HashSet, VecDeque};
