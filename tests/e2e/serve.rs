@@ -216,6 +216,18 @@ impl Serving {
         token: Option<&Path>,
         extra: &[&str],
     ) -> Output {
+        let child = self.client_command(queries, id, token, extra);
+        common::wait_bounded(child, std::time::Duration::from_secs(90))
+    }
+
+    /// `irisc client` started (see [`Serving::client_with`]), not waited for.
+    fn client_command(
+        &self,
+        queries: &[Record],
+        id: &str,
+        token: Option<&Path>,
+        extra: &[&str],
+    ) -> Child {
         let q = self.dir.path().join(format!("q-{id}.ndjson"));
         ndjson::write_file(&q, queries).unwrap();
         let mut cmd = common::irisc();
@@ -236,12 +248,10 @@ impl Serving {
         for (p, a) in self.apis.iter().enumerate() {
             cmd.arg("--api").arg(format!("{p}={a}"));
         }
-        let child = cmd
-            .stdout(Stdio::piped())
+        cmd.stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .unwrap();
-        common::wait_bounded(child, std::time::Duration::from_secs(90))
+            .unwrap()
     }
 
     fn logs(&self) -> String {
@@ -745,4 +755,88 @@ fn diverged_stores_are_reconciled_at_connect() {
     let logs = s.logs();
     assert!(logs.contains("rolled back 1 record(s)"), "{logs}");
     assert!(logs.contains("applied 1 deletion(s)"), "{logs}");
+}
+
+/// Kill -9 loop (bounded): sign-ups (uniqueness with enrolment) of new people while, in each
+/// round, a random party is killed at a random instant and restarted. Audit: every request is
+/// answered in the end (the client retries through restarts); every enrolment acknowledged as
+/// `"enrolled": true` is in all three stores, and the three stores hold the same records;
+/// every person enrolled is then found by a match query, as the plaintext definition says.
+#[test]
+fn kill_loop_loses_no_acknowledged_enrolment() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(77);
+    let (gallery, _) = data::edge_case_set(5, 256, 6, 2, 3, 8, 2);
+    let mut s = serve(&small_ids(), &["--sharing", "rep3"], &gallery, 16);
+    let rounds = 10;
+    let people: Vec<Record> = (0..rounds)
+        .map(|i| Record {
+            id: 20_000 + i as u64,
+            iris: data::random_code(&mut rng, 256),
+        })
+        .collect();
+    let mut acknowledged = Vec::new();
+    for (i, person) in people.iter().enumerate() {
+        let victim = rng.random_range(0..3usize);
+        let delay = std::time::Duration::from_millis(rng.random_range(0..400));
+        let id = format!("signup-{i}");
+        // The request is in flight (being shared, queued, computed or enrolled) when the
+        // party dies.
+        let child = s.client_command(
+            std::slice::from_ref(person),
+            &id,
+            None,
+            &["--enroll", "db=q"],
+        );
+        std::thread::sleep(delay);
+        s.kill(victim);
+        s.parties[victim] = s.spawn(victim);
+        let out = common::wait_bounded(child, std::time::Duration::from_secs(90));
+        assert!(
+            out.status.success(),
+            "round {i}: {}\n{}",
+            common::stderr(&out),
+            s.logs()
+        );
+        let line = &common::stdout_json(&out)[0];
+        if line["enrolled"] == true {
+            acknowledged.push(person.id);
+        }
+    }
+    // One more request after the last restart, so every party has reconnected and reconciled.
+    let out = s.client(std::slice::from_ref(&people[0]), "final", None);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        common::stderr(&out),
+        s.logs()
+    );
+    let stores: Vec<Vec<u64>> = (0..3).map(|p| s.store_ids(p)).collect();
+    assert_eq!(
+        stores[0], stores[1],
+        "parties 0 and 1 hold the same records"
+    );
+    assert_eq!(
+        stores[0], stores[2],
+        "parties 0 and 2 hold the same records"
+    );
+    for id in &acknowledged {
+        assert!(
+            stores[0].contains(id),
+            "acknowledged enrolment {id} is in the stores"
+        );
+    }
+    assert!(!acknowledged.is_empty(), "some sign-ups were acknowledged");
+    // Every enrolled person is found.
+    let enrolled: Vec<Record> = gallery
+        .iter()
+        .cloned()
+        .chain(people.iter().filter(|p| stores[0].contains(&p.id)).cloned())
+        .collect();
+    let out = s.client(&people, "audit", None);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    assert_eq!(
+        reference::printed_ids(&common::stdout_json(&out)),
+        reference::matching_ids(&enrolled, &people, -2..=2, 3, 8)
+    );
 }

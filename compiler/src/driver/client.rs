@@ -168,27 +168,53 @@ pub fn send(
         .enable_all()
         .build()?;
     let deadline = Instant::now() + timeout;
-    let results = runtime.block_on(async {
-        let one = |p: usize| {
-            let tls = tls.clone();
-            async move {
-                loop {
-                    let left = deadline.saturating_duration_since(Instant::now());
-                    match client::submit(tls.clone(), p, &apis[p], token, &submits[p], left).await {
-                        Ok(reply) => return Ok(reply),
-                        // Unreachable or cut off: the party may be restarting; the same id and
-                        // shares are answered once.
-                        Err(e) if Instant::now() + Duration::from_millis(200) < deadline => {
-                            tracing::debug!("party {p}: {e}; retrying");
-                            tokio::time::sleep(Duration::from_millis(200)).await;
+    // Attempts: the request under its id, then (when a party restarted after the others had
+    // answered, and so never hears of it again) the same shares under a derived id, which all
+    // three compute afresh. An enrolment is never applied twice: the person enrolled by the
+    // first attempt matches in the next.
+    let mut attempt = 0;
+    let results = loop {
+        let this: [Submit; 3] = std::array::from_fn(|p| Submit {
+            request_id: if attempt == 0 {
+                submits[p].request_id.clone()
+            } else {
+                format!("{}.{attempt}", submits[p].request_id)
+            },
+            inputs: submits[p].inputs.clone(),
+            enroll: submits[p].enroll.clone(),
+            delete: submits[p].delete.clone(),
+            only: submits[p].only,
+        });
+        let bound = (Instant::now() + ATTEMPT).min(deadline);
+        let results = runtime.block_on(async {
+            let one = |p: usize| {
+                let tls = tls.clone();
+                let submit = &this[p];
+                async move {
+                    loop {
+                        let left = bound.saturating_duration_since(Instant::now());
+                        match client::submit(tls.clone(), p, &apis[p], token, submit, left).await {
+                            Ok(reply) => return Ok(reply),
+                            // Unreachable or cut off: the party may be restarting; the same
+                            // id and shares are answered once.
+                            Err(e) if Instant::now() + Duration::from_millis(200) < bound => {
+                                tracing::debug!("party {p}: {e}; retrying");
+                                tokio::time::sleep(Duration::from_millis(200)).await;
+                            }
+                            Err(e) => return Err(e),
                         }
-                        Err(e) => return Err(e),
                     }
                 }
-            }
-        };
-        tokio::join!(one(0), one(1), one(2))
-    });
+            };
+            tokio::join!(one(0), one(1), one(2))
+        });
+        let all = results.0.is_ok() && results.1.is_ok() && results.2.is_ok();
+        if all || Instant::now() + Duration::from_millis(500) >= deadline {
+            break results;
+        }
+        attempt += 1;
+        tracing::debug!("attempt {attempt}: not all parties answered; again under a new id");
+    };
     let results = [results.0, results.1, results.2];
     // Every party that failed is named (a party down shows as unreachable, the others as not
     // answering).
@@ -216,6 +242,10 @@ pub fn send(
         .map_err(|_| anyhow!("not three answers"))?;
     Ok([a, b, c])
 }
+
+/// How long one attempt of a request waits for all three parties before it is made again
+/// under a derived id (a party that restarted after answering the others' batch).
+const ATTEMPT: Duration = Duration::from_secs(15);
 
 /// A fresh request id: 16 random bytes, hex.
 pub fn random_id() -> Result<String> {

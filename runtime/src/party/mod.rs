@@ -229,36 +229,35 @@ impl Runtime {
             .field("the message schedule", or_unknown(&build.schedule))
             .field("--chunk-size", args.chunk_size)
             .field("--record-chunk", args.record_chunk);
-        let session = inputs.session_bytes(&manifest, settings);
-        let waiting = Waiting {
-            label: Some(stop::prefix()),
-            at_once: args.verbose,
+        let mut inputs = inputs;
+        let (net, prss) = match &relink {
+            // A serving party waits for its peers as long as it takes.
+            Some(relink) => connect_serving(relink, &args, &manifest, &mut inputs, party)
+                .ok_or_else(|| RuntimeError::Setup("stopped while connecting".into()))?,
+            None => {
+                let session = inputs.session_bytes(&manifest, settings);
+                let waiting = Waiting {
+                    label: Some(stop::prefix()),
+                    at_once: args.verbose,
+                };
+                let mut net = TlsTransport::connect_with(&config, party, &session, &waiting)
+                    .map_err(|e| RuntimeError::Setup(e.to_string()))?;
+                stop::register_links(Some(net.abort_handle()));
+                match Prss::setup(&mut net) {
+                    Ok(p) => (net, p),
+                    Err(e) => {
+                        let e = RuntimeError::from(e);
+                        let line = net.peer_stopped().map_or(e.to_string(), |c| c.to_string());
+                        stop::final_line(&line);
+                        stop::abort_peers(&line);
+                        return Err(e);
+                    }
+                }
+            }
         };
-        let net = TlsTransport::connect_with(&config, party, &session, &waiting)
-            .map_err(|e| RuntimeError::Setup(e.to_string()))?;
         stop::register_links(Some(net.abort_handle()));
         if args.verbose {
             crate::say!("{}: connected to the other two parties", stop::prefix());
-        }
-        let mut net = net;
-        let prss = match Prss::setup(&mut net) {
-            Ok(p) => p,
-            Err(e) => {
-                let e = RuntimeError::from(e);
-                let line = net.peer_stopped().map_or(e.to_string(), |c| c.to_string());
-                stop::final_line(&line);
-                stop::abort_peers(&line);
-                return Err(e);
-            }
-        };
-        let mut inputs = inputs;
-        if args.serve.is_some() {
-            if let Err(e) = reconcile_stores(&mut net, &mut inputs, party) {
-                let line = e.to_string();
-                stop::final_line(&line);
-                stop::abort_peers(&line);
-                return Err(e);
-            }
         }
         let connect = t.elapsed();
         let cpu_ready = accounting::process_cpu_seconds();
@@ -361,58 +360,18 @@ impl Runtime {
         self.tiles.discard_all();
         let _ = self.outputs.take_captured();
         stop::register_links(None);
-        // Quiet attempts: one line says the party waits, one that it is back.
-        let waiting = Waiting {
-            label: None,
-            at_once: false,
+        let Some((net, prss)) = connect_serving(
+            relink,
+            &self.args,
+            &self.manifest,
+            &mut self.inputs,
+            self.party,
+        ) else {
+            return false;
         };
-        let mut said = false;
-        let mut last_said: Option<String> = None;
-        loop {
-            if stop::signalled() {
-                return false;
-            }
-            let settings = Session::new()
-                .field("the protocol", &relink.protocol)
-                .field("the message schedule", &relink.schedule)
-                .field("--chunk-size", self.args.chunk_size)
-                .field("--record-chunk", self.args.record_chunk);
-            let session = self.inputs.session_bytes(&self.manifest, settings);
-            let attempt =
-                TlsTransport::connect_with(&relink.config, self.party, &session, &waiting)
-                    .map_err(|e| e.to_string())
-                    .and_then(|mut net| {
-                        let prss = Prss::setup(&mut net).map_err(|e| e.to_string())?;
-                        Ok((net, prss))
-                    });
-            match attempt {
-                Ok((net, prss)) => {
-                    // The old links (to peers that are gone or restarted) are dropped.
-                    drop(std::mem::replace(&mut self.net, net));
-                    self.prss = prss;
-                    if let Err(e) = reconcile_stores(&mut self.net, &mut self.inputs, self.party) {
-                        let line = e.to_string();
-                        if last_said.as_deref() != Some(line.as_str()) {
-                            crate::say!("{}: {line}", stop::prefix());
-                            last_said = Some(line);
-                        }
-                        std::thread::sleep(Duration::from_millis(500));
-                        continue;
-                    }
-                    break;
-                }
-                Err(e) => {
-                    if !said {
-                        crate::say!(
-                            "{}: waiting for the other parties to connect again: {e}",
-                            stop::prefix()
-                        );
-                        said = true;
-                    }
-                    std::thread::sleep(Duration::from_millis(500));
-                }
-            }
-        }
+        // The old links (to peers that are gone or restarted) are dropped.
+        drop(std::mem::replace(&mut self.net, net));
+        self.prss = prss;
         stop::register_links(Some(self.net.abort_handle()));
         stop::clear_reported();
         if let Some(service) = &self.serve {
@@ -529,6 +488,54 @@ impl Runtime {
                 1
             }
             (s, _) => s,
+        }
+    }
+}
+
+/// A serving party's links: connects to the other two, agrees seeds and reconciles the stores,
+/// as often as it takes (a peer restarting, a peer that died during setup), saying once that
+/// it waits and why; None only when a signal stops the party.
+fn connect_serving(
+    relink: &Relink,
+    args: &PartyArgs,
+    manifest: &Manifest,
+    inputs: &mut load::Inputs,
+    party: usize,
+) -> Option<(TlsTransport, Prss)> {
+    let waiting = Waiting {
+        label: None,
+        at_once: false,
+    };
+    let mut last_said: Option<String> = None;
+    loop {
+        if stop::signalled() {
+            return None;
+        }
+        let settings = Session::new()
+            .field("the protocol", &relink.protocol)
+            .field("the message schedule", &relink.schedule)
+            .field("--chunk-size", args.chunk_size)
+            .field("--record-chunk", args.record_chunk);
+        let session = inputs.session_bytes(manifest, settings);
+        let attempt = TlsTransport::connect_with(&relink.config, party, &session, &waiting)
+            .map_err(|e| e.to_string())
+            .and_then(|mut net| {
+                let prss = Prss::setup(&mut net).map_err(|e| e.to_string())?;
+                reconcile_stores(&mut net, inputs, party).map_err(|e| e.to_string())?;
+                Ok((net, prss))
+            });
+        match attempt {
+            Ok(linked) => return Some(linked),
+            Err(e) => {
+                if last_said.as_deref() != Some(e.as_str()) {
+                    crate::say!(
+                        "{}: waiting for the other parties to connect: {e}",
+                        stop::prefix()
+                    );
+                    last_said = Some(e);
+                }
+                std::thread::sleep(Duration::from_millis(500));
+            }
         }
     }
 }
