@@ -840,3 +840,48 @@ fn kill_loop_loses_no_acknowledged_enrolment() {
         reference::matching_ids(&enrolled, &people, -2..=2, 3, 8)
     );
 }
+
+/// SIGTERM drains a serving party: it ends with status 0 between batches, saying so; the two
+/// others stay up and go on when it is started again.
+#[test]
+fn sigterm_stops_a_serving_party_between_batches() {
+    let (gallery, queries) = data::edge_case_set(9, 256, 6, 2, 3, 8, 2);
+    let mut s = serve(&small_ids(), &["--sharing", "rep3"], &gallery, 8);
+    let expected = reference::matching_ids(&gallery, &queries, -2..=2, 3, 8);
+    let out = s.client(&queries, "before", None);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let pid = s.parties[1].id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(st) = s.parties[1].try_wait().unwrap() {
+            break st;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "party 1 did not stop:\n{}",
+            s.logs()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0), "{}", s.logs());
+    assert!(
+        s.logs().contains("stopped (SIGTERM) between batches"),
+        "{}",
+        s.logs()
+    );
+    assert!(s.alive(0) && s.alive(2), "the others stay up");
+    s.parties[1] = s.spawn(1);
+    let out = s.client(&queries, "after", None);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        common::stderr(&out),
+        s.logs()
+    );
+    assert_eq!(reference::printed_ids(&common::stdout_json(&out)), expected);
+}

@@ -265,7 +265,7 @@ impl Runtime {
         let serve = match &args.serve {
             Some(addr) => {
                 let token = args.api_token.clone().unwrap_or_default();
-                let service = crate::serve::Service::start(
+                let mut service = crate::serve::Service::start(
                     addr,
                     &token,
                     &config,
@@ -280,6 +280,8 @@ impl Runtime {
                     stop::abort_peers(&line);
                 })?;
                 service.set_ready(true);
+                service.stop_when(stop::draining);
+                stop::set_serving();
                 if !args.quiet {
                     crate::say!(
                         "{}: serving client requests at https://{addr}",
@@ -398,7 +400,13 @@ impl Runtime {
         };
         let kept = self.outputs.take_captured();
         let files = match service.next_batch(&mut self.net, &mut self.inputs, kept) {
-            Ok(files) => files,
+            Ok(Some(files)) => files,
+            // Stopping (SIGTERM): the schedule ends; the links close, and the peers wait for
+            // this party to come back.
+            Ok(None) => {
+                crate::say!("{}: stopped (SIGTERM) between batches", stop::prefix());
+                return Ok(-1);
+            }
             Err(e) => {
                 // A peer failed between batches: abandon, reconnect, wait for the next.
                 self.fail(&e);
@@ -508,7 +516,7 @@ fn connect_serving(
     };
     let mut last_said: Option<String> = None;
     loop {
-        if stop::signalled() {
+        if stop::signalled() || stop::draining() {
             return None;
         }
         let settings = Session::new()

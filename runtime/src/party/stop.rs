@@ -34,6 +34,22 @@ static LINKS: Mutex<Option<AbortHandle>> = Mutex::new(None);
 static CONFIG: Mutex<Option<PartiesConfig>> = Mutex::new(None);
 /// The signal that stops this party, 0 while none.
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// A serving party (`--serve`): SIGTERM drains it instead of ending it at once.
+static SERVING: AtomicBool = AtomicBool::new(false);
+/// SIGTERM reached a serving party: it finishes the batch in progress and stops.
+static DRAINING: AtomicBool = AtomicBool::new(false);
+/// How long a draining party may take before it is ended as any party is.
+pub const DRAIN_BOUND: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Marks this party as serving: SIGTERM then drains it ([`draining`]).
+pub fn set_serving() {
+    SERVING.store(true, Ordering::SeqCst);
+}
+
+/// Whether SIGTERM asked this serving party to finish its batch and stop.
+pub fn draining() -> bool {
+    DRAINING.load(Ordering::SeqCst)
+}
 
 /// Records the program's name for [`prefix`] (the first call wins).
 pub fn set_program(name: &str) {
@@ -167,6 +183,17 @@ fn watch(set: libc::sigset_t) {
     let mut sig: libc::c_int = 0;
     // SAFETY: `set` is a valid signal set and `sig` a valid out pointer.
     while unsafe { libc::sigwait(&set, &mut sig) } != 0 {}
+    if sig == libc::SIGTERM && SERVING.load(Ordering::SeqCst) {
+        // Graceful: the party's thread finishes the batch in progress, answers the waiting
+        // requests with a retryable error and ends with status 0; if it has not within the
+        // bound (a peer stalls it), it is ended below like any party.
+        crate::say!(
+            "{}: SIGTERM: finishing the batch in progress, then stopping",
+            prefix()
+        );
+        DRAINING.store(true, Ordering::SeqCst);
+        std::thread::sleep(DRAIN_BOUND);
+    }
     SIGNAL.store(sig, Ordering::SeqCst);
     let name = match sig {
         libc::SIGINT => "SIGINT",

@@ -142,6 +142,8 @@ pub struct Service {
     batch_started: Option<Instant>,
     /// Keeps the API's thread (and its runtime) alive.
     _api: api::ApiHandle,
+    /// Whether the party was asked to stop (SIGTERM): checked between batches.
+    draining: Option<fn() -> bool>,
 }
 
 impl Service {
@@ -192,8 +194,15 @@ impl Service {
             shared,
             current: Vec::new(),
             batch_started: None,
+            draining: None,
             _api: api,
         })
+    }
+
+    /// `stopping` says, between batches, whether the party is asked to stop: then the
+    /// waiting requests are answered with a retryable error and no further batch starts.
+    pub fn stop_when(&mut self, stopping: fn() -> bool) {
+        self.draining = Some(stopping);
     }
 
     /// Marks the party ready (links up, seeds agreed) or not (reconnecting).
@@ -227,7 +236,7 @@ impl Service {
         net: &mut impl Transport,
         inputs: &mut dyn Galleries,
         kept: Vec<(u64, Option<u64>, Vec<(String, String)>)>,
-    ) -> Result<Vec<(usize, ShareFile)>, RuntimeError> {
+    ) -> Result<Option<Vec<(usize, ShareFile)>>, RuntimeError> {
         let outcomes = self.settle_enrolments(net, inputs, &kept)?;
         if let Some(t) = self.batch_started.take() {
             let queries: usize = self.current.iter().map(|r| r.queries).sum();
@@ -245,6 +254,18 @@ impl Service {
         ::metrics::counter!(metrics::SENT_MESSAGES).absolute(net.messages_sent());
         self.answer(kept, &outcomes);
         loop {
+            if self.draining.as_ref().is_some_and(|d| d()) {
+                let mut st = lock(&self.shared.state);
+                for p in std::mem::take(&mut st.pending) {
+                    let mut answer =
+                        self.error_answer(&p.id, p.queries, "the party is shutting down");
+                    answer.retry = true;
+                    for w in st.waiters.remove(&p.id).unwrap_or_default() {
+                        let _ = w.send(answer.clone());
+                    }
+                }
+                return Ok(None);
+            }
             let mine = self.offer();
             let decision = agree::exchange(net, mine, self.shared.max_batch)?;
             let mut st = lock(&self.shared.state);
@@ -317,7 +338,7 @@ impl Service {
             ::metrics::gauge!(metrics::PENDING).set(st.pending.len() as f64);
             drop(st);
             self.batch_started = Some(Instant::now());
-            return Ok(self.install(taken));
+            return Ok(Some(self.install(taken)));
         }
     }
 
