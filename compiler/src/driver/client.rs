@@ -72,16 +72,8 @@ pub fn prepare(req: &ClientRequest, id: &str) -> Result<[Submit; 3]> {
             );
         }
         files_of.insert(name.clone(), file.clone());
-        let plain = share::read_plain(spec, &file)?;
-        let (sharing, ring_bits) = share::sharing_for(spec, None);
-        let files = deal::deal(&plain, sharing, ring_bits, &mut rng)
-            .with_context(|| format!("cannot share {} as input `{name}`", file.display()))?;
-        for (p, f) in files.iter().enumerate() {
-            let bytes = share_file::to_bytes(f)?;
-            submits[p].inputs.insert(
-                name.clone(),
-                base64::engine::general_purpose::STANDARD.encode(bytes),
-            );
+        for (p, b64) in deal_b64(spec, &file, &mut rng)?.into_iter().enumerate() {
+            submits[p].inputs.insert(name.clone(), b64);
         }
     }
     for arg in &req.enroll {
@@ -97,16 +89,8 @@ pub fn prepare(req: &ClientRequest, id: &str) -> Result<[Submit; 3]> {
             .ok_or_else(|| anyhow!("--enroll {arg}: no --input {query}=FILE to enrol from"))?;
         // The same records, dealt afresh in the gallery's form (a Shamir gallery packs its
         // codes differently from a query).
-        let plain = share::read_plain(spec, file)?;
-        let (sharing, ring_bits) = share::sharing_for(spec, None);
-        let files = deal::deal(&plain, sharing, ring_bits, &mut rng)
-            .with_context(|| format!("cannot share {} for gallery `{gallery}`", file.display()))?;
-        for (p, f) in files.iter().enumerate() {
-            let bytes = share_file::to_bytes(f)?;
-            submits[p].enroll.insert(
-                gallery.to_string(),
-                base64::engine::general_purpose::STANDARD.encode(bytes),
-            );
+        for (p, b64) in deal_b64(spec, file, &mut rng)?.into_iter().enumerate() {
+            submits[p].enroll.insert(gallery.to_string(), b64);
         }
     }
     for i in manifest.inputs_with(InputRole::Query) {
@@ -116,6 +100,22 @@ pub fn prepare(req: &ClientRequest, id: &str) -> Result<[Submit; 3]> {
         }
     }
     Ok(submits)
+}
+
+/// The three parties' share files (base64) of the NDJSON `file` dealt as input `spec`.
+fn deal_b64(
+    spec: &irisc_runtime::manifest::ManifestInput,
+    file: &Path,
+    rng: &mut rand_chacha::ChaCha20Rng,
+) -> Result<Vec<String>> {
+    let plain = share::read_plain(spec, file)?;
+    let (sharing, ring_bits) = share::sharing_for(spec, None);
+    let files = deal::deal(&plain, sharing, ring_bits, rng)
+        .with_context(|| format!("cannot share {} as input `{}`", file.display(), spec.name))?;
+    files
+        .iter()
+        .map(|f| Ok(base64::engine::general_purpose::STANDARD.encode(share_file::to_bytes(f)?)))
+        .collect()
 }
 
 /// The client API address of each party: `--api N=ADDR`, else the configuration's `api`.

@@ -17,3 +17,7 @@ pub fn render(query: u64, id: Option<u64>, fields: &[(String, String)]) -> Strin
     s.push('}');
     s
 }
+
+/// A serving party's kept answer: the query's position in the batch, its record id, and the
+/// revealed fields (JSON names and values, in order).
+pub type KeptAnswer = (u64, Option<u64>, Vec<(String, String)>);

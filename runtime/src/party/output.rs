@@ -18,6 +18,11 @@ use super::load::Inputs;
 use crate::ops::ctx::get;
 use crate::ops::value::Value;
 
+/// An answer's fields: JSON names and values, in order.
+type Fields = Vec<(String, String)>;
+
+pub use crate::io::answer::KeptAnswer;
+
 /// One reveal's field of an answer: its JSON name and value, and for an ids or bit output
 /// whether it found anything (what `"match"` reports).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,7 +44,7 @@ pub struct Outputs {
     answered: u64,
     /// A serving party's answers of the batch, kept for its requests instead of printed:
     /// (query position in the batch, fields).
-    captured: Option<Vec<(u64, Vec<(String, String)>)>>,
+    captured: Option<Vec<(u64, Fields)>>,
 }
 
 #[derive(Debug)]
@@ -120,7 +125,7 @@ impl Outputs {
     }
 
     /// The answers kept (a capturing `Outputs`): query position, its record id, the fields.
-    pub fn take_captured(&mut self) -> Vec<(u64, Option<u64>, Vec<(String, String)>)> {
+    pub fn take_captured(&mut self) -> Vec<KeptAnswer> {
         let _ = self.flush();
         let ids = &self.query_ids;
         self.captured

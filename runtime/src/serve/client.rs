@@ -49,22 +49,11 @@ pub async fn get(
     timeout: Duration,
 ) -> Result<(u16, String), String> {
     let work = async {
-        let mut sender = connect(tls, party, address).await?;
         let req = hyper::Request::get(path)
             .header(hyper::header::HOST, crate::net::tls::server_name(party))
             .body(Full::new(Bytes::new()))
             .map_err(|e| e.to_string())?;
-        let response = sender
-            .send_request(req)
-            .await
-            .map_err(|e| format!("party {party} did not answer: {e}"))?;
-        let status = response.status().as_u16();
-        let bytes = response
-            .into_body()
-            .collect()
-            .await
-            .map_err(|e| format!("party {party}'s answer broke off: {e}"))?
-            .to_bytes();
+        let (status, bytes) = exchange(tls, party, address, req).await?;
         Ok::<_, String>((status, String::from_utf8_lossy(&bytes).into_owned()))
     };
     tokio::time::timeout(timeout, work).await.map_err(|_| {
@@ -73,6 +62,28 @@ pub async fn get(
             timeout.as_secs()
         )
     })?
+}
+
+/// Sends `req` to party `party` over a fresh connection: the answer's status and body.
+async fn exchange(
+    tls: Arc<rustls::ClientConfig>,
+    party: usize,
+    address: &str,
+    req: hyper::Request<Full<Bytes>>,
+) -> Result<(u16, Bytes), String> {
+    let mut sender = connect(tls, party, address).await?;
+    let response = sender
+        .send_request(req)
+        .await
+        .map_err(|e| format!("party {party} did not answer: {e}"))?;
+    let status = response.status().as_u16();
+    let bytes = response
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| format!("party {party}'s answer broke off: {e}"))?
+        .to_bytes();
+    Ok((status, bytes))
 }
 
 /// An HTTP/1.1 connection over TLS to party `party`'s API, its certificate checked under the
@@ -110,25 +121,13 @@ pub async fn submit(
 ) -> Result<Reply, String> {
     let body = serde_json::to_vec(request).map_err(|e| e.to_string())?;
     let work = async {
-        let mut sender = connect(tls, party, address).await?;
         let req = hyper::Request::post(wire::SUBMIT_PATH)
             .header(hyper::header::HOST, crate::net::tls::server_name(party))
             .header(hyper::header::AUTHORIZATION, format!("Bearer {token}"))
             .header(hyper::header::CONTENT_TYPE, "application/json")
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| e.to_string())?;
-        let response = sender
-            .send_request(req)
-            .await
-            .map_err(|e| format!("party {party} did not answer: {e}"))?;
-        let status = response.status().as_u16();
-        let bytes = response
-            .into_body()
-            .collect()
-            .await
-            .map_err(|e| format!("party {party}'s answer broke off: {e}"))?
-            .to_bytes();
-        Ok::<_, String>((status, bytes))
+        exchange(tls, party, address, req).await
     };
     let (status, bytes) = tokio::time::timeout(timeout, work).await.map_err(|_| {
         format!(

@@ -235,7 +235,7 @@ impl Service {
         &mut self,
         net: &mut impl Transport,
         inputs: &mut dyn Galleries,
-        kept: Vec<(u64, Option<u64>, Vec<(String, String)>)>,
+        kept: Vec<crate::io::answer::KeptAnswer>,
     ) -> Result<Option<Vec<(usize, ShareFile)>>, RuntimeError> {
         let outcomes = self.settle_enrolments(net, inputs, &kept)?;
         if let Some(t) = self.batch_started.take() {
@@ -348,7 +348,7 @@ impl Service {
         &mut self,
         net: &mut impl Transport,
         inputs: &mut dyn Galleries,
-        kept: &[(u64, Option<u64>, Vec<(String, String)>)],
+        kept: &[crate::io::answer::KeptAnswer],
     ) -> Result<HashMap<String, enrol::Outcome>, RuntimeError> {
         let asks: Vec<(String, &enrol::Enrolment, Option<Vec<bool>>)> = self
             .current
@@ -446,7 +446,7 @@ impl Service {
     /// Answers every request of the batch just computed.
     fn answer(
         &mut self,
-        kept: Vec<(u64, Option<u64>, Vec<(String, String)>)>,
+        kept: Vec<crate::io::answer::KeptAnswer>,
         outcomes: &HashMap<String, enrol::Outcome>,
     ) {
         if self.current.is_empty() {
