@@ -230,6 +230,36 @@ impl Runtime {
             .field("--chunk-size", args.chunk_size)
             .field("--record-chunk", args.record_chunk);
         let mut inputs = inputs;
+        // A serving party answers on its API from the start (`/healthz`; `/readyz` once
+        // linked); requests wait for the links.
+        let serve = match &args.serve {
+            Some(addr) => {
+                let token = args.api_token.clone().unwrap_or_default();
+                let mut service = crate::serve::Service::start(
+                    addr,
+                    &token,
+                    &config,
+                    party,
+                    &manifest,
+                    &inputs,
+                    args.max_batch,
+                )
+                .inspect_err(|e| {
+                    let line = e.to_string();
+                    stop::final_line(&line);
+                    stop::abort_peers(&line);
+                })?;
+                service.stop_when(stop::draining);
+                if !args.quiet {
+                    crate::say!(
+                        "{}: serving client requests at https://{addr}",
+                        stop::prefix()
+                    );
+                }
+                Some(service)
+            }
+            None => None,
+        };
         let (net, prss) = match &relink {
             // A serving party waits for its peers as long as it takes.
             Some(relink) => connect_serving(relink, &args, &manifest, &mut inputs, party)
@@ -262,36 +292,11 @@ impl Runtime {
         let connect = t.elapsed();
         let cpu_ready = accounting::process_cpu_seconds();
 
-        let serve = match &args.serve {
-            Some(addr) => {
-                let token = args.api_token.clone().unwrap_or_default();
-                let mut service = crate::serve::Service::start(
-                    addr,
-                    &token,
-                    &config,
-                    party,
-                    &manifest,
-                    &inputs,
-                    args.max_batch,
-                )
-                .inspect_err(|e| {
-                    let line = e.to_string();
-                    stop::final_line(&line);
-                    stop::abort_peers(&line);
-                })?;
-                service.set_ready(true);
-                service.stop_when(stop::draining);
-                stop::set_serving();
-                if !args.quiet {
-                    crate::say!(
-                        "{}: serving client requests at https://{addr}",
-                        stop::prefix()
-                    );
-                }
-                Some(service)
-            }
-            None => None,
-        };
+        if let Some(service) = &serve {
+            service.set_ready(true);
+            // From now on SIGTERM drains (before, it stops the party at once).
+            stop::set_serving();
+        }
         let outputs = if serve.is_some() {
             output::Outputs::capturing(&manifest, &inputs)
         } else {
@@ -525,7 +530,7 @@ fn connect_serving(
             .field("--chunk-size", args.chunk_size)
             .field("--record-chunk", args.record_chunk);
         let session = inputs.session_bytes(manifest, settings);
-        let attempt = TlsTransport::connect_with(&relink.config, party, &session, &waiting)
+        let attempt = TlsTransport::rejoin(&relink.config, party, &session, &waiting)
             .map_err(|e| e.to_string())
             .and_then(|mut net| {
                 let prss = Prss::setup(&mut net).map_err(|e| e.to_string())?;

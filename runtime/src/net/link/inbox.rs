@@ -127,6 +127,23 @@ impl Inbox {
         }
     }
 
+    /// Waits at most `bound` until the link from `peer` has ended (or any peer stopped), then
+    /// returns the first abort or failure heard, if any. Frames that arrive meanwhile are kept.
+    pub(super) fn wait_for_end(&mut self, peer: usize, bound: Duration) -> Option<NetError> {
+        let deadline = Instant::now() + bound;
+        while self.stopped.is_none() && self.ended.get(peer).is_some_and(Option::is_none) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            match self.events.recv_timeout(left) {
+                Ok((from, event)) => self.take(from, event),
+                Err(_) => break,
+            }
+        }
+        self.stopped.as_ref().map(copy_error)
+    }
+
     /// The reason a peer sent in an abort frame, or the first link failure, if any was heard
     /// (without waiting).
     pub(super) fn poll_stopped(&mut self) -> Option<NetError> {

@@ -45,7 +45,7 @@ use super::config::PartiesConfig;
 use super::{NetError, Transport};
 
 pub use frame::{MAX_CONTROL, MAX_FRAME};
-pub use setup::{tell_peers_we_stop, SetupError, Waiting, MAX_SESSION, WAITING_EVERY};
+pub use setup::{tell_peers_we_stop, Joining, SetupError, Waiting, MAX_SESSION, WAITING_EVERY};
 pub use writer::AbortHandle;
 
 use inbox::Inbox;
@@ -99,6 +99,21 @@ fn copy_error(e: &NetError) -> NetError {
     }
 }
 
+/// How long a writer failure waits for the same peer's incoming link to tell the cause
+/// (an abort frame already on its way); only spent when a link has failed.
+const CAUSE_GRACE: Duration = Duration::from_secs(2);
+
+/// The peer a link error names.
+fn failed_peer(e: &NetError) -> usize {
+    match e {
+        NetError::Closed { peer }
+        | NetError::Timeout { peer, .. }
+        | NetError::Io { peer, .. }
+        | NetError::Protocol { peer, .. }
+        | NetError::Aborted { peer, .. } => *peer,
+    }
+}
+
 fn is_closed(kind: io::ErrorKind) -> bool {
     matches!(
         kind,
@@ -144,7 +159,29 @@ impl TlsTransport {
         session: &[u8],
         waiting: &Waiting,
     ) -> Result<TlsTransport, SetupError> {
-        let setup::Links { outgoing, incoming } = setup::establish(cfg, me, session, waiting)?;
+        Self::join(cfg, me, session, waiting, Joining::Once)
+    }
+
+    /// [`TlsTransport::connect_with`] for a serving party that connects again after a peer
+    /// restarted: the peers' attempts need not start together (they converge on the latest).
+    pub fn rejoin(
+        cfg: &PartiesConfig,
+        me: usize,
+        session: &[u8],
+        waiting: &Waiting,
+    ) -> Result<TlsTransport, SetupError> {
+        Self::join(cfg, me, session, waiting, Joining::Rejoin)
+    }
+
+    fn join(
+        cfg: &PartiesConfig,
+        me: usize,
+        session: &[u8],
+        waiting: &Waiting,
+        joining: Joining,
+    ) -> Result<TlsTransport, SetupError> {
+        let setup::Links { outgoing, incoming } =
+            setup::establish(cfg, me, session, waiting, joining)?;
         let mut writers: Vec<Option<Writer>> = (0..cfg.count()).map(|_| None).collect();
         for (j, stream) in outgoing {
             writers[j] = Some(Writer::start(j, stream, cfg.timeout));
@@ -230,8 +267,23 @@ impl TlsTransport {
     /// Why the links cannot be used any more: a peer's abort or a broken incoming link first
     /// (the cause), else a failed outgoing link (often the effect: the peer that stopped with
     /// a reason closed its links after telling us).
+    ///
+    /// A writer failure alone is often the effect racing its cause: a peer that stopped sends
+    /// its abort frame, then exits, and the reset of our outgoing link can be seen before the
+    /// reader thread has handed over the frame that came first. So before reporting a writer
+    /// failure, the incoming link from the same peer gets [`CAUSE_GRACE`] to say how it ended.
     fn failure(&mut self) -> Option<NetError> {
-        self.peer_stopped().or_else(|| self.writer_failure())
+        if let Some(e) = self.peer_stopped() {
+            return Some(e);
+        }
+        let written = self.writer_failure()?;
+        let peer = failed_peer(&written);
+        if let Some(inbox) = self.inbox.as_mut() {
+            if let Some(cause) = inbox.wait_for_end(peer, CAUSE_GRACE) {
+                return Some(cause);
+            }
+        }
+        Some(written)
     }
 
     /// The first failure any writer has recorded.

@@ -364,3 +364,52 @@ fn a_party_index_outside_the_run_is_refused() {
         "party index 2 is out of range (parties are 0 and 1)"
     );
 }
+
+/// Serving parties reconnect with [`TlsTransport::rejoin`]: their attempts start at different
+/// times and a peer may start over while the links form. Here party 2 restarts after
+/// connecting (drops its links before the round's exchange, then rejoins at once) in two of the
+/// rounds, and the parties' attempt bounds differ, so their attempts never line up; every
+/// round still ends with all three linked and every message from the round's own links.
+#[test]
+fn rejoining_parties_converge_while_one_keeps_restarting() {
+    let pki = Pki::new(3);
+    const ROUNDS: u8 = 5;
+    let started = Instant::now();
+    let results = run_all(&pki.cfg, move |me, mut cfg| {
+        cfg.timeout = Duration::from_millis([1500, 2300, 3100][me]);
+        let mut restarts = 0;
+        let mut attempts = 0;
+        let mut round = 0u8;
+        while round < ROUNDS {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "party {me} is still not linked in round {round} after {attempts} attempts"
+            );
+            attempts += 1;
+            let Ok(mut t) = TlsTransport::rejoin(&cfg, me, b"serving", &Default::default()) else {
+                continue;
+            };
+            if me == 2 && (round == 1 || round == 3) && restarts < round {
+                restarts = round;
+                drop(t);
+                continue;
+            }
+            let peers = [(me + 1) % 3, (me + 2) % 3];
+            let sent = peers
+                .iter()
+                .all(|&p| t.send(p, vec![round, me as u8]).is_ok());
+            let got: Vec<_> = peers.iter().map(|&p| t.recv(p)).collect();
+            if !sent || got.iter().any(Result::is_err) {
+                continue;
+            }
+            for (p, m) in peers.iter().zip(got) {
+                assert_eq!(m.unwrap(), vec![round, *p as u8], "party {me} from {p}");
+            }
+            // Every party takes the round's messages before anyone goes on.
+            std::thread::sleep(Duration::from_millis(100));
+            round += 1;
+        }
+        attempts
+    });
+    assert!(results.iter().all(|&a| a >= ROUNDS as usize), "{results:?}");
+}

@@ -22,8 +22,13 @@ use crate::net::tls::{self, PartyTls};
 
 /// What one incoming connection amounted to.
 enum Incoming {
-    /// An authenticated, identified peer with the same session.
-    Peer(usize, Box<StreamOwned<ServerConnection, TcpStream>>),
+    /// An authenticated, identified peer with the same session, and the attempt it dialled
+    /// from when it rejoins.
+    Peer(
+        usize,
+        Box<StreamOwned<ServerConnection, TcpStream>>,
+        Option<u64>,
+    ),
     /// Not a party (failed TLS, or went away before identifying itself): keep waiting.
     Rejected(String),
     /// A party that authenticated but is misconfigured: setup fails.
@@ -33,6 +38,12 @@ enum Incoming {
 /// Accepts connections until every peer not already marked failed has identified itself.
 /// Connections are handled on their own threads so a silent stranger on the port cannot hold up
 /// the real peers.
+///
+/// When this party rejoins (`links.attempt`), a peer may start over several times while the
+/// links form: its newer connection replaces the older one, and the link this party dialled
+/// is dialled again when the peer's attempt that accepted it is older than the one that dialled
+/// us (it was left behind). Setup ends when, with every peer, both links belong to the same
+/// attempt of that peer; then `links.settled` releases the dialling threads.
 pub(super) fn accept_peers(
     listener: &TcpListener,
     tls: &PartyTls,
@@ -43,7 +54,10 @@ pub(super) fn accept_peers(
     links: &PeerLinks,
 ) -> Accepted {
     let (failed, accepted) = (&links.failed, &links.accepted);
+    let rejoin = links.attempt.is_some();
     let n = failed.len();
+    // The attempt each incoming link was dialled from (rejoining peers only).
+    let mut their_attempt: Vec<Option<u64>> = vec![None; n];
     let (tx, rx) = channel::<Incoming>();
     let claimed = Arc::new(Mutex::new(vec![false; n]));
     let mut got: Vec<Option<StreamOwned<ServerConnection, TcpStream>>> =
@@ -66,16 +80,36 @@ pub(super) fn accept_peers(
             *error = Some(e);
         }
     };
-    let waiting = |got: &[Option<_>]| {
-        (0..n).find(|&k| k != me && got[k].is_none() && !failed[k].load(Ordering::SeqCst))
+    // With peer k, both links belong to the same attempt of k (an unknown attempt matches).
+    let same_attempt = |k: usize, theirs: &[Option<u64>]| {
+        if !links.dialled[k].load(Ordering::SeqCst) {
+            return false;
+        }
+        let accepted_by = links.accepted_by[k].lock().ok().and_then(|a| *a);
+        match (theirs[k], accepted_by) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        }
+    };
+    let waiting = |got: &[Option<_>], theirs: &[Option<u64>]| {
+        (0..n).find(|&k| {
+            k != me
+                && !failed[k].load(Ordering::SeqCst)
+                && (got[k].is_none() || (rejoin && !same_attempt(k, theirs)))
+        })
     };
 
-    while let Some(missing) = waiting(&got) {
+    while let Some(missing) = waiting(&got, &their_attempt) {
         while let Ok(outcome) = rx.try_recv() {
             match outcome {
-                Incoming::Peer(k, stream) => {
-                    got[k] = Some(*stream);
-                    accepted[k].store(true, Ordering::SeqCst);
+                Incoming::Peer(k, stream, attempt) => {
+                    // A late connection from an attempt the peer already left is dropped.
+                    let stale = got[k].is_some() && attempt < their_attempt[k];
+                    if !stale {
+                        got[k] = Some(*stream);
+                        their_attempt[k] = attempt;
+                        accepted[k].store(true, Ordering::SeqCst);
+                    }
                 }
                 Incoming::Rejected(why) => {
                     tracing::warn!(party = me, "rejected an incoming connection: {why}");
@@ -91,7 +125,10 @@ pub(super) fn accept_peers(
                 }
             }
         }
-        if waiting(&got).is_none() {
+        if rejoin {
+            redial_links_left_behind(links, &got, &their_attempt);
+        }
+        if waiting(&got, &their_attempt).is_none() {
             break;
         }
         if remaining(deadline).is_none() {
@@ -113,6 +150,7 @@ pub(super) fn accept_peers(
                     me,
                     deadline,
                     timeout,
+                    attempt: links.attempt,
                 };
                 let tx = tx.clone();
                 let spawned = std::thread::Builder::new()
@@ -152,11 +190,34 @@ pub(super) fn accept_peers(
             }
         }
     }
+    links.settled.store(true, Ordering::SeqCst);
     Accepted {
         links: got,
         error,
         rejected,
         sessions,
+    }
+}
+
+/// Rejoining: the link this party dialled to peer k is dialled again when the attempt of k that
+/// accepted it is older than the attempt k dialled us from (k started over since).
+fn redial_links_left_behind(
+    links: &PeerLinks,
+    got: &[Option<StreamOwned<ServerConnection, TcpStream>>],
+    their_attempt: &[Option<u64>],
+) {
+    for k in 0..got.len() {
+        if got[k].is_none() || !links.dialled[k].load(Ordering::SeqCst) {
+            continue;
+        }
+        let accepted_by = links.accepted_by[k].lock().ok().and_then(|a| *a);
+        if let (Some(now), Some(then)) = (their_attempt[k], accepted_by) {
+            if then < now {
+                tracing::debug!(peer = k, "the peer started over: dialling it again");
+                links.dialled[k].store(false, Ordering::SeqCst);
+                links.redial[k].store(true, Ordering::SeqCst);
+            }
+        }
     }
 }
 
@@ -182,6 +243,8 @@ struct Handshake {
     me: usize,
     deadline: Instant,
     timeout: Duration,
+    /// This party rejoins, from this attempt: a peer that connects again replaces its link.
+    attempt: Option<u64>,
 }
 
 impl Handshake {
@@ -272,12 +335,14 @@ impl Handshake {
                 ),
             });
         }
-        let their_session = match said {
-            Hello::Join { session, .. } => session,
+        let (their_session, their_attempt) = match said {
+            Hello::Join {
+                session, attempt, ..
+            } => (session, attempt),
             Hello::Stop { reason, .. } => {
                 // Authenticated above: party k really says it stops. Acknowledge, so it knows
                 // the reason arrived.
-                let reply = accept_reply(self.me, &[]);
+                let reply = accept_reply(self.me, &[], None);
                 let _ = write_setup_frame(&mut stream, &reply);
                 linger(&mut stream);
                 return Incoming::Fatal(SetupError::PeerStopped { peer: k, reason });
@@ -296,6 +361,8 @@ impl Handshake {
             Ok(mut c) => std::mem::replace(&mut c[k], true),
             Err(_) => true,
         };
+        // A rejoining peer that connects again started over: its newer link replaces the old.
+        let duplicate = duplicate && self.attempt.is_none();
         if duplicate {
             self.refuse(
                 &mut stream,
@@ -307,7 +374,8 @@ impl Handshake {
                 detail: "it connected twice".into(),
             });
         }
-        let reply = accept_reply(self.me, &self.session);
+        let mine = their_attempt.and(self.attempt);
+        let reply = accept_reply(self.me, &self.session, mine);
         if let Err(e) = write_setup_frame(&mut stream, &reply) {
             return Incoming::Fatal(setup_io_error(k, &e, self.timeout));
         }
@@ -319,7 +387,7 @@ impl Handshake {
             });
         }
         tracing::debug!(party = self.me, peer = k, "incoming link up");
-        Incoming::Peer(k, Box::new(stream))
+        Incoming::Peer(k, Box::new(stream), their_attempt)
     }
 
     /// Tells the dialler why it is turned away, then closes without losing that reply.

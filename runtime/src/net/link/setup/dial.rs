@@ -23,23 +23,26 @@ fn describe_connect_error(e: &io::Error) -> String {
     }
 }
 
+/// A link this party dialled, with the attempt of the peer that accepted it (when rejoining).
+pub(super) type Dialled = (StreamOwned<ClientConnection, TcpStream>, Option<u64>);
+
 /// Dials party `j`, retrying until `deadline`, and runs TLS and the hello exchange on the
-/// connection.
+/// connection. `attempt`: this party rejoins, from this attempt (see `establish`).
 pub(super) fn dial(
     cfg: &PartiesConfig,
     tls: &PartyTls,
-    me: usize,
-    j: usize,
+    (me, j): (usize, usize),
     session: &[u8],
     deadline: Instant,
     give_up: &AtomicBool,
-) -> Result<StreamOwned<ClientConnection, TcpStream>, SetupError> {
+    attempt: Option<u64>,
+) -> Result<Dialled, SetupError> {
     let mut stream = connect_tls(cfg, tls, j, deadline, give_up)?;
-    let hello = build_hello(me, session);
+    let hello = build_hello(me, session, attempt);
     write_setup_frame(&mut stream, &hello).map_err(|e| setup_io_error(j, &e, cfg.timeout))?;
 
     let reply = read_setup_frame(&mut stream).map_err(|e| setup_io_error(j, &e, cfg.timeout))?;
-    check_reply(&reply, cfg.count(), me, j, session)?;
+    let theirs = check_reply(&reply, cfg.count(), me, j, session)?;
     // From now on this connection only carries our frames; a stalled peer surfaces as a write
     // timeout in the writer thread.
     stream
@@ -50,7 +53,7 @@ pub(super) fn dial(
             detail: e.to_string(),
         })?;
     tracing::debug!(party = me, peer = j, "outgoing link up");
-    Ok(stream)
+    Ok((stream, theirs))
 }
 
 /// Dials party `j` until `deadline` and tells it that party `me` stops, and why; returns once

@@ -12,10 +12,15 @@ const KIND_REPLY: u8 = 2;
 /// A hello from a party that cannot take part (its inputs failed to load, say): it only tells
 /// why, and the accepting party reports that at once instead of waiting for the timeout.
 const KIND_STOP: u8 = 3;
+/// A hello from a party that joins again and again (a serving party reconnecting): like
+/// [`KIND_HELLO`], with the attempt it dials from (8 bytes, little-endian, after the index).
+const KIND_REJOIN: u8 = 4;
 const REPLY_ACCEPT: u8 = 0;
+/// The accepting reply to a [`KIND_REJOIN`] hello: the acceptor's own attempt follows its index.
+const REPLY_ACCEPT_REJOIN: u8 = 3;
 pub(super) const REPLY_SESSION_DIFFERS: u8 = 1;
 pub(super) const REPLY_REFUSED: u8 = 2;
-const MAX_HELLO: usize = HELLO_MAGIC.len() + 3 + MAX_SESSION;
+const MAX_HELLO: usize = HELLO_MAGIC.len() + 3 + 8 + MAX_SESSION;
 
 pub(super) fn write_setup_frame<S: Read + Write>(stream: &mut S, payload: &[u8]) -> io::Result<()> {
     stream.write_all(&(payload.len() as u32).to_le_bytes())?;
@@ -38,11 +43,18 @@ pub(super) fn read_setup_frame<S: Read>(stream: &mut S) -> io::Result<Vec<u8>> {
     Ok(body)
 }
 
-/// The hello the dialling party `me` sends: its index and its session.
-pub(super) fn build_hello(me: usize, session: &[u8]) -> Vec<u8> {
-    let mut hello = Vec::with_capacity(HELLO_MAGIC.len() + 2 + session.len());
+/// The hello the dialling party `me` sends: its index and its session, and when it rejoins,
+/// the attempt it dials from.
+pub(super) fn build_hello(me: usize, session: &[u8], attempt: Option<u64>) -> Vec<u8> {
+    let mut hello = Vec::with_capacity(HELLO_MAGIC.len() + 2 + 8 + session.len());
     hello.extend_from_slice(HELLO_MAGIC);
-    hello.extend_from_slice(&[KIND_HELLO, me as u8]);
+    match attempt {
+        None => hello.extend_from_slice(&[KIND_HELLO, me as u8]),
+        Some(a) => {
+            hello.extend_from_slice(&[KIND_REJOIN, me as u8]);
+            hello.extend_from_slice(&a.to_le_bytes());
+        }
+    }
     hello.extend_from_slice(session);
     hello
 }
@@ -61,14 +73,31 @@ pub(super) fn build_stop(me: usize, reason: &str) -> Vec<u8> {
 }
 
 /// Checks party `j`'s reply to party `me`'s hello (in a run of `parties`): it must accept us,
-/// say it is party `j` and carry the same `session`.
+/// say it is party `j` and carry the same `session`. Returns the acceptor's attempt when it
+/// answered a rejoining hello.
 pub(super) fn check_reply(
     reply: &[u8],
     parties: usize,
     me: usize,
     j: usize,
     session: &[u8],
-) -> Result<(), SetupError> {
+) -> Result<Option<u64>, SetupError> {
+    let accepted = |index: u8, their_session: &[u8]| {
+        if index as usize != j {
+            return Err(SetupError::WrongPeer {
+                peer: j,
+                detail: format!("it says it is party {index}"),
+            });
+        }
+        if let Some(detail) = describe_mismatch(parties, me, session, j, their_session) {
+            return Err(SetupError::SessionMismatch {
+                peer: j,
+                detail,
+                theirs: their_session.to_vec(),
+            });
+        }
+        Ok(())
+    };
     let body = reply
         .strip_prefix(HELLO_MAGIC.as_slice())
         .and_then(|r| r.strip_prefix(&[KIND_REPLY]))
@@ -77,52 +106,43 @@ pub(super) fn check_reply(
             detail: "its reply is not an irisc hello".into(),
         })?;
     match body {
-        [REPLY_ACCEPT, index, their_session @ ..] => {
-            if *index as usize != j {
-                return Err(SetupError::WrongPeer {
-                    peer: j,
-                    detail: format!("it says it is party {index}"),
-                });
-            }
-            if let Some(detail) = describe_mismatch(parties, me, session, j, their_session) {
-                return Err(SetupError::SessionMismatch {
-                    peer: j,
-                    detail,
-                    theirs: their_session.to_vec(),
-                });
-            }
+        [REPLY_ACCEPT, index, their_session @ ..] => accepted(*index, their_session).map(|()| None),
+        [REPLY_ACCEPT_REJOIN, index, a0, a1, a2, a3, a4, a5, a6, a7, their_session @ ..] => {
+            accepted(*index, their_session)?;
+            Ok(Some(u64::from_le_bytes([
+                *a0, *a1, *a2, *a3, *a4, *a5, *a6, *a7,
+            ])))
         }
         // The refusal carries the peer's session.
         [REPLY_SESSION_DIFFERS, theirs @ ..] => {
             let detail = describe_mismatch(parties, me, session, j, theirs).unwrap_or_else(|| {
                 format!("party {j} refused this party's session, although it is the same")
             });
-            return Err(SetupError::SessionMismatch {
+            Err(SetupError::SessionMismatch {
                 peer: j,
                 detail,
                 theirs: theirs.to_vec(),
-            });
-        }
-        [REPLY_REFUSED, reason @ ..] => {
-            return Err(SetupError::Refused {
-                peer: j,
-                reason: String::from_utf8_lossy(reason).into_owned(),
             })
         }
-        _ => {
-            return Err(SetupError::Protocol {
-                peer: j,
-                detail: "unknown reply to the hello".into(),
-            })
-        }
+        [REPLY_REFUSED, reason @ ..] => Err(SetupError::Refused {
+            peer: j,
+            reason: String::from_utf8_lossy(reason).into_owned(),
+        }),
+        _ => Err(SetupError::Protocol {
+            peer: j,
+            detail: "unknown reply to the hello".into(),
+        }),
     }
-    Ok(())
 }
 
 /// What a dialling party says first.
 pub(super) enum Hello<'a> {
-    /// It joins with this session.
-    Join { index: u8, session: &'a [u8] },
+    /// It joins with this session; `attempt` when it rejoins (a serving party reconnecting).
+    Join {
+        index: u8,
+        session: &'a [u8],
+        attempt: Option<u64>,
+    },
     /// It cannot take part, for this reason.
     Stop { index: u8, reason: String },
 }
@@ -142,6 +162,12 @@ pub(super) fn parse_hello(hello: &[u8]) -> Option<Hello<'_>> {
         [KIND_HELLO, index, session @ ..] => Some(Hello::Join {
             index: *index,
             session,
+            attempt: None,
+        }),
+        [KIND_REJOIN, index, a0, a1, a2, a3, a4, a5, a6, a7, session @ ..] => Some(Hello::Join {
+            index: *index,
+            session,
+            attempt: Some(u64::from_le_bytes([*a0, *a1, *a2, *a3, *a4, *a5, *a6, *a7])),
         }),
         [KIND_STOP, index, reason @ ..] => Some(Hello::Stop {
             index: *index,
@@ -151,11 +177,18 @@ pub(super) fn parse_hello(hello: &[u8]) -> Option<Hello<'_>> {
     }
 }
 
-/// The reply with which the accepting party `me` accepts a peer: its index and its session.
-pub(super) fn accept_reply(me: usize, session: &[u8]) -> Vec<u8> {
-    let mut reply = Vec::with_capacity(HELLO_MAGIC.len() + 3 + session.len());
+/// The reply with which the accepting party `me` accepts a peer: its index and its session,
+/// and, answering a rejoining hello, its own attempt.
+pub(super) fn accept_reply(me: usize, session: &[u8], attempt: Option<u64>) -> Vec<u8> {
+    let mut reply = Vec::with_capacity(HELLO_MAGIC.len() + 3 + 8 + session.len());
     reply.extend_from_slice(HELLO_MAGIC);
-    reply.extend_from_slice(&[KIND_REPLY, REPLY_ACCEPT, me as u8]);
+    match attempt {
+        None => reply.extend_from_slice(&[KIND_REPLY, REPLY_ACCEPT, me as u8]),
+        Some(a) => {
+            reply.extend_from_slice(&[KIND_REPLY, REPLY_ACCEPT_REJOIN, me as u8]);
+            reply.extend_from_slice(&a.to_le_bytes());
+        }
+    }
     reply.extend_from_slice(session);
     reply
 }

@@ -13,7 +13,8 @@ mod hello;
 use std::io;
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rustls::{ClientConnection, ServerConnection, StreamOwned};
 
@@ -22,7 +23,7 @@ use crate::net::config::{index_list, ConfigError, PartiesConfig};
 use crate::net::tls::{self, PartyTls, TlsSetupError};
 
 use accept::{accept_peers, Accepted};
-use dial::{dial, tell_stop};
+use dial::{dial, tell_stop, Dialled};
 
 /// How setup says whom it waits for, on stderr.
 #[derive(Debug, Clone, Default)]
@@ -187,17 +188,39 @@ pub(super) struct PeerLinks {
     pub(super) dialled: Vec<AtomicBool>,
     /// The link the peer dialled is up.
     pub(super) accepted: Vec<AtomicBool>,
+    /// Rejoining only: this party's attempt (see [`establish`]).
+    pub(super) attempt: Option<u64>,
+    /// Rejoining only: the attempt of the peer that accepted the link this party dialled.
+    pub(super) accepted_by: Vec<Mutex<Option<u64>>>,
+    /// Rejoining only: the peer started over since; the dialled link is to be dialled again.
+    pub(super) redial: Vec<AtomicBool>,
+    /// The accepting side is done: the dialling threads hand over their links.
+    pub(super) settled: AtomicBool,
 }
 
 impl PeerLinks {
-    fn new(parties: usize) -> PeerLinks {
+    fn new(parties: usize, attempt: Option<u64>) -> PeerLinks {
         let flags = || (0..parties).map(|_| AtomicBool::new(false)).collect();
         PeerLinks {
             failed: flags(),
             dialled: flags(),
             accepted: flags(),
+            attempt,
+            accepted_by: (0..parties).map(|_| Mutex::new(None)).collect(),
+            redial: flags(),
+            settled: AtomicBool::new(false),
         }
     }
+}
+
+/// How a party sets up its links.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Joining {
+    /// Once, for one run: a peer that connects twice breaks the setup protocol.
+    Once,
+    /// Again and again, as a serving party reconnecting to peers that restart: peers may start
+    /// over while the links form (see [`establish`]).
+    Rejoin,
 }
 
 /// Both directions of the links with every peer, authenticated and checked: what
@@ -210,11 +233,17 @@ pub(super) struct Links {
 }
 
 /// Sets up the links of party `me`: see [`TlsTransport::connect`](super::TlsTransport::connect).
+///
+/// Rejoining, the three parties' attempts need not start together: each attempt is tagged with
+/// the time it started, hellos and replies carry it, and a party that sees a peer start over
+/// (a newer attempt dials in) replaces that peer's incoming link and dials it again, so the
+/// links converge on the peers' latest attempts instead of failing each other's attempts.
 pub(super) fn establish(
     cfg: &PartiesConfig,
     me: usize,
     session: &[u8],
     waiting: &Waiting,
+    joining: Joining,
 ) -> Result<Links, SetupError> {
     let n = cfg.count();
     if me >= n {
@@ -239,7 +268,12 @@ pub(super) fn establish(
     // A failure concerning one peer stops only the work with that peer: the links with the
     // others still complete, so they do not see us vanish mid-setup and blame us instead of
     // the party that is actually misconfigured.
-    let peer_links = PeerLinks::new(n);
+    let attempt = (joining == Joining::Rejoin).then(|| {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+    });
+    let peer_links = PeerLinks::new(n, attempt);
     let (failed, dialled_ok, accepted_ok) = (
         &peer_links.failed,
         &peer_links.dialled,
@@ -253,8 +287,13 @@ pub(super) fn establish(
             .iter()
             .map(|&j| {
                 let tls = &tls;
+                let links = &peer_links;
                 s.spawn(move || {
-                    let r = dial(cfg, tls, me, j, session, deadline, &failed[j]);
+                    let r = match attempt {
+                        None => dial(cfg, tls, (me, j), session, deadline, &failed[j], None)
+                            .map(|(stream, _)| stream),
+                        Some(_) => dial_rejoining(cfg, tls, (me, j), session, deadline, links),
+                    };
                     if r.is_err() {
                         failed[j].store(true, Ordering::SeqCst);
                     } else {
@@ -347,6 +386,55 @@ pub(super) fn establish(
                 Some(e) => e,
                 None => SetupError::Aborted,
             })
+        }
+    }
+}
+
+/// Rejoining: dials peer `j` (again while it is starting over or restarting, until `deadline`),
+/// and holds the link until the accepting side settles, dialling again when it asks to.
+fn dial_rejoining(
+    cfg: &PartiesConfig,
+    tls: &PartyTls,
+    (me, j): (usize, usize),
+    session: &[u8],
+    deadline: Instant,
+    links: &PeerLinks,
+) -> Result<StreamOwned<ClientConnection, TcpStream>, SetupError> {
+    loop {
+        let (stream, accepted_by): Dialled = match dial(
+            cfg,
+            tls,
+            (me, j),
+            session,
+            deadline,
+            &links.failed[j],
+            links.attempt,
+        ) {
+            Ok(d) => d,
+            // The peer's attempt ended under us (it is starting over): dial again.
+            Err(SetupError::Dropped { .. } | SetupError::Io { .. })
+                if remaining(deadline).is_some() =>
+            {
+                std::thread::sleep(Duration::from_millis(50));
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        if let Ok(mut a) = links.accepted_by[j].lock() {
+            *a = accepted_by;
+        }
+        links.dialled[j].store(true, Ordering::SeqCst);
+        loop {
+            if links.settled.load(Ordering::SeqCst) {
+                return Ok(stream);
+            }
+            if links.redial[j].swap(false, Ordering::SeqCst) {
+                break;
+            }
+            if links.failed[j].load(Ordering::SeqCst) || remaining(deadline).is_none() {
+                return Err(SetupError::Aborted);
+            }
+            std::thread::sleep(Duration::from_millis(5));
         }
     }
 }
