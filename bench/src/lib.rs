@@ -18,6 +18,8 @@
 //!   (cargo feature `cuda`; without it, or without a GPU, the section reports why it skipped);
 //! - [`triples`]: paper 004's random-circuit experiment (Fig. 10), masked triples against the
 //!   standard triple-based protocol, p = 2 and 3 processes over TLS;
+//! - [`serve`]: three serving parties under concurrent clients and SIGKILL restarts (latency,
+//!   throughput against the batch executable, errors by cause, the durability audit);
 //! - [`report`], [`plot`]: the JSON reports and the charts.
 //!
 //! Timings are reported, never asserted: the tests only check that a `--quick` run produces
@@ -34,6 +36,7 @@ pub mod netsim;
 pub mod peak;
 pub mod plot;
 pub mod report;
+pub mod serve;
 pub mod share;
 pub mod summary;
 pub mod table2;
@@ -158,6 +161,11 @@ pub const SECTIONS: &[Section] = &[
         name: "gpu",
         about: gpu::about,
         run: gpu::run,
+    },
+    Section {
+        name: "serve",
+        about: serve::about,
+        run: serve::run,
     },
 ];
 

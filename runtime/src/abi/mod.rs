@@ -199,13 +199,13 @@ entry_points! {
 
     /// Ends the run (`rt` is freed; null: start failed) and returns the process exit code.
     schedule fn irisc_rt_finish(rt: Runtime, status: I32) -> ExitCode {
+        // A party stopped by a signal is ended by the signal's thread, once its peers are told.
+        stop::let_the_signal_thread_end_the_process();
         if rt.is_null() {
             return stop::signal_status().unwrap_or(if status == 0 { 1 } else { status });
         }
         let rt = Box::from_raw(rt);
         let code = catch_unwind(AssertUnwindSafe(|| rt.finish(status))).unwrap_or(2);
-        // A party stopped by a signal ends with 128 + its number, whichever thread gets there
-        // first.
         stop::signal_status().unwrap_or(code)
     }
 

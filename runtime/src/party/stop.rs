@@ -110,6 +110,16 @@ pub fn signalled() -> bool {
     SIGNAL.load(Ordering::SeqCst) != 0
 }
 
+/// When a signal is stopping this party: waits for the signal's thread, which tells the peers
+/// why and ends the process itself (the party's own thread must not end it first, cutting the
+/// abort frames off: the peers would see a link closed without a reason). Bounded, in case that
+/// thread cannot finish.
+pub fn let_the_signal_thread_end_the_process() {
+    if signalled() {
+        std::thread::sleep(2 * ABORT_BOUND + Duration::from_secs(1));
+    }
+}
+
 /// The exit status for a party stopped by a signal (128 + its number), if one is.
 pub fn signal_status() -> Option<i32> {
     match SIGNAL.load(Ordering::SeqCst) {
