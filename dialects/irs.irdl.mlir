@@ -99,7 +99,9 @@ irdl.dialect @irs {
   }
 
   // rot(q, s) for s = lo..=hi, in that order (shift by s columns of 4 bits within each of the 16
-  // rows, as the deployed system rotates). Masks rotate with their codes.
+  // rows, as the deployed system rotates). Masks rotate with their codes. With the discardable
+  // attribute `mirror = 1` (`rotations(mirror(q), ...)`), of the query's mirror image: columns
+  // reversed, imaginary code bits (odd k of a cell) flipped, masks mirrored unflipped.
   irdl.operation @rotate {
     %lo = irdl.base "#builtin.integer"
     %hi = irdl.base "#builtin.integer"

@@ -107,7 +107,9 @@ irdl.dialect @mpc {
     irdl.results(records: %r)
   }
 
-  // The rotations lo..=hi of every code, in that order; local (a permutation of shares).
+  // The rotations lo..=hi of every code, in that order; local (a permutation of shares). With
+  // `mirror = 1`, of the codes' mirror images: also local (the imaginary entries' shares are
+  // negated), for replicated and F_p Shamir codes only (the planner keeps GR sharings out).
   irdl.operation @rotate {
     %lo = irdl.base "#builtin.integer"
     %hi = irdl.base "#builtin.integer"

@@ -62,6 +62,9 @@ struct Sizes {
     throughput_secs: u64,
     fault_clients: usize,
     kills: usize,
+    /// Milliseconds between kills, drawn uniformly: long enough for a restart (loading the
+    /// stores, linking) and a batch in between, or the parties only ever restart.
+    kill_every: (u64, u64),
     fault_bound: Duration,
 }
 
@@ -73,6 +76,7 @@ impl Sizes {
                 throughput_secs: 6,
                 fault_clients: 3,
                 kills: 3,
+                kill_every: (1_000, 5_000),
                 fault_bound: Duration::from_secs(90),
             }
         } else {
@@ -81,6 +85,7 @@ impl Sizes {
                 throughput_secs: 60,
                 fault_clients: 4,
                 kills: 100,
+                kill_every: (4_000, 12_000),
                 fault_bound: Duration::from_secs(3600),
             }
         }
@@ -788,7 +793,9 @@ fn phases(
         }
         let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(31);
         while kills < sizes.kills && started.elapsed() < sizes.fault_bound {
-            std::thread::sleep(Duration::from_millis(rng.random_range(1_000..5_000)));
+            std::thread::sleep(Duration::from_millis(
+                rng.random_range(sizes.kill_every.0..sizes.kill_every.1),
+            ));
             let victim = rng.random_range(0..3);
             parties.kill(victim);
             parties.spawn(victim)?;
@@ -883,6 +890,7 @@ fn write(
     fault_secs: f64,
     audit: &serde_json::Value,
 ) -> Result<Vec<PathBuf>> {
+    let sizes = Sizes::of(opts);
     let outcomes = load.outcomes.lock().unwrap();
     let mut measurements = Vec::new();
     let mut m = |name: &str, value: f64, unit: &str, extra: serde_json::Value| {
@@ -988,7 +996,7 @@ fn write(
             "max_batch": MAX_BATCH,
             "parties": "three serving processes (--serve), mutually authenticated TLS over loopback; clients over HTTPS with a bearer token",
             "client": "irisc::driver::client (shares each request here, one share to each party), as `irisc client`",
-            "kills": "SIGKILL of a random party every 1 to 5 s, started again at once",
+            "kills": format!("SIGKILL of a random party every {} to {} s, started again at once", sizes.kill_every.0 / 1000, sizes.kill_every.1 / 1000),
             "errors_by_cause": causes,
         }),
         measurements,

@@ -26,15 +26,15 @@
 //!   outputs, accounting, the tiled scan;
 //! - [`contract`]: the compiler–runtime contract (entry points, shared constants), defined once;
 //! - [`abi`]: the C ABI the generated code calls, generated from the contract;
+//! - [`log`]: how a party's lines reach stderr (text, or JSON objects for a log collector);
 //! - [`sys`]: process settings for the hot loops (allocator);
 //! - [`vocab`]: the words both crates use (sharing, variant, protocol, input role, kind and mask).
 
-/// Writes a line to stderr, ignoring failure: a party's progress and error lines must never stop
-/// it (`eprintln!` panics when stderr is a closed pipe).
+/// Writes a line to stderr in the party's log format ([`log`]), ignoring failure: a party's
+/// progress and error lines must never stop it (`eprintln!` panics when stderr is a closed pipe).
 macro_rules! say {
     ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        $crate::log::line(format_args!($($arg)*));
     }};
 }
 pub(crate) use say;
@@ -50,6 +50,7 @@ pub mod gpu;
 pub mod io;
 pub mod iris;
 pub mod kernels;
+pub mod log;
 pub mod manifest;
 pub mod net;
 pub mod ops;

@@ -13,6 +13,7 @@ mod fss2;
 mod kill;
 mod language;
 mod matching;
+mod mirror;
 mod outputs;
 mod party;
 mod ratio_edges;

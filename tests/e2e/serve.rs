@@ -23,6 +23,8 @@ struct Serving {
     exe: PathBuf,
     shares: PathBuf,
     max_batch: usize,
+    /// More arguments for every party (`--log-format json`).
+    party_args: Vec<String>,
     parties: Vec<Child>,
 }
 
@@ -48,6 +50,16 @@ fn owner_only_file(path: &Path, text: &str) {
 }
 
 fn serve(program: &Path, plan: &[&str], gallery: &[Record], max_batch: usize) -> Serving {
+    serve_with(program, plan, gallery, max_batch, &[])
+}
+
+fn serve_with(
+    program: &Path,
+    plan: &[&str],
+    gallery: &[Record],
+    max_batch: usize,
+    party_args: &[&str],
+) -> Serving {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let exe = d.join("prog");
@@ -97,6 +109,7 @@ fn serve(program: &Path, plan: &[&str], gallery: &[Record], max_batch: usize) ->
         exe,
         shares,
         max_batch,
+        party_args: party_args.iter().map(|a| a.to_string()).collect(),
         parties: Vec::new(),
     };
     s.start();
@@ -148,6 +161,7 @@ impl Serving {
                         "--timeout",
                         "30",
                     ])
+                    .args(&self.party_args)
                     .stdout(Stdio::null())
                     .stderr(Stdio::from(log))
                     .spawn()
@@ -884,4 +898,90 @@ fn sigterm_stops_a_serving_party_between_batches() {
         s.logs()
     );
     assert_eq!(reference::printed_ids(&common::stdout_json(&out)), expected);
+}
+
+/// `--log-format json`: every line a party prints is one JSON object with its time, program,
+/// party, level, event and message; each request gets a line with its id, type, outcome and
+/// time; no line carries a share (the request's base64 shares never appear).
+#[test]
+fn json_logs_are_one_object_per_line_with_request_events() {
+    let (gallery, queries) = data::edge_case_set(13, 256, 6, 2, 3, 8, 2);
+    let s = serve_with(
+        &small_ids(),
+        &["--sharing", "rep3"],
+        &gallery,
+        8,
+        &["--log-format", "json"],
+    );
+    let out = s.client(&queries, "logged-1", None);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    // The parties log the request after answering it: give the line a moment.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    for p in 0..3 {
+        let log = std::fs::read_to_string(s.dir.path().join(format!("party{p}.log"))).unwrap();
+        let lines: Vec<serde_json::Value> = log
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("party {p}: {e}: {l}")))
+            .collect();
+        assert!(!lines.is_empty(), "party {p} logged nothing");
+        for l in &lines {
+            for field in ["ts", "program", "party", "level", "event", "msg"] {
+                assert!(l.get(field).is_some(), "party {p}: no {field} in {l}");
+            }
+            assert_eq!(l["party"], p, "{l}");
+            assert_eq!(l["program"], "small_ids", "{l}");
+            assert!(l.to_string().len() < 600, "party {p}: a long line: {l}");
+        }
+        assert!(
+            lines.iter().any(|l| l["event"] == "message"
+                && l["msg"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("serving client requests")),
+            "party {p}:\n{log}"
+        );
+        let requests: Vec<&serde_json::Value> =
+            lines.iter().filter(|l| l["event"] == "request").collect();
+        assert_eq!(requests.len(), 1, "party {p}:\n{log}");
+        assert_eq!(requests[0]["request_id"], "logged-1");
+        assert_eq!(requests[0]["type"], "match");
+        assert_eq!(requests[0]["outcome"], "answered");
+        assert!(requests[0]["seconds"].as_f64().unwrap() > 0.0);
+    }
+}
+
+/// The mirror-attack check as a request: a served program with `rotations(mirror(q), ...)`
+/// (`examples/small_mirror.irs`) answers a capture of a mirrored eye with the records of the
+/// person it mirrors, as the reference mirror says, and a plain capture as before.
+#[test]
+fn a_mirrored_capture_is_caught_by_a_served_mirror_check() {
+    let program = common::repo().join("examples/small_mirror.irs");
+    let (gallery, queries) = data::edge_case_set(17, 256, 6, 2, 3, 8, 2);
+    let s = serve(&program, &["--sharing", "rep3"], &gallery, 8);
+    let presented: Vec<Record> = queries
+        .iter()
+        .enumerate()
+        .map(|(i, q)| Record {
+            id: q.id,
+            iris: if i == 0 {
+                crate::mirror::mirror(&q.iris)
+            } else {
+                q.iris.clone()
+            },
+        })
+        .collect();
+    let want = crate::mirror::expected(&gallery, &presented);
+    assert!(
+        !want[0].is_empty(),
+        "the mirrored capture matches its person"
+    );
+    let out = s.client(&presented, "mirror-1", None);
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        common::stderr(&out),
+        s.logs()
+    );
+    assert_eq!(reference::printed_ids(&common::stdout_json(&out)), want);
 }

@@ -36,9 +36,15 @@ pub fn operand_name(program: &Program, o: &Operand) -> String {
         Operand::Query(i) => program.inputs.get(i).map_or("?".into(), |x| x.name.clone()),
         Operand::Rotated(b) => match program.binders.get(b) {
             Some(bd) => match bd.kind {
-                BinderKind::Rotations { query, lo, hi } => format!(
-                    "{} (rotations of {} {lo}..={hi})",
+                BinderKind::Rotations {
+                    query,
+                    lo,
+                    hi,
+                    mirror,
+                } => format!(
+                    "{} (rotations of {}{} {lo}..={hi})",
                     bd.names.join(", "),
+                    if mirror { "the mirror image of " } else { "" },
                     program.inputs.get(query).map_or("?", |x| x.name.as_str())
                 ),
                 _ => bd.names.join(", "),

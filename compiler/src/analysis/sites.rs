@@ -50,6 +50,8 @@ pub struct ComparisonSite {
     pub per_record: u64,
     /// The record side is the earlier queries of the batch (`earlier(q)`), not a gallery.
     pub earlier: bool,
+    /// The query side is a mirror image (`rotations(mirror(q), ...)`).
+    pub mirror: bool,
 }
 
 impl ComparisonSite {
@@ -121,6 +123,10 @@ fn site(op: &OperationRef<'_, '_>) -> Result<ComparisonSite, String> {
     let width = type_param(records.r#type())
         .and_then(|w| u32::try_from(w).ok())
         .ok_or_else(|| format!("`{name}` records have no length parameter"))?;
+    let mirror = match defining_op(query) {
+        Some(q) if op_name(&q) == "irs.rotate" => get_int(&q, "mirror").unwrap_or(0) != 0,
+        _ => false,
+    };
     let per_record = match defining_op(query) {
         Some(q) if op_name(&q) == "irs.rotate" => {
             let (lo, hi) = (get_int(&q, "lo")?, get_int(&q, "hi")?);
@@ -171,6 +177,7 @@ fn site(op: &OperationRef<'_, '_>) -> Result<ComparisonSite, String> {
         kind,
         per_record,
         earlier,
+        mirror,
     })
 }
 

@@ -101,7 +101,9 @@ pub fn answers(
     for q in 0..batch {
         let mut objects: BTreeMap<usize, Map<String, Value>> = BTreeMap::new();
         // Rotations of earlier queries are not needed again.
-        ev.rotated.borrow_mut().retain(|&(_, row, _), _| row >= q);
+        ev.rotated
+            .borrow_mut()
+            .retain(|&(_, row, _, _), _| row >= q);
         for r in &program.reveals {
             let obj = objects.entry(r.to).or_insert_with(|| {
                 let mut m = Map::new();
@@ -197,7 +199,9 @@ struct Eval<'a> {
     tests: &'a std::collections::HashMap<*const BoolExpr, usize>,
     /// Rotated codes already computed, by (input, row, shift): a query's rotations are compared
     /// with every record, so each is rotated once, not once per record.
-    rotated: std::cell::RefCell<std::collections::HashMap<(InputId, usize, i64), Rc<IrisCode>>>,
+    #[allow(clippy::type_complexity)]
+    rotated:
+        std::cell::RefCell<std::collections::HashMap<(InputId, usize, i64, bool), Rc<IrisCode>>>,
 }
 
 /// A code as [`Eval::iris`] gives it: an input's row in place, or a cached rotation.
@@ -238,19 +242,21 @@ impl Eval<'_> {
         })
     }
 
-    /// The input and row an operand reads, and the rotation applied.
-    fn locate(&self, o: &Operand, q: usize, env: &Env) -> Result<(InputId, usize, i64)> {
+    /// The input and row an operand reads, the rotation applied, and whether to the mirror
+    /// image.
+    fn locate(&self, o: &Operand, q: usize, env: &Env) -> Result<(InputId, usize, i64, bool)> {
         Ok(match *o {
-            Operand::Query(i) => (i, q, 0),
+            Operand::Query(i) => (i, q, 0, false),
             Operand::Rotated(b) => {
-                let BinderKind::Rotations { query, .. } = self.program.binders[b].kind else {
+                let BinderKind::Rotations { query, mirror, .. } = self.program.binders[b].kind
+                else {
                     bail!("binder {b} is not a rotations binder");
                 };
                 let s = *env
                     .shifts
                     .get(&b)
                     .ok_or_else(|| anyhow::anyhow!("rotation unbound"))?;
-                (query, q, s)
+                (query, q, s, mirror)
             }
             Operand::Record { binder, field } => {
                 let i = *env
@@ -261,13 +267,13 @@ impl Eval<'_> {
                     .records(binder)?
                     .field_input(field)
                     .ok_or_else(|| anyhow::anyhow!("no record field {field}"))?;
-                (input, i, 0)
+                (input, i, 0, false)
             }
         })
     }
 
     fn iris(&self, o: &Operand, q: usize, env: &Env) -> Result<Code<'_>> {
-        let (input, row, s) = self.locate(o, q, env)?;
+        let (input, row, s, mirror) = self.locate(o, q, env)?;
         let PlainInput::Iris(v) = &self.inputs[input] else {
             bail!("input {input} is not iris codes");
         };
@@ -275,18 +281,22 @@ impl Eval<'_> {
             .get(row)
             .ok_or_else(|| anyhow::anyhow!("input {input} has no row {row}"))?
             .1;
-        if s == 0 {
+        if s == 0 && !mirror {
             return Ok(Code::Row(code));
         }
         let mut cache = self.rotated.borrow_mut();
-        let rotated = cache
-            .entry((input, row, s))
-            .or_insert_with(|| Rc::new(code.rotate(s)));
+        let rotated = cache.entry((input, row, s, mirror)).or_insert_with(|| {
+            Rc::new(if mirror {
+                code.mirror().rotate(s)
+            } else {
+                code.rotate(s)
+            })
+        });
         Ok(Code::Rotated(rotated.clone()))
     }
 
     fn vector(&self, o: &Operand, q: usize, env: &Env) -> Result<&[i64]> {
-        let (input, row, _) = self.locate(o, q, env)?;
+        let (input, row, _, _) = self.locate(o, q, env)?;
         let PlainInput::Embedding(v) = &self.inputs[input] else {
             bail!("input {input} is not embeddings");
         };
@@ -300,7 +310,7 @@ impl Eval<'_> {
         Ok(match e {
             BoolExpr::Const(b) => *b,
             BoolExpr::Bit(o) => {
-                let (input, row, _) = self.locate(o, q, env)?;
+                let (input, row, _, _) = self.locate(o, q, env)?;
                 let PlainInput::Bit(v) = &self.inputs[input] else {
                     bail!("input {input} is not bits");
                 };

@@ -283,7 +283,13 @@ impl<'c, 'b, 'p> Lowerer<'c, 'b, 'p> {
                     .binders
                     .get(b)
                     .ok_or_else(|| invalid(format!("binder {b} does not exist")))?;
-                let BinderKind::Rotations { query, lo, hi } = binder.kind else {
+                let BinderKind::Rotations {
+                    query,
+                    lo,
+                    hi,
+                    mirror,
+                } = binder.kind
+                else {
                     return Err(invalid("a rotated operand bound to records"));
                 };
                 if lo > hi {
@@ -295,13 +301,17 @@ impl<'c, 'b, 'p> Lowerer<'c, 'b, 'p> {
                         let q = self.query_value(query)?;
                         let ctx = self.cx.context();
                         let ty = self.value_type(query, true)?;
+                        let mut attrs = vec![int(ctx, "lo", lo.into()), int(ctx, "hi", hi.into())];
+                        if mirror {
+                            attrs.push(int(ctx, "mirror", 1));
+                        }
                         let v = append(
                             self.block,
                             self.cx,
                             "irs.rotate",
                             self.at(binder.span),
                             &[q],
-                            &[int(ctx, "lo", lo.into()), int(ctx, "hi", hi.into())],
+                            &attrs,
                             &[&ty],
                         )?[0];
                         self.rotations.insert(b, v);

@@ -95,7 +95,16 @@ pub enum BinderKind {
     Records(Records),
     /// `c in rotations(q, lo..=hi)`: the current query of input `query`, rotated by every column
     /// offset in `lo..=hi` (Section 3 of the Large-Scale MPC paper; 31 rotations deployed).
-    Rotations { query: InputId, lo: i32, hi: i32 },
+    /// `mirror`: `rotations(mirror(q), ...)`, the rotations of the query's mirror image (columns
+    /// in reverse order, imaginary code bits flipped: `IrisCode::mirror`), the deployed
+    /// system's mirror-attack check.
+    Rotations {
+        query: InputId,
+        lo: i32,
+        hi: i32,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        mirror: bool,
+    },
 }
 
 #[derive(Debug, Clone, serde::Serialize)]

@@ -123,7 +123,8 @@ fn both_eyes_with_zip() {
         BinderKind::Rotations {
             query: 2,
             lo: -2,
-            hi: 2
+            hi: 2,
+            mirror: false
         }
     );
     assert_eq!(
@@ -131,7 +132,8 @@ fn both_eyes_with_zip() {
         BinderKind::Rotations {
             query: 3,
             lo: -1,
-            hi: 1
+            hi: 1,
+            mirror: false
         }
     );
     let s = MaskKind::Secret;

@@ -265,10 +265,14 @@ impl Source {
     }
 }
 
-/// `rotations(q, lo..=hi)`: the query rotated by every column offset in `lo..=hi`.
+/// `rotations(q, lo..=hi)`: the query rotated by every column offset in `lo..=hi`;
+/// `rotations(mirror(q), lo..=hi)`: the same of the query's mirror image (the mirror-attack
+/// check: a capture of a mirrored eye matches its enrolment only this way).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rotations {
     pub of: Ident,
+    /// `mirror(q)` was written.
+    pub mirror: bool,
     pub lo: Bound,
     pub hi: Bound,
     pub span: Span,

@@ -8,7 +8,7 @@ use super::suggest::suggest;
 use super::{Diagnostic, Span};
 
 /// The calls the language has, as a user writes them.
-pub const KNOWN_FUNCTIONS: [(&str, &str); 5] = [
+pub const KNOWN_FUNCTIONS: [(&str, &str); 6] = [
     (
         "fhd",
         "`fhd(q, d) < r`: the fractional Hamming distance of two iris codes is below r",
@@ -23,10 +23,14 @@ pub const KNOWN_FUNCTIONS: [(&str, &str); 5] = [
     ),
     ("zip", "`zip(left, right)`: index-aligned galleries"),
     ("earlier", "`earlier(q)`: the batch's earlier queries"),
+    (
+        "mirror",
+        "`rotations(mirror(q), -15..=15)`: the rotations of the query's mirror image",
+    ),
 ];
 
 /// Names people reach for, and the function of the language that computes it.
-const SYNONYMS: [(&str, &str); 12] = [
+const SYNONYMS: [(&str, &str); 14] = [
     ("hamming", "fhd"),
     ("hamming_distance", "fhd"),
     ("hd", "fhd"),
@@ -39,6 +43,8 @@ const SYNONYMS: [(&str, &str); 12] = [
     ("rotate", "rotations"),
     ("rotation", "rotations"),
     ("previous", "earlier"),
+    ("mirrored", "mirror"),
+    ("flip", "mirror"),
 ];
 
 /// `name(` where `name` is not a function of the language.

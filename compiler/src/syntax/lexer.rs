@@ -43,6 +43,7 @@ pub enum Kw {
     Cosine,
     Zip,
     Earlier,
+    Mirror,
     Embedding,
     Scale,
     Bit,
@@ -50,7 +51,7 @@ pub enum Kw {
 }
 
 impl Kw {
-    pub const ALL: [Kw; 33] = [
+    pub const ALL: [Kw; 34] = [
         Kw::Const,
         Kw::Parties,
         Kw::Gallery,
@@ -80,6 +81,7 @@ impl Kw {
         Kw::Cosine,
         Kw::Zip,
         Kw::Earlier,
+        Kw::Mirror,
         Kw::Embedding,
         Kw::Scale,
         Kw::Bit,
@@ -117,6 +119,7 @@ impl Kw {
             Kw::Cosine => "cosine",
             Kw::Zip => "zip",
             Kw::Earlier => "earlier",
+            Kw::Mirror => "mirror",
             Kw::Embedding => "embedding",
             Kw::Scale => "scale",
             Kw::Bit => "bit",

@@ -634,6 +634,7 @@ fn source(input: Toks<'_>) -> R<'_, Source> {
         map(rotations, Source::Rotations),
         zip,
         earlier,
+        mirror_alone,
         unknown_call,
         map(name("a gallery or query"), Source::Input),
     ))
@@ -660,9 +661,20 @@ fn earlier(input: Toks<'_>) -> R<'_, Source> {
 
 fn rotations(input: Toks<'_>) -> R<'_, Rotations> {
     let (input, start) = kw(Kw::Rotations)(input)?;
-    let (input, (_, of, _, lo, _, hi, end)) = cut((
+    let (input, (_, (mirror, of), _, lo, _, hi, end)) = cut((
         tok(Tok::LParen),
-        name("the query to rotate"),
+        alt((
+            map(
+                (
+                    kw(Kw::Mirror),
+                    tok(Tok::LParen),
+                    name("the query to mirror"),
+                    tok(Tok::RParen),
+                ),
+                |(_, _, q, _)| (true, q),
+            ),
+            map(name("the query to rotate"), |q| (false, q)),
+        )),
         tok(Tok::Comma),
         bound,
         tok(Tok::DotDotEq),
@@ -674,6 +686,7 @@ fn rotations(input: Toks<'_>) -> R<'_, Rotations> {
         input,
         Rotations {
             of,
+            mirror,
             lo,
             hi,
             span: start.to(end),
@@ -695,6 +708,31 @@ fn bound(input: Toks<'_>) -> R<'_, Bound> {
 }
 
 /// `name(` where `name` is not a function of the language: refused with the known ones.
+/// `mirror(q)` outside `rotations(...)`: refused with what to write (the mirror image is compared
+/// through its rotations, as the query is).
+fn mirror_alone<'a, T>(input: Toks<'a>) -> R<'a, T> {
+    match input.0 {
+        [Token {
+            tok: Tok::Kw(Kw::Mirror),
+            span,
+        }, ..] => refuse(
+            input,
+            Diagnostic::error(
+                "`mirror(q)` stands only inside `rotations(...)`".to_string(),
+                *span,
+            )
+            .with_hint(
+                "write `any c in rotations(mirror(q), -15..=15): ...`, or `rotations(mirror(q), 0..=0)` for the mirror image as it is",
+            ),
+        ),
+        _ => Err(Err::Error(PErr {
+            rest: input.0.len(),
+            expected: Vec::new(),
+            custom: None,
+        })),
+    }
+}
+
 fn unknown_call<'a, T>(input: Toks<'a>) -> R<'a, T> {
     match input.0 {
         [Token {

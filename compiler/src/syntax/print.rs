@@ -73,7 +73,11 @@ fn binder(b: &Binder) -> String {
         Source::Earlier(q, _) => format!("earlier({})", q.name),
         Source::Rotations(r) => format!(
             "rotations({}, {}..={})",
-            r.of.name,
+            if r.mirror {
+                format!("mirror({})", r.of.name)
+            } else {
+                r.of.name.clone()
+            },
             bound(&r.lo),
             bound(&r.hi)
         ),

@@ -234,10 +234,14 @@ entry_points! {
         })
     };
 
-    /// Every code of slot `src` rotated by each shift in `lo..=hi` (local).
-    mpc["rotate"] fn irisc_rt_rotate(rt, dst: Slot, src: Slot, lo: I32, hi: I32) -> Status
-        = |r: &mut Runtime| {
-        r.exec(OP, Phase::Other, dst, [src], |cx, [v0]| rep3::rotate(cx, v0, lo, hi))
+    /// Every code of slot `src` (its mirror image when `mirror` is 1) rotated by each shift in
+    /// `lo..=hi` (local).
+    mpc["rotate"] fn irisc_rt_rotate(
+        rt, dst: Slot, src: Slot, lo: I32, hi: I32, mirror: I32
+    ) -> Status = |r: &mut Runtime| {
+        r.exec(OP, Phase::Other, dst, [src], |cx, [v0]| {
+            rep3::rotate(cx, v0, lo, hi, mirror == 1)
+        })
     };
 
     /// The local half of the dot product of Appendix C (eq. 6) with the generated kernel

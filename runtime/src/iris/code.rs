@@ -134,6 +134,34 @@ impl IrisCode {
         }
     }
 
+    /// The code's mirror image, as a capture of the mirrored eye gives it (the deployed
+    /// system's mirror-attack check compares it with the gallery): columns in reverse order,
+    /// `mirror(q)[row][col][k] = q[row][cols - 1 - col][k]`, with the code bit flipped for odd
+    /// `k` (a cell's bits are two filters' real and imaginary signs, and mirroring negates the
+    /// odd-symmetric imaginary parts); the mask is mirrored without a flip. An involution.
+    pub fn mirror(&self) -> IrisCode {
+        let bits = self.bits();
+        let cols = self.cols();
+        let mut out = IrisCode {
+            code: vec![0; self.code.len()],
+            mask: vec![0; self.mask.len()],
+        };
+        for row in 0..ROWS {
+            for col in 0..cols {
+                for k in 0..BITS_PER_CELL {
+                    let to = bit_index(row, col, k, cols);
+                    let from = bit_index(row, cols - 1 - col, k, cols);
+                    if from >= bits {
+                        continue;
+                    }
+                    out.set_code_bit(to, self.code_bit(from) ^ (k % 2 == 1));
+                    out.set_mask_bit(to, self.mask_bit(from));
+                }
+            }
+        }
+        out
+    }
+
     /// The masked-bit vector of Section 4.1.1: `m - 2 (c & m)` per bit, i.e. T = -1 (valid one),
     /// U = 0 (masked out), F = 1 (valid zero), embedded in the ring of `T`.
     pub fn masked_bits<T: MaskedBitWord>(&self) -> Vec<T> {
@@ -322,5 +350,59 @@ mod tests {
     fn debug_does_not_print_bits() {
         let c = code_with(64, &[1], &[1]);
         assert_eq!(format!("{c:?}"), "IrisCode(64 bits)");
+    }
+
+    /// Codes of `bits` bits from a seed (xorshift), about half the bits set in code and mask.
+    fn pseudo_random(bits: usize, seed: u64) -> IrisCode {
+        let mut state = seed | 1;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as u8
+        };
+        IrisCode {
+            code: (0..bits / 8).map(|_| next()).collect(),
+            mask: (0..bits / 8).map(|_| next() | next()).collect(),
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// Mirroring twice gives the code back; mirroring reverses the direction of rotation;
+        /// the overlap of two codes (and so their distance) is the overlap of their mirrors.
+        #[test]
+        fn mirror_is_an_involution_that_reverses_rotation(
+            seed in 1u64..u64::MAX, other in 1u64..u64::MAX, cols in 1usize..12, s in -20i64..20
+        ) {
+            let bits = cols * 64;
+            let (a, b) = (pseudo_random(bits, seed), pseudo_random(bits, other));
+            proptest::prop_assert_eq!(a.mirror().mirror(), a.clone());
+            proptest::prop_assert_eq!(a.rotate(s).mirror(), a.mirror().rotate(-s));
+            proptest::prop_assert_eq!(
+                crate::iris::matching::overlap_counts(&a.mirror(), &b.mirror()),
+                crate::iris::matching::overlap_counts(&a, &b)
+            );
+        }
+    }
+
+    /// Cell by cell: columns reversed, the odd (imaginary) bits flipped, masks unflipped.
+    #[test]
+    fn mirror_reverses_columns_and_flips_imaginary_bits() {
+        let bits = 3 * 64;
+        let cols = 3;
+        // Row 2, column 0: bits k = 0 and 1 set, valid.
+        let one = |k| bit_index(2, 0, k, cols);
+        let c = code_with(bits, &[one(0), one(1)], &[one(0), one(1), one(2)]);
+        let m = c.mirror();
+        let at = |k| bit_index(2, cols - 1, k, cols);
+        assert!(m.code_bit(at(0)), "real bit kept");
+        assert!(!m.code_bit(at(1)), "imaginary bit flipped");
+        assert!(!m.code_bit(at(2)), "real bit kept (0)");
+        assert!(m.code_bit(at(3)), "imaginary bit flipped (0 to 1)");
+        assert!(m.mask_bit(at(0)) && m.mask_bit(at(1)) && m.mask_bit(at(2)) && !m.mask_bit(at(3)));
+        // Everything else of the mirror's last column of row 2 came from column 0 only.
+        assert!(!m.mask_bit(bit_index(2, 0, 0, cols)));
     }
 }

@@ -28,14 +28,21 @@ fn codes<'v>(v: &'v Value, op: &str) -> Result<&'v Arc<Codes>, RuntimeError> {
     }
 }
 
-/// Every code rotated by each shift in `lo..=hi` (local; replicated or Shamir codes).
-pub fn rotate(_cx: &mut Ctx<'_>, src: &Value, lo: i32, hi: i32) -> Result<Value, RuntimeError> {
+/// Every code (its mirror image when `mirror`) rotated by each shift in `lo..=hi` (local;
+/// replicated or Shamir codes).
+pub fn rotate(
+    _cx: &mut Ctx<'_>,
+    src: &Value,
+    lo: i32,
+    hi: i32,
+    mirror: bool,
+) -> Result<Value, RuntimeError> {
     if let Value::Shamir(s) = src {
-        return Ok(Value::Shamir(Arc::new(s.rotations(lo, hi)?)));
+        return Ok(Value::Shamir(Arc::new(s.rotations_of(lo, hi, mirror)?)));
     }
     let codes = codes(src, "rotate")?;
     codes.check_shares("rotate", "codes")?;
-    Ok(Value::Codes(Arc::new(codes.rotations(lo, hi))))
+    Ok(Value::Codes(Arc::new(codes.rotations_of(lo, hi, mirror))))
 }
 
 /// The local half of the dot product of Appendix C (eq. 6): the generated kernel computes

@@ -166,6 +166,26 @@ impl ShamirCodes {
     /// Local. A rotation moves whole cells of 4 entries, so over GR(2^16, d) (d = 2, 4 divide 4)
     /// it moves whole ring elements and permutes shares; it needs `len` a multiple of 64.
     pub fn rotations(&self, lo: i32, hi: i32) -> Result<ShamirCodes, RuntimeError> {
+        self.rotations_of(lo, hi, false)
+    }
+
+    /// [`ShamirCodes::rotations`] of the mirror images when `mirror` (as
+    /// [`crate::share::Codes::rotations_of`]). Over F_p a share holds one entry, so negating the
+    /// imaginary entries is local. A GR(2^16, d) element holds the real and imaginary entries of
+    /// one cell together and a share is `s + r·α_i` with non-scalar points α_i, so negating some
+    /// of its coefficients is not a sharing of anything: refused (the planner does not choose
+    /// these sharings for a program that mirrors).
+    pub fn rotations_of(
+        &self,
+        lo: i32,
+        hi: i32,
+        mirror: bool,
+    ) -> Result<ShamirCodes, RuntimeError> {
+        if mirror && self.kind != ShamirKind::Fp {
+            return Err(RuntimeError::Schedule(
+                "mirror of Galois-ring Shamir codes: a ring element holds a cell's real and imaginary entries together; build with --sharing rep3 or fp".into(),
+            ));
+        }
         let l = self.len;
         if !l.is_multiple_of(64) {
             return Err(RuntimeError::Schedule(format!(
@@ -178,7 +198,10 @@ impl ShamirCodes {
         let from = |s: i32, i: usize| {
             let (row, rest) = (i / (cols * 4), i % (cols * 4));
             let (col, k) = (rest / 4, rest % 4);
-            let c = (col as i64 + s as i64).rem_euclid(cols as i64) as usize;
+            let mut c = (col as i64 + s as i64).rem_euclid(cols as i64) as usize;
+            if mirror {
+                c = cols - 1 - c;
+            }
             row * cols * 4 + c * 4 + k
         };
         let shifts: Vec<i32> = (lo..=hi).collect();
@@ -199,7 +222,12 @@ impl ShamirCodes {
                 // Element e holds entries e·d .. e·d + d, which all come from element from(e·d)/d.
                 for e in 0..l / d {
                     let f = from(s, e * d) / d;
-                    words.extend_from_slice(&src_w[f * d..(f + 1) * d]);
+                    if mirror && (e * d) % 4 % 2 == 1 {
+                        // F_p (d = 1): the imaginary entry, negated mod p.
+                        words.extend(src_w[f..f + 1].iter().map(|&x| (P - x) % P));
+                    } else {
+                        words.extend_from_slice(&src_w[f * d..(f + 1) * d]);
+                    }
                 }
             }
         }

@@ -67,6 +67,15 @@ pub struct PartyArgs {
     /// Do not print the accounting line.
     #[arg(long)]
     pub quiet: bool,
+    /// How lines reach stderr: `text` (sentences) or `json` (one object per line: time,
+    /// program, party, level, event, message; a serving party adds one per request).
+    #[arg(
+        long = "log-format",
+        value_name = "FORMAT",
+        value_enum,
+        default_value = "text"
+    )]
+    pub log_format: crate::log::LogFormat,
     /// Also write the accounting (bytes, messages, rounds, phase times, CPU time, peak memory)
     /// as JSON to PATH.
     #[arg(long, value_name = "PATH")]

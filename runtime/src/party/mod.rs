@@ -178,6 +178,7 @@ impl Runtime {
         let args = PartyArgs::parse_built(argv, &manifest, build)?;
         let party = args.party;
         stop::set_party(party);
+        crate::log::set_format(args.log_format);
         crate::sys::tune_allocator();
         // The protocols run on this thread.
         crate::protocol::set_chunk_elems(args.chunk_size);

@@ -54,11 +54,13 @@ pub fn draining() -> bool {
 /// Records the program's name for [`prefix`] (the first call wins).
 pub fn set_program(name: &str) {
     let _ = PROGRAM.set(name.to_string());
+    crate::log::set_identity(Some(name), None);
 }
 
 /// Records this party's index for [`prefix`].
 pub fn set_party(party: usize) {
     PARTY.store(party, Ordering::SeqCst);
+    crate::log::set_identity(None, Some(party));
 }
 
 /// The program's name, `irisc` before it is known.

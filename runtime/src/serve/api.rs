@@ -184,7 +184,8 @@ async fn submit(
     } else {
         "match"
     };
-    let response = submit_inner(api, headers, body).await;
+    // `Bytes` clones share the buffer: the request id is read from it after answering.
+    let response = submit_inner(api, headers, body.clone()).await;
     let outcome = match response.status() {
         StatusCode::OK => "answered",
         StatusCode::CONFLICT => "not_computed",
@@ -194,10 +195,32 @@ async fn submit(
         StatusCode::SERVICE_UNAVAILABLE => "batch_failed",
         _ => "error",
     };
+    let seconds = started.elapsed().as_secs_f64();
     metrics::counter!(super::metrics::REQUESTS, "type" => kind, "outcome" => outcome).increment(1);
-    metrics::histogram!(super::metrics::REQUEST_SECONDS, "type" => kind)
-        .record(started.elapsed().as_secs_f64());
+    metrics::histogram!(super::metrics::REQUEST_SECONDS, "type" => kind).record(seconds);
+    if crate::log::format() == crate::log::LogFormat::Json {
+        log_request(&body, kind, outcome, seconds);
+    }
     response
+}
+
+/// The request's structured log line: its id (the client's, not secret), type, outcome and
+/// time; never its shares.
+fn log_request(body: &[u8], kind: &str, outcome: &str, seconds: f64) {
+    #[derive(serde::Deserialize)]
+    struct Id {
+        request_id: String,
+    }
+    let id = serde_json::from_slice::<Id>(body)
+        .ok()
+        .map(|i| i.request_id)
+        .filter(|i| super::wire::valid_request_id(i));
+    let mut fields = serde_json::Map::new();
+    fields.insert("request_id".into(), id.into());
+    fields.insert("type".into(), kind.into());
+    fields.insert("outcome".into(), outcome.into());
+    fields.insert("seconds".into(), seconds.into());
+    crate::log::event("request", &format!("{kind} request {outcome}"), fields);
 }
 
 async fn submit_inner(api: Arc<Api>, headers: HeaderMap, body: axum::body::Bytes) -> Response {

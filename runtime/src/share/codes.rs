@@ -133,6 +133,15 @@ impl Codes {
     /// learns anything and nothing is sent. The rule is the contract's:
     /// `rot(q, s)[row][col][k] = q[row][(col + s) mod cols][k]`.
     pub fn rotations(&self, lo: i32, hi: i32) -> Codes {
+        self.rotations_of(lo, hi, false)
+    }
+
+    /// [`Codes::rotations`] of the codes' mirror images when `mirror` (the contract's
+    /// `mirror(q)[row][col][k] = q[row][cols - 1 - col][k]`, the code bit flipped for odd `k`,
+    /// the imaginary parts; masks are mirrored without a flip): still local, since these codes
+    /// hold the masked bits `m - 2 (c & m)` of Section 4.1.1 and flipping a valid code bit negates
+    /// its masked bit (shares negated), while a masked-out 0 stays 0.
+    pub fn rotations_of(&self, lo: i32, hi: i32, mirror: bool) -> Codes {
         let l = self.bits;
         // 16 rows of `bits / 64` columns of 4-bit cells (ARCHITECTURE section 7).
         let cols = (self.bits / 64) as i64;
@@ -144,7 +153,10 @@ impl Codes {
                     .map(|i| {
                         let (row, rest) = (i / (cols as usize * 4), i % (cols as usize * 4));
                         let (col, k) = (rest / 4, rest % 4);
-                        let from_col = (col as i64 + s as i64).rem_euclid(cols) as usize;
+                        let mut from_col = (col as i64 + s as i64).rem_euclid(cols) as usize;
+                        if mirror {
+                            from_col = cols as usize - 1 - from_col;
+                        }
                         row * cols as usize * 4 + from_col * 4 + k
                     })
                     .collect()
@@ -173,7 +185,12 @@ impl Codes {
                 .zip(&code_base)
                 .flat_map(|(p, &base)| p.iter().map(move |&from| base + from))
                 .collect();
-            v.gather(&index)
+            if mirror {
+                // Element j of the output is entry j % l of a code: imaginary when k is odd.
+                v.gather_negating(&index, &|j| j % l % 4 % 2 == 1)
+            } else {
+                v.gather(&index)
+            }
         };
         Codes {
             count: self.count * shifts.len(),
@@ -256,6 +273,54 @@ mod tests {
                         mask_bit(&turned.masks, j, i),
                         mask_bit(&codes.masks, c, from),
                         "mask: code {c} s {s} i {i}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// The mirror images' rotations: element `(row, col, k)` of `rot(mirror(q), s)` is element
+    /// `(row, cols - 1 - (col + s) mod cols, k)` of `q`, negated (mod 2^32, in both components)
+    /// for odd `k`; masks follow unflipped.
+    #[test]
+    fn mirrored_rotations_follow_the_contract_rule() {
+        let codes = numbered_codes();
+        let (bits, cols) = (codes.bits, codes.bits / 64);
+        let (lo, hi) = (-3, 5);
+        let turned = codes.rotations_of(lo, hi, true);
+        let per_code = (hi - lo + 1) as usize;
+        assert_eq!(turned.count, codes.count * per_code);
+        for c in 0..codes.count {
+            for (r, s) in (lo..=hi).enumerate() {
+                let j = c * per_code + r;
+                for i in 0..bits {
+                    let (row, col, k) = (i / (cols * 4), i / 4 % cols, i % 4);
+                    let rotated = (col as i64 + s as i64).rem_euclid(cols as i64) as usize;
+                    let from = row * cols * 4 + (cols - 1 - rotated) * 4 + k;
+                    let v = (c * bits + from) as u64;
+                    let sign = |x: u64| {
+                        if k % 2 == 1 {
+                            x.wrapping_neg() & 0xffff_ffff
+                        } else {
+                            x
+                        }
+                    };
+                    assert_eq!(
+                        turned.a.get(j * bits + i),
+                        Some(sign(v)),
+                        "a: code {c} s {s} i {i}"
+                    );
+                    assert_eq!(
+                        turned.b.get(j * bits + i),
+                        Some(sign(v + 7)),
+                        "b: code {c} s {s} i {i}"
+                    );
+                    let mask_bit = |m: &[u64], code: usize, e: usize| {
+                        (m[code * bits / 64 + e / 64] >> (e % 64)) & 1
+                    };
+                    assert_eq!(
+                        mask_bit(&turned.masks, j, i),
+                        mask_bit(&codes.masks, c, from)
                     );
                 }
             }

@@ -166,6 +166,8 @@ pub(crate) use on_pair;
 pub trait RingVecExt {
     fn slice(&self, range: std::ops::Range<usize>) -> RingVec;
     fn gather(&self, index: &[usize]) -> RingVec;
+    /// [`RingVecExt::gather`], negating (mod 2^k) the output elements `negate` names.
+    fn gather_negating(&self, index: &[usize], negate: &dyn Fn(usize) -> bool) -> RingVec;
     /// Appends `other`'s elements; false (and `self` unchanged) if the widths differ.
     fn extend_with(&mut self, other: &RingVec) -> bool;
 }
@@ -183,6 +185,28 @@ impl RingVecExt for RingVec {
             RingVec::U16(v) => RingVec::U16(index.iter().map(|&i| v[i]).collect()),
             RingVec::U32(v) => RingVec::U32(index.iter().map(|&i| v[i]).collect()),
             RingVec::U64(v) => RingVec::U64(index.iter().map(|&i| v[i]).collect()),
+        }
+    }
+    fn gather_negating(&self, index: &[usize], negate: &dyn Fn(usize) -> bool) -> RingVec {
+        macro_rules! go {
+            ($v:expr) => {
+                index
+                    .iter()
+                    .enumerate()
+                    .map(|(j, &i)| {
+                        if negate(j) {
+                            $v[i].wrapping_neg()
+                        } else {
+                            $v[i]
+                        }
+                    })
+                    .collect()
+            };
+        }
+        match self {
+            RingVec::U16(v) => RingVec::U16(go!(v)),
+            RingVec::U32(v) => RingVec::U32(go!(v)),
+            RingVec::U64(v) => RingVec::U64(go!(v)),
         }
     }
     fn extend_with(&mut self, other: &RingVec) -> bool {

@@ -375,8 +375,25 @@ pub fn choose(
             at: None,
         });
     }
+    // A mirror image negates the imaginary entries of the query's shares: local for one entry
+    // per share (rep3, F_p), not for a Galois-ring element holding a whole cell.
+    let mirror = sites.iter().find(|s| s.mirror);
+    if let (Some(site), Some(s @ (Sharing::Gr2 | Sharing::Gr4))) = (mirror, options.sharing) {
+        return Err(PlanError {
+            message: format!(
+                "`mirror(q)` cannot be computed under --sharing {}: a GR(2^16, d) share holds a cell's real and imaginary entries together, and mirroring negates the imaginary ones alone",
+                s.name()
+            ),
+            hint: "use --sharing rep3 (or fp), or leave the sharing to the planner".into(),
+            at: site.at().cloned(),
+        });
+    }
     let sharings: Vec<Sharing> = match options.sharing {
         Some(s) => vec![s],
+        None if mirror.is_some() => Sharing::ALL
+            .into_iter()
+            .filter(|s| !matches!(s, Sharing::Gr2 | Sharing::Gr4) && !(beaver && *s == Sharing::Fp))
+            .collect(),
         // F_p compares mod p (BitExtractP), which no local conversion makes a binary circuit.
         None if beaver => Sharing::ALL
             .into_iter()

@@ -96,6 +96,7 @@ pub(crate) fn program(l: u32, mask: MaskKind, values: Vec<(RevealShape, BoolExpr
                     query: 1,
                     lo: -15,
                     hi: 15,
+                    mirror: false,
                 },
                 span: crate::syntax::Span::default(),
             },

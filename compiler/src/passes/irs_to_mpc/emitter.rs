@@ -22,12 +22,13 @@ use melior::{
 pub enum Src {
     /// The current query of input `input`.
     Query { input: i64, name: String },
-    /// The current query rotated by `lo..=hi`.
+    /// The current query (its mirror image when `mirror`) rotated by `lo..=hi`.
     Rotated {
         input: i64,
         name: String,
         lo: i64,
         hi: i64,
+        mirror: bool,
     },
     /// Records: a gallery (`earlier = false`) or the earlier queries of the batch.
     Records {
@@ -235,6 +236,7 @@ impl<'c> Emitter<'c> {
                     name,
                     lo: get_int(op, "lo").map_err(fail)?,
                     hi: get_int(op, "hi").map_err(fail)?,
+                    mirror: get_int(op, "mirror").unwrap_or(0) != 0,
                 }
             }
             other => return Err(fail(format!("`{other}` is not an operand source"))),
@@ -391,7 +393,13 @@ impl<'c> Emitter<'c> {
                 name,
                 lo,
                 hi,
+                mirror,
             } => {
+                if *mirror && part != PART_CODE {
+                    return Err(fail(
+                        "`mirror` of a secret mask: only codes with public masks are mirrored",
+                    ));
+                }
                 let base = self.load(
                     &Src::Query {
                         input: *input,
@@ -401,7 +409,10 @@ impl<'c> Emitter<'c> {
                     ty,
                     at,
                 )?;
-                let attrs = [self.int("lo", *lo), self.int("hi", *hi)];
+                let mut attrs = vec![self.int("lo", *lo), self.int("hi", *hi)];
+                if *mirror {
+                    attrs.push(self.int("mirror", 1));
+                }
                 self.op1("mpc.rotate", at, &[base], &attrs, ty)?
             }
             Src::Records {

@@ -106,7 +106,12 @@ impl<'ctx> Schedule<'ctx, '_> {
                 }
                 let src = self.slot_arg(op, 0)?;
                 let (lo, hi) = (self.i32c(int("lo")?), self.i32c(int("hi")?));
-                ("irisc_rt_rotate", vec![rt, self.fresh(op)?, src, lo, hi])
+                // Absent: not mirrored.
+                let mirror = self.i32c(get_int(op, "mirror").unwrap_or(0));
+                (
+                    "irisc_rt_rotate",
+                    vec![rt, self.fresh(op)?, src, lo, hi, mirror],
+                )
             }
             "mpc.masked_dot" => {
                 let (kptr, _) = self.dot_table(name, op)?;

@@ -1,0 +1,146 @@
+//! The mirror-attack check (`rotations(mirror(q), ...)`, `examples/small_mirror.irs`): a query
+//! presented as the mirror image of a person's capture matches that person's records through
+//! the mirror branch. Answers are compared with a mirror written here bit by bit from the
+//! contract (columns reversed, odd cell bits flipped, masks unflipped), on records at the
+//! threshold's edges, under every sharing that can mirror; a Galois-ring sharing is refused.
+
+use irisc_runtime::io::ndjson;
+use irisc_runtime::iris::{IrisCode, IrisRecord};
+
+use crate::common;
+use crate::data;
+use crate::reference;
+
+const ROWS: usize = 16;
+
+fn bit(bytes: &[u8], i: usize) -> bool {
+    (bytes[i / 8] >> (i % 8)) & 1 == 1
+}
+
+/// `mirror(q)[row][col][k] = q[row][cols - 1 - col][k]`, the code bit flipped for odd `k`.
+pub(crate) fn mirror(code: &IrisCode) -> IrisCode {
+    let bits = code.code.len() * 8;
+    let cols = bits / (ROWS * 4);
+    let mut out = IrisCode {
+        code: vec![0; code.code.len()],
+        mask: vec![0; code.mask.len()],
+    };
+    for row in 0..ROWS {
+        for col in 0..cols {
+            for k in 0..4 {
+                let to = row * cols * 4 + col * 4 + k;
+                let from = row * cols * 4 + (cols - 1 - col) * 4 + k;
+                if bit(&code.code, from) != (k % 2 == 1) {
+                    out.code[to / 8] |= 1 << (to % 8);
+                }
+                if bit(&code.mask, from) {
+                    out.mask[to / 8] |= 1 << (to % 8);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The program's answer per presented query: the records matching a rotation of the query or
+/// of its mirror image, in gallery order.
+pub(crate) fn expected(gallery: &[IrisRecord], presented: &[IrisRecord]) -> Vec<Vec<u64>> {
+    let direct = reference::matching_ids(gallery, presented, -2..=2, 3, 8);
+    let mirrored: Vec<IrisRecord> = presented
+        .iter()
+        .map(|q| IrisRecord {
+            id: q.id,
+            iris: mirror(&q.iris),
+        })
+        .collect();
+    let via_mirror = reference::matching_ids(gallery, &mirrored, -2..=2, 3, 8);
+    direct
+        .iter()
+        .zip(&via_mirror)
+        .map(|(a, b)| {
+            gallery
+                .iter()
+                .map(|r| r.id)
+                .filter(|id| a.contains(id) || b.contains(id))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn mirrored_captures_match_through_the_mirror_branch_under_every_sharing() {
+    let program = common::repo().join("examples/small_mirror.irs");
+    for (seed, sharing) in [(3u64, Some("rep3")), (4, Some("fp")), (5, None)] {
+        let (gallery, queries) = data::edge_case_set(seed, 256, 6, 4, 3, 8, 2);
+        // Odd queries are presented as the mirror image of the person's capture.
+        let presented: Vec<IrisRecord> = queries
+            .iter()
+            .enumerate()
+            .map(|(i, q)| IrisRecord {
+                id: q.id,
+                iris: if i % 2 == 1 {
+                    mirror(&q.iris)
+                } else {
+                    q.iris.clone()
+                },
+            })
+            .collect();
+        let want = expected(&gallery, &presented);
+        let plain = reference::matching_ids(&gallery, &presented, -2..=2, 3, 8);
+        assert!(
+            want.iter()
+                .zip(&plain)
+                .skip(1)
+                .step_by(2)
+                .any(|(w, p)| w.len() > p.len()),
+            "seed {seed}: no mirrored query matches only through the mirror branch"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let (db, q) = (dir.path().join("db.ndjson"), dir.path().join("q.ndjson"));
+        ndjson::write_file(&db, &gallery).unwrap();
+        ndjson::write_file(&q, &presented).unwrap();
+        let (db_arg, q_arg) = (format!("db={}", db.display()), format!("q={}", q.display()));
+        let mut args = vec![
+            "run",
+            program.to_str().unwrap(),
+            "--input",
+            &db_arg,
+            "--input",
+            &q_arg,
+            "--timeout",
+            "30",
+        ];
+        if let Some(s) = sharing {
+            args.extend(["--sharing", s]);
+        }
+        let out = common::irisc_ok(&args);
+        let got = reference::printed_ids(&common::stdout_json(&out));
+        assert_eq!(got, want, "sharing {sharing:?}, seed {seed}");
+    }
+}
+
+#[test]
+fn a_galois_ring_sharing_cannot_mirror_and_says_why() {
+    let program = common::repo().join("examples/small_mirror.irs");
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("prog");
+    let out = common::irisc()
+        .args([
+            "build",
+            program.to_str().unwrap(),
+            "-o",
+            exe.to_str().unwrap(),
+            "--sharing",
+            "gr4",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = common::stderr(&out);
+    assert!(
+        err.contains("`mirror(q)` cannot be computed under --sharing gr4"),
+        "{err}"
+    );
+    assert!(err.contains("--sharing rep3"), "{err}");
+    assert!(!exe.exists());
+}
