@@ -277,6 +277,7 @@ impl Load {
                 enroll: BTreeMap::new(),
                 delete: vec![person.id],
                 only: None,
+                reset: None,
             });
             let answers = client::send(&self.config, &self.apis, &self.token, &submits, timeout)?;
             if !answers[0].deleted.contains(&person.id) {
@@ -325,6 +326,7 @@ impl Load {
             },
             delete: Vec::new(),
             reauth: claimed,
+            reset: None,
         };
         let submits = client::prepare(&req, id)?;
         for (_, path, _) in &files {

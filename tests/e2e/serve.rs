@@ -985,3 +985,107 @@ fn a_mirrored_capture_is_caught_by_a_served_mirror_check() {
     );
     assert_eq!(reference::printed_ids(&common::stdout_json(&out)), want);
 }
+
+/// Reset (recovery): record X is replaced by a person's new capture under the same id, in all
+/// three stores: the new capture then matches X and the old one no longer does, also after the
+/// parties restart (loaded from the stores again); a retry is answered, not applied twice; a
+/// reset of an id that is not enrolled, or was deleted, is refused with the reason.
+#[test]
+fn a_reset_replaces_a_record_in_all_three_stores() {
+    use rand::SeedableRng;
+    let (gallery, _) = data::edge_case_set(23, 256, 6, 2, 3, 8, 2);
+    let mut s = serve(&small_ids(), &["--sharing", "rep3"], &gallery, 8);
+    let x = gallery[0].clone();
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(5);
+    let capture = Record {
+        id: 123,
+        iris: data::random_code(&mut rng, 256),
+    };
+    let before = s.store_ids(0);
+    let reset_args = ["--enroll", "db=q", "--reset", &x.id.to_string()];
+    let reset_args: Vec<&str> = reset_args.iter().map(|a| a.as_ref()).collect();
+    for attempt in 0..2 {
+        // The second time is a retry under the same request id: answered, not applied again.
+        let out = s.client_with(std::slice::from_ref(&capture), "reset-1", None, &reset_args);
+        assert!(
+            out.status.success(),
+            "{}\n{}",
+            common::stderr(&out),
+            s.logs()
+        );
+        let lines = common::stdout_json(&out);
+        let said = lines
+            .iter()
+            .find(|l| l.get("reset").is_some())
+            .expect("a reset line");
+        assert_eq!(said["reset"], x.id, "attempt {attempt}");
+        assert_eq!(said["replaced"], true, "attempt {attempt}");
+    }
+    for p in 0..3 {
+        let ids = s.store_ids(p);
+        assert_eq!(
+            ids.len(),
+            before.len() + 1,
+            "party {p}: one record appended"
+        );
+        assert_eq!(ids.last(), Some(&x.id), "party {p}");
+    }
+    let check = |s: &Serving, tag: &str| {
+        let new = Record {
+            id: 0,
+            iris: capture.iris.clone(),
+        };
+        let out = s.client(std::slice::from_ref(&new), &format!("{tag}-new"), None);
+        assert!(out.status.success(), "{}", common::stderr(&out));
+        assert_eq!(
+            reference::printed_ids(&common::stdout_json(&out)),
+            vec![vec![x.id]],
+            "{tag}"
+        );
+        let old = Record {
+            id: 0,
+            iris: x.iris.clone(),
+        };
+        let out = s.client(std::slice::from_ref(&old), &format!("{tag}-old"), None);
+        assert!(out.status.success(), "{}", common::stderr(&out));
+        let ids = reference::printed_ids(&common::stdout_json(&out));
+        assert!(
+            !ids[0].contains(&x.id),
+            "{tag}: the replaced record still matches: {ids:?}"
+        );
+    };
+    check(&s, "served");
+    for p in 0..3 {
+        s.kill(p);
+    }
+    s.start();
+    check(&s, "restarted");
+    // Refusals: an id not enrolled, then a deleted one.
+    let out = s.client_with(
+        std::slice::from_ref(&capture),
+        "reset-missing",
+        None,
+        &["--enroll", "db=q", "--reset", "999999"],
+    );
+    assert!(!out.status.success());
+    assert!(
+        common::stderr(&out).contains("record id 999999 is not enrolled"),
+        "{}",
+        common::stderr(&out)
+    );
+    let gone = gallery[1].id.to_string();
+    let out = s.client_with(&[], "delete-1", None, &["--delete", &gone]);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let out = s.client_with(
+        std::slice::from_ref(&capture),
+        "reset-deleted",
+        None,
+        &["--enroll", "db=q", "--reset", &gone],
+    );
+    assert!(!out.status.success());
+    assert!(
+        common::stderr(&out).contains(&format!("record id {gone} was deleted")),
+        "{}",
+        common::stderr(&out)
+    );
+}

@@ -323,6 +323,16 @@ pub enum Command {
         /// person's claimed identity), not the whole gallery.
         #[arg(long, value_name = "ID", conflicts_with = "enroll")]
         reauth: Option<u64>,
+        /// Reset (recovery): replace record ID of every gallery with the person's new capture,
+        /// enrolled as --enroll says (its id becomes ID), in all three stores or none; the old
+        /// record never matches again.
+        #[arg(
+            long,
+            value_name = "ID",
+            requires = "enroll",
+            conflicts_with = "reauth"
+        )]
+        reset: Option<u64>,
         /// The parties' configuration (its CA checks the parties' API certificates; its
         /// entries' `api` give their addresses).
         #[arg(long, default_value = "parties.toml")]
@@ -682,11 +692,13 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             enroll,
             delete,
             reauth,
+            reset,
             plan,
         } => super::client::run_client(&super::client::ClientRequest {
             enroll,
             delete,
             reauth,
+            reset,
             program,
             inputs,
             plan: plan.options()?,

@@ -46,6 +46,8 @@ pub struct ClientRequest {
     pub delete: Vec<u64>,
     /// Reauthentication: the claimed record id the queries are matched against, alone.
     pub reauth: Option<u64>,
+    /// Reset: the record id whose records the `enroll` ones replace (they take this id).
+    pub reset: Option<u64>,
 }
 
 /// The three parties' requests for `req`: each party's share of every query input.
@@ -61,6 +63,7 @@ pub fn prepare(req: &ClientRequest, id: &str) -> Result<[Submit; 3]> {
         enroll: BTreeMap::new(),
         delete: Vec::new(),
         only: req.reauth,
+        reset: req.reset,
     });
     let mut files_of = BTreeMap::new();
     for arg in &req.inputs {
@@ -72,7 +75,10 @@ pub fn prepare(req: &ClientRequest, id: &str) -> Result<[Submit; 3]> {
             );
         }
         files_of.insert(name.clone(), file.clone());
-        for (p, b64) in deal_b64(spec, &file, &mut rng)?.into_iter().enumerate() {
+        for (p, b64) in deal_b64(spec, &file, None, &mut rng)?
+            .into_iter()
+            .enumerate()
+        {
             submits[p].inputs.insert(name.clone(), b64);
         }
     }
@@ -88,8 +94,11 @@ pub fn prepare(req: &ClientRequest, id: &str) -> Result<[Submit; 3]> {
             .get(query)
             .ok_or_else(|| anyhow!("--enroll {arg}: no --input {query}=FILE to enrol from"))?;
         // The same records, dealt afresh in the gallery's form (a Shamir gallery packs its
-        // codes differently from a query).
-        for (p, b64) in deal_b64(spec, file, &mut rng)?.into_iter().enumerate() {
+        // codes differently from a query); a reset's take the id they replace.
+        for (p, b64) in deal_b64(spec, file, req.reset, &mut rng)?
+            .into_iter()
+            .enumerate()
+        {
             submits[p].enroll.insert(gallery.to_string(), b64);
         }
     }
@@ -102,13 +111,18 @@ pub fn prepare(req: &ClientRequest, id: &str) -> Result<[Submit; 3]> {
     Ok(submits)
 }
 
-/// The three parties' share files (base64) of the NDJSON `file` dealt as input `spec`.
+/// The three parties' share files (base64) of the NDJSON `file` dealt as input `spec`, every
+/// record under id `id` when given (a reset's).
 fn deal_b64(
     spec: &irisc_runtime::manifest::ManifestInput,
     file: &Path,
+    id: Option<u64>,
     rng: &mut rand_chacha::ChaCha20Rng,
 ) -> Result<Vec<String>> {
-    let plain = share::read_plain(spec, file)?;
+    let mut plain = share::read_plain(spec, file)?;
+    if let Some(id) = id {
+        plain.ids.iter_mut().for_each(|x| *x = id);
+    }
     let (sharing, ring_bits) = share::sharing_for(spec, None);
     let files = deal::deal(&plain, sharing, ring_bits, rng)
         .with_context(|| format!("cannot share {} as input `{}`", file.display(), spec.name))?;
@@ -184,6 +198,7 @@ pub fn send(
             enroll: submits[p].enroll.clone(),
             delete: submits[p].delete.clone(),
             only: submits[p].only,
+            reset: submits[p].reset,
         });
         let bound = (Instant::now() + ATTEMPT).min(deadline);
         let results = runtime.block_on(async {
@@ -278,6 +293,7 @@ pub fn run_client(req: &ClientRequest) -> Result<ExitCode> {
             enroll: BTreeMap::new(),
             delete: req.delete.clone(),
             only: None,
+            reset: None,
         })
     };
     let config = PartiesConfig::load(&req.config)?;
@@ -285,6 +301,13 @@ pub fn run_client(req: &ClientRequest) -> Result<ExitCode> {
     let answers = send(&config, &apis, &token, &submits, req.timeout)?;
     if !req.delete.is_empty() {
         println!("{}", serde_json::json!({ "deleted": answers[0].deleted }));
+    }
+    if let Some(id) = req.reset {
+        // Made in all three stores (a refusal was an error above).
+        println!(
+            "{}",
+            serde_json::json!({ "reset": id, "replaced": answers[0].enrolled == Some(true) })
+        );
     }
     for a in &answers {
         for line in &a.answers {

@@ -311,10 +311,25 @@ fn load_store(
         vec![u64::MAX; count * per.div_ceil(64)]
     };
     // Deleted records get an empty mask and shares of 0: their dot product and mask overlap
-    // with any query are 0, so they can never match (store::deleted).
+    // with any query are 0, so they can never match (store::deleted). So do records a reset
+    // replaced: of the records with one id, the last one appended is the live one.
     let deleted = store::deleted::read(path).map_err(input_err)?;
     let mut masks = masks;
     let mut deleted_rows = Vec::new();
+    let superseded = superseded_rows(&ids);
+    if !superseded.is_empty() {
+        if spec.mask != InputMask::Public {
+            return Err(input_err(format!(
+                "{} has replaced records, but its masks are secret-shared: resets are supported for galleries with public masks",
+                path.display()
+            )));
+        }
+        let words = per.div_ceil(64);
+        for &r in &superseded {
+            masks[r * words..(r + 1) * words].fill(0);
+        }
+        deleted_rows.extend_from_slice(&superseded);
+    }
     if !deleted.is_empty() {
         if spec.mask != InputMask::Public {
             return Err(input_err(format!(
@@ -413,6 +428,19 @@ fn load_store(
         source: Some(path.to_path_buf()),
         deleted: deleted_digest,
     })
+}
+
+/// The rows whose id appears again later (a reset appended the record that replaces them).
+fn superseded_rows(ids: &[u64]) -> Vec<usize> {
+    let mut last: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+    for (r, &id) in ids.iter().enumerate() {
+        last.insert(id, r);
+    }
+    ids.iter()
+        .enumerate()
+        .filter(|(r, id)| last[id] != *r)
+        .map(|(r, _)| r)
+        .collect()
 }
 
 /// What the parties compare of a store's deleted ids: their number and a digest of the set.
@@ -759,8 +787,9 @@ impl Inputs {
         let l = self.get(input)?;
         let range = match l.spec.role {
             InputRole::Gallery => match self.only {
-                // Reauthentication: the claimed record alone (its presence was checked).
-                Some(id) => match l.ids().iter().position(|&x| x == id) {
+                // Reauthentication: the claimed record alone (its presence was checked); the
+                // last with its id, which a reset may have appended.
+                Some(id) => match l.ids().iter().rposition(|&x| x == id) {
                     Some(k) => k..k + 1,
                     None => 0..0,
                 },
@@ -1069,5 +1098,11 @@ impl crate::serve::Galleries for Inputs {
     }
     fn restrict_galleries(&mut self, only: Option<u64>) {
         Inputs::restrict_galleries(self, only)
+    }
+    fn deleted(&self, id: u64) -> bool {
+        self.list
+            .iter()
+            .filter_map(|l| l.source.as_deref())
+            .any(|p| store::deleted::read(p).is_ok_and(|d| d.contains(&id)))
     }
 }

@@ -175,7 +175,9 @@ async fn submit(
     body: axum::body::Bytes,
 ) -> Response {
     let started = std::time::Instant::now();
-    let kind = if body.windows(10).any(|w| w == b"\"enroll\":{") {
+    let kind = if body.windows(8).any(|w| w == b"\"reset\":") {
+        "reset"
+    } else if body.windows(10).any(|w| w == b"\"enroll\":{") {
         "uniqueness"
     } else if body.windows(10).any(|w| w == b"\"delete\":[") {
         "deletion"
@@ -334,6 +336,7 @@ fn check(shared: &Shared, request: Submit) -> Result<Pending, String> {
             enrol: Vec::new(),
             delete: request.delete,
             only: None,
+            reset: None,
         });
     }
     let mut files = Vec::new();
@@ -373,10 +376,30 @@ fn check(shared: &Shared, request: Submit) -> Result<Pending, String> {
         return Err(format!("this program has no query input `{extra}`"));
     }
     if let Some(id) = request.only {
-        if !request.enroll.is_empty() {
+        if !request.enroll.is_empty() || request.reset.is_some() {
             return Err("a reauthentication enrols nothing".into());
         }
         hasher.update(b"only");
+        hasher.update(&id.to_le_bytes());
+    }
+    if let Some(id) = request.reset {
+        if request.enroll.len() != shared.stores.len() {
+            return Err(format!(
+                "a reset replaces record {id} in every gallery store: enrol the new capture into each of {}",
+                shared.stores.iter().map(|(_, s)| format!("`{}`", s.name)).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        if let Some((_, spec)) = shared
+            .stores
+            .iter()
+            .find(|(_, s)| s.mask != crate::vocab::InputMask::Public)
+        {
+            return Err(format!(
+                "gallery `{}` has secret-shared masks: resets are supported for galleries with public masks",
+                spec.name
+            ));
+        }
+        hasher.update(b"reset");
         hasher.update(&id.to_le_bytes());
     }
     let mut enrol = Vec::new();
@@ -404,6 +427,13 @@ fn check(shared: &Shared, request: Submit) -> Result<Pending, String> {
                 file.header.count
             ));
         }
+        if let (Some(id), Some(&got)) = (request.reset, file.ids.first()) {
+            if got != id {
+                return Err(format!(
+                    "the reset of record {id} enrols a record with id {got} into `{name}`"
+                ));
+            }
+        }
         hasher.update(b"enrol");
         hasher.update(name.as_bytes());
         hasher.update(&file.header.set_id);
@@ -418,5 +448,6 @@ fn check(shared: &Shared, request: Submit) -> Result<Pending, String> {
         enrol,
         delete: Vec::new(),
         only: request.only,
+        reset: request.reset,
     })
 }

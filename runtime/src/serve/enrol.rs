@@ -36,6 +36,16 @@ pub enum Outcome {
     Refused(String),
 }
 
+/// A request of the batch that asked to enrol: its id, its records, whether each of its queries
+/// matched (party 0's view; `None` where the program does not reveal it), and for a reset the
+/// id of the record its records replace.
+pub struct Ask<'a> {
+    pub id: String,
+    pub records: &'a Enrolment,
+    pub matched: Option<Vec<bool>>,
+    pub replaces: Option<u64>,
+}
+
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Decision {
     enrol: Vec<String>,
@@ -101,11 +111,11 @@ pub fn settle(
     net: &mut impl Transport,
     inputs: &mut dyn Galleries,
     party: usize,
-    asks: &[(String, &Enrolment, Option<Vec<bool>>)],
+    asks: &[Ask<'_>],
 ) -> Result<Vec<Outcome>, RuntimeError> {
     let decision = if party == 0 {
         let mut d = Decision::default();
-        for (id, _, matched) in asks {
+        for Ask { id, matched, .. } in asks {
             match matched {
                 Some(m) if !m.is_empty() => {
                     if m.iter().all(|x| !x) {
@@ -126,15 +136,15 @@ pub fn settle(
         recv::<Decision>(net, 0)?
     };
     let enrol: HashSet<&str> = decision.enrol.iter().map(String::as_str).collect();
-    let chosen: Vec<&(String, &Enrolment, Option<Vec<bool>>)> = asks
+    let chosen: Vec<&Ask<'_>> = asks
         .iter()
-        .filter(|a| enrol.contains(a.0.as_str()))
+        .filter(|a| enrol.contains(a.id.as_str()))
         .collect();
 
     // Per gallery input, the new records in batch order.
     let mut galleries: Vec<usize> = chosen
         .iter()
-        .flat_map(|(_, e, _)| e.iter().map(|(g, _)| *g))
+        .flat_map(|a| a.records.iter().map(|(g, _)| *g))
         .collect();
     galleries.sort_unstable();
     galleries.dedup();
@@ -148,12 +158,19 @@ pub fn settle(
         };
         let records: Result<Vec<Record<'_>>, String> = chosen
             .iter()
-            .flat_map(|(_, e, _)| e.iter().filter(|(i, _)| *i == g))
+            .flat_map(|a| a.records.iter().filter(|(i, _)| *i == g))
             .map(|(_, f)| Record::of_share_file(f, 0))
             .collect();
         let step = records.and_then(|recs| {
             let mut w = StoreWriter::open(&path).map_err(|e| e.to_string())?;
-            let taken: HashSet<u64> = inputs.ids(g).iter().copied().collect();
+            // A reset's record takes the id of the record it replaces; no other may.
+            let replaced: HashSet<u64> = chosen.iter().filter_map(|a| a.replaces).collect();
+            let taken: HashSet<u64> = inputs
+                .ids(g)
+                .iter()
+                .copied()
+                .filter(|id| !replaced.contains(id))
+                .collect();
             let mut seen = HashSet::new();
             if let Some(r) = recs
                 .iter()
@@ -181,7 +198,7 @@ pub fn settle(
         let outcome = Outcome::Refused(format!("not enrolled: {why}"));
         return Ok(asks
             .iter()
-            .map(|(id, _, _)| refused_or(&decision, id, &enrol, || outcome.clone()))
+            .map(|a| refused_or(&decision, &a.id, &enrol, || outcome.clone()))
             .collect());
     }
     let mut failure = None;
@@ -204,7 +221,7 @@ pub fn settle(
     }
     Ok(asks
         .iter()
-        .map(|(id, _, _)| refused_or(&decision, id, &enrol, || Outcome::Enrolled))
+        .map(|a| refused_or(&decision, &a.id, &enrol, || Outcome::Enrolled))
         .collect())
 }
 

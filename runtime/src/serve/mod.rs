@@ -46,6 +46,8 @@ pub trait Galleries {
     fn galleries_hold(&self, id: u64) -> bool;
     /// Loads the galleries as the one record `only` (a reauthentication batch), or whole.
     fn restrict_galleries(&mut self, only: Option<u64>);
+    /// Whether record `id` was deleted (in any gallery store).
+    fn deleted(&self, id: u64) -> bool;
 }
 
 /// How long the parties wait between two agreement exchanges while no request is held by all
@@ -72,6 +74,8 @@ pub(crate) struct Pending {
     pub delete: Vec<u64>,
     /// A reauthentication's claimed record id.
     pub only: Option<u64>,
+    /// A reset's record id (its enrolment replaces that record).
+    pub reset: Option<u64>,
 }
 
 #[derive(Default)]
@@ -132,6 +136,8 @@ struct InBatch {
     first: usize,
     queries: usize,
     enrol: enrol::Enrolment,
+    /// A reset: the record id it replaces (enrolled whatever the match).
+    reset: Option<u64>,
 }
 
 /// The serving side of one party.
@@ -322,17 +328,22 @@ impl Service {
                 st.running.insert(p.id.clone());
                 taken.push(p);
             }
-            // A reauthentication against an id the galleries do not hold is answered at once
-            // (every party holds the same records, so all answer the same).
+            // A reauthentication or reset against an id the galleries do not hold (or deleted)
+            // is answered at once (every party holds the same records, so all answer the same).
             let only = taken.first().and_then(|p| p.only);
-            if let Some(id) = only {
-                if !inputs.galleries_hold(id) {
-                    let p = taken.remove(0);
-                    let why = format!("record id {id} is not enrolled");
-                    let answer = self.error_answer(&p.id, p.queries, &why);
-                    st.finish(answer);
-                    continue;
+            let mut refused = Vec::new();
+            for (k, p) in taken.iter().enumerate() {
+                if let Some(why) = refusal(p, &*inputs) {
+                    refused.push((k, why));
                 }
+            }
+            for (k, why) in refused.into_iter().rev() {
+                let p = taken.remove(k);
+                let answer = self.error_answer(&p.id, p.queries, &why);
+                st.finish(answer);
+            }
+            if taken.is_empty() {
+                continue;
             }
             inputs.restrict_galleries(only);
             ::metrics::gauge!(metrics::PENDING).set(st.pending.len() as f64);
@@ -350,12 +361,34 @@ impl Service {
         inputs: &mut dyn Galleries,
         kept: &[crate::io::answer::KeptAnswer],
     ) -> Result<HashMap<String, enrol::Outcome>, RuntimeError> {
-        let asks: Vec<(String, &enrol::Enrolment, Option<Vec<bool>>)> = self
+        let asks: Vec<enrol::Ask<'_>> = self
             .current
             .iter()
             .filter(|r| !r.enrol.is_empty())
             .map(|r| {
                 let range = r.first as u64..(r.first + r.queries) as u64;
+                let ask = |matched| enrol::Ask {
+                    id: r.id.clone(),
+                    records: &r.enrol,
+                    matched,
+                    replaces: r.reset,
+                };
+                if r.reset.is_some() {
+                    // A reset replaces the record whatever the match (the person may match
+                    // their own old record).
+                    return ask(Some(vec![false; r.queries]));
+                }
+                // An enrolment under an id the galleries hold adds no second record with it
+                // (a retry of an enrolment that was made, or a clash): not enrolled, as when
+                // the person matches; a reset is what replaces a record.
+                let held = r
+                    .enrol
+                    .iter()
+                    .flat_map(|(_, f)| f.ids.iter())
+                    .any(|&id| inputs.galleries_hold(id));
+                if held {
+                    return ask(Some(vec![true; r.queries]));
+                }
                 let matched: Option<Vec<bool>> = range
                     .map(|q| {
                         kept.iter()
@@ -368,14 +401,14 @@ impl Service {
                             })
                     })
                     .collect();
-                (r.id.clone(), &r.enrol, matched)
+                ask(matched)
             })
             .collect();
         if asks.is_empty() {
             return Ok(HashMap::new());
         }
         let outcomes = enrol::settle(net, inputs, self.shared.party, &asks)?;
-        Ok(asks.iter().map(|a| a.0.clone()).zip(outcomes).collect())
+        Ok(asks.iter().map(|a| a.id.clone()).zip(outcomes).collect())
     }
 
     /// This party's offer: its pending requests in arrival order (those that waited too long
@@ -402,7 +435,7 @@ impl Service {
                 digest: p.digest.clone(),
                 queries: p.queries,
                 delete: !p.delete.is_empty(),
-                alone: p.only.is_some(),
+                alone: p.only.is_some() || p.reset.is_some(),
             })
             .collect()
     }
@@ -431,6 +464,7 @@ impl Service {
                 first,
                 queries: p.queries,
                 enrol: p.enrol,
+                reset: p.reset,
             });
             first += p.queries;
             for (index, file) in p.files {
@@ -511,4 +545,17 @@ fn append_ring(to: &mut RingVec, more: RingVec) {
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Why a request taken into a batch cannot be computed, if it cannot: a reauthentication or a
+/// reset of a record the galleries do not hold, or that was deleted.
+fn refusal(p: &Pending, inputs: &dyn Galleries) -> Option<String> {
+    let id = p.only.or(p.reset)?;
+    if !inputs.galleries_hold(id) {
+        return Some(format!("record id {id} is not enrolled"));
+    }
+    if inputs.deleted(id) {
+        return Some(format!("record id {id} was deleted"));
+    }
+    None
 }

@@ -34,6 +34,11 @@ pub struct Submit {
     /// request runs in a batch of its own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub only: Option<u64>,
+    /// Reset (recovery): replace record `reset` of every gallery with the records of `enroll`
+    /// (the person's new capture, under the same id), in all three stores or none, whatever
+    /// the match; the queries are matched as in any request (a batch of its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset: Option<u64>,
 }
 
 /// A party's answer to a request: the output party's carries the revealed fields per query
@@ -86,7 +91,7 @@ pub struct Offered {
     /// A deletion (no queries): settled before the next batch, outside it.
     #[serde(default)]
     pub delete: bool,
-    /// A reauthentication (against one claimed id): a batch of its own.
+    /// A reauthentication (against one claimed id) or a reset: a batch of its own.
     #[serde(default)]
     pub alone: bool,
 }

@@ -141,7 +141,7 @@ mod tests {
             "%slot = add i32 3, %j",
             "call i32 @irisc_rt_load_input(ptr %rt, i32 %slot, i32 1, i32 0, i64 %q, i32 16)",
             "%slot = add i32 11, %j",
-            "call i32 @irisc_rt_rotate(ptr %rt, i32 %slot, i32 %slot, i32 -15, i32 15)",
+            "call i32 @irisc_rt_rotate(ptr %rt, i32 %slot, i32 %slot, i32 -15, i32 15, i32 0)",
             // Per chunk: the whole batch's dot products in one call (codes from 11..), as one
             // value in the batch layout (slot 19), then the chunk's view of the gallery.
             "call i64 @irisc_rt_chunk_count(ptr %rt, i32 0)",
