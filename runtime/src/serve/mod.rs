@@ -378,17 +378,6 @@ impl Service {
                     // their own old record).
                     return ask(Some(vec![false; r.queries]));
                 }
-                // An enrolment under an id the galleries hold adds no second record with it
-                // (a retry of an enrolment that was made, or a clash): not enrolled, as when
-                // the person matches; a reset is what replaces a record.
-                let held = r
-                    .enrol
-                    .iter()
-                    .flat_map(|(_, f)| f.ids.iter())
-                    .any(|&id| inputs.galleries_hold(id));
-                if held {
-                    return ask(Some(vec![true; r.queries]));
-                }
                 let matched: Option<Vec<bool>> = range
                     .map(|q| {
                         kept.iter()
