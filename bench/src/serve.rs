@@ -190,6 +190,11 @@ enum Kind {
     ReauthWrong,
     /// Deletion of a person enrolled earlier.
     Delete,
+    /// Reset of a person enrolled earlier: a new capture (the person's codes from then on)
+    /// replaces their record.
+    Reset,
+    /// A query of a deleted person (the audit): matches nothing.
+    Gone,
 }
 
 impl Kind {
@@ -200,6 +205,8 @@ impl Kind {
             Kind::ReauthRight => "reauth (right id)",
             Kind::ReauthWrong => "reauth (wrong id)",
             Kind::Delete => "deletion",
+            Kind::Reset => "reset",
+            Kind::Gone => "uniqueness (deleted person)",
         }
     }
 }
@@ -319,14 +326,14 @@ impl Load {
             token: PathBuf::new(),
             request_id: Some(id.to_string()),
             timeout,
-            enroll: if kind == Kind::Unique {
+            enroll: if matches!(kind, Kind::Unique | Kind::Reset) {
                 vec!["left=ql".into(), "right=qr".into()]
             } else {
                 Vec::new()
             },
             delete: Vec::new(),
             reauth: claimed,
-            reset: None,
+            reset: (kind == Kind::Reset).then_some(person.id),
         };
         let submits = client::prepare(&req, id)?;
         for (_, path, _) in &files {
@@ -364,8 +371,21 @@ impl Load {
                     person.id
                 )));
             }
+            // The new capture is compared before it replaces the record: a fresh code that
+            // matches nothing.
+            Kind::Reset => {
+                if answers[0].enrolled != Some(true) {
+                    return Ok(Some(format!("reset of {} not made", person.id)));
+                }
+                if let Ok(mut e) = self.enrolled.lock() {
+                    if let Some(old) = e.iter_mut().find(|p| p.id == person.id) {
+                        *old = person.clone();
+                    }
+                }
+                Vec::new()
+            }
             Kind::Match | Kind::ReauthRight => vec![person.id],
-            Kind::ReauthWrong | Kind::Delete => Vec::new(),
+            Kind::ReauthWrong | Kind::Delete | Kind::Gone => Vec::new(),
         };
         if ids != expected {
             return Ok(Some(format!(
@@ -439,6 +459,22 @@ impl Load {
                 let other = (p.id + 1) % self.gallery.len() as u64;
                 self.request(Kind::ReauthWrong, &p, Some(other), "faults")
             }
+            90..95 => match self.claim_enrolled(pick) {
+                Some(p) => {
+                    let new = self.fresh_person();
+                    let replacement = Person { id: p.id, ..new };
+                    self.request(Kind::Reset, &replacement, None, "faults");
+                    // A reset that failed may or may not have been made: that person stays
+                    // busy, never queried again.
+                    let made = self.enrolled.lock().is_ok_and(|e| {
+                        e.iter().any(|x| x.id == p.id && x.left == replacement.left)
+                    });
+                    if made {
+                        self.release(&p);
+                    }
+                }
+                None => self.request(Kind::Unique, &self.fresh_person(), None, "faults"),
+            },
             _ => match self.claim_enrolled(pick) {
                 Some(p) => {
                     self.request(Kind::Delete, &p, None, "faults");
@@ -856,7 +892,7 @@ fn audit(load: &Arc<Load>, parties: &mut Parties) -> Result<serde_json::Value> {
     parties.start_all()?;
     let deleted_ids: BTreeSet<u64> = deleted_people.iter().map(|p| p.id).collect();
     for p in &deleted_people {
-        load.request(Kind::Delete, p, None, "audit-deleted");
+        load.request(Kind::Gone, p, None, "audit-deleted");
     }
     for p in enrolled
         .iter()

@@ -430,7 +430,7 @@ fn unknown_function_lists_the_known_ones() {
     let out = error_after("fhd(c, d)", "hamming(c, d)");
     assert_error(
         &out,
-        "unknown function `hamming`; the known ones are `fhd`, `cosine`, `rotations`, `zip`, `earlier`",
+        "unknown function `hamming`; the known ones are `fhd`, `cosine`, `rotations`, `zip`, `earlier`, `mirror`",
         6,
         52,
         "hamming".len(),
@@ -442,7 +442,7 @@ fn unknown_function_lists_the_known_ones() {
     let out = error_after("rotations(q, -2..=2)", "rotate(q, -2..=2)");
     assert_error(
         &out,
-        "unknown function `rotate`; the known ones are `fhd`, `cosine`, `rotations`, `zip`, `earlier`",
+        "unknown function `rotate`; the known ones are `fhd`, `cosine`, `rotations`, `zip`, `earlier`, `mirror`",
         6,
         30,
         "rotate".len(),
