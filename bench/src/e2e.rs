@@ -32,10 +32,10 @@ use super::plot::{self, RefLine};
 use super::report::{MachineInfo, Measurement, Report};
 use super::BenchOptions;
 use irisc::analysis::plan::PlanOptions;
-use irisc::codegen::{Emit, Target};
+use irisc::codegen::Target;
 use irisc::driver::dealer::{share, store};
 use irisc::driver::synth::iris;
-use irisc::driver::{keys, pipeline, plaintext, run as party_run};
+use irisc::driver::{keys, plaintext, run as party_run};
 use irisc_runtime::vocab::{Sharing, Variant};
 
 /// A program measured end to end.
@@ -686,20 +686,13 @@ fn measure_case(
     store_roots: Option<&[PathBuf; 3]>,
 ) -> Result<Vec<RunFigures>> {
     std::fs::create_dir_all(work).with_context(|| format!("cannot create {}", work.display()))?;
-    let program = work.join(format!("{}.irs", case.name));
-    std::fs::write(&program, case.source)?;
-    let checked = pipeline::read_and_check(&program)?;
-    let planned = pipeline::plan(&checked, &case.plan_options()?)?;
-    let manifest = share::program_manifest(&checked, &planned)?;
-    let exe = work.join(case.name);
-    pipeline::compile_for(
-        &checked,
-        &planned,
-        Emit::Exe,
-        Some(exe.clone()),
-        false,
-        target,
-    )?;
+    let super::Built {
+        checked,
+        planned,
+        manifest,
+        exe,
+        ..
+    } = super::build_program(work, case.name, case.source, &case.plan_options()?, target)?;
     eprintln!("e2e: {}: built; generating {records} records", case.name);
 
     let mut batches: Vec<usize> = settings.iter().map(|s| s.queries).collect();

@@ -169,6 +169,46 @@ pub const SECTIONS: &[Section] = &[
     },
 ];
 
+/// A program built as `irisc build` builds it: `source` written to `work/NAME.irs`, checked,
+/// planned with `plan` and compiled for `target` to the executable `work/NAME`.
+pub struct Built {
+    pub program: PathBuf,
+    pub checked: irisc::driver::pipeline::Checked,
+    pub planned: irisc::driver::pipeline::Planned,
+    pub manifest: irisc_runtime::manifest::Manifest,
+    pub exe: PathBuf,
+}
+
+pub fn build_program(
+    work: &Path,
+    name: &str,
+    source: &str,
+    plan: &irisc::analysis::plan::PlanOptions,
+    target: irisc::codegen::Target,
+) -> Result<Built> {
+    let program = work.join(format!("{name}.irs"));
+    std::fs::write(&program, source)?;
+    let checked = irisc::driver::pipeline::read_and_check(&program)?;
+    let planned = irisc::driver::pipeline::plan(&checked, plan)?;
+    let manifest = irisc::driver::dealer::share::program_manifest(&checked, &planned)?;
+    let exe = work.join(name);
+    irisc::driver::pipeline::compile_for(
+        &checked,
+        &planned,
+        irisc::codegen::Emit::Exe,
+        Some(exe.clone()),
+        false,
+        target,
+    )?;
+    Ok(Built {
+        program,
+        checked,
+        planned,
+        manifest,
+        exe,
+    })
+}
+
 /// `100000` as `100 000` (as `irisc explain` groups digits).
 pub fn thousands(n: usize) -> String {
     irisc::analysis::explain::group(n as u64)

@@ -34,11 +34,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use irisc::analysis::plan::PlanOptions;
-use irisc::codegen::{Emit, Target};
+use irisc::codegen::Target;
 use irisc::driver::client::{self, ClientRequest};
 use irisc::driver::dealer::{share, store};
 use irisc::driver::synth::iris;
-use irisc::driver::{keys, pipeline, run as party_run};
+use irisc::driver::{keys, run as party_run};
 use irisc_runtime::iris::{IrisCode, IrisRecord};
 use irisc_runtime::net::config::PartiesConfig;
 use irisc_runtime::vocab::InputRole;
@@ -533,21 +533,13 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
         .prefix("irisc-serve-")
         .tempdir_in(std::env::temp_dir())?;
     let work = work.path().to_path_buf();
-    let program = work.join("iris_eyes_ids.irs");
-    std::fs::write(&program, PROGRAM)?;
     let plan = PlanOptions::default();
-    let checked = pipeline::read_and_check(&program)?;
-    let planned = pipeline::plan(&checked, &plan)?;
-    let manifest = share::program_manifest(&checked, &planned)?;
-    let exe = work.join("iris_eyes_ids");
-    pipeline::compile_for(
-        &checked,
-        &planned,
-        Emit::Exe,
-        Some(exe.clone()),
-        false,
-        Target::Cpu,
-    )?;
+    let super::Built {
+        program,
+        manifest,
+        exe,
+        ..
+    } = super::build_program(&work, "iris_eyes_ids", PROGRAM, &plan, Target::Cpu)?;
     let bits = manifest
         .inputs
         .iter()

@@ -303,6 +303,21 @@ fn answer_response(a: Answer) -> Response {
     (status, Json(a)).into_response()
 }
 
+/// Deletions and resets load a record with an empty mask, which only a public mask allows.
+fn public_masks_only(shared: &Shared, what: &str) -> Result<(), String> {
+    match shared
+        .stores
+        .iter()
+        .find(|(_, s)| s.mask != crate::vocab::InputMask::Public)
+    {
+        Some((_, spec)) => Err(format!(
+            "gallery `{}` has secret-shared masks: {what} are supported for galleries with public masks",
+            spec.name
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Parses and checks a request's share files against the program's query inputs.
 fn check(shared: &Shared, request: Submit) -> Result<Pending, String> {
     let mut hasher = blake3::Hasher::new();
@@ -313,16 +328,7 @@ fn check(shared: &Shared, request: Submit) -> Result<Pending, String> {
         if shared.stores.is_empty() {
             return Err("this party serves no gallery store to delete from".into());
         }
-        if let Some((_, spec)) = shared
-            .stores
-            .iter()
-            .find(|(_, s)| s.mask != crate::vocab::InputMask::Public)
-        {
-            return Err(format!(
-                "gallery `{}` has secret-shared masks: deletions are supported for galleries with public masks",
-                spec.name
-            ));
-        }
+        public_masks_only(shared, "deletions")?;
         hasher.update(b"delete");
         request.delete.iter().for_each(|id| {
             hasher.update(&id.to_le_bytes());
@@ -389,16 +395,7 @@ fn check(shared: &Shared, request: Submit) -> Result<Pending, String> {
                 shared.stores.iter().map(|(_, s)| format!("`{}`", s.name)).collect::<Vec<_>>().join(", ")
             ));
         }
-        if let Some((_, spec)) = shared
-            .stores
-            .iter()
-            .find(|(_, s)| s.mask != crate::vocab::InputMask::Public)
-        {
-            return Err(format!(
-                "gallery `{}` has secret-shared masks: resets are supported for galleries with public masks",
-                spec.name
-            ));
-        }
+        public_masks_only(shared, "resets")?;
         hasher.update(b"reset");
         hasher.update(&id.to_le_bytes());
     }
