@@ -874,6 +874,7 @@ mod tests {
             records: None,
             gpu_dot_records: None,
             store_dirs: Vec::new(),
+            gpu_record_chunk: None,
         };
         let files = crate::run(&opts).unwrap();
         let json: Report =
@@ -952,6 +953,7 @@ mod tests {
             records: None,
             gpu_dot_records: None,
             store_dirs: Vec::new(),
+            gpu_record_chunk: None,
         };
         let e = crate::run(&opts).unwrap_err().to_string();
         assert!(e.contains("unknown bench section"), "{e}");

@@ -65,6 +65,9 @@ pub struct BenchOptions {
     /// Folders for the three parties' gallery stores in the `gpu` section's end-to-end run
     /// (empty: the work folder; else exactly three, party 0, 1, 2).
     pub store_dirs: Vec<PathBuf>,
+    /// Records per chunk of the `gpu` section's end-to-end run (default
+    /// [`gpu::E2E_RECORD_CHUNK`]): the comparison phase's rounds run per chunk.
+    pub gpu_record_chunk: Option<usize>,
 }
 
 /// Gallery records of the sections that run compiled programs, without `--records`.

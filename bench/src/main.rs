@@ -37,6 +37,10 @@ struct Cli {
     /// cannot hold three parties' stores, put some on another file system (e.g. /dev/shm).
     #[arg(long, value_delimiter = ',')]
     store_dirs: Vec<PathBuf>,
+    /// Records per chunk of the `gpu` section's end-to-end run (default 16 384): the
+    /// comparison phase's rounds run once per chunk and eye.
+    #[arg(long)]
+    gpu_record_chunk: Option<usize>,
 }
 
 fn main() -> ExitCode {
@@ -49,6 +53,7 @@ fn main() -> ExitCode {
         records: cli.records,
         gpu_dot_records: cli.gpu_dot_records,
         store_dirs: cli.store_dirs,
+        gpu_record_chunk: cli.gpu_record_chunk,
     }) {
         Ok(files) => {
             for f in &files {

@@ -170,6 +170,7 @@ mod tests {
             records: Some(30),
             gpu_dot_records: None,
             store_dirs: Vec::new(),
+            gpu_record_chunk: None,
         };
         let files = run(&opts, dir.path()).unwrap();
         let json: serde_json::Value =

@@ -496,6 +496,7 @@ mod tests {
             records: None,
             gpu_dot_records: None,
             store_dirs: Vec::new(),
+            gpu_record_chunk: None,
         };
         let files = run(&opts, dir.path()).unwrap();
         assert!(files.iter().any(|f| f.ends_with("triples.png")));

@@ -9,6 +9,7 @@ fn opts(dir: &Path) -> BenchOptions {
         records: None,
         gpu_dot_records: None,
         store_dirs: Vec::new(),
+        gpu_record_chunk: None,
     }
 }
 
@@ -391,4 +392,69 @@ fn the_file_systems_of_a_run_count_what_each_holds() {
             assert_eq!((uses[1].parties, uses[1].work), (1, false));
         }
     }
+}
+
+/// The steady state is the two-batch run minus the one-batch run, op by op too; a second run
+/// that took no longer gives none.
+#[test]
+fn the_steady_state_is_the_second_batch_by_hand() {
+    use super::super::e2e::{RunFigures, Setting};
+    let run = |queries: usize, dot_s: f64, compare_s: f64, rotate: f64| RunFigures {
+        case: "gpu_table3",
+        setting: Setting {
+            threads: 5,
+            net: None,
+            queries,
+            record_chunk: None,
+            env: Vec::new(),
+        },
+        records: 1000,
+        comparisons: comparisons(1000, EYES, ROTATIONS, queries),
+        dot_s,
+        dot_overlapped_s: 0.0,
+        compare_s,
+        matching_s: dot_s + compare_s,
+        total_s: 10.0,
+        load_s: 1.0,
+        cmp_per_cpu_s: None,
+        bytes_per_cmp: 5.0,
+        rounds: 10,
+        messages: 10,
+        peak_rss: [0; 3],
+        dot_cpu_s: None,
+        compare_cpu_s: None,
+        dot_page_faults: None,
+        dot_op_cpu_s: None,
+        mask_len_cpu_s: None,
+        kernel: None,
+        accounts: vec![
+            serde_json::json!({"ops": {"rotate": {"seconds": rotate}, "msb": {"seconds": 1.0}}}),
+        ],
+    };
+    let fit = e2e_fit(u64::MAX, None, &[], 1, Some(1000));
+    let mut e = E2eRow {
+        fit,
+        queries: 32,
+        threads_per_party: 5,
+        figures: run(32, 3.0, 2.0, 0.5),
+        two_batches: Some(run(64, 3.5, 4.0, 0.75)),
+        disks: Vec::new(),
+    };
+    let s = steady_state(&e).expect("a second batch");
+    assert_eq!(s.comparisons, 1000 * 2 * 31 * 32);
+    assert!((s.matching_s - 2.5).abs() < 1e-12);
+    assert!((s.dot_s - 0.5).abs() < 1e-12 && (s.compare_s - 2.0).abs() < 1e-12);
+    assert!((s.per_s - 1_984_000.0 / 2.5).abs() < 1e-6);
+    let ops = s.party0_op_seconds.expect("ops");
+    assert!((ops["rotate"] - 0.25).abs() < 1e-12 && ops["msb"].abs() < 1e-12);
+    let names: Vec<String> = e2e_measurements(&e).into_iter().map(|m| m.name).collect();
+    assert!(
+        names.iter().any(|n| n.contains("steady state")),
+        "{names:?}"
+    );
+    // A second run no slower than the first says nothing about a batch.
+    e.two_batches = Some(run(64, 3.0, 2.0, 0.5));
+    assert_eq!(steady_state(&e), None);
+    e.two_batches = None;
+    assert_eq!(steady_state(&e), None);
 }

@@ -106,8 +106,9 @@
 //! - `irisc_gpu_mask_len` ([`MASK_LEN_KERNEL`]): `(gallery, queries: *const u64, words: u64,
 //!   records: u64, codes: u64, out: *mut u64)`: `out[r * codes + c] = sum_i popcount(
 //!   queries[c * words + i] & gallery[r * words + i])`, the public mask lengths of every
-//!   (record, code) pair, record-major as the dot products. One thread per pair, grid-stride
-//!   ([`BIT_THREADS`] per block).
+//!   (record, code) pair, record-major as the dot products. One thread per tile of
+//!   [`MASK_LEN_TILE_RECORDS`] records x [`MASK_LEN_TILE_CODES`] codes ([`mask_len_tiles`]
+//!   of them, code tiles fastest), grid-stride ([`BIT_THREADS`] per block).
 //! - `irisc_gpu_dot{w}_k{k_pad}` ([`dot_kernel_name`]): `(gallery: *const i8,
 //!   gallery_rows_pad: u64, queries: *const i8, query_rows_pad: u64, out: *mut u{w},
 //!   records: u64, codes: u64)`: `out[r*codes + c] = sum_i q_c[i] * g_r[i] mod 2^w` over the
@@ -220,6 +221,16 @@ pub const OR_PAIRS_KERNEL: &str = "irisc_gpu_or_pairs";
 pub const OR_COMBINE_KERNEL: &str = "irisc_gpu_or_combine";
 /// The public mask lengths of a batch.
 pub const MASK_LEN_KERNEL: &str = "irisc_gpu_mask_len";
+/// Records of a mask-length thread's tile: each mask word it loads serves a whole row or
+/// column of the tile's pairs, so a thread issues 8 loads for 16 popcounts instead of 2 for 1.
+pub const MASK_LEN_TILE_RECORDS: u64 = 4;
+/// Codes of a mask-length thread's tile.
+pub const MASK_LEN_TILE_CODES: u64 = 4;
+
+/// The threads' items of a mask-length launch: tiles of the (record, code) pairs.
+pub const fn mask_len_tiles(records: u64, codes: u64) -> u64 {
+    records.div_ceil(MASK_LEN_TILE_RECORDS) * codes.div_ceil(MASK_LEN_TILE_CODES)
+}
 /// Threads per block of the comparison phase's word-parallel kernels (grid-stride).
 pub const BIT_THREADS: u32 = 256;
 

@@ -356,7 +356,7 @@ impl Lanes for CudaLanes<'_> {
         );
         let mut o = out.buf.slice_mut(out.at..);
         let name = MASK_LEN_KERNEL;
-        let items = records * codes;
+        let items = crate::contract::gpu::mask_len_tiles(records, codes);
         let kernel = self.device.function(name)?;
         let mut a = self.stream.launch_builder(&kernel);
         a.arg(&g)

@@ -127,15 +127,13 @@ pub fn sub_threshold(
     if ml.len() != own.len() {
         return Err(sched("threshold and dot product sizes differ".to_string()));
     }
-    let thresholds: Vec<u64> = ml
-        .iter()
-        .map(|&m| public_threshold(num as u64, den as u64, m) as u64)
-        .collect();
+    let thresholds = Thresholds::new(num as u64, den as u64, ml);
     // Party 0 holds component 0 as `own`, party 1 as `prev`.
     let party = cx.party();
     let (add_own, add_prev) = (party == 0, party == 1);
+    let threads = cx.threads;
     let (own, prev) = on_pair!(own, prev, |o, p| {
-        let (o, p) = sub_from_public(o, p, &thresholds, add_own, add_prev, ring_bits);
+        let (o, p) = sub_from_public(o, p, ml, &thresholds, add_own, add_prev, ring_bits, threads);
         (RingVec::from(o), RingVec::from(p))
     })?;
     Ok(Value::Replicated { own, prev })
@@ -254,27 +252,82 @@ pub(crate) fn mask_lengths(q: &Codes, g: &Codes) -> Vec<u64> {
     super::mask_lengths::mask_lengths(&q.masks, q.count, &g.masks, g.count, w)
 }
 
+/// The public thresholds `public_threshold(num, den, ml)` of a batch's mask lengths. A mask
+/// length is at most the code's bits, so the thresholds of all lengths up to the largest are
+/// computed once and looked up: one 64-bit division per pair was most of `sub_threshold`'s
+/// time at a gallery scan's size (hundreds of millions of pairs).
+pub(crate) struct Thresholds {
+    num: u64,
+    den: u64,
+    table: Vec<u64>,
+}
+
+impl Thresholds {
+    /// Lengths up to this many get a table; larger ones (not iris codes) are computed per pair.
+    const TABLE_MAX: u64 = 1 << 20;
+
+    pub(crate) fn new(num: u64, den: u64, mask_lens: &[u64]) -> Thresholds {
+        let max = mask_lens.iter().copied().max().unwrap_or(0);
+        let table = if max <= Self::TABLE_MAX {
+            (0..=max)
+                .map(|m| public_threshold(num, den, m) as u64)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Thresholds { num, den, table }
+    }
+
+    /// The threshold of mask length `m` (wrapping: the ring keeps its low bits).
+    #[inline]
+    pub(crate) fn of(&self, m: u64) -> u64 {
+        match self.table.get(m as usize) {
+            Some(&t) => t,
+            None => public_threshold(self.num, self.den, m) as u64,
+        }
+    }
+}
+
+/// `threshold(ml) - x` on the share component that holds component 0 (`add_*`), `-x` on the
+/// others, reduced to k bits; on up to `threads` threads.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn sub_from_public<T: RingElem>(
     own: &[T],
     prev: &[T],
-    t: &[u64],
+    mask_lens: &[u64],
+    thresholds: &Thresholds,
     add_own: bool,
     add_prev: bool,
     k: u32,
+    threads: usize,
 ) -> (Vec<T>, Vec<T>) {
+    let fill = |out: &mut [T], v: &[T], ml: &[u64], add: bool| {
+        for ((o, &x), &m) in out.iter_mut().zip(v).zip(ml) {
+            let neg = x.wrapping_neg();
+            let y = if add {
+                neg.wrapping_add(T::from_u64(thresholds.of(m)))
+            } else {
+                neg
+            };
+            *o = y.mask_to(k);
+        }
+    };
     let f = |v: &[T], add: bool| -> Vec<T> {
-        v.iter()
-            .zip(t)
-            .map(|(&x, &th)| {
-                let neg = x.wrapping_neg();
-                let y = if add {
-                    neg.wrapping_add(T::from_u64(th))
-                } else {
-                    neg
-                };
-                y.mask_to(k)
-            })
-            .collect()
+        let mut out = vec![T::ZERO; v.len()];
+        // Pieces of at least 64 Ki pairs: below that a thread costs more than it saves.
+        let per = v.len().div_ceil(threads.max(1)).max(1 << 16);
+        if per >= v.len() {
+            fill(&mut out, v, mask_lens, add);
+            return out;
+        }
+        std::thread::scope(|s| {
+            for (i, piece) in out.chunks_mut(per).enumerate() {
+                let at = i * per..i * per + piece.len();
+                let (v, ml, fill) = (&v[at.clone()], &mask_lens[at], &fill);
+                s.spawn(move || fill(piece, v, ml, add));
+            }
+        });
+        out
     };
     (f(own, add_own), f(prev, add_prev))
 }
@@ -291,4 +344,63 @@ pub(crate) fn msb_of<T: RingElem>(
         prev: prev.to_vec(),
     };
     Ok(protocol::bit_extract::msb(net, prss, &x, k)?)
+}
+
+#[cfg(test)]
+mod threshold_tests {
+    use super::{sub_from_public, Thresholds};
+    use proptest::prelude::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha12Rng;
+
+    /// The plain threshold of the fractional Hamming distance test, `⌊(1 − 2·num/den)·ml⌋`,
+    /// written out here apart from the runtime's.
+    fn plain_threshold(num: u64, den: u64, ml: u64) -> i128 {
+        let (num, den, ml) = (num as i128, den as i128, ml as i128);
+        ((den - 2 * num) * ml).div_euclid(den)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        /// Three parties' `sub_from_public` outputs open to `T(ml) − x` mod 2^k, whether the
+        /// thresholds come from the table or per pair (lengths past its end), on one thread
+        /// or several (more than 64 Ki pairs are split), at ring edges.
+        #[test]
+        fn shares_open_to_the_threshold_minus_the_value(
+            seed in any::<u64>(),
+            k in prop::sample::select(vec![1u32, 15, 16, 17, 31, 32, 48, 64]),
+            num in 0u64..100, den in 1u64..100,
+            n in prop::sample::select(vec![0usize, 1, 7, 70_000, 200_001]),
+            wide in any::<bool>(), threads in 1usize..5,
+        ) {
+            let mut rng = ChaCha12Rng::seed_from_u64(seed);
+            let mask = if k == 64 { u64::MAX } else { (1u64 << k) - 1 };
+            let ml_max = if wide { 1u64 << 22 } else { 12_800 };
+            let edge = [0u64, 1, mask, mask >> 1, (mask >> 1) + 1];
+            let xs: Vec<u64> = (0..n)
+                .map(|i| if i < edge.len() { edge[i] } else { rng.random::<u64>() & mask })
+                .collect();
+            let ml: Vec<u64> = (0..n)
+                .map(|i| if i % 97 == 0 { ml_max } else { rng.random_range(0..=ml_max) })
+                .collect();
+            // Additive shares a + b + c = x.
+            let a: Vec<u64> = (0..n).map(|_| rng.random::<u64>() & mask).collect();
+            let b: Vec<u64> = (0..n).map(|_| rng.random::<u64>() & mask).collect();
+            let c: Vec<u64> = (0..n)
+                .map(|i| xs[i].wrapping_sub(a[i]).wrapping_sub(b[i]) & mask)
+                .collect();
+            let t = Thresholds::new(num, den, &ml);
+            // Component 0 (a) gets the threshold; the replicated pairs are (a, c), (b, a), (c, b).
+            let (a0, c0) = sub_from_public(&a, &c, &ml, &t, true, false, k, threads);
+            let (b1, a1) = sub_from_public(&b, &a, &ml, &t, false, true, k, threads);
+            prop_assert_eq!(&a0, &a1);
+            let _ = c0;
+            for i in 0..n {
+                let want = (plain_threshold(num, den, ml[i]) as u64).wrapping_sub(xs[i]) & mask;
+                let got = a0[i].wrapping_add(b1[i]).wrapping_add(
+                    0u64.wrapping_sub(c[i]) & mask) & mask;
+                prop_assert_eq!(got, want, "pair {} (x {}, ml {})", i, xs[i], ml[i]);
+            }
+        }
+    }
 }
