@@ -132,3 +132,51 @@ fn example_program_on_generated_codes() {
         "the generated queries should include near-duplicates of enrolled codes"
     );
 }
+
+/// The plaintext evaluator splits a large gallery among threads, each with its own rotation
+/// cache: over 20 000 records, with matches planted at both ends and around every border the
+/// split can have (multiples of 4 096), its ids equal the reference's, in gallery order.
+#[test]
+fn plaintext_answers_of_a_large_gallery_equal_the_reference() {
+    use irisc_runtime::iris::IrisRecord;
+    use rand::SeedableRng;
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(77);
+    let n = 20_000usize;
+    let gallery: Vec<IrisRecord> = (0..n)
+        .map(|i| IrisRecord {
+            id: 1_000 + i as u64,
+            iris: data::random_code(&mut rng, 256),
+        })
+        .collect();
+    let planted = [
+        0usize, 4_095, 4_096, 6_666, 6_667, 8_191, 8_192, 10_000, 16_384, 19_999,
+    ];
+    let queries: Vec<IrisRecord> = planted
+        .iter()
+        .enumerate()
+        .map(|(k, &p)| IrisRecord {
+            id: k as u64,
+            iris: data::near(
+                &mut rng,
+                &gallery[p].iris,
+                (k % 5) as i32 - 2,
+                3,
+                8,
+                data::Edge::JustBelow,
+            ),
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let (db, q) = (dir.path().join("db.ndjson"), dir.path().join("q.ndjson"));
+    irisc::driver::synth::iris::write_records(&db, &gallery).unwrap();
+    irisc::driver::synth::iris::write_records(&q, &queries).unwrap();
+    let got = crate::reference::printed_ids(&plain_answers(&small_ids(), &db, &q));
+    let want = crate::reference::matching_ids(&gallery, &queries, -2..=2, 3, 8);
+    assert_eq!(got, want);
+    for (k, &p) in planted.iter().enumerate() {
+        assert!(
+            got[k].contains(&(1_000 + p as u64)),
+            "query {k} misses record {p}"
+        );
+    }
+}

@@ -56,12 +56,12 @@ impl PlainInput {
 
 /// Each comparison node's index in the plan: reveals in order, within a reveal
 /// [`BoolExpr::tests`] order (the op order of the lowered module, which the plan follows).
-fn test_numbers(program: &Program) -> std::collections::HashMap<*const BoolExpr, usize> {
+fn test_numbers(program: &Program) -> std::collections::HashMap<usize, usize> {
     let mut tests = std::collections::HashMap::new();
     for r in &program.reveals {
         for t in r.value.tests() {
             let n = tests.len();
-            tests.insert(t as *const BoolExpr, n);
+            tests.insert(t as *const BoolExpr as usize, n);
         }
     }
     tests
@@ -126,13 +126,7 @@ pub fn answers(
                 }
                 (shape, Some(b)) => {
                     let n = ev.record_count(b, q)?;
-                    let mut hits = Vec::new();
-                    for i in 0..n {
-                        env.records.insert(b, i);
-                        if ev.eval(&r.value, q, &mut env)? {
-                            hits.push(ev.record_id(b, i)?);
-                        }
-                    }
+                    let hits = ev.matching_records(&r.value, b, n, q)?;
                     if shape == RevealShape::Count {
                         obj.insert(r.label.clone(), json!(hits.len()));
                     } else {
@@ -196,7 +190,8 @@ struct Eval<'a> {
     program: &'a Program,
     plan: &'a Plan,
     inputs: &'a [PlainInput],
-    tests: &'a std::collections::HashMap<*const BoolExpr, usize>,
+    /// Test number by the address of its expression (a key only, never dereferenced).
+    tests: &'a std::collections::HashMap<usize, usize>,
     /// Rotated codes already computed, by (input, row, shift): a query's rotations are compared
     /// with every record, so each is rotated once, not once per record.
     #[allow(clippy::type_complexity)]
@@ -226,6 +221,60 @@ impl Eval<'_> {
             BinderKind::Records(r) => Ok(r),
             BinderKind::Rotations { .. } => bail!("binder {b} is not a record binder"),
         }
+    }
+
+    /// The ids of the records `0..n` of binder `b` for which `value` holds for query `q`, in
+    /// order. A large gallery is split among the machine's cores, each part with an
+    /// evaluator (and rotation cache) of its own: the records are independent.
+    fn matching_records(&self, value: &BoolExpr, b: usize, n: usize, q: usize) -> Result<Vec<u64>> {
+        let part = |ev: &Eval<'_>, range: std::ops::Range<usize>| -> Result<Vec<u64>> {
+            let mut env = Env::default();
+            let mut hits = Vec::new();
+            for i in range {
+                env.records.insert(b, i);
+                if ev.eval(value, q, &mut env)? {
+                    hits.push(ev.record_id(b, i)?);
+                }
+            }
+            Ok(hits)
+        };
+        let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+        // Below a few thousand records a thread costs more than it saves.
+        const PER_THREAD_AT_LEAST: usize = 4096;
+        let parts = threads.min(n / PER_THREAD_AT_LEAST).max(1);
+        if parts == 1 {
+            return part(self, 0..n);
+        }
+        let (program, plan, inputs, tests) = (self.program, self.plan, self.inputs, self.tests);
+        let results: Vec<Result<Vec<u64>>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..parts)
+                .map(|k| {
+                    let range = n * k / parts..n * (k + 1) / parts;
+                    s.spawn(move || {
+                        let ev = Eval {
+                            program,
+                            plan,
+                            inputs,
+                            tests,
+                            rotated: Default::default(),
+                        };
+                        part(&ev, range)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| bail!("a plaintext evaluator thread panicked"))
+                })
+                .collect()
+        });
+        let mut hits = Vec::new();
+        for r in results {
+            hits.extend(r?);
+        }
+        Ok(hits)
     }
 
     fn record_count(&self, b: usize, q: usize) -> Result<usize> {
@@ -320,7 +369,7 @@ impl Eval<'_> {
                 let (x, y) = (self.iris(&t.query, q, env)?, self.iris(&t.record, q, env)?);
                 let o =
                     overlap_counts(&x, &y).ok_or_else(|| anyhow::anyhow!("code lengths differ"))?;
-                let test = self.tests[&(e as *const BoolExpr)];
+                let test = self.tests[&(e as *const BoolExpr as usize)];
                 match &self.plan.tests[test] {
                     TestPlan::Fhd(f) if f.variant != Variant::PlainMask => {
                         let dot = i128::from(o.masked_dot());

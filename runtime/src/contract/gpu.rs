@@ -104,7 +104,7 @@
 //!   element `g s + j` of `cur`; `got` is the previous party's `z`. One thread per output
 //!   word, grid-stride.
 //! - `irisc_gpu_mask_len` ([`MASK_LEN_KERNEL`]): `(gallery, queries: *const u64, words: u64,
-//!   records: u64, codes: u64, out: *mut u64)`: `out[r * codes + c] = sum_i popcount(
+//!   records: u64, codes: u64, out: *mut u32)`: `out[r * codes + c] = sum_i popcount(
 //!   queries[c * words + i] & gallery[r * words + i])`, the public mask lengths of every
 //!   (record, code) pair, record-major as the dot products. One thread per tile of
 //!   [`MASK_LEN_TILE_RECORDS`] records x [`MASK_LEN_TILE_CODES`] codes ([`mask_len_tiles`]

@@ -7,7 +7,8 @@ use crate::error::RuntimeError;
 
 use super::lanes::{all, out, Lanes};
 
-/// `out[r·q_count + c] = Σ popcount(q_c & g_r)` over `w` words per mask, on `lanes`.
+/// `out[r·q_count + c] = Σ popcount(q_c & g_r)` over `w` words per mask, on `lanes` (which
+/// returns them as 32-bit lengths).
 pub fn mask_lengths_on<L: Lanes>(
     lanes: &L,
     q: &[u64],
@@ -25,9 +26,16 @@ pub fn mask_lengths_on<L: Lanes>(
     if pairs == 0 || w == 0 {
         return Ok(vec![0; pairs]);
     }
+    if (w as u64).saturating_mul(64) > u64::from(u32::MAX) {
+        return Err(RuntimeError::Schedule(format!(
+            "internal error: masks of {w} words are too long for 32-bit mask lengths"
+        )));
+    }
     let gallery = lanes.upload(&g[..g_count * w])?;
     let queries = lanes.upload(&q[..q_count * w])?;
-    let mut lengths = lanes.zeros(pairs)?;
+    // The kernel writes 32-bit lengths, two to a word.
+    let words = pairs.div_ceil(2);
+    let mut lengths = lanes.zeros(words)?;
     lanes.mask_len(
         all(&gallery),
         all(&queries),
@@ -36,5 +44,8 @@ pub fn mask_lengths_on<L: Lanes>(
         q_count as u64,
         out(&mut lengths),
     )?;
-    lanes.read(&lengths, 0, pairs)
+    let packed = lanes.read(&lengths, 0, words)?;
+    Ok((0..pairs)
+        .map(|i| (packed[i / 2] >> (32 * (i % 2))) & u64::from(u32::MAX))
+        .collect())
 }

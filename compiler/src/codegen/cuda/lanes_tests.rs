@@ -418,7 +418,7 @@ impl Lanes for HostLanes {
         out: WordsMut<'_, Vec<u64>>,
     ) -> Result<(), RuntimeError> {
         let (g, q) = (at(&gallery, records * words), at(&queries, codes * words));
-        let o = at_mut(out, records * codes);
+        let o = at_mut(out, (records * codes).div_ceil(2));
         // SAFETY: the masks and the output hold what the kernel indexes (checked above).
         unsafe { (self.mask_len)(g, q, words, records, codes, o) };
         Ok(())

@@ -101,9 +101,10 @@ pub fn define<'ctx>(
                 let next = ir.block("ml_next");
                 ir.cond_br(real, store, next)?;
                 ir.b.position_at_end(store);
-                let ml = ir.load(t, accs[i * tc as usize + j])?;
+                // 32-bit lengths (codes of fewer than 2^32 bits): half the bytes back to the host.
+                let ml = ir.trunc(ir.load(t, accs[i * tc as usize + j])?, ir.i32t())?;
                 let pair = ir.add(ir.mul(*r, codes)?, *c)?;
-                ir.store(ir.at(t, out, pair)?, ml)?;
+                ir.store(ir.at(ir.i32t(), out, pair)?, ml)?;
                 ir.br(next)?;
                 ir.b.position_at_end(next);
             }
