@@ -193,12 +193,15 @@ mod imp {
     /// One GPU of the party.
     struct Shard {
         device: Device,
+        /// Held by a dot product for its whole run (one at a time on each GPU).
         state: Mutex<State>,
+        /// The figures, under a lock of their own: a comparison op on the comparison stream
+        /// counts itself without waiting for the background dot product to end.
+        figures: Mutex<GpuStats>,
     }
 
     struct State {
         resident: ResidentCache,
-        stats: GpuStats,
     }
 
     impl Session {
@@ -225,8 +228,8 @@ mod imp {
                     device,
                     state: Mutex::new(State {
                         resident: ResidentCache::default(),
-                        stats,
                     }),
+                    figures: Mutex::new(stats),
                 });
             }
             let description = shards
@@ -315,8 +318,8 @@ mod imp {
         /// With the session attached, a dot product that runs on the CPU (a ring without GPU
         /// kernels): counted for `--stats`.
         pub fn note_cpu_dot(&self) {
-            if let Ok(mut s) = self.shards[0].state.lock() {
-                s.stats.cpu_dot_calls += 1;
+            if let Ok(mut s) = self.shards[0].figures.lock() {
+                s.cpu_dot_calls += 1;
             }
         }
 
@@ -338,9 +341,9 @@ mod imp {
             // background dot products keep the device's main stream meanwhile.
             let lanes = crate::gpu::cuda_lanes::CudaLanes::comparing(&shard.device);
             let bits = crate::gpu::msb::msb_on(&lanes, net, prss, own, prev, k)?;
-            let mut state = shard.state()?;
-            state.stats.msb_calls += 1;
-            state.stats.msb_s += started.elapsed().as_secs_f64();
+            let mut stats = shard.figures()?;
+            stats.msb_calls += 1;
+            stats.msb_s += started.elapsed().as_secs_f64();
             Ok(bits)
         }
 
@@ -361,10 +364,10 @@ mod imp {
             // background dot products keep the device's main stream meanwhile.
             let lanes = crate::gpu::cuda_lanes::CudaLanes::comparing(&shard.device);
             let out = crate::gpu::mask_len::mask_lengths_on(&lanes, q, q_count, g, g_count, w)?;
-            let mut state = shard.state()?;
-            state.stats.mask_len_calls += 1;
-            state.stats.mask_len_s += started.elapsed().as_secs_f64();
-            state.stats.bytes_uploaded += 8 * ((q_count + g_count) * w) as u64;
+            let mut stats = shard.figures()?;
+            stats.mask_len_calls += 1;
+            stats.mask_len_s += started.elapsed().as_secs_f64();
+            stats.bytes_uploaded += 8 * ((q_count + g_count) * w) as u64;
             Ok(out)
         }
 
@@ -390,9 +393,9 @@ mod imp {
             // background dot products keep the device's main stream meanwhile.
             let lanes = crate::gpu::cuda_lanes::CudaLanes::comparing(&shard.device);
             let out = crate::gpu::reshare::reshare_on(&lanes, net, prss, z, k)?;
-            let mut state = shard.state()?;
-            state.stats.reshare_calls += 1;
-            state.stats.reshare_s += started.elapsed().as_secs_f64();
+            let mut stats = shard.figures()?;
+            stats.reshare_calls += 1;
+            stats.reshare_s += started.elapsed().as_secs_f64();
             Ok(out)
         }
 
@@ -408,7 +411,7 @@ mod imp {
             let shard = &self.shards[0];
             let lanes = crate::gpu::cuda_lanes::CudaLanes::comparing(&shard.device);
             let out = crate::gpu::and::and_on(&lanes, net, prss, x, y)?;
-            shard.state()?.stats.and_calls += 1;
+            shard.figures()?.and_calls += 1;
             Ok(out)
         }
 
@@ -427,23 +430,23 @@ mod imp {
             // background dot products keep the device's main stream meanwhile.
             let lanes = crate::gpu::cuda_lanes::CudaLanes::comparing(&shard.device);
             let out = crate::gpu::or_tree::or_groups_on(&lanes, net, prss, bits, group)?;
-            let mut state = shard.state()?;
-            state.stats.or_calls += 1;
-            state.stats.or_s += started.elapsed().as_secs_f64();
+            let mut stats = shard.figures()?;
+            stats.or_calls += 1;
+            stats.or_s += started.elapsed().as_secs_f64();
             Ok(out)
         }
 
         /// With the session attached, a reshare that runs on the CPU: counted.
         pub fn note_cpu_reshare(&self) {
-            if let Ok(mut s) = self.shards[0].state.lock() {
-                s.stats.cpu_reshare_calls += 1;
+            if let Ok(mut s) = self.shards[0].figures.lock() {
+                s.cpu_reshare_calls += 1;
             }
         }
 
         /// With the session attached, an MSB extraction that runs on the CPU: counted.
         pub fn note_cpu_msb(&self) {
-            if let Ok(mut s) = self.shards[0].state.lock() {
-                s.stats.cpu_msb_calls += 1;
+            if let Ok(mut s) = self.shards[0].figures.lock() {
+                s.cpu_msb_calls += 1;
             }
         }
 
@@ -459,23 +462,25 @@ mod imp {
             };
             for shard in &self.shards {
                 if let Ok(s) = shard.state.lock() {
-                    total.dot_calls += s.stats.dot_calls;
-                    total.dot_s += s.stats.dot_s;
-                    total.cpu_dot_calls += s.stats.cpu_dot_calls;
-                    total.gallery_uploads += s.stats.gallery_uploads;
-                    total.bytes_uploaded += s.stats.bytes_uploaded;
                     total.resident_bytes += s.resident.bytes();
-                    total.mask_len_calls += s.stats.mask_len_calls;
-                    total.mask_len_s += s.stats.mask_len_s;
-                    total.msb_calls += s.stats.msb_calls;
-                    total.msb_s += s.stats.msb_s;
-                    total.cpu_msb_calls += s.stats.cpu_msb_calls;
-                    total.and_calls += s.stats.and_calls;
-                    total.or_calls += s.stats.or_calls;
-                    total.or_s += s.stats.or_s;
-                    total.reshare_calls += s.stats.reshare_calls;
-                    total.reshare_s += s.stats.reshare_s;
-                    total.cpu_reshare_calls += s.stats.cpu_reshare_calls;
+                }
+                if let Ok(s) = shard.figures.lock() {
+                    total.dot_calls += s.dot_calls;
+                    total.dot_s += s.dot_s;
+                    total.cpu_dot_calls += s.cpu_dot_calls;
+                    total.gallery_uploads += s.gallery_uploads;
+                    total.bytes_uploaded += s.bytes_uploaded;
+                    total.mask_len_calls += s.mask_len_calls;
+                    total.mask_len_s += s.mask_len_s;
+                    total.msb_calls += s.msb_calls;
+                    total.msb_s += s.msb_s;
+                    total.cpu_msb_calls += s.cpu_msb_calls;
+                    total.and_calls += s.and_calls;
+                    total.or_calls += s.or_calls;
+                    total.or_s += s.or_s;
+                    total.reshare_calls += s.reshare_calls;
+                    total.reshare_s += s.reshare_s;
+                    total.cpu_reshare_calls += s.cpu_reshare_calls;
                 }
             }
             total
@@ -526,6 +531,12 @@ mod imp {
     }
 
     impl Shard {
+        fn figures(&self) -> Result<std::sync::MutexGuard<'_, GpuStats>, RuntimeError> {
+            self.figures
+                .lock()
+                .map_err(|_| gpu_error("the GPU session is poisoned by an earlier panic".into()))
+        }
+
         fn state(&self) -> Result<std::sync::MutexGuard<'_, State>, RuntimeError> {
             self.state
                 .lock()
@@ -557,9 +568,9 @@ mod imp {
             let (planes, uploaded) = state.resident.get_or_upload(gallery, records, || {
                 upload_and_split(&self.device, &what, g.0, g.1, n, len, false)
             })?;
+            let mut bytes = 0;
             if uploaded {
-                state.stats.gallery_uploads += 1;
-                state.stats.bytes_uploaded += sides * (n * len) as u64 * word;
+                bytes += sides * (n * len) as u64 * word;
             }
             let queries = upload_and_split(
                 &self.device,
@@ -570,10 +581,14 @@ mod imp {
                 len,
                 q.1.is_some(),
             )?;
-            state.stats.bytes_uploaded += sides * (codes * len) as u64 * word;
+            bytes += sides * (codes * len) as u64 * word;
             let out = dot::<T>(&self.device, &planes, &queries, n, codes)?;
-            state.stats.dot_calls += 1;
-            state.stats.dot_s += started.elapsed().as_secs_f64();
+            drop(state);
+            let mut stats = self.figures()?;
+            stats.gallery_uploads += u64::from(uploaded);
+            stats.bytes_uploaded += bytes;
+            stats.dot_calls += 1;
+            stats.dot_s += started.elapsed().as_secs_f64();
             Ok(out)
         }
     }
