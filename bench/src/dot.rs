@@ -875,6 +875,7 @@ mod tests {
             gpu_dot_records: None,
             store_dirs: Vec::new(),
             gpu_record_chunk: None,
+            serve_kills: None,
         };
         let files = crate::run(&opts).unwrap();
         let json: Report =
@@ -954,6 +955,7 @@ mod tests {
             gpu_dot_records: None,
             store_dirs: Vec::new(),
             gpu_record_chunk: None,
+            serve_kills: None,
         };
         let e = crate::run(&opts).unwrap_err().to_string();
         assert!(e.contains("unknown bench section"), "{e}");

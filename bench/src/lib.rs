@@ -68,6 +68,9 @@ pub struct BenchOptions {
     /// Records per chunk of the `gpu` section's end-to-end run (default
     /// [`gpu::E2E_RECORD_CHUNK`]): the comparison phase's rounds run per chunk.
     pub gpu_record_chunk: Option<usize>,
+    /// SIGKILL restarts of the `serve` section's fault phase (default 100; 0 skips the phase,
+    /// for a look at latency and throughput alone).
+    pub serve_kills: Option<usize>,
 }
 
 /// Gallery records of the sections that run compiled programs, without `--records`.

@@ -41,6 +41,10 @@ struct Cli {
     /// comparison phase's rounds run once per chunk and eye.
     #[arg(long)]
     gpu_record_chunk: Option<usize>,
+    /// SIGKILL restarts of the `serve` section's fault phase (default 100; 0 skips the phase,
+    /// to look at latency and throughput alone).
+    #[arg(long)]
+    serve_kills: Option<usize>,
 }
 
 fn main() -> ExitCode {
@@ -54,6 +58,7 @@ fn main() -> ExitCode {
         gpu_dot_records: cli.gpu_dot_records,
         store_dirs: cli.store_dirs,
         gpu_record_chunk: cli.gpu_record_chunk,
+        serve_kills: cli.serve_kills,
     }) {
         Ok(files) => {
             for f in &files {

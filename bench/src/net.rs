@@ -171,6 +171,7 @@ mod tests {
             gpu_dot_records: None,
             store_dirs: Vec::new(),
             gpu_record_chunk: None,
+            serve_kills: None,
         };
         let files = run(&opts, dir.path()).unwrap();
         let json: serde_json::Value =

@@ -70,6 +70,14 @@ struct Sizes {
 
 impl Sizes {
     fn of(opts: &BenchOptions) -> Sizes {
+        let mut sizes = Sizes::default_for(opts);
+        if let Some(k) = opts.serve_kills {
+            sizes.kills = k;
+        }
+        sizes
+    }
+
+    fn default_for(opts: &BenchOptions) -> Sizes {
         if opts.quick {
             Sizes {
                 latency_requests: 3,
@@ -630,12 +638,22 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
             .collect::<Vec<_>>()
             .join("\n")
     };
-    let (kills, fault_secs, audit) = match result {
+    let (kills, fault_secs, audit, throughput_use) = match result {
         Ok(r) => r,
         Err(e) => bail!("serve: {e:#}\nparty logs:\n{}", party_logs()),
     };
     parties.kill_all();
-    write(dir, opts, records, &load, &batch, kills, fault_secs, &audit)
+    write(
+        dir,
+        opts,
+        records,
+        &load,
+        &batch,
+        kills,
+        fault_secs,
+        &audit,
+        &throughput_use,
+    )
 }
 
 fn write_owner_only(path: &Path, bytes: &[u8]) -> Result<()> {
@@ -752,7 +770,7 @@ fn phases(
     parties: &mut Parties,
     sizes: &Sizes,
     opts: &BenchOptions,
-) -> Result<(usize, f64, serde_json::Value)> {
+) -> Result<(usize, f64, serde_json::Value, serde_json::Value)> {
     // Warm up: the first request waits for the parties to link.
     eprintln!("serve: waiting for the parties");
     let first = load.gallery[0].clone();
@@ -780,6 +798,7 @@ fn phases(
         "serve: throughput, {MAX_BATCH} concurrent clients for {} s",
         sizes.throughput_secs
     );
+    let before = Snapshot::take(load);
     let until = Instant::now() + Duration::from_secs(sizes.throughput_secs);
     std::thread::scope(|s| {
         for c in 0..MAX_BATCH {
@@ -794,6 +813,14 @@ fn phases(
             });
         }
     });
+
+    // The phase's wall time runs until the last request sent in the window is answered.
+    let throughput_wall_s =
+        (Instant::now() - (until - Duration::from_secs(sizes.throughput_secs))).as_secs_f64();
+    let throughput_use = Snapshot::take(load).since(&before);
+    eprintln!("serve: throughput phase ({throughput_wall_s:.1} s): {throughput_use}");
+    let mut throughput_json = throughput_use.to_json();
+    throughput_json["wall_seconds"] = json!(throughput_wall_s);
 
     eprintln!(
         "serve: faults, {} clients, {} SIGKILL restarts",
@@ -847,7 +874,116 @@ fn phases(
     load.request(Kind::Match, &first, None, "audit");
     parties.kill_all();
     let audit = audit(load, parties)?;
-    Ok((kills, fault_secs, audit))
+    Ok((kills, fault_secs, audit, throughput_json))
+}
+
+/// What the parties and the machine have done so far, read from each party's `/metrics` and
+/// `/proc/meminfo`: the difference of two is what a phase cost, to tell a slow phase's cause
+/// (batches too small, CPU, or gallery pages read back from disk).
+#[derive(Debug, Clone, Default)]
+struct Snapshot {
+    /// Per party: batches, queries in them, seconds in them, CPU seconds, major page faults.
+    parties: [[f64; 5]; 3],
+    /// MemAvailable and Cached of the machine (bytes).
+    mem_available: u64,
+    cached: u64,
+}
+
+impl Snapshot {
+    const METRICS: [&'static str; 5] = [
+        "irisc_batches_total",
+        "irisc_batch_queries_sum",
+        "irisc_batch_seconds_sum",
+        "irisc_process_cpu_seconds_total",
+        "irisc_process_major_page_faults_total",
+    ];
+
+    fn take(load: &Load) -> Snapshot {
+        let mut snap = Snapshot::default();
+        let text = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+        let kb = |key: &str| -> u64 {
+            text.lines()
+                .find_map(|l| {
+                    l.strip_prefix(key)?
+                        .trim()
+                        .trim_end_matches("kB")
+                        .trim()
+                        .parse()
+                        .ok()
+                })
+                .unwrap_or(0)
+                * 1024
+        };
+        snap.mem_available = kb("MemAvailable:");
+        snap.cached = kb("Cached:");
+        let Ok(replies) = client::get_each(
+            &load.config,
+            &load.apis,
+            "/metrics",
+            Duration::from_secs(10),
+        ) else {
+            return snap;
+        };
+        for (row, got) in snap.parties.iter_mut().zip(replies) {
+            let Ok((200, text)) = got else { continue };
+            for (k, name) in Self::METRICS.iter().enumerate() {
+                row[k] = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+                    .unwrap_or(0.0);
+            }
+        }
+        snap
+    }
+
+    fn since(&self, earlier: &Snapshot) -> Snapshot {
+        let mut d = self.clone();
+        for (row, old) in d.parties.iter_mut().zip(&earlier.parties) {
+            for (v, o) in row.iter_mut().zip(old) {
+                *v -= o;
+            }
+        }
+        // The machine's memory: before and after, not a difference.
+        d.mem_available = self.mem_available.min(earlier.mem_available);
+        d.cached = self.cached.min(earlier.cached);
+        d
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        json!({
+            "per_party": self.parties.iter().map(|r| json!({
+                "batches": r[0],
+                "mean_batch_queries": if r[0] > 0.0 { r[1] / r[0] } else { 0.0 },
+                "batch_seconds": r[2],
+                "cpu_seconds": r[3],
+                "major_page_faults": r[4],
+            })).collect::<Vec<_>>(),
+            "least_mem_available_bytes": self.mem_available,
+            "least_page_cache_bytes": self.cached,
+        })
+    }
+}
+
+impl std::fmt::Display for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (p, r) in self.parties.iter().enumerate() {
+            write!(
+                f,
+                "party {p}: {} batches of {:.1} queries, {:.1} s, {:.1} CPU s, {} major faults; ",
+                r[0],
+                if r[0] > 0.0 { r[1] / r[0] } else { 0.0 },
+                r[2],
+                r[3],
+                r[4]
+            )?;
+        }
+        write!(
+            f,
+            "memory available at least {:.1} GB, page cache {:.1} GB",
+            self.mem_available as f64 / 1e9,
+            self.cached as f64 / 1e9
+        )
+    }
 }
 
 /// Reads the three parties' stores; then starts them again and queries every deleted person
@@ -932,6 +1068,7 @@ fn write(
     kills: usize,
     fault_secs: f64,
     audit: &serde_json::Value,
+    throughput_use: &serde_json::Value,
 ) -> Result<Vec<PathBuf>> {
     let sizes = Sizes::of(opts);
     let outcomes = load.outcomes.lock().unwrap();
@@ -967,7 +1104,12 @@ fn write(
                "comparisons": records * 2 * 31}),
     );
     let thr = secs_of("throughput", None);
-    let served = thr.len() as f64 / opts_throughput_secs(opts);
+    // Requests answered over the phase's wall time (the window and the answers of the requests
+    // sent in it), not over the window alone: those answered after it would inflate the rate.
+    let wall = throughput_use["wall_seconds"]
+        .as_f64()
+        .unwrap_or_else(|| opts_throughput_secs(opts));
+    let served = thr.len() as f64 / wall;
     let batch_rate = MAX_BATCH as f64 / batch.secs;
     m(
         "service throughput",
@@ -975,7 +1117,8 @@ fn write(
         "requests/s",
         json!({"clients": MAX_BATCH, "batch_executable_queries_per_s": batch_rate,
                "ratio_to_batch_executable": served / batch_rate,
-               "p50_s": percentile(&thr, 0.5), "p99_s": percentile(&thr, 0.99)}),
+               "p50_s": percentile(&thr, 0.5), "p99_s": percentile(&thr, 0.99),
+               "parties_during_phase": throughput_use}),
     );
     let mut kinds: Vec<Kind> = outcomes
         .iter()

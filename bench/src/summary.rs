@@ -157,6 +157,7 @@ mod tests {
             gpu_dot_records: None,
             store_dirs: Vec::new(),
             gpu_record_chunk: None,
+            serve_kills: None,
         };
         // `dot` states its gallery per kernel; `gpu` by default the largest gallery the GPU holds;
         // `triples` runs circuits, not galleries, and states their sizes.

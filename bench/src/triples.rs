@@ -497,6 +497,7 @@ mod tests {
             gpu_dot_records: None,
             store_dirs: Vec::new(),
             gpu_record_chunk: None,
+            serve_kills: None,
         };
         let files = run(&opts, dir.path()).unwrap();
         assert!(files.iter().any(|f| f.ends_with("triples.png")));

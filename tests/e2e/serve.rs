@@ -467,6 +467,13 @@ fn unique_requests_are_enrolled_in_all_three_stores() {
                 ),
                 Some(1.0)
             );
+            // And its own process as of the batch's end: some CPU time; major faults counted
+            // (a small gallery stays in the page cache, so few or none).
+            assert_eq!(s.metric(p, "irisc_batches_total"), Some(1.0), "party {p}");
+            let cpu = s.metric(p, "irisc_process_cpu_seconds_total");
+            assert!(cpu.is_some_and(|c| c >= 0.0), "party {p}: {cpu:?}");
+            let faults = s.metric(p, "irisc_process_major_page_faults_total");
+            assert!(faults.is_some_and(|f| f < 1e6), "party {p}: {faults:?}");
         }
         // The running parties scan the enrolled record at once.
         let out = s.client(one, "match-0", None);

@@ -10,6 +10,7 @@ fn opts(dir: &Path) -> BenchOptions {
         gpu_dot_records: None,
         store_dirs: Vec::new(),
         gpu_record_chunk: None,
+        serve_kills: None,
     }
 }
 

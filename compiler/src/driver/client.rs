@@ -166,6 +166,25 @@ pub fn read_token(path: &Path) -> Result<String> {
     Ok(text.lines().next().unwrap_or("").trim().to_string())
 }
 
+/// `GET path` of each party's client API (`/metrics`, `/readyz`): status and body, or why
+/// not, within `timeout` each.
+pub fn get_each(
+    config: &PartiesConfig,
+    apis: &[String; 3],
+    path: &str,
+    timeout: Duration,
+) -> Result<[std::result::Result<(u16, String), String>; 3]> {
+    let ca = std::fs::read(&config.ca)
+        .with_context(|| format!("cannot read the CA {}", config.ca.display()))?;
+    let tls = client::tls_config(&ca).map_err(|e| anyhow!(e))?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    Ok(std::array::from_fn(|p| {
+        runtime.block_on(client::get(tls.clone(), p, &apis[p], path, timeout))
+    }))
+}
+
 /// Sends the three requests (retrying a party that cannot be reached, with the same shares,
 /// until `timeout`) and returns the three answers.
 pub fn send(

@@ -1,6 +1,7 @@
 //! A serving party's Prometheus metrics, rendered at `GET /metrics` of its client API:
 //! requests by type and outcome with their latency, batches with their size and time, the
-//! gallery's size, and the bytes and messages the party sent to the other parties. No value
+//! gallery's size, the bytes and messages the party sent to the other parties, and the
+//! process's CPU seconds and major page faults. No value
 //! of a share, key or token is ever a label or a value.
 
 use std::sync::OnceLock;
@@ -17,6 +18,10 @@ pub const PENDING: &str = "irisc_pending_requests";
 pub const SENT_BYTES: &str = "irisc_sent_bytes_total";
 pub const SENT_MESSAGES: &str = "irisc_sent_messages_total";
 pub const ENROLLED: &str = "irisc_enrolled_total";
+/// The process's CPU seconds and major page faults (pages read back from disk: a gallery
+/// store the page cache no longer holds), as of the last batch's end.
+pub const CPU_SECONDS: &str = "irisc_process_cpu_seconds_total";
+pub const MAJOR_PAGE_FAULTS: &str = "irisc_process_major_page_faults_total";
 
 static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
 
@@ -51,6 +56,14 @@ pub fn install() -> Option<&'static PrometheusHandle> {
             metrics::describe_counter!(SENT_BYTES, "payload bytes sent to the other parties");
             metrics::describe_counter!(SENT_MESSAGES, "messages sent to the other parties");
             metrics::describe_counter!(ENROLLED, "records enrolled into the galleries");
+            metrics::describe_counter!(
+                CPU_SECONDS,
+                "CPU seconds of the party's process, as of the last batch's end"
+            );
+            metrics::describe_counter!(
+                MAJOR_PAGE_FAULTS,
+                "pages the party's process read back from disk (gallery stores the page cache had dropped), as of the last batch's end"
+            );
             Some(handle)
         })
         .as_ref()

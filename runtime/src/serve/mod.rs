@@ -249,6 +249,9 @@ impl Service {
             ::metrics::counter!(metrics::BATCHES).increment(1);
             ::metrics::histogram!(metrics::BATCH_QUERIES).record(queries as f64);
             ::metrics::histogram!(metrics::BATCH_SECONDS).record(t.elapsed().as_secs_f64());
+            let usage = crate::party::accounting::Usage::now();
+            ::metrics::counter!(metrics::CPU_SECONDS).absolute(usage.cpu_s as u64);
+            ::metrics::counter!(metrics::MAJOR_PAGE_FAULTS).absolute(usage.major_faults);
             let enrolled = outcomes
                 .values()
                 .filter(|o| **o == enrol::Outcome::Enrolled)
