@@ -1,4 +1,4 @@
-//! Process settings for a party's hot loops.
+//! The process: settings for a party's hot loops, and its resource usage.
 
 /// Keeps freed buffers in the allocator instead of handing them back to the kernel.
 ///
@@ -18,4 +18,14 @@ pub fn tune_allocator() {
             libc::mallopt(libc::M_TRIM_THRESHOLD, 512 << 20);
         }
     }
+}
+
+/// The process's resource usage (every thread), or `None` where the OS does not say.
+pub fn rusage() -> Option<libc::rusage> {
+    // SAFETY: getrusage writes one rusage struct into the zeroed value we pass.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return None;
+    }
+    Some(usage)
 }

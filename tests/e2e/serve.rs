@@ -1096,3 +1096,108 @@ fn a_reset_replaces_a_record_in_all_three_stores() {
         common::stderr(&out)
     );
 }
+
+/// Deletion and reset on a gallery with secret-shared masks: a deleted or replaced record
+/// loads with shares of 0 for its code and its mask, so its mask overlap and distance with any
+/// query are 0 and `b (ml - 2 hd) > a ml` never holds; the reset's new capture takes the id.
+/// Expected ids come from the reference on the live records (deleted one gone, reset one
+/// replaced), served and after all three parties restart.
+#[test]
+fn secret_mask_galleries_delete_and_reset() {
+    use rand::SeedableRng;
+    let program = common::example("small_secret.irs");
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(41);
+    let gallery: Vec<Record> = (0..8)
+        .map(|i| Record {
+            id: 100 + i,
+            iris: data::random_code(&mut rng, 256),
+        })
+        .collect();
+    let mut s = serve(&program, &["--sharing", "rep3"], &gallery, 8);
+    let capture_of = |r: &Record| Record {
+        id: 0,
+        iris: r.iris.clone(),
+    };
+    let ids_of = |s: &Serving, q: &Record, tag: &str| -> Vec<u64> {
+        let out = s.client(std::slice::from_ref(q), tag, None);
+        assert!(
+            out.status.success(),
+            "{tag}: {}\n{}",
+            common::stderr(&out),
+            s.logs()
+        );
+        reference::printed_ids(&common::stdout_json(&out))[0].clone()
+    };
+    let (deleted, replaced) = (gallery[2].clone(), gallery[5].clone());
+    assert_eq!(
+        ids_of(&s, &capture_of(&deleted), "before"),
+        reference::matching_ids(&gallery, &[capture_of(&deleted)], -2..=2, 3, 8)[0]
+    );
+    let out = s.client_with(
+        &[],
+        "delete-1",
+        None,
+        &["--delete", &deleted.id.to_string()],
+    );
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        common::stderr(&out),
+        s.logs()
+    );
+    let new = Record {
+        id: 7,
+        iris: data::random_code(&mut rng, 256),
+    };
+    let out = s.client_with(
+        std::slice::from_ref(&new),
+        "reset-1",
+        None,
+        &["--enroll", "db=q", "--reset", &replaced.id.to_string()],
+    );
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        common::stderr(&out),
+        s.logs()
+    );
+    // The live records: the deleted one gone, the replaced one's code now the new capture's.
+    let live: Vec<Record> = gallery
+        .iter()
+        .filter(|r| r.id != deleted.id)
+        .map(|r| {
+            if r.id == replaced.id {
+                Record {
+                    id: r.id,
+                    iris: new.iris.clone(),
+                }
+            } else {
+                r.clone()
+            }
+        })
+        .collect();
+    let asks = [
+        ("deleted", capture_of(&deleted)),
+        ("old", capture_of(&replaced)),
+        ("new", capture_of(&new)),
+        ("other", capture_of(&gallery[0])),
+    ];
+    let queries: Vec<Record> = asks.iter().map(|(_, q)| q.clone()).collect();
+    let want = reference::matching_ids(&live, &queries, -2..=2, 3, 8);
+    // The reference itself: the new capture matches the replaced id, another record its own,
+    // and neither the deleted nor the replaced capture matches its old id.
+    assert!(want[2].contains(&replaced.id) && want[3].contains(&gallery[0].id));
+    assert!(!want[0].contains(&deleted.id) && !want[1].contains(&replaced.id));
+    for round in ["served", "restarted"] {
+        if round == "restarted" {
+            s.restart();
+        }
+        for ((tag, q), want) in asks.iter().zip(&want) {
+            assert_eq!(
+                &ids_of(&s, q, &format!("{round}-{tag}")),
+                want,
+                "{round}: the {tag} capture"
+            );
+        }
+    }
+}

@@ -228,12 +228,7 @@ pub fn process_cpu_seconds() -> Option<f64> {
 
 /// The process's resource usage (every thread), or `None` where the OS does not say.
 fn rusage() -> Option<libc::rusage> {
-    // SAFETY: getrusage writes one rusage struct into the zeroed value we pass.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
-        return None;
-    }
-    Some(usage)
+    crate::sys::rusage()
 }
 
 /// CPU time and page faults of the process: a reading ([`Usage::now`]), or what happened

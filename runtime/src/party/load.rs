@@ -310,40 +310,27 @@ fn load_store(
     } else {
         vec![u64::MAX; count * per.div_ceil(64)]
     };
-    // Deleted records get an empty mask and shares of 0: their dot product and mask overlap
-    // with any query are 0, so they can never match (store::deleted). So do records a reset
-    // replaced: of the records with one id, the last one appended is the live one.
+    // Deleted records get shares of 0 (the code and, with secret masks, the mask section of
+    // each record) and, with public masks, an empty mask: their dot product and mask overlap
+    // with any query are 0, so `hd * den < num * ml` (public masks) and `b (ml - 2 hd) > a ml`
+    // (secret masks) never hold and they can never match (store::deleted). So do records a
+    // reset replaced: of the records with one id, the last one appended is the live one.
     let deleted = store::deleted::read(path).map_err(input_err)?;
     let mut masks = masks;
-    let mut deleted_rows = Vec::new();
-    let superseded = superseded_rows(&ids);
-    if !superseded.is_empty() {
-        if spec.mask != InputMask::Public {
-            return Err(input_err(format!(
-                "{} has replaced records, but its masks are secret-shared: resets are supported for galleries with public masks",
-                path.display()
-            )));
-        }
-        let words = per.div_ceil(64);
-        for &r in &superseded {
-            masks[r * words..(r + 1) * words].fill(0);
-        }
-        deleted_rows.extend_from_slice(&superseded);
-    }
+    let mut deleted_rows = superseded_rows(&ids);
     if !deleted.is_empty() {
-        if spec.mask != InputMask::Public {
-            return Err(input_err(format!(
-                "{} has deleted records, but its masks are secret-shared: deletions are supported for galleries with public masks",
-                path.display()
-            )));
-        }
         let gone: std::collections::HashSet<u64> = deleted.iter().copied().collect();
+        deleted_rows.extend(
+            ids.iter()
+                .enumerate()
+                .filter(|(_, id)| gone.contains(id))
+                .map(|(r, _)| r),
+        );
+    }
+    if spec.mask == InputMask::Public {
         let words = per.div_ceil(64);
-        for (r, id) in ids.iter().enumerate() {
-            if gone.contains(id) {
-                masks[r * words..(r + 1) * words].fill(0);
-                deleted_rows.push(r);
-            }
+        for &r in &deleted_rows {
+            masks[r * words..(r + 1) * words].fill(0);
         }
     }
     let deleted_digest = deleted_digest(&deleted);

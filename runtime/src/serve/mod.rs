@@ -249,9 +249,11 @@ impl Service {
             ::metrics::counter!(metrics::BATCHES).increment(1);
             ::metrics::histogram!(metrics::BATCH_QUERIES).record(queries as f64);
             ::metrics::histogram!(metrics::BATCH_SECONDS).record(t.elapsed().as_secs_f64());
-            let usage = crate::party::accounting::Usage::now();
-            ::metrics::counter!(metrics::CPU_SECONDS).absolute(usage.cpu_s as u64);
-            ::metrics::counter!(metrics::MAJOR_PAGE_FAULTS).absolute(usage.major_faults);
+            if let Some(u) = crate::sys::rusage() {
+                let cpu = (u.ru_utime.tv_sec + u.ru_stime.tv_sec).max(0) as u64;
+                ::metrics::counter!(metrics::CPU_SECONDS).absolute(cpu);
+                ::metrics::counter!(metrics::MAJOR_PAGE_FAULTS).absolute(u.ru_majflt.max(0) as u64);
+            }
             let enrolled = outcomes
                 .values()
                 .filter(|o| **o == enrol::Outcome::Enrolled)
