@@ -705,6 +705,8 @@ pub struct SteadyState {
     pub per_s: f64,
     /// Party 0's wall seconds per op in the second batch (the two runs' difference).
     pub party0_op_seconds: Option<BTreeMap<String, f64>>,
+    /// Party 0's process CPU seconds per op in the second batch.
+    pub party0_op_cpu_seconds: Option<BTreeMap<String, f64>>,
 }
 
 /// Party 0's wall seconds per op in a run's `--stats`.
@@ -717,6 +719,24 @@ fn op_seconds(f: &super::e2e::RunFigures) -> Option<BTreeMap<String, f64>> {
     )
 }
 
+/// Party 0's process CPU seconds per op in a run's `--stats` (every thread): next to the
+/// wall seconds, what an op computed on the host and what it waited for (peers, the GPU).
+fn op_cpu_seconds(f: &super::e2e::RunFigures) -> Option<BTreeMap<String, f64>> {
+    let map = f.accounts.first()?.get("ops_cpu_s")?.as_object()?;
+    Some(
+        map.iter()
+            .filter_map(|(k, v)| Some((k.clone(), v.as_f64()?)))
+            .collect(),
+    )
+}
+
+/// `b - a` per key (a key `a` lacks counts from 0).
+fn difference(a: BTreeMap<String, f64>, b: BTreeMap<String, f64>) -> BTreeMap<String, f64> {
+    b.iter()
+        .map(|(k, v)| (k.clone(), v - a.get(k).copied().unwrap_or(0.0)))
+        .collect()
+}
+
 /// The second batch's figures, when the two-batch run ran and took longer than the first.
 pub fn steady_state(e: &E2eRow) -> Option<SteadyState> {
     let (one, two) = (&e.figures, e.two_batches.as_ref()?);
@@ -726,11 +746,11 @@ pub fn steady_state(e: &E2eRow) -> Option<SteadyState> {
         return None;
     }
     let party0_op_seconds = match (op_seconds(one), op_seconds(two)) {
-        (Some(a), Some(b)) => Some(
-            b.iter()
-                .map(|(k, v)| (k.clone(), v - a.get(k).copied().unwrap_or(0.0)))
-                .collect(),
-        ),
+        (Some(a), Some(b)) => Some(difference(a, b)),
+        _ => None,
+    };
+    let party0_op_cpu_seconds = match (op_cpu_seconds(one), op_cpu_seconds(two)) {
+        (Some(a), Some(b)) => Some(difference(a, b)),
         _ => None,
     };
     Some(SteadyState {
@@ -740,6 +760,7 @@ pub fn steady_state(e: &E2eRow) -> Option<SteadyState> {
         compare_s: two.compare_s - one.compare_s,
         per_s: per_second(comparisons as f64, matching_s),
         party0_op_seconds,
+        party0_op_cpu_seconds,
     })
 }
 
@@ -840,6 +861,9 @@ pub fn e2e_measurements(e: &E2eRow) -> Vec<Measurement> {
         if let Some(ops) = s.party0_op_seconds {
             let mut x = m("second batch: party 0's ops", s.matching_s, "s");
             x.extra.insert("party0_op_seconds".into(), json!(ops));
+            if let Some(cpu) = s.party0_op_cpu_seconds {
+                x.extra.insert("party0_op_cpu_seconds".into(), json!(cpu));
+            }
             out.push(x);
         }
     }

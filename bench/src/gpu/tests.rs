@@ -428,9 +428,10 @@ fn the_steady_state_is_the_second_batch_by_hand() {
         dot_op_cpu_s: None,
         mask_len_cpu_s: None,
         kernel: None,
-        accounts: vec![
-            serde_json::json!({"ops": {"rotate": {"seconds": rotate}, "msb": {"seconds": 1.0}}}),
-        ],
+        accounts: vec![serde_json::json!({
+            "ops": {"rotate": {"seconds": rotate}, "msb": {"seconds": 1.0}},
+            "ops_cpu_s": {"rotate": rotate / 2.0},
+        })],
     };
     let fit = e2e_fit(u64::MAX, None, &[], 1, Some(1000));
     let mut e = E2eRow {
@@ -448,6 +449,8 @@ fn the_steady_state_is_the_second_batch_by_hand() {
     assert!((s.per_s - 1_984_000.0 / 2.5).abs() < 1e-6);
     let ops = s.party0_op_seconds.expect("ops");
     assert!((ops["rotate"] - 0.25).abs() < 1e-12 && ops["msb"].abs() < 1e-12);
+    let cpu = s.party0_op_cpu_seconds.expect("CPU seconds per op");
+    assert!((cpu["rotate"] - 0.125).abs() < 1e-12, "{cpu:?}");
     let names: Vec<String> = e2e_measurements(&e).into_iter().map(|m| m.name).collect();
     assert!(
         names.iter().any(|n| n.contains("steady state")),

@@ -382,21 +382,25 @@ fn load_store(
                 RingVec::with_capacity(k, n).ok_or_else(bad)?,
                 RingVec::with_capacity(k, n).ok_or_else(bad)?,
             );
+            // Record by record, block copies in the store's word type (a 100 000-record
+            // gallery is billions of elements: widening each through a u64 vector of its own
+            // was most of a party's load time).
             for r in store.records() {
-                let (o, p): (Vec<u64>, Vec<u64>) = match r.shares {
-                    store::Shares::Rep3U16 { own, prev } => (
-                        own.iter().map(|&x| u64::from(x)).collect(),
-                        prev.iter().map(|&x| u64::from(x)).collect(),
-                    ),
-                    store::Shares::Rep3U32 { own, prev } => (
-                        own.iter().map(|&x| u64::from(x)).collect(),
-                        prev.iter().map(|&x| u64::from(x)).collect(),
-                    ),
-                    store::Shares::Rep3U64 { own, prev } => (own.to_vec(), prev.to_vec()),
+                match r.shares {
+                    store::Shares::Rep3U16 { own: o, prev: p } => {
+                        own.extend_u16(o);
+                        prev.extend_u16(p);
+                    }
+                    store::Shares::Rep3U32 { own: o, prev: p } => {
+                        own.extend_u32(o);
+                        prev.extend_u32(p);
+                    }
+                    store::Shares::Rep3U64 { own: o, prev: p } => {
+                        own.extend_u64(o);
+                        prev.extend_u64(p);
+                    }
                     store::Shares::Shamir(_) => return Err(bad()),
-                };
-                o.into_iter().for_each(|x| own.push(x));
-                p.into_iter().for_each(|x| prev.push(x));
+                }
             }
             for &r in &deleted_rows {
                 own.zero(r * per..(r + 1) * per);

@@ -65,6 +65,30 @@ impl RingVec {
         }
     }
 
+    /// Appends `words`: one block copy when this vector stores u16 words, else each widened.
+    pub fn extend_u16(&mut self, words: &[u16]) {
+        match self {
+            RingVec::U16(v) => v.extend_from_slice(words),
+            other => words.iter().for_each(|&x| other.push(u64::from(x))),
+        }
+    }
+
+    /// Appends `words`: one block copy when this vector stores u32 words, else each converted.
+    pub fn extend_u32(&mut self, words: &[u32]) {
+        match self {
+            RingVec::U32(v) => v.extend_from_slice(words),
+            other => words.iter().for_each(|&x| other.push(u64::from(x))),
+        }
+    }
+
+    /// Appends `words`: one block copy when this vector stores u64 words, else each converted.
+    pub fn extend_u64(&mut self, words: &[u64]) {
+        match self {
+            RingVec::U64(v) => v.extend_from_slice(words),
+            other => words.iter().for_each(|&x| other.push(x)),
+        }
+    }
+
     /// Sets the elements `range` to 0 (a deleted record's shares: shares of 0 at every party).
     pub fn zero(&mut self, range: std::ops::Range<usize>) {
         match self {
@@ -247,5 +271,23 @@ mod tests {
         w.push(0xFFFFF);
         w.push(3);
         assert_eq!(w, RingVec::U32(vec![0xFFFFF, 3]));
+    }
+
+    /// Block appends equal element-by-element pushes, into every storage width.
+    #[test]
+    fn extends_equal_pushes_in_every_width() {
+        let (a, b, c) = ([0u16, 1, 0xFFFF], [7u32, 0xFFFF_FFFF], [u64::MAX, 2]);
+        for k in [16, 32, 64] {
+            let mut fast = RingVec::with_capacity(k, 0).unwrap();
+            let mut slow = RingVec::with_capacity(k, 0).unwrap();
+            fast.extend_u16(&a);
+            fast.extend_u32(&b);
+            fast.extend_u64(&c);
+            a.iter().for_each(|&x| slow.push(u64::from(x)));
+            b.iter().for_each(|&x| slow.push(u64::from(x)));
+            c.iter().for_each(|&x| slow.push(x));
+            assert_eq!(fast, slow, "k = {k}");
+            assert_eq!(fast.len(), 7);
+        }
     }
 }
