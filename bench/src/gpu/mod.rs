@@ -867,31 +867,21 @@ pub fn e2e_measurements(e: &E2eRow) -> Vec<Measurement> {
             out.push(x);
         }
     }
-    for (p, a) in e
-        .two_batches
-        .iter()
-        .flat_map(|t| t.accounts.iter())
-        .enumerate()
-    {
-        if let Some(g) = a.get("gpu") {
-            let mut x = m(
-                &format!("party {p} GPU, two batches"),
-                g["dot_calls"].as_f64().unwrap_or(f64::NAN),
-                "dot calls",
-            );
-            x.extra.insert("gpu".into(), g.clone());
-            out.push(x);
-        }
-    }
-    for (p, a) in f.accounts.iter().enumerate() {
-        if let Some(g) = a.get("gpu") {
-            let mut x = m(
-                &format!("party {p} GPU"),
-                g["dot_calls"].as_f64().unwrap_or(f64::NAN),
-                "dot calls",
-            );
-            x.extra.insert("gpu".into(), g.clone());
-            out.push(x);
+    // Each party's GPU figures (`--stats`), of each run.
+    let runs = [(f, "")]
+        .into_iter()
+        .chain(e.two_batches.iter().map(|t| (t, ", two batches")));
+    for (run, which) in runs {
+        for (p, a) in run.accounts.iter().enumerate() {
+            if let Some(g) = a.get("gpu") {
+                let mut x = m(
+                    &format!("party {p} GPU{which}"),
+                    g["dot_calls"].as_f64().unwrap_or(f64::NAN),
+                    "dot calls",
+                );
+                x.extra.insert("gpu".into(), g.clone());
+                out.push(x);
+            }
         }
     }
     out

@@ -166,6 +166,18 @@ pub fn read_token(path: &Path) -> Result<String> {
     Ok(text.lines().next().unwrap_or("").trim().to_string())
 }
 
+/// What talks to the parties' client APIs: TLS trusting the parties' CA, and a runtime of
+/// this thread's.
+fn api_client(config: &PartiesConfig) -> Result<(client::ClientTls, tokio::runtime::Runtime)> {
+    let ca = std::fs::read(&config.ca)
+        .with_context(|| format!("cannot read the CA {}", config.ca.display()))?;
+    let tls = client::tls_config(&ca).map_err(|e| anyhow!(e))?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    Ok((tls, runtime))
+}
+
 /// `GET path` of each party's client API (`/metrics`, `/readyz`): status and body, or why
 /// not, within `timeout` each.
 pub fn get_each(
@@ -174,12 +186,7 @@ pub fn get_each(
     path: &str,
     timeout: Duration,
 ) -> Result<[std::result::Result<(u16, String), String>; 3]> {
-    let ca = std::fs::read(&config.ca)
-        .with_context(|| format!("cannot read the CA {}", config.ca.display()))?;
-    let tls = client::tls_config(&ca).map_err(|e| anyhow!(e))?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+    let (tls, runtime) = api_client(config)?;
     Ok(std::array::from_fn(|p| {
         runtime.block_on(client::get(tls.clone(), p, &apis[p], path, timeout))
     }))
@@ -194,12 +201,7 @@ pub fn send(
     submits: &[Submit; 3],
     timeout: Duration,
 ) -> Result<[Answer; 3]> {
-    let ca = std::fs::read(&config.ca)
-        .with_context(|| format!("cannot read the CA {}", config.ca.display()))?;
-    let tls = client::tls_config(&ca).map_err(|e| anyhow!(e))?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
+    let (tls, runtime) = api_client(config)?;
     let deadline = Instant::now() + timeout;
     // Attempts: the request under its id, then (when a party restarted after the others had
     // answered, and so never hears of it again) the same shares under a derived id, which all

@@ -21,8 +21,11 @@ pub enum Reply {
     Refused(u16, String),
 }
 
+/// A client's TLS settings for the parties' APIs (shared by its requests).
+pub type ClientTls = Arc<rustls::ClientConfig>;
+
 /// The client's TLS configuration: the parties' CA as the only root.
-pub fn tls_config(ca_pem: &[u8]) -> Result<Arc<rustls::ClientConfig>, String> {
+pub fn tls_config(ca_pem: &[u8]) -> Result<ClientTls, String> {
     let mut roots = rustls::RootCertStore::empty();
     for cert in rustls_pki_types::pem::PemObject::pem_slice_iter(ca_pem) {
         let cert: rustls_pki_types::CertificateDer<'static> =
