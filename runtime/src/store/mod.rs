@@ -372,6 +372,9 @@ fn map_range(
     Ok(Some(map))
 }
 
+/// Bytes of records each thread checks at the least when a store is opened.
+const VERIFY_BYTES_PER_THREAD: usize = 256 << 20;
+
 impl Store {
     /// Opens the store read-only: checks both header slots, the file's length and every
     /// record against the records checksum, then maps the committed records. Shows a progress
@@ -382,6 +385,11 @@ impl Store {
 
     /// As [`Store::open`]; `progress` false never shows a bar.
     pub fn open_with(path: &Path, progress: bool) -> Result<Store, StoreError> {
+        Store::open_checked(path, progress, VERIFY_BYTES_PER_THREAD)
+    }
+
+    /// As [`Store::open_with`], the records checked in parts of at least `per_thread` bytes.
+    fn open_checked(path: &Path, progress: bool, per_thread: usize) -> Result<Store, StoreError> {
         if cfg!(target_endian = "big") {
             return Err(StoreError::Invalid {
                 path: path.to_path_buf(),
@@ -434,11 +442,15 @@ impl Store {
             meta,
             shares,
         };
-        store.verify(progress)?;
+        store.verify_split(progress, per_thread)?;
         Ok(store)
     }
 
-    fn verify(&self, progress: bool) -> Result<(), StoreError> {
+    /// Checks every record against the records checksum, the records split among the
+    /// machine's cores in parts of at least `per_thread` bytes: the sum is order-free
+    /// ([`RecordsSum::add_sum`]), so the parts' sums add up to the whole store's. A party
+    /// restarting with a large gallery waits for this before it serves.
+    fn verify_split(&self, progress: bool, per_thread: usize) -> Result<(), StoreError> {
         let (meta, shares) = (self.meta_bytes(), self.shares_bytes());
         let total = (meta.len() + shares.len()) as u64;
         let bar = (progress && total > PROGRESS_ABOVE).then(|| {
@@ -451,22 +463,54 @@ impl Store {
             bar.set_message(self.path.display().to_string());
             bar
         });
-        let mut sum = RecordsSum::default();
         let hash = RecordHash::of_version(self.header.version);
-        let mut since = 0usize;
-        let records = meta
-            .chunks_exact(self.layout.meta_size)
-            .zip(shares.chunks_exact(self.layout.share_size.max(1)));
-        for (i, (m, s)) in records.enumerate() {
-            sum.add_record(hash, i as u64, m, s);
-            since += m.len() + s.len();
-            if since >= 1 << 22 {
-                if let Some(bar) = &bar {
-                    bar.inc(since as u64);
+        let (meta_size, share_size) = (self.layout.meta_size, self.layout.share_size);
+        let count = self.len();
+        // The records `range`'s sum, the bar moved every 4 MiB.
+        let part = |range: std::ops::Range<usize>| -> RecordsSum {
+            let mut sum = RecordsSum::default();
+            let mut since = 0usize;
+            for i in range {
+                let m = &meta[i * meta_size..(i + 1) * meta_size];
+                let s = &shares[i * share_size..(i + 1) * share_size];
+                sum.add_record(hash, i as u64, m, s);
+                since += m.len() + s.len();
+                if since >= 1 << 22 {
+                    if let Some(bar) = &bar {
+                        bar.inc(since as u64);
+                    }
+                    since = 0;
                 }
-                since = 0;
             }
-        }
+            sum
+        };
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let parts = cores
+            .min(total as usize / per_thread.max(1))
+            .clamp(1, count.max(1));
+        let sum = if parts == 1 {
+            part(0..count)
+        } else {
+            let sums: Vec<RecordsSum> = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..parts)
+                    .map(|k| {
+                        let range = count * k / parts..count * (k + 1) / parts;
+                        let part = &part;
+                        s.spawn(move || part(range))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    // A part that panicked counts as a mismatch: the store is refused.
+                    .map(|h| h.join().unwrap_or(RecordsSum([0xFF; 32])))
+                    .collect()
+            });
+            let mut sum = RecordsSum::default();
+            for p in &sums {
+                sum.add_sum(p);
+            }
+            sum
+        };
         if let Some(bar) = bar {
             bar.finish_and_clear();
         }

@@ -824,3 +824,40 @@ fn secret_mask_records_round_trip() {
     assert_eq!(store.records().collect::<Vec<_>>(), recs);
     assert_eq!(store.ids(), vec![10, 11, 12]);
 }
+
+/// The records checksum checked in parts on several threads: an intact store passes however
+/// it is split, and a flipped byte in any part (first record, a middle one, the last) is
+/// found.
+#[test]
+fn records_checked_in_parallel_parts_find_a_flip_in_any_part() {
+    let (_d, path, p) = setup(StoreSharing::Rep3, 16);
+    append_ids(&path, &p, 0..37);
+    let store = Store::open_with(&path, false).unwrap();
+    for per_thread in [1usize, 1000, 1 << 20, usize::MAX] {
+        assert!(
+            store.verify_split(false, per_thread).is_ok(),
+            "{per_thread}"
+        );
+    }
+    let l = p.layout().unwrap();
+    let start = l.shares_start(MIN_CAPACITY).unwrap();
+    let size = l.share_size as u64;
+    for record in [0u64, 18, 36] {
+        let (_d2, copy, _) = setup(StoreSharing::Rep3, 16);
+        fs::copy(&path, &copy).unwrap();
+        flip(&copy, start + record * size + 3);
+        // Refused at open (the default split)...
+        assert!(err(&copy).contains("do not match the checksum"));
+        // And by each split.
+        for per_thread in [1usize, 1000] {
+            let e = Store::open_checked(&copy, false, per_thread)
+                .err()
+                .expect("a flipped record is refused")
+                .to_string();
+            assert!(
+                e.contains("do not match the checksum"),
+                "record {record}: {e}"
+            );
+        }
+    }
+}
