@@ -285,9 +285,65 @@ pub fn public_threshold(num: u64, den: u64, mask_len: u64) -> i128 {
     ((den - 2 * num as i128) * mask_len as i128).div_euclid(den)
 }
 
+/// The public thresholds [`public_threshold`] of a batch's mask lengths. A mask length is at
+/// most the code's bits, so the thresholds of all lengths up to the largest are computed once
+/// and looked up: one 64-bit division per pair was most of the threshold step's time at a
+/// gallery scan's size (hundreds of millions of pairs).
+pub struct Thresholds {
+    num: u64,
+    den: u64,
+    table: Vec<i128>,
+}
+
+impl Thresholds {
+    /// Lengths up to this many get a table; larger ones (not iris codes) are computed per pair.
+    const TABLE_MAX: u64 = 1 << 20;
+
+    pub fn new(num: u64, den: u64, mask_lens: &[u64]) -> Thresholds {
+        let max = mask_lens.iter().copied().max().unwrap_or(0);
+        let table = if max <= Self::TABLE_MAX {
+            (0..=max).map(|m| public_threshold(num, den, m)).collect()
+        } else {
+            Vec::new()
+        };
+        Thresholds { num, den, table }
+    }
+
+    /// `public_threshold(num, den, m)`.
+    #[inline]
+    pub fn of(&self, m: u64) -> i128 {
+        match self.table.get(m as usize) {
+            Some(&t) => t,
+            None => public_threshold(self.num, self.den, m),
+        }
+    }
+}
+
 #[cfg(test)]
 mod threshold_tests {
     use super::*;
+
+    /// The table and the per-pair path give `public_threshold`, negative thresholds
+    /// (ratios above 1/2) included, and lengths past the table's end.
+    #[test]
+    fn thresholds_looked_up_equal_the_formula() {
+        for (num, den) in [
+            (0u64, 1u64),
+            (3, 8),
+            (1, 2),
+            (7, 8),
+            (69, 200),
+            (1 << 30, 3),
+        ] {
+            for lens in [vec![0u64, 1, 12_800], vec![5, (1 << 20) + 7]] {
+                let t = Thresholds::new(num, den, &lens);
+                for m in [0u64, 1, 2, 99, 12_800, (1 << 20) + 7, 1 << 25] {
+                    assert_eq!(t.of(m), public_threshold(num, den, m), "{num}/{den} at {m}");
+                }
+            }
+        }
+        assert!(Thresholds::new(7, 8, &[100]).of(100) < 0);
+    }
 
     /// The 64-bit fast path and the 128-bit path agree around the boundary between them.
     #[test]

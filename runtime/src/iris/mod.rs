@@ -13,4 +13,5 @@ pub use code::{
 };
 pub use matching::{
     fhd_match, matches_any_rotation, overlap_counts, plain_unique, public_threshold, Overlap,
+    Thresholds,
 };

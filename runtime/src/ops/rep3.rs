@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::error::RuntimeError;
 use crate::io::share_file::RingVec;
-use crate::iris::public_threshold;
+use crate::iris::Thresholds;
 use crate::kernels::run::{masked_dot_records, masked_kernel};
 use crate::kernels::KernelTable;
 use crate::protocol;
@@ -252,42 +252,6 @@ pub(crate) fn mask_lengths(q: &Codes, g: &Codes) -> Vec<u64> {
     super::mask_lengths::mask_lengths(&q.masks, q.count, &g.masks, g.count, w)
 }
 
-/// The public thresholds `public_threshold(num, den, ml)` of a batch's mask lengths. A mask
-/// length is at most the code's bits, so the thresholds of all lengths up to the largest are
-/// computed once and looked up: one 64-bit division per pair was most of `sub_threshold`'s
-/// time at a gallery scan's size (hundreds of millions of pairs).
-pub(crate) struct Thresholds {
-    num: u64,
-    den: u64,
-    table: Vec<u64>,
-}
-
-impl Thresholds {
-    /// Lengths up to this many get a table; larger ones (not iris codes) are computed per pair.
-    const TABLE_MAX: u64 = 1 << 20;
-
-    pub(crate) fn new(num: u64, den: u64, mask_lens: &[u64]) -> Thresholds {
-        let max = mask_lens.iter().copied().max().unwrap_or(0);
-        let table = if max <= Self::TABLE_MAX {
-            (0..=max)
-                .map(|m| public_threshold(num, den, m) as u64)
-                .collect()
-        } else {
-            Vec::new()
-        };
-        Thresholds { num, den, table }
-    }
-
-    /// The threshold of mask length `m` (wrapping: the ring keeps its low bits).
-    #[inline]
-    pub(crate) fn of(&self, m: u64) -> u64 {
-        match self.table.get(m as usize) {
-            Some(&t) => t,
-            None => public_threshold(self.num, self.den, m) as u64,
-        }
-    }
-}
-
 /// `threshold(ml) - x` on the share component that holds component 0 (`add_*`), `-x` on the
 /// others, reduced to k bits; on up to `threads` threads.
 #[allow(clippy::too_many_arguments)]
@@ -305,7 +269,7 @@ pub(crate) fn sub_from_public<T: RingElem>(
         for ((o, &x), &m) in out.iter_mut().zip(v).zip(ml) {
             let neg = x.wrapping_neg();
             let y = if add {
-                neg.wrapping_add(T::from_u64(thresholds.of(m)))
+                neg.wrapping_add(T::from_u64(thresholds.of(m) as u64))
             } else {
                 neg
             };
@@ -348,7 +312,8 @@ pub(crate) fn msb_of<T: RingElem>(
 
 #[cfg(test)]
 mod threshold_tests {
-    use super::{sub_from_public, Thresholds};
+    use super::sub_from_public;
+    use crate::iris::Thresholds;
     use proptest::prelude::*;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha12Rng;

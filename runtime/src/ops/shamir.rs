@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::error::RuntimeError;
 use crate::io::share_file::RingVec;
-use crate::iris::public_threshold;
+use crate::iris::Thresholds;
 use crate::kernels::run::shamir_kernel;
 use crate::kernels::{fp_dot_reference, KernelTable, MaskedDotKernelU16};
 use crate::protocol::bit_extract_mod::{msb_mod as msb_mod_protocol, msb_mod_cost};
@@ -231,8 +231,9 @@ pub fn sub_threshold_p(
         )));
     };
     let n = broadcast_len(&[d.len(), ml.len()], "sub_threshold_p")?;
+    let thresholds = Thresholds::new(num as u64, den as u64, ml);
     let t: Vec<u16> = (0..n)
-        .map(|i| public_threshold(num as u64, den as u64, at(ml, i)).rem_euclid(P as i128) as u16)
+        .map(|i| thresholds.of(at(ml, i)).rem_euclid(P as i128) as u16)
         .collect();
     let idx: Vec<usize> = (0..n).map(|i| if d.len() == 1 { 0 } else { i }).collect();
     let mut out = Rep3Fp {
