@@ -102,8 +102,21 @@ fn main() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
     let top = if ring == DotRing::Fp { 65519 } else { u16::MAX };
     let mut gen = |n: usize| -> Vec<u16> { (0..n).map(|_| rng.random_range(0..top)).collect() };
-    let (qa, qb) = (gen(nc * l), gen(nc * l));
-    let (ga, gb) = (gen(nr * l), gen(nr * l));
+    let (qa_words, qb_words) = (gen(nc * l), gen(nc * l));
+    let (ga_words, gb_words) = (gen(nr * l), gen(nr * l));
+    // `IRISC_TIMING_HUGE=1`: the gallery in 2 MiB pages (as a loaded shard's buffers are, where
+    // the system grants them), to tell TLB misses from memory latency.
+    let huge = std::env::var("IRISC_TIMING_HUGE").is_ok_and(|v| v == "1");
+    let (ga, gb): (&[u16], &[u16]) = if huge {
+        (in_huge_pages(&ga_words), in_huge_pages(&gb_words))
+    } else {
+        (&ga_words, &gb_words)
+    };
+    let (qa, qb): (&[u16], &[u16]) = if huge {
+        (in_huge_pages(&qa_words), in_huge_pages(&qb_words))
+    } else {
+        (&qa_words, &qb_words)
+    };
     let mut out = vec![0u16; nc * nr];
     // Calls of `CALL_RECORDS` records in turn over the gallery (each call's rows cold, as in a
     // scan), every shape on the same calls: a short call is rarely interrupted by other work,
@@ -155,5 +168,21 @@ fn main() {
             dots / best[i].as_secs_f64(),
             sums[i]
         );
+    }
+}
+
+/// A copy of `words` in memory advised to use huge pages, leaked (the process is short-lived).
+fn in_huge_pages(words: &[u16]) -> &'static [u16] {
+    const HUGE: usize = 2 << 20;
+    let bytes = (words.len() * 2).div_ceil(HUGE).max(1) * HUGE;
+    let layout = std::alloc::Layout::from_size_align(bytes, HUGE).expect("layout");
+    // SAFETY: a non-zero size, advised before the first touch; the copy fills the first
+    // `words.len()` words of the allocation, which is never freed.
+    unsafe {
+        let p = std::alloc::alloc(layout);
+        assert!(!p.is_null(), "out of memory");
+        libc::madvise(p.cast(), bytes, libc::MADV_HUGEPAGE);
+        std::ptr::copy_nonoverlapping(words.as_ptr(), p.cast::<u16>(), words.len());
+        std::slice::from_raw_parts(p.cast::<u16>(), words.len())
     }
 }
