@@ -885,7 +885,13 @@ fn measure_case(
         Ok(out)
     };
     match shape {
-        Some(shape) => kernel_rate::with_timer(shape, |t| run_all(Some(t)))?,
+        Some(shape) => {
+            let codes: Vec<usize> = settings
+                .iter()
+                .map(|s| case.rotations * s.queries)
+                .collect();
+            kernel_rate::with_timer(shape, &codes, |t| run_all(Some(t)))?
+        }
         None => run_all(None),
     }
 }

@@ -1,8 +1,9 @@
 //! The generated dot-product kernel's own rate, timed in this process for what a run's parties
 //! computed: the same ring and code length (from the program's gallery input), the same number
-//! of query codes per call (31 rotations, times the queries of a batch), the ISA variant the
-//! runtime dispatches to (`IRISC_ISA` included), one thread, over a gallery streamed from memory
-//! (64 MiB of random shares re-read every pass, as the `dot` section does). The `e2e` section
+//! of query codes per call (31 rotations, times the queries of a batch), the loop nest the
+//! compiler records for that many codes (`kernel-tile`: register tile, K chunks, panels), the
+//! ISA variant the runtime dispatches to (`IRISC_ISA` included), one thread, over a gallery
+//! streamed from memory (64 MiB of random shares re-read every pass, as the `dot` section does). The `e2e` section
 //! puts each run's dot phase next to it: the ratio says how much of the kernel's speed the
 //! parties' dot phase keeps.
 //!
@@ -11,7 +12,8 @@
 //! what else shares the machine's cores.
 
 use anyhow::{anyhow, bail, Result};
-use irisc::codegen::cpu::kernel::{kernel_name, storage_bits, DotRing, Isa};
+use irisc::analysis::kernel_tile::{choose, DotKind};
+use irisc::codegen::cpu::kernel::{kernel_name_tiled, storage_bits, DotRing, Isa, KernelTile};
 use irisc_runtime::manifest::ManifestInput;
 use irisc_runtime::ops::shamir_codes::ShamirKind;
 use irisc_runtime::share::fp;
@@ -51,6 +53,22 @@ impl KernelShape {
             ring,
             words: u32::try_from(words)?,
         })
+    }
+
+    /// What the tile analysis knows of this kernel's ring.
+    fn kind(&self) -> DotKind {
+        match self.ring {
+            DotRing::Gr16 => DotKind::Galois,
+            DotRing::Fp => DotKind::Prime,
+            r => DotKind::Replicated {
+                storage_bits: r.bits(),
+            },
+        }
+    }
+
+    /// The tile `irisc build` records for calls of `codes` codes.
+    fn tile_for(&self, codes: usize) -> KernelTile {
+        choose(self.kind(), codes as u64)
     }
 
     fn bytes_per_record(&self) -> usize {
@@ -95,7 +113,7 @@ pub fn dispatched_isa() -> Result<Isa> {
 /// Times the kernel of `shape` with `codes` query codes on one thread for at least `min_secs`
 /// of CPU time (after one warm-up pass).
 pub fn measure(shape: KernelShape, codes: usize, min_secs: f64) -> Result<KernelRate> {
-    with_timer(shape, |t| t.measure(codes, min_secs))?
+    with_timer(shape, &[codes], |t| t.measure(codes, min_secs))?
 }
 
 /// The kernel of one shape, compiled once, timed as often as wanted ([`Timer::measure`]).
@@ -105,11 +123,23 @@ pub struct Timer<'k> {
     isa: Isa,
 }
 
-/// JIT-compiles the kernel of `shape` as `irisc build` generates it and calls `f` with a timer
-/// for it (so that a section can time it right before each run it compares with it).
-pub fn with_timer<R>(shape: KernelShape, f: impl FnOnce(&Timer) -> R) -> Result<R> {
+/// JIT-compiles the kernels of `shape` as `irisc build` generates them for calls of each of
+/// `codes` codes and calls `f` with a timer for them (so that a section can time one right
+/// before each run it compares with it).
+pub fn with_timer<R>(
+    shape: KernelShape,
+    codes: &[usize],
+    f: impl FnOnce(&Timer) -> R,
+) -> Result<R> {
     let selected = dispatched_isa()?;
-    jit::with_kernels(&[(shape.ring, shape.words)], |kernels| {
+    let mut kernels = vec![(shape.ring, shape.words, None)];
+    for &c in codes {
+        let tile = Some(shape.tile_for(c));
+        if !kernels.contains(&(shape.ring, shape.words, tile)) {
+            kernels.push((shape.ring, shape.words, tile));
+        }
+    }
+    jit::with_tiled_kernels(&kernels, |kernels| {
         // As the runtime does: the selected ISA, else the widest variant below it that the
         // ring has (u32/u64 words have no VNNI form and run the AVX-512 one).
         let variants = kernels.variants(shape.ring, shape.words);
@@ -142,6 +172,7 @@ impl Timer<'_> {
             bail!("kernel rate: no query codes");
         }
         let (k, shape, isa) = (self.kernels, self.shape, self.isa);
+        let tile = shape.tile_for(codes);
         let records = (GALLERY_BUDGET / shape.bytes_per_record().max(1)).clamp(2, 8192);
         let w = shape.words as usize;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2026);
@@ -157,8 +188,8 @@ impl Timer<'_> {
                 };
                 let (q, g) = (words(codes * w), words(records * w));
                 // SAFETY: u16 is the storage word of these rings.
-                let f = unsafe { k.get::<u16>(shape.ring, shape.words, isa) }
-                    .ok_or_else(|| anyhow!("kernel rate: JIT kernel missing"))?;
+                let f = unsafe { k.get_tiled::<u16>(shape.ring, shape.words, Some(tile), isa) }
+                    .ok_or_else(|| anyhow!("kernel rate: no kernel for {codes} codes (with_timer was not given them)"))?;
                 time_passes(min_secs, codes, records, |out| unsafe {
                     // SAFETY: q holds `codes` codes and g `records` records of w words; the
                     // one-sided kernels do not read the side-b pointers.
@@ -173,16 +204,22 @@ impl Timer<'_> {
                     )
                 })
             }
-            DotRing::Z16 => two_sided::<u16>(k, shape, isa, codes, records, min_secs, &mut rng)?,
-            DotRing::Z32 => two_sided::<u32>(k, shape, isa, codes, records, min_secs, &mut rng)?,
-            DotRing::Z64 => two_sided::<u64>(k, shape, isa, codes, records, min_secs, &mut rng)?,
+            DotRing::Z16 => {
+                two_sided::<u16>(k, shape, tile, isa, codes, records, min_secs, &mut rng)?
+            }
+            DotRing::Z32 => {
+                two_sided::<u32>(k, shape, tile, isa, codes, records, min_secs, &mut rng)?
+            }
+            DotRing::Z64 => {
+                two_sided::<u64>(k, shape, tile, isa, codes, records, min_secs, &mut rng)?
+            }
         };
         let dots = (passes * codes * records) as f64;
         Ok(KernelRate {
             shape,
             codes,
             isa,
-            kernel: kernel_name(shape.ring, shape.words, isa),
+            kernel: kernel_name_tiled(shape.ring, shape.words, isa, Some(&tile)),
             records,
             passes,
             per_cpu_s: dots / cpu.max(1e-9),
@@ -196,6 +233,7 @@ impl Timer<'_> {
 fn two_sided<T>(
     k: &jit::Kernels,
     shape: KernelShape,
+    tile: KernelTile,
     isa: Isa,
     codes: usize,
     records: usize,
@@ -214,9 +252,11 @@ where
         words(records * w),
         words(records * w),
     );
-    // SAFETY: T is the storage word of this ring (checked by `get`).
-    let f = unsafe { k.get::<T>(shape.ring, shape.words, isa) }
-        .ok_or_else(|| anyhow!("kernel rate: JIT kernel missing"))?;
+    // SAFETY: T is the storage word of this ring (checked by `get_tiled`).
+    let f =
+        unsafe { k.get_tiled::<T>(shape.ring, shape.words, Some(tile), isa) }.ok_or_else(|| {
+            anyhow!("kernel rate: no kernel for {codes} codes (with_timer was not given them)")
+        })?;
     Ok(time_passes(min_secs, codes, records, |out| unsafe {
         // SAFETY: both sides hold `codes` codes and `records` records of w words each.
         f(
@@ -289,6 +329,39 @@ mod tests {
         assert_eq!(s(Sharing::Rep3, 16).ring, DotRing::Z16);
         assert_eq!(s(Sharing::Rep3, 32).ring, DotRing::Z32);
         assert_eq!(s(Sharing::Rep3, 33).ring, DotRing::Z64);
+    }
+
+    /// The timer runs the loop nest `irisc build` records for the call's codes (K chunks and
+    /// record panels at l = 12 800, code panels too past 256 codes), not the ISA's default.
+    #[test]
+    fn the_timed_kernel_is_the_one_the_compiler_records() {
+        let shape = KernelShape {
+            ring: DotRing::Gr16,
+            words: 12_800,
+        };
+        let rates = with_timer(shape, &[31, 1984], |t| {
+            [
+                t.measure(31, 0.001).unwrap(),
+                t.measure(1984, 0.001).unwrap(),
+            ]
+        })
+        .unwrap();
+        for (r, codes) in rates.iter().zip([31u64, 1984]) {
+            let tile = choose(DotKind::Galois, codes);
+            assert_eq!(
+                r.kernel,
+                kernel_name_tiled(DotRing::Gr16, 12_800, r.isa, Some(&tile))
+            );
+            assert!(r.kernel.contains("_k2048_r48"), "{}", r.kernel);
+        }
+        assert!(rates[1].kernel.contains("_p"), "{}", rates[1].kernel);
+        assert!(!rates[0].kernel.contains("_p"), "{}", rates[0].kernel);
+        // A count the timer was not built for is refused with the reason.
+        let e = with_timer(shape, &[31], |t| {
+            t.measure(1984, 0.001).unwrap_err().to_string()
+        })
+        .unwrap();
+        assert!(e.contains("1984 codes"), "{e}");
     }
 
     /// A short timing of a small kernel gives a positive rate for the dispatched ISA.

@@ -9,8 +9,8 @@ module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
     %1 = "mpc.rotate"(%0) {hi = 2 : i64, lo = -2 : i64} : (!mpc.code<10 : i64>) -> !mpc.code<10 : i64>
     %2 = "mpc.rotate"(%0) {hi = 2 : i64, lo = -2 : i64, mirror = 1 : i64} : (!mpc.code<10 : i64>) -> !mpc.code<10 : i64>
     "mpc.stage"() {name = "batch_dot"} : () -> ()
-    %3 = "mpc.batch_masked_dot"(%1, %arg1) {code_bits = 256 : i64, code_panel_bytes = 0 : i64, k_chunk_bytes = 4096 : i64, record_panel_bytes = 196608 : i64, tile = [6, 4], tile_codes = 40 : i64} : (!mpc.code<10 : i64>, !mpc.code<10 : i64>) -> !mpc.add<10 : i64>
-    %4 = "mpc.batch_masked_dot"(%2, %arg1) {code_bits = 256 : i64, code_panel_bytes = 0 : i64, k_chunk_bytes = 4096 : i64, record_panel_bytes = 196608 : i64, tile = [6, 4], tile_codes = 40 : i64} : (!mpc.code<10 : i64>, !mpc.code<10 : i64>) -> !mpc.add<10 : i64>
+    %3 = "mpc.batch_masked_dot"(%1, %arg1) {code_bits = 256 : i64, code_panel_bytes = 0 : i64, k_chunk_bytes = 4096 : i64, record_panel_bytes = 196608 : i64, tile = [4, 6], tile_codes = 40 : i64} : (!mpc.code<10 : i64>, !mpc.code<10 : i64>) -> !mpc.add<10 : i64>
+    %4 = "mpc.batch_masked_dot"(%2, %arg1) {code_bits = 256 : i64, code_panel_bytes = 0 : i64, k_chunk_bytes = 4096 : i64, record_panel_bytes = 196608 : i64, tile = [4, 6], tile_codes = 40 : i64} : (!mpc.code<10 : i64>, !mpc.code<10 : i64>) -> !mpc.add<10 : i64>
     "mpc.stage"() {name = "chunk"} : () -> ()
     %5 = "mpc.gallery_view"(%arg1) {shares = 0 : i64} : (!mpc.code<10 : i64>) -> !mpc.code<10 : i64>
     %6 = "mpc.reshare"(%3) : (!mpc.add<10 : i64>) -> !mpc.rep<10 : i64>

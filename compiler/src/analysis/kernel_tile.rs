@@ -12,17 +12,22 @@
 //! Why these shapes (measured at l = 12 800, one core, gallery streamed from memory):
 //! - a tile of R records x C codes keeps R x C accumulators (2 per pair for F_p: low and high
 //!   byte of the gallery) and the C query vectors in registers while the R gallery vectors are
-//!   loaded one at a time: `acc x R x C + C + 1 <= 32`. 6 x 4 for the 16-bit wrapping rings
-//!   (24 accumulators, 10 loads per 24 `vpdpwssd`; 8 x 3, 5 x 4 and 4 x 4 measured 5-12 %
-//!   slower), 6 x 2 for F_p (24 accumulators; 4 x 3 and 2 x 4 slower), 2 x 4 for u32/u64 words
-//!   (their multiplies are several instructions);
+//!   loaded one at a time: `acc x R x C + C + 1 <= 32`. 4 x 6 for the 16-bit wrapping rings
+//!   (24 accumulators, 10 loads per 24 `vpdpwssd`, of which only the 4 gallery rows come from
+//!   L2 in a record panel's order, below). Same-process A/B on a 512-bit core (AMD EPYC,
+//!   two `vpdpwssd zmm` per cycle, 261.8 G MAC/s), l = 12 800, 2 000 records from memory:
+//!   GR16 248 codes 6 x 4 13.9 -> 4 x 6 16.9 M/s, 31 codes 12.8 -> 15.1; Z16 (K chunks of
+//!   1 024 words) 248 codes 6.8 -> 7.8, 31 codes 6.2 -> 6.7. 4 x 7 and 3 x 8 spill (2-3 x
+//!   slower), 5 x 5 and 4 x 5 were slower. (An AVX2-era measurement chose 6 x 4: 8 x 3, 5 x 4
+//!   and 4 x 4 measured 5-12 % slower there.) 6 x 2 for F_p (24 accumulators; 4 x 3 and 2 x 4
+//!   slower), 2 x 4 for u32/u64 words (their multiplies are several instructions);
 //! - fewer codes than C: the tile narrows to the codes there are and takes more records;
 //! - code panels: when one call's query rows exceed the last-level cache share (more than 256
 //!   codes: 1 984 codes of 25.6 kB are 50 MB), every record block would read them all from
 //!   memory; panels of `code_panel_bytes` of query rows (1 MiB, within the core's L2) run
 //!   outermost instead, so a panel stays in cache while the records pass over it (1 984 GR16
 //!   codes: 2.0 M/s without panels, 6.5 M/s with).
-//! - K chunks: without panels, the whole nest runs once per chunk of each code row of
+//! - K chunks, with or without code panels: the whole nest runs once per chunk of each code row of
 //!   `k_chunk_bytes` (2 KiB: 1 024 u16 words, 512 per side for replicated Z16), so a record
 //!   block's slice of the query rows stays in L2 while the records pass over it (248 codes x
 //!   25.6 kB of rows do not fit). Measured on a core that issues two `vpdpwssd zmm` per cycle,
@@ -37,6 +42,8 @@
 //!   Same-process A/B on an AVX2 core (two `vpmaddwd ymm` per cycle, 80.4 G MAC/s), l = 12 800,
 //!   248 codes, 2 000 records from memory: GR16 3.60 -> 4.29-4.37 M/s (57 -> 68-70 % of the
 //!   peak), Z16 0.99 -> 1.36 M/s (with `vpsubd` for the second side); 31 codes: GR16 3.59 -> 3.95.
+//!   Inside code panels too (1 984 codes): GR16 on the 512-bit core above 10.0 -> 14.0 M/s, Z16
+//!   4.7 -> 6.8 (600 records from memory, same process).
 //!
 //! The narrower ISA variants (AVX2, 16 registers; portable) keep their fixed tiles.
 
@@ -64,6 +71,9 @@ pub const K_CHUNK_BYTES: u64 = 4096;
 pub const RECORD_PANEL_ATTR: &str = "record_panel_bytes";
 /// Bytes of the records' chunk rows per record panel where the tile takes K chunks.
 pub const RECORD_PANEL_BYTES: u64 = 192 << 10;
+
+/// The most records a tile for fewer codes than a full tile's takes.
+const FEW_CODES_RECORDS: u32 = 12;
 
 /// What the tile depends on of the dot product's ring.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,7 +107,8 @@ impl DotKind {
     fn codes(self) -> u32 {
         match self {
             DotKind::Prime => 2,
-            _ => 4,
+            DotKind::Replicated { storage_bits } if storage_bits > 16 => 4,
+            _ => 6,
         }
     }
 
@@ -105,7 +116,8 @@ impl DotKind {
     fn records(self) -> u32 {
         match self {
             DotKind::Replicated { storage_bits } if storage_bits > 16 => 2,
-            _ => 6,
+            DotKind::Prime => 6,
+            _ => 4,
         }
     }
 }
@@ -151,13 +163,12 @@ pub fn choose(kind: DotKind, codes: u64) -> KernelTile {
     // As many records as the registers hold, up to the full tile's (taller tiles past it
     // measured no faster: the gallery rows of a block must also stay in L1).
     let fit = (REGISTERS - c - 1) / (kind.accumulators() * c);
-    let full = kind.records();
     let records = if c < kind.codes() {
-        fit.min(2 * full)
+        fit.min(FEW_CODES_RECORDS)
     } else {
-        full
+        kind.records()
     };
-    let chunked = codes <= PANEL_ABOVE_CODES && kind.sixteen_bit();
+    let chunked = kind.sixteen_bit();
     KernelTile {
         records: records.max(1),
         codes: c,
@@ -234,7 +245,7 @@ mod tests {
                 let t = choose(kind, codes);
                 assert_eq!(
                     (t.records, t.codes, t.panel_bytes, t.k_chunk_bytes),
-                    (6, 4, 0, K_CHUNK_BYTES),
+                    (4, 6, 0, K_CHUNK_BYTES),
                     "{kind:?} {codes}"
                 );
                 assert_eq!(t.record_panel_bytes, RECORD_PANEL_BYTES);
@@ -246,7 +257,7 @@ mod tests {
                     large.k_chunk_bytes,
                     large.record_panel_bytes
                 ),
-                (PANEL_BYTES, 0, 0)
+                (PANEL_BYTES, K_CHUNK_BYTES, RECORD_PANEL_BYTES)
             );
         }
         let fp = choose(DotKind::Prime, 31);

@@ -87,7 +87,8 @@ impl IsaCodegen for Isa {
     /// while the K loop streams R + C vectors per step (32 zmm, 16 ymm/xmm).
     fn tile(self, ring: DotRing) -> (u32, u32) {
         match (self, ring) {
-            (Isa::Avx512 | Isa::Vnni, DotRing::Z16 | DotRing::Gr16) => (6, 4),
+            // 4 gallery and 6 query vectors per 24 accumulators (see `analysis::kernel_tile`).
+            (Isa::Avx512 | Isa::Vnni, DotRing::Z16 | DotRing::Gr16) => (4, 6),
             // Two accumulators per pair (low and high byte of the gallery): 24 in all.
             (Isa::Avx512 | Isa::Vnni, DotRing::Fp) => (6, 2),
             (Isa::Avx512 | Isa::Vnni, _) => (2, 4),

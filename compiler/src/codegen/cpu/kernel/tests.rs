@@ -432,7 +432,7 @@ fn recorded_tiles_name_their_kernels() {
     assert!(n.get_name().to_str().unwrap().ends_with("_t9x3"), "{n:?}");
     let big = choose(DotKind::Galois, 1984);
     let b = kernel_name_tiled(DotRing::Gr16, 12800, Isa::Vnni, Some(&big));
-    assert_eq!(b, "irisc_kernel_dot_gr16_L12800_vnni_t6x4_p40");
+    assert_eq!(b, "irisc_kernel_dot_gr16_L12800_vnni_t4x6_p36_k2048_r48");
     module.verify().unwrap();
 }
 
