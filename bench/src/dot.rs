@@ -11,6 +11,10 @@
 //!
 //! Each figure's `peak_fraction` is its multiply-accumulates per second per core over the peak
 //! [`super::peak`] measures first on this machine for the ring's lane width.
+//!
+//! The gallery operands live in memory as a CPU party holds them: replicated components as
+//! loaded (advised to take huge pages, `RingVec::with_capacity`), Shamir words as in the
+//! store's map (ordinary pages).
 
 use super::peak::{self, LaneWidth};
 use super::report::{MachineInfo, Measurement, Report};
@@ -244,12 +248,29 @@ fn rep_data<T>(
 where
     rand::distr::StandardUniform: rand::distr::Distribution<T>,
 {
-    (
-        random(ROTATIONS * l, rng),
-        random(ROTATIONS * l, rng),
-        random(n * l, rng),
-        random(n * l, rng),
-    )
+    rep_data_codes(ROTATIONS, n, l, rng)
+}
+
+/// [`rep_data`] for `codes` query codes.
+fn rep_data_codes<T>(
+    codes: usize,
+    n: usize,
+    l: usize,
+    rng: &mut rand_chacha::ChaCha8Rng,
+) -> (Vec<T>, Vec<T>, Vec<T>, Vec<T>)
+where
+    rand::distr::StandardUniform: rand::distr::Distribution<T>,
+{
+    // The gallery's components as a party loads them (`RingVec::with_capacity`): advised to
+    // take huge pages. (Shamir galleries stay in their store's map: ordinary pages, as below.)
+    let mut loaded = |n: usize| -> Vec<T> {
+        let mut v = Vec::with_capacity(n);
+        irisc_runtime::sys::advise_huge_pages(&mut v);
+        v.extend((0..n).map(|_| rng.random::<T>()));
+        v
+    };
+    let (ga, gb) = (loaded(n * l), loaded(n * l));
+    (random(codes * l, rng), random(codes * l, rng), ga, gb)
 }
 
 fn rep_pass<'a, T: RingElem>(
@@ -581,14 +602,7 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
             let (dr, words) = dot_ring(ring, l);
             let name = format!("dot/{}/batch/codes={codes}/l={l}/threads=1", ring.name());
             bar.set_message(name.clone());
-            let d16 = (ring == Ring::Z16).then(|| {
-                (
-                    random::<u16>(codes * l, &mut rng),
-                    random(codes * l, &mut rng),
-                    random(n * l, &mut rng),
-                    random(n * l, &mut rng),
-                )
-            });
+            let d16 = (ring == Ring::Z16).then(|| rep_data_codes::<u16>(codes, n, l, &mut rng));
             let top = if ring == Ring::Fp { fp::P } else { u16::MAX };
             let (q, g): (Vec<u16>, Vec<u16>) = if ring == Ring::Z16 {
                 (Vec::new(), Vec::new())

@@ -89,24 +89,20 @@ impl Relays {
         let mut threads = Vec::new();
         let mut configs = Vec::new();
         for p in 0..3 {
-            let mut mine = text.clone();
+            let mut dial = addresses.clone();
             for (j, target) in addresses.iter().enumerate() {
                 if j == p {
                     continue;
                 }
-                let listener = TcpListener::bind("127.0.0.1:0")?;
-                let relay = listener.local_addr()?.to_string();
-                mine = mine.replace(
-                    &format!("address = \"{target}\""),
-                    &format!("address = \"{relay}\""),
-                );
+                let listener = relay_listener(&addresses)?;
+                dial[j] = listener.local_addr()?.to_string();
                 let (stop, target) = (stop.clone(), target.clone());
                 threads.push(std::thread::spawn(move || {
                     accept_loop(listener, &target, profile, &stop)
                 }));
             }
             let path = config.with_file_name(format!("parties-p{p}.toml"));
-            std::fs::write(&path, mine)?;
+            std::fs::write(&path, with_addresses(&text, &dial))?;
             configs.push(path);
         }
         Ok(Relays {
@@ -124,6 +120,41 @@ impl Drop for Relays {
             let _ = t.join();
         }
     }
+}
+
+/// A loopback listener for a relay on a port that is none of the parties' own: the parties
+/// start after the relays, so an ephemeral port can be one a party is about to listen on
+/// (which made a relayed run dial the wrong party now and then).
+fn relay_listener(parties: &[String]) -> Result<TcpListener> {
+    for _ in 0..64 {
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let at = listener.local_addr()?.to_string();
+        if !parties.contains(&at) {
+            return Ok(listener);
+        }
+    }
+    Err(anyhow!(
+        "no loopback port apart from the parties' own for a relay"
+    ))
+}
+
+/// `text` (a parties file) with its k-th `address = "..."` value replaced by `addresses[k]`,
+/// line by line (a textual replace of one address could also hit another party's line).
+fn with_addresses(text: &str, addresses: &[String]) -> String {
+    let mut k = 0;
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_start();
+        if body.starts_with("address = \"") && k < addresses.len() {
+            let indent = &line[..line.len() - body.len()];
+            let end = if line.ends_with('\n') { "\n" } else { "" };
+            out.push_str(&format!("{indent}address = \"{}\"{end}", addresses[k]));
+            k += 1;
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 /// The three `address = "..."` values of a parties file, in order.
@@ -294,6 +325,25 @@ static PROBE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Party 0's relay to peer 1 listening on the port written for party 2: each address line
+    /// still gets its own value (a textual replace of party 2's address rewrote both lines).
+    #[test]
+    fn each_party_line_gets_its_own_address_even_when_values_repeat() {
+        let text = "[ca]\ncert = \"x\"\n[[party]]\naddress = \"127.0.0.1:1\"\n[[party]]\n  address = \"127.0.0.1:2\"\n[[party]]\naddress = \"127.0.0.1:3\"";
+        let dial = [
+            "127.0.0.1:1".to_string(),
+            "127.0.0.1:3".to_string(),
+            "127.0.0.1:9".to_string(),
+        ];
+        let out = with_addresses(text, &dial);
+        assert_eq!(party_addresses(&out).unwrap(), dial.to_vec());
+        assert!(out.contains("  address = \"127.0.0.1:3\"\n"), "{out}");
+        assert!(out.starts_with("[ca]\ncert = \"x\"\n"), "{out}");
+        let parties = party_addresses(text).unwrap();
+        let l = relay_listener(&parties).unwrap();
+        assert!(!parties.contains(&l.local_addr().unwrap().to_string()));
+    }
 
     /// A message through the relay arrives intact, after at least the one-way delay plus its time
     /// on the wire at the profile's rate.

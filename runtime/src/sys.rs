@@ -29,3 +29,102 @@ pub fn rusage() -> Option<libc::rusage> {
     }
     Some(usage)
 }
+
+/// The size of a transparent huge page on x86-64 and arm64 (4 KiB base pages).
+const HUGE_PAGE: usize = 2 << 20;
+
+/// Asks the kernel to back `v`'s spare capacity with transparent huge pages, before it is
+/// first written: the 2 MiB-aligned part of it (the kernel maps huge pages only there).
+///
+/// Why: a loaded gallery is gigabytes written once at load, a page fault per 4 KiB page, and
+/// then read by the dot kernels a 4 KiB chunk of a row at a time, 48 rows 25.6 kB apart, a TLB
+/// miss per chunk in ordinary pages. Measured on a 512-bit core, three parties on 2 cores,
+/// `iris_ids` over rep3 with 50 000 records, the same build with and without the advice,
+/// alternating three times: load 0.9-2.6 s per party with it, 1.8-4.1 s without, the system
+/// time of the three 1.2-3.0 s against 3.7-7.5 s; the dot phase's CPU time the same (0.29-0.34
+/// s), peak memory the same. The kernel alone, 48 records a call (each call's rows cold),
+/// Z16 with 248 codes: 6.7 M dot products/s in ordinary pages, 7.8 M in huge pages
+/// (`masked_dot_timing`, `IRISC_TIMING_HUGE=1`); in a scan the record panels stream the next
+/// rows ahead, which hides most of that. Where the system gives huge pages to advised memory
+/// only (the common `madvise` setting), a buffer gets them only when asked. Advice only:
+/// refused advice (huge pages off, or not Linux) leaves ordinary pages.
+pub fn advise_huge_pages<T>(v: &mut Vec<T>) {
+    let spare = v.spare_capacity_mut();
+    let start = spare.as_mut_ptr() as usize;
+    let end = start + std::mem::size_of_val(spare);
+    let (lo, hi) = (
+        start.next_multiple_of(HUGE_PAGE),
+        end / HUGE_PAGE * HUGE_PAGE,
+    );
+    #[cfg(target_os = "linux")]
+    if hi > lo {
+        // SAFETY: [lo, hi) lies inside the vector's allocation, which this function borrows
+        // mutably; MADV_HUGEPAGE changes how its untouched pages are backed, never their
+        // contents.
+        unsafe {
+            libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_HUGEPAGE);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (lo, hi);
+}
+
+#[cfg(test)]
+mod tests {
+    /// The kilobytes of anonymous huge pages in the mapping of this process that holds `addr`
+    /// (`/proc/self/smaps`), or `None` where the file or the mapping is not found.
+    #[cfg(target_os = "linux")]
+    fn huge_kb_at(addr: usize) -> Option<u64> {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+        let mut inside = false;
+        for line in smaps.lines() {
+            let range = line.split_whitespace().next().unwrap_or("");
+            if let Some((lo, hi)) = range.split_once('-') {
+                if let (Ok(lo), Ok(hi)) =
+                    (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
+                {
+                    inside = (lo..hi).contains(&addr);
+                    continue;
+                }
+            }
+            if inside {
+                if let Some(kb) = line.strip_prefix("AnonHugePages:") {
+                    return kb.trim().trim_end_matches("kB").trim().parse().ok();
+                }
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn advised_vectors_keep_their_words_and_get_huge_pages_where_the_system_grants_them() {
+        // Any size and offset: the words written after the advice are the words read back.
+        for n in [0usize, 1, 1000, 3 << 20, (5 << 20) + 7] {
+            let mut v: Vec<u16> = Vec::with_capacity(n);
+            super::advise_huge_pages(&mut v);
+            v.extend((0..n).map(|i| (i as u16).wrapping_mul(40503)));
+            assert!(v
+                .iter()
+                .enumerate()
+                .all(|(i, &x)| x == (i as u16).wrapping_mul(40503)));
+        }
+        // Where huge pages are given to advised memory (the `madvise` or `always` setting),
+        // a 64 MiB buffer advised before its first write is backed by some of them.
+        #[cfg(target_os = "linux")]
+        {
+            let setting = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+                .unwrap_or_default();
+            if setting.contains("[madvise]") || setting.contains("[always]") {
+                let mut v: Vec<u64> = Vec::with_capacity(8 << 20);
+                super::advise_huge_pages(&mut v);
+                v.resize(8 << 20, 1);
+                let kb = huge_kb_at(v.as_ptr() as usize + (32 << 20)).unwrap_or(0);
+                assert!(
+                    kb >= 2048,
+                    "huge pages are `{}` here, but the advised buffer has {kb} kB of them",
+                    setting.trim()
+                );
+            }
+        }
+    }
+}

@@ -47,12 +47,18 @@ impl RingVec {
     }
 
     /// An empty vector for Z_2^k with room for `capacity` elements, or `None` if `k` is not in
-    /// `1..=64`.
+    /// `1..=64`. Its memory is advised to take huge pages (a loaded gallery's components are
+    /// made this way and read by the dot kernels: [`crate::sys::advise_huge_pages`]).
     pub fn with_capacity(ring_bits: u32, capacity: usize) -> Option<RingVec> {
+        fn advised<T>(capacity: usize) -> Vec<T> {
+            let mut v = Vec::with_capacity(capacity);
+            crate::sys::advise_huge_pages(&mut v);
+            v
+        }
         Some(match Self::word_bytes_for(ring_bits)? {
-            2 => RingVec::U16(Vec::with_capacity(capacity)),
-            4 => RingVec::U32(Vec::with_capacity(capacity)),
-            _ => RingVec::U64(Vec::with_capacity(capacity)),
+            2 => RingVec::U16(advised(capacity)),
+            4 => RingVec::U32(advised(capacity)),
+            _ => RingVec::U64(advised(capacity)),
         })
     }
 
