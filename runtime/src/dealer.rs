@@ -344,30 +344,31 @@ fn gr_body<const D: usize>(s: &[u16], r: &[u16], o0: &mut [u16], o1: &mut [u16],
 /// F_p: party i gets s + (i + 1)·r mod p, by repeated modular addition; -1 is p - 1.
 #[inline(always)]
 fn fp_body(v: &[u16], r: &[u16], o0: &mut [u16], o1: &mut [u16], o2: &mut [u16]) {
-    const P: u32 = fp::P as u32;
+    const P: u16 = fp::P;
     let n = v.len();
     let (r, o0, o1, o2) = (&r[..n], &mut o0[..n], &mut o1[..n], &mut o2[..n]);
-    let add = |a: u32, b: u32| -> u32 {
-        let t = a + b;
-        if t >= P {
-            t - P
-        } else {
-            t
-        }
-    };
     for i in 0..n {
-        let s = if v[i] == u16::MAX {
-            P - 1
-        } else {
-            u32::from(v[i])
-        };
-        let r = u32::from(r[i]);
-        let y0 = add(s, r);
-        let y1 = add(y0, r);
-        let y2 = add(y1, r);
-        o0[i] = (y0 as u16).to_le();
-        o1[i] = (y1 as u16).to_le();
-        o2[i] = (y2 as u16).to_le();
+        let s = if v[i] == u16::MAX { P - 1 } else { v[i] };
+        let y0 = add_mod_p(s, r[i]);
+        let y1 = add_mod_p(y0, r[i]);
+        let y2 = add_mod_p(y1, r[i]);
+        o0[i] = y0.to_le();
+        o1[i] = y1.to_le();
+        o2[i] = y2.to_le();
+    }
+}
+
+/// `a + b mod p` for `a, b < p` in 16-bit words (so that a vector holds 32 of them, not 16):
+/// p = 2^16 - 17, so where the sum reaches p (the 16-bit add carried, or its word is at least
+/// p) the reduced sum is the word plus 17, wrapping.
+#[inline(always)]
+fn add_mod_p(a: u16, b: u16) -> u16 {
+    const FOLD: u16 = 0u16.wrapping_sub(fp::P);
+    let (t, carried) = a.overflowing_add(b);
+    if carried || t >= fp::P {
+        t.wrapping_add(FOLD)
+    } else {
+        t
     }
 }
 
@@ -655,6 +656,24 @@ mod tests {
 
     /// Edge records: all unmasked, all -1 (code and mask all ones), all +1, alternating; and the
     /// deployed length (12 800 bits, which the kernels' 32-lane blocks divide with no rest).
+    #[test]
+    fn the_sixteen_bit_add_mod_p_equals_the_wide_one_for_every_pair_near_the_edges() {
+        let p = u32::from(fp::P);
+        // Every residue against the values where the 16-bit add carries or lands on p, and a
+        // stride through the rest.
+        let edges: Vec<u16> = (0..=40u16)
+            .chain((fp::P - 40)..fp::P)
+            .chain((0..fp::P).step_by(97))
+            .collect();
+        for a in 0..fp::P {
+            for &b in &edges {
+                let want = ((u32::from(a) + u32::from(b)) % p) as u16;
+                assert_eq!(super::add_mod_p(a, b), want, "{a} + {b}");
+                assert_eq!(super::add_mod_p(b, a), want, "{b} + {a}");
+            }
+        }
+    }
+
     #[test]
     fn edge_records_reconstruct() {
         for bytes in [8usize, 24, 1600] {
