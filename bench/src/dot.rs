@@ -238,21 +238,9 @@ where
     (0..n).map(|_| rng.random()).collect()
 }
 
-/// A generated-kernel pass for a replicated ring with storage `T`.
-/// Random replicated operands for `n` records: (qa, qb) for the rotations, (ga, gb) for the records.
+/// Random replicated operands for `codes` query codes and `n` records: (qa, qb) for the codes,
+/// (ga, gb) for the records.
 fn rep_data<T>(
-    n: usize,
-    l: usize,
-    rng: &mut rand_chacha::ChaCha8Rng,
-) -> (Vec<T>, Vec<T>, Vec<T>, Vec<T>)
-where
-    rand::distr::StandardUniform: rand::distr::Distribution<T>,
-{
-    rep_data_codes(ROTATIONS, n, l, rng)
-}
-
-/// [`rep_data`] for `codes` query codes.
-fn rep_data_codes<T>(
     codes: usize,
     n: usize,
     l: usize,
@@ -273,6 +261,7 @@ where
     (random(codes * l, rng), random(codes * l, rng), ga, gb)
 }
 
+/// A generated-kernel pass for a replicated ring with storage `T`.
 fn rep_pass<'a, T: RingElem>(
     f: jit::KernelFn<T>,
     data: &'a (Vec<T>, Vec<T>, Vec<T>, Vec<T>),
@@ -450,9 +439,9 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
                 let w = ring.words(l);
                 let (dr, words) = dot_ring(ring, l);
                 // Data for this (ring, l); dropped before the next.
-                let d16 = (ring == Ring::Z16).then(|| rep_data::<u16>(n, l, &mut rng));
-                let d32 = (ring == Ring::Z32).then(|| rep_data::<u32>(n, l, &mut rng));
-                let d64 = (ring == Ring::Z64).then(|| rep_data::<u64>(n, l, &mut rng));
+                let d16 = (ring == Ring::Z16).then(|| rep_data::<u16>(ROTATIONS, n, l, &mut rng));
+                let d32 = (ring == Ring::Z32).then(|| rep_data::<u32>(ROTATIONS, n, l, &mut rng));
+                let d64 = (ring == Ring::Z64).then(|| rep_data::<u64>(ROTATIONS, n, l, &mut rng));
                 let (q, g): (Vec<u16>, Vec<u16>) = match ring {
                     Ring::Gr2 | Ring::Gr4 => {
                         (random(ROTATIONS * w, &mut rng), random(n * w, &mut rng))
@@ -602,7 +591,7 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
             let (dr, words) = dot_ring(ring, l);
             let name = format!("dot/{}/batch/codes={codes}/l={l}/threads=1", ring.name());
             bar.set_message(name.clone());
-            let d16 = (ring == Ring::Z16).then(|| rep_data_codes::<u16>(codes, n, l, &mut rng));
+            let d16 = (ring == Ring::Z16).then(|| rep_data::<u16>(codes, n, l, &mut rng));
             let top = if ring == Ring::Fp { fp::P } else { u16::MAX };
             let (q, g): (Vec<u16>, Vec<u16>) = if ring == Ring::Z16 {
                 (Vec::new(), Vec::new())
