@@ -344,11 +344,11 @@ impl RecordHash {
                 RecordsSum(*h.finalize().as_bytes())
             }
             RecordHash::Xxh3 => {
-                let mut h = xxhash_rust::xxh3::Xxh3::with_seed(RECORD_SEED_V3);
-                h.update(&index.to_le_bytes());
-                h.update(meta);
-                h.update(shares);
-                RecordsSum::from_u128(h.digest128())
+                let mut h = twox_hash::XxHash3_128::with_seed(RECORD_SEED_V3);
+                h.write(&index.to_le_bytes());
+                h.write(meta);
+                h.write(shares);
+                RecordsSum::from_u128(h.finish_128())
             }
         }
     }
@@ -362,9 +362,9 @@ impl RecordHash {
                 h.update(index_meta_shares);
                 RecordsSum(*h.finalize().as_bytes())
             }
-            RecordHash::Xxh3 => RecordsSum::from_u128(xxhash_rust::xxh3::xxh3_128_with_seed(
-                index_meta_shares,
+            RecordHash::Xxh3 => RecordsSum::from_u128(twox_hash::XxHash3_128::oneshot_with_seed(
                 RECORD_SEED_V3,
+                index_meta_shares,
             )),
         }
     }
