@@ -356,6 +356,12 @@ entry_points! {
         r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| rep3::msb(cx, v0, ring_bits as u32))
     };
 
+    /// AdditiveMSB: the most significant bit of each value held as additive shares.
+    mpc["additive_msb"] fn irisc_rt_additive_msb(rt, dst: Slot, src: Slot, ring_bits: I32) -> Status
+        = |r: &mut Runtime| {
+        r.exec(OP, Phase::Compare, dst, [src], |cx, [v0]| rep3::additive_msb(cx, v0, ring_bits as u32))
+    };
+
     /// Algorithm 12 (BitExtractP): the MSB over F_p.
     mpc["msb_p"] fn irisc_rt_msb_p(rt, dst: Slot, src: Slot) -> Status
         = |r: &mut Runtime| {

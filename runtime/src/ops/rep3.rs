@@ -118,20 +118,31 @@ pub fn sub_threshold(
             mask_len.kind()
         )));
     };
+    let thresholds = Thresholds::new(num as u64, den as u64, ml);
+    let party = cx.party();
+    let threads = cx.threads;
+    if let Value::Additive(z) = dot {
+        // Additive shares: party 0 adds the threshold to its share, every party negates.
+        if ml.len() != z.len() {
+            return Err(sched("threshold and dot product sizes differ".to_string()));
+        }
+        let out = on_pair!(z, z, |v, _same| {
+            let (o, _) = sub_from_public(v, &[], ml, &thresholds, party == 0, false, ring_bits, threads);
+            RingVec::from(o)
+        })?;
+        return Ok(Value::Additive(out));
+    }
     let Value::Replicated { own, prev } = dot else {
         return Err(sched(format!(
-            "sub_threshold: {} is not replicated",
+            "sub_threshold: {} is neither additive nor replicated",
             dot.kind()
         )));
     };
     if ml.len() != own.len() {
         return Err(sched("threshold and dot product sizes differ".to_string()));
     }
-    let thresholds = Thresholds::new(num as u64, den as u64, ml);
     // Party 0 holds component 0 as `own`, party 1 as `prev`.
-    let party = cx.party();
     let (add_own, add_prev) = (party == 0, party == 1);
-    let threads = cx.threads;
     let (own, prev) = on_pair!(own, prev, |o, p| {
         let (o, p) = sub_from_public(o, p, ml, &thresholds, add_own, add_prev, ring_bits, threads);
         (RingVec::from(o), RingVec::from(p))
@@ -205,6 +216,27 @@ fn msb_where<T: RingElem>(
         g.note_cpu_msb();
     }
     msb_of(net, prss, own, prev, k)
+}
+
+/// AdditiveMSB ([`protocol::additive_msb()`]): the most significant bit of each value held as
+/// additive shares, k + 1 rounds. On the CPU also where a GPU runs the comparison phase (it has
+/// no kernel of this protocol), counted for `--stats`.
+pub fn additive_msb(cx: &mut Ctx<'_>, src: &Value, ring_bits: u32) -> Result<Value, RuntimeError> {
+    let Value::Additive(z) = src else {
+        return Err(sched(format!(
+            "additive_msb of {}, which is not additive",
+            src.kind()
+        )));
+    };
+    if let Some(g) = &cx.gpu {
+        if g.compares() {
+            g.note_cpu_msb();
+        }
+    }
+    let (net, prss) = (&mut *cx.net, &mut *cx.prss);
+    let bits = on_pair!(z, z, |v, _same| protocol::additive_msb(net, prss, v, ring_bits)?)?;
+    cx.rounds += protocol::additive_msb::rounds(ring_bits);
+    Ok(Value::Bits(bits))
 }
 
 /// OR over consecutive groups of `group` bits (0: all), by a tree of AND gates.
@@ -366,6 +398,81 @@ mod threshold_tests {
                     0u64.wrapping_sub(c[i]) & mask) & mask;
                 prop_assert_eq!(got, want, "pair {} (x {}, ml {})", i, xs[i], ml[i]);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod additive_compare_tests {
+    use super::{additive_msb, sub_threshold};
+    use crate::io::share_file::RingVec;
+    use crate::ops::ctx::testkit::{open_bits, run3};
+    use crate::ops::value::Value;
+    use proptest::prelude::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha12Rng;
+
+    /// The fractional Hamming distance test with public masks, from its definition: the pair
+    /// matches iff hd / ml < num / den (no match when ml = 0).
+    fn plain_match(ml: u64, hd: u64, num: u64, den: u64) -> bool {
+        (hd as u128) * (den as u128) < (num as u128) * (ml as u128)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        /// `sub_threshold` on additive dot products, then `additive_msb`, at three parties:
+        /// the opened bits are the plain test's, on random pairs, exact ties, both ends of
+        /// the masks and the deployed ratio.
+        #[test]
+        fn additive_threshold_and_msb_give_the_plain_matches(
+            seed: u64,
+            // T - dot spans up to [-12 800, 25 600]: Z_2^16 is the smallest ring that holds it.
+            k in prop::sample::select(vec![16u32, 17, 32, 64]),
+            num in prop::sample::select(vec![69u64, 1, 0, 99]),
+        ) {
+            let den = 200u64;
+            let l = 12_800u64;
+            let mut rng = ChaCha12Rng::seed_from_u64(seed);
+            let mut pairs: Vec<(u64, u64)> = (0..300)
+                .map(|_| {
+                    let ml = rng.random_range(0..=l);
+                    (ml, rng.random_range(0..=ml))
+                })
+                .collect();
+            // Both ends, and ties hd = r * ml (ml a multiple of den).
+            pairs.extend([(0, 0), (l, 0), (l, l), (1, 0), (1, 1), (den * 64, num * 64), (den, num)]);
+            let mask = if k == 64 { u64::MAX } else { (1u64 << k) - 1 };
+            let dots: Vec<u64> = pairs.iter().map(|&(ml, hd)| (ml as i64 - 2 * hd as i64) as u64 & mask).collect();
+            let ml: Vec<u64> = pairs.iter().map(|p| p.0).collect();
+            let mut shares: [Vec<u64>; 3] = Default::default();
+            for &d in &dots {
+                let (a, b): (u64, u64) = (rng.random(), rng.random());
+                for (s, z) in shares.iter_mut().zip([a & mask, b & mask, d.wrapping_sub(a).wrapping_sub(b) & mask]) {
+                    s.push(z);
+                }
+            }
+            let value = |v: &Vec<u64>| -> Value {
+                if k <= 16 {
+                    Value::Additive(RingVec::from(v.iter().map(|&x| x as u16).collect::<Vec<u16>>()))
+                } else if k <= 32 {
+                    Value::Additive(RingVec::from(v.iter().map(|&x| x as u32).collect::<Vec<u32>>()))
+                } else {
+                    Value::Additive(RingVec::from(v.clone()))
+                }
+            };
+            let inputs = [0, 1, 2].map(|p| (value(&shares[p]), Value::Public(ml.clone())));
+            let runs = run3(inputs, move |cx, (dot, ml): &(Value, Value)| {
+                let diff = sub_threshold(cx, dot, ml, num as i64, den as i64, k).unwrap();
+                match additive_msb(cx, &diff, k).unwrap() {
+                    Value::Bits(b) => b,
+                    other => panic!("additive_msb gave {}", other.kind()),
+                }
+            });
+            prop_assert!(runs.iter().all(|r| r.rounds == u64::from(k) + 1));
+            let [a, b, c] = runs.map(|r| r.out);
+            let got = open_bits([a, b, c]);
+            let want: Vec<bool> = pairs.iter().map(|&(ml, hd)| plain_match(ml, hd, num, den)).collect();
+            prop_assert_eq!(got, want);
         }
     }
 }

@@ -11,6 +11,7 @@
 //! becomes [`NetError::Protocol`], never a panic. Opening ([`open`]) needs no randomness and so
 //! is the one step that takes no [`crate::rand::Prss`].
 
+pub mod additive_msb;
 pub mod and;
 pub mod bin_sub;
 pub mod bit_extract;
@@ -29,6 +30,7 @@ pub mod ot3;
 pub mod reshare;
 pub mod stats;
 
+pub use additive_msb::additive_msb;
 pub use and::{and, and_many};
 pub use bit_extract::{bin_add, bit_extract, full_adder, msb, share_split};
 pub use bit_inject::bit_inject;

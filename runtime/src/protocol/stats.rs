@@ -44,6 +44,15 @@ impl Stats {
         Stats::bit_extract(k.saturating_sub(1))
     }
 
+    /// [`super::additive_msb()`] in Z_2^k: the two input rounds and k − 1 AND rounds, k − 1
+    /// gates (17 rounds, 15 gates for k = 16).
+    pub fn additive_msb(k: u32) -> Stats {
+        Stats {
+            rounds: super::additive_msb::rounds(k),
+            and_gates: super::additive_msb::and_gates(k),
+        }
+    }
+
     /// [`super::bit_inject()`] (Algorithm 17): the 3-party OT, then the receiver forwards its
     /// component; two rounds, no gates, one message per party.
     pub fn bit_inject() -> Stats {

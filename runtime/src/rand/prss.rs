@@ -139,6 +139,17 @@ impl Prss {
         a
     }
 
+    /// The next `n` elements of the stream this party shares with the next party (the seed it
+    /// drew): the same elements as that party's [`Prss::with_prev`].
+    pub fn with_next<T: RingElem>(&mut self, n: usize) -> Vec<T> {
+        draw(&mut self.own, n)
+    }
+
+    /// The next `n` elements of the stream this party shares with the previous party.
+    pub fn with_prev<T: RingElem>(&mut self, n: usize) -> Vec<T> {
+        draw(&mut self.prev, n)
+    }
+
     /// Replicated shares of n random ring elements (full storage width; reduce to k if needed).
     pub fn random_rep3<T: RingElem>(&mut self, n: usize) -> Rep3Vec<T> {
         Rep3Vec {
