@@ -52,6 +52,14 @@ irdl.dialect @irs {
     %v = irdl.any_of(%plain, %mpc, %const, %no)
     irdl.parameters(name: %v)
   }
+  // `#irs.msb_input<"additive">` what an fhd comparison's MSB starts from: the dot products'
+  // additive shares (AdditiveMSB) or replicated shares after a reshare (BitExtract).
+  irdl.attribute @msb_input {
+    %rep = irdl.is "replicated"
+    %add = irdl.is "additive"
+    %m = irdl.any_of(%rep, %add)
+    irdl.parameters(name: %m)
+  }
   irdl.attribute @protocol {
     %rep3 = irdl.is "rep3"
     %beaver = irdl.is "beaver"

@@ -181,7 +181,8 @@ irdl.dialect @mpc {
   }
 
   // T - dot with the public threshold T = floor((den - 2 num) * ml / den) (Lemma 1): negative
-  // iff the pair matches. Local. `_p`: the same mod p.
+  // iff the pair matches. Local, on replicated or on additive shares (the result is of the
+  // operand's kind: party 0 adds T). `_p`: the same mod p.
   irdl.operation @sub_threshold {
     %i = irdl.base "#builtin.integer"
     %i_ratio_num = irdl.base "#builtin.integer"
@@ -189,9 +190,11 @@ irdl.dialect @mpc {
     irdl.attributes { "ratio_num" = %i_ratio_num, "ratio_den" = %i_ratio_den }
     %k = irdl.any
     %r = irdl.parametric @mpc::@rep<%k>
+    %a = irdl.parametric @mpc::@add<%k>
+    %s = irdl.any_of(%r, %a)
     %p = irdl.parametric @mpc::@pub<%k>
-    irdl.operands(dot: %r, mask_len: %p)
-    irdl.results(diff: %r)
+    irdl.operands(dot: %s, mask_len: %p)
+    irdl.results(diff: %s)
   }
   irdl.operation @sub_threshold_p {
     %i = irdl.base "#builtin.integer"
@@ -250,6 +253,15 @@ irdl.dialect @mpc {
   irdl.operation @msb {
     %r = irdl.base @mpc::@rep
     irdl.operands(value: %r)
+    %b = irdl.base @mpc::@bits
+    irdl.results(bits: %b)
+  }
+
+  // Binary shares of the most significant bit of additive shares (AdditiveMSB: two private
+  // binary inputs, then one ripple-carry adder over k bits; no reshare).
+  irdl.operation @additive_msb {
+    %a = irdl.base @mpc::@add
+    irdl.operands(value: %a)
     %b = irdl.base @mpc::@bits
     irdl.results(bits: %b)
   }

@@ -74,6 +74,7 @@ impl Case {
             query_batch: self.query_batch,
             protocol: None,
             malicious: None,
+            msb_input: None,
         })
     }
 }

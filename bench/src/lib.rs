@@ -195,7 +195,8 @@ pub fn build_program(
     let program = work.join(format!("{name}.irs"));
     std::fs::write(&program, source)?;
     let checked = irisc::driver::pipeline::read_and_check(&program)?;
-    let planned = irisc::driver::pipeline::plan(&checked, plan)?;
+    let plan = irisc::driver::pipeline::options_for_target(plan, target);
+    let planned = irisc::driver::pipeline::plan(&checked, &plan)?;
     let manifest = irisc::driver::dealer::share::program_manifest(&checked, &planned)?;
     let exe = work.join(name);
     irisc::driver::pipeline::compile_for(

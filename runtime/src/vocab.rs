@@ -90,6 +90,35 @@ impl Variant {
     }
 }
 
+/// What the MSB of an fhd comparison starts from (`#irs.msb_input` on `irs.fhd_lt`,
+/// `--msb-input`): the dot products' additive shares, or replicated shares after a reshare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MsbInput {
+    /// Reshare (Appendix C), then BitExtract (Algorithm 10) on replicated shares: what the
+    /// lifting variants and the `beaver` family need, and what a GPU runs.
+    Replicated,
+    /// AdditiveMSB straight from the additive shares: two private binary inputs and one
+    /// adder, no reshare (plain-mask comparisons in Z_2^k under `rep3`).
+    Additive,
+}
+
+impl MsbInput {
+    pub const ALL: [MsbInput; 2] = [MsbInput::Replicated, MsbInput::Additive];
+
+    /// The spelling of the `#irs.msb_input` attribute and of `--msb-input`.
+    pub fn name(self) -> &'static str {
+        match self {
+            MsbInput::Replicated => "replicated",
+            MsbInput::Additive => "additive",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<MsbInput> {
+        MsbInput::ALL.into_iter().find(|m| m.name() == s)
+    }
+}
+
 /// The protocol family of a whole program: how many parties and which primitives
 /// (`irs.protocol` on the module, `--protocol`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

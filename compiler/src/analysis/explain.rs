@@ -13,7 +13,7 @@ use super::plan::{cost, test_sites, Plan, TestPlan};
 use crate::analysis::schedule::TileOptions;
 use crate::sema::program::{BinderKind, BoolExpr, Operand, Program, Records, RevealShape};
 use crate::syntax::Span;
-use irisc_runtime::vocab::Protocol;
+use irisc_runtime::vocab::{MsbInput, Protocol};
 
 mod text;
 
@@ -105,6 +105,7 @@ fn test_json(program: &Program, e: &BoolExpr, plan: &TestPlan, source: Option<&s
                 "a": p.a,
                 "b": p.b,
                 "lift_bits": p.lift_bits,
+                "msb_input": p.msb_input,
                 "justification": p.justification,
                 "cost": p.cost,
             })
@@ -236,8 +237,9 @@ fn schedule_rounds(
                 "{:?} {:?} {} {} {:?}",
                 t.query, t.record, f.sharing, f.dot_ring, f.ml_ring
             );
-            if !seen.insert(key) {
-                // The reshares of the shared dot products: one round and one element each.
+            if !seen.insert(key) && f.msb_input == MsbInput::Replicated {
+                // The reshares of the shared dot products: one round and one element each
+                // (AdditiveMSB has none: its comparisons share only the local dot products).
                 let (reshares, bytes) = match f.ml_ring {
                     Some(ml) => (2, cost::word_bytes(f.dot_ring) + cost::word_bytes(ml)),
                     None => (1, cost::word_bytes(f.dot_ring)),
@@ -310,6 +312,9 @@ pub fn reveal_totals(program: &Program, plan: &Plan, records: u64) -> Vec<Reveal
         let logic = summarize_logic(program, plans, &r.value, records).unwrap_or_default();
         let mut t = RevealTotals::default();
         let mut extra_gates = 0u64;
+        // AND gates the plan's own comparisons save against the circuit's MSB netlist
+        // (AdditiveMSB: k - 1 instead of 2k - 3); a triple-based backend runs the netlist.
+        let mut fewer_gates = 0u64;
         let mut pre_msb_rounds = 0u64;
         for (site, p) in sites.iter().filter(|s| s.reveal == ri).zip(plans) {
             let n = site
@@ -321,6 +326,7 @@ pub fn reveal_totals(program: &Program, plan: &Plan, records: u64) -> Vec<Reveal
             t.bytes_per_party += c.bytes_per_party * n as f64;
             let nl = comparison_netlist(p);
             extra_gates += c.and_gates.saturating_sub(nl.and_count()).saturating_mul(n);
+            fewer_gates += nl.and_count().saturating_sub(c.and_gates).saturating_mul(n);
             pre_msb_rounds += c.rounds.saturating_sub(nl.and_depth());
         }
         let logic_gates = logic.naive.saturating_mul(copies);
@@ -346,7 +352,7 @@ pub fn reveal_totals(program: &Program, plan: &Plan, records: u64) -> Vec<Reveal
         t.bytes_per_party -= shared * copies as f64;
         t.triples_longest_path = circuit.masked.saturating_mul(copies) + extra_gates;
         t.triples_naive = circuit.naive.saturating_mul(copies) + extra_gates;
-        t.and_gates = t.triples_naive;
+        t.and_gates = t.triples_naive.saturating_sub(fewer_gates);
         out.push(t);
         offset += count;
     }
@@ -782,11 +788,15 @@ mod tests {
         assert_eq!(c["operands"][1], "d (record of db)");
         let q = &j["per_query"];
         assert_eq!(q["comparisons"], 31_000);
-        // Per record: 31 MSBs of 29 ANDs and an OR tree of 30; no conditionals.
+        assert_eq!(c["msb_input"], "additive");
+        // Per record: 31 MSBs of 29 ANDs and an OR tree of 30 for a triple-based backend
+        // (BitExtract's netlist); no conditionals.
         assert_eq!(q["triples_longest_path"], 1000 * (31 * 29 + 30));
         assert_eq!(q["triples_naive"], q["triples_longest_path"]);
-        // reshare 1, MSB 15, OR tree 5, open 1.
-        assert_eq!(q["rounds"], 1 + 15 + 5 + 1);
+        // This plan runs AdditiveMSB: 15 ANDs per comparison.
+        assert_eq!(q["and_gates"], 1000 * (31 * 15 + 30));
+        // AdditiveMSB's two input rounds and 15 AND rounds, OR tree 5, open 1.
+        assert_eq!(q["rounds"], 2 + 15 + 5 + 1);
         let ledger = j["leakage"].as_array().unwrap();
         assert_eq!(ledger[0]["to"], "p0");
         assert_eq!(ledger[0]["bits_per_query"], "1000");

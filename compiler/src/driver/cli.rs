@@ -75,9 +75,24 @@ pub struct PlanArgs {
     /// (paper 002 measures 10, 20, 40; a deviating server goes undetected with probability 2^-M).
     #[arg(long, value_name = "M")]
     pub malicious: Option<u32>,
+    /// What plain-mask comparisons extract the MSB from: additive (AdditiveMSB straight from
+    /// the dot products' additive shares: k - 1 AND gates, no reshare) or replicated (reshare,
+    /// then BitExtract: 2k - 3 AND gates). Default: additive under rep3; replicated under
+    /// beaver and with --target cuda (the GPU runs the reshare and BitExtract).
+    #[arg(long, value_parser = ["additive", "replicated"])]
+    pub msb_input: Option<String>,
 }
 
 impl PlanArgs {
+    /// [`PlanArgs::options`] for a build or run with `target`: with CUDA the comparisons stay on
+    /// replicated shares unless `--msb-input` says otherwise.
+    pub fn options_for(&self, target: TargetArg) -> Result<crate::analysis::plan::PlanOptions> {
+        Ok(super::pipeline::options_for_target(
+            &self.options()?,
+            target.into(),
+        ))
+    }
+
     pub fn options(&self) -> Result<crate::analysis::plan::PlanOptions> {
         use crate::analysis::plan::PlanOptions;
         use irisc_runtime::vocab::{Protocol, Sharing, Variant};
@@ -99,6 +114,13 @@ impl PlanArgs {
                 Some(Variant::parse(v).ok_or_else(|| anyhow::anyhow!("unknown variant {v}"))?)
             }
         };
+        let msb_input = match self.msb_input.as_deref() {
+            None => None,
+            Some(m) => Some(
+                irisc_runtime::vocab::MsbInput::parse(m)
+                    .ok_or_else(|| anyhow::anyhow!("unknown msb input {m}"))?,
+            ),
+        };
         Ok(PlanOptions {
             sharing,
             variant,
@@ -107,6 +129,7 @@ impl PlanArgs {
             query_batch: self.query_batch,
             protocol,
             malicious: self.malicious,
+            msb_input,
         })
     }
 }
@@ -580,7 +603,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             emit,
             print_ir_after_all,
             target.into(),
-            &plan.options()?,
+            &plan.options_for(target)?,
             match (explain, quiet) {
                 (true, _) => build::Report::Explain,
                 (_, true) => build::Report::Quiet,
@@ -830,7 +853,7 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             inputs,
             db,
             query,
-            plan: plan.options()?,
+            plan: plan.options_for(target)?,
             work,
             threads,
             record_chunk,

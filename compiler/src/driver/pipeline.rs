@@ -22,6 +22,17 @@ pub struct Planned {
     pub options: PlanOptions,
 }
 
+/// `options` for a build for `target`: a CUDA build keeps the comparisons on replicated shares
+/// unless `--msb-input` says otherwise (the GPU runs the reshare and BitExtract of the
+/// comparison phase; it has no kernel of AdditiveMSB).
+pub fn options_for_target(options: &PlanOptions, target: Target) -> PlanOptions {
+    let mut options = *options;
+    if target == Target::Cuda && options.msb_input.is_none() {
+        options.msb_input = Some(irisc_runtime::vocab::MsbInput::Replicated);
+    }
+    options
+}
+
 /// Lowers the program and runs the choice passes (`variant-select`, `ring-select`) with what
 /// `options` force, then `irs-to-mpc` and `mpc-tile`: the plan, its schedule included, is read
 /// from the modules the passes produce.

@@ -1,9 +1,10 @@
-//! The one place the choice words meet the IR: [`Sharing`], [`Variant`] and [`Protocol`] (from
-//! [`irisc_runtime::vocab`]) to and from their typed `irs` attributes (`#irs.sharing<"rep3">`,
-//! `#irs.variant<"mpc-lift">`, `#irs.protocol<"rep3">`, declared in `dialects/irs.irdl.mlir`,
+//! The one place the choice words meet the IR: [`Sharing`], [`Variant`], [`Protocol`] and
+//! [`MsbInput`] (from [`irisc_runtime::vocab`]) to and from their typed `irs` attributes
+//! (`#irs.sharing<"rep3">`, `#irs.variant<"mpc-lift">`, `#irs.protocol<"rep3">`,
+//! `#irs.msb_input<"additive">`, declared in `dialects/irs.irdl.mlir`,
 //! whose constraints reject any other spelling).
 
-use irisc_runtime::vocab::{Protocol, Sharing, Variant};
+use irisc_runtime::vocab::{MsbInput, Protocol, Sharing, Variant};
 use melior::{ir::Attribute, Context};
 
 /// `#irs.<kind><"<name>">`.
@@ -58,7 +59,7 @@ macro_rules! choice_attr {
         }
     )*};
 }
-choice_attr!(Sharing => "sharing", Variant => "variant", Protocol => "protocol");
+choice_attr!(Sharing => "sharing", Variant => "variant", Protocol => "protocol", MsbInput => "msb_input");
 
 #[cfg(test)]
 mod tests {
@@ -75,6 +76,10 @@ mod tests {
         }
         for v in Variant::ALL {
             assert_eq!(Variant::from_attr(v.to_attr(ctx)), Some(v));
+        }
+        for m in MsbInput::ALL {
+            assert_eq!(MsbInput::from_attr(m.to_attr(ctx)), Some(m));
+            assert_eq!(Variant::from_attr(m.to_attr(ctx)), None);
         }
         for p in Protocol::ALL {
             assert_eq!(Protocol::from_attr(p.to_attr(ctx)), Some(p));

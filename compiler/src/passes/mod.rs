@@ -86,7 +86,7 @@ pub const REGISTRY: [PassInfo; 5] = [
     PassInfo {
         name: variant_select::NAME,
         options:
-            "sharing=rep3|fp|gr2|gr4 variant=plain-mask|mpc-lift|const-lift|no-lift precision=M protocol=rep3|beaver|fss2 malicious=M",
+            "sharing=rep3|fp|gr2|gr4 variant=plain-mask|mpc-lift|const-lift|no-lift precision=M protocol=rep3|beaver|fss2 malicious=M msb-input=additive|replicated",
         build: |o| Ok(Box::new(variant_select::VariantSelect(plan_options(o)?))),
     },
     PassInfo {
@@ -98,6 +98,7 @@ pub const REGISTRY: [PassInfo; 5] = [
                 || options.variant.is_some()
                 || options.protocol.is_some()
                 || options.malicious.is_some()
+                || options.msb_input.is_some()
             {
                 return Err(
                     "ring-select takes only `precision` (sharing, variant and protocol are \
@@ -140,7 +141,7 @@ pub const REGISTRY: [PassInfo; 5] = [
 
 /// [`PlanOptions`] from `sharing=`, `variant=`, `precision=`, `protocol=`, `malicious=`.
 fn plan_options(o: &PassOptions) -> Result<PlanOptions, String> {
-    use irisc_runtime::vocab::{Protocol, Sharing, Variant};
+    use irisc_runtime::vocab::{MsbInput, Protocol, Sharing, Variant};
     let mut options = PlanOptions::default();
     for (k, v) in o {
         match k.as_str() {
@@ -168,6 +169,11 @@ fn plan_options(o: &PassOptions) -> Result<PlanOptions, String> {
                     v.parse()
                         .map_err(|_| format!("malicious `{v}` is not a number of instances"))?,
                 )
+            }
+            "msb-input" => {
+                options.msb_input = Some(MsbInput::parse(v).ok_or_else(|| {
+                    format!("unknown msb input `{v}` (one of additive, replicated)")
+                })?)
             }
             "precision" => {
                 options.precision_bits = Some(

@@ -29,7 +29,7 @@ use super::{for_each_comparison_mut, Pass, PassError};
 use crate::analysis::plan::{plan_cosine_site, plan_fhd_site};
 use crate::analysis::sites::{ComparisonSites, SiteKind};
 use crate::mlir::{int_attr, str_attr, ChoiceAttr, Compiler};
-use irisc_runtime::vocab::{Sharing, Variant};
+use irisc_runtime::vocab::{MsbInput, Sharing, Variant};
 use melior::ir::{
     operation::{OperationLike, OperationMutLike},
     Module,
@@ -78,7 +78,13 @@ impl Pass for RingSelect {
                         .ok()
                         .and_then(Variant::from_attr)
                         .ok_or_else(|| missing("variant"))?;
-                    let p = plan_fhd_site(site, sharing, variant, m).map_err(choice)?;
+                    // The rings do not depend on what the MSB starts from.
+                    let msb = op
+                        .attribute("msb_input")
+                        .ok()
+                        .and_then(MsbInput::from_attr)
+                        .unwrap_or(MsbInput::Replicated);
+                    let p = plan_fhd_site(site, sharing, variant, m, msb).map_err(choice)?;
                     let b = i64::try_from(p.b)
                         .map_err(|_| fail(format!("b = {} exceeds 63 bits", p.b)))?;
                     ints.extend([

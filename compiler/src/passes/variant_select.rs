@@ -58,6 +58,7 @@ impl Pass for VariantSelect {
             if let Some(p) = &plans[i] {
                 op.set_discardable_attribute("sharing", p.sharing.to_attr(ctx));
                 op.set_discardable_attribute("variant", p.variant.to_attr(ctx));
+                op.set_discardable_attribute("msb_input", p.msb_input.to_attr(ctx));
             }
             Ok(())
         })?;

@@ -199,6 +199,33 @@ fn comparison(
             ),
         );
         add("test", text(&c["test"]));
+        let k = c["compare_ring"].as_u64().unwrap_or(0);
+        match c["msb_input"].as_str() {
+            Some("additive") => add(
+                "msb",
+                format!(
+                    "AdditiveMSB of the additive T - dot: party 0 masks its share to party 1, parties 1 \
+                     and 2 input their sums as bits, one adder ({} AND gates, {} rounds; no reshare)",
+                    k.saturating_sub(1),
+                    k + 1
+                ),
+            ),
+            // The choice exists for plain-mask tests in Z_2^k; elsewhere the variant says it.
+            Some("replicated")
+                if text(&c["variant"]) == "plain-mask" && text(&c["sharing"]) != "fp" =>
+            {
+                add(
+                    "msb",
+                    format!(
+                        "reshare, then BitExtract (Algorithm 10) on replicated shares ({} AND \
+                         gates, {} rounds)",
+                        (2 * k).saturating_sub(3),
+                        k
+                    ),
+                )
+            }
+            _ => {}
+        }
         let ml = match c["ml_ring"].as_u64() {
             Some(k) => format!(", mask dot product Z_2^{k}"),
             None => String::new(),

@@ -117,6 +117,18 @@ impl Acc {
         self
     }
 
+    /// AdditiveMSB in Z_2^k from additive shares: `k + 1` rounds, `k - 1` gates of one bit;
+    /// before them the busiest party sends one k-bit word (party 0) or k input bits (parties 1
+    /// and 2): the larger of the two.
+    pub fn additive_msb(mut self, k: u32) -> Self {
+        let s = Stats::additive_msb(k);
+        self.rounds += s.rounds;
+        self.and_gates += s.and_gates;
+        let input = (word_bytes(k) as f64).max(f64::from(k) / 8.0);
+        self.bytes += input + s.and_gates as f64 / 8.0;
+        self
+    }
+
     /// Algorithm 12 (BitExtractP) of the MSB mod p: input bits plus gates.
     pub fn msb_p(mut self) -> Self {
         let c = bit_extract_p_cost(1);
@@ -181,6 +193,13 @@ mod tests {
         let c = Acc::default().msb(16).finish();
         assert_eq!((c.rounds, c.and_gates), (15, 29));
         assert!((c.bytes_per_party - 29.0 / 8.0).abs() < 1e-9);
+        // AdditiveMSB in Z_2^16: 17 rounds, 15 gates, a 16-bit word or 16 input bits each.
+        let c = Acc::default().additive_msb(16).finish();
+        assert_eq!((c.rounds, c.and_gates), (17, 15));
+        assert!((c.bytes_per_party - (2.0 + 15.0 / 8.0)).abs() < 1e-9);
+        // Z_2^17 is stored in 32-bit words: party 0 sends 4 bytes.
+        let c = Acc::default().additive_msb(17).finish();
+        assert!((c.bytes_per_party - (4.0 + 16.0 / 8.0)).abs() < 1e-9);
         // MPCLift 16 -> 32: 19 rounds, 33 gates, party 0 injects 2 bits as 2 u16 each.
         let c = Acc::default().mpc_lift(16, 16).finish();
         assert_eq!((c.rounds, c.and_gates), (19, 33));

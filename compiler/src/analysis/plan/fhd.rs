@@ -2,7 +2,7 @@
 //! why the combination does not apply (see the parent module's rules).
 
 use super::cost::Acc;
-use super::{FhdPlan, PlanError, Sharing, Variant};
+use super::{FhdPlan, MsbInput, PlanError, Sharing, Variant};
 use crate::analysis::approx::{approx_bounded, approx_pow2, Approximation, Rounding};
 use crate::analysis::lemma2::{select_secret_ring, SecretRingChoice, MAX_RING_BITS};
 use crate::analysis::ring::select_ring;
@@ -34,6 +34,7 @@ pub fn plan_fhd(
     variant: Variant,
     m: u32,
     shamir_ok: bool,
+    msb: MsbInput,
 ) -> Result<FhdPlan, PlanError> {
     if sharing.is_shamir() && !shamir_ok {
         return Err(err(
@@ -56,7 +57,7 @@ pub fn plan_fhd(
                 "plain-mask needs public masks: declare `public mask` or drop --variant",
             ))
         }
-        (Variant::PlainMask, MaskKind::Public) => return plain_mask(t, sharing),
+        (Variant::PlainMask, MaskKind::Public) => return plain_mask(t, sharing, msb),
         (_, MaskKind::Public) => {
             return Err(err(
                 t,
@@ -131,6 +132,7 @@ fn secret_plan(
         a: ring.a,
         b: ring.b,
         lift_bits,
+        msb_input: MsbInput::Replicated,
         compared_lo: ring.lo,
         compared_hi: ring.hi,
         justification: why,
@@ -342,8 +344,19 @@ fn mpc_lift_fp(
     ))
 }
 
-/// PlainMask: `MSB(T - dot)` with the public `T = floor(f*ml)` (Lemma 1).
-fn plain_mask(t: &FhdSite, sharing: Sharing) -> Result<FhdPlan, PlanError> {
+/// PlainMask: `MSB(T - dot)` with the public `T = floor(f*ml)` (Lemma 1). With `msb` additive
+/// and a Z_2^k comparison, the MSB is AdditiveMSB of the additive `T - dot` (no reshare).
+fn plain_mask(t: &FhdSite, sharing: Sharing, msb: MsbInput) -> Result<FhdPlan, PlanError> {
+    let msb = if sharing == Sharing::Fp {
+        MsbInput::Replicated
+    } else {
+        msb
+    };
+    // The comparison after the dot product in Z_2^k.
+    let compare = |acc: Acc, k: u32| match msb {
+        MsbInput::Additive => acc.additive_msb(k),
+        MsbInput::Replicated => acc.reshare(k).msb(k),
+    };
     let l = t.code_bits;
     let ring = select_ring(l, t.ratio);
     let k = ring.ring_bits;
@@ -356,7 +369,7 @@ fn plain_mask(t: &FhdSite, sharing: Sharing) -> Result<FhdPlan, PlanError> {
                     "use shorter codes",
                 ));
             }
-            let acc = Acc::default().rep3_dot(l, k).reshare(k).msb(k);
+            let acc = compare(Acc::default().rep3_dot(l, k), k);
             let why = format!(
                 "{} (Lemma 1 {}: its sufficient condition needs k = {})",
                 ring.justification,
@@ -380,7 +393,7 @@ fn plain_mask(t: &FhdSite, sharing: Sharing) -> Result<FhdPlan, PlanError> {
                     "use --sharing rep3 or shorter codes",
                 ));
             }
-            let acc = Acc::default().shamir_dot(l).reshare(16).msb(16);
+            let acc = compare(Acc::default().shamir_dot(l), 16);
             let why = format!(
                 "T - dot in [{}, {}] ⊂ [-2^15, 2^15): Z_2^16 of GR(2^16, d) holds it (k = {k} \
                  would suffice)",
@@ -419,6 +432,7 @@ fn plain_mask(t: &FhdSite, sharing: Sharing) -> Result<FhdPlan, PlanError> {
         a: t.ratio.num as i64,
         b: t.ratio.den,
         lift_bits: None,
+        msb_input: msb,
         compared_lo: ring.lo,
         compared_hi: ring.hi,
         justification: why,

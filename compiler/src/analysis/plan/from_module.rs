@@ -6,12 +6,13 @@
 use super::{assemble, plan_fhd_site, Plan, TestPlan};
 use crate::analysis::sites::{for_each_comparison, ComparisonSites, SiteKind};
 use crate::mlir::{get_int, op_name, ChoiceAttr};
-use irisc_runtime::vocab::{Protocol, Sharing, Variant};
+use irisc_runtime::vocab::{MsbInput, Protocol, Sharing, Variant};
 use melior::ir::{operation::OperationLike, Module};
 
 /// The choices recorded on one fhd comparison.
 struct Recorded {
     variant: Variant,
+    msb_input: MsbInput,
     ring_bits: i64,
     dot_ring: i64,
     ml_ring: i64,
@@ -50,6 +51,12 @@ impl Plan {
             let int = |n: &str| get_int(op, n).map_err(|e| format!("{e} (did ring-select run?)"));
             recorded.push(Some(Recorded {
                 variant,
+                // Absent on modules from before the choice existed: the reshare.
+                msb_input: op
+                    .attribute("msb_input")
+                    .ok()
+                    .and_then(MsbInput::from_attr)
+                    .unwrap_or(MsbInput::Replicated),
                 ring_bits: int("ring_bits")?,
                 dot_ring: int("dot_ring")?,
                 ml_ring: int("ml_ring")?,
@@ -69,17 +76,21 @@ impl Plan {
                 Ok(0) | Err(_) => crate::analysis::approx::DEFAULT_M,
                 Ok(m) => m,
             };
-            let p = plan_fhd_site(site, sharing, r.variant, m).map_err(|e| e.message)?;
+            let p = plan_fhd_site(site, sharing, r.variant, m, r.msb_input).map_err(|e| e.message)?;
             let agrees = i64::from(p.compare_ring) == r.ring_bits
                 && i64::from(p.dot_ring) == r.dot_ring
                 && i64::from(p.ml_ring.unwrap_or(p.dot_ring)) == r.ml_ring
                 && p.a == r.a
                 && i64::try_from(p.b).ok() == Some(r.b)
-                && i64::from(p.lift_bits.unwrap_or(0)) == r.lift_bits;
+                && i64::from(p.lift_bits.unwrap_or(0)) == r.lift_bits
+                && p.msb_input == r.msb_input;
             if !agrees {
                 return Err(format!(
-                    "the rings recorded on an `irs.fhd_lt` ({} {}) are not those of its choices",
-                    sharing, r.variant
+                    "the rings recorded on an `irs.fhd_lt` ({} {}, msb input {}) are not those of \
+                     its choices",
+                    sharing,
+                    r.variant,
+                    r.msb_input.name()
                 ));
             }
             fhd_plans.push(Some(p));

@@ -40,7 +40,7 @@ use super::cosine::select_cosine_ring;
 use super::sites::{ComparisonSite, CosineSite, SiteKind};
 use crate::mlir::SourceRange;
 use crate::sema::program::{BinderKind, BoolExpr, MaskKind, Program, RevealShape};
-use irisc_runtime::vocab::{Protocol, Sharing, Variant};
+use irisc_runtime::vocab::{MsbInput, Protocol, Sharing, Variant};
 
 /// What the user forces (`--sharing`, `--variant`, `--precision`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -59,6 +59,10 @@ pub struct PlanOptions {
     pub protocol: Option<Protocol>,
     /// `--malicious M` under `fss2`: CSB.Eval* with M normal/trap instances (None: semi-honest).
     pub malicious: Option<u32>,
+    /// `--msb-input`: what plain-mask comparisons in Z_2^k extract the MSB from (None: the
+    /// additive shares under `rep3`, replicated shares under `beaver`). `irisc build --target
+    /// cuda` asks for replicated shares: the GPU runs the reshare and BitExtract.
+    pub msb_input: Option<MsbInput>,
 }
 
 /// The plan of one fhd test.
@@ -78,6 +82,9 @@ pub struct FhdPlan {
     pub b: u64,
     /// m of ConstLift / MPCLift (`b = 2^m`).
     pub lift_bits: Option<u32>,
+    /// What the MSB starts from: additive shares (AdditiveMSB) only for plain-mask tests in
+    /// Z_2^k under `rep3`.
+    pub msb_input: MsbInput,
     /// The exact range of the compared value.
     pub compared_lo: i128,
     pub compared_hi: i128,
@@ -301,9 +308,10 @@ pub fn plan_fhd_site(
     sharing: Sharing,
     variant: Variant,
     m: u32,
+    msb: MsbInput,
 ) -> Result<FhdPlan, PlanError> {
     match &site.kind {
-        SiteKind::Fhd(t) => fhd::plan_fhd(t, sharing, variant, m, !site.earlier),
+        SiteKind::Fhd(t) => fhd::plan_fhd(t, sharing, variant, m, !site.earlier, msb),
         SiteKind::Cosine(_) => unreachable!("plan_fhd_site on a cosine test"),
     }
 }
@@ -366,6 +374,21 @@ pub fn choose(
             at: None,
         });
     }
+    // The `beaver` family's circuit starts from the replicated compared value.
+    let msb = match (options.msb_input, beaver) {
+        (Some(MsbInput::Additive), true) => {
+            return Err(PlanError {
+                message: "--msb-input additive is the rep3 family's: the `beaver` family's \
+                          circuit starts from replicated shares of the compared value"
+                    .into(),
+                hint: "drop --msb-input, or use --protocol rep3".into(),
+                at: None,
+            })
+        }
+        (Some(m), _) => m,
+        (None, true) => MsbInput::Replicated,
+        (None, false) => MsbInput::Additive,
+    };
     if beaver && options.sharing == Some(Sharing::Fp) {
         return Err(PlanError {
             message: "the `beaver` protocol converts Z_2^k shares of the compared values to XOR \
@@ -419,7 +442,7 @@ pub fn choose(
             let mut chosen: Option<FhdPlan> = None;
             let mut err: Option<PlanError> = None;
             for &v in &variants {
-                match plan_fhd_site(site, sharing, v, m) {
+                match plan_fhd_site(site, sharing, v, m, msb) {
                     Ok(p) => {
                         if chosen.as_ref().is_none_or(|c| p.cost.score < c.cost.score) {
                             chosen = Some(p);

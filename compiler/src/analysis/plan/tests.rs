@@ -144,15 +144,39 @@ fn public_masks_take_plain_mask_at_lemma1_ring() {
     assert_eq!(f.variant, Variant::PlainMask);
     assert_eq!(f.compare_ring, 16);
     assert_eq!((f.a, f.b), (69, 200));
-    // Independently: rep3 2l MACs, GR/F_p l; reshare 2 bytes; MSB(16) 29 bits in 15 rounds;
-    // BitExtractP 48 bits in 33 rounds.
+    // Independently: rep3 2l MACs, GR/F_p l; AdditiveMSB(16): a 2-byte word or 16 input bits
+    // and 15 AND bits in 2 + 15 rounds; F_p: reshare 2 bytes, BitExtractP 48 bits in 33 rounds.
     let l = 12800.0;
-    let rep3 = score(16.0, 2.0 + 29.0 / 8.0, 2.0 * l);
-    let gr = score(16.0, 2.0 + 29.0 / 8.0, l);
+    let rep3 = score(17.0, 2.0 + 15.0 / 8.0, 2.0 * l);
+    let gr = score(17.0, 2.0 + 15.0 / 8.0, l);
     let fp = score(34.0, 2.0 + 48.0 / 8.0, l);
     assert!(gr < fp && gr < rep3);
     assert_eq!(p.sharing, Sharing::Gr2, "GR2 and GR4 tie; GR2 comes first");
+    assert_eq!(f.msb_input, MsbInput::Additive);
     assert!((f.cost.score - gr).abs() < 1e-9, "{} vs {gr}", f.cost.score);
+    // Asked for replicated shares: the reshare (2 bytes) and MSB(16), 29 bits in 15 rounds.
+    let o = PlanOptions {
+        msb_input: Some(MsbInput::Replicated),
+        ..Default::default()
+    };
+    let f = only_fhd(&plan(&deployed(MaskKind::Public), &o).unwrap()).clone();
+    assert_eq!(f.msb_input, MsbInput::Replicated);
+    let gr_rep = score(16.0, 2.0 + 29.0 / 8.0, l);
+    assert!((f.cost.score - gr_rep).abs() < 1e-9, "{} vs {gr_rep}", f.cost.score);
+    // Under beaver the circuit starts from replicated shares; additive is refused there.
+    let o = PlanOptions {
+        protocol: Some(irisc_runtime::vocab::Protocol::Beaver),
+        ..Default::default()
+    };
+    let f = only_fhd(&plan(&deployed(MaskKind::Public), &o).unwrap()).clone();
+    assert_eq!(f.msb_input, MsbInput::Replicated);
+    let o = PlanOptions {
+        protocol: Some(irisc_runtime::vocab::Protocol::Beaver),
+        msb_input: Some(MsbInput::Additive),
+        ..Default::default()
+    };
+    let e = plan(&deployed(MaskKind::Public), &o).unwrap_err();
+    assert!(e.message.contains("--msb-input additive"), "{e:?}");
     // Forced rep3: Lemma 1's ring, 16 bits for l = 12800.
     let o = PlanOptions {
         sharing: Some(Sharing::Rep3),
@@ -252,6 +276,7 @@ fn forced_variants() {
         query_batch: None,
         protocol: None,
         malicious: None,
+        msb_input: None,
     };
     let p = plan(&prog, &force(Some(Sharing::Rep3), Variant::ConstLift)).unwrap();
     let f = only_fhd(&p);
@@ -285,6 +310,7 @@ fn forced_variants() {
         query_batch: None,
         protocol: None,
         malicious: None,
+        msb_input: None,
     };
     let f = plan(&prog, &o).unwrap().tests[0].clone();
     let TestPlan::Fhd(f) = f else { panic!() };
@@ -368,6 +394,7 @@ fn rings_too_large_or_too_wide_for_16_bits() {
         query_batch: None,
         protocol: None,
         malicious: None,
+        msb_input: None,
     };
     let e = plan(&deployed(MaskKind::Secret), &o).unwrap_err();
     assert!(e.message.contains("more than 64"), "{e}");

@@ -148,21 +148,21 @@ mod tests {
             "call i32 @irisc_rt_batch_dot_joined(ptr %rt, i32 19, i32 11, i64 %nb, i32 0, i64 %chunks.i, ptr @irisc_kernels_dot_z16_L12800_t4x6_k1024_r48, i32 0)",
             // Only the view's public masks are read (mask_len): no shares in it.
             "call i32 @irisc_rt_gallery_view(ptr %rt, i32 1, i32 0, i64 %chunks.i, i32 0)",
-            // Chunk stage, once for the batch: constant slots, the mask lengths of every query.
-            "call i32 @irisc_rt_reshare(ptr %rt, i32 20, i32 19, i32 16)",
-            "call i32 @irisc_rt_batch_mask_len(ptr %rt, i32 21, i32 11, i64 %nb, i32 1)",
-            "call i32 @irisc_rt_sub_threshold(ptr %rt, i32 22, i32 20, i32 21, i64 69, i64 200, i32 16)",
-            "call i32 @irisc_rt_msb(ptr %rt, i32 23, i32 22, i32 16)",
+            // Chunk stage, once for the batch: constant slots, the mask lengths of every query;
+            // the threshold and AdditiveMSB on the dot products' additive shares (no reshare).
+            "call i32 @irisc_rt_batch_mask_len(ptr %rt, i32 20, i32 11, i64 %nb, i32 1)",
+            "call i32 @irisc_rt_sub_threshold(ptr %rt, i32 21, i32 19, i32 20, i64 69, i64 200, i32 16)",
+            "call i32 @irisc_rt_additive_msb(ptr %rt, i32 22, i32 21, i32 16)",
             // The reduction over all records, each query's 31 values per record apart, its
             // result collected in 2 ...
-            "call i32 @irisc_rt_or_per_query(ptr %rt, i32 24, i32 23, i64 %nb, i64 31)",
-            "call i32 @irisc_rt_append(ptr %rt, i32 2, i32 24, i32 %first.flag)",
+            "call i32 @irisc_rt_or_per_query(ptr %rt, i32 23, i32 22, i64 %nb, i64 31)",
+            "call i32 @irisc_rt_append(ptr %rt, i32 2, i32 23, i32 %first.flag)",
             // ... and finished over the chunks' results (one per chunk and query), then opened
             // once for the batch; per query its bit is picked out and output.
-            "call i32 @irisc_rt_or_per_query(ptr %rt, i32 25, i32 2, i64 %nb, i64 1)",
-            "call i32 @irisc_rt_open(ptr %rt, i32 26, i32 25, i32 0)",
-            "call i32 @irisc_rt_batch_pick(ptr %rt, i32 27, i32 26, i32 %j, i64 %nb, i64 1)",
-            "call i32 @irisc_rt_output(ptr %rt, i64 %q, i32 27, i32 -1, i32 0, ptr @irisc_label, i64 5)",
+            "call i32 @irisc_rt_or_per_query(ptr %rt, i32 24, i32 2, i64 %nb, i64 1)",
+            "call i32 @irisc_rt_open(ptr %rt, i32 25, i32 24, i32 0)",
+            "call i32 @irisc_rt_batch_pick(ptr %rt, i32 26, i32 25, i32 %j, i64 %nb, i64 1)",
+            "call i32 @irisc_rt_output(ptr %rt, i64 %q, i32 26, i32 -1, i32 0, ptr @irisc_label, i64 5)",
             "call i32 @irisc_rt_emit(ptr %rt, i64 %q)",
         ];
         // LLVM numbers repeated value names (`%slot12`); compare without the numbers.
@@ -192,9 +192,9 @@ mod tests {
             ir.contains("call i32 @irisc_rt_finish(ptr %rt, i32 1)"),
             "{ir}"
         );
-        // One status check per runtime call that returns a status (16), and one on the chunk
+        // One status check per runtime call that returns a status (15), and one on the chunk
         // count.
-        assert_eq!(ir.matches("br i1 %ok").count(), 16, "{ir}");
+        assert_eq!(ir.matches("br i1 %ok").count(), 15, "{ir}");
         assert!(ir.contains("br i1 %no.chunks, label %failed"), "{ir}");
         assert!(
             ir.contains(r#"@irisc_manifest = private constant [9 x i8] c"{\22abi\22:1}""#),

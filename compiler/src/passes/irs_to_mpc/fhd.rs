@@ -3,7 +3,9 @@
 //!
 //! Every variant ends with one MSB extraction whose bit is the match bit (negative iff match):
 //! - `plain_mask` (public masks, Lemma 1): `T - <c', d'>` with the public threshold
-//!   `T = floor((1 - 2r) ml)`;
+//!   `T = floor((1 - 2r) ml)`; where variant-select recorded `msb_input = additive`, on the
+//!   dot product's additive shares by `mpc.additive_msb` (no reshare), else reshared and
+//!   `mpc.msb`;
 //! - `no_lift` (secret masks, Algorithm 3): both dot products directly in the comparison ring,
 //!   `a*ml - b*dot` with small `a, b`;
 //! - `const_lift`: the code dot product in Z_2^16 multiplied by `b = 2^m` for free (Algorithm 13),
@@ -14,12 +16,13 @@
 use super::emitter::{Emitter, Handle, Src, PART_CODE, PART_MASK};
 use super::{fail, PassError};
 use crate::mlir::{get_int, type_param, ChoiceAttr};
-use irisc_runtime::vocab::{Sharing, Variant};
+use irisc_runtime::vocab::{MsbInput, Sharing, Variant};
 use melior::ir::{operation::OperationLike, operation::OperationRef, Location, ValueLike};
 
 /// The choices `variant-select` and `ring-select` record on a comparison.
 struct Choice {
     variant: Variant,
+    msb_input: MsbInput,
     sharing: Sharing,
     ring: i64,
     dot_ring: i64,
@@ -45,6 +48,12 @@ fn choice<'c, 'a>(op: &OperationRef<'c, 'a>) -> Result<Choice, PassError> {
             .ok()
             .and_then(Variant::from_attr)
             .ok_or_else(|| fail("`irs.fhd_lt` has no `variant` (did variant-select run?)"))?,
+        // Absent on modules written before the choice existed: the reshare.
+        msb_input: op
+            .attribute("msb_input")
+            .ok()
+            .and_then(MsbInput::from_attr)
+            .unwrap_or(MsbInput::Replicated),
         sharing: op
             .attribute("sharing")
             .ok()
@@ -102,8 +111,8 @@ fn code_ty(k: i64) -> String {
     format!("!mpc.code<{k}>")
 }
 
-/// Additive then replicated shares of `<x, y>` over Z_2^k (replicated dot product, Appendix C).
-fn rep3_dot<'c>(
+/// Additive shares of `<x, y>` over Z_2^k (replicated dot product, Appendix C, eq. 6).
+fn rep3_dot_additive<'c>(
     e: &mut Emitter<'c>,
     (q, r): (&Src, &Src),
     part: i64,
@@ -116,7 +125,7 @@ fn rep3_dot<'c>(
         e.load(r, part, &code_ty(k), at)?,
     );
     let attrs = [e.int("code_bits", code_bits)];
-    // The same pair's dot product serves every comparison of it (it is reshared once).
+    // The same pair's dot product serves every comparison of it.
     let add = e.op1_memo(
         "mpc.masked_dot",
         at,
@@ -124,12 +133,25 @@ fn rep3_dot<'c>(
         &attrs,
         &format!("!mpc.add<{k}>"),
     )?;
+    Ok((add, x, y))
+}
+
+/// Additive then replicated shares of `<x, y>` over Z_2^k (it is reshared once).
+fn rep3_dot<'c>(
+    e: &mut Emitter<'c>,
+    (q, r): (&Src, &Src),
+    part: i64,
+    k: i64,
+    code_bits: i64,
+    at: Location<'c>,
+) -> Result<(Handle, Handle, Handle), PassError> {
+    let (add, x, y) = rep3_dot_additive(e, (q, r), part, k, code_bits, at)?;
     let rep = e.op1_memo("mpc.reshare", at, &[add], &[], &format!("!mpc.rep<{k}>"))?;
     Ok((rep, x, y))
 }
 
-/// The Shamir dot product of a part and its reshare: Z_2^16 for Galois rings, F_p for `fp`.
-fn shamir_dot<'c>(
+/// The Shamir dot product of a part as additive shares: Z_2^16 for Galois rings, F_p for `fp`.
+fn shamir_dot_additive<'c>(
     e: &mut Emitter<'c>,
     c: &Choice,
     (q, r): (&Src, &Src),
@@ -138,11 +160,27 @@ fn shamir_dot<'c>(
 ) -> Result<(Handle, Handle, Handle), PassError> {
     let ty = format!("!mpc.shamir<\"{}\">", c.sharing);
     let (x, y) = (e.load(q, part, &ty, at)?, e.load(r, part, &ty, at)?);
+    let add_ty = if c.sharing == Sharing::Fp {
+        "!mpc.add_p"
+    } else {
+        "!mpc.add<16>"
+    };
+    let add = e.op1_memo("mpc.shamir_dot", at, &[x, y], &[], add_ty)?;
+    Ok((add, x, y))
+}
+
+/// The Shamir dot product of a part and its reshare.
+fn shamir_dot<'c>(
+    e: &mut Emitter<'c>,
+    c: &Choice,
+    (q, r): (&Src, &Src),
+    part: i64,
+    at: Location<'c>,
+) -> Result<(Handle, Handle, Handle), PassError> {
+    let (add, x, y) = shamir_dot_additive(e, c, (q, r), part, at)?;
     let rep = if c.sharing == Sharing::Fp {
-        let add = e.op1_memo("mpc.shamir_dot", at, &[x, y], &[], "!mpc.add_p")?;
         e.op1_memo("mpc.reshare_p", at, &[add], &[], "!mpc.rep_p")?
     } else {
-        let add = e.op1_memo("mpc.shamir_dot", at, &[x, y], &[], "!mpc.add<16>")?;
         e.op1_memo("mpc.reshare", at, &[add], &[], "!mpc.rep<16>")?
     };
     Ok((rep, x, y))
@@ -167,7 +205,16 @@ fn plain_mask<'c>(
     r: &Src,
     at: Location<'c>,
 ) -> Result<Handle, PassError> {
+    // AdditiveMSB where variant-select chose it: `T - dot` stays additive, no reshare.
+    let additive = c.msb_input == MsbInput::Additive && e.beaver.is_none();
+    if additive && c.sharing == Sharing::Fp {
+        return Err(fail("AdditiveMSB is over Z_2^k; F_p comparisons end mod p"));
+    }
     let (dot, x, y, k) = match c.sharing {
+        Sharing::Rep3 if additive => {
+            let (dot, x, y) = rep3_dot_additive(e, (q, r), PART_CODE, c.ring, c.code_bits, at)?;
+            (dot, x, y, c.ring)
+        }
         Sharing::Rep3 => {
             let (dot, x, y) = rep3_dot(e, (q, r), PART_CODE, c.ring, c.code_bits, at)?;
             (dot, x, y, c.ring)
@@ -177,6 +224,10 @@ fn plain_mask<'c>(
                 "Galois-ring dot products end in Z_2^16, not Z_2^{}",
                 c.ring
             )))
+        }
+        _ if additive => {
+            let (dot, x, y) = shamir_dot_additive(e, c, (q, r), PART_CODE, at)?;
+            (dot, x, y, 16)
         }
         _ => {
             let (dot, x, y) = shamir_dot(e, c, (q, r), PART_CODE, at)?;
@@ -188,6 +239,16 @@ fn plain_mask<'c>(
     if c.sharing == Sharing::Fp {
         let diff = e.op1("mpc.sub_threshold_p", at, &[dot, ml], &attrs, "!mpc.rep_p")?;
         return e.op1("mpc.msb_p", at, &[diff], &[], "!mpc.bits");
+    }
+    if additive {
+        let diff = e.op1(
+            "mpc.sub_threshold",
+            at,
+            &[dot, ml],
+            &attrs,
+            &format!("!mpc.add<{k}>"),
+        )?;
+        return e.op1("mpc.additive_msb", at, &[diff], &[], "!mpc.bits");
     }
     let diff = e.op1(
         "mpc.sub_threshold",

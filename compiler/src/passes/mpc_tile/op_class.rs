@@ -37,6 +37,7 @@ const TABLE: &[(&str, OpClass)] = &[
     ("mpc.const_lift_p", OpClass::Elementwise),
     ("mpc.mul", OpClass::Elementwise),
     ("mpc.msb", OpClass::Elementwise),
+    ("mpc.additive_msb", OpClass::Elementwise),
     ("mpc.msb_mod", OpClass::Elementwise),
     ("mpc.msb_p", OpClass::Elementwise),
     ("mpc.bit_inject", OpClass::Elementwise),

@@ -8,7 +8,7 @@
 // RUN: %irisc opt %s --passes='variant-select{variant=const-lift sharing=rep3}' | FileCheck %s --check-prefix=CONST
 
 // CHECK: module attributes {irs.parties = 3 : i64, irs.protocol = #irs.protocol<"rep3">, irs.sharing = #irs.sharing<"rep3">}
-// CHECK: "irs.fhd_lt"(%1, %2) {mask = "secret", ratio_den = 8 : i64, ratio_num = 3 : i64, sharing = #irs.sharing<"rep3">, variant = #irs.variant<"no-lift">}
+// CHECK: "irs.fhd_lt"(%1, %2) {mask = "secret", msb_input = #irs.msb_input<"replicated">, ratio_den = 8 : i64, ratio_num = 3 : i64, sharing = #irs.sharing<"rep3">, variant = #irs.variant<"no-lift">}
 // MPC: irs.sharing = #irs.sharing<"gr2">
 // MPC: "irs.fhd_lt"(%1, %2) {{.*}}sharing = #irs.sharing<"gr2">, variant = #irs.variant<"mpc-lift">}
 // MPC-GR4: "irs.fhd_lt"(%1, %2) {{.*}}sharing = #irs.sharing<"gr4">, variant = #irs.variant<"mpc-lift">}

@@ -176,6 +176,10 @@ impl<'ctx> Schedule<'ctx, '_> {
                 let (x, y, k) = (self.slot_arg(op, 0)?, self.slot_arg(op, 1)?, ring_out()?);
                 ("irisc_rt_mul", vec![rt, self.fresh(op)?, x, y, k])
             }
+            "mpc.additive_msb" => {
+                let (src, k) = (self.slot_arg(op, 0)?, ring_in()?);
+                ("irisc_rt_additive_msb", vec![rt, self.fresh(op)?, src, k])
+            }
             "mpc.msb" | "mpc.msb_mod" | "mpc.bit_inject" => {
                 let src = self.slot_arg(op, 0)?;
                 let k = if name == "mpc.bit_inject" {
