@@ -16,23 +16,21 @@ module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
     "mpc.stage"() {name = "chunk"} : () -> ()
     %6 = "mpc.gallery_view"(%arg1) {shares = 0 : i64} : (!mpc.shamir<"gr2">) -> !mpc.shamir<"gr2">
     %7 = "mpc.gallery_view"(%arg2) {shares = 0 : i64} : (!mpc.shamir<"gr2">) -> !mpc.shamir<"gr2">
-    %8 = "mpc.reshare"(%4) : (!mpc.add<16 : i64>) -> !mpc.rep<16 : i64>
-    %9 = "mpc.batch_mask_len"(%1, %6) : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.pub<16 : i64>
-    %10 = "mpc.sub_threshold"(%8, %9) {ratio_den = 8 : i64, ratio_num = 3 : i64} : (!mpc.rep<16 : i64>, !mpc.pub<16 : i64>) -> !mpc.rep<16 : i64>
-    %11 = "mpc.msb"(%10) : (!mpc.rep<16 : i64>) -> !mpc.bits
-    %12 = "mpc.or_tree"(%11) {group = 31 : i64} : (!mpc.bits) -> !mpc.bits
-    %13 = "mpc.reshare"(%5) : (!mpc.add<16 : i64>) -> !mpc.rep<16 : i64>
-    %14 = "mpc.batch_mask_len"(%3, %7) : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.pub<16 : i64>
-    %15 = "mpc.sub_threshold"(%13, %14) {ratio_den = 8 : i64, ratio_num = 3 : i64} : (!mpc.rep<16 : i64>, !mpc.pub<16 : i64>) -> !mpc.rep<16 : i64>
-    %16 = "mpc.msb"(%15) : (!mpc.rep<16 : i64>) -> !mpc.bits
-    %17 = "mpc.or_tree"(%16) {group = 31 : i64} : (!mpc.bits) -> !mpc.bits
-    %18 = "mpc.and"(%12, %17) : (!mpc.bits, !mpc.bits) -> !mpc.bits
-    %19 = "mpc.append"(%18) : (!mpc.bits) -> !mpc.bits
+    %8 = "mpc.batch_mask_len"(%1, %6) : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.pub<16 : i64>
+    %9 = "mpc.sub_threshold"(%4, %8) {ratio_den = 8 : i64, ratio_num = 3 : i64} : (!mpc.add<16 : i64>, !mpc.pub<16 : i64>) -> !mpc.add<16 : i64>
+    %10 = "mpc.additive_msb"(%9) : (!mpc.add<16 : i64>) -> !mpc.bits
+    %11 = "mpc.or_tree"(%10) {group = 31 : i64} : (!mpc.bits) -> !mpc.bits
+    %12 = "mpc.batch_mask_len"(%3, %7) : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.pub<16 : i64>
+    %13 = "mpc.sub_threshold"(%5, %12) {ratio_den = 8 : i64, ratio_num = 3 : i64} : (!mpc.add<16 : i64>, !mpc.pub<16 : i64>) -> !mpc.add<16 : i64>
+    %14 = "mpc.additive_msb"(%13) : (!mpc.add<16 : i64>) -> !mpc.bits
+    %15 = "mpc.or_tree"(%14) {group = 31 : i64} : (!mpc.bits) -> !mpc.bits
+    %16 = "mpc.and"(%11, %15) : (!mpc.bits, !mpc.bits) -> !mpc.bits
+    %17 = "mpc.append"(%16) : (!mpc.bits) -> !mpc.bits
     "mpc.stage"() {name = "batch_finish"} : () -> ()
-    %20 = "mpc.open"(%19) {to = 0 : i64} : (!mpc.bits) -> !mpc.clear_bits
+    %18 = "mpc.open"(%17) {to = 0 : i64} : (!mpc.bits) -> !mpc.clear_bits
     "mpc.stage"() {name = "finish"} : () -> ()
-    %21 = "mpc.batch_pick"(%20) {width = 1 : i64} : (!mpc.clear_bits) -> !mpc.clear_bits
-    "mpc.output"(%arg0, %21, %arg1) {label = "ids", shape = "ids"} : (i64, !mpc.clear_bits, !mpc.shamir<"gr2">) -> ()
+    %19 = "mpc.batch_pick"(%18) {width = 1 : i64} : (!mpc.clear_bits) -> !mpc.clear_bits
+    "mpc.output"(%arg0, %19, %arg1) {label = "ids", shape = "ids"} : (i64, !mpc.clear_bits, !mpc.shamir<"gr2">) -> ()
     "mpc.emit"(%arg0) : (i64) -> ()
     return
   }

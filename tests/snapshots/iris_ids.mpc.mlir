@@ -11,17 +11,16 @@ module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
     %2 = "mpc.batch_shamir_dot"(%1, %arg1) {code_panel_bytes = 0 : i64, k_chunk_bytes = 4096 : i64, record_panel_bytes = 196608 : i64, tile = [4, 6], tile_codes = 248 : i64} : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.add<16 : i64>
     "mpc.stage"() {name = "chunk"} : () -> ()
     %3 = "mpc.gallery_view"(%arg1) {shares = 0 : i64} : (!mpc.shamir<"gr2">) -> !mpc.shamir<"gr2">
-    %4 = "mpc.reshare"(%2) : (!mpc.add<16 : i64>) -> !mpc.rep<16 : i64>
-    %5 = "mpc.batch_mask_len"(%1, %3) : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.pub<16 : i64>
-    %6 = "mpc.sub_threshold"(%4, %5) {ratio_den = 200 : i64, ratio_num = 69 : i64} : (!mpc.rep<16 : i64>, !mpc.pub<16 : i64>) -> !mpc.rep<16 : i64>
-    %7 = "mpc.msb"(%6) : (!mpc.rep<16 : i64>) -> !mpc.bits
-    %8 = "mpc.or_tree"(%7) {group = 31 : i64} : (!mpc.bits) -> !mpc.bits
-    %9 = "mpc.append"(%8) : (!mpc.bits) -> !mpc.bits
+    %4 = "mpc.batch_mask_len"(%1, %3) : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.pub<16 : i64>
+    %5 = "mpc.sub_threshold"(%2, %4) {ratio_den = 200 : i64, ratio_num = 69 : i64} : (!mpc.add<16 : i64>, !mpc.pub<16 : i64>) -> !mpc.add<16 : i64>
+    %6 = "mpc.additive_msb"(%5) : (!mpc.add<16 : i64>) -> !mpc.bits
+    %7 = "mpc.or_tree"(%6) {group = 31 : i64} : (!mpc.bits) -> !mpc.bits
+    %8 = "mpc.append"(%7) : (!mpc.bits) -> !mpc.bits
     "mpc.stage"() {name = "batch_finish"} : () -> ()
-    %10 = "mpc.open"(%9) {to = 0 : i64} : (!mpc.bits) -> !mpc.clear_bits
+    %9 = "mpc.open"(%8) {to = 0 : i64} : (!mpc.bits) -> !mpc.clear_bits
     "mpc.stage"() {name = "finish"} : () -> ()
-    %11 = "mpc.batch_pick"(%10) {width = 1 : i64} : (!mpc.clear_bits) -> !mpc.clear_bits
-    "mpc.output"(%arg0, %11, %arg1) {label = "ids", shape = "ids"} : (i64, !mpc.clear_bits, !mpc.shamir<"gr2">) -> ()
+    %10 = "mpc.batch_pick"(%9) {width = 1 : i64} : (!mpc.clear_bits) -> !mpc.clear_bits
+    "mpc.output"(%arg0, %10, %arg1) {label = "ids", shape = "ids"} : (i64, !mpc.clear_bits, !mpc.shamir<"gr2">) -> ()
     "mpc.emit"(%arg0) : (i64) -> ()
     return
   }

@@ -77,8 +77,9 @@ pub struct PlanArgs {
     pub malicious: Option<u32>,
     /// What plain-mask comparisons extract the MSB from: additive (AdditiveMSB straight from
     /// the dot products' additive shares: k - 1 AND gates, no reshare) or replicated (reshare,
-    /// then BitExtract: 2k - 3 AND gates). Default: additive under rep3; replicated under
-    /// beaver and with --target cuda (the GPU runs the reshare and BitExtract).
+    /// then BitExtract: 2k - 3 AND gates, one round fewer). Default: the cheaper by the cost
+    /// model under rep3; replicated under beaver and with --target cuda (the GPU runs the
+    /// reshare and BitExtract).
     #[arg(long, value_parser = ["additive", "replicated"])]
     pub msb_input: Option<String>,
 }

@@ -91,7 +91,7 @@ pub fn render(
 
     s.push('\n');
     let cost_model = format!(
-        "Cost model (what chose the sharing and variants): score = {} ns x rounds + {} ns x \
+        "Cost model (what chose the sharing, variants and MSB inputs): score = {} ns x rounds + {} ns x \
          bytes sent + {} ns x multiply-adds, per comparison (a multiply-add of 32-bit words \
          counts 2, of 64-bit words 4); this plan scores {:.1} ns per record.",
         j["cost_model"]["round_weight"],

@@ -60,8 +60,8 @@ pub struct PlanOptions {
     /// `--malicious M` under `fss2`: CSB.Eval* with M normal/trap instances (None: semi-honest).
     pub malicious: Option<u32>,
     /// `--msb-input`: what plain-mask comparisons in Z_2^k extract the MSB from (None: the
-    /// additive shares under `rep3`, replicated shares under `beaver`). `irisc build --target
-    /// cuda` asks for replicated shares: the GPU runs the reshare and BitExtract.
+    /// cheaper by the cost model under `rep3`, replicated shares under `beaver`). `irisc build
+    /// --target cuda` asks for replicated shares: the GPU runs the reshare and BitExtract.
     pub msb_input: Option<MsbInput>,
 }
 
@@ -374,8 +374,9 @@ pub fn choose(
             at: None,
         });
     }
-    // The `beaver` family's circuit starts from the replicated compared value.
-    let msb = match (options.msb_input, beaver) {
+    // What the MSBs may start from: the forced choice, replicated shares under `beaver` (its
+    // circuit starts from the replicated compared value), else the cheaper of the two.
+    let msbs: Vec<MsbInput> = match (options.msb_input, beaver) {
         (Some(MsbInput::Additive), true) => {
             return Err(PlanError {
                 message: "--msb-input additive is the rep3 family's: the `beaver` family's \
@@ -385,9 +386,9 @@ pub fn choose(
                 at: None,
             })
         }
-        (Some(m), _) => m,
-        (None, true) => MsbInput::Replicated,
-        (None, false) => MsbInput::Additive,
+        (Some(m), _) => vec![m],
+        (None, true) => vec![MsbInput::Replicated],
+        (None, false) => MsbInput::ALL.to_vec(),
     };
     if beaver && options.sharing == Some(Sharing::Fp) {
         return Err(PlanError {
@@ -441,7 +442,10 @@ pub fn choose(
             };
             let mut chosen: Option<FhdPlan> = None;
             let mut err: Option<PlanError> = None;
-            for &v in &variants {
+            for (&v, &msb) in variants
+                .iter()
+                .flat_map(|v| msbs.iter().map(move |mi| (v, mi)))
+            {
                 match plan_fhd_site(site, sharing, v, m, msb) {
                     Ok(p) => {
                         if chosen.as_ref().is_none_or(|c| p.cost.score < c.cost.score) {
