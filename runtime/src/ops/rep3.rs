@@ -127,7 +127,16 @@ pub fn sub_threshold(
             return Err(sched("threshold and dot product sizes differ".to_string()));
         }
         let out = on_pair!(z, z, |v, _same| {
-            let (o, _) = sub_from_public(v, &[], ml, &thresholds, party == 0, false, ring_bits, threads);
+            let (o, _) = sub_from_public(
+                v,
+                &[],
+                ml,
+                &thresholds,
+                party == 0,
+                false,
+                ring_bits,
+                threads,
+            );
             RingVec::from(o)
         })?;
         return Ok(Value::Additive(out));
@@ -234,7 +243,9 @@ pub fn additive_msb(cx: &mut Ctx<'_>, src: &Value, ring_bits: u32) -> Result<Val
         }
     }
     let (net, prss) = (&mut *cx.net, &mut *cx.prss);
-    let bits = on_pair!(z, z, |v, _same| protocol::additive_msb(net, prss, v, ring_bits)?)?;
+    let bits = on_pair!(z, z, |v, _same| protocol::additive_msb(
+        net, prss, v, ring_bits
+    )?)?;
     cx.rounds += protocol::additive_msb::rounds(ring_bits);
     Ok(Value::Bits(bits))
 }

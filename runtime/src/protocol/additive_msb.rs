@@ -84,6 +84,20 @@ pub fn additive_msb<T: RingElem>(
         Ok(v)
     };
 
+    // A value this party alone knows, input as binary shares by one message: the component the
+    // next party must hold is the value ⊕ the stream shared with the previous party (which holds
+    // that stream as its own component); the third component is zero. Returns (sent, stream).
+    let input = |net: &mut dyn Transport, prss: &mut Prss, v: &[T]| {
+        let mut m: Vec<u64> = prss.with_prev(planes * w);
+        clear_tails(&mut m);
+        let mut c = bit_planes_flat(v, planes);
+        for (c, &m) in c.iter_mut().zip(&m) {
+            *c ^= m;
+        }
+        clear_tails(&mut c);
+        send_elems(net, to, &c).map(|()| (c, m))
+    };
+
     // Step 1 and the inputs. Each operand as (own, prev) components, planes * w words each.
     let zeros = || vec![0u64; planes * w];
     let ((a_own, a_prev), (b_own, b_prev)) = match party {
@@ -103,15 +117,8 @@ pub fn additive_msb<T: RingElem>(
         1 => {
             let u: Vec<T> = recv_elems(net, from, n, "AdditiveMSB masked share")?;
             let a: Vec<T> = z.iter().zip(&u).map(|(&x, &u)| x.wrapping_add(u)).collect();
-            // a: component 1 = a ⊕ (the stream shared with party 0) goes to party 2.
-            let mut m: Vec<u64> = prss.with_prev(planes * w);
-            clear_tails(&mut m);
-            let mut c1 = bit_planes_flat(&a, planes);
-            for (c, &m) in c1.iter_mut().zip(&m) {
-                *c ^= m;
-            }
-            clear_tails(&mut c1);
-            send_elems(net, to, &c1)?;
+            // a: component 1 goes to party 2; component 0 is the stream with party 0.
+            let (c1, m) = input(net, prss, &a)?;
             // b: component 1 is the stream shared with party 2, component 0 is zero.
             let mut m2: Vec<u64> = prss.with_next(planes * w);
             clear_tails(&mut m2);
@@ -120,15 +127,8 @@ pub fn additive_msb<T: RingElem>(
         _ => {
             let r: Vec<T> = prss.with_next(n);
             let b: Vec<T> = z.iter().zip(&r).map(|(&x, &r)| x.wrapping_sub(r)).collect();
-            // b: component 2 = b ⊕ (the stream shared with party 1) goes to party 0.
-            let mut m: Vec<u64> = prss.with_prev(planes * w);
-            clear_tails(&mut m);
-            let mut c2 = bit_planes_flat(&b, planes);
-            for (c, &m) in c2.iter_mut().zip(&m) {
-                *c ^= m;
-            }
-            clear_tails(&mut c2);
-            send_elems(net, to, &c2)?;
+            // b: component 2 goes to party 0; component 1 is the stream with party 1.
+            let (c2, m) = input(net, prss, &b)?;
             // a: component 2 is zero, component 1 comes from party 1.
             let a_prev = recv_planes(net, "AdditiveMSB input a")?;
             ((zeros(), a_prev), (c2, m))
@@ -138,12 +138,24 @@ pub fn additive_msb<T: RingElem>(
     let top = planes - 1;
     let plane = |j: usize| j * w..(j + 1) * w;
     let xor3 = |x: &[u64], y: &[u64], c: &[u64]| -> Vec<u64> {
-        x.iter().zip(y).zip(c).map(|((x, y), c)| x ^ y ^ c).collect()
+        x.iter()
+            .zip(y)
+            .zip(c)
+            .map(|((x, y), c)| x ^ y ^ c)
+            .collect()
     };
     if top == 0 {
         let t = plane(0);
-        let o = a_own[t.clone()].iter().zip(&b_own[t.clone()]).map(|(x, y)| x ^ y).collect();
-        let p = a_prev[t.clone()].iter().zip(&b_prev[t]).map(|(x, y)| x ^ y).collect();
+        let o = a_own[t.clone()]
+            .iter()
+            .zip(&b_own[t.clone()])
+            .map(|(x, y)| x ^ y)
+            .collect();
+        let p = a_prev[t.clone()]
+            .iter()
+            .zip(&b_prev[t])
+            .map(|(x, y)| x ^ y)
+            .collect();
         return Ok(BitShares::from_words(o, p, n));
     }
 
@@ -155,8 +167,14 @@ pub fn additive_msb<T: RingElem>(
     let (mut co, mut cp) = (vec![0u64; w], vec![0u64; w]);
     let and_round = |i: usize, co: &mut [u64], cp: &[u64], a: usize, b: usize| -> Vec<u64> {
         let r = plane(i);
-        let (ao, ap) = (&a_own[r.start + a..r.start + b], &a_prev[r.start + a..r.start + b]);
-        let (bo, bp) = (&b_own[r.start + a..r.start + b], &b_prev[r.start + a..r.start + b]);
+        let (ao, ap) = (
+            &a_own[r.start + a..r.start + b],
+            &a_prev[r.start + a..r.start + b],
+        );
+        let (bo, bp) = (
+            &b_own[r.start + a..r.start + b],
+            &b_prev[r.start + a..r.start + b],
+        );
         let al = &alpha[i * w + a..i * w + b];
         let (co, cp) = (&mut co[a..b], &cp[a..b]);
         let mut zs = Vec::with_capacity(b - a);
@@ -229,7 +247,12 @@ mod tests {
 
     /// The MSB of every value opens to bit k − 1 of the value mod 2^k, computed here from the
     /// plain value; messages and bytes are the module's count.
-    fn check<T: RingElem>(values: &[u64], k: u32, seed: u64, chunk: usize) -> Result<(), TestCaseError> {
+    fn check<T: RingElem>(
+        values: &[u64],
+        k: u32,
+        seed: u64,
+        chunk: usize,
+    ) -> Result<(), TestCaseError> {
         let mut rng = ChaCha12Rng::seed_from_u64(seed);
         let shares = deal::<T>(values, k, &mut rng);
         let runs = run_protocol(shares, move |net, prss, z: &Vec<T>| {
@@ -238,15 +261,30 @@ mod tests {
             crate::protocol::set_chunk_elems(0);
             out.unwrap()
         });
-        let got = reconstruct_bits(&[runs[0].out.clone(), runs[1].out.clone(), runs[2].out.clone()]);
-        let want: Vec<bool> = values.iter().map(|&v| (v & mask(k)) >> (k - 1) & 1 == 1).collect();
+        let got = reconstruct_bits(&[
+            runs[0].out.clone(),
+            runs[1].out.clone(),
+            runs[2].out.clone(),
+        ]);
+        let want: Vec<bool> = values
+            .iter()
+            .map(|&v| (v & mask(k)) >> (k - 1) & 1 == 1)
+            .collect();
         prop_assert_eq!(got, Some(want), "k = {}", k);
         let n = values.len();
         let w = words_for(n) as u64;
-        let chunks = if chunk == 0 { 1 } else { (w as usize).div_ceil(chunk.div_ceil(64)).max(1) as u64 };
+        let chunks = if chunk == 0 {
+            1
+        } else {
+            (w as usize).div_ceil(chunk.div_ceil(64)).max(1) as u64
+        };
         let ands = and_gates(k);
         for (p, r) in runs.iter().enumerate() {
-            let input = if p == 0 { n as u64 * std::mem::size_of::<T>() as u64 } else { u64::from(k) * w * 8 };
+            let input = if p == 0 {
+                n as u64 * std::mem::size_of::<T>() as u64
+            } else {
+                u64::from(k) * w * 8
+            };
             if w == 0 {
                 prop_assert_eq!((r.messages, r.bytes), (0, 0), "party {} k {}", p, k);
                 continue;

@@ -76,7 +76,8 @@ impl Plan {
                 Ok(0) | Err(_) => crate::analysis::approx::DEFAULT_M,
                 Ok(m) => m,
             };
-            let p = plan_fhd_site(site, sharing, r.variant, m, r.msb_input).map_err(|e| e.message)?;
+            let p =
+                plan_fhd_site(site, sharing, r.variant, m, r.msb_input).map_err(|e| e.message)?;
             let agrees = i64::from(p.compare_ring) == r.ring_bits
                 && i64::from(p.dot_ring) == r.dot_ring
                 && i64::from(p.ml_ring.unwrap_or(p.dot_ring)) == r.ml_ring

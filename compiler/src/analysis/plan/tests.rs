@@ -162,7 +162,11 @@ fn public_masks_take_plain_mask_at_lemma1_ring() {
     let f = only_fhd(&plan(&deployed(MaskKind::Public), &o).unwrap()).clone();
     assert_eq!(f.msb_input, MsbInput::Replicated);
     let gr_rep = score(16.0, 2.0 + 29.0 / 8.0, l);
-    assert!((f.cost.score - gr_rep).abs() < 1e-9, "{} vs {gr_rep}", f.cost.score);
+    assert!(
+        (f.cost.score - gr_rep).abs() < 1e-9,
+        "{} vs {gr_rep}",
+        f.cost.score
+    );
     // Under beaver the circuit starts from replicated shares; additive is refused there.
     let o = PlanOptions {
         protocol: Some(irisc_runtime::vocab::Protocol::Beaver),
