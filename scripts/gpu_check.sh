@@ -97,7 +97,9 @@ inputs_of() {
 mixed() {
     local program=examples/small_ids.irs M="$WORK/mixed"
     mkdir -p "$M"
-    "$IRISC" build "$program" -o "$M/cpu" --quiet || return 1
+    # A CUDA build keeps the reshare and BitExtract (the GPU runs them); the CPU party is built
+    # to the same protocol (a CPU build's default is AdditiveMSB, refused at connect otherwise).
+    "$IRISC" build "$program" --msb-input replicated -o "$M/cpu" --quiet || return 1
     "$IRISC" build "$program" --target "$TARGET" -o "$M/gpu" --quiet || return 1
     "$IRISC" keys -o "$M/keys" >/dev/null || return 1
     "$IRISC" share --program "$program" --input "db=$D/small_db.ndjson" --input "q=$D/small_q.ndjson" -o "$M/shares" >/dev/null || return 1

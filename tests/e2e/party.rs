@@ -232,6 +232,36 @@ fn a_party_built_with_another_schedule_is_named_at_connect() {
     );
 }
 
+/// A party built with the other MSB input runs another comparison protocol: refused at
+/// connect, the differing comparison named. (`small_ids` over rep3 compares in Z_2^10, where
+/// the cost model keeps the reshare and BitExtract; the odd party takes AdditiveMSB.)
+#[test]
+fn a_party_built_with_another_msb_input_is_named_at_connect() {
+    let additive = |dir: &std::path::Path| {
+        let other = dir.join("prog-additive");
+        common::irisc_ok(&[
+            "build",
+            small().to_str().unwrap(),
+            "-o",
+            other.to_str().unwrap(),
+            common::PLAN[0],
+            common::PLAN[1],
+            "--msb-input",
+            "additive",
+        ]);
+        vec![Some(other), None, None]
+    };
+    refused_at_connect_built(
+        additive,
+        [&[], &[], &[]],
+        &[
+            "the parties must agree on the comparisons' protocols",
+            "msb from replicated",
+            "msb from additive",
+        ],
+    );
+}
+
 #[test]
 fn a_party_that_cannot_load_its_inputs_tells_its_peers_at_once() {
     let setup = common::setup(&small());

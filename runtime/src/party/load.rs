@@ -699,6 +699,10 @@ impl Inputs {
                 format!("{} {}", manifest.program, manifest.fingerprint),
             )
             .field(
+                "the comparisons' protocols (irisc build --sharing, --variant, --msb-input)",
+                comparison_protocols(manifest),
+            )
+            .field(
                 "the query batch (queries)",
                 // A serving party's queries come batch by batch, agreed on per batch.
                 if self.serving {
@@ -1095,5 +1099,35 @@ impl crate::serve::Galleries for Inputs {
             .iter()
             .filter_map(|l| l.source.as_deref())
             .any(|p| store::deleted::read(p).is_ok_and(|d| d.contains(&id)))
+    }
+}
+
+/// How each comparison of the program is computed, as its build recorded it (`irisc explain`):
+/// sharing, variant, comparison ring and MSB input per comparison. Parties built from the same
+/// source with other choices (`--msb-input` differs between a CPU and a GPU build by default)
+/// would exchange messages of another protocol; the hello names the difference instead.
+pub fn comparison_protocols(manifest: &Manifest) -> String {
+    let Some(comparisons) = manifest.explain["comparisons"].as_array() else {
+        return "none".into();
+    };
+    let one = |c: &serde_json::Value| -> String {
+        let word = |k: &str| match &c[k] {
+            serde_json::Value::String(s) => s.clone(),
+            serde_json::Value::Null => "-".into(),
+            other => other.to_string(),
+        };
+        format!(
+            "{} {} ring {} msb from {}",
+            word("sharing"),
+            word("variant"),
+            word("compare_ring"),
+            word("msb_input")
+        )
+    };
+    let all: Vec<String> = comparisons.iter().map(one).collect();
+    if all.is_empty() {
+        "none".into()
+    } else {
+        all.join("; ")
     }
 }

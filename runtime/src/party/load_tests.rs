@@ -612,6 +612,10 @@ fn batches_zips_and_session_bytes() {
     let s = ins[1].session_bytes(&m, settings());
     let mut want = settings()
         .field("program", format!("{} fp", m.program))
+        .field(
+            "the comparisons' protocols (irisc build --sharing, --variant, --msb-input)",
+            "none",
+        )
         .field("the query batch (queries)", 2);
     for (name, seed) in [("left", 61u64), ("right", 65), ("ql", 62)] {
         let mut id = [0u8; 16];
@@ -747,4 +751,23 @@ fn gallery_stores_load_as_their_share_files_do() {
             );
         }
     }
+}
+
+/// The hello names each comparison's protocol as its build recorded it, so two builds of one
+/// source that compare differently (`--msb-input`) are told apart before any message.
+#[test]
+fn the_comparisons_protocols_are_read_from_the_explain_document() {
+    let mut m = manifest(Vec::new());
+    m.explain = serde_json::json!({ "comparisons": [
+        { "kind": "fhd", "sharing": "gr2", "variant": "plain-mask", "compare_ring": 16, "msb_input": "additive" },
+        { "kind": "fhd", "sharing": "gr2", "variant": "plain-mask", "compare_ring": 16, "msb_input": "replicated" },
+        { "kind": "cosine", "sharing": "rep3", "ring": 40 }
+    ]});
+    assert_eq!(
+        comparison_protocols(&m),
+        "gr2 plain-mask ring 16 msb from additive; gr2 plain-mask ring 16 msb from replicated; \
+         rep3 - ring - msb from -"
+    );
+    m.explain = serde_json::json!({});
+    assert_eq!(comparison_protocols(&m), "none");
 }
