@@ -67,16 +67,23 @@ pub struct Setup {
 pub const PLAN: [&str; 2] = ["--sharing", "rep3"];
 
 pub fn setup(program: &Path) -> Setup {
+    setup_with(program, &[])
+}
+
+/// [`setup`] with `extra` choices of the build after [`PLAN`] (e.g. `--msb-input additive`).
+pub fn setup_with(program: &Path, extra: &[&str]) -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let exe = dir.path().join("prog");
-    irisc_ok(&[
+    let mut args = vec![
         "build",
         program.to_str().unwrap(),
         "-o",
         exe.to_str().unwrap(),
         PLAN[0],
         PLAN[1],
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    irisc_ok(&args);
     let keys = dir.path().join("keys");
     irisc_ok(&[
         "keys",
