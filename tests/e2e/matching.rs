@@ -51,6 +51,26 @@ fn output_party(outs: &[std::process::Output], party: usize) -> Vec<serde_json::
     common::stdout_json(&outs[party])
 }
 
+/// A random small gallery with pairs just below, at and above the threshold under rotation,
+/// run by `setup`'s build of `small_ids` on 1 to 3 kernel threads per party (the gallery cut
+/// into uneven chunks): the ids the output party prints equal Algorithm 1's.
+fn ids_equal_plaintext(
+    setup: &Setup,
+    seed: u64,
+    n_random: usize,
+    queries: usize,
+) -> Result<(), TestCaseError> {
+    let (gallery, qs) = data::edge_case_set(seed, 256, n_random, queries, 3, 8, 2);
+    prop_assume!(!gallery.is_empty());
+    let db = setup.share(&small_ids(), "--db", "db", &gallery);
+    let q = setup.share(&small_ids(), "--query", "query", &qs);
+    let threads = (1 + seed % 3).to_string();
+    let outs = setup.run_three(&db, &q, &["--timeout", "20", "--threads", &threads]);
+    let got = output_party(&outs, 0);
+    prop_assert_eq!(got, plain(setup, &small_ids()));
+    Ok(())
+}
+
 static IDS: OnceLock<Setup> = OnceLock::new();
 static IDS_ADDITIVE: OnceLock<Setup> = OnceLock::new();
 static ANY: OnceLock<Setup> = OnceLock::new();
@@ -63,15 +83,7 @@ proptest! {
     #[test]
     fn ids_equal_plaintext_definition(seed in any::<u64>(), n_random in 0usize..12, queries in 1usize..4) {
         let setup = IDS.get_or_init(|| common::setup(&small_ids()));
-        let (gallery, qs) = data::edge_case_set(seed, 256, n_random, queries, 3, 8, 2);
-        prop_assume!(!gallery.is_empty());
-        let db = setup.share(&small_ids(), "--db", "db", &gallery);
-        let q = setup.share(&small_ids(), "--query", "query", &qs);
-        // 1 to 3 kernel threads per party: the gallery is cut into uneven chunks.
-        let threads = (1 + seed % 3).to_string();
-        let outs = setup.run_three(&db, &q, &["--timeout", "20", "--threads", &threads]);
-        let got = output_party(&outs, 0);
-        prop_assert_eq!(got, plain(setup, &small_ids()));
+        ids_equal_plaintext(setup, seed, n_random, queries)?;
     }
 
     /// The same with AdditiveMSB forced (`--msb-input additive`; at this program's Z_2^10 the
@@ -80,14 +92,7 @@ proptest! {
     #[test]
     fn ids_from_additive_msb_equal_plaintext_definition(seed in any::<u64>(), n_random in 0usize..12, queries in 1usize..4) {
         let setup = IDS_ADDITIVE.get_or_init(|| common::setup_with(&small_ids(), &["--msb-input", "additive"]));
-        let (gallery, qs) = data::edge_case_set(seed, 256, n_random, queries, 3, 8, 2);
-        prop_assume!(!gallery.is_empty());
-        let db = setup.share(&small_ids(), "--db", "db", &gallery);
-        let q = setup.share(&small_ids(), "--query", "query", &qs);
-        let threads = (1 + seed % 3).to_string();
-        let outs = setup.run_three(&db, &q, &["--timeout", "20", "--threads", &threads]);
-        let got = output_party(&outs, 0);
-        prop_assert_eq!(got, plain(setup, &small_ids()));
+        ids_equal_plaintext(setup, seed, n_random, queries)?;
     }
 
     /// The one-bit form: the OR over every record and rotation, revealed to party 1.

@@ -206,24 +206,33 @@ fn mismatched_record_chunk_is_named_at_connect() {
     );
 }
 
+/// `small_ids` built into `dir/name` with the tests' choices and `extra` ones.
+fn build_other(dir: &std::path::Path, name: &str, extra: &[&str]) -> std::path::PathBuf {
+    let (other, program) = (dir.join(name), small());
+    let mut args = vec![
+        "build",
+        program.to_str().unwrap(),
+        "-o",
+        other.to_str().unwrap(),
+        common::PLAN[0],
+        common::PLAN[1],
+    ];
+    args.extend_from_slice(extra);
+    common::irisc_ok(&args);
+    other
+}
+
 /// The parties agree on the `mpc` module they were built from (its digest), not on the backend:
 /// a party built with another query batch runs another schedule and is refused at connect. (A
 /// CPU party with GPU parties of one module runs: `scripts/gpu_check.sh`, step 2.)
 #[test]
 fn a_party_built_with_another_schedule_is_named_at_connect() {
     let batch2 = |dir: &std::path::Path| {
-        let other = dir.join("prog-batch2");
-        common::irisc_ok(&[
-            "build",
-            small().to_str().unwrap(),
-            "-o",
-            other.to_str().unwrap(),
-            common::PLAN[0],
-            common::PLAN[1],
-            "--query-batch",
-            "2",
-        ]);
-        vec![None, Some(other), None]
+        vec![
+            None,
+            Some(build_other(dir, "prog-batch2", &["--query-batch", "2"])),
+            None,
+        ]
     };
     refused_at_connect_built(
         batch2,
@@ -238,18 +247,15 @@ fn a_party_built_with_another_schedule_is_named_at_connect() {
 #[test]
 fn a_party_built_with_another_msb_input_is_named_at_connect() {
     let additive = |dir: &std::path::Path| {
-        let other = dir.join("prog-additive");
-        common::irisc_ok(&[
-            "build",
-            small().to_str().unwrap(),
-            "-o",
-            other.to_str().unwrap(),
-            common::PLAN[0],
-            common::PLAN[1],
-            "--msb-input",
-            "additive",
-        ]);
-        vec![Some(other), None, None]
+        vec![
+            Some(build_other(
+                dir,
+                "prog-additive",
+                &["--msb-input", "additive"],
+            )),
+            None,
+            None,
+        ]
     };
     refused_at_connect_built(
         additive,

@@ -146,8 +146,22 @@ fn rep3_dot<'c>(
     at: Location<'c>,
 ) -> Result<(Handle, Handle, Handle), PassError> {
     let (add, x, y) = rep3_dot_additive(e, (q, r), part, k, code_bits, at)?;
-    let rep = e.op1_memo("mpc.reshare", at, &[add], &[], &format!("!mpc.rep<{k}>"))?;
-    Ok((rep, x, y))
+    Ok((reshared(e, Sharing::Rep3, add, k, at)?, x, y))
+}
+
+/// The replicated shares of additive dot products (memoised: one reshare per dot product).
+fn reshared<'c>(
+    e: &mut Emitter<'c>,
+    sharing: Sharing,
+    add: Handle,
+    k: i64,
+    at: Location<'c>,
+) -> Result<Handle, PassError> {
+    if sharing == Sharing::Fp {
+        e.op1_memo("mpc.reshare_p", at, &[add], &[], "!mpc.rep_p")
+    } else {
+        e.op1_memo("mpc.reshare", at, &[add], &[], &format!("!mpc.rep<{k}>"))
+    }
 }
 
 /// The Shamir dot product of a part as additive shares: Z_2^16 for Galois rings, F_p for `fp`.
@@ -178,11 +192,7 @@ fn shamir_dot<'c>(
     at: Location<'c>,
 ) -> Result<(Handle, Handle, Handle), PassError> {
     let (add, x, y) = shamir_dot_additive(e, c, (q, r), part, at)?;
-    let rep = if c.sharing == Sharing::Fp {
-        e.op1_memo("mpc.reshare_p", at, &[add], &[], "!mpc.rep_p")?
-    } else {
-        e.op1_memo("mpc.reshare", at, &[add], &[], "!mpc.rep<16>")?
-    };
+    let rep = reshared(e, c.sharing, add, 16, at)?;
     Ok((rep, x, y))
 }
 
@@ -210,14 +220,10 @@ fn plain_mask<'c>(
     if additive && c.sharing == Sharing::Fp {
         return Err(fail("AdditiveMSB is over Z_2^k; F_p comparisons end mod p"));
     }
-    let (dot, x, y, k) = match c.sharing {
-        Sharing::Rep3 if additive => {
-            let (dot, x, y) = rep3_dot_additive(e, (q, r), PART_CODE, c.ring, c.code_bits, at)?;
-            (dot, x, y, c.ring)
-        }
+    let (add, x, y, k) = match c.sharing {
         Sharing::Rep3 => {
-            let (dot, x, y) = rep3_dot(e, (q, r), PART_CODE, c.ring, c.code_bits, at)?;
-            (dot, x, y, c.ring)
+            let (add, x, y) = rep3_dot_additive(e, (q, r), PART_CODE, c.ring, c.code_bits, at)?;
+            (add, x, y, c.ring)
         }
         Sharing::Gr2 | Sharing::Gr4 if c.ring != 16 => {
             return Err(fail(format!(
@@ -225,14 +231,15 @@ fn plain_mask<'c>(
                 c.ring
             )))
         }
-        _ if additive => {
-            let (dot, x, y) = shamir_dot_additive(e, c, (q, r), PART_CODE, at)?;
-            (dot, x, y, 16)
-        }
         _ => {
-            let (dot, x, y) = shamir_dot(e, c, (q, r), PART_CODE, at)?;
-            (dot, x, y, 16)
+            let (add, x, y) = shamir_dot_additive(e, c, (q, r), PART_CODE, at)?;
+            (add, x, y, 16)
         }
+    };
+    let dot = if additive {
+        add
+    } else {
+        reshared(e, c.sharing, add, k, at)?
     };
     let ml = e.op1_memo("mpc.mask_len", at, &[x, y], &[], &format!("!mpc.pub<{k}>"))?;
     let attrs = [e.int("ratio_num", c.num), e.int("ratio_den", c.den)];
