@@ -124,13 +124,40 @@ unsafe fn fill_popcnt(q: &[u64], g: &[u64], w: usize, out: &mut [u64]) {
     fill(q, g, w, out)
 }
 
-/// Records per block of the AVX-512 variant: each query mask word loaded once serves this
-/// many records (4 accumulators), which the loop's loads, not its popcounts, otherwise limit.
+/// The AVX-512 variant's register tile: this many records by [`CODE_BLOCK`] codes, one
+/// accumulator per pair (12 of the 32 vector registers). Each gallery word loaded serves two
+/// codes and each query word six records, so the loop is bound by its popcounts, not its
+/// loads. Measured at 200-word masks, 248 codes (one core, Zen 5): 8.7 ns per pair for 4 x 1,
+/// 6.0 for 4 x 2, 5.7 for 6 x 2 and 5 x 2, 6.0 for 8 x 2, 6.2 for 4 x 4. A carry-save
+/// (Harley-Seal) count, which trades popcounts for ternary-logic ops, ran at 9.8.
 #[cfg(target_arch = "x86_64")]
-const RECORD_BLOCK: usize = 4;
+const RECORD_BLOCK: usize = 6;
+/// See [`RECORD_BLOCK`].
+#[cfg(target_arch = "x86_64")]
+const CODE_BLOCK: usize = 2;
 
-/// [`fill`] with AVX-512 intrinsics, blocked over [`RECORD_BLOCK`] records; the records left
-/// over go through [`fill`] (compiled here with the same features).
+/// One 8-word step of a tile: `load` reads the step's words of a mask.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn tile_step(
+    acc: &mut [[std::arch::x86_64::__m512i; CODE_BLOCK]; RECORD_BLOCK],
+    rows: &[&[u64]; RECORD_BLOCK],
+    codes: &[&[u64]; CODE_BLOCK],
+    load: impl Fn(&[u64]) -> std::arch::x86_64::__m512i,
+) {
+    use std::arch::x86_64::*;
+    let qv = codes.map(&load);
+    for (row_acc, row) in acc.iter_mut().zip(rows) {
+        let gv = load(row);
+        for (a, qv) in row_acc.iter_mut().zip(&qv) {
+            // SAFETY: called from `fill_avx512`, on a CPU with AVX-512F and VPOPCNTDQ.
+            *a = unsafe { _mm512_add_epi64(*a, _mm512_popcnt_epi64(_mm512_and_si512(*qv, gv))) };
+        }
+    }
+}
+
+/// [`fill`] with AVX-512 intrinsics over [`RECORD_BLOCK`] x [`CODE_BLOCK`] tiles; the codes
+/// and records left over go through [`fill`] (compiled here with the same features).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,popcnt")]
 unsafe fn fill_avx512(q: &[u64], g: &[u64], w: usize, out: &mut [u64]) {
@@ -139,36 +166,42 @@ unsafe fn fill_avx512(q: &[u64], g: &[u64], w: usize, out: &mut [u64]) {
     let g_count = g.len() / w;
     let (full, rem) = (w / 8, w % 8);
     let tail: __mmask8 = ((1u32 << rem) - 1) as u8;
-    let blocked = g_count - g_count % RECORD_BLOCK;
-    for r in (0..blocked).step_by(RECORD_BLOCK) {
+    let blocked_records = g_count - g_count % RECORD_BLOCK;
+    let blocked_codes = q_count - q_count % CODE_BLOCK;
+    for r in (0..blocked_records).step_by(RECORD_BLOCK) {
         let rows: [&[u64]; RECORD_BLOCK] =
             std::array::from_fn(|k| &g[(r + k) * w..(r + k + 1) * w]);
-        for (c, qm) in q.chunks_exact(w).enumerate() {
-            let mut acc = [_mm512_setzero_si512(); RECORD_BLOCK];
-            // SAFETY: every load reads words i·8 .. i·8 + 8 < w of a mask of w words (the
+        for c in (0..blocked_codes).step_by(CODE_BLOCK) {
+            let codes: [&[u64]; CODE_BLOCK] =
+                std::array::from_fn(|k| &q[(c + k) * w..(c + k + 1) * w]);
+            let mut acc = [[_mm512_setzero_si512(); CODE_BLOCK]; RECORD_BLOCK];
+            // SAFETY: every load reads words i·8 .. i·8 + 8 <= w of a mask of w words (the
             // tail only the `rem` words the mask keeps), and the CPU has these features.
             unsafe {
                 for i in 0..full {
-                    let qv = _mm512_loadu_si512(qm.as_ptr().add(i * 8).cast());
-                    for (a, row) in acc.iter_mut().zip(&rows) {
-                        let gv = _mm512_loadu_si512(row.as_ptr().add(i * 8).cast());
-                        *a = _mm512_add_epi64(*a, _mm512_popcnt_epi64(_mm512_and_si512(qv, gv)));
-                    }
+                    tile_step(&mut acc, &rows, &codes, |m| {
+                        _mm512_loadu_si512(m.as_ptr().add(i * 8).cast())
+                    });
                 }
                 if rem > 0 {
-                    let qv = _mm512_maskz_loadu_epi64(tail, qm.as_ptr().add(full * 8).cast());
-                    for (a, row) in acc.iter_mut().zip(&rows) {
-                        let gv = _mm512_maskz_loadu_epi64(tail, row.as_ptr().add(full * 8).cast());
-                        *a = _mm512_add_epi64(*a, _mm512_popcnt_epi64(_mm512_and_si512(qv, gv)));
-                    }
+                    tile_step(&mut acc, &rows, &codes, |m| {
+                        _mm512_maskz_loadu_epi64(tail, m.as_ptr().add(full * 8).cast())
+                    });
                 }
             }
-            for (k, a) in acc.iter().enumerate() {
-                out[(r + k) * q_count + c] = _mm512_reduce_add_epi64(*a) as u64;
+            for (k, row_acc) in acc.iter().enumerate() {
+                for (j, a) in row_acc.iter().enumerate() {
+                    out[(r + k) * q_count + c + j] = _mm512_reduce_add_epi64(*a) as u64;
+                }
             }
         }
+        // The codes left over, record by record.
+        for (k, row) in rows.iter().enumerate().filter(|_| blocked_codes < q_count) {
+            let at = (r + k) * q_count;
+            fill(&q[blocked_codes * w..], row, w, &mut out[at + blocked_codes..at + q_count]);
+        }
     }
-    fill(q, &g[blocked * w..], w, &mut out[blocked * q_count..]);
+    fill(q, &g[blocked_records * w..], w, &mut out[blocked_records * q_count..]);
 }
 
 #[cfg(test)]
@@ -219,7 +252,7 @@ mod tests {
         fn every_variant_counts_like_the_definition(
             w in 0usize..=27,
             q_count in 0usize..=33,
-            g_count in 0usize..=9,
+            g_count in 0usize..=14,
             seed in any::<u64>(),
             kinds in (0u8..4, 0u8..4),
         ) {
