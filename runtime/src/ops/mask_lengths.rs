@@ -198,10 +198,20 @@ unsafe fn fill_avx512(q: &[u64], g: &[u64], w: usize, out: &mut [u64]) {
         // The codes left over, record by record.
         for (k, row) in rows.iter().enumerate().filter(|_| blocked_codes < q_count) {
             let at = (r + k) * q_count;
-            fill(&q[blocked_codes * w..], row, w, &mut out[at + blocked_codes..at + q_count]);
+            fill(
+                &q[blocked_codes * w..],
+                row,
+                w,
+                &mut out[at + blocked_codes..at + q_count],
+            );
         }
     }
-    fill(q, &g[blocked_records * w..], w, &mut out[blocked_records * q_count..]);
+    fill(
+        q,
+        &g[blocked_records * w..],
+        w,
+        &mut out[blocked_records * q_count..],
+    );
 }
 
 #[cfg(test)]

@@ -317,16 +317,7 @@ fn load_store(
     // reset replaced: of the records with one id, the last one appended is the live one.
     let deleted = store::deleted::read(path).map_err(input_err)?;
     let mut masks = masks;
-    let mut deleted_rows = superseded_rows(&ids);
-    if !deleted.is_empty() {
-        let gone: std::collections::HashSet<u64> = deleted.iter().copied().collect();
-        deleted_rows.extend(
-            ids.iter()
-                .enumerate()
-                .filter(|(_, id)| gone.contains(id))
-                .map(|(r, _)| r),
-        );
-    }
+    let deleted_rows = dead_rows(&ids, &deleted);
     if spec.mask == InputMask::Public {
         let words = per.div_ceil(64);
         for &r in &deleted_rows {
@@ -419,6 +410,159 @@ fn load_store(
         source: Some(path.to_path_buf()),
         deleted: deleted_digest,
     })
+}
+
+/// [`Inputs::reload_store`]'s fast path: brings `loaded` (a gallery from its store) in line with
+/// the store after this process appended to it or deleted from it. The new records are checked
+/// against the records checksum and appended ([`Store::open_extending`]); the rows deleted or
+/// replaced so far get shares of 0 (and an empty public mask), as [`load_store`] gives them.
+/// `false`, changing nothing, when the store cannot be read this way (fewer records than
+/// loaded, a checksum that does not add up) or the gallery is still shared with a running scan.
+fn extend_from_store(loaded: &mut LoadedInput, party: usize) -> Result<bool, RuntimeError> {
+    let Some(path) = loaded.source.clone() else {
+        return Ok(false);
+    };
+    let known = store::RecordsSum(loaded.header.body_hash);
+    let Some(store) = Store::open_extending(&path, loaded.header.count, &known)
+        .map_err(|e| input_err(e.to_string()))?
+    else {
+        return Ok(false);
+    };
+    store
+        .check_compatible(&store_expected(&loaded.spec, party as u8))
+        .map_err(|e| input_err(e.to_string()))?;
+    let (old, count) = (loaded.header.count as usize, store.len());
+    let per = loaded.header.elements_per_record() as usize;
+    let words = per.div_ceil(64);
+    let public = loaded.spec.mask == InputMask::Public;
+    let ids = store.ids();
+    let new_masks: Vec<u64> = if public {
+        (old..count)
+            .filter_map(|i| store.record(i))
+            .flat_map(|r| {
+                r.mask.chunks(8).map(|c| {
+                    let mut w = [0u8; 8];
+                    w[..c.len()].copy_from_slice(c);
+                    u64::from_le_bytes(w)
+                })
+            })
+            .collect()
+    } else {
+        vec![u64::MAX; (count - old) * words]
+    };
+    let deleted = store::deleted::read(&path).map_err(input_err)?;
+    let dead = dead_rows(&ids, &deleted);
+    match &mut loaded.stored {
+        Stored::Rep3(codes) => {
+            let Some(codes) = Arc::get_mut(codes) else {
+                return Ok(false);
+            };
+            let k = loaded.header.ring_bits;
+            let bad = || {
+                input_err(format!(
+                    "{}: the ring Z_2^{k} is not supported",
+                    path.display()
+                ))
+            };
+            let n = (count - old) * per;
+            let (mut own, mut prev) = (
+                RingVec::with_capacity(k, n).ok_or_else(bad)?,
+                RingVec::with_capacity(k, n).ok_or_else(bad)?,
+            );
+            for r in (old..count).filter_map(|i| store.record(i)) {
+                match r.shares {
+                    store::Shares::Rep3U16 { own: o, prev: p } => {
+                        own.extend_u16(o);
+                        prev.extend_u16(p);
+                    }
+                    store::Shares::Rep3U32 { own: o, prev: p } => {
+                        own.extend_u32(o);
+                        prev.extend_u32(p);
+                    }
+                    store::Shares::Rep3U64 { own: o, prev: p } => {
+                        own.extend_u64(o);
+                        prev.extend_u64(p);
+                    }
+                    store::Shares::Shamir(_) => return Err(bad()),
+                }
+            }
+            let tail = Codes::from_components(own, prev, count - old, per, Vec::new(), Vec::new());
+            if !(codes.a.append(tail.a) && codes.b.append(tail.b)) {
+                return Err(bad());
+            }
+            codes.count = count;
+            codes.ids = ids;
+            codes.masks.extend_from_slice(&new_masks);
+            for &r in &dead {
+                codes.a.zero(r * per..(r + 1) * per);
+                codes.b.zero(r * per..(r + 1) * per);
+                if public {
+                    codes.masks[r * words..(r + 1) * words].fill(0);
+                }
+            }
+        }
+        Stored::Shamir(codes) => {
+            let Some(codes) = Arc::get_mut(codes) else {
+                return Ok(false);
+            };
+            let Some(all) = store.shamir_words() else {
+                return Ok(false);
+            };
+            let per_record = all.len() / count.max(1);
+            let fresh = &all[old * per_record..];
+            if codes.kind == ShamirKind::Fp {
+                if let Some(i) = fresh.iter().position(|&w| w >= crate::share::fp::P) {
+                    return Err(input_err(format!(
+                        "{}: record {} holds an element that is not below p",
+                        path.display(),
+                        old + i / per_record.max(1)
+                    )));
+                }
+            }
+            codes.words = if dead.is_empty() && codes.words.is_mapped() {
+                // Nothing to zero: all of it read in place from the map, as at load.
+                all
+            } else {
+                // Rows to zero: words of the party's own (copied from the map once, the first
+                // time a record is deleted or replaced), the new records appended.
+                let mut owned = std::mem::take(&mut codes.words).into_vec();
+                owned.extend_from_slice(fresh);
+                for &r in &dead {
+                    owned[r * per_record..(r + 1) * per_record].fill(0);
+                }
+                owned.into()
+            };
+            codes.count = count;
+            codes.ids = ids;
+            codes.masks.extend_from_slice(&new_masks);
+            if public {
+                for &r in &dead {
+                    codes.masks[r * words..(r + 1) * words].fill(0);
+                }
+            }
+        }
+    }
+    let h = store.header();
+    loaded.header.count = h.count;
+    loaded.header.body_hash = h.records_sum.0;
+    loaded.deleted = deleted_digest(&deleted);
+    Ok(true)
+}
+
+/// The rows that can never match: those whose id was deleted, and those whose id appears again
+/// later (a reset appended the record that replaces them).
+fn dead_rows(ids: &[u64], deleted: &[u64]) -> Vec<usize> {
+    let mut rows = superseded_rows(ids);
+    if !deleted.is_empty() {
+        let gone: std::collections::HashSet<u64> = deleted.iter().copied().collect();
+        rows.extend(
+            ids.iter()
+                .enumerate()
+                .filter(|(_, id)| gone.contains(id))
+                .map(|(r, _)| r),
+        );
+    }
+    rows
 }
 
 /// The rows whose id appears again later (a reset appended the record that replaces them).
@@ -644,9 +788,29 @@ impl Inputs {
         self.list.get(index).and_then(|l| l.source.as_deref())
     }
 
-    /// Loads gallery input `index` again from its store (after a serving party appended
-    /// enrolled records to it): later scans see the new records.
-    pub fn reload_store(&mut self, index: usize, party: usize) -> Result<(), RuntimeError> {
+    /// Brings gallery input `index` in line with its store after this party changed it (a
+    /// serving party's enrolment, deletion or reset): later scans see the new records, and
+    /// never again a deleted or replaced one. Only what changed is read and checked
+    /// ([`extend_from_store`]): the records appended, the deleted ids. When that cannot be done
+    /// (the store lost records to a reconciliation, or the gallery is shared with a scan still
+    /// running), the store is loaded again whole, checked byte by byte.
+    /// Returns whether only the changes were read (`false`: the whole store was).
+    pub fn reload_store(&mut self, index: usize, party: usize) -> Result<bool, RuntimeError> {
+        // The views share nothing the gallery must change, but are made from its old state.
+        self.rep3_views.retain(|(i, _, _), _| *i != index);
+        self.shamir_views.retain(|(i, _), _| *i != index);
+        let extended = match self.list.get_mut(index) {
+            Some(loaded) if loaded.source.is_some() => extend_from_store(loaded, party)?,
+            _ => false,
+        };
+        if !extended {
+            self.load_store_again(index, party)?;
+        }
+        Ok(extended)
+    }
+
+    /// [`Inputs::reload_store`] the slow way: the whole store opened, checked and loaded.
+    fn load_store_again(&mut self, index: usize, party: usize) -> Result<(), RuntimeError> {
         let (path, spec) = match self.list.get(index) {
             Some(LoadedInput {
                 source: Some(p),
@@ -1083,7 +1247,20 @@ impl crate::serve::Galleries for Inputs {
         Inputs::ids(self, index)
     }
     fn reload_store(&mut self, index: usize, party: usize) -> Result<(), RuntimeError> {
-        Inputs::reload_store(self, index, party)
+        let started = std::time::Instant::now();
+        let extended = Inputs::reload_store(self, index, party)?;
+        tracing::debug!(
+            input = index,
+            records = self.records_of(index),
+            seconds = started.elapsed().as_secs_f64(),
+            "gallery follows its store ({})",
+            if extended {
+                "changes read"
+            } else {
+                "store loaded whole"
+            }
+        );
+        Ok(())
     }
     fn gallery_records(&self) -> usize {
         Inputs::gallery_records(self)

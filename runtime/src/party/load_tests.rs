@@ -629,7 +629,13 @@ fn batches_zips_and_session_bytes() {
 
 /// Party `p`'s gallery store with the contents of its share file `shr`, for program `fp`.
 fn store_from_file(shr: &Path, fp: &str) -> PathBuf {
-    use crate::store::{create, Record, Shares, StoreParams, StoreWriter};
+    let count = crate::io::share_file::read(shr).unwrap().ids.len();
+    store_from_file_part(shr, fp, count)
+}
+
+/// As [`store_from_file`], with the file's first `count` records only.
+fn store_from_file_part(shr: &Path, fp: &str, count: usize) -> PathBuf {
+    use crate::store::{create, StoreParams};
     let f = crate::io::share_file::read(shr).unwrap();
     let h = &f.header;
     let path = shr.with_extension("store");
@@ -646,15 +652,25 @@ fn store_from_file(shr: &Path, fp: &str) -> PathBuf {
         },
     )
     .unwrap();
+    append_from_file(&path, shr, 0..count, None);
+    path
+}
+
+/// Appends records `range` of share file `shr` to the store at `path`, under id `id` when
+/// given (a reset's record takes the id of the record it replaces).
+fn append_from_file(path: &Path, shr: &Path, range: std::ops::Range<usize>, id: Option<u64>) {
+    use crate::store::{Record, Shares, StoreWriter};
+    let f = crate::io::share_file::read(shr).unwrap();
+    let h = &f.header;
     let per = h.elements_per_record() as usize;
     let ml = if h.mask == InputMask::Public {
         h.elements as usize / 8
     } else {
         0
     };
-    let recs: Vec<Record<'_>> = (0..f.ids.len())
+    let recs: Vec<Record<'_>> = range
         .map(|i| Record {
-            id: f.ids[i],
+            id: id.unwrap_or(f.ids[i]),
             mask: &f.masks[i * ml..(i + 1) * ml],
             shares: match (&f.own, &f.prev) {
                 (RingVec::U16(o), _) if h.sharing.is_shamir() => {
@@ -672,8 +688,128 @@ fn store_from_file(shr: &Path, fp: &str) -> PathBuf {
             },
         })
         .collect();
-    StoreWriter::open(&path).unwrap().append(&recs).unwrap();
-    path
+    StoreWriter::open(path).unwrap().append(&recs).unwrap();
+}
+
+/// Every value a party reads of gallery input 0, with what the parties compare at connect.
+fn gallery_state(ins: &mut Inputs, m: &Manifest, parts: &[InputPart], k: i32) -> Vec<String> {
+    let mut out = vec![
+        format!(
+            "{:?}",
+            ins.session_bytes(m, crate::net::session::Session::new())
+        ),
+        format!("{} {:?}", ins.gallery_records(), ins.ids(0)),
+    ];
+    for &part in parts {
+        out.push(match ins.load_input(0, part, -1, k).unwrap() {
+            Value::Codes(c) => format!("{:?} {:?} {:?} {:?}", c.a, c.b, c.ids, c.masks),
+            Value::Shamir(c) => {
+                format!(
+                    "{:?} {:?} {:?} {} {}",
+                    &c.words[..],
+                    c.ids,
+                    c.masks,
+                    c.count,
+                    c.len
+                )
+            }
+            other => panic!("{}", other.kind()),
+        });
+    }
+    out
+}
+
+/// A serving party's gallery follows its store by reading only what changed (appended records,
+/// deleted ids, a reset's record), and then holds exactly what a fresh load of the store
+/// (every byte checked, the path every other test covers) holds: values, ids, and what the
+/// parties compare at connect (record count, checksum, deleted ids). A store that lost records
+/// (a reconciliation's roll-back) is loaded whole.
+#[test]
+fn a_gallery_follows_its_store_changes_as_a_fresh_load_reads_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    for sharing in [Sharing::Rep3, Sharing::Fp, Sharing::Gr2, Sharing::Gr4] {
+        for secret in [false, true] {
+            let mut g = spec("g", InputRole::Gallery, InputKind::Iris, 128);
+            g.sharing = sharing;
+            if sharing.is_shamir() {
+                g.ring_bits = 16;
+            }
+            if secret {
+                g.mask = InputMask::Secret;
+            }
+            let sub = dir.path().join(format!("follow-{sharing}-{secret}"));
+            std::fs::create_dir_all(&sub).unwrap();
+            let gd = iris_data(9, 128, secret, 31);
+            let gf = deal(&sub, &g, &gd, 32);
+            let mut m = manifest(vec![g.clone()]);
+            m.fingerprint = "abc123".into();
+            let stores = [0, 1, 2].map(|p| store_from_file_part(&gf[p], "abc123", 5));
+            let mut served = load3(&m, &[("g", &stores)]);
+            let parts: &[InputPart] = if secret {
+                &[InputPart::Codes, InputPart::Masks]
+            } else {
+                &[InputPart::Codes]
+            };
+            let k = g.ring_bits as i32;
+            let steps: [(&str, &dyn Fn(usize), bool); 5] = [
+                (
+                    "two records enrolled",
+                    &|p| append_from_file(&stores[p], &gf[p], 5..7, None),
+                    true,
+                ),
+                (
+                    "record 1 deleted",
+                    &|p| crate::store::deleted::append(&stores[p], &[gd.ids[1]]).unwrap(),
+                    true,
+                ),
+                (
+                    "record 2 reset",
+                    &|p| append_from_file(&stores[p], &gf[p], 7..8, Some(gd.ids[2])),
+                    true,
+                ),
+                (
+                    "one more enrolled",
+                    &|p| append_from_file(&stores[p], &gf[p], 8..9, None),
+                    true,
+                ),
+                (
+                    "rolled back",
+                    &|p| {
+                        crate::store::StoreWriter::open(&stores[p])
+                            .unwrap()
+                            .roll_back(7)
+                            .unwrap()
+                    },
+                    false,
+                ),
+            ];
+            for (what, change, extended) in steps {
+                for (p, ins) in served.iter_mut().enumerate() {
+                    change(p);
+                    assert_eq!(
+                        ins.reload_store(0, p).unwrap(),
+                        extended,
+                        "{sharing} {secret}: {what}"
+                    );
+                }
+                let mut fresh = load3(&m, &[("g", &stores)]);
+                for p in 0..3 {
+                    assert_eq!(
+                        gallery_state(&mut served[p], &m, parts, k),
+                        gallery_state(&mut fresh[p], &m, parts, k),
+                        "{sharing} secret {secret}, party {p}: {what}"
+                    );
+                }
+                if what == "two records enrolled" && sharing.is_shamir() && !secret {
+                    // Nothing to zero yet: still read in place from the store's map.
+                    match served[0].load_input(0, InputPart::Codes, -1, k).unwrap() {
+                        Value::Shamir(c) => assert!(c.words.is_mapped()),
+                        other => panic!("{}", other.kind()),
+                    }
+                }
+            }
+        }
+    }
 }
 
 #[test]

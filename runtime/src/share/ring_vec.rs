@@ -95,6 +95,17 @@ impl RingVec {
         }
     }
 
+    /// Appends `more`'s elements; `false` (nothing appended) when its word type differs.
+    pub fn append(&mut self, more: RingVec) -> bool {
+        match (self, more) {
+            (RingVec::U16(a), RingVec::U16(b)) => a.extend(b),
+            (RingVec::U32(a), RingVec::U32(b)) => a.extend(b),
+            (RingVec::U64(a), RingVec::U64(b)) => a.extend(b),
+            _ => return false,
+        }
+        true
+    }
+
     /// Sets the elements `range` to 0 (a deleted record's shares: shares of 0 at every party).
     pub fn zero(&mut self, range: std::ops::Range<usize>) {
         match self {

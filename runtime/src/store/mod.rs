@@ -390,6 +390,56 @@ impl Store {
 
     /// As [`Store::open_with`], the records checked in parts of at least `per_thread` bytes.
     fn open_checked(path: &Path, progress: bool, per_thread: usize) -> Result<Store, StoreError> {
+        let store = Store::map_committed(path)?;
+        store.verify_split(progress, per_thread)?;
+        Ok(store)
+    }
+
+    /// The store again after this process's own appends to it, checking only what is new: the
+    /// records past the first `known_count`, whose checksum `known_sum` was checked when this
+    /// process opened the store (or computed when it appended them). The records checksum is
+    /// an order-free sum, so the new records' sum added to `known_sum` must give the committed
+    /// one. `None` when that is not so, or the store holds fewer records (a reconciliation cut
+    /// its tail): then open it with [`Store::open_with`], which checks every record.
+    ///
+    /// Sound because an append never writes inside the committed records (see the module's
+    /// crash-safety steps): the first `known_count` records are the bytes already checked. A
+    /// serving party adds a few records to a gallery of millions; a full check would make each
+    /// enrolment cost as much as a restart.
+    pub fn open_extending(
+        path: &Path,
+        known_count: u64,
+        known_sum: &RecordsSum,
+    ) -> Result<Option<Store>, StoreError> {
+        let store = Store::map_committed(path)?;
+        if store.header.count < known_count {
+            return Ok(None);
+        }
+        let mut sum = *known_sum;
+        sum.add_sum(&store.sum_of(known_count as usize..store.len()));
+        Ok((sum == store.header.records_sum).then_some(store))
+    }
+
+    /// The records checksum of the records `range` (each hashed by the store's version's
+    /// [`RecordHash`] with its index).
+    fn sum_of(&self, range: std::ops::Range<usize>) -> RecordsSum {
+        let (meta, shares) = (self.meta_bytes(), self.shares_bytes());
+        let hash = RecordHash::of_version(self.header.version);
+        let (m, s) = (self.layout.meta_size, self.layout.share_size);
+        let mut sum = RecordsSum::default();
+        for i in range {
+            sum.add_record(
+                hash,
+                i as u64,
+                &meta[i * m..(i + 1) * m],
+                &shares[i * s..(i + 1) * s],
+            );
+        }
+        sum
+    }
+
+    /// The committed records mapped, the header slots and lengths checked, the records not.
+    fn map_committed(path: &Path) -> Result<Store, StoreError> {
         if cfg!(target_endian = "big") {
             return Err(StoreError::Invalid {
                 path: path.to_path_buf(),
@@ -435,15 +485,13 @@ impl Store {
             .ok_or_else(malformed)?;
         let meta = map_range(path, &file, RECORDS_OFFSET, meta_len)?;
         let shares = map_range(path, &file, shares_start, shares_len)?.map(Arc::new);
-        let store = Store {
+        Ok(Store {
             path: path.to_path_buf(),
             header,
             layout,
             meta,
             shares,
-        };
-        store.verify_split(progress, per_thread)?;
-        Ok(store)
+        })
     }
 
     /// Checks every record against the records checksum, the records split among the

@@ -884,3 +884,53 @@ proptest::proptest! {
         proptest::prop_assert_eq!(hash.contiguous(&whole).0, expected);
     }
 }
+
+/// A store reopened after appends checks only the new records: it is taken when the new
+/// records' checksum added to the one already checked gives the committed one, and refused
+/// (`None`, for a full open) when the known checksum is not the prefix's, when a new record's
+/// bytes are damaged, or when the store holds fewer records than known (a rolled-back tail).
+#[test]
+fn reopening_after_appends_checks_the_new_records_against_the_known_prefix() {
+    for sharing in [StoreSharing::Rep3, StoreSharing::ShamirGr { degree: 2 }] {
+        let (_d, path, p) = setup(sharing, 16);
+        append_ids(&path, &p, 0..4);
+        let first = Store::open(&path).unwrap();
+        let (known, sum) = (first.len() as u64, first.header().records_sum);
+        append_ids(&path, &p, 4..7);
+        let again = Store::open_extending(&path, known, &sum).unwrap().unwrap();
+        assert_eq!(again.len(), 7);
+        assert_eq!(
+            again.header().records_sum,
+            Store::open(&path).unwrap().header().records_sum
+        );
+        for (i, r) in again.records().enumerate() {
+            assert_eq!(r, rec(&p, i as u64).as_record(), "record {i}");
+        }
+        // Nothing new: the same store.
+        let s7 = again.header().records_sum;
+        assert_eq!(
+            Store::open_extending(&path, 7, &s7).unwrap().unwrap().len(),
+            7
+        );
+        // A known checksum that is not the prefix's.
+        let mut wrong = sum;
+        wrong.0[3] ^= 1;
+        assert!(Store::open_extending(&path, known, &wrong)
+            .unwrap()
+            .is_none());
+        // More records known than the store holds.
+        assert!(Store::open_extending(&path, 8, &s7).unwrap().is_none());
+        // A damaged byte in a new record's shares.
+        let (_d2, copy, _) = setup(StoreSharing::Rep3, 16);
+        fs::copy(&path, &copy).unwrap();
+        let l = p.layout().unwrap();
+        flip(
+            &copy,
+            l.shares_start(MIN_CAPACITY).unwrap() + 5 * l.share_size as u64 + 3,
+        );
+        assert!(Store::open_extending(&copy, known, &sum).unwrap().is_none());
+        // Rolled back to fewer records than known.
+        StoreWriter::open(&path).unwrap().roll_back(5).unwrap();
+        assert!(Store::open_extending(&path, 7, &s7).unwrap().is_none());
+    }
+}

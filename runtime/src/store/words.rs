@@ -61,6 +61,19 @@ impl Words {
     }
 }
 
+impl Words {
+    /// The words as a vector of their own: without a copy when they are all of an owned
+    /// vector no one else holds, else copied (a map's words, or a shared vector's).
+    pub fn into_vec(self) -> Vec<u16> {
+        match self.0 {
+            Repr::Owned { vec, start, len } if start == 0 && len == vec.len() => {
+                Arc::try_unwrap(vec).unwrap_or_else(|shared| shared.to_vec())
+            }
+            _ => self.to_vec(),
+        }
+    }
+}
+
 impl Deref for Words {
     type Target = [u16];
 
