@@ -719,6 +719,10 @@ fn gallery_state(ins: &mut Inputs, m: &Manifest, parts: &[InputPart], k: i32) ->
     out
 }
 
+/// A change made to every party's store (by party), and whether the gallery then follows it
+/// by its changes alone.
+type Step<'a> = (&'a str, &'a dyn Fn(usize), bool);
+
 /// A serving party's gallery follows its store by reading only what changed (appended records,
 /// deleted ids, a reset's record), and then holds exactly what a fresh load of the store
 /// (every byte checked, the path every other test covers) holds: values, ids, and what the
@@ -751,7 +755,7 @@ fn a_gallery_follows_its_store_changes_as_a_fresh_load_reads_the_store() {
                 &[InputPart::Codes]
             };
             let k = g.ring_bits as i32;
-            let steps: [(&str, &dyn Fn(usize), bool); 5] = [
+            let steps: [Step<'_>; 5] = [
                 (
                     "two records enrolled",
                     &|p| append_from_file(&stores[p], &gf[p], 5..7, None),
