@@ -993,6 +993,120 @@ fn a_mirrored_capture_is_caught_by_a_served_mirror_check() {
     assert_eq!(reference::printed_ids(&common::stdout_json(&out)), want);
 }
 
+/// A request computed and enrolled while a party restarted is asked again by the client under
+/// a derived id (`ID.1`) with the same shares (the library's `send` does this when one party
+/// never answers the first id): it is answered as enrolled and not applied again, for a reset
+/// (no second copy) and for a uniqueness check (not "not unique" to the person it enrolled).
+/// The same capture dealt afresh is another request and is applied: the parties recognise the
+/// dealing, not the id.
+#[test]
+fn a_write_asked_again_under_a_derived_id_is_not_applied_twice() {
+    use irisc::driver::client;
+    use rand::SeedableRng;
+    let (gallery, _) = data::edge_case_set(29, 256, 6, 2, 3, 8, 2);
+    let s = serve(&small_ids(), &["--sharing", "rep3"], &gallery, 8);
+    let config = irisc_runtime::net::config::PartiesConfig::load(&s.config).unwrap();
+    let apis: [String; 3] = std::array::from_fn(|p| s.apis[p].clone());
+    let token = "a-test-token-of-enough-length";
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(7);
+    let request = |name: &str, record: &Record, reset: Option<u64>| {
+        let q = s.dir.path().join(format!("{name}.ndjson"));
+        ndjson::write_file(&q, std::slice::from_ref(record)).unwrap();
+        let req = client::ClientRequest {
+            program: s.program.clone(),
+            inputs: vec![format!("q={}", q.display())],
+            plan: irisc::analysis::plan::PlanOptions {
+                sharing: Some(irisc_runtime::vocab::Sharing::Rep3),
+                ..Default::default()
+            },
+            config: s.config.clone(),
+            apis: Vec::new(),
+            token: PathBuf::new(),
+            request_id: Some(name.into()),
+            timeout: std::time::Duration::from_secs(60),
+            enroll: vec!["db=q".into()],
+            delete: Vec::new(),
+            reauth: None,
+            reset,
+        };
+        client::prepare(&req, name).unwrap()
+    };
+    let send = |submits: &[irisc_runtime::serve::wire::Submit; 3]| {
+        client::send(
+            &config,
+            &apis,
+            token,
+            submits,
+            std::time::Duration::from_secs(60),
+        )
+        .unwrap()
+    };
+    let derived = |submits: &[irisc_runtime::serve::wire::Submit; 3]| {
+        let mut again = submits.clone();
+        for a in &mut again {
+            a.request_id = format!("{}.1", a.request_id);
+        }
+        again
+    };
+    let counts = || [0, 1, 2].map(|p| s.store_ids(p).len());
+    let start = counts()[0];
+
+    // A reset of record X, then the same shares under the derived id.
+    let x = gallery[0].id;
+    let capture = Record {
+        id: x,
+        iris: data::random_code(&mut rng, 256),
+    };
+    let reset = request("reset-a", &capture, Some(x));
+    for (attempt, submits) in [reset.clone(), derived(&reset)].iter().enumerate() {
+        let answers = send(submits);
+        assert_eq!(answers[0].enrolled, Some(true), "reset, attempt {attempt}");
+        assert_eq!(
+            counts(),
+            [start + 1; 3],
+            "reset, attempt {attempt}: one record appended"
+        );
+    }
+
+    // A fresh person enrolled as unique, then the same shares under the derived id: enrolled
+    // (by the first attempt), and the query matches the person's own new record.
+    let fresh = Record {
+        id: 777_001,
+        iris: data::random_code(&mut rng, 256),
+    };
+    let unique = request("unique-b", &fresh, None);
+    for (attempt, submits) in [unique.clone(), derived(&unique)].iter().enumerate() {
+        let answers = send(submits);
+        assert_eq!(
+            answers[0].enrolled,
+            Some(true),
+            "uniqueness, attempt {attempt}"
+        );
+        assert_eq!(counts(), [start + 2; 3], "uniqueness, attempt {attempt}");
+        let lines: Vec<serde_json::Value> = answers[0]
+            .answers
+            .iter()
+            .map(|l| serde_json::from_str(l.get()).unwrap())
+            .collect();
+        let want: Vec<Vec<u64>> = if attempt == 0 {
+            vec![vec![]]
+        } else {
+            vec![vec![fresh.id]]
+        };
+        assert_eq!(
+            reference::printed_ids(&lines),
+            want,
+            "uniqueness, attempt {attempt}"
+        );
+    }
+
+    // The same capture of X dealt afresh: a new request, applied (a second reset).
+    let again = request("reset-c", &capture, Some(x));
+    assert_eq!(send(&again)[0].enrolled, Some(true));
+    assert_eq!(counts(), [start + 3; 3], "a fresh dealing is applied");
+    assert!([0, 1, 2].iter().all(|&p| s.store_ids(p).last() == Some(&x)));
+}
+
 /// Reset (recovery): record X is replaced by a person's new capture under the same id, in all
 /// three stores: the new capture then matches X and the old one no longer does, also after the
 /// parties restart (loaded from the stores again); a retry is answered, not applied twice; a

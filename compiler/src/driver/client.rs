@@ -205,8 +205,8 @@ pub fn send(
     let deadline = Instant::now() + timeout;
     // Attempts: the request under its id, then (when a party restarted after the others had
     // answered, and so never hears of it again) the same shares under a derived id, which all
-    // three compute afresh. An enrolment is never applied twice: the person enrolled by the
-    // first attempt matches in the next.
+    // three compute afresh. An enrolment is never applied twice: the parties find the first
+    // attempt's records, these very shares, in their stores and answer it as enrolled.
     let mut attempt = 0;
     let results = loop {
         let this: [Submit; 3] = std::array::from_fn(|p| Submit {

@@ -809,6 +809,27 @@ impl Inputs {
         Ok(extended)
     }
 
+    /// Whether gallery input `index`'s store holds `record` byte for byte as the live record
+    /// of its id (the last record with the id, not deleted). Reads the store as this party
+    /// last checked it ([`Store::open_extending`] with nothing new: no record is hashed again).
+    pub fn holds_identical(&self, index: usize, record: &store::Record<'_>) -> bool {
+        let Some(l) = self.list.get(index) else {
+            return false;
+        };
+        let Some(path) = l.source.as_deref() else {
+            return false;
+        };
+        let known = store::RecordsSum(l.header.body_hash);
+        let Ok(Some(store)) = Store::open_extending(path, l.header.count, &known) else {
+            return false;
+        };
+        let Some(row) = store.ids().iter().rposition(|&id| id == record.id) else {
+            return false;
+        };
+        let deleted = store::deleted::read(path).unwrap_or_default();
+        !deleted.contains(&record.id) && store.record(row).is_some_and(|r| r == *record)
+    }
+
     /// [`Inputs::reload_store`] the slow way: the whole store opened, checked and loaded.
     fn load_store_again(&mut self, index: usize, party: usize) -> Result<(), RuntimeError> {
         let (path, spec) = match self.list.get(index) {
@@ -1270,6 +1291,9 @@ impl crate::serve::Galleries for Inputs {
     }
     fn restrict_galleries(&mut self, only: Option<u64>) {
         Inputs::restrict_galleries(self, only)
+    }
+    fn holds_identical(&self, index: usize, record: &store::Record<'_>) -> bool {
+        Inputs::holds_identical(self, index, record)
     }
     fn deleted(&self, id: u64) -> bool {
         self.list

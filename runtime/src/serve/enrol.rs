@@ -50,6 +50,35 @@ pub struct Ask<'a> {
 struct Decision {
     enrol: Vec<String>,
     refused: Vec<(String, String)>,
+    /// Requests an earlier attempt already enrolled in all three stores: answered as
+    /// enrolled, not applied again.
+    applied: Vec<String>,
+}
+
+/// A follower's word before the decision: the requests whose records its stores already hold,
+/// byte for byte ([`already_applied`]).
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Held {
+    applied: Vec<String>,
+}
+
+/// The requests among `asks` whose records every gallery store of this party already holds,
+/// byte for byte, as the live records of their ids. A client whose request was computed and
+/// enrolled while a party restarted asks again under a derived id with the same shares (the
+/// other parties had answered, so the restarted one never hears of the first id again): those
+/// shares are a fresh random dealing, so a store holding exactly them holds that request's
+/// enrolment, and applying it again would append a second copy (a reset) or answer "not
+/// unique" to the person it enrolled (a uniqueness check).
+fn already_applied(inputs: &dyn Galleries, asks: &[Ask<'_>]) -> Vec<String> {
+    asks.iter()
+        .filter(|a| {
+            !a.records.is_empty()
+                && a.records.iter().all(|(g, f)| {
+                    Record::of_share_file(f, 0).is_ok_and(|r| inputs.holds_identical(*g, &r))
+                })
+        })
+        .map(|a| a.id.clone())
+        .collect()
 }
 
 /// A party's word in the two-step commit: `None` when it did its step, else why it could not.
@@ -113,9 +142,26 @@ pub fn settle(
     party: usize,
     asks: &[Ask<'_>],
 ) -> Result<Vec<Outcome>, RuntimeError> {
+    let mine = already_applied(&*inputs, asks);
     let decision = if party == 0 {
         let mut d = Decision::default();
+        let (one, two): (Held, Held) = (recv(net, 1)?, recv(net, 2)?);
         for Ask { id, matched, .. } in asks {
+            let holding = [&mine, &one.applied, &two.applied]
+                .iter()
+                .filter(|held| held.contains(id))
+                .count();
+            if holding == 3 {
+                d.applied.push(id.clone());
+                continue;
+            }
+            if holding > 0 {
+                d.refused.push((
+                    id.clone(),
+                    format!("only {holding} of the three parties' stores hold this request's records (an interrupted enrolment): the parties reconcile their stores when they next connect; ask again then"),
+                ));
+                continue;
+            }
             match matched {
                 Some(m) if !m.is_empty() => {
                     if m.iter().all(|x| !x) {
@@ -133,6 +179,7 @@ pub fn settle(
         }
         d
     } else {
+        send(net, 0, &Held { applied: mine })?;
         recv::<Decision>(net, 0)?
     };
     let enrol: HashSet<&str> = decision.enrol.iter().map(String::as_str).collect();
@@ -231,7 +278,9 @@ fn refused_or(
     enrol: &HashSet<&str>,
     chosen: impl FnOnce() -> Outcome,
 ) -> Outcome {
-    if let Some((_, why)) = d.refused.iter().find(|(r, _)| r == id) {
+    if d.applied.iter().any(|a| a == id) {
+        Outcome::Enrolled
+    } else if let Some((_, why)) = d.refused.iter().find(|(r, _)| r == id) {
         Outcome::Refused(why.clone())
     } else if enrol.contains(id) {
         chosen()
@@ -287,4 +336,115 @@ pub fn delete(
         )));
     }
     Ok(outcomes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::share_file::{RingVec, ShareFileHeader};
+    use crate::vocab::{InputKind, InputMask, InputRole, Sharing};
+
+    /// Galleries that are not stores (staging anything fails, naming it) but "hold" the records
+    /// of the requests named.
+    struct HeldBy(Vec<&'static str>);
+
+    impl Galleries for HeldBy {
+        fn count(&self) -> usize {
+            1
+        }
+        fn store_path(&self, _: usize) -> Option<&std::path::Path> {
+            None
+        }
+        fn ids(&self, _: usize) -> &[u64] {
+            &[]
+        }
+        fn reload_store(&mut self, _: usize, _: usize) -> Result<(), RuntimeError> {
+            Ok(())
+        }
+        fn gallery_records(&self) -> usize {
+            0
+        }
+        fn galleries_hold(&self, _: u64) -> bool {
+            false
+        }
+        fn restrict_galleries(&mut self, _: Option<u64>) {}
+        fn deleted(&self, _: u64) -> bool {
+            false
+        }
+        fn holds_identical(&self, _: usize, record: &Record<'_>) -> bool {
+            // The record's id says which request it is (below).
+            self.0.iter().any(|r| *r == REQUESTS[record.id as usize])
+        }
+    }
+
+    const REQUESTS: [&str; 4] = ["applied-everywhere", "applied-at-one", "unique", "matched"];
+
+    fn one_record(id: u64) -> ShareFile {
+        ShareFile {
+            header: ShareFileHeader {
+                version: crate::io::share_file::FORMAT_VERSION,
+                role: InputRole::Gallery,
+                party: 0,
+                sharing: Sharing::Rep3,
+                mask: InputMask::Secret,
+                ring_bits: 16,
+                elements: 64,
+                count: 1,
+                set_id: [0; 16],
+                body_hash: [0; 32],
+                payload: InputKind::Iris,
+                scale_bits: 0,
+            },
+            ids: vec![id],
+            masks: Vec::new(),
+            own: RingVec::U16(vec![0; 128]),
+            prev: RingVec::U16(vec![0; 128]),
+        }
+    }
+
+    /// The decision before any staging: a request whose records all three parties' stores
+    /// already hold is answered as enrolled without staging (here staging would fail); one
+    /// that only some hold is refused as an interrupted enrolment; the others are decided by
+    /// party 0's revealed matches (a matched one is not unique; an unmatched one is staged,
+    /// which fails here because the galleries are not stores).
+    #[test]
+    fn requests_already_in_all_three_stores_are_enrolled_without_staging() {
+        let outcomes = crate::net::memory::run_three(|mut net| {
+            let party = net.party();
+            let holding = match party {
+                0 => vec!["applied-everywhere", "applied-at-one"],
+                _ => vec!["applied-everywhere"],
+            };
+            let mut galleries = HeldBy(holding);
+            let files: Vec<Enrolment> = (0..4).map(|k| vec![(0, one_record(k))]).collect();
+            let asks: Vec<Ask<'_>> = REQUESTS
+                .iter()
+                .zip(&files)
+                .map(|(id, records)| Ask {
+                    id: id.to_string(),
+                    records,
+                    matched: (party == 0).then(|| vec![*id == "matched"]),
+                    replaces: None,
+                })
+                .collect();
+            settle(&mut net, &mut galleries, party, &asks).unwrap()
+        });
+        for (p, o) in outcomes.iter().enumerate() {
+            assert_eq!(o[0], Outcome::Enrolled, "party {p}");
+            match &o[1] {
+                Outcome::Refused(why) => assert!(
+                    why.contains("only 1 of the three parties' stores hold"),
+                    "{why}"
+                ),
+                other => panic!("party {p}: {other:?}"),
+            }
+            match &o[2] {
+                Outcome::Refused(why) => {
+                    assert!(why.contains("gallery input 0 is not a store"), "{why}")
+                }
+                other => panic!("party {p}: {other:?}"),
+            }
+            assert_eq!(o[3], Outcome::NotUnique, "party {p}");
+        }
+    }
 }

@@ -48,6 +48,9 @@ pub trait Galleries {
     fn restrict_galleries(&mut self, only: Option<u64>);
     /// Whether record `id` was deleted (in any gallery store).
     fn deleted(&self, id: u64) -> bool;
+    /// Whether gallery input `index`'s store holds `record` byte for byte (id, mask and this
+    /// party's shares) as the live record of its id: neither deleted nor replaced since.
+    fn holds_identical(&self, index: usize, record: &crate::store::Record<'_>) -> bool;
 }
 
 /// How long the parties wait between two agreement exchanges while no request is held by all

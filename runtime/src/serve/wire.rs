@@ -16,7 +16,7 @@ pub const METRICS_PATH: &str = "/metrics";
 
 /// One request to one party: its share of each query input (a share file, base64), under an
 /// id the client chose. The same id with the same shares is answered once and then replayed.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Submit {
     pub request_id: String,
     /// Query input name -> this party's share file of the request's queries, base64.
