@@ -110,6 +110,7 @@ irdl.dialect @mpc {
   // The rotations lo..=hi of every code, in that order; local (a permutation of shares). With
   // `mirror = 1`, of the codes' mirror images: also local (the imaginary entries' shares are
   // negated), for replicated and F_p Shamir codes only (the planner keeps GR sharings out).
+  // With `mirror = 2`, of a secret mask's mirror image: positions only, under every sharing.
   irdl.operation @rotate {
     %lo = irdl.base "#builtin.integer"
     %hi = irdl.base "#builtin.integer"

@@ -362,8 +362,10 @@ impl Load {
             .filter_map(|x| x.as_u64())
             .collect();
         let expected: Vec<u64> = match kind {
-            // A fresh person matches nothing; when the first attempt's batch enrolled it and
-            // the retry (under a derived id) then matched it, it matches itself.
+            // A fresh person matches nothing. A retry under a derived id after the first
+            // attempt enrolled it is answered with the first attempt's answer from the parties'
+            // journals; where a party could not replay it (killed between its commit and its
+            // journal line), the retry computed afresh matches the person's own new record.
             Kind::Unique => {
                 let enrolled = answers[0].enrolled == Some(true);
                 if enrolled {
@@ -371,7 +373,7 @@ impl Load {
                         e.push(person.clone());
                     }
                 }
-                if ids.is_empty() || (!enrolled && ids == [person.id]) {
+                if ids.is_empty() || ids == [person.id] {
                     return Ok(None);
                 }
                 return Ok(Some(format!(
@@ -380,7 +382,7 @@ impl Load {
                 )));
             }
             // The new capture is compared before it replaces the record: a fresh code that
-            // matches nothing.
+            // matches nothing (or, retried and computed afresh as above, its own new record).
             Kind::Reset => {
                 if answers[0].enrolled != Some(true) {
                     return Ok(Some(format!("reset of {} not made", person.id)));
@@ -389,6 +391,9 @@ impl Load {
                     if let Some(old) = e.iter_mut().find(|p| p.id == person.id) {
                         *old = person.clone();
                     }
+                }
+                if ids == [person.id] {
+                    return Ok(None);
                 }
                 Vec::new()
             }

@@ -119,6 +119,39 @@ impl MsbInput {
     }
 }
 
+/// What a rotation mirrors first (`mpc.rotate`'s `mirror` attribute, and the ABI's `mirror`
+/// argument, by number): the mirror image that a mirror-attack check (`mirror(q)`) compares.
+/// Both reverse each row's columns; only a code's entries change sign.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mirror {
+    /// No mirror (0, or the attribute absent).
+    None = 0,
+    /// The mirror image of a code's masked bits (1): each cell's imaginary (odd) entries are
+    /// negated, since mirroring flips those code bits and a flipped valid bit's masked bit is
+    /// its negation (a masked-out 0 stays 0).
+    Codes = 1,
+    /// The mirror image of a mask (2): positions only.
+    Masks = 2,
+}
+
+impl Mirror {
+    pub fn from_i32(v: i32) -> Option<Mirror> {
+        [Mirror::None, Mirror::Codes, Mirror::Masks]
+            .into_iter()
+            .find(|m| *m as i32 == v)
+    }
+
+    /// Whether columns are reversed.
+    pub fn reverses(self) -> bool {
+        self != Mirror::None
+    }
+
+    /// Whether each cell's imaginary entries change sign.
+    pub fn negates_imaginary(self) -> bool {
+        self == Mirror::Codes
+    }
+}
+
 /// The protocol family of a whole program: how many parties and which primitives
 /// (`irs.protocol` on the module, `--protocol`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -69,8 +69,28 @@ pub(crate) fn expected(gallery: &[IrisRecord], presented: &[IrisRecord]) -> Vec<
 
 #[test]
 fn mirrored_captures_match_through_the_mirror_branch_under_every_sharing() {
-    let program = common::repo().join("examples/small_mirror.irs");
-    for (seed, sharing) in [(3u64, Some("rep3")), (4, Some("fp")), (5, None)] {
+    mirrored_captures_match(&common::repo().join("examples/small_mirror.irs"), 3);
+}
+
+/// As [`mirrored_captures_match_through_the_mirror_branch_under_every_sharing`] with secret
+/// masks: the query's mask shares are mirrored without the code's sign change (`mirror = 2`).
+/// Mirroring the mask with the sign change, or not mirroring it, makes this fail.
+#[test]
+fn secret_masks_are_mirrored_with_their_codes() {
+    mirrored_captures_match(
+        &common::repo().join("tests/e2e/programs/small_mirror_secret.irs"),
+        3,
+    );
+}
+
+/// `program` (small_mirror's check) under rep3, fp and the planner's choice, on edge-case sets
+/// from `first_seed` on where some mirrored queries match only through the mirror branch.
+fn mirrored_captures_match(program: &std::path::Path, first_seed: u64) {
+    for (seed, sharing) in [
+        (first_seed, Some("rep3")),
+        (first_seed + 1, Some("fp")),
+        (first_seed + 2, None),
+    ] {
         let (gallery, queries) = data::edge_case_set(seed, 256, 6, 4, 3, 8, 2);
         // Odd queries are presented as the mirror image of the person's capture.
         let presented: Vec<IrisRecord> = queries

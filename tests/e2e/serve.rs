@@ -1002,14 +1002,16 @@ fn a_mirrored_capture_is_caught_by_a_served_mirror_check() {
 #[test]
 fn a_write_asked_again_under_a_derived_id_is_not_applied_twice() {
     use irisc::driver::client;
+    use irisc_runtime::serve::wire::{Answer, Submit};
     use rand::SeedableRng;
+    use std::os::unix::fs::PermissionsExt;
     let (gallery, _) = data::edge_case_set(29, 256, 6, 2, 3, 8, 2);
-    let s = serve(&small_ids(), &["--sharing", "rep3"], &gallery, 8);
+    let mut s = serve(&small_ids(), &["--sharing", "rep3"], &gallery, 8);
     let config = irisc_runtime::net::config::PartiesConfig::load(&s.config).unwrap();
     let apis: [String; 3] = std::array::from_fn(|p| s.apis[p].clone());
     let token = "a-test-token-of-enough-length";
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(7);
-    let request = |name: &str, record: &Record, reset: Option<u64>| {
+    let request = |s: &Serving, name: &str, record: &Record, reset: Option<u64>| {
         let q = s.dir.path().join(format!("{name}.ndjson"));
         ndjson::write_file(&q, std::slice::from_ref(record)).unwrap();
         let req = client::ClientRequest {
@@ -1031,7 +1033,7 @@ fn a_write_asked_again_under_a_derived_id_is_not_applied_twice() {
         };
         client::prepare(&req, name).unwrap()
     };
-    let send = |submits: &[irisc_runtime::serve::wire::Submit; 3]| {
+    let send = |submits: &[Submit; 3]| {
         client::send(
             &config,
             &apis,
@@ -1041,40 +1043,54 @@ fn a_write_asked_again_under_a_derived_id_is_not_applied_twice() {
         )
         .unwrap()
     };
-    let derived = |submits: &[irisc_runtime::serve::wire::Submit; 3]| {
+    let derived = |submits: &[Submit; 3]| {
         let mut again = submits.clone();
         for a in &mut again {
-            a.request_id = format!("{}.1", a.request_id);
+            a.request_id = irisc_runtime::serve::wire::derived_request_id(&a.request_id, 1);
         }
         again
     };
-    let counts = || [0, 1, 2].map(|p| s.store_ids(p).len());
-    let start = counts()[0];
+    let counts = |s: &Serving| [0, 1, 2].map(|p| s.store_ids(p).len());
+    let printed = |answers: &[Answer; 3]| {
+        let lines: Vec<serde_json::Value> = answers[0]
+            .answers
+            .iter()
+            .map(|l| serde_json::from_str(l.get()).unwrap())
+            .collect();
+        reference::printed_ids(&lines)
+    };
+    let start = counts(&s)[0];
 
-    // A reset of record X, then the same shares under the derived id.
+    // A reset of record X (a fresh capture that matches nothing), then the same shares under
+    // the derived id: one record appended, and the first answer again.
     let x = gallery[0].id;
     let capture = Record {
         id: x,
         iris: data::random_code(&mut rng, 256),
     };
-    let reset = request("reset-a", &capture, Some(x));
+    let reset = request(&s, "reset-a", &capture, Some(x));
     for (attempt, submits) in [reset.clone(), derived(&reset)].iter().enumerate() {
         let answers = send(submits);
         assert_eq!(answers[0].enrolled, Some(true), "reset, attempt {attempt}");
         assert_eq!(
-            counts(),
+            counts(&s),
             [start + 1; 3],
             "reset, attempt {attempt}: one record appended"
+        );
+        assert_eq!(
+            printed(&answers),
+            vec![Vec::<u64>::new()],
+            "reset, attempt {attempt}"
         );
     }
 
     // A fresh person enrolled as unique, then the same shares under the derived id: enrolled
-    // (by the first attempt), and the query matches the person's own new record.
+    // once, and answered as the first attempt was (not as a match with its own new record).
     let fresh = Record {
         id: 777_001,
         iris: data::random_code(&mut rng, 256),
     };
-    let unique = request("unique-b", &fresh, None);
+    let unique = request(&s, "unique-b", &fresh, None);
     for (attempt, submits) in [unique.clone(), derived(&unique)].iter().enumerate() {
         let answers = send(submits);
         assert_eq!(
@@ -1082,28 +1098,38 @@ fn a_write_asked_again_under_a_derived_id_is_not_applied_twice() {
             Some(true),
             "uniqueness, attempt {attempt}"
         );
-        assert_eq!(counts(), [start + 2; 3], "uniqueness, attempt {attempt}");
-        let lines: Vec<serde_json::Value> = answers[0]
-            .answers
-            .iter()
-            .map(|l| serde_json::from_str(l.get()).unwrap())
-            .collect();
-        let want: Vec<Vec<u64>> = if attempt == 0 {
-            vec![vec![]]
-        } else {
-            vec![vec![fresh.id]]
-        };
+        assert_eq!(counts(&s), [start + 2; 3], "uniqueness, attempt {attempt}");
         assert_eq!(
-            reference::printed_ids(&lines),
-            want,
+            printed(&answers),
+            vec![Vec::<u64>::new()],
             "uniqueness, attempt {attempt}"
         );
     }
 
+    // Every party killed and started again: the answers of the writes come back from each
+    // party's journal, so the first id is answered at once and another derived id as the first.
+    s.restart();
+    let twice = derived(&derived(&unique));
+    for (what, submits) in [("first id", &unique), ("derived id", &twice)] {
+        let answers = send(submits);
+        assert_eq!(answers[0].enrolled, Some(true), "after restart, {what}");
+        assert_eq!(
+            printed(&answers),
+            vec![Vec::<u64>::new()],
+            "after restart, {what}"
+        );
+        assert_eq!(counts(&s), [start + 2; 3], "after restart, {what}");
+    }
+    for p in 0..3 {
+        let journal = s.store(p).with_extension("shares.answers");
+        let mode = std::fs::metadata(&journal).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "party {p}'s journal {}", journal.display());
+    }
+
     // The same capture of X dealt afresh: a new request, applied (a second reset).
-    let again = request("reset-c", &capture, Some(x));
+    let again = request(&s, "reset-c", &capture, Some(x));
     assert_eq!(send(&again)[0].enrolled, Some(true));
-    assert_eq!(counts(), [start + 3; 3], "a fresh dealing is applied");
+    assert_eq!(counts(&s), [start + 3; 3], "a fresh dealing is applied");
     assert!([0, 1, 2].iter().all(|&p| s.store_ids(p).last() == Some(&x)));
 }
 

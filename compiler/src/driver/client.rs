@@ -206,14 +206,15 @@ pub fn send(
     // Attempts: the request under its id, then (when a party restarted after the others had
     // answered, and so never hears of it again) the same shares under a derived id, which all
     // three compute afresh. An enrolment is never applied twice: the parties find the first
-    // attempt's records, these very shares, in their stores and answer it as enrolled.
+    // attempt's records, these very shares, in their stores and answer with the first
+    // attempt's answer.
     let mut attempt = 0;
     let results = loop {
         let this: [Submit; 3] = std::array::from_fn(|p| Submit {
             request_id: if attempt == 0 {
                 submits[p].request_id.clone()
             } else {
-                format!("{}.{attempt}", submits[p].request_id)
+                irisc_runtime::serve::wire::derived_request_id(&submits[p].request_id, attempt)
             },
             inputs: submits[p].inputs.clone(),
             enroll: submits[p].enroll.clone(),

@@ -205,22 +205,6 @@ impl<'a> Resolver<'a, '_> {
             .with_label(type_text(&input.ty))
             .with_hint("compare embeddings directly: `cosine(v, s) >= 0.34`"));
         };
-        if r.mirror
-            && input.ty
-                != (InputType::Iris {
-                    code_bits,
-                    mask: MaskKind::Public,
-                })
-        {
-            return Err(Diagnostic::error(
-                format!("`mirror({})` needs a public mask; `{}` has a secret one", r.of.name, r.of.name),
-                r.of.span,
-            )
-            .with_label(type_text(&input.ty))
-            .with_hint(
-                "declare the query with `public mask` (mirroring secret masks is not supported yet)",
-            ));
-        }
         let max = i64::from(code_bits / 64) - 1;
         let lo = self.bound(&r.lo, max, &r.of)?;
         let hi = self.bound(&r.hi, max, &r.of)?;

@@ -234,13 +234,14 @@ entry_points! {
         })
     };
 
-    /// Every code of slot `src` (its mirror image when `mirror` is 1) rotated by each shift in
-    /// `lo..=hi` (local).
+    /// Every code of slot `src` (its mirror image first, as `mirror` numbers a
+    /// [`crate::vocab::Mirror`]) rotated by each shift in `lo..=hi` (local).
     mpc["rotate"] fn irisc_rt_rotate(
         rt, dst: Slot, src: Slot, lo: I32, hi: I32, mirror: I32
     ) -> Status = |r: &mut Runtime| {
+        let mirror = abi_enum("mirror", mirror, crate::vocab::Mirror::from_i32)?;
         r.exec(OP, Phase::Other, dst, [src], |cx, [v0]| {
-            rep3::rotate(cx, v0, lo, hi, mirror == 1)
+            rep3::rotate(cx, v0, lo, hi, mirror)
         })
     };
 

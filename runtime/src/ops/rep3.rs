@@ -28,14 +28,14 @@ fn codes<'v>(v: &'v Value, op: &str) -> Result<&'v Arc<Codes>, RuntimeError> {
     }
 }
 
-/// Every code (its mirror image when `mirror`) rotated by each shift in `lo..=hi` (local;
-/// replicated or Shamir codes).
+/// Every code (its mirror image, of a code or of a mask, as `mirror` says) rotated by each
+/// shift in `lo..=hi` (local; replicated or Shamir codes).
 pub fn rotate(
     _cx: &mut Ctx<'_>,
     src: &Value,
     lo: i32,
     hi: i32,
-    mirror: bool,
+    mirror: crate::vocab::Mirror,
 ) -> Result<Value, RuntimeError> {
     if let Value::Shamir(s) = src {
         return Ok(Value::Shamir(Arc::new(s.rotations_of(lo, hi, mirror)?)));

@@ -7,6 +7,7 @@ use crate::error::RuntimeError;
 use crate::share::fp::P;
 use crate::share::galois::elems_for;
 use crate::store::Words;
+use crate::vocab::Mirror;
 
 /// Which Shamir sharing, and so how entries are stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,22 +167,23 @@ impl ShamirCodes {
     /// Local. A rotation moves whole cells of 4 entries, so over GR(2^16, d) (d = 2, 4 divide 4)
     /// it moves whole ring elements and permutes shares; it needs `len` a multiple of 64.
     pub fn rotations(&self, lo: i32, hi: i32) -> Result<ShamirCodes, RuntimeError> {
-        self.rotations_of(lo, hi, false)
+        self.rotations_of(lo, hi, Mirror::None)
     }
 
-    /// [`ShamirCodes::rotations`] of the mirror images when `mirror` (as
+    /// [`ShamirCodes::rotations`] of the mirror images `mirror` asks for (as
     /// [`crate::share::Codes::rotations_of`]). Over F_p a share holds one entry, so negating the
     /// imaginary entries is local. A GR(2^16, d) element holds the real and imaginary entries of
     /// one cell together and a share is `s + r·α_i` with non-scalar points α_i, so negating some
-    /// of its coefficients is not a sharing of anything: refused (the planner does not choose
-    /// these sharings for a program that mirrors).
+    /// of its coefficients is not a sharing of anything: a code's mirror is refused (the planner
+    /// does not choose these sharings for a program that mirrors). A mask's mirror moves whole
+    /// cells, so whole ring elements: local under every sharing.
     pub fn rotations_of(
         &self,
         lo: i32,
         hi: i32,
-        mirror: bool,
+        mirror: Mirror,
     ) -> Result<ShamirCodes, RuntimeError> {
-        if mirror && self.kind != ShamirKind::Fp {
+        if mirror.negates_imaginary() && self.kind != ShamirKind::Fp {
             return Err(RuntimeError::Schedule(
                 "mirror of Galois-ring Shamir codes: a ring element holds a cell's real and imaginary entries together; build with --sharing rep3 or fp".into(),
             ));
@@ -199,7 +201,7 @@ impl ShamirCodes {
             let (row, rest) = (i / (cols * 4), i % (cols * 4));
             let (col, k) = (rest / 4, rest % 4);
             let mut c = (col as i64 + s as i64).rem_euclid(cols as i64) as usize;
-            if mirror {
+            if mirror.reverses() {
                 c = cols - 1 - c;
             }
             row * cols * 4 + c * 4 + k
@@ -222,7 +224,7 @@ impl ShamirCodes {
                 // Element e holds entries e·d .. e·d + d, which all come from element from(e·d)/d.
                 for e in 0..l / d {
                     let f = from(s, e * d) / d;
-                    if mirror && (e * d) % 4 % 2 == 1 {
+                    if mirror.negates_imaginary() && (e * d) % 4 % 2 == 1 {
                         // F_p (d = 1): the imaginary entry, negated mod p.
                         words.extend(src_w[f..f + 1].iter().map(|&x| (P - x) % P));
                     } else {

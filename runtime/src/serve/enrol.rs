@@ -30,6 +30,9 @@ pub type Enrolment = Vec<(usize, ShareFile)>;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
     Enrolled,
+    /// An earlier attempt of the request (under another id) enrolled these very records:
+    /// answered as that attempt was, not applied again.
+    EnrolledEarlier,
     /// A query of it matched: not enrolled.
     NotUnique,
     /// Not computed as asked, with why (all parties say the same).
@@ -279,7 +282,7 @@ fn refused_or(
     chosen: impl FnOnce() -> Outcome,
 ) -> Outcome {
     if d.applied.iter().any(|a| a == id) {
-        Outcome::Enrolled
+        Outcome::EnrolledEarlier
     } else if let Some((_, why)) = d.refused.iter().find(|(r, _)| r == id) {
         Outcome::Refused(why.clone())
     } else if enrol.contains(id) {
@@ -430,7 +433,7 @@ mod tests {
             settle(&mut net, &mut galleries, party, &asks).unwrap()
         });
         for (p, o) in outcomes.iter().enumerate() {
-            assert_eq!(o[0], Outcome::Enrolled, "party {p}");
+            assert_eq!(o[0], Outcome::EnrolledEarlier, "party {p}");
             match &o[1] {
                 Outcome::Refused(why) => assert!(
                     why.contains("only 1 of the three parties' stores hold"),

@@ -13,6 +13,7 @@ pub mod agree;
 pub mod api;
 pub mod client;
 pub mod enrol;
+pub mod journal;
 pub mod metrics;
 pub mod reconcile;
 pub mod wire;
@@ -153,6 +154,8 @@ pub struct Service {
     _api: api::ApiHandle,
     /// Whether the party was asked to stop (SIGTERM): checked between batches.
     draining: Option<fn() -> bool>,
+    /// The answers of writes, on disk (beside the first gallery store; none without stores).
+    journal: Option<journal::Journal>,
 }
 
 impl Service {
@@ -196,6 +199,18 @@ impl Service {
             max_batch,
             ready: std::sync::atomic::AtomicBool::new(false),
         });
+        // Writes answered before this start (a restart after a kill) are answered again.
+        let journal = shared
+            .stores
+            .first()
+            .and_then(|(k, _)| inputs.store_path(*k))
+            .map(journal::Journal::beside);
+        if let Some(j) = &journal {
+            let mut st = lock(&shared.state);
+            for a in j.read()? {
+                st.finish(a);
+            }
+        }
         metrics::install();
         let token = api::read_token(token_path)?;
         let api = api::start(addr, config, party, token, shared.clone())?;
@@ -204,6 +219,7 @@ impl Service {
             current: Vec::new(),
             batch_started: None,
             draining: None,
+            journal,
             _api: api,
         })
     }
@@ -301,9 +317,9 @@ impl Service {
                 let asks: Vec<(String, Vec<u64>)> =
                     deletions.into_iter().map(|p| (p.id, p.delete)).collect();
                 let outcomes = enrol::delete(net, inputs, self.shared.party, &asks)?;
-                let mut st = lock(&self.shared.state);
+                let mut answers = Vec::new();
                 for ((id, ids), outcome) in asks.into_iter().zip(outcomes) {
-                    let answer = match outcome {
+                    answers.push(match outcome {
                         Ok(()) => Answer {
                             request_id: id,
                             party: self.shared.party,
@@ -315,7 +331,11 @@ impl Service {
                             retry: false,
                         },
                         Err(why) => self.error_answer(&id, 0, &why),
-                    };
+                    });
+                }
+                self.journal_writes(&answers);
+                let mut st = lock(&self.shared.state);
+                for answer in answers {
                     st.finish(answer);
                 }
                 continue;
@@ -483,19 +503,33 @@ impl Service {
         if self.current.is_empty() {
             return;
         }
-        let mut st = lock(&self.shared.state);
+        let st = lock(&self.shared.state);
+        let mut answers = Vec::new();
         for r in std::mem::take(&mut self.current) {
             let enrolled = match outcomes.get(&r.id) {
                 Some(enrol::Outcome::Refused(why)) => {
-                    let answer = self.error_answer(&r.id, r.queries, why);
-                    st.finish(answer);
+                    answers.push(self.error_answer(&r.id, r.queries, why));
                     continue;
+                }
+                Some(enrol::Outcome::EnrolledEarlier) => {
+                    // The first attempt's answer, where this party gave one: computed now,
+                    // the queries would match the records they enrolled then.
+                    let first = wire::first_attempt_id(&r.id)
+                        .and_then(|base| st.answers.get(base))
+                        .filter(|a| a.error.is_none() && a.enrolled == Some(true));
+                    if let Some(first) = first {
+                        let mut again = first.clone();
+                        again.request_id = r.id.clone();
+                        answers.push(again);
+                        continue;
+                    }
+                    Some(true)
                 }
                 Some(o) => Some(*o == enrol::Outcome::Enrolled),
                 None => None,
             };
             let range = r.first as u64..(r.first + r.queries) as u64;
-            let answers = kept
+            let lines = kept
                 .iter()
                 .filter(|(q, _, _)| range.contains(q))
                 .filter_map(|(q, id, fields)| {
@@ -507,16 +541,37 @@ impl Service {
                     serde_json::value::RawValue::from_string(line).ok()
                 })
                 .collect();
-            st.finish(Answer {
+            answers.push(Answer {
                 request_id: r.id,
                 party: self.shared.party,
                 queries: r.queries,
-                answers,
+                answers: lines,
                 enrolled,
                 deleted: Vec::new(),
                 error: None,
                 retry: false,
             });
+        }
+        drop(st);
+        self.journal_writes(&answers);
+        let mut st = lock(&self.shared.state);
+        for answer in answers {
+            st.finish(answer);
+        }
+    }
+
+    /// Appends the answers of writes (enrolments, resets, deletions) to the journal before any
+    /// client hears them. A journal that cannot be written loses only the replay after a
+    /// restart (the writes are in the stores): logged, and the clients answered.
+    fn journal_writes(&self, answers: &[Answer]) {
+        let writes: Vec<&Answer> = answers
+            .iter()
+            .filter(|a| a.error.is_none() && (a.enrolled == Some(true) || !a.deleted.is_empty()))
+            .collect();
+        if let Some(j) = &self.journal {
+            if let Err(e) = j.append(&writes) {
+                tracing::warn!("answers of writes not kept for replay after a restart: {e}");
+            }
         }
     }
 }

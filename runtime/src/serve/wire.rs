@@ -76,6 +76,20 @@ pub fn valid_request_id(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
 }
 
+/// The id a client's later attempt of request `id` goes by (`{id}.{attempt}`): when one party
+/// never answered the first id (it restarted after the others had answered) the client asks
+/// again under it, with the same shares.
+pub fn derived_request_id(id: &str, attempt: u32) -> String {
+    format!("{id}.{attempt}")
+}
+
+/// The first attempt's id of a request known by `id` ([`derived_request_id`] undone), if `id`
+/// is a later attempt's.
+pub fn first_attempt_id(id: &str) -> Option<&str> {
+    let (base, n) = id.rsplit_once('.')?;
+    (!base.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(base)
+}
+
 /// A follower's offer: the requests it holds, in arrival order, with the digest of their
 /// shares' set ids (the three parties' files of one dealing carry the same set id).
 #[derive(Debug, Serialize, Deserialize, PartialEq)]
@@ -105,4 +119,22 @@ pub struct Decision {
     /// Deletions all three hold, settled before the batch.
     #[serde(default)]
     pub delete: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A later attempt's id leads back to the first's; other ids (dots of the client's own
+    /// included) do not.
+    #[test]
+    fn derived_ids_lead_back_to_the_first_attempt() {
+        for id in ["abc", "a.b", "0f3e.x"] {
+            assert_eq!(first_attempt_id(&derived_request_id(id, 1)), Some(id));
+            assert_eq!(first_attempt_id(&derived_request_id(id, 12)), Some(id));
+        }
+        for id in ["abc", "abc.", ".3", "a.b", "a.3b"] {
+            assert_eq!(first_attempt_id(id), None, "{id}");
+        }
+    }
 }

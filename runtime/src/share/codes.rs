@@ -5,6 +5,7 @@ use super::rep3::{prepare_owned, Rep3Vec};
 use super::ring_vec::{RingVec, RingVecExt};
 use crate::error::RuntimeError;
 use crate::ring::RingElem;
+use crate::vocab::Mirror;
 
 /// `count` codes of `bits` elements each.
 ///
@@ -133,15 +134,16 @@ impl Codes {
     /// learns anything and nothing is sent. The rule is the contract's:
     /// `rot(q, s)[row][col][k] = q[row][(col + s) mod cols][k]`.
     pub fn rotations(&self, lo: i32, hi: i32) -> Codes {
-        self.rotations_of(lo, hi, false)
+        self.rotations_of(lo, hi, Mirror::None)
     }
 
-    /// [`Codes::rotations`] of the codes' mirror images when `mirror` (the contract's
+    /// [`Codes::rotations`] of the mirror images `mirror` asks for (the contract's
     /// `mirror(q)[row][col][k] = q[row][cols - 1 - col][k]`, the code bit flipped for odd `k`,
-    /// the imaginary parts; masks are mirrored without a flip): still local, since these codes
-    /// hold the masked bits `m - 2 (c & m)` of Section 4.1.1 and flipping a valid code bit negates
-    /// its masked bit (shares negated), while a masked-out 0 stays 0.
-    pub fn rotations_of(&self, lo: i32, hi: i32, mirror: bool) -> Codes {
+    /// the imaginary parts; masks are mirrored without a flip): still local, since codes hold
+    /// the masked bits `m - 2 (c & m)` of Section 4.1.1 and flipping a valid code bit negates
+    /// its masked bit (shares negated), while a masked-out 0 stays 0. [`Mirror::Masks`]: these
+    /// are the shares of secret masks, mirrored without a sign change.
+    pub fn rotations_of(&self, lo: i32, hi: i32, mirror: Mirror) -> Codes {
         let l = self.bits;
         // 16 rows of `bits / 64` columns of 4-bit cells (ARCHITECTURE section 7).
         let cols = (self.bits / 64) as i64;
@@ -154,7 +156,7 @@ impl Codes {
                         let (row, rest) = (i / (cols as usize * 4), i % (cols as usize * 4));
                         let (col, k) = (rest / 4, rest % 4);
                         let mut from_col = (col as i64 + s as i64).rem_euclid(cols) as usize;
-                        if mirror {
+                        if mirror.reverses() {
                             from_col = cols as usize - 1 - from_col;
                         }
                         row * cols as usize * 4 + from_col * 4 + k
@@ -185,7 +187,7 @@ impl Codes {
                 .zip(&code_base)
                 .flat_map(|(p, &base)| p.iter().map(move |&from| base + from))
                 .collect();
-            if mirror {
+            if mirror.negates_imaginary() {
                 // Element j of the output is entry j % l of a code: imaginary when k is odd.
                 v.gather_negating(&index, &|j| j % l % 4 % 2 == 1)
             } else {
@@ -287,7 +289,7 @@ mod tests {
         let codes = numbered_codes();
         let (bits, cols) = (codes.bits, codes.bits / 64);
         let (lo, hi) = (-3, 5);
-        let turned = codes.rotations_of(lo, hi, true);
+        let turned = codes.rotations_of(lo, hi, Mirror::Codes);
         let per_code = (hi - lo + 1) as usize;
         assert_eq!(turned.count, codes.count * per_code);
         for c in 0..codes.count {

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use super::{fail, PassError};
 use crate::mlir::{get_int, get_str, int_attr, op_name, parse_type, str_attr, Compiler};
 use irisc_runtime::contract::InputPart;
+use irisc_runtime::vocab::Mirror;
 use melior::{
     dialect::func,
     ir::{
@@ -395,11 +396,6 @@ impl<'c> Emitter<'c> {
                 hi,
                 mirror,
             } => {
-                if *mirror && part != PART_CODE {
-                    return Err(fail(
-                        "`mirror` of a secret mask: only codes with public masks are mirrored",
-                    ));
-                }
                 let base = self.load(
                     &Src::Query {
                         input: *input,
@@ -411,7 +407,13 @@ impl<'c> Emitter<'c> {
                 )?;
                 let mut attrs = vec![self.int("lo", *lo), self.int("hi", *hi)];
                 if *mirror {
-                    attrs.push(self.int("mirror", 1));
+                    // A code's mirror negates its imaginary entries; a secret mask's moves them.
+                    let kind = if part == PART_CODE {
+                        Mirror::Codes
+                    } else {
+                        Mirror::Masks
+                    };
+                    attrs.push(self.int("mirror", kind as i64));
                 }
                 self.op1("mpc.rotate", at, &[base], &attrs, ty)?
             }

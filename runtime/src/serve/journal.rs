@@ -1,0 +1,164 @@
+//! The answers of a serving party's writes (enrolments, resets, deletions), kept on disk so
+//! that a party killed after a write is answered again after its restart.
+//!
+//! A write is answered only when all three stores hold it (`enrol`); its answer is then
+//! appended here, one JSON line, and synced, before any client hears it. A party that restarts
+//! loads the answers, so a client's retry under the same id is answered at once, and a retry
+//! under a derived id (`wire::derived_request_id`) that the parties find already applied gets
+//! the first attempt's answer, not one computed against the gallery that now holds it.
+//!
+//! A line torn by a crash (the last one, written without its newline) is skipped. The file
+//! sits next to the party's first gallery store and, like it, is readable by its owner only.
+
+use std::io::{BufRead, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use super::wire::Answer;
+use crate::error::RuntimeError;
+
+/// The journal of one party.
+pub struct Journal {
+    path: PathBuf,
+}
+
+impl Journal {
+    /// The journal beside gallery store `store` (`<store>.answers`).
+    pub fn beside(store: &Path) -> Journal {
+        let mut name = store.as_os_str().to_owned();
+        name.push(".answers");
+        Journal {
+            path: PathBuf::from(name),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The answers written so far, oldest first (none when there is no journal yet). Refused
+    /// when the file is readable by others.
+    pub fn read(&self) -> Result<Vec<Answer>, RuntimeError> {
+        let file = match std::fs::File::open(&self.path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(self.error("read", e)),
+        };
+        let meta = file.metadata().map_err(|e| self.error("read", e))?;
+        crate::io::owner_only::check(&self.path, &meta, "a party's answers")
+            .map_err(RuntimeError::Input)?;
+        let mut out = Vec::new();
+        for line in std::io::BufReader::new(file).split(b'\n') {
+            let line = line.map_err(|e| self.error("read", e))?;
+            // A torn last line (a crash mid-append) is no answer: its write was not answered.
+            if let Ok(a) = serde_json::from_slice::<Answer>(&line) {
+                out.push(a);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Appends `answers` and syncs them to disk.
+    pub fn append(&self, answers: &[&Answer]) -> Result<(), RuntimeError> {
+        if answers.is_empty() {
+            return Ok(());
+        }
+        let mut text = Vec::new();
+        for a in answers {
+            serde_json::to_writer(&mut text, a)
+                .map_err(|e| RuntimeError::Setup(format!("an answer cannot be written: {e}")))?;
+            text.push(b'\n');
+        }
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(&self.path)
+            .map_err(|e| self.error("open", e))?;
+        // A torn line before ours (a crash mid-append) must not swallow our first line.
+        let starts_clean =
+            file.metadata().map(|m| m.len() == 0).unwrap_or(true) || ends_with_newline(&self.path);
+        if !starts_clean {
+            text.insert(0, b'\n');
+        }
+        file.write_all(&text).map_err(|e| self.error("write", e))?;
+        file.sync_data().map_err(|e| self.error("sync", e))
+    }
+
+    fn error(&self, what: &str, e: std::io::Error) -> RuntimeError {
+        RuntimeError::Input(format!("cannot {what} {}: {e}", self.path.display()))
+    }
+}
+
+fn ends_with_newline(path: &Path) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut last = [0u8; 1];
+    f.seek(SeekFrom::End(-1)).is_ok() && f.read_exact(&mut last).is_ok() && last[0] == b'\n'
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(id: &str, enrolled: bool) -> Answer {
+        Answer {
+            request_id: id.into(),
+            party: 0,
+            queries: 1,
+            answers: vec![serde_json::value::RawValue::from_string(
+                r#"{"query":0,"ids":[]}"#.into(),
+            )
+            .unwrap()],
+            enrolled: Some(enrolled),
+            deleted: Vec::new(),
+            retry: false,
+            error: None,
+        }
+    }
+
+    /// Answers come back as written, across appends; a torn last line is skipped and the next
+    /// append starts a line of its own; the file is the owner's alone, and one that others can
+    /// read is refused.
+    #[test]
+    fn answers_survive_appends_and_a_torn_line() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let j = Journal::beside(&dir.path().join("left.store"));
+        assert!(j.read().unwrap().is_empty());
+        j.append(&[&answer("a", true), &answer("b", false)])
+            .unwrap();
+        let mode = std::fs::metadata(j.path()).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        // A crash mid-append leaves a line without its end.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(j.path())
+            .unwrap()
+            .write_all(br#"{"request_id":"c","par"#)
+            .unwrap();
+        j.append(&[&answer("d", true)]).unwrap();
+        let got: Vec<(String, Option<bool>)> = j
+            .read()
+            .unwrap()
+            .into_iter()
+            .map(|a| (a.request_id, a.enrolled))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("a".into(), Some(true)),
+                ("b".into(), Some(false)),
+                ("d".into(), Some(true))
+            ]
+        );
+        std::fs::set_permissions(j.path(), std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(j
+            .read()
+            .unwrap_err()
+            .to_string()
+            .contains("a party's answers"));
+    }
+}
