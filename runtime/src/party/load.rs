@@ -297,16 +297,7 @@ fn load_store(
     let per = header.elements_per_record() as usize;
     let ids = store.ids();
     let masks: Vec<u64> = if spec.mask == InputMask::Public {
-        store
-            .records()
-            .flat_map(|r| {
-                r.mask.chunks(8).map(|c| {
-                    let mut w = [0u8; 8];
-                    w[..c.len()].copy_from_slice(c);
-                    u64::from_le_bytes(w)
-                })
-            })
-            .collect()
+        public_masks(&store, 0..count)
     } else {
         vec![u64::MAX; count * per.div_ceil(64)]
     };
@@ -361,38 +352,7 @@ fn load_store(
             }
         }
         None => {
-            let k = header.ring_bits;
-            let n = count * per;
-            let bad = || {
-                input_err(format!(
-                    "{}: the ring Z_2^{k} is not supported",
-                    path.display()
-                ))
-            };
-            let (mut own, mut prev) = (
-                RingVec::with_capacity(k, n).ok_or_else(bad)?,
-                RingVec::with_capacity(k, n).ok_or_else(bad)?,
-            );
-            // Record by record, block copies in the store's word type (a 100 000-record
-            // gallery is billions of elements: widening each through a u64 vector of its own
-            // was most of a party's load time).
-            for r in store.records() {
-                match r.shares {
-                    store::Shares::Rep3U16 { own: o, prev: p } => {
-                        own.extend_u16(o);
-                        prev.extend_u16(p);
-                    }
-                    store::Shares::Rep3U32 { own: o, prev: p } => {
-                        own.extend_u32(o);
-                        prev.extend_u32(p);
-                    }
-                    store::Shares::Rep3U64 { own: o, prev: p } => {
-                        own.extend_u64(o);
-                        prev.extend_u64(p);
-                    }
-                    store::Shares::Shamir(_) => return Err(bad()),
-                }
-            }
+            let (mut own, mut prev) = rep3_components(&store, 0..count, header.ring_bits, per)?;
             for &r in &deleted_rows {
                 own.zero(r * per..(r + 1) * per);
                 prev.zero(r * per..(r + 1) * per);
@@ -410,6 +370,60 @@ fn load_store(
         source: Some(path.to_path_buf()),
         deleted: deleted_digest,
     })
+}
+
+/// The replicated components of `store`'s records `rows`, in the ring Z_2^`k`'s word type:
+/// record by record, block copies in the store's word type (a 100 000-record gallery is
+/// billions of elements: widening each through a u64 vector of its own was most of a party's
+/// load time).
+fn rep3_components(
+    store: &Store,
+    rows: std::ops::Range<usize>,
+    k: u32,
+    per: usize,
+) -> Result<(RingVec, RingVec), RuntimeError> {
+    let bad = || {
+        input_err(format!(
+            "{}: the ring Z_2^{k} is not supported",
+            store.path().display()
+        ))
+    };
+    let n = rows.len() * per;
+    let (mut own, mut prev) = (
+        RingVec::with_capacity(k, n).ok_or_else(bad)?,
+        RingVec::with_capacity(k, n).ok_or_else(bad)?,
+    );
+    for r in rows.filter_map(|i| store.record(i)) {
+        match r.shares {
+            store::Shares::Rep3U16 { own: o, prev: p } => {
+                own.extend_u16(o);
+                prev.extend_u16(p);
+            }
+            store::Shares::Rep3U32 { own: o, prev: p } => {
+                own.extend_u32(o);
+                prev.extend_u32(p);
+            }
+            store::Shares::Rep3U64 { own: o, prev: p } => {
+                own.extend_u64(o);
+                prev.extend_u64(p);
+            }
+            store::Shares::Shamir(_) => return Err(bad()),
+        }
+    }
+    Ok((own, prev))
+}
+
+/// The public masks of `store`'s records `rows` as little-endian u64 words.
+fn public_masks(store: &Store, rows: std::ops::Range<usize>) -> Vec<u64> {
+    rows.filter_map(|i| store.record(i))
+        .flat_map(|r| {
+            r.mask.chunks(8).map(|c| {
+                let mut w = [0u8; 8];
+                w[..c.len()].copy_from_slice(c);
+                u64::from_le_bytes(w)
+            })
+        })
+        .collect()
 }
 
 /// [`Inputs::reload_store`]'s fast path: brings `loaded` (a gallery from its store) in line with
@@ -437,16 +451,7 @@ fn extend_from_store(loaded: &mut LoadedInput, party: usize) -> Result<bool, Run
     let public = loaded.spec.mask == InputMask::Public;
     let ids = store.ids();
     let new_masks: Vec<u64> = if public {
-        (old..count)
-            .filter_map(|i| store.record(i))
-            .flat_map(|r| {
-                r.mask.chunks(8).map(|c| {
-                    let mut w = [0u8; 8];
-                    w[..c.len()].copy_from_slice(c);
-                    u64::from_le_bytes(w)
-                })
-            })
-            .collect()
+        public_masks(&store, old..count)
     } else {
         vec![u64::MAX; (count - old) * words]
     };
@@ -458,37 +463,13 @@ fn extend_from_store(loaded: &mut LoadedInput, party: usize) -> Result<bool, Run
                 return Ok(false);
             };
             let k = loaded.header.ring_bits;
-            let bad = || {
-                input_err(format!(
-                    "{}: the ring Z_2^{k} is not supported",
-                    path.display()
-                ))
-            };
-            let n = (count - old) * per;
-            let (mut own, mut prev) = (
-                RingVec::with_capacity(k, n).ok_or_else(bad)?,
-                RingVec::with_capacity(k, n).ok_or_else(bad)?,
-            );
-            for r in (old..count).filter_map(|i| store.record(i)) {
-                match r.shares {
-                    store::Shares::Rep3U16 { own: o, prev: p } => {
-                        own.extend_u16(o);
-                        prev.extend_u16(p);
-                    }
-                    store::Shares::Rep3U32 { own: o, prev: p } => {
-                        own.extend_u32(o);
-                        prev.extend_u32(p);
-                    }
-                    store::Shares::Rep3U64 { own: o, prev: p } => {
-                        own.extend_u64(o);
-                        prev.extend_u64(p);
-                    }
-                    store::Shares::Shamir(_) => return Err(bad()),
-                }
-            }
+            let (own, prev) = rep3_components(&store, old..count, k, per)?;
             let tail = Codes::from_components(own, prev, count - old, per, Vec::new(), Vec::new());
             if !(codes.a.append(tail.a) && codes.b.append(tail.b)) {
-                return Err(bad());
+                return Err(input_err(format!(
+                    "{}: the new records' shares are not of the gallery's word type",
+                    path.display()
+                )));
             }
             codes.count = count;
             codes.ids = ids;

@@ -733,14 +733,7 @@ fn a_gallery_follows_its_store_changes_as_a_fresh_load_reads_the_store() {
     let dir = tempfile::tempdir().unwrap();
     for sharing in [Sharing::Rep3, Sharing::Fp, Sharing::Gr2, Sharing::Gr4] {
         for secret in [false, true] {
-            let mut g = spec("g", InputRole::Gallery, InputKind::Iris, 128);
-            g.sharing = sharing;
-            if sharing.is_shamir() {
-                g.ring_bits = 16;
-            }
-            if secret {
-                g.mask = InputMask::Secret;
-            }
+            let g = iris_gallery_spec(sharing, secret);
             let sub = dir.path().join(format!("follow-{sharing}-{secret}"));
             std::fs::create_dir_all(&sub).unwrap();
             let gd = iris_data(9, 128, secret, 31);
@@ -749,11 +742,7 @@ fn a_gallery_follows_its_store_changes_as_a_fresh_load_reads_the_store() {
             m.fingerprint = "abc123".into();
             let stores = [0, 1, 2].map(|p| store_from_file_part(&gf[p], "abc123", 5));
             let mut served = load3(&m, &[("g", &stores)]);
-            let parts: &[InputPart] = if secret {
-                &[InputPart::Codes, InputPart::Masks]
-            } else {
-                &[InputPart::Codes]
-            };
+            let parts = iris_parts(secret);
             let k = g.ring_bits as i32;
             let steps: [Step<'_>; 5] = [
                 (
@@ -816,19 +805,34 @@ fn a_gallery_follows_its_store_changes_as_a_fresh_load_reads_the_store() {
     }
 }
 
+/// Gallery input `g` of 128-bit iris codes under `sharing`, with secret masks when `secret`.
+fn iris_gallery_spec(sharing: Sharing, secret: bool) -> ManifestInput {
+    let mut g = spec("g", InputRole::Gallery, InputKind::Iris, 128);
+    g.sharing = sharing;
+    if sharing.is_shamir() {
+        g.ring_bits = 16;
+    }
+    if secret {
+        g.mask = InputMask::Secret;
+    }
+    g
+}
+
+/// The parts of an iris input: the codes, and the masks when they are secret.
+fn iris_parts(secret: bool) -> &'static [InputPart] {
+    if secret {
+        &[InputPart::Codes, InputPart::Masks]
+    } else {
+        &[InputPart::Codes]
+    }
+}
+
 #[test]
 fn gallery_stores_load_as_their_share_files_do() {
     let dir = tempfile::tempdir().unwrap();
     for sharing in [Sharing::Rep3, Sharing::Fp, Sharing::Gr2, Sharing::Gr4] {
         for secret in [false, true] {
-            let mut g = spec("g", InputRole::Gallery, InputKind::Iris, 128);
-            g.sharing = sharing;
-            if sharing.is_shamir() {
-                g.ring_bits = 16;
-            }
-            if secret {
-                g.mask = InputMask::Secret;
-            }
+            let g = iris_gallery_spec(sharing, secret);
             let sub = dir.path().join(format!("{sharing}-{secret}"));
             std::fs::create_dir_all(&sub).unwrap();
             let gd = iris_data(5, 128, secret, 21);
@@ -838,11 +842,7 @@ fn gallery_stores_load_as_their_share_files_do() {
             let stores = gf.clone().map(|p| store_from_file(&p, "abc123"));
             let mut from_files = load3(&m, &[("g", &gf)]);
             let mut from_stores = load3(&m, &[("g", &stores)]);
-            let parts: &[InputPart] = if secret {
-                &[InputPart::Codes, InputPart::Masks]
-            } else {
-                &[InputPart::Codes]
-            };
+            let parts = iris_parts(secret);
             for p in 0..3 {
                 assert_eq!(from_stores[p].gallery_records(), 5);
                 assert_eq!(from_stores[p].ids(0), &gd.ids[..]);
