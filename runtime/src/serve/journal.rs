@@ -85,6 +85,30 @@ impl Journal {
         file.sync_data().map_err(|e| self.error("sync", e))
     }
 
+    /// Rewrites the journal with only the last `keep` of `answers` (what [`Journal::read`]
+    /// gave) when it holds more: into a new file, synced, renamed over the journal, the
+    /// directory synced, so a crash leaves the old journal or the new one. A party does this at
+    /// start, so the journal stays as long as the answers it remembers.
+    pub fn keep_last(&self, answers: &[Answer], keep: usize) -> Result<(), RuntimeError> {
+        if answers.len() <= keep {
+            return Ok(());
+        }
+        let mut tmp = self.path.as_os_str().to_owned();
+        tmp.push(".new");
+        let tmp = PathBuf::from(tmp);
+        let _ = std::fs::remove_file(&tmp);
+        let fresh = Journal { path: tmp.clone() };
+        let kept: Vec<&Answer> = answers[answers.len() - keep..].iter().collect();
+        fresh.append(&kept)?;
+        std::fs::rename(&tmp, &self.path).map_err(|e| self.error("replace", e))?;
+        if let Some(dir) = self.path.parent() {
+            if let Ok(d) = std::fs::File::open(dir) {
+                let _ = d.sync_all();
+            }
+        }
+        Ok(())
+    }
+
     fn error(&self, what: &str, e: std::io::Error) -> RuntimeError {
         RuntimeError::Input(format!("cannot {what} {}: {e}", self.path.display()))
     }
@@ -120,8 +144,8 @@ mod tests {
     }
 
     /// Answers come back as written, across appends; a torn last line is skipped and the next
-    /// append starts a line of its own; the file is the owner's alone, and one that others can
-    /// read is refused.
+    /// append starts a line of its own; keeping the last few drops the older ones; the file is
+    /// the owner's alone, and one that others can read is refused.
     #[test]
     fn answers_survive_appends_and_a_torn_line() {
         use std::os::unix::fs::PermissionsExt;
@@ -154,6 +178,20 @@ mod tests {
                 ("d".into(), Some(true))
             ]
         );
+        // Kept to the last two: the older ones are gone, the file is still the owner's.
+        let all = j.read().unwrap();
+        j.keep_last(&all, 2).unwrap();
+        let ids: Vec<String> = j
+            .read()
+            .unwrap()
+            .into_iter()
+            .map(|a| a.request_id)
+            .collect();
+        assert_eq!(ids, vec!["b".to_string(), "d".to_string()]);
+        let mode = std::fs::metadata(j.path()).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        j.keep_last(&j.read().unwrap(), 5).unwrap();
+        assert_eq!(j.read().unwrap().len(), 2);
         std::fs::set_permissions(j.path(), std::fs::Permissions::from_mode(0o644)).unwrap();
         assert!(j
             .read()

@@ -206,8 +206,10 @@ impl Service {
             .and_then(|(k, _)| inputs.store_path(*k))
             .map(journal::Journal::beside);
         if let Some(j) = &journal {
+            let answers = j.read()?;
+            j.keep_last(&answers, REMEMBERED)?;
             let mut st = lock(&shared.state);
-            for a in j.read()? {
+            for a in answers {
                 st.finish(a);
             }
         }
