@@ -75,7 +75,8 @@ irdl.dialect @mpc {
     irdl.results(gallery: %r)
   }
 
-  // This party's shares of query number `query` of query input `input` (shared by `owner`).
+  // This party's shares of query number `query` of query input `input` (shared by `owner`):
+  // `part` as for `load_gallery`, or 4, the conjugate of the code that its owner dealt.
   irdl.operation @load_query {
     %s = irdl.base "#builtin.string"
     %i = irdl.base "#builtin.integer"
@@ -109,8 +110,9 @@ irdl.dialect @mpc {
 
   // The rotations lo..=hi of every code, in that order; local (a permutation of shares). With
   // `mirror = 1`, of the codes' mirror images: also local (the imaginary entries' shares are
-  // negated), for replicated and F_p Shamir codes only (the planner keeps GR sharings out).
-  // With `mirror = 2`, of a secret mask's mirror image: positions only, under every sharing.
+  // negated), for replicated and F_p Shamir codes only. With `mirror = 2`, mirror images by
+  // positions only, under every sharing: of a secret mask, and under a Galois ring of a
+  // query's conjugate (`load_query` part 4, dealt by its owner: a GR share holds a whole cell).
   irdl.operation @rotate {
     %lo = irdl.base "#builtin.integer"
     %hi = irdl.base "#builtin.integer"

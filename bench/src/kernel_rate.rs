@@ -310,6 +310,7 @@ mod tests {
             sharing,
             ring_bits,
             scale_bits: 0,
+            conjugate: false,
         }
     }
 

@@ -132,6 +132,12 @@ pub struct ManifestInput {
     /// Fixed-point scale of an embedding: values are round(v * 2^scale_bits); 0 otherwise.
     #[serde(default)]
     pub scale_bits: u32,
+    /// The query's owner also deals each code's conjugate (each cell's imaginary entries
+    /// negated), because the program reads it: `mirror(q)` under a Galois-ring sharing, whose
+    /// shares hold whole cells (`mpc.load_query` with part
+    /// [`crate::contract::InputPart::Conjugate`]).
+    #[serde(default)]
+    pub conjugate: bool,
 }
 
 impl ManifestInput {
@@ -183,13 +189,14 @@ mod tests {
             sharing: Sharing::Gr4,
             ring_bits: 16,
             scale_bits: 0,
+            conjugate: true,
         };
         let v = serde_json::to_value(&i).unwrap();
         assert_eq!(
             v,
             serde_json::json!({"name": "ql", "role": "query", "owner": 0, "kind": "iris",
                 "elements": 12800, "mask": "secret", "sharing": "gr4", "ring_bits": 16,
-                "scale_bits": 0})
+                "scale_bits": 0, "conjugate": true})
         );
         let m = Manifest {
             abi: ABI_VERSION,

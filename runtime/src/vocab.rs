@@ -121,7 +121,7 @@ impl MsbInput {
 
 /// What a rotation mirrors first (`mpc.rotate`'s `mirror` attribute, and the ABI's `mirror`
 /// argument, by number): the mirror image that a mirror-attack check (`mirror(q)`) compares.
-/// Both reverse each row's columns; only a code's entries change sign.
+/// Both reverse each row's columns; only [`Mirror::Codes`] changes the entries' signs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Mirror {
     /// No mirror (0, or the attribute absent).
@@ -130,13 +130,15 @@ pub enum Mirror {
     /// negated, since mirroring flips those code bits and a flipped valid bit's masked bit is
     /// its negation (a masked-out 0 stays 0).
     Codes = 1,
-    /// The mirror image of a mask (2): positions only.
-    Masks = 2,
+    /// Columns reversed, entries unchanged (2): the mirror image of a mask, and of a code whose
+    /// owner dealt its conjugate (the query's [`crate::contract::InputPart::Conjugate`], under
+    /// a Galois-ring sharing, whose shares cannot negate part of a ring element locally).
+    Positions = 2,
 }
 
 impl Mirror {
     pub fn from_i32(v: i32) -> Option<Mirror> {
-        [Mirror::None, Mirror::Codes, Mirror::Masks]
+        [Mirror::None, Mirror::Codes, Mirror::Positions]
             .into_iter()
             .find(|m| *m as i32 == v)
     }

@@ -2,7 +2,9 @@
 //! presented as the mirror image of a person's capture matches that person's records through
 //! the mirror branch. Answers are compared with a mirror written here bit by bit from the
 //! contract (columns reversed, odd cell bits flipped, masks unflipped), on records at the
-//! threshold's edges, under every sharing that can mirror; a Galois-ring sharing is refused.
+//! threshold's edges, under every sharing. Under a Galois-ring sharing the query's owner deals
+//! the code's conjugate too; a query file dealt without it (or with it, for a program that
+//! does not read it) is refused with what to do.
 
 use irisc_runtime::io::ndjson;
 use irisc_runtime::iris::{IrisCode, IrisRecord};
@@ -83,13 +85,16 @@ fn secret_masks_are_mirrored_with_their_codes() {
     );
 }
 
-/// `program` (small_mirror's check) under rep3, fp and the planner's choice, on edge-case sets
-/// from `first_seed` on where some mirrored queries match only through the mirror branch.
+/// `program` (small_mirror's check) under every sharing and the planner's choice, on
+/// edge-case sets from `first_seed` on where some mirrored queries match only through the
+/// mirror branch.
 fn mirrored_captures_match(program: &std::path::Path, first_seed: u64) {
     for (seed, sharing) in [
         (first_seed, Some("rep3")),
         (first_seed + 1, Some("fp")),
-        (first_seed + 2, None),
+        (first_seed + 2, Some("gr2")),
+        (first_seed + 3, Some("gr4")),
+        (first_seed + 4, None),
     ] {
         let (gallery, queries) = data::edge_case_set(seed, 256, 6, 4, 3, 8, 2);
         // Odd queries are presented as the mirror image of the person's capture.
@@ -139,28 +144,77 @@ fn mirrored_captures_match(program: &std::path::Path, first_seed: u64) {
     }
 }
 
+/// Under gr2, `mirror(q)` reads the conjugates that `irisc share` deals for it: a query
+/// file dealt for a program without `mirror(q)` lacks them and is refused at load, naming the
+/// input and how to re-share; a file with them is refused by that other program likewise.
 #[test]
-fn a_galois_ring_sharing_cannot_mirror_and_says_why() {
-    let program = common::repo().join("examples/small_mirror.irs");
+fn a_galois_ring_query_without_its_conjugates_is_refused_with_what_to_do() {
     let dir = tempfile::tempdir().unwrap();
-    let exe = dir.path().join("prog");
-    let out = common::irisc()
-        .args([
+    let (gallery, queries) = data::edge_case_set(11, 256, 4, 2, 3, 8, 2);
+    let (db, q) = (dir.path().join("db.ndjson"), dir.path().join("q.ndjson"));
+    ndjson::write_file(&db, &gallery).unwrap();
+    ndjson::write_file(&q, &queries).unwrap();
+    let keys = dir.path().join("keys");
+    common::irisc_ok(&[
+        "keys",
+        "-o",
+        keys.to_str().unwrap(),
+        "--base-port",
+        &common::base_port().to_string(),
+    ]);
+    let config = keys.join("parties.toml");
+    let programs = [
+        ("mirror", common::repo().join("examples/small_mirror.irs")),
+        ("plain", common::repo().join("examples/small_ids.irs")),
+    ];
+    for (name, program) in &programs {
+        let exe = dir.path().join(name);
+        let shares = dir.path().join(format!("{name}-shares"));
+        common::irisc_ok(&[
             "build",
             program.to_str().unwrap(),
             "-o",
             exe.to_str().unwrap(),
             "--sharing",
-            "gr4",
-        ])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = common::stderr(&out);
-    assert!(
-        err.contains("`mirror(q)` cannot be computed under --sharing gr4"),
-        "{err}"
-    );
-    assert!(err.contains("--sharing rep3"), "{err}");
-    assert!(!exe.exists());
+            "gr2",
+        ]);
+        common::irisc_ok(&[
+            "share",
+            "--program",
+            program.to_str().unwrap(),
+            "--input",
+            &format!("db={}", db.display()),
+            "--input",
+            &format!("q={}", q.display()),
+            "-o",
+            shares.to_str().unwrap(),
+            "--sharing",
+            "gr2",
+        ]);
+    }
+    for (exe, shares, want) in [
+        ("mirror", "plain-shares", "without their conjugates"),
+        ("plain", "mirror-shares", "with their conjugates"),
+    ] {
+        let shares = dir.path().join(shares);
+        let child = std::process::Command::new(dir.path().join(exe))
+            .args(["--party", "0", "--config", config.to_str().unwrap()])
+            .arg("--input")
+            .arg(format!("db={}", shares.join("p0/db.shares").display()))
+            .arg("--input")
+            .arg(format!("q={}", shares.join("p0/q.shares").display()))
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = common::wait_bounded(child, std::time::Duration::from_secs(60));
+        assert!(!out.status.success(), "{exe} ran on {}", shares.display());
+        let err = common::stderr(&out);
+        assert!(err.contains(want), "{exe}: {err}");
+        assert!(
+            err.contains("`q`") || err.contains("mirror(q)"),
+            "{exe}: {err}"
+        );
+        assert!(err.contains("irisc share"), "{exe}: {err}");
+    }
 }

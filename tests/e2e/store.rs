@@ -212,6 +212,7 @@ fn stores_of_another_sharing_program_or_party_are_refused() {
             sharing: irisc_runtime::vocab::Sharing::Rep3,
             ring_bits: st.header().params.ring_bits,
             scale_bits: 0,
+            conjugate: false,
         },
         2,
     );

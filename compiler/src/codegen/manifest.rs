@@ -11,6 +11,7 @@ use super::artifact::CodegenError;
 use crate::analysis::schedule::TileOptions;
 use crate::mlir::{get_int, op_name, type_name, type_param};
 use crate::sema::program::{InputType, MaskKind, Program};
+use irisc_runtime::contract::InputPart;
 use irisc_runtime::manifest::{BeaverManifest, Manifest, ManifestInput, ABI_VERSION};
 use irisc_runtime::vocab::{InputKind, InputMask, Sharing};
 use melior::ir::{block::BlockLike, operation::OperationLike, Module, RegionLike, ValueLike};
@@ -25,6 +26,8 @@ pub fn fingerprint(source: &str) -> String {
 pub struct InputShares {
     pub sharing: Sharing,
     pub ring_bits: u32,
+    /// Some load reads the owner-dealt conjugates (`part` = [`InputPart::Conjugate`]).
+    pub conjugate: bool,
 }
 
 /// The manifest of `program` compiled to `mpc`.
@@ -67,6 +70,7 @@ pub fn build(
                 sharing: used.map_or(Sharing::Rep3, |u| u.sharing),
                 ring_bits: used.map_or(default_ring, |u| u.ring_bits),
                 scale_bits,
+                conjugate: used.is_some_and(|u| u.conjugate),
             }
         })
         .collect();
@@ -186,6 +190,7 @@ pub fn input_shares(mpc: &Module<'_>) -> Result<HashMap<usize, InputShares>, Cod
                                 .ok_or_else(|| {
                                     CodegenError(format!("cannot read the ring of `{t}`"))
                                 })?,
+                            conjugate: false,
                         },
                         "mpc.shamir" => InputShares {
                             sharing: ["fp", "gr2", "gr4"]
@@ -194,13 +199,17 @@ pub fn input_shares(mpc: &Module<'_>) -> Result<HashMap<usize, InputShares>, Cod
                                 .and_then(Sharing::parse)
                                 .ok_or_else(|| CodegenError(format!("unknown sharing in `{t}`")))?,
                             ring_bits: 16,
+                            conjugate: false,
                         },
                         _ => InputShares {
                             sharing: Sharing::Rep3,
                             ring_bits: 1,
+                            conjugate: false,
                         },
                     };
+                    let conjugate = get_int(&o, "part").ok() == Some(InputPart::Conjugate as i64);
                     let e = out.entry(input).or_insert(this);
+                    e.conjugate |= conjugate;
                     if e.sharing != this.sharing {
                         return Err(CodegenError(format!(
                             "input {input} is loaded in two sharings ({} and {}); one share file holds one",

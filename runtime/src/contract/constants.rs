@@ -67,6 +67,11 @@ abi_enum! {
         Embedding = 2 => "embedding",
         /// A shared bit (binary shares).
         Bit = 3 => "bit",
+        /// The shared conjugate of a query's code bits (each cell's imaginary, odd, entries
+        /// negated), dealt by the query's owner next to the code: `mirror(q)` over a Galois-ring
+        /// sharing reads it, since a GR share holds a whole cell and a party cannot negate part
+        /// of one locally.
+        Conjugate = 4 => "conjugate",
     }
 }
 

@@ -174,9 +174,10 @@ impl ShamirCodes {
     /// [`crate::share::Codes::rotations_of`]). Over F_p a share holds one entry, so negating the
     /// imaginary entries is local. A GR(2^16, d) element holds the real and imaginary entries of
     /// one cell together and a share is `s + r·α_i` with non-scalar points α_i, so negating some
-    /// of its coefficients is not a sharing of anything: a code's mirror is refused (the planner
-    /// does not choose these sharings for a program that mirrors). A mask's mirror moves whole
-    /// cells, so whole ring elements: local under every sharing.
+    /// of its coefficients is not a sharing of anything: [`Mirror::Codes`] is refused. There the
+    /// query's owner deals the code's conjugate ([`crate::contract::InputPart::Conjugate`]), and
+    /// [`Mirror::Positions`] mirrors it, as it mirrors a mask: whole cells move, so whole ring
+    /// elements, local under every sharing.
     pub fn rotations_of(
         &self,
         lo: i32,
@@ -185,7 +186,7 @@ impl ShamirCodes {
     ) -> Result<ShamirCodes, RuntimeError> {
         if mirror.negates_imaginary() && self.kind != ShamirKind::Fp {
             return Err(RuntimeError::Schedule(
-                "mirror of Galois-ring Shamir codes: a ring element holds a cell's real and imaginary entries together; build with --sharing rep3 or fp".into(),
+                "mirror of Galois-ring Shamir codes with their signs: a ring element holds a cell's real and imaginary entries together (the program mirrors the conjugate its owner dealt, by positions: rebuild it with this irisc)".into(),
             ));
         }
         let l = self.len;

@@ -181,6 +181,7 @@ pub fn empty_share_file(spec: &ManifestInput, party: u8) -> Result<ShareFile, Ru
         body_hash: [0; 32],
         payload: e.payload,
         scale_bits: e.scale_bits,
+        conjugate: e.conjugate,
     };
     let empty = || {
         RingVec::zeros(e.ring_bits, 0).ok_or_else(|| {
@@ -292,6 +293,7 @@ fn load_store(
         body_hash: h.records_sum.0,
         payload: InputKind::Iris,
         scale_bits: 0,
+        conjugate: false,
     };
     let count = store.len();
     let per = header.elements_per_record() as usize;
@@ -1080,11 +1082,7 @@ impl Inputs {
         let view = if whole && k == file_k {
             full.clone()
         } else {
-            let offset = if part == InputPart::Masks {
-                elements
-            } else {
-                0
-            };
+            let offset = l.header.section_of(part).unwrap_or(0) as usize * elements;
             let per = full.bits;
             let m = crate::io::share_file::ring_mask(k).unwrap_or(u64::MAX);
             let n = full.count * padded;
@@ -1100,7 +1098,9 @@ impl Inputs {
                     prev.push(p & m);
                 }
             }
-            let masks = if part == InputPart::Codes && l.header.mask == InputMask::Public {
+            let masks = if matches!(part, InputPart::Codes | InputPart::Conjugate)
+                && l.header.mask == InputMask::Public
+            {
                 full.masks.clone()
             } else {
                 vec![u64::MAX; full.count * padded / 64]
@@ -1134,14 +1134,16 @@ impl Inputs {
         } else {
             let words = l.header.words_per_section() as usize;
             let per = l.header.elements_per_record() as usize;
-            let offset = if part == InputPart::Masks { words } else { 0 };
+            let offset = l.header.section_of(part).unwrap_or(0) as usize * words;
             let data = full
                 .words
                 .chunks_exact(per)
                 .flat_map(|r| r[offset..offset + words].iter().copied())
                 .collect::<Vec<u16>>();
             let elements = l.header.elements as usize;
-            let masks = if part == InputPart::Codes && l.header.mask == InputMask::Public {
+            let masks = if matches!(part, InputPart::Codes | InputPart::Conjugate)
+                && l.header.mask == InputMask::Public
+            {
                 full.masks.clone()
             } else {
                 vec![u64::MAX; full.count * elements.div_ceil(64)]
@@ -1177,21 +1179,17 @@ impl LoadedInput {
 
 /// Whether `part` exists for this input's kind.
 fn check_part(l: &LoadedInput, part: InputPart) -> Result<(), RuntimeError> {
-    let ok = match (l.header.payload, part) {
-        (InputKind::Iris, InputPart::Codes) => true,
-        (InputKind::Iris, InputPart::Masks) => l.header.mask == InputMask::Secret,
-        (InputKind::Embedding, InputPart::Embedding) => true,
-        (InputKind::Bit, InputPart::Bit) => true,
-        _ => false,
-    };
-    if ok {
+    if l.header.section_of(part).is_some() {
         Ok(())
     } else {
         Err(RuntimeError::Schedule(format!(
-            "part {} ({}) of {} input `{}` ({}): parts are 0 codes, 1 secret masks, 2 embedding, 3 bit",
+            "part {} ({}) of {} input `{}` ({}{}): parts are 0 codes, 1 secret masks, 2 embedding, 3 bit, 4 the conjugates its owner dealt",
             part.abi(),
             part.name(),
-            l.header.payload, l.spec.name, l.header.mask
+            l.header.payload,
+            l.spec.name,
+            l.header.mask,
+            if l.header.conjugate { ", with conjugates" } else { "" }
         )))
     }
 }

@@ -36,6 +36,7 @@ fn spec(name: &str, role: InputRole, kind: InputKind, elements: u32) -> Manifest
         sharing: Sharing::Rep3,
         ring_bits: 32,
         scale_bits: if kind == InputKind::Embedding { 8 } else { 0 },
+        conjugate: false,
     }
 }
 

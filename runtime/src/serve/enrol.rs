@@ -397,6 +397,7 @@ mod tests {
                 body_hash: [0; 32],
                 payload: InputKind::Iris,
                 scale_bits: 0,
+                conjugate: false,
             },
             ids: vec![id],
             masks: Vec::new(),

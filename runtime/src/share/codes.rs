@@ -141,7 +141,7 @@ impl Codes {
     /// `mirror(q)[row][col][k] = q[row][cols - 1 - col][k]`, the code bit flipped for odd `k`,
     /// the imaginary parts; masks are mirrored without a flip): still local, since codes hold
     /// the masked bits `m - 2 (c & m)` of Section 4.1.1 and flipping a valid code bit negates
-    /// its masked bit (shares negated), while a masked-out 0 stays 0. [`Mirror::Masks`]: these
+    /// its masked bit (shares negated), while a masked-out 0 stays 0. [`Mirror::Positions`]: these
     /// are the shares of secret masks, mirrored without a sign change.
     pub fn rotations_of(&self, lo: i32, hi: i32, mirror: Mirror) -> Codes {
         let l = self.bits;

@@ -310,10 +310,18 @@ pub fn plan_fhd_site(
     m: u32,
     msb: MsbInput,
 ) -> Result<FhdPlan, PlanError> {
-    match &site.kind {
-        SiteKind::Fhd(t) => fhd::plan_fhd(t, sharing, variant, m, !site.earlier, msb),
-        SiteKind::Cosine(_) => unreachable!("plan_fhd_site on a cosine test"),
+    let SiteKind::Fhd(t) = &site.kind else {
+        unreachable!("plan_fhd_site on a cosine test")
+    };
+    let mut plan = fhd::plan_fhd(t, sharing, variant, m, !site.earlier, msb)?;
+    if site.mirror && matches!(sharing, Sharing::Gr2 | Sharing::Gr4) {
+        // The decision is the emitter's (`mpc.load_query` part 4); say why here, where the
+        // sharing is chosen.
+        plan.justification.push_str(
+            "; the mirror image: a GR(2^16, d) share holds a cell's real and imaginary entries together and cannot negate the imaginary ones locally, so the query's owner also deals the code's conjugate (part `conjugate`), which the parties mirror by positions only",
+        );
     }
+    Ok(plan)
 }
 
 /// The plan of one cosine site (always rep3).
@@ -399,25 +407,8 @@ pub fn choose(
             at: None,
         });
     }
-    // A mirror image negates the imaginary entries of the query's shares: local for one entry
-    // per share (rep3, F_p), not for a Galois-ring element holding a whole cell.
-    let mirror = sites.iter().find(|s| s.mirror);
-    if let (Some(site), Some(s @ (Sharing::Gr2 | Sharing::Gr4))) = (mirror, options.sharing) {
-        return Err(PlanError {
-            message: format!(
-                "`mirror(q)` cannot be computed under --sharing {}: a GR(2^16, d) share holds a cell's real and imaginary entries together, and mirroring negates the imaginary ones alone",
-                s.name()
-            ),
-            hint: "use --sharing rep3 (or fp), or leave the sharing to the planner".into(),
-            at: site.at().cloned(),
-        });
-    }
     let sharings: Vec<Sharing> = match options.sharing {
         Some(s) => vec![s],
-        None if mirror.is_some() => Sharing::ALL
-            .into_iter()
-            .filter(|s| !matches!(s, Sharing::Gr2 | Sharing::Gr4) && !(beaver && *s == Sharing::Fp))
-            .collect(),
         // F_p compares mod p (BitExtractP), which no local conversion makes a binary circuit.
         None if beaver => Sharing::ALL
             .into_iter()

@@ -27,6 +27,9 @@ pub struct Plain {
     pub ids: Vec<u64>,
     /// Public masks (iris with public masks): `elements / 8` bytes per record.
     pub masks: Vec<u8>,
+    /// Each iris record's values end with its code's conjugate (a query for `mirror(q)` under a
+    /// Galois-ring sharing: [`irisc_runtime::contract::InputPart::Conjugate`]).
+    pub conjugate: bool,
     /// `count x sections x elements` values, record after record.
     pub values: Vec<i64>,
 }
@@ -55,6 +58,7 @@ impl Plain {
         h.sharing = sharing;
         h.payload = self.payload;
         h.scale_bits = self.scale_bits;
+        h.conjugate = self.conjugate;
         h
     }
 }
@@ -242,6 +246,7 @@ mod tests {
             } else {
                 vec![]
             },
+            conjugate: false,
             values,
         }
     }

@@ -342,17 +342,27 @@ fn values_error(path: &Path, spec: &ManifestInput, e: String) -> anyhow::Error {
 }
 
 /// The plaintext of iris `records` as input `spec`: one value per code bit (masked bits in
-/// {-1, 0, 1}), then the mask bits when masks are secret; public masks as bytes.
+/// {-1, 0, 1}), then the mask bits when masks are secret, then the code's conjugate when the
+/// program reads it; public masks as bytes.
 pub fn plain_iris(spec: &ManifestInput, records: &[IrisRecord]) -> Result<Plain> {
     let mut values = Vec::with_capacity(records.len() * spec.elements as usize);
     let mut masks = Vec::new();
     for r in records {
-        values.extend(r.iris.masked_bits::<u64>().iter().map(|&v| v as i64));
+        let masked: Vec<i64> = r
+            .iris
+            .masked_bits::<u64>()
+            .iter()
+            .map(|&v| v as i64)
+            .collect();
+        values.extend_from_slice(&masked);
         match spec.mask {
             InputMask::Secret => {
                 values.extend((0..r.iris.bits()).map(|i| i64::from(r.iris.mask_bit(i))))
             }
             _ => masks.extend_from_slice(&r.iris.mask),
+        }
+        if spec.conjugate {
+            values.extend(conjugate(&masked));
         }
     }
     Ok(Plain {
@@ -364,8 +374,20 @@ pub fn plain_iris(spec: &ManifestInput, records: &[IrisRecord]) -> Result<Plain>
             .map_err(|_| anyhow!("scale 2^{} is too large", spec.scale_bits))?,
         ids: records.iter().map(|r| r.id).collect(),
         masks,
+        conjugate: spec.conjugate,
         values,
     })
+}
+
+/// The conjugate of a code's masked bits: each 4-entry cell's imaginary (odd) entries negated.
+/// Flipping a valid code bit negates its masked bit and a masked-out 0 stays 0, so this is the
+/// masked bits of the code with its imaginary bits flipped (its mirror image before the
+/// columns are reversed, which the parties do locally).
+pub fn conjugate(masked_bits: &[i64]) -> impl Iterator<Item = i64> + '_ {
+    masked_bits
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| if i % 4 % 2 == 1 { -v } else { v })
 }
 
 pub fn read_plain(spec: &ManifestInput, path: &Path) -> Result<Plain> {
@@ -422,6 +444,7 @@ pub fn read_plain(spec: &ManifestInput, path: &Path) -> Result<Plain> {
             .map_err(|_| anyhow!("scale 2^{} is too large", spec.scale_bits))?,
         ids,
         masks,
+        conjugate: false,
         values,
     })
 }
@@ -593,6 +616,7 @@ mod tests {
                 elements: 12_800,
                 mask: InputMask::Public,
                 scale_bits: 0,
+                conjugate: false,
             };
             check_compatible(&paths[i], &f.header, &expected).unwrap();
         }
@@ -679,6 +703,7 @@ mod tests {
             sharing: Sharing::Rep3,
             ring_bits: if kind == InputKind::Bit { 1 } else { 20 },
             scale_bits: if kind == InputKind::Embedding { 8 } else { 0 },
+            conjugate: false,
         }
     }
 
@@ -870,6 +895,7 @@ mod tests {
             sharing: Sharing::Rep3,
             ring_bits: 2,
             scale_bits: 0,
+            conjugate: false,
         };
         let e = format!("{:#}", read_plain(&spec, &path).err().unwrap());
         assert!(
@@ -877,5 +903,45 @@ mod tests {
             "{e}"
         );
         assert!(e.contains("(input `flag`)"), "{e}");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// A query dealt for `mirror(q)` under a Galois ring ends each record with its code's
+        /// conjugate: the masked bits of the code whose imaginary (odd-in-cell) bits are
+        /// flipped, written here bit by bit from the contract, with any mask, after the
+        /// secret masks when those are shared; and the three files open to those values.
+        #[test]
+        fn a_conjugate_is_the_code_with_its_imaginary_bits_flipped(
+            code in proptest::collection::vec(proptest::prelude::any::<u8>(), 32),
+            mask in proptest::collection::vec(proptest::prelude::any::<u8>(), 32),
+            secret in proptest::prelude::any::<bool>(),
+            seed in proptest::prelude::any::<u64>(),
+        ) {
+            let iris = IrisCode { code: code.clone(), mask: mask.clone() };
+            let mut flipped = iris.clone();
+            for i in 0..256 {
+                if i % 4 % 2 == 1 {
+                    flipped.code[i / 8] ^= 1 << (i % 8);
+                }
+            }
+            let mut spec = spec("q", InputRole::Query, InputKind::Iris, 256);
+            spec.mask = if secret { InputMask::Secret } else { InputMask::Public };
+            spec.sharing = Sharing::Gr2;
+            spec.ring_bits = 16;
+            spec.conjugate = true;
+            let plain = plain_iris(&spec, &[IrisRecord { id: 3, iris }]).unwrap();
+            let at = if secret { 512 } else { 256 };
+            proptest::prop_assert_eq!(plain.values.len(), at + 256);
+            let want: Vec<i64> = flipped.masked_bits::<u64>().iter().map(|&v| v as i64).collect();
+            proptest::prop_assert_eq!(&plain.values[at..], &want[..]);
+            let mut rng = ChaCha20Rng::seed_from_u64(seed);
+            let files = super::super::deal::deal(&plain, Sharing::Gr2, 16, &mut rng).unwrap();
+            proptest::prop_assert!(files.iter().all(|f| f.header.conjugate));
+            let opened = super::super::deal::open(&files).unwrap();
+            let want_open: Vec<u64> = plain.values.iter().map(|&v| (v as u64) & 0xFFFF).collect();
+            proptest::prop_assert_eq!(opened, want_open);
+        }
     }
 }

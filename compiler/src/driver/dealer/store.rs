@@ -401,6 +401,7 @@ mod tests {
             sharing,
             ring_bits: if sharing.is_shamir() { 16 } else { 13 },
             scale_bits: 0,
+            conjugate: false,
         }
     }
 

@@ -44,6 +44,13 @@ pub const PART_CODE: i64 = InputPart::Codes as i64;
 pub const PART_MASK: i64 = InputPart::Masks as i64;
 pub const PART_VECTOR: i64 = InputPart::Embedding as i64;
 pub const PART_BIT: i64 = InputPart::Bit as i64;
+pub const PART_CONJUGATE: i64 = InputPart::Conjugate as i64;
+
+/// Whether `ty` is a Galois-ring Shamir share type (`!mpc.shamir<"gr2">`, `<"gr4">`), whose
+/// shares hold whole 2- or 4-entry groups of a cell.
+fn galois_ring(ty: &str) -> bool {
+    ty.starts_with("!mpc.shamir<\"gr")
+}
 
 /// A gallery load of `@setup`: input, part and result type.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -396,22 +403,26 @@ impl<'c> Emitter<'c> {
                 hi,
                 mirror,
             } => {
+                // A code's mirror negates its imaginary entries and a secret mask's moves them.
+                // A Galois-ring share holds a cell's entries together and cannot negate some
+                // of them locally: there the query's owner dealt the code's conjugate, which
+                // the parties load and mirror by positions only.
+                let conjugate = *mirror && part == PART_CODE && galois_ring(ty);
                 let base = self.load(
                     &Src::Query {
                         input: *input,
                         name: name.clone(),
                     },
-                    part,
+                    if conjugate { PART_CONJUGATE } else { part },
                     ty,
                     at,
                 )?;
                 let mut attrs = vec![self.int("lo", *lo), self.int("hi", *hi)];
                 if *mirror {
-                    // A code's mirror negates its imaginary entries; a secret mask's moves them.
-                    let kind = if part == PART_CODE {
+                    let kind = if part == PART_CODE && !conjugate {
                         Mirror::Codes
                     } else {
-                        Mirror::Masks
+                        Mirror::Positions
                     };
                     attrs.push(self.int("mirror", kind as i64));
                 }

@@ -16,7 +16,9 @@
 //! | 48     | 32   | BLAKE3 hash of the body                                   |
 //! | 80     | 1    | payload kind (0 iris, 1 embedding, 2 bit)                 |
 //! | 81     | 1    | scale_bits (embeddings; 0 otherwise)                      |
-//! | 82     | 6    | reserved, zero                                            |
+//! | 82     | 1    | conjugate (1: a query's records also hold their codes'     |
+//! |        |      | conjugates, a third section; 0 otherwise)                 |
+//! | 83     | 5    | reserved, zero                                            |
 //!
 //! 88 bytes keep every body section 8-byte aligned within the file. Version 1 files (80-byte
 //! header, rep3 iris only) are refused with a message that says to re-share.
@@ -52,6 +54,10 @@ pub struct ShareFileHeader {
     pub body_hash: [u8; 32],
     pub payload: InputKind,
     pub scale_bits: u8,
+    /// Each record also holds its code's conjugate (each cell's imaginary entries negated),
+    /// after its code and secret-mask sections: the owner's dealing of a query for
+    /// `mirror(q)` under a Galois-ring sharing ([`crate::contract::InputPart::Conjugate`]).
+    pub conjugate: bool,
 }
 
 /// Byte sizes of the body sections.
@@ -154,6 +160,7 @@ impl ShareFileHeader {
             body_hash: [0; 32],
             payload: InputKind::Iris,
             scale_bits: 0,
+            conjugate: false,
         }
     }
 
@@ -164,12 +171,28 @@ impl ShareFileHeader {
         Ok(id)
     }
 
-    /// Shared sections per record: the values, plus the mask bits when iris masks are secret.
+    /// Shared sections per record: the values, plus the mask bits when iris masks are secret,
+    /// plus the code's conjugate when the file carries it.
     pub fn sections(&self) -> u64 {
-        if self.payload == InputKind::Iris && self.mask == InputMask::Secret {
-            2
-        } else {
-            1
+        let iris = self.payload == InputKind::Iris;
+        1 + u64::from(iris && self.mask == InputMask::Secret) + u64::from(iris && self.conjugate)
+    }
+
+    /// The section of each record that holds `part`, if the file has it: codes (and
+    /// embeddings, bits) first, then secret masks, then conjugates.
+    pub fn section_of(&self, part: crate::contract::InputPart) -> Option<u64> {
+        use crate::contract::InputPart;
+        let secret = self.payload == InputKind::Iris && self.mask == InputMask::Secret;
+        match (self.payload, part) {
+            (InputKind::Iris, InputPart::Codes) => Some(0),
+            (InputKind::Iris, InputPart::Masks) => secret.then_some(1),
+            (InputKind::Iris, InputPart::Conjugate) => {
+                self.conjugate.then_some(1 + u64::from(secret))
+            }
+            (InputKind::Embedding, InputPart::Embedding) | (InputKind::Bit, InputPart::Bit) => {
+                Some(0)
+            }
+            _ => None,
         }
     }
 
@@ -201,6 +224,16 @@ impl ShareFileHeader {
                 "{} stored over Z_2^{} (Shamir shares are 16-bit words)",
                 sharing_text(self.sharing),
                 self.ring_bits
+            ));
+        }
+        if self.conjugate && (self.payload != InputKind::Iris || self.role != InputRole::Query) {
+            return Err(format!(
+                "conjugates in a file of {} (only an iris query's owner deals them)",
+                if self.payload == InputKind::Iris {
+                    "gallery records"
+                } else {
+                    "non-iris values"
+                }
             ));
         }
         match self.payload {
@@ -278,6 +311,7 @@ impl ShareFileHeader {
         b[48..80].copy_from_slice(&self.body_hash);
         b[80] = payload_byte(self.payload);
         b[81] = self.scale_bits;
+        b[82] = u8::from(self.conjugate);
         b
     }
 
@@ -336,7 +370,12 @@ impl ShareFileHeader {
             2 => InputKind::Bit,
             k => return Err(malformed(format!("unknown payload kind {k}"))),
         };
-        if bytes[82..88].iter().any(|&b| b != 0) {
+        let conjugate = match bytes[82] {
+            0 => false,
+            1 => true,
+            c => return Err(malformed(format!("conjugate flag {c} (must be 0 or 1)"))),
+        };
+        if bytes[83..88].iter().any(|&b| b != 0) {
             return Err(malformed("reserved header bytes are not zero".into()));
         }
         let mut set_id = [0u8; 16];
@@ -356,6 +395,7 @@ impl ShareFileHeader {
             body_hash,
             payload,
             scale_bits: bytes[81],
+            conjugate,
         };
         header.layout().map_err(malformed)?;
         Ok(header)
@@ -379,6 +419,8 @@ pub struct Expected {
     pub elements: u32,
     pub mask: InputMask,
     pub scale_bits: u8,
+    /// The program reads the query's conjugates (`mirror(q)` under a Galois-ring sharing).
+    pub conjugate: bool,
 }
 
 impl Expected {
@@ -394,6 +436,7 @@ impl Expected {
             elements: input.elements,
             mask: input.mask,
             scale_bits: input.scale_bits.min(255) as u8,
+            conjugate: input.conjugate,
         }
     }
 }
@@ -476,6 +519,19 @@ pub fn check_compatible(
         return fail(format!(
             "holds embeddings at scale 2^{} but this program expects scale 2^{} for input `{name}`: {reshare}",
             header.scale_bits, expected.scale_bits
+        ));
+    }
+    if header.conjugate && !expected.conjugate {
+        // Exact, like every other field: a serving party appends requests' records one after
+        // the other, which needs one record layout.
+        return fail(format!(
+            "holds query codes with their conjugates (dealt for a program that compares `mirror({name})` over a Galois ring), but this program does not read them: {reshare}"
+        ));
+    }
+    if expected.conjugate && !header.conjugate {
+        return fail(format!(
+            "holds query codes without their conjugates, which this program's `mirror({name})` over {} reads (a Galois-ring share cannot negate a cell's imaginary entries locally, so the query's owner deals them): {reshare} (irisc share reads from the program that it needs them)",
+            sharing_text(expected.sharing)
         ));
     }
     Ok(())

@@ -238,6 +238,8 @@ fn malformed_header_fields() {
         (20, 100, "multiple of 64"),
         (80, 3, "unknown payload kind 3"),
         (80, 2, "bits must have 1 element and no mask"),
+        (82, 2, "conjugate flag 2"),
+        (82, 1, "conjugates in a file of gallery records"),
         (84, 1, "reserved header bytes are not zero"),
     ] {
         let (_dir, path, mut bytes) = written("malformed");
@@ -308,6 +310,7 @@ fn compatibility_names_the_mismatch() {
         elements: 12_800,
         mask: InputMask::Public,
         scale_bits: 0,
+        conjugate: false,
     };
     check_compatible(path, &header, &ok).unwrap();
     let msg = |e: Expected| check_compatible(path, &header, &e).unwrap_err().to_string();
@@ -561,4 +564,88 @@ fn a_share_file_other_users_can_read_is_refused_before_it_is_read() {
     }
     fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
     assert!(read(&path).is_ok());
+}
+
+/// A query dealt for `mirror(q)` under a Galois ring holds its codes' conjugates as the last
+/// section of each record: after the codes, and after the secret masks when they are shared.
+/// The flag survives a write and a read, sizes the body, and both programs that do and do not
+/// read conjugates refuse the other kind of file, saying what to do.
+#[test]
+fn conjugates_are_the_last_section_of_a_query_record() {
+    use crate::contract::InputPart;
+    let dir = TempDir::new("conjugate");
+    for (mask, sections, at) in [(InputMask::Public, 2, 1), (InputMask::Secret, 3, 2)] {
+        let count = 3u64;
+        let mut header = ShareFileHeader::new(InputRole::Query, 2, mask, 16, 128, count, [9; 16]);
+        header.sharing = Sharing::Gr2;
+        header.conjugate = true;
+        assert_eq!(header.sections(), sections);
+        assert_eq!(header.section_of(InputPart::Codes), Some(0));
+        assert_eq!(header.section_of(InputPart::Conjugate), Some(at));
+        assert_eq!(
+            header.section_of(InputPart::Masks),
+            (mask == InputMask::Secret).then_some(1)
+        );
+        let words = (count * sections * 128) as usize;
+        let file = ShareFile {
+            header: header.clone(),
+            ids: vec![4, 5, 6],
+            masks: if mask == InputMask::Public {
+                vec![0xA5; 48]
+            } else {
+                Vec::new()
+            },
+            own: RingVec::U16((0..words).map(|i| (i * 7919) as u16).collect()),
+            prev: RingVec::U16(Vec::new()),
+        };
+        let path = dir.path(&format!("q-{mask}.shr"));
+        write(&path, &file).unwrap();
+        let back = read(&path).unwrap();
+        assert!(back.header.conjugate);
+        assert_eq!(back.own, file.own);
+        let reads = Expected {
+            input: "q".into(),
+            role: InputRole::Query,
+            party: 2,
+            sharing: Sharing::Gr2,
+            payload: InputKind::Iris,
+            ring_bits: 16,
+            elements: 128,
+            mask,
+            scale_bits: 0,
+            conjugate: true,
+        };
+        check_compatible(&path, &back.header, &reads).unwrap();
+        let e = check_compatible(
+            &path,
+            &back.header,
+            &Expected {
+                conjugate: false,
+                ..reads.clone()
+            },
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("with their conjugates") && e.contains("irisc share"),
+            "{e}"
+        );
+        let mut plain = back.header.clone();
+        plain.conjugate = false;
+        let e = check_compatible(&path, &plain, &reads)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("without their conjugates")
+                && e.contains("mirror(q)")
+                && e.contains("irisc share"),
+            "{e}"
+        );
+        // One word short of the three sections is a truncated body, not a misread.
+        let mut short = file;
+        if let RingVec::U16(v) = &mut short.own {
+            v.pop();
+        }
+        assert!(write(&dir.path("short.shr"), &short).is_err());
+    }
 }
