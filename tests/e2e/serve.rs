@@ -1139,9 +1139,17 @@ fn a_write_asked_again_under_a_derived_id_is_not_applied_twice() {
 /// reset of an id that is not enrolled, or was deleted, is refused with the reason.
 #[test]
 fn a_reset_replaces_a_record_in_all_three_stores() {
+    // rep3 zeroes the replaced record's shares; gr2 keeps them as stored (mapped) and empties
+    // its public mask.
+    for plan in [&["--sharing", "rep3"][..], &["--sharing", "gr2"]] {
+        reset_replaces_a_record(plan);
+    }
+}
+
+fn reset_replaces_a_record(plan: &[&str]) {
     use rand::SeedableRng;
     let (gallery, _) = data::edge_case_set(23, 256, 6, 2, 3, 8, 2);
-    let mut s = serve(&small_ids(), &["--sharing", "rep3"], &gallery, 8);
+    let mut s = serve(&small_ids(), plan, &gallery, 8);
     let x = gallery[0].clone();
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(5);
     let capture = Record {
@@ -1198,7 +1206,7 @@ fn a_reset_replaces_a_record_in_all_three_stores() {
         let ids = reference::printed_ids(&common::stdout_json(&out));
         assert!(
             !ids[0].contains(&x.id),
-            "{tag}: the replaced record still matches: {ids:?}"
+            "{plan:?} {tag}: the replaced record still matches: {ids:?}"
         );
     };
     check(&s, "served");

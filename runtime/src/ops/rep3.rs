@@ -311,7 +311,13 @@ pub(crate) fn sub_from_public<T: RingElem>(
     let fill = |out: &mut [T], v: &[T], ml: &[u64], add: bool| {
         for ((o, &x), &m) in out.iter_mut().zip(v).zip(ml) {
             let neg = x.wrapping_neg();
-            let y = if add {
+            let y = if m == 0 {
+                // No position valid in both: masked bits are 0 outside their own mask, so
+                // the dot product is 0 and so is `T(0) - dot`, public. Its sharing is fixed
+                // here, whatever the dot product's shares: a deleted record, whose public mask
+                // is emptied while its shares stay as stored (mapped), then never matches.
+                T::ZERO
+            } else if add {
                 neg.wrapping_add(T::from_u64(thresholds.of(m) as u64))
             } else {
                 neg
@@ -372,7 +378,9 @@ mod threshold_tests {
         #![proptest_config(ProptestConfig::with_cases(48))]
         /// Three parties' `sub_from_public` outputs open to `T(ml) − x` mod 2^k, whether the
         /// thresholds come from the table or per pair (lengths past its end), on one thread
-        /// or several (more than 64 Ki pairs are split), at ring edges.
+        /// or several (more than 64 Ki pairs are split), at ring edges; pairs with no common
+        /// valid bit (`ml` = 0) open to the public 0 whatever `x` their shares hold (a
+        /// deleted record's).
         #[test]
         fn shares_open_to_the_threshold_minus_the_value(
             seed in any::<u64>(),
@@ -389,7 +397,11 @@ mod threshold_tests {
                 .map(|i| if i < edge.len() { edge[i] } else { rng.random::<u64>() & mask })
                 .collect();
             let ml: Vec<u64> = (0..n)
-                .map(|i| if i % 97 == 0 { ml_max } else { rng.random_range(0..=ml_max) })
+                .map(|i| match i % 97 {
+                    0 => ml_max,
+                    3 | 50 => 0,
+                    _ => rng.random_range(0..=ml_max),
+                })
                 .collect();
             // Additive shares a + b + c = x.
             let a: Vec<u64> = (0..n).map(|_| rng.random::<u64>() & mask).collect();
@@ -401,12 +413,18 @@ mod threshold_tests {
             // Component 0 (a) gets the threshold; the replicated pairs are (a, c), (b, a), (c, b).
             let (a0, c0) = sub_from_public(&a, &c, &ml, &t, true, false, k, threads);
             let (b1, a1) = sub_from_public(&b, &a, &ml, &t, false, true, k, threads);
+            let (c2, b2) = sub_from_public(&c, &b, &ml, &t, false, false, k, threads);
+            // Each component as its two holders hold it.
             prop_assert_eq!(&a0, &a1);
-            let _ = c0;
+            prop_assert_eq!(&b1, &b2);
+            prop_assert_eq!(&c2, &c0);
             for i in 0..n {
-                let want = (plain_threshold(num, den, ml[i]) as u64).wrapping_sub(xs[i]) & mask;
-                let got = a0[i].wrapping_add(b1[i]).wrapping_add(
-                    0u64.wrapping_sub(c[i]) & mask) & mask;
+                let want = if ml[i] == 0 {
+                    0
+                } else {
+                    (plain_threshold(num, den, ml[i]) as u64).wrapping_sub(xs[i]) & mask
+                };
+                let got = a0[i].wrapping_add(b1[i]).wrapping_add(c2[i]) & mask;
                 prop_assert_eq!(got, want, "pair {} (x {}, ml {})", i, xs[i], ml[i]);
             }
         }

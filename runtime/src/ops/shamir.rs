@@ -236,9 +236,13 @@ pub fn sub_threshold_p(
         .map(|i| thresholds.of(at(ml, i)).rem_euclid(P as i128) as u16)
         .collect();
     let idx: Vec<usize> = (0..n).map(|i| if d.len() == 1 { 0 } else { i }).collect();
+    // A pair with no position valid in both (`ml` = 0) has dot product 0 and compares the
+    // public 0, shared as 0 whatever the dot product's shares hold (as in
+    // `rep3::sub_threshold`: a deleted record's public mask is emptied, its shares kept).
+    let neg = |x: u16, i: usize| if at(ml, i) == 0 { 0 } else { fp::neg(x) };
     let mut out = Rep3Fp {
-        own: idx.iter().map(|&i| fp::neg(d.own[i])).collect(),
-        prev: idx.iter().map(|&i| fp::neg(d.prev[i])).collect(),
+        own: (0..n).map(|i| neg(d.own[idx[i]], i)).collect(),
+        prev: (0..n).map(|i| neg(d.prev[idx[i]], i)).collect(),
     };
     out.add_public(cx.party(), &t);
     Ok(Value::ReplicatedP(out))
@@ -572,7 +576,7 @@ mod tests {
         }
 
         #[test]
-        fn sub_threshold_p_then_msb_p_is_algorithm_1(seed: u64, pairs in proptest::collection::vec((0u64..=12_800, 0.0f64..=1.0), 0..40), num in 0i64..100, one_ml in any::<bool>()) {
+        fn sub_threshold_p_then_msb_p_is_algorithm_1(seed: u64, pairs in proptest::collection::vec((0u64..=12_800, 0.0f64..=1.0), 0..40), num in 0i64..100, one_ml in any::<bool>(), dead in 0usize..4) {
             // Public masks over F_p: match iff hd·den < num·ml, i.e. MSB_p(T(ml) − dot).
             let den = 200i64;
             let mut rng = ChaCha12Rng::seed_from_u64(seed);
@@ -581,7 +585,17 @@ mod tests {
             let g = |v: &[u64], i: usize| if v.len() == 1 { v[0] } else { v[i] };
             let hd: Vec<u64> = pairs.iter().enumerate().map(|(i, p)| (g(&ml, i) as f64 * p.1) as u64).collect();
             let dot: Vec<u16> = hd.iter().enumerate().map(|(i, &h)| (g(&ml, i) as i64 - 2 * h as i64).rem_euclid(P as i64) as u16).collect();
-            let want: Vec<bool> = hd.iter().enumerate().map(|(i, &h)| (h as i64) * den < num * g(&ml, i) as i64).collect();
+            let mut want: Vec<bool> = hd.iter().enumerate().map(|(i, &h)| (h as i64) * den < num * g(&ml, i) as i64).collect();
+            let mut dot = dot;
+            if !one_ml {
+                // Deleted records: an emptied public mask over shares still as stored (any
+                // dot product) never matches.
+                for _ in 0..dead {
+                    ml.push(0);
+                    dot.push(rng.random_range(0..P));
+                    want.push(false);
+                }
+            }
             let s = share_fp(&dot, &mut rng);
             let runs = run3(s, move |cx, x: &Rep3Fp| {
                 let d = sub_threshold_p(cx, &Value::ReplicatedP(x.clone()), &Value::Public(ml.clone()), num, den).unwrap();

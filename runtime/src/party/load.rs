@@ -303,11 +303,13 @@ fn load_store(
     } else {
         vec![u64::MAX; count * per.div_ceil(64)]
     };
-    // Deleted records get shares of 0 (the code and, with secret masks, the mask section of
-    // each record) and, with public masks, an empty mask: their dot product and mask overlap
-    // with any query are 0, so `hd * den < num * ml` (public masks) and `b (ml - 2 hd) > a ml`
-    // (secret masks) never hold and they can never match (store::deleted). So do records a
-    // reset replaced: of the records with one id, the last one appended is the live one.
+    // Deleted records can never match (store::deleted); nor can records a reset replaced (of
+    // the records with one id, the last one appended is the live one). With public masks they
+    // get an empty mask: their mask overlap with any query is 0, and a pair with none compares
+    // the public 0 whatever its shares (`sub_threshold`), so `hd * den < num * ml` never holds
+    // and their shares stay as stored (a Shamir gallery stays read in place from the map).
+    // With secret masks they get shares of 0 (the code and the mask section of each record),
+    // so `b (ml - 2 hd) > a ml` never holds.
     let deleted = store::deleted::read(path).map_err(input_err)?;
     let mut masks = masks;
     let deleted_rows = dead_rows(&ids, &deleted);
@@ -320,7 +322,7 @@ fn load_store(
     let deleted_digest = deleted_digest(&deleted);
     let stored = match store.shamir_words() {
         Some(mut words) => {
-            if !deleted_rows.is_empty() && count > 0 {
+            if !deleted_rows.is_empty() && count > 0 && spec.mask == InputMask::Secret {
                 // The deleted records' words, zeroed in a copy (the map stays as written).
                 let mut owned = words.to_vec();
                 let per_record = owned.len() / count;
@@ -431,7 +433,8 @@ fn public_masks(store: &Store, rows: std::ops::Range<usize>) -> Vec<u64> {
 /// [`Inputs::reload_store`]'s fast path: brings `loaded` (a gallery from its store) in line with
 /// the store after this process appended to it or deleted from it. The new records are checked
 /// against the records checksum and appended ([`Store::open_extending`]); the rows deleted or
-/// replaced so far get shares of 0 (and an empty public mask), as [`load_store`] gives them.
+/// replaced so far get an empty public mask, or shares of 0 under secret masks, as
+/// [`load_store`] gives them.
 /// `false`, changing nothing, when the store cannot be read this way (fewer records than
 /// loaded, a checksum that does not add up) or the gallery is still shared with a running scan.
 fn extend_from_store(loaded: &mut LoadedInput, party: usize) -> Result<bool, RuntimeError> {
@@ -502,12 +505,14 @@ fn extend_from_store(loaded: &mut LoadedInput, party: usize) -> Result<bool, Run
                     )));
                 }
             }
-            codes.words = if dead.is_empty() && codes.words.is_mapped() {
-                // Nothing to zero: all of it read in place from the map, as at load.
+            codes.words = if (dead.is_empty() || public) && codes.words.is_mapped() {
+                // Nothing to zero (public masks mark the dead rows): all of it read in place
+                // from the map, as at load.
                 all
             } else {
-                // Rows to zero: words of the party's own (copied from the map once, the first
-                // time a record is deleted or replaced), the new records appended.
+                // Rows to zero (secret masks): words of the party's own (copied from the map
+                // once, the first time a record is deleted or replaced), the new records
+                // appended.
                 let mut owned = std::mem::take(&mut codes.words).into_vec();
                 owned.extend_from_slice(fresh);
                 for &r in &dead {
