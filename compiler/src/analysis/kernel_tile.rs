@@ -24,9 +24,16 @@
 //! - fewer codes than C: the tile narrows to the codes there are and takes more records;
 //! - code panels: when one call's query rows exceed the last-level cache share (more than 256
 //!   codes: 1 984 codes of 25.6 kB are 50 MB), every record block would read them all from
-//!   memory; panels of `code_panel_bytes` of query rows (1 MiB, within the core's L2) run
-//!   outermost instead, so a panel stays in cache while the records pass over it (1 984 GR16
-//!   codes: 2.0 M/s without panels, 6.5 M/s with).
+//!   memory; panels of codes run outermost instead, so a panel stays in cache while the
+//!   records pass over it (1 984 GR16 codes: 2.0 M/s without panels, 6.5 M/s with). Each pass
+//!   over the panel reads the whole gallery from memory, so a panel holds as many codes as fit:
+//!   `code_panel_bytes` (512 KiB, with a record panel within a 1 MiB L2) of the rows the nest
+//!   holds at once, one K chunk of each code (4 KiB: 126 codes, 16 passes), not whole rows
+//!   (as before: 1 MiB of 25.6 kB rows held 36 codes, and the gallery was read 56 times per
+//!   call). `irisc-bench --sections dot` on the 512-bit
+//!   core above, 1 984 codes: GR16 11.0 -> 14.8-15.2 M/s (0.55 -> 0.73-0.74 of the measured
+//!   peak), Z16 4.9 -> 6.2-7.0; 1 MiB panels of chunks measured within noise of 512 KiB for
+//!   GR16 and slower for Z16 (6.2 against 7.0).
 //! - K chunks, with or without code panels: the whole nest runs once per chunk of each code row of
 //!   `k_chunk_bytes` (2 KiB: 1 024 u16 words, 512 per side for replicated Z16), so a record
 //!   block's slice of the query rows stays in L2 while the records pass over it (248 codes x
@@ -60,8 +67,9 @@ pub const PANEL_ATTR: &str = "code_panel_bytes";
 pub const REGISTERS: u32 = 32;
 /// Above this many codes per call, panels of [`PANEL_BYTES`].
 pub const PANEL_ABOVE_CODES: u64 = 256;
-/// Bytes of query rows per panel.
-pub const PANEL_BYTES: u64 = 1 << 20;
+/// Bytes of the query rows a panel holds at once (one K chunk of each code, where the kernel
+/// runs K chunks).
+pub const PANEL_BYTES: u64 = 512 << 10;
 /// Bytes of each code row per K chunk (0: no K chunks).
 pub const K_CHUNK_ATTR: &str = "k_chunk_bytes";
 /// Bytes of a code row per K chunk where the tile takes K chunks.

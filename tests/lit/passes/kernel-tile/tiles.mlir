@@ -11,7 +11,7 @@
 // CHECK: "mpc.masked_dot"(%[[C]], %{{.*}}) {code_bits = 12800 : i64, code_panel_bytes = 0 : i64, k_chunk_bytes = 4096 : i64, record_panel_bytes = 196608 : i64, tile = [4, 6], tile_codes = 31 : i64}
 // CHECK: "mpc.batch_masked_dot"(%[[C]], %arg1) {code_bits = 12800 : i64, code_panel_bytes = 0 : i64, k_chunk_bytes = 4096 : i64, record_panel_bytes = 196608 : i64, tile = [4, 6], tile_codes = 248 : i64}
 // CHECK-NEXT: "mpc.batch_masked_dot"(%{{.*}}, %arg2) {code_bits = 12800 : i64, code_panel_bytes = 0 : i64, tile = [5, 4], tile_codes = 31 : i64}
-// BIG: "mpc.batch_masked_dot"(%{{.*}}, %arg1) {code_bits = 12800 : i64, code_panel_bytes = 1048576 : i64, k_chunk_bytes = 4096 : i64, record_panel_bytes = 196608 : i64, tile = [4, 6], tile_codes = 1984 : i64}
+// BIG: "mpc.batch_masked_dot"(%{{.*}}, %arg1) {code_bits = 12800 : i64, code_panel_bytes = 524288 : i64, k_chunk_bytes = 4096 : i64, record_panel_bytes = 196608 : i64, tile = [4, 6], tile_codes = 1984 : i64}
 
 module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
   func.func @setup() -> (!mpc.code<16 : i64>, !mpc.code<16 : i64>) {

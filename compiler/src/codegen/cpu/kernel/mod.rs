@@ -167,12 +167,6 @@ pub fn shape(isa: Isa, ring: DotRing, l: u32, tile: Option<&KernelTile>) -> gemm
     if matches!(isa, Isa::Avx512 | Isa::Vnni) {
         s.tile = (t.records, t.codes);
     }
-    if t.panel_bytes > 0 {
-        let code_bytes = u64::from(ring.sides()) * u64::from(l) * u64::from(ring.bits() / 8);
-        let c = u64::from(s.tile.1);
-        let codes = (t.panel_bytes / code_bytes.max(1)) / c * c;
-        s.code_panel = u32::try_from(codes.max(c)).unwrap_or(u32::MAX);
-    }
     // K chunks: the recorded bytes of a code row, in whole vectors of words, where that is
     // shorter than the row and within the ISA's own limit (F_p's exact accumulators).
     if t.k_chunk_bytes > 0 && ring.bits() == 16 && isa != Isa::Portable {
@@ -186,6 +180,22 @@ pub fn shape(isa: Isa, ring: DotRing, l: u32, tile: Option<&KernelTile>) -> gemm
         if words >= lanes && words < u64::from(l) {
             s.k_chunk = words as u32;
         }
+    }
+    // Code panels: the recorded bytes over the bytes of a code the loop nest holds at once (its
+    // rows' K chunk where the kernel runs K chunks, else its whole rows), in whole code tiles,
+    // at least one tile. What must stay in cache while the records pass is one chunk of each
+    // code of the panel: sized by whole rows, 1 MiB held 36 GR16 codes of 12 800 words, and
+    // 1 984 codes read the gallery from memory 56 times per call.
+    if t.panel_bytes > 0 {
+        let words = if s.k_chunk > 0 && s.k_chunk < l {
+            s.k_chunk
+        } else {
+            l
+        };
+        let code_bytes = u64::from(ring.sides()) * u64::from(words) * u64::from(ring.bits() / 8);
+        let c = u64::from(s.tile.1);
+        let codes = (t.panel_bytes / code_bytes.max(1)) / c * c;
+        s.code_panel = u32::try_from(codes.max(c)).unwrap_or(u32::MAX);
     }
     // Record panels: the recorded bytes over one record's rows in a chunk, in whole record
     // tiles, at least one tile; only where the kernel runs K chunks.

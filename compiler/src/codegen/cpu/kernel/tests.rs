@@ -430,9 +430,14 @@ fn recorded_tiles_name_their_kernels() {
     let n = table_tiled(&cx, &module, DotRing::Gr16, 64, Some(&narrow)).unwrap();
     assert_ne!(default, n);
     assert!(n.get_name().to_str().unwrap().ends_with("_t9x3"), "{n:?}");
+    // 1 984 codes: panels of 126 codes, the codes whose 4 KiB K chunks fill 512 KiB (sized by
+    // whole 25.6 kB rows, a panel would hold 18, and the gallery is read once per panel).
     let big = choose(DotKind::Galois, 1984);
     let b = kernel_name_tiled(DotRing::Gr16, 12800, Isa::Vnni, Some(&big));
-    assert_eq!(b, "irisc_kernel_dot_gr16_L12800_vnni_t4x6_p36_k2048_r48");
+    assert_eq!(b, "irisc_kernel_dot_gr16_L12800_vnni_t4x6_p126_k2048_r48");
+    let z = choose(DotKind::Replicated { storage_bits: 16 }, 1984);
+    let z = kernel_name_tiled(DotRing::Z16, 12800, Isa::Vnni, Some(&z));
+    assert_eq!(z, "irisc_kernel_dot_z16_L12800_vnni_t4x6_p126_k1024_r48");
     module.verify().unwrap();
 }
 
