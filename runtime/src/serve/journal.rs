@@ -9,10 +9,13 @@
 //!
 //! A line torn by a crash (the last one, written without its newline) is skipped. The file
 //! sits next to the party's first gallery store and, like it, is readable by its owner only.
+//! It stays bounded while the party runs: past twice the answers a party remembers, it is cut
+//! to those ([`Journal::append_keeping`]), as at start.
 
 use std::io::{BufRead, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::wire::Answer;
 use crate::error::RuntimeError;
@@ -20,6 +23,8 @@ use crate::error::RuntimeError;
 /// The journal of one party.
 pub struct Journal {
     path: PathBuf,
+    /// Answers the file holds, as far as this process knows (read, appended, kept).
+    lines: AtomicUsize,
 }
 
 impl Journal {
@@ -29,6 +34,7 @@ impl Journal {
         name.push(".answers");
         Journal {
             path: PathBuf::from(name),
+            lines: AtomicUsize::new(0),
         }
     }
 
@@ -55,6 +61,7 @@ impl Journal {
                 out.push(a);
             }
         }
+        self.lines.store(out.len(), Ordering::Relaxed);
         Ok(out)
     }
 
@@ -82,7 +89,21 @@ impl Journal {
             text.insert(0, b'\n');
         }
         file.write_all(&text).map_err(|e| self.error("write", e))?;
-        file.sync_data().map_err(|e| self.error("sync", e))
+        file.sync_data().map_err(|e| self.error("sync", e))?;
+        self.lines.fetch_add(answers.len(), Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// [`Journal::append`], then, when the file holds more than twice `keep` answers, cuts it
+    /// to the last `keep` ([`Journal::keep_last`]): a party that runs for months keeps a
+    /// journal of at most 2 x `keep` lines, rewritten once per `keep` writes.
+    pub fn append_keeping(&self, answers: &[&Answer], keep: usize) -> Result<(), RuntimeError> {
+        self.append(answers)?;
+        if self.lines.load(Ordering::Relaxed) > keep.saturating_mul(2) {
+            let all = self.read()?;
+            self.keep_last(&all, keep)?;
+        }
+        Ok(())
     }
 
     /// Rewrites the journal with only the last `keep` of `answers` (what [`Journal::read`]
@@ -97,10 +118,14 @@ impl Journal {
         tmp.push(".new");
         let tmp = PathBuf::from(tmp);
         let _ = std::fs::remove_file(&tmp);
-        let fresh = Journal { path: tmp.clone() };
+        let fresh = Journal {
+            path: tmp.clone(),
+            lines: AtomicUsize::new(0),
+        };
         let kept: Vec<&Answer> = answers[answers.len() - keep..].iter().collect();
         fresh.append(&kept)?;
         std::fs::rename(&tmp, &self.path).map_err(|e| self.error("replace", e))?;
+        self.lines.store(keep, Ordering::Relaxed);
         if let Some(dir) = self.path.parent() {
             if let Ok(d) = std::fs::File::open(dir) {
                 let _ = d.sync_all();
@@ -198,5 +223,30 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("a party's answers"));
+    }
+
+    /// Appending one answer at a time with `append_keeping(.., 3)`: the file never holds more
+    /// than 6 answers, always holds the last 3 written (in order), and stays the owner's.
+    #[test]
+    fn a_running_party_keeps_its_journal_bounded() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let j = Journal::beside(&dir.path().join("left.store"));
+        j.read().unwrap();
+        for i in 0..20 {
+            j.append_keeping(&[&answer(&format!("w{i}"), true)], 3)
+                .unwrap();
+            let ids: Vec<String> = Journal::beside(&dir.path().join("left.store"))
+                .read()
+                .unwrap()
+                .into_iter()
+                .map(|a| a.request_id)
+                .collect();
+            assert!(ids.len() <= 6, "after w{i}: {ids:?}");
+            let last: Vec<String> = (i.max(2) - 2..=i).map(|k| format!("w{k}")).collect();
+            assert!(ids.ends_with(&last), "after w{i}: {ids:?}");
+        }
+        let mode = std::fs::metadata(j.path()).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
     }
 }

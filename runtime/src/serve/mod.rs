@@ -571,7 +571,7 @@ impl Service {
             .filter(|a| a.error.is_none() && (a.enrolled == Some(true) || !a.deleted.is_empty()))
             .collect();
         if let Some(j) = &self.journal {
-            if let Err(e) = j.append(&writes) {
+            if let Err(e) = j.append_keeping(&writes, REMEMBERED) {
                 tracing::warn!("answers of writes not kept for replay after a restart: {e}");
             }
         }
