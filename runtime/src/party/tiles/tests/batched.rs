@@ -151,12 +151,20 @@ proptest! {
     ) {
         let k = 16u32;
         let mut rng = ChaCha12Rng::seed_from_u64(seed);
-        let dots: Vec<Vec<u64>> = (0..n)
-            .map(|_| (0..records * codes).map(|_| rng.random_range(0..300u64)).collect())
+        // Pairs as masked codes give them: ml valid positions, hd of them differing, dot =
+        // ml - 2 hd in [-ml, ml] (so ml = 0 gives dot 0), mod 2^16.
+        let pairs: Vec<Vec<(u64, i64)>> = (0..n)
+            .map(|_| (0..records * codes).map(|_| {
+                let ml = if rng.random_range(0..8) == 0 { 0 } else { rng.random_range(0..600u64) };
+                let hd = rng.random_range(0..=ml);
+                (ml, ml as i64 - 2 * hd as i64)
+            }).collect())
             .collect();
-        let mls: Vec<Vec<u64>> = (0..n)
-            .map(|_| (0..records * codes).map(|_| rng.random_range(0..600u64)).collect())
+        let dots: Vec<Vec<u64>> = pairs
+            .iter()
+            .map(|q| q.iter().map(|&(_, d)| d as u64 & 0xFFFF).collect())
             .collect();
+        let mls: Vec<Vec<u64>> = pairs.iter().map(|q| q.iter().map(|p| p.0).collect()).collect();
         let batch_ml = by_hand(&mls, codes);
         let mut dealt: Vec<[Rep3Vec<u64>; 3]> = vec![deal(&by_hand(&dots, codes), k, seed)];
         dealt.extend(dots.iter().enumerate().map(|(j, d)| deal(d, k, seed ^ (j as u64 + 1))));
@@ -187,7 +195,7 @@ proptest! {
                 .map(|r| (0..codes).any(|c| {
                     let i = r * codes + c;
                     let t = (mls[j][i] as i64 * 2) / 8;
-                    t - (dots[j][i] as i64) < 0
+                    t - pairs[j][i].1 < 0
                 }))
                 .collect();
             prop_assert_eq!(&one, &want, "query {} against the plaintext", j);
