@@ -5,12 +5,16 @@
 #      randomness and messages do not depend on where the dot products ran);
 #   2. compute-sanitizer memcheck on one party of an end-to-end run (dot products and MSB
 #      extractions on the GPU);
-#   3. every example, built with `--target cuda`, three parties on this one GPU (one process and
+#   3. three serving parties (`--serve`) built with `--target cuda`, their galleries loaded once
+#      (on the GPU): a client's queries get the answers of a CPU run on the same gallery, an
+#      enrolment is acknowledged, and the enrolled capture then matches its own new record;
+#   4. every example, built with `--target cuda`, three parties on this one GPU (one process and
 #      CUDA context each), answers checked against the plaintext definition (`irisc run --check`),
 #      under every sharing the program accepts that has GPU kernels (last: the longest step);
 #
 # and a closing line `N passed, N failed` (and the skipped, with why). Exit status 0 only when
-# nothing failed.
+# nothing failed. `ONLY=served` (or `mixed`, `memcheck`, `examples`, several joined by commas)
+# runs those steps alone.
 #
 # Needs: `irisc` and the runtime archive `libirisc_runtime.a` built with the runtime's `cuda`
 # feature, side by side in $BIN (default target/release):
@@ -31,6 +35,9 @@ runs=()
 # TARGET=cpu runs the same checks with CPU executables: the script's own dry run on a machine
 # without a GPU (what it generates, which inputs each example takes, how answers are compared).
 TARGET=${TARGET:-cuda}
+ONLY=${ONLY:-}
+# Whether step $1 runs (all of them unless ONLY names some).
+want() { [[ -z $ONLY || ,$ONLY, == *,$1,* ]]; }
 
 passed=0
 failed=0
@@ -77,13 +84,13 @@ gen --kind bit --count 8 --seed 20 -o "$D/tier8.ndjson"
 # The inputs of each example (NAME=FILE), by program.
 inputs_of() {
     case "$1" in
-        small_ids|small_secret|small_count|small_batch)
+        small_ids|small_secret|small_count|small_batch|small_mirror)
             echo "--input db=$D/small_db.ndjson --input q=$D/small_q.ndjson" ;;
         small_tiered)
             echo "--input db=$D/small_db.ndjson --input q=$D/small_q_tier.ndjson --input tier=$D/tier.ndjson" ;;
         small_eyes)
             echo "--input left=$D/small_db.ndjson --input right=$D/small_right.ndjson --input ql=$D/small_q.ndjson --input qr=$D/small_qr.ndjson" ;;
-        iris_ids|iris_unique|iris_count|iris_secret_masks|iris_batch_unique)
+        iris_ids|iris_unique|iris_count|iris_secret_masks|iris_batch_unique|iris_mirror)
             echo "--input db=$D/db.ndjson --input q=$D/q.ndjson" ;;
         iris_tiered)
             echo "--input db=$D/db.ndjson --input q=$D/q_tier.ndjson --input tier=$D/tier8.ndjson" ;;
@@ -131,7 +138,8 @@ mixed() {
     fi
     diff <(grep '"query"' "$M/out0.json" | sort) <(grep '"query"' "$M/gpu0.json" | sort) >"$M/diff.txt"
 }
-if mixed; then pass "CPU party 0 with GPU parties 1 and 2 (dot products, mask lengths, reshares, MSB extractions and OR trees on the GPU): the same answers"; else fail "CPU party with GPU parties (see $WORK/mixed)"; fi
+if ! want mixed; then :
+elif mixed; then pass "CPU party 0 with GPU parties 1 and 2 (dot products, mask lengths, reshares, MSB extractions and OR trees on the GPU): the same answers"; else fail "CPU party with GPU parties (see $WORK/mixed)"; fi
 
 # --- 2. compute-sanitizer memcheck on one party ----------------------------------------------------
 memcheck() {
@@ -153,14 +161,61 @@ memcheck() {
     wait || true
     grep -q "ERROR SUMMARY: 0 errors" "$S/memcheck.txt" && [[ $rc == 0 ]]
 }
-memcheck
-case $? in
-    0) pass "compute-sanitizer memcheck: 0 errors on party 0 of small_secret" ;;
-    2) ;;
-    *) fail "compute-sanitizer memcheck (see $WORK/sanitizer/memcheck.txt)" ;;
-esac
+if want memcheck; then
+    memcheck
+    case $? in
+        0) pass "compute-sanitizer memcheck: 0 errors on party 0 of small_secret" ;;
+        2) ;;
+        *) fail "compute-sanitizer memcheck (see $WORK/sanitizer/memcheck.txt)" ;;
+    esac
+fi
 
-# --- 3. every example x sharing, three parties on the GPU (last: the longest step, so a time
+# --- 3. three serving parties built for the GPU ----------------------------------------------------
+# The ids lines of an answer file (query index and ids), for comparing answers.
+ids_of() { grep -o '"query":[0-9]*\|"ids":\[[0-9,]*\]' "$1" | paste -d' ' - -; }
+served() {
+    local program=examples/small_ids.irs V="$WORK/served" port=${SERVE_PORT:-27300}
+    mkdir -p "$V"
+    "$IRISC" build "$program" --target "$TARGET" -o "$V/gpu" --quiet || return 1
+    "$IRISC" keys -o "$V/keys" --base-port $((port + 10)) >/dev/null || return 1
+    # The gallery as stores (what a serving party maps and enrols into), dealt for the GPU
+    # build's choices (the reshare and BitExtract: replicated MSB inputs).
+    "$IRISC" share --program "$program" --msb-input replicated --input "db=$D/small_db.ndjson" -o "$V/shares" >/dev/null || return 1
+    (umask 077 && echo "gpu-check-token-$RANDOM$RANDOM-of-enough-length" >"$V/token")
+    local p pids=()
+    for p in 0 1 2; do
+        timeout "$TIMEOUT" "$V/gpu" --party "$p" --config "$V/keys/parties.toml" \
+            --input "db=$V/shares/p$p/db.shares" --serve "127.0.0.1:$((port + p))" \
+            --api-token "$V/token" --max-batch 16 >"$V/party$p.log" 2>&1 &
+        pids+=($!)
+    done
+    local client=("$IRISC" client "$program" --msb-input replicated --config "$V/keys/parties.toml"
+        --token "$V/token" --api "0=127.0.0.1:$port" --api "1=127.0.0.1:$((port + 1))"
+        --api "2=127.0.0.1:$((port + 2))" --timeout 120)
+    local ok=0
+    # Matching: the answers of a CPU run of the same program on the same gallery.
+    "${client[@]}" --input "q=$D/small_q.ndjson" >"$V/answers.json" 2>"$V/client.err" &&
+        "$IRISC" run "$program" --msb-input replicated --input "db=$D/small_db.ndjson" \
+            --input "q=$D/small_q.ndjson" --work "$V/cpu-run" >"$V/cpu.json" 2>"$V/cpu.err" &&
+        [[ $(ids_of "$V/cpu.json" | wc -l) -gt 0 ]] &&
+        grep -q '"ids":\[[0-9]' "$V/cpu.json" &&
+        diff <(ids_of "$V/cpu.json") <(ids_of "$V/answers.json") >"$V/diff.txt" || ok=1
+    # Enrolment: a fresh capture is enrolled (acknowledged by all three), then matches itself.
+    if [[ $ok == 0 ]]; then
+        gen --count 1 --seed 99 --bits 256 --first-id 7000 -o "$D/new_person.ndjson"
+        "${client[@]}" --input "q=$D/new_person.ndjson" --enroll db=q >"$V/enrol.json" 2>>"$V/client.err" &&
+            grep -q '"enrolled":true' "$V/enrol.json" &&
+            "${client[@]}" --input "q=$D/new_person.ndjson" >"$V/again.json" 2>>"$V/client.err" &&
+            grep -q '"ids":\[7000\]' "$V/again.json" || ok=1
+    fi
+    kill -TERM "${pids[@]}" 2>/dev/null
+    wait "${pids[@]}" 2>/dev/null
+    return $ok
+}
+if ! want served; then :
+elif served; then pass "three serving parties built for $TARGET: a client's answers equal a CPU run's, and an enrolment is acknowledged and then matches"; else fail "serving parties (see $WORK/served)"; fi
+
+# --- 4. every example x sharing, three parties on the GPU (last: the longest step, so a time
 # limit on the whole script cuts it rather than the two checks below) ---------------------------
 every_example() {
     for program in examples/*.irs; do
@@ -217,7 +272,7 @@ every_example() {
     done
 }
 
-every_example
+if want examples; then every_example; fi
 
 for f in "${failures[@]}"; do say "failed: $f"; done
 echo "$passed passed, $failed failed, $skipped skipped"
