@@ -84,7 +84,17 @@ pub fn setup_with(program: &Path, extra: &[&str]) -> Setup {
     ];
     args.extend_from_slice(extra);
     irisc_ok(&args);
-    let keys = dir.path().join("keys");
+    Setup {
+        config: keys_in(dir.path()),
+        exe,
+        dir,
+    }
+}
+
+/// Makes the three parties' keys in `dir/keys` (`irisc keys`, on this test's ports) and returns
+/// the path of their `parties.toml`.
+pub fn keys_in(dir: &Path) -> PathBuf {
+    let keys = dir.join("keys");
     irisc_ok(&[
         "keys",
         "-o",
@@ -92,11 +102,7 @@ pub fn setup_with(program: &Path, extra: &[&str]) -> Setup {
         "--base-port",
         &base_port().to_string(),
     ]);
-    Setup {
-        config: keys.join("parties.toml"),
-        exe,
-        dir,
-    }
+    keys.join("parties.toml")
 }
 
 impl Setup {

@@ -154,15 +154,7 @@ fn a_galois_ring_query_without_its_conjugates_is_refused_with_what_to_do() {
     let (db, q) = (dir.path().join("db.ndjson"), dir.path().join("q.ndjson"));
     ndjson::write_file(&db, &gallery).unwrap();
     ndjson::write_file(&q, &queries).unwrap();
-    let keys = dir.path().join("keys");
-    common::irisc_ok(&[
-        "keys",
-        "-o",
-        keys.to_str().unwrap(),
-        "--base-port",
-        &common::base_port().to_string(),
-    ]);
-    let config = keys.join("parties.toml");
+    let config = common::keys_in(dir.path());
     let programs = [
         ("mirror", common::repo().join("examples/small_mirror.irs")),
         ("plain", common::repo().join("examples/small_ids.irs")),

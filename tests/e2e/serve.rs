@@ -71,14 +71,7 @@ fn serve_with(
     ];
     build.extend(plan);
     common::irisc_ok(&build);
-    let keys = d.join("keys");
-    common::irisc_ok(&[
-        "keys",
-        "-o",
-        keys.to_str().unwrap(),
-        "--base-port",
-        &common::base_port().to_string(),
-    ]);
+    let config = common::keys_in(d);
     let db = d.join("db.ndjson");
     ndjson::write_file(&db, gallery).unwrap();
     let shares = d.join("shares");
@@ -98,7 +91,6 @@ fn serve_with(
     owner_only_file(&token, "a-test-token-of-enough-length\n");
     let base = common::base_port();
     let apis: Vec<String> = (0..3).map(|p| format!("127.0.0.1:{}", base + p)).collect();
-    let config = keys.join("parties.toml");
     let mut s = Serving {
         dir,
         program: program.to_path_buf(),
