@@ -50,7 +50,11 @@
 //!   248 codes, 2 000 records from memory: GR16 3.60 -> 4.29-4.37 M/s (57 -> 68-70 % of the
 //!   peak), Z16 0.99 -> 1.36 M/s (with `vpsubd` for the second side); 31 codes: GR16 3.59 -> 3.95.
 //!   Inside code panels too (1 984 codes): GR16 on the 512-bit core above 10.0 -> 14.0 M/s, Z16
-//!   4.7 -> 6.8 (600 records from memory, same process).
+//!   4.7 -> 6.8 (600 records from memory, same process). Not for F_p: its 6 x 2 tile reads 6
+//!   gallery rows per step against 2 query rows, so in the panel's order most of its loads
+//!   come from L2 instead of L1. Same-process A/B on the 512-bit core, K chunks of 2 048 words,
+//!   records from memory: 31 codes 6.07 -> 7.14 M/s without record panels, 248 codes 6.34 ->
+//!   7.95, 1 984 codes (panels of 128 codes) 4.95 -> 6.12.
 //!
 //! The narrower ISA variants (AVX2, 16 registers; portable) keep their fixed tiles.
 
@@ -177,6 +181,9 @@ pub fn choose(kind: DotKind, codes: u64) -> KernelTile {
         kind.records()
     };
     let chunked = kind.sixteen_bit();
+    // Record panels put the gallery rows, not the query rows, in L2 (module doc): F_p's tile
+    // reads 6 gallery rows per step against 2 query rows, and measured slower with them.
+    let record_panels = chunked && kind != DotKind::Prime;
     KernelTile {
         records: records.max(1),
         codes: c,
@@ -187,7 +194,7 @@ pub fn choose(kind: DotKind, codes: u64) -> KernelTile {
             0
         },
         k_chunk_bytes: if chunked { K_CHUNK_BYTES } else { 0 },
-        record_panel_bytes: if chunked { RECORD_PANEL_BYTES } else { 0 },
+        record_panel_bytes: if record_panels { RECORD_PANEL_BYTES } else { 0 },
     }
 }
 
@@ -268,9 +275,12 @@ mod tests {
                 (PANEL_BYTES, K_CHUNK_BYTES, RECORD_PANEL_BYTES)
             );
         }
-        let fp = choose(DotKind::Prime, 31);
-        assert_eq!((fp.records, fp.codes), (6, 2));
-        assert_eq!(fp.k_chunk_bytes, K_CHUNK_BYTES);
+        for codes in [31, 248, 1984] {
+            let fp = choose(DotKind::Prime, codes);
+            assert_eq!((fp.records, fp.codes), (6, 2));
+            assert_eq!(fp.k_chunk_bytes, K_CHUNK_BYTES);
+            assert_eq!(fp.record_panel_bytes, 0, "F_p runs without record panels");
+        }
         let z64 = choose(DotKind::Replicated { storage_bits: 64 }, 31);
         assert_eq!(
             (
