@@ -6,8 +6,9 @@
 //! `cargo run -p irisc-bench --release --example masked_dot_timing -- [L] [n_codes]
 //! [n_records] [ring] [isa] [shape...]` (defaults 12800, 31, 2000, `z16`, `vnni`, the
 //! compiler's default shape; ring `z16`, `gr16` or `fp`). A shape is `RxC` with optional
-//! suffixes `:kN` (K chunks of N words, 0: none), `:pN` (code panels of N codes), `:rN` (record panels of N records) and `:nonext` (no streaming of the next
-//! record block). `IRISC_KERNEL_ASM=path` also writes the kernels' assembly.
+//! suffixes `:kN` (K chunks of N words, 0: none), `:pN` (code panels of N codes), `:rN` (record
+//! panels of N records), `:dN` (prefetch each gallery row N bytes ahead, 0: none) and `:nonext`
+//! (no streaming of the next record block). `IRISC_KERNEL_ASM=path` also writes the kernels' assembly.
 
 use inkwell::{context::Context, OptimizationLevel};
 use irisc::codegen::cpu::{
@@ -35,6 +36,8 @@ fn parse_shape(s: &str, default: gemm::Shape) -> gemm::Shape {
             shape.code_panel = n.parse().expect("code panel");
         } else if let Some(n) = p.strip_prefix('r') {
             shape.record_panel = n.parse().expect("record panel");
+        } else if let Some(n) = p.strip_prefix('d') {
+            shape.prefetch_bytes = n.parse().expect("prefetch distance");
         } else if p == "nonext" {
             shape.stream_next = false;
         } else {

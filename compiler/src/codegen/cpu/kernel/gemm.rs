@@ -57,6 +57,8 @@ pub struct Shape {
     /// every code block before the next chunk, code blocks outside record blocks (see the
     /// module doc).
     pub record_panel: u32,
+    /// How far ahead (bytes) each tile prefetches its gallery rows; 0: no prefetches.
+    pub prefetch_bytes: u32,
 }
 
 impl Shape {
@@ -68,6 +70,7 @@ impl Shape {
             stream_next: true,
             code_panel: 0,
             record_panel: 0,
+            prefetch_bytes: isa.prefetch_bytes().unwrap_or(0) as u32,
         }
     }
 }
@@ -161,6 +164,7 @@ pub fn define<'ctx>(
         n_records: p(5)?.into_int_value(),
         out: p(6)?.into_pointer_value(),
         stream_next: shape.stream_next,
+        prefetch: (shape.prefetch_bytes > 0).then_some(u64::from(shape.prefetch_bytes)),
     };
     let entry = cx.append_basic_block(f, "entry");
     b.position_at_end(entry);
@@ -305,6 +309,8 @@ struct Gemm<'a, 'ctx> {
     n_records: IntValue<'ctx>,
     out: PointerValue<'ctx>,
     stream_next: bool,
+    /// [`Shape::prefetch_bytes`]; `None`: no prefetches.
+    prefetch: Option<u64>,
 }
 
 impl<'ctx> Gemm<'_, 'ctx> {
@@ -621,7 +627,7 @@ impl<'ctx> Gemm<'_, 'ctx> {
                 .iter()
                 .map(|p| p.as_basic_value().into_vector_value())
                 .collect();
-            if !next_rows.is_empty() && st.isa.prefetch_bytes().is_some() {
+            if !next_rows.is_empty() && self.prefetch.is_some() {
                 // The row of the next record block this tile is given: one line per step, so
                 // the first code block of the next block finds its rows in cache and the
                 // gallery streams from memory at an even rate over the whole block instead of
@@ -647,7 +653,7 @@ impl<'ctx> Gemm<'_, 'ctx> {
                     ))?;
                 }
             }
-            if let Some(d) = st.isa.prefetch_bytes() {
+            if let Some(d) = self.prefetch {
                 // The gallery streams from memory: prefetch `d` bytes ahead in every row of
                 // the tile (x86 ignores prefetches of addresses past the end).
                 let pf = self.prefetch_fn();

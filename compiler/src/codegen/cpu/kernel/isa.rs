@@ -33,7 +33,11 @@
 //! signed-representative instructions (16 vector ALU instructions per 24 `vpdpwssd` in the 6 x 2
 //! tile) and the per-chunk reduction. Splitting the query instead of the gallery (the query is
 //! reused by every record) would need the gallery's signed representative (2 instructions per
-//! gallery vector) on top of the query's split: more instructions, not fewer.
+//! gallery vector) on top of the query's split: more instructions, not fewer. Nor does 8-bit
+//! VNNI with the query as signed-byte digits mod p (q ≡ x + 256u, 256q ≡ y + 256v; the gallery's
+//! bytes multiplied in place, no instruction on either operand): measured 51 against 54 M/s in
+//! cache at L = 2 048, and slower from memory, its two digit planes doubling the query's bytes
+//! (`bench/results/cpu-2026-11-28/runs/fp-no-record-panels/README.md`).
 
 use super::{CodegenError, DotRing, P};
 use inkwell::{

@@ -496,6 +496,7 @@ mod shapes {
                 stream_next,
                 code_panel: panel,
                 record_panel,
+                prefetch_bytes: Isa::Vnni.prefetch_bytes().unwrap_or(0) as u32,
             };
             check_shape(ring, l, s, nc, nr, seed);
         }
