@@ -80,6 +80,8 @@ gen --count 8 --seed 17 --near "$D/db.ndjson" -o "$D/q.ndjson"
 gen --count 8 --seed 17 --near "$D/right.ndjson" -o "$D/qr.ndjson"
 gen --count 8 --seed 19 --near "$D/db.ndjson" --ratio 0.30 -o "$D/q_tier.ndjson"
 gen --kind bit --count 8 --seed 20 -o "$D/tier8.ndjson"
+gen --kind bit --count 8 --seed 21 -o "$D/tier_high8.ndjson"
+gen --kind bit --count 8 --seed 22 -o "$D/tier_low8.ndjson"
 
 # The inputs of each example (NAME=FILE), by program.
 inputs_of() {
@@ -94,6 +96,8 @@ inputs_of() {
             echo "--input db=$D/db.ndjson --input q=$D/q.ndjson" ;;
         iris_tiered)
             echo "--input db=$D/db.ndjson --input q=$D/q_tier.ndjson --input tier=$D/tier8.ndjson" ;;
+        iris_tier4)
+            echo "--input db=$D/db.ndjson --input q=$D/q_tier.ndjson --input tier_high=$D/tier_high8.ndjson --input tier_low=$D/tier_low8.ndjson" ;;
         iris_both_eyes|iris_both_eyes_or|iris_eyes_ids)
             echo "--input left=$D/db.ndjson --input right=$D/right.ndjson --input ql=$D/q.ndjson --input qr=$D/qr.ndjson" ;;
         *) echo "" ;;
@@ -107,7 +111,10 @@ mixed() {
     # A CUDA build keeps the reshare and BitExtract (the GPU runs them); the CPU party is built
     # to the same protocol (a CPU build's default is AdditiveMSB, refused at connect otherwise).
     "$IRISC" build "$program" --msb-input replicated -o "$M/cpu" --quiet || return 1
-    "$IRISC" build "$program" --target "$TARGET" -o "$M/gpu" --quiet || return 1
+    # The dry run's stand-in for the GPU build is a CPU build: it is told the GPU's choice.
+    local as_gpu=()
+    [[ $TARGET == cpu ]] && as_gpu=(--msb-input replicated)
+    "$IRISC" build "$program" --target "$TARGET" "${as_gpu[@]}" -o "$M/gpu" --quiet || return 1
     "$IRISC" keys -o "$M/keys" >/dev/null || return 1
     "$IRISC" share --program "$program" --input "db=$D/small_db.ndjson" --input "q=$D/small_q.ndjson" -o "$M/shares" >/dev/null || return 1
     local p exe
