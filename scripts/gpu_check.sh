@@ -109,7 +109,9 @@ mixed() {
     local program=examples/small_ids.irs M="$WORK/mixed"
     mkdir -p "$M"
     # A CUDA build keeps the reshare and BitExtract (the GPU runs them); the CPU party is built
-    # to the same protocol (a CPU build's default is AdditiveMSB, refused at connect otherwise).
+    # to the same protocol (a CPU build's default is AdditiveMSB, refused at connect otherwise)
+    # and runs with the GPU parties' one message per round (`--chunk-size 0`; a CPU party's
+    # default is chunks of 2^20 elements, also refused at connect).
     "$IRISC" build "$program" --msb-input replicated -o "$M/cpu" --quiet || return 1
     # The dry run's stand-in for the GPU build is a CPU build: it is told the GPU's choice.
     local as_gpu=()
@@ -121,14 +123,14 @@ mixed() {
     for p in 0 1 2; do
         exe="$M/gpu"
         [[ $p == 0 ]] && exe="$M/cpu"
-        timeout "$TIMEOUT" "$exe" --party "$p" --config "$M/keys/parties.toml" --stats "$M/stats$p.json" \
+        timeout "$TIMEOUT" "$exe" --party "$p" --config "$M/keys/parties.toml" --stats "$M/stats$p.json" --chunk-size 0 \
             --input "db=$M/shares/p$p/db.shares" --input "q=$M/shares/p$p/q.shares" >"$M/out$p.json" 2>"$M/err$p.txt" &
     done
     wait || true
     # The same shares with all three parties on the GPU (whose answers step 3 checks against
     # the plaintext): party 0's answers must be the same.
     for p in 0 1 2; do
-        timeout "$TIMEOUT" "$M/gpu" --party "$p" --config "$M/keys/parties.toml" \
+        timeout "$TIMEOUT" "$M/gpu" --party "$p" --config "$M/keys/parties.toml" --chunk-size 0 \
             --input "db=$M/shares/p$p/db.shares" --input "q=$M/shares/p$p/q.shares" >"$M/gpu$p.json" 2>"$M/gpu-err$p.txt" &
     done
     wait || true

@@ -133,6 +133,9 @@ pub struct Setting {
     pub net: Option<NetProfile>,
     pub queries: usize,
     pub record_chunk: Option<usize>,
+    /// The parties' `--chunk-size` (protocol messages in chunks of this many elements, so that
+    /// the rounds of one op pipeline; 0: one message per round); `None`: the parties' default.
+    pub message_chunk: Option<usize>,
     /// Variables set in the parties' environment (the GPU path's choices).
     pub env: Vec<(String, String)>,
 }
@@ -145,6 +148,7 @@ impl Setting {
             net,
             queries: 1,
             record_chunk: None,
+            message_chunk: None,
             env: Vec::new(),
         }
     }
@@ -161,6 +165,11 @@ impl Setting {
         match self.record_chunk {
             Some(0) => l.push_str(" unchunked"),
             Some(n) => l.push_str(&format!(" chunk {n}")),
+            None => {}
+        }
+        match self.message_chunk {
+            Some(0) => l.push_str(" one message per round"),
+            Some(n) => l.push_str(&format!(" messages of {n}")),
             None => {}
         }
         l
@@ -836,6 +845,9 @@ fn measure_case(
             ];
             if let Some(n) = setting.record_chunk {
                 extra.extend(["--record-chunk".to_string(), n.to_string()]);
+            }
+            if let Some(n) = setting.message_chunk {
+                extra.extend(["--chunk-size".to_string(), n.to_string()]);
             }
             let kernel = match timer {
                 Some(t) => Some(t.measure(case.rotations * setting.queries, kernel_secs)?),

@@ -4,8 +4,10 @@
 //!
 //! A batch of [`BATCH_QUERIES`] queries runs on the WAN twice: with the comparisons of the whole
 //! batch as one vector (the default schedule: one query's rounds), and with `--per-query-chunks`
-//! (each query its own rounds, the schedule before). The report gives the comparison phase per
-//! query of each and their ratio, against the target of at most a quarter.
+//! (each query its own rounds, the schedule before), each also with one message per round
+//! (`--chunk-size 0`, the parties' default before it became chunks of 2^20 elements). The report
+//! gives the comparison phase per query of each and their ratio, against the target of at most a
+//! quarter.
 //!
 //! `tc netem` in a network namespace would be the usual tool; the section probes for it and
 //! records what it found, and shapes the links with irisc's user-space relay
@@ -102,25 +104,26 @@ fn batch_on_wan(
         query_batch: None,
         ..CASES[0]
     };
-    let batched = measure_in(
-        dir,
-        case,
-        records,
-        std::slice::from_ref(&setting),
-        opts.quick,
-    )?;
-    let per_query = measure_in(
-        dir,
-        &per_query_case,
-        records,
-        std::slice::from_ref(&setting),
-        opts.quick,
-    )?;
-    let (Some(b), Some(p)) = (batched.first(), per_query.first()) else {
+    // Each schedule also with one message per round (`--chunk-size 0`), as parties sent before
+    // their default became chunks of 2^20 elements whose rounds pipeline on the link.
+    let one_message = Setting {
+        message_chunk: Some(0),
+        ..setting.clone()
+    };
+    let both = [setting, one_message];
+    let batched = measure_in(dir, case, records, &both, opts.quick)?;
+    let per_query = measure_in(dir, &per_query_case, records, &both, opts.quick)?;
+    let (Some(b), Some(p), Some(bc), Some(pc)) = (
+        batched.first(),
+        per_query.first(),
+        batched.get(1),
+        per_query.get(1),
+    ) else {
         bail!("net: a batch run on the WAN gave no figures");
     };
     let per_query_s = |r: &RunFigures| r.compare_s / r.setting.queries as f64;
     let ratio = per_query_s(b) / per_query_s(p).max(1e-12);
+    let one_message_ratio = per_query_s(bc) / per_query_s(pc).max(1e-12);
     let value = json!({
         "network": WAN.name,
         "queries": BATCH_QUERIES,
@@ -137,6 +140,14 @@ fn batch_on_wan(
         "ratio": ratio,
         "target_ratio_at_most": TARGET_BATCHED_COMPARE_RATIO,
         "met": ratio <= TARGET_BATCHED_COMPARE_RATIO,
+        "elements_per_message": irisc_runtime::protocol::DEFAULT_CHUNK_ELEMS,
+        "batched_messages": b.messages,
+        "one_message_per_round": {
+            "batched_compare_s_per_query": per_query_s(bc),
+            "per_query_chunks_compare_s_per_query": per_query_s(pc),
+            "ratio": one_message_ratio,
+            "batched_messages": bc.messages,
+        },
     });
     eprintln!(
         "net: batch of {BATCH_QUERIES} on the WAN: comparison phase {:.3} s per query batched \
@@ -146,6 +157,12 @@ fn batch_on_wan(
         b.rounds,
         per_query_s(p),
         p.rounds
+    );
+    eprintln!(
+        "net: the same with one message per round: {:.3} s per query batched, {:.3} s query by \
+         query: ratio {one_message_ratio:.2}",
+        per_query_s(bc),
+        per_query_s(pc)
     );
     runs.extend(batched);
     runs.extend(per_query);

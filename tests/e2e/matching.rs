@@ -59,13 +59,16 @@ fn ids_equal_plaintext(
     seed: u64,
     n_random: usize,
     queries: usize,
+    extra: &[&str],
 ) -> Result<(), TestCaseError> {
     let (gallery, qs) = data::edge_case_set(seed, 256, n_random, queries, 3, 8, 2);
     prop_assume!(!gallery.is_empty());
     let db = setup.share(&small_ids(), "--db", "db", &gallery);
     let q = setup.share(&small_ids(), "--query", "query", &qs);
     let threads = (1 + seed % 3).to_string();
-    let outs = setup.run_three(&db, &q, &["--timeout", "20", "--threads", &threads]);
+    let mut args = vec!["--timeout", "20", "--threads", &threads];
+    args.extend_from_slice(extra);
+    let outs = setup.run_three(&db, &q, &args);
     let got = output_party(&outs, 0);
     prop_assert_eq!(got, plain(setup, &small_ids()));
     Ok(())
@@ -83,16 +86,23 @@ proptest! {
     #[test]
     fn ids_equal_plaintext_definition(seed in any::<u64>(), n_random in 0usize..12, queries in 1usize..4) {
         let setup = IDS.get_or_init(|| common::setup(&small_ids()));
-        ids_equal_plaintext(setup, seed, n_random, queries)?;
+        ids_equal_plaintext(setup, seed, n_random, queries, &[])?;
     }
 
     /// The same with AdditiveMSB forced (`--msb-input additive`; at this program's Z_2^10 the
     /// cost model keeps the reshare): the comparisons start from the dot products' additive
-    /// shares, and the ids still equal Algorithm 1's, pairs at the threshold included.
+    /// shares, and the ids still equal Algorithm 1's, pairs at the threshold included; with
+    /// and without message chunks (`--chunk-size`: its inputs and AND rounds sent in chunks of
+    /// 64 or 128 comparisons, the last one short).
     #[test]
-    fn ids_from_additive_msb_equal_plaintext_definition(seed in any::<u64>(), n_random in 0usize..12, queries in 1usize..4) {
+    fn ids_from_additive_msb_equal_plaintext_definition(
+        seed in any::<u64>(),
+        n_random in 0usize..12,
+        queries in 1usize..4,
+        chunk in prop::sample::select(vec!["0", "64", "128"]),
+    ) {
         let setup = IDS_ADDITIVE.get_or_init(|| common::setup_with(&small_ids(), &["--msb-input", "additive"]));
-        ids_equal_plaintext(setup, seed, n_random, queries)?;
+        ids_equal_plaintext(setup, seed, n_random, queries, &["--chunk-size", chunk])?;
     }
 
     /// The one-bit form: the OR over every record and rotation, revealed to party 1.

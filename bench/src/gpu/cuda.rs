@@ -718,6 +718,7 @@ fn end_to_end(opts: &BenchOptions, dir: &std::path::Path, gpu_free: u64) -> Resu
                 .unwrap_or(E2E_RECORD_CHUNK)
                 .clamp(1, fit.records.max(1)),
         ),
+        message_chunk: None,
         env: Vec::new(),
     };
     // The same run with two batches of 32: the second finds the gallery resident (its limb

@@ -407,6 +407,7 @@ fn the_steady_state_is_the_second_batch_by_hand() {
             net: None,
             queries,
             record_chunk: None,
+            message_chunk: None,
             env: Vec::new(),
         },
         records: 1000,

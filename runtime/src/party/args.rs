@@ -43,8 +43,13 @@ pub struct PartyArgs {
     pub threads: usize,
     /// Elements per message chunk of the comparison rounds (0: one message per round). A
     /// round's message is sent in chunks so that computing the next chunk overlaps sending this
-    /// one. All three parties must pass the same value.
-    #[arg(long = "chunk-size", value_name = "N", default_value_t = crate::protocol::DEFAULT_CHUNK_ELEMS)]
+    /// one. Default: 1048576 (2^20), or 0 for a party built with `--target cuda`. All three
+    /// parties must use the same value.
+    #[arg(long = "chunk-size", value_name = "N")]
+    chunk_size_flag: Option<usize>,
+    /// The elements per message chunk in effect: `--chunk-size`, else the build's default
+    /// ([`crate::protocol::default_chunk_elems`]).
+    #[arg(skip = crate::protocol::DEFAULT_CHUNK_ELEMS)]
     pub chunk_size: usize,
     /// Gallery records per chunk of the tiled gallery scan (default: the program's, as compiled
     /// with `mpc-tile{record-chunk=N}`; 0, the whole gallery in one chunk, unless compiled
@@ -148,6 +153,9 @@ impl PartyArgs {
             },
         };
         args.record_chunk = args.record_chunk_flag.unwrap_or(manifest.record_chunk);
+        args.chunk_size = args
+            .chunk_size_flag
+            .unwrap_or_else(|| crate::protocol::default_chunk_elems(&build.backend));
         if args.serve.is_some() && args.api_token.is_none() {
             return Err(RuntimeError::Usage(
                 "--serve needs --api-token PATH: the clients' bearer token (a file readable by its owner only)".into(),
@@ -239,6 +247,29 @@ mod tests {
             line.starts_with("p (program fingerprint f), compiled by irisc 9.8.7, runtime "),
             "{line}"
         );
+    }
+
+    #[test]
+    fn message_chunks_default_to_the_builds_unless_the_flag_overrides_them() {
+        let built = |backend: &str, flags: &[&str]| {
+            let mut argv: Vec<OsString> = vec!["p".into(), "--party".into(), "0".into()];
+            argv.extend(flags.iter().map(OsString::from));
+            let build = BuildInfo {
+                backend: backend.into(),
+                ..Default::default()
+            };
+            PartyArgs::parse_built(argv, &manifest(0), &build)
+                .unwrap()
+                .chunk_size
+        };
+        assert_eq!(built("cpu", &[]), 1 << 20);
+        assert_eq!(
+            built("cuda", &[]),
+            0,
+            "the device's MSB extraction runs unchunked"
+        );
+        assert_eq!(built("cpu", &["--chunk-size", "0"]), 0);
+        assert_eq!(built("cuda", &["--chunk-size", "4096"]), 4096);
     }
 
     #[test]

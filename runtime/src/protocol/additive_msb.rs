@@ -25,8 +25,9 @@
 //! party 0 b likewise; the AND gates reveal nothing (their messages carry fresh zero shares).
 //!
 //! Batched and bit-sliced as [`super::bit_extract()`]: plane j holds bit j of every element,
-//! 64 elements a word; with a chunk size ([`super::set_chunk_elems`]) each AND round is sent in
-//! element chunks and the chain is pipelined as there.
+//! 64 elements a word; with a chunk size ([`super::set_chunk_elems`]) steps 1 and 2 and each AND
+//! round are sent in element chunks: party 1 inputs a chunk of a as soon as that chunk of
+//! z_0 + r has arrived, and the AND chain is pipelined as there.
 
 use crate::net::{NetError, Transport};
 use crate::rand::Prss;
@@ -78,25 +79,60 @@ pub fn additive_msb<T: RingElem>(
             plane[w - 1] &= tail;
         }
     };
-    let recv_planes = |net: &mut dyn Transport, what: &str| -> Result<Vec<u64>, NetError> {
-        let mut v: Vec<u64> = recv_elems(net, from, planes * w, what)?;
-        clear_tails(&mut v);
-        Ok(v)
-    };
 
-    // A value this party alone knows, input as binary shares by one message: the component the
-    // next party must hold is the value ⊕ the stream shared with the previous party (which holds
-    // that stream as its own component); the third component is zero. Returns (sent, stream).
-    let input = |net: &mut dyn Transport, prss: &mut Prss, v: &[T]| {
-        let mut m: Vec<u64> = prss.with_prev(planes * w);
-        clear_tails(&mut m);
-        let mut c = bit_planes_flat(v, planes);
-        for (c, &m) in c.iter_mut().zip(&m) {
-            *c ^= m;
+    // Steps 1 and 2 run in the AND rounds' chunks of elements (64 per word): party 1 inputs
+    // chunk c of a as soon as chunk c of z_0 + r has arrived, so on a slow link the transfer
+    // of a (party 1 to 2) overlaps that of z_0 + r (party 0 to 1) instead of following it.
+    // The PRSS streams are drawn whole first, in the same order as unchunked.
+    let chunks = super::chunk_ranges(w);
+    let elems = |(a, b): (usize, usize)| 64 * a..(64 * b).min(n);
+    // Words [a, b) of every plane of `v`, as one message.
+    let send_planes = |net: &mut dyn Transport, v: &[u64], (a, b): (usize, usize)| {
+        let mut msg = Vec::with_capacity(planes * (b - a));
+        for j in 0..planes {
+            msg.extend_from_slice(&v[j * w + a..j * w + b]);
         }
-        clear_tails(&mut c);
-        send_elems(net, to, &c).map(|()| (c, m))
+        send_elems(net, to, &msg)
     };
+    // The message of words [a, b) of every plane, into `v`.
+    let recv_planes = |net: &mut dyn Transport,
+                       v: &mut [u64],
+                       (a, b): (usize, usize),
+                       what: &str|
+     -> Result<(), NetError> {
+        let got: Vec<u64> = recv_elems(net, from, planes * (b - a), what)?;
+        for (j, part) in got.chunks_exact(b - a).enumerate() {
+            v[j * w + a..j * w + b].copy_from_slice(part);
+        }
+        Ok(())
+    };
+    // A value this party alone knows is input as binary shares by one message per chunk: the
+    // component the next party must hold is the value ⊕ the stream shared with the previous
+    // party (which holds that stream as its own component); the third component is zero.
+    // `values(chunk)` gives the chunk's values. Returns (sent, stream).
+    let input =
+        |net: &mut dyn Transport,
+         prss: &mut Prss,
+         values: &mut dyn FnMut(&mut dyn Transport, (usize, usize)) -> Result<Vec<T>, NetError>|
+         -> Result<(Vec<u64>, Vec<u64>), NetError> {
+            let mut m: Vec<u64> = prss.with_prev(planes * w);
+            clear_tails(&mut m);
+            let mut c = vec![0u64; planes * w];
+            for &(a, b) in &chunks {
+                let part = bit_planes_flat(&values(net, (a, b))?, planes);
+                for (j, plane) in part.chunks_exact(b - a).enumerate() {
+                    let at = j * w + a..j * w + b;
+                    for ((c, &p), &m) in c[at.clone()].iter_mut().zip(plane).zip(&m[at]) {
+                        *c = p ^ m;
+                    }
+                    if b == w {
+                        c[j * w + w - 1] &= tail;
+                    }
+                }
+                send_planes(net, &c, (a, b))?;
+            }
+            Ok((c, m))
+        };
 
     // Step 1 and the inputs. Each operand as (own, prev) components, planes * w words each.
     let zeros = || vec![0u64; planes * w];
@@ -106,19 +142,33 @@ pub fn additive_msb<T: RingElem>(
             let r: Vec<T> = prss.with_prev(n);
             let mut u: Vec<T> = z.iter().zip(&r).map(|(&x, &r)| x.wrapping_add(r)).collect();
             mask_slice(&mut u, k);
-            send_elems(net, to, &u)?;
+            for &c in &chunks {
+                send_elems(net, to, &u[elems(c)])?;
+            }
             // a: component 0 is the stream shared with party 1, component 2 is zero.
             let mut m: Vec<u64> = prss.with_next(planes * w);
             clear_tails(&mut m);
             // b: component 0 is zero, component 2 comes from party 2.
-            let b_prev = recv_planes(net, "AdditiveMSB input b")?;
+            let mut b_prev = zeros();
+            for &c in &chunks {
+                recv_planes(net, &mut b_prev, c, "AdditiveMSB input b")?;
+            }
+            clear_tails(&mut b_prev);
             ((m, zeros()), (zeros(), b_prev))
         }
         1 => {
-            let u: Vec<T> = recv_elems(net, from, n, "AdditiveMSB masked share")?;
-            let a: Vec<T> = z.iter().zip(&u).map(|(&x, &u)| x.wrapping_add(u)).collect();
+            // a = z_1 + (z_0 + r), chunk by chunk as the masked share arrives.
+            let mut a_chunk = |net: &mut dyn Transport, c: (usize, usize)| {
+                let at = elems(c);
+                let u: Vec<T> = recv_elems(net, from, at.len(), "AdditiveMSB masked share")?;
+                Ok(z[at]
+                    .iter()
+                    .zip(&u)
+                    .map(|(&x, &u)| x.wrapping_add(u))
+                    .collect())
+            };
             // a: component 1 goes to party 2; component 0 is the stream with party 0.
-            let (c1, m) = input(net, prss, &a)?;
+            let (c1, m) = input(net, prss, &mut a_chunk)?;
             // b: component 1 is the stream shared with party 2, component 0 is zero.
             let mut m2: Vec<u64> = prss.with_next(planes * w);
             clear_tails(&mut m2);
@@ -128,9 +178,14 @@ pub fn additive_msb<T: RingElem>(
             let r: Vec<T> = prss.with_next(n);
             let b: Vec<T> = z.iter().zip(&r).map(|(&x, &r)| x.wrapping_sub(r)).collect();
             // b: component 2 goes to party 0; component 1 is the stream with party 1.
-            let (c2, m) = input(net, prss, &b)?;
+            let mut b_chunk = |_: &mut dyn Transport, c: (usize, usize)| Ok(b[elems(c)].to_vec());
+            let (c2, m) = input(net, prss, &mut b_chunk)?;
             // a: component 2 is zero, component 1 comes from party 1.
-            let a_prev = recv_planes(net, "AdditiveMSB input a")?;
+            let mut a_prev = zeros();
+            for &c in &chunks {
+                recv_planes(net, &mut a_prev, c, "AdditiveMSB input a")?;
+            }
+            clear_tails(&mut a_prev);
             ((zeros(), a_prev), (c2, m))
         }
     };
@@ -163,7 +218,6 @@ pub fn additive_msb<T: RingElem>(
     // Round i computes the AND of x = a_i ⊕ c_i and y = b_i ⊕ c_i (c_0 = 0) as in
     // Algorithm 2's AND of replicated bits: z = x_own (y_own ⊕ y_prev) ⊕ x_prev y_own ⊕ α.
     let alpha = prss.zero_bits(top * w);
-    let chunks = super::chunk_ranges(w);
     let (mut co, mut cp) = (vec![0u64; w], vec![0u64; w]);
     let and_round = |i: usize, co: &mut [u64], cp: &[u64], a: usize, b: usize| -> Vec<u64> {
         let r = plane(i);
@@ -289,7 +343,8 @@ mod tests {
                 prop_assert_eq!((r.messages, r.bytes), (0, 0), "party {} k {}", p, k);
                 continue;
             }
-            prop_assert_eq!(r.messages, 1 + ands * chunks, "party {} k {}", p, k);
+            // The inputs and every AND round: one message per chunk.
+            prop_assert_eq!(r.messages, (1 + ands) * chunks, "party {} k {}", p, k);
             prop_assert_eq!(r.bytes, input + ands * w * 8, "party {} k {}", p, k);
         }
         Ok(())
@@ -318,7 +373,8 @@ mod tests {
             dispatch(&values, k, seed, 0)?;
         }
 
-        /// With a chunk size the AND rounds are sent in chunks: the same bits and bytes.
+        /// With a chunk size the inputs and the AND rounds are sent in chunks: the same bits and
+        /// bytes.
         #[test]
         fn chunked_rounds_give_the_same_bits(
             seed: u64,
