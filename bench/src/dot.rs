@@ -10,7 +10,10 @@
 //! - F_p (p = 2^16 − 17): one dot product of length l, reduced once mod p.
 //!
 //! Each figure's `peak_fraction` is its multiply-accumulates per second per core over the peak
-//! [`super::peak`] measures first on this machine for the ring's lane width.
+//! [`super::peak`] measures first on this machine for the ring's lane width. Kernels are timed
+//! as the peak is: the fastest of at least five runs of a fifth of the measurement each (a run
+//! on a shared machine can only lose time to other work); `mean_per_core` and
+//! `peak_fraction_mean` give the mean over all runs next to it.
 //!
 //! The gallery operands live in memory as a CPU party holds them: replicated components as
 //! loaded (advised to take huge pages, `RingVec::with_capacity`), Shamir words as in the
@@ -211,24 +214,54 @@ fn time(threads: usize, n: usize, reps: usize, pass: &(dyn Fn(Range<usize>) + Sy
     start.elapsed().as_secs_f64()
 }
 
-/// One warm-up pass (also the calibration), then enough passes for `min_secs`: (passes, secs).
+/// A kernel's timing, taken as the peak's ([`peak::measure`]): runs of `passes` passes each,
+/// at least [`peak::RUNS`] of them and `min_secs` in all; the fastest run is the figure (on a
+/// shared machine a run can only lose time to other work), the mean is reported next to it.
+struct Timing {
+    /// Passes per run.
+    passes: usize,
+    /// The fastest run's seconds.
+    best_secs: f64,
+    runs: usize,
+    /// Seconds of all runs.
+    total_secs: f64,
+}
+
+impl Timing {
+    /// Passes per second in the fastest run.
+    fn best_rate(&self) -> f64 {
+        self.passes as f64 / self.best_secs.max(1e-12)
+    }
+
+    /// Passes per second over all runs.
+    fn mean_rate(&self) -> f64 {
+        (self.passes * self.runs) as f64 / self.total_secs.max(1e-12)
+    }
+}
+
+/// One warm-up pass (also the calibration), then runs of `min_secs / peak::RUNS` each.
 fn measure(
     threads: usize,
     n: usize,
     min_secs: f64,
     pass: &(dyn Fn(Range<usize>) + Sync),
-) -> (usize, f64) {
+) -> Timing {
     let t1 = time(threads, n, 1, pass).max(1e-9);
-    let mut reps = ((min_secs * 1.1 / t1).ceil() as usize).max(1);
-    // The warm-up pass can be slower or faster than the rest: re-measure until long enough.
-    for _ in 0..4 {
-        let secs = time(threads, n, reps, pass);
-        if secs >= min_secs {
-            return (reps, secs);
-        }
-        reps = ((reps as f64 * min_secs * 1.2 / secs.max(1e-9)).ceil() as usize).max(reps + 1);
+    let per_run = min_secs / peak::RUNS as f64;
+    let passes = ((per_run / t1).ceil() as usize).max(1);
+    let (mut best_secs, mut total_secs, mut runs) = (f64::INFINITY, 0.0, 0);
+    while runs < peak::RUNS || total_secs < min_secs {
+        let s = time(threads, n, passes, pass);
+        best_secs = best_secs.min(s);
+        total_secs += s;
+        runs += 1;
     }
-    (reps, time(threads, n, reps, pass))
+    Timing {
+        passes,
+        best_secs,
+        runs,
+        total_secs,
+    }
 }
 
 fn random<T>(n: usize, rng: &mut rand_chacha::ChaCha8Rng) -> Vec<T>
@@ -527,10 +560,12 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
                     for &threads in &thread_counts {
                         let name = format!("dot/{}/{kind}/l={l}/threads={threads}", ring.name());
                         bar.set_message(name.clone());
-                        let (reps, secs) = measure(threads, n, min_secs, pass.as_ref());
+                        let t = measure(threads, n, min_secs, pass.as_ref());
+                        let (reps, secs) = (t.passes, t.best_secs);
                         let dots = (reps * n * ROTATIONS) as f64;
                         let total_rate = dots / secs;
                         let per_core = total_rate / threads as f64;
+                        let per_core_mean = t.mean_rate() * (n * ROTATIONS) as f64 / threads as f64;
                         let macs = ring.macs_per_dot(l);
                         let mut extra = BTreeMap::new();
                         extra.insert("ring".into(), json!(ring.name()));
@@ -543,6 +578,8 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
                         extra.insert("codes_per_record".into(), json!(ROTATIONS));
                         extra.insert("passes".into(), json!(reps));
                         extra.insert("seconds".into(), json!(secs));
+                        extra.insert("runs".into(), json!(t.runs));
+                        extra.insert("mean_per_core".into(), json!(per_core_mean));
                         extra.insert("dot_products".into(), json!(dots));
                         extra.insert("total_rate".into(), json!(total_rate));
                         extra.insert(
@@ -556,6 +593,10 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
                         extra.insert(
                             "peak_fraction".into(),
                             json!(per_core * macs as f64 / peak.macs_per_s),
+                        );
+                        extra.insert(
+                            "peak_fraction_mean".into(),
+                            json!(per_core_mean * macs as f64 / peak.macs_per_s),
                         );
                         if l == 12_800 {
                             extra.insert(
@@ -608,11 +649,14 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
                 Some(d) => rep_pass_codes(f, d, l, codes),
                 None => one_side_pass(f, &q, &g, w),
             };
-            let (reps, secs) = measure(1, n, min_secs, pass.as_ref());
-            let per_core = (reps * n * codes) as f64 / secs;
+            let t = measure(1, n, min_secs, pass.as_ref());
+            let (reps, secs) = (t.passes, t.best_secs);
+            let per_core = t.best_rate() * (n * codes) as f64;
+            let per_core_mean = t.mean_rate() * (n * codes) as f64;
             let macs = ring.macs_per_dot(l);
             let peak = peak_of(ring);
             let fraction = per_core * macs as f64 / peak.macs_per_s;
+            let fraction_mean = per_core_mean * macs as f64 / peak.macs_per_s;
             let nest = shape(best_isa, dr, words, Some(&tile));
             let mut extra = BTreeMap::new();
             extra.insert("ring".into(), json!(ring.name()));
@@ -643,6 +687,9 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
             extra.insert("peak_macs_per_s_per_core".into(), json!(peak.macs_per_s));
             extra.insert("peak_instruction".into(), json!(peak.instruction));
             extra.insert("peak_fraction".into(), json!(fraction));
+            extra.insert("runs".into(), json!(t.runs));
+            extra.insert("mean_per_core".into(), json!(per_core_mean));
+            extra.insert("peak_fraction_mean".into(), json!(fraction_mean));
             if let Some(t) = target_fraction(ring) {
                 extra.insert("target_fraction".into(), json!(t));
                 extra.insert("meets_target".into(), json!(fraction >= t));
