@@ -116,7 +116,7 @@ mixed() {
     # The dry run's stand-in for the GPU build is a CPU build: it is told the GPU's choice.
     local as_gpu=()
     [[ $TARGET == cpu ]] && as_gpu=(--msb-input replicated)
-    "$IRISC" build "$program" --target "$TARGET" "${as_gpu[@]}" -o "$M/gpu" --quiet || return 1
+    "$IRISC" build "$program" --target "$TARGET" ${as_gpu[@]+"${as_gpu[@]}"} -o "$M/gpu" --quiet || return 1
     "$IRISC" keys -o "$M/keys" >/dev/null || return 1
     "$IRISC" share --program "$program" --input "db=$D/small_db.ndjson" --input "q=$D/small_q.ndjson" -o "$M/shares" >/dev/null || return 1
     local p exe

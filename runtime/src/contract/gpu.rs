@@ -123,6 +123,10 @@
 //!   [`combine`]. One thread per output word, grid-stride ([`SPLIT_THREADS`] per block).
 //!   Which GEMM runs is [`GemmEngine`].
 
+/// The name of the CUDA backend (`irisc build --target cuda`), as it writes it into an
+/// executable's build record (`manifest::BuildInfo::backend`) and the runtime reads it back.
+pub const BACKEND: &str = "cuda";
+
 /// The GPU architecture the PTX is generated for (Hopper, H100/H200; `a`: the
 /// architecture-specific features such as `wgmma`).
 pub const SM_ARCH: &str = "sm_90a";

@@ -94,45 +94,46 @@ pub fn additive_msb<T: RingElem>(
         }
         send_elems(net, to, &msg)
     };
-    // The message of words [a, b) of every plane, into `v`.
-    let recv_planes = |net: &mut dyn Transport,
-                       v: &mut [u64],
-                       (a, b): (usize, usize),
-                       what: &str|
-     -> Result<(), NetError> {
-        let got: Vec<u64> = recv_elems(net, from, planes * (b - a), what)?;
-        for (j, part) in got.chunks_exact(b - a).enumerate() {
-            v[j * w + a..j * w + b].copy_from_slice(part);
+    // Every plane, received chunk by chunk (words [a, b) of every plane per message).
+    let recv_planes = |net: &mut dyn Transport, what: &str| -> Result<Vec<u64>, NetError> {
+        let mut v = vec![0u64; planes * w];
+        for &(a, b) in &chunks {
+            let got: Vec<u64> = recv_elems(net, from, planes * (b - a), what)?;
+            for (j, part) in got.chunks_exact(b - a).enumerate() {
+                v[j * w + a..j * w + b].copy_from_slice(part);
+            }
         }
-        Ok(())
+        clear_tails(&mut v);
+        Ok(v)
     };
-    // A value this party alone knows is input as binary shares by one message per chunk: the
+    // A value this party alone knows is input as binary shares, one message per chunk: the
     // component the next party must hold is the value ⊕ the stream shared with the previous
     // party (which holds that stream as its own component); the third component is zero.
-    // `values(chunk)` gives the chunk's values. Returns (sent, stream).
-    let input =
-        |net: &mut dyn Transport,
-         prss: &mut Prss,
-         values: &mut dyn FnMut(&mut dyn Transport, (usize, usize)) -> Result<Vec<T>, NetError>|
-         -> Result<(Vec<u64>, Vec<u64>), NetError> {
-            let mut m: Vec<u64> = prss.with_prev(planes * w);
-            clear_tails(&mut m);
-            let mut c = vec![0u64; planes * w];
-            for &(a, b) in &chunks {
-                let part = bit_planes_flat(&values(net, (a, b))?, planes);
-                for (j, plane) in part.chunks_exact(b - a).enumerate() {
-                    let at = j * w + a..j * w + b;
-                    for ((c, &p), &m) in c[at.clone()].iter_mut().zip(plane).zip(&m[at]) {
-                        *c = p ^ m;
-                    }
-                    if b == w {
-                        c[j * w + w - 1] &= tail;
-                    }
-                }
-                send_planes(net, &c, (a, b))?;
+    // `input_stream` draws that stream (whole, before any chunk); `input_chunk` puts the
+    // component of the values of `chunk` into `c` and sends it.
+    let input_stream = |prss: &mut Prss| {
+        let mut m: Vec<u64> = prss.with_prev(planes * w);
+        clear_tails(&mut m);
+        m
+    };
+    let input_chunk = |net: &mut dyn Transport,
+                       m: &[u64],
+                       c: &mut [u64],
+                       (a, b): (usize, usize),
+                       values: &[T]|
+     -> Result<(), NetError> {
+        let part = bit_planes_flat(values, planes);
+        for (j, plane) in part.chunks_exact(b - a).enumerate() {
+            let at = j * w + a..j * w + b;
+            for ((c, &p), &m) in c[at.clone()].iter_mut().zip(plane).zip(&m[at]) {
+                *c = p ^ m;
             }
-            Ok((c, m))
-        };
+            if b == w {
+                c[j * w + w - 1] &= tail;
+            }
+        }
+        send_planes(net, c, (a, b))
+    };
 
     // Step 1 and the inputs. Each operand as (own, prev) components, planes * w words each.
     let zeros = || vec![0u64; planes * w];
@@ -149,26 +150,24 @@ pub fn additive_msb<T: RingElem>(
             let mut m: Vec<u64> = prss.with_next(planes * w);
             clear_tails(&mut m);
             // b: component 0 is zero, component 2 comes from party 2.
-            let mut b_prev = zeros();
-            for &c in &chunks {
-                recv_planes(net, &mut b_prev, c, "AdditiveMSB input b")?;
-            }
-            clear_tails(&mut b_prev);
+            let b_prev = recv_planes(net, "AdditiveMSB input b")?;
             ((m, zeros()), (zeros(), b_prev))
         }
         1 => {
             // a = z_1 + (z_0 + r), chunk by chunk as the masked share arrives.
-            let mut a_chunk = |net: &mut dyn Transport, c: (usize, usize)| {
-                let at = elems(c);
+            // a: component 1 goes to party 2; component 0 is the stream with party 0.
+            let m = input_stream(prss);
+            let mut c1 = zeros();
+            for &chunk in &chunks {
+                let at = elems(chunk);
                 let u: Vec<T> = recv_elems(net, from, at.len(), "AdditiveMSB masked share")?;
-                Ok(z[at]
+                let a: Vec<T> = z[at]
                     .iter()
                     .zip(&u)
                     .map(|(&x, &u)| x.wrapping_add(u))
-                    .collect())
-            };
-            // a: component 1 goes to party 2; component 0 is the stream with party 0.
-            let (c1, m) = input(net, prss, &mut a_chunk)?;
+                    .collect();
+                input_chunk(net, &m, &mut c1, chunk, &a)?;
+            }
             // b: component 1 is the stream shared with party 2, component 0 is zero.
             let mut m2: Vec<u64> = prss.with_next(planes * w);
             clear_tails(&mut m2);
@@ -178,14 +177,13 @@ pub fn additive_msb<T: RingElem>(
             let r: Vec<T> = prss.with_next(n);
             let b: Vec<T> = z.iter().zip(&r).map(|(&x, &r)| x.wrapping_sub(r)).collect();
             // b: component 2 goes to party 0; component 1 is the stream with party 1.
-            let mut b_chunk = |_: &mut dyn Transport, c: (usize, usize)| Ok(b[elems(c)].to_vec());
-            let (c2, m) = input(net, prss, &mut b_chunk)?;
-            // a: component 2 is zero, component 1 comes from party 1.
-            let mut a_prev = zeros();
-            for &c in &chunks {
-                recv_planes(net, &mut a_prev, c, "AdditiveMSB input a")?;
+            let m = input_stream(prss);
+            let mut c2 = zeros();
+            for &chunk in &chunks {
+                input_chunk(net, &m, &mut c2, chunk, &b[elems(chunk)])?;
             }
-            clear_tails(&mut a_prev);
+            // a: component 2 is zero, component 1 comes from party 1.
+            let a_prev = recv_planes(net, "AdditiveMSB input a")?;
             ((zeros(), a_prev), (c2, m))
         }
     };

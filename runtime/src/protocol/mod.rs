@@ -62,9 +62,10 @@ pub const DEFAULT_CHUNK_ELEMS: usize = 1 << 20;
 /// [`DEFAULT_CHUNK_ELEMS`], except one message per round (0) for a `cuda` build, whose MSB
 /// extraction runs on the device only unchunked (`gpu::msb`).
 pub fn default_chunk_elems(backend: &str) -> usize {
-    match backend {
-        "cuda" => 0,
-        _ => DEFAULT_CHUNK_ELEMS,
+    if backend == crate::contract::gpu::BACKEND {
+        0
+    } else {
+        DEFAULT_CHUNK_ELEMS
     }
 }
 

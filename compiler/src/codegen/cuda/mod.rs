@@ -34,7 +34,7 @@ pub struct CudaBackend;
 
 impl Backend for CudaBackend {
     fn name(&self) -> &'static str {
-        "cuda"
+        irisc_runtime::contract::gpu::BACKEND
     }
 
     fn supports(&self, program: &PartyProgram) -> Result<(), CodegenError> {
