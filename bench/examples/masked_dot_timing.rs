@@ -121,11 +121,16 @@ fn main() {
         (&qa_words, &qb_words)
     };
     let mut out = vec![0u16; nc * nr];
-    // Calls of `CALL_RECORDS` records in turn over the gallery (each call's rows cold, as in a
+    // Calls of `call_records` records in turn over the gallery (each call's rows cold, as in a
     // scan), every shape on the same calls: a short call is rarely interrupted by other work,
     // so the 10th percentile of the per-call times is the undisturbed figure.
-    const CALL_RECORDS: usize = 48;
-    let calls = nr.div_ceil(CALL_RECORDS);
+    // `IRISC_TIMING_CALL_RECORDS=N`: calls of N records instead (record panels wider than a
+    // call are cut to it).
+    let call_records: usize = std::env::var("IRISC_TIMING_CALL_RECORDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(48);
+    let calls = nr.div_ceil(call_records);
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); shapes.len()];
     let mut sums = vec![0u16; shapes.len()];
     let start = Instant::now();
@@ -133,8 +138,8 @@ fn main() {
     while turns < 3 || start.elapsed() < Duration::from_secs(4) {
         for (i, f) in fs.iter().enumerate() {
             for c in 0..calls {
-                let r0 = c * CALL_RECORDS;
-                let n = CALL_RECORDS.min(nr - r0);
+                let r0 = c * call_records;
+                let n = call_records.min(nr - r0);
                 let t = Instant::now();
                 // SAFETY: the buffers have the shapes the kernel's contract asks for.
                 unsafe {

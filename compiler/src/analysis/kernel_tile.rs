@@ -42,7 +42,7 @@
 //!   5.9 -> 7.0; 31 codes: GR16 9.5 -> 11.1. The 16-bit rings only (u32/u64 words are
 //!   multiply-bound).
 //! - record panels: with K chunks, the records run in panels of `record_panel_bytes` of their
-//!   rows' chunk (192 KiB, within every x86 core's L2), and inside a panel the code blocks run
+//!   rows' chunk (192 KiB, within every x86 core's L2; 384 KiB past 128 codes, below), and inside a panel the code blocks run
 //!   outside the record blocks: a code block's C chunk rows stay in L1 while the panel's rows
 //!   pass from L2, where the default order re-reads every code row of the chunk from L2 for each
 //!   record block. With panels, chunks of 4 KiB per code row (2 048 u16 words) measured best.
@@ -55,6 +55,15 @@
 //!   come from L2 instead of L1. Same-process A/B on the 512-bit core, K chunks of 2 048 words,
 //!   records from memory: 31 codes 6.07 -> 7.14 M/s without record panels, 248 codes 6.34 ->
 //!   7.95, 1 984 codes (panels of 128 codes) 4.95 -> 6.12.
+//! - wide record panels (384 KiB) where one pass's code rows exceed 512 KiB (more than 128
+//!   codes of 4 KiB chunk rows, without code panels): each record panel reads every code's
+//!   chunk row once more, and 248 codes' rows (992 KiB) no longer stay in L2 beside a 192 KiB
+//!   panel, so reading them half as often pays. Same-process A/B on the 512-bit core, l =
+//!   12 800, 192 -> 384 KiB, records from memory: Z16 248 codes 6.31-6.37 -> 6.60-6.63 M/s
+//!   (calls of 1 310 records, as `bench dot` makes them), 6.26-6.46 -> 6.62-6.69 (calls of 288);
+//!   GR16 248 codes 15.6-15.8 -> 15.9 (288); at 186 codes even; at 31, 62 and 124 codes 2-3 %
+//!   slower (Z16 124: 6.72 -> 6.59), and inside code panels (1 984 codes, 126 codes' rows:
+//!   504 KiB) 2 % slower in whole calls (Z16 6.35-6.39 -> 6.23-6.27).
 //!
 //! The narrower ISA variants (AVX2, 16 registers; portable) keep their fixed tiles.
 
@@ -83,6 +92,10 @@ pub const K_CHUNK_BYTES: u64 = 4096;
 pub const RECORD_PANEL_ATTR: &str = "record_panel_bytes";
 /// Bytes of the records' chunk rows per record panel where the tile takes K chunks.
 pub const RECORD_PANEL_BYTES: u64 = 192 << 10;
+/// Record panel bytes where one pass's code rows (a K chunk of every code the pass covers)
+/// hold more than [`PANEL_BYTES`]: each record panel reads them all once, and past that they
+/// no longer stay in L2 beside the panel, so wider panels read them half as often.
+pub const WIDE_RECORD_PANEL_BYTES: u64 = 384 << 10;
 
 /// The most records a tile for fewer codes than a full tile's takes.
 const FEW_CODES_RECORDS: u32 = 12;
@@ -184,17 +197,27 @@ pub fn choose(kind: DotKind, codes: u64) -> KernelTile {
     // Record panels put the gallery rows, not the query rows, in L2 (module doc): F_p's tile
     // reads 6 gallery rows per step against 2 query rows, and measured slower with them.
     let record_panels = chunked && kind != DotKind::Prime;
+    let code_panels = codes > PANEL_ABOVE_CODES;
+    // The code rows one pass of the nest reads: a panel's (at most PANEL_BYTES), or every code's.
+    let pass_code_bytes = match code_panels {
+        true => PANEL_BYTES,
+        false => codes.saturating_mul(K_CHUNK_BYTES),
+    };
     KernelTile {
         records: records.max(1),
         codes: c,
         call_codes: codes,
-        panel_bytes: if codes > PANEL_ABOVE_CODES {
+        panel_bytes: if code_panels {
             PANEL_BYTES
         } else {
             0
         },
         k_chunk_bytes: if chunked { K_CHUNK_BYTES } else { 0 },
-        record_panel_bytes: if record_panels { RECORD_PANEL_BYTES } else { 0 },
+        record_panel_bytes: match (record_panels, pass_code_bytes > PANEL_BYTES) {
+            (false, _) => 0,
+            (true, false) => RECORD_PANEL_BYTES,
+            (true, true) => WIDE_RECORD_PANEL_BYTES,
+        },
     }
 }
 
@@ -256,14 +279,20 @@ mod tests {
     #[test]
     fn the_bench_shapes_get_full_tiles_and_panels_only_when_large() {
         for kind in [Z16, DotKind::Galois] {
-            for codes in [31, 248] {
+            for (codes, record_panel) in [
+                (31, RECORD_PANEL_BYTES),
+                (128, RECORD_PANEL_BYTES),
+                (129, WIDE_RECORD_PANEL_BYTES),
+                (248, WIDE_RECORD_PANEL_BYTES),
+            ] {
                 let t = choose(kind, codes);
                 assert_eq!(
                     (t.records, t.codes, t.panel_bytes, t.k_chunk_bytes),
                     (4, 6, 0, K_CHUNK_BYTES),
                     "{kind:?} {codes}"
                 );
-                assert_eq!(t.record_panel_bytes, RECORD_PANEL_BYTES);
+                assert_eq!(t.record_panel_bytes, record_panel, "{kind:?} {codes}");
+                check(kind, &t).unwrap();
             }
             let large = choose(kind, 1984);
             assert_eq!(

@@ -14,7 +14,7 @@
 //! ```
 //! After:
 //! ```mlir
-//! %2 = "mpc.batch_shamir_dot"(%1, %arg1) {code_panel_bytes = 0, k_chunk_bytes = 4096, record_panel_bytes = 196608, tile = [4, 6], tile_codes = 248} : (...) -> !mpc.add<16>
+//! %2 = "mpc.batch_shamir_dot"(%1, %arg1) {code_panel_bytes = 0, k_chunk_bytes = 4096, record_panel_bytes = 393216, tile = [4, 6], tile_codes = 248} : (...) -> !mpc.add<16>
 //! ```
 
 use super::{Pass, PassError};
