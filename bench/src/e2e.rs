@@ -36,7 +36,7 @@ use irisc::codegen::Target;
 use irisc::driver::dealer::{share, store};
 use irisc::driver::synth::iris;
 use irisc::driver::{keys, plaintext, run as party_run};
-use irisc_runtime::vocab::{Sharing, Variant};
+use irisc_runtime::vocab::{MsbInput, Sharing, Variant};
 
 /// A program measured end to end.
 pub struct Case {
@@ -55,6 +55,8 @@ pub struct Case {
     pub per_query_chunks: bool,
     /// `--query-batch N` of the build (None: the default, 8).
     pub query_batch: Option<u32>,
+    /// `--msb-input` of the build (None: the target's default).
+    pub msb_input: Option<&'static str>,
 }
 
 impl Case {
@@ -74,7 +76,12 @@ impl Case {
             query_batch: self.query_batch,
             protocol: None,
             malicious: None,
-            msb_input: None,
+            msb_input: match self.msb_input {
+                Some(m) => {
+                    Some(MsbInput::parse(m).ok_or_else(|| anyhow!("unknown msb input {m}"))?)
+                }
+                None => None,
+            },
         })
     }
 }
@@ -89,6 +96,7 @@ pub const CASES: &[Case] = &[
         variant: None,
         per_query_chunks: false,
         query_batch: None,
+        msb_input: None,
     },
     Case {
         name: "iris_eyes_ids",
@@ -99,6 +107,7 @@ pub const CASES: &[Case] = &[
         variant: None,
         per_query_chunks: false,
         query_batch: None,
+        msb_input: None,
     },
 ];
 

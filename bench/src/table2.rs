@@ -46,6 +46,7 @@ const fn case(name: &'static str, source: &'static str, variant: Option<&'static
         variant,
         per_query_chunks: false,
         query_batch: None,
+        msb_input: None,
     }
 }
 

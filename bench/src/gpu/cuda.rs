@@ -708,6 +708,7 @@ fn end_to_end(opts: &BenchOptions, dir: &std::path::Path, gpu_free: u64) -> Resu
         per_query_chunks: false,
         // Paper 003 Table 3: the batch of 32 people is one kernel call per eye.
         query_batch: Some(TABLE3_PEOPLE as u32),
+        msb_input: None,
     };
     let setting = Setting {
         threads,
@@ -728,6 +729,7 @@ fn end_to_end(opts: &BenchOptions, dir: &std::path::Path, gpu_free: u64) -> Resu
         queries: 2 * TABLE3_PEOPLE,
         ..setting.clone()
     };
+    let two_batches_setting = two_batches.clone();
     let mut runs = e2e::measure_placed(
         dir,
         &case,
@@ -741,12 +743,39 @@ fn end_to_end(opts: &BenchOptions, dir: &std::path::Path, gpu_free: u64) -> Resu
     let figures = runs
         .next()
         .ok_or_else(|| anyhow!("the end-to-end run returned nothing"))?;
+    let two_batches = runs.next();
+    // The two-batch run again with AdditiveMSB (`ADDITIVE_HOW`), unless `--quick`: which
+    // comparison protocol a GPU party should default to. Its failure is reported, not fatal.
+    let additive = (!opts.quick && two_batches.is_some()).then(|| {
+        eprintln!("gpu: end to end: the two-batch run again with --msb-input additive");
+        let case = Case {
+            name: "gpu_table3_additive_msb",
+            msb_input: Some("additive"),
+            ..case
+        };
+        e2e::measure_placed(
+            dir,
+            &case,
+            fit.records,
+            std::slice::from_ref(&two_batches_setting),
+            opts.quick,
+            Target::Cuda,
+            roots.as_ref(),
+        )
+        .map_err(|e| format!("{e:#}"))
+        .and_then(|r| {
+            r.into_iter()
+                .next()
+                .ok_or_else(|| "the run returned nothing".to_string())
+        })
+    });
     Ok(E2eRow {
         fit,
         queries: TABLE3_PEOPLE,
         threads_per_party: threads,
         figures,
-        two_batches: runs.next(),
+        two_batches,
+        additive,
         disks,
     })
 }

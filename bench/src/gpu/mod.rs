@@ -459,9 +459,16 @@ pub struct E2eRow {
     /// The same run with two batches of `queries` (the second one against the resident
     /// gallery), when it ran: the difference is one batch at the steady state.
     pub two_batches: Option<super::e2e::RunFigures>,
+    /// The two-batch run again, built with `--msb-input additive`: the comparisons by
+    /// AdditiveMSB from the dot products' additive shares (on the host), no reshare; or why it
+    /// did not run.
+    pub additive: Option<Result<super::e2e::RunFigures, String>>,
     /// The file systems the run wrote to (the parties' stores, the NDJSON).
     pub disks: Vec<DiskUse>,
 }
+
+/// What the AdditiveMSB run is compared with: the default build's two-batch run.
+pub const ADDITIVE_HOW: &str = "the two-batch run built with --msb-input additive (AdditiveMSB     from the dot products' additive shares, its local steps on the host) against the same     run of the default build (reshare, then BitExtract with its local steps on the GPU): the     same gallery size, queries and threads, matching time of both batches";
 
 /// What the device part measured.
 pub struct Measured {
@@ -867,6 +874,53 @@ pub fn e2e_measurements(e: &E2eRow) -> Vec<Measurement> {
             out.push(x);
         }
     }
+    match (&e.additive, &e.two_batches) {
+        (Some(Ok(a)), Some(two)) => {
+            let mut x = m(
+                "two batches with AdditiveMSB: matching time",
+                a.matching_s,
+                "s",
+            );
+            x.extra.insert("how".into(), json!(ADDITIVE_HOW));
+            x.extra.insert("comparisons".into(), json!(a.comparisons));
+            x.extra
+                .insert("default_matching_s".into(), json!(two.matching_s));
+            x.extra.insert(
+                "ratio_to_default".into(),
+                json!(a.matching_s / two.matching_s.max(1e-12)),
+            );
+            x.extra.insert("compare_s".into(), json!(a.compare_s));
+            x.extra
+                .insert("default_compare_s".into(), json!(two.compare_s));
+            x.extra
+                .insert("bytes_per_cmp".into(), json!(a.bytes_per_cmp));
+            x.extra
+                .insert("default_bytes_per_cmp".into(), json!(two.bytes_per_cmp));
+            if let Some(ops) = op_seconds(a) {
+                x.extra.insert("party0_op_seconds".into(), json!(ops));
+            }
+            if let Some(ops) = op_cpu_seconds(a) {
+                x.extra.insert("party0_op_cpu_seconds".into(), json!(ops));
+            }
+            out.push(x);
+            out.push(m(
+                "two batches with AdditiveMSB: comparisons per second (matching)",
+                per_second(a.comparisons as f64, a.matching_s) / 1e6,
+                "M cmp/s",
+            ));
+            out.push(m(
+                "two batches, default build: comparisons per second (matching)",
+                per_second(two.comparisons as f64, two.matching_s) / 1e6,
+                "M cmp/s",
+            ));
+        }
+        (Some(Err(why)), _) => {
+            let mut x = m("two batches with AdditiveMSB: matching time", f64::NAN, "s");
+            x.extra.insert("error".into(), json!(why));
+            out.push(x);
+        }
+        _ => {}
+    }
     // Each party's GPU figures (`--stats`), of each run.
     let runs = [(f, "")]
         .into_iter()
@@ -1042,6 +1096,8 @@ fn charts(dir: &Path, m: &Measured) -> Result<Vec<PathBuf>> {
             &[
                 "measured (one batch, gallery uploaded)".to_string(),
                 "measured (steady state, gallery resident)".to_string(),
+                "two batches, default build".to_string(),
+                "two batches, --msb-input additive".to_string(),
                 "paper 003 Table 3 (per GPU)".to_string(),
             ],
             &[(
@@ -1049,6 +1105,13 @@ fn charts(dir: &Path, m: &Measured) -> Result<Vec<PathBuf>> {
                 vec![
                     per_second(e.figures.comparisons as f64, e.figures.matching_s) / 1e6,
                     steady_state(e).map_or(f64::NAN, |s| s.per_s / 1e6),
+                    e.two_batches
+                        .as_ref()
+                        .map_or(f64::NAN, |t| per_second(t.comparisons as f64, t.matching_s) / 1e6),
+                    match &e.additive {
+                        Some(Ok(a)) => per_second(a.comparisons as f64, a.matching_s) / 1e6,
+                        _ => f64::NAN,
+                    },
                     PAPER_TABLE3_CMP_PER_S / 1e6,
                 ],
             )],

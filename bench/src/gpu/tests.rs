@@ -441,6 +441,7 @@ fn the_steady_state_is_the_second_batch_by_hand() {
         threads_per_party: 5,
         figures: run(32, 3.0, 2.0, 0.5),
         two_batches: Some(run(64, 3.5, 4.0, 0.75)),
+        additive: None,
         disks: Vec::new(),
     };
     let s = steady_state(&e).expect("a second batch");
@@ -457,6 +458,23 @@ fn the_steady_state_is_the_second_batch_by_hand() {
         names.iter().any(|n| n.contains("steady state")),
         "{names:?}"
     );
+    // The AdditiveMSB run is reported against the default build's two-batch run.
+    e.additive = Some(Ok(run(64, 3.5, 2.5, 0.75)));
+    let ms = e2e_measurements(&e);
+    let a = ms
+        .iter()
+        .find(|m| m.name == "end to end two batches with AdditiveMSB: matching time")
+        .expect("the AdditiveMSB row");
+    assert!((a.value - 6.0).abs() < 1e-12);
+    assert!((a.extra["ratio_to_default"].as_f64().unwrap() - 6.0 / 7.5).abs() < 1e-12);
+    e.additive = Some(Err("build refused".into()));
+    let ms = e2e_measurements(&e);
+    let a = ms
+        .iter()
+        .find(|m| m.name == "end to end two batches with AdditiveMSB: matching time")
+        .expect("the failed row");
+    assert_eq!(a.extra["error"], "build refused");
+    e.additive = None;
     // A second run no slower than the first says nothing about a batch.
     e.two_batches = Some(run(64, 3.0, 2.0, 0.5));
     assert_eq!(steady_state(&e), None);

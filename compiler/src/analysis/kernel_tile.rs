@@ -207,11 +207,7 @@ pub fn choose(kind: DotKind, codes: u64) -> KernelTile {
         records: records.max(1),
         codes: c,
         call_codes: codes,
-        panel_bytes: if code_panels {
-            PANEL_BYTES
-        } else {
-            0
-        },
+        panel_bytes: if code_panels { PANEL_BYTES } else { 0 },
         k_chunk_bytes: if chunked { K_CHUNK_BYTES } else { 0 },
         record_panel_bytes: match (record_panels, pass_code_bytes > PANEL_BYTES) {
             (false, _) => 0,
