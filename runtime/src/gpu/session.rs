@@ -154,6 +154,7 @@ mod imp {
             _g: &[u64],
             _g_count: usize,
             _w: usize,
+            _threads: usize,
         ) -> Result<Vec<u64>, RuntimeError> {
             match self.never {}
         }
@@ -349,7 +350,8 @@ mod imp {
 
         /// The public mask lengths of every (record, code) pair of gallery masks `g` and query
         /// masks `q` (`w` words each), record-major, on the party's first GPU
-        /// ([`crate::gpu::mask_len::mask_lengths_on`]).
+        /// ([`crate::gpu::mask_len::mask_lengths_on`]), unpacked on up to `threads` threads.
+        #[allow(clippy::too_many_arguments)]
         pub fn mask_lengths(
             &self,
             q: &[u64],
@@ -357,13 +359,15 @@ mod imp {
             g: &[u64],
             g_count: usize,
             w: usize,
+            threads: usize,
         ) -> Result<Vec<u64>, RuntimeError> {
             let started = Instant::now();
             let shard = &self.shards[0];
             // No lock while it runs: the comparison stream is the schedule thread's, and the
             // background dot products keep the device's main stream meanwhile.
             let lanes = crate::gpu::cuda_lanes::CudaLanes::comparing(&shard.device);
-            let out = crate::gpu::mask_len::mask_lengths_on(&lanes, q, q_count, g, g_count, w)?;
+            let out =
+                crate::gpu::mask_len::mask_lengths_on(&lanes, q, q_count, g, g_count, w, threads)?;
             let mut stats = shard.figures()?;
             stats.mask_len_calls += 1;
             stats.mask_len_s += started.elapsed().as_secs_f64();

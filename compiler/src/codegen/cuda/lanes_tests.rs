@@ -594,9 +594,9 @@ fn msb_on_the_host_twins_at_word_edges_and_the_full_ring() {
 fn mask_lengths_on_the_host_twins_are_the_popcounts_of_every_pair() {
     let lanes = host_lanes();
     let mut runner = TestRunner::new(Config::with_cases(64));
-    let strat = (0usize..9, 0usize..7, 0usize..12, any::<u64>());
+    let strat = (0usize..9, 0usize..7, 0usize..12, any::<u64>(), 1usize..4);
     runner
-        .run(&strat, |(records, codes, w, seed)| {
+        .run(&strat, |(records, codes, w, seed, threads)| {
             let mut rng = rand_chacha::ChaCha12Rng::seed_from_u64(seed);
             let mut word = |i: usize| match i % 5 {
                 0 => u64::MAX,
@@ -605,9 +605,10 @@ fn mask_lengths_on_the_host_twins_are_the_popcounts_of_every_pair() {
             };
             let g: Vec<u64> = (0..records * w).map(&mut word).collect();
             let q: Vec<u64> = (0..codes * w).map(|i| word(i + 2)).collect();
-            let got =
-                irisc_runtime::gpu::mask_len::mask_lengths_on(&lanes, &q, codes, &g, records, w)
-                    .unwrap();
+            let got = irisc_runtime::gpu::mask_len::mask_lengths_on(
+                &lanes, &q, codes, &g, records, w, threads,
+            )
+            .unwrap();
             let mut want = Vec::new();
             for r in 0..records {
                 for c in 0..codes {
@@ -626,7 +627,7 @@ fn mask_lengths_on_the_host_twins_are_the_popcounts_of_every_pair() {
     // A full-length code (12 800 bits: 200 words) with every bit set in both.
     let full = vec![u64::MAX; 200];
     let got =
-        irisc_runtime::gpu::mask_len::mask_lengths_on(&lanes, &full, 1, &full, 1, 200).unwrap();
+        irisc_runtime::gpu::mask_len::mask_lengths_on(&lanes, &full, 1, &full, 1, 200, 2).unwrap();
     assert_eq!(got, vec![12_800]);
 }
 

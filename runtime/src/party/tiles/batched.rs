@@ -140,6 +140,7 @@ pub fn batch_mask_len(
             g_masks,
             g_count,
             words,
+            cx.threads,
         )?));
     }
     Ok(Value::Public(mask_lengths(
