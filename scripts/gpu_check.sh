@@ -105,20 +105,18 @@ inputs_of() {
 }
 
 # --- 1. one CPU party and two GPU parties ---------------------------------------------------------
+# $1: the comparisons' MSB input, the same in every party's build (parties built to different
+# protocols are refused at connect): `replicated` (the CUDA default: the GPU runs the reshare and
+# BitExtract) or `additive` (AdditiveMSB, its carry rounds on the GPU). Every party runs with the
+# GPU parties' one message per round (`--chunk-size 0`; a CPU party's default is chunks of 2^20
+# elements, also refused at connect).
 mixed() {
-    local program=examples/small_ids.irs M="$WORK/mixed"
+    local input=$1 program=examples/small_ids.irs M="$WORK/mixed-$1"
     mkdir -p "$M"
-    # A CUDA build keeps the reshare and BitExtract (the GPU runs them); the CPU party is built
-    # to the same protocol (a CPU build's default is AdditiveMSB, refused at connect otherwise)
-    # and runs with the GPU parties' one message per round (`--chunk-size 0`; a CPU party's
-    # default is chunks of 2^20 elements, also refused at connect).
-    "$IRISC" build "$program" --msb-input replicated -o "$M/cpu" --quiet || return 1
-    # The dry run's stand-in for the GPU build is a CPU build: it is told the GPU's choice.
-    local as_gpu=()
-    [[ $TARGET == cpu ]] && as_gpu=(--msb-input replicated)
-    "$IRISC" build "$program" --target "$TARGET" ${as_gpu[@]+"${as_gpu[@]}"} -o "$M/gpu" --quiet || return 1
+    "$IRISC" build "$program" --msb-input "$input" -o "$M/cpu" --quiet || return 1
+    "$IRISC" build "$program" --target "$TARGET" --msb-input "$input" -o "$M/gpu" --quiet || return 1
     "$IRISC" keys -o "$M/keys" >/dev/null || return 1
-    "$IRISC" share --program "$program" --input "db=$D/small_db.ndjson" --input "q=$D/small_q.ndjson" -o "$M/shares" >/dev/null || return 1
+    "$IRISC" share --program "$program" --msb-input "$input" --input "db=$D/small_db.ndjson" --input "q=$D/small_q.ndjson" -o "$M/shares" >/dev/null || return 1
     local p exe
     for p in 0 1 2; do
         exe="$M/gpu"
@@ -135,12 +133,13 @@ mixed() {
     done
     wait || true
     [[ -s $M/gpu0.json ]] && grep -q '"query"' "$M/gpu0.json" || return 1
-    # The GPU parties ran their reshares', MSB extractions' and OR trees' local steps and their
-    # mask lengths on the GPU (the CPU party's streams and messages agreed with theirs), none of
-    # those on the CPU.
+    # The GPU parties ran their MSB extractions' and OR trees' local steps and their mask
+    # lengths on the GPU (the CPU party's streams and messages agreed with theirs), and their
+    # reshares where the protocol has them, none of those on the CPU.
     if [[ $TARGET == cuda ]]; then
-        local key
-        for key in msb_calls reshare_calls mask_len_calls or_calls; do
+        local key keys=(msb_calls mask_len_calls or_calls)
+        [[ $input == replicated ]] && keys+=(reshare_calls)
+        for key in "${keys[@]}"; do
             grep -Eq "\"$key\": *[1-9]" "$M/stats1.json" || return 1
         done
         grep -Eq '"cpu_msb_calls": *0 *(,|}|$)' "$M/stats1.json" && grep -Eq '"cpu_reshare_calls": *0 *(,|}|$)' "$M/stats1.json" || return 1
@@ -148,7 +147,10 @@ mixed() {
     diff <(grep '"query"' "$M/out0.json" | sort) <(grep '"query"' "$M/gpu0.json" | sort) >"$M/diff.txt"
 }
 if ! want mixed; then :
-elif mixed; then pass "CPU party 0 with GPU parties 1 and 2 (dot products, mask lengths, reshares, MSB extractions and OR trees on the GPU): the same answers"; else fail "CPU party with GPU parties (see $WORK/mixed)"; fi
+else
+    if mixed replicated; then pass "CPU party 0 with GPU parties 1 and 2, reshare and BitExtract (dot products, mask lengths, reshares, MSB extractions and OR trees on the GPU): the same answers"; else fail "CPU party with GPU parties, --msb-input replicated (see $WORK/mixed-replicated)"; fi
+    if mixed additive; then pass "CPU party 0 with GPU parties 1 and 2, AdditiveMSB (its carry rounds on the GPU): the same answers"; else fail "CPU party with GPU parties, --msb-input additive (see $WORK/mixed-additive)"; fi
+fi
 
 # --- 2. compute-sanitizer memcheck on one party ----------------------------------------------------
 memcheck() {

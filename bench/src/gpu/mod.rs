@@ -460,15 +460,18 @@ pub struct E2eRow {
     /// gallery), when it ran: the difference is one batch at the steady state.
     pub two_batches: Option<super::e2e::RunFigures>,
     /// The two-batch run again, built with `--msb-input additive`: the comparisons by
-    /// AdditiveMSB from the dot products' additive shares (on the host), no reshare; or why it
-    /// did not run.
+    /// AdditiveMSB from the dot products' additive shares, no reshare; or why it did not run.
     pub additive: Option<Result<super::e2e::RunFigures, String>>,
     /// The file systems the run wrote to (the parties' stores, the NDJSON).
     pub disks: Vec<DiskUse>,
 }
 
 /// What the AdditiveMSB run is compared with: the default build's two-batch run.
-pub const ADDITIVE_HOW: &str = "the two-batch run built with --msb-input additive (AdditiveMSB     from the dot products' additive shares, its local steps on the host) against the same     run of the default build (reshare, then BitExtract with its local steps on the GPU): the     same gallery size, queries and threads, matching time of both batches";
+pub const ADDITIVE_HOW: &str = "the two-batch run built with --msb-input additive (AdditiveMSB \
+    from the dot products' additive shares: steps 1-2 on the host, the carry rounds' local steps \
+    on the GPU, no reshare) against the same run of the default build (reshare, then BitExtract \
+    with its local steps on the GPU): the same gallery size, queries and threads, matching time \
+    of both batches";
 
 /// What the device part measured.
 pub struct Measured {

@@ -24,7 +24,9 @@ pub struct Planned {
 
 /// `options` for a build for `target`: a CUDA build keeps the comparisons on replicated shares
 /// unless `--msb-input` says otherwise (the GPU runs the reshare and BitExtract of the
-/// comparison phase; it has no kernel of AdditiveMSB).
+/// comparison phase, the configuration measured on a GPU; `--msb-input additive` runs
+/// AdditiveMSB with its carry rounds on the GPU, which `irisc-bench --sections gpu` times next
+/// to it).
 pub fn options_for_target(options: &PlanOptions, target: Target) -> PlanOptions {
     let mut options = *options;
     if target == Target::Cuda && options.msb_input.is_none() {

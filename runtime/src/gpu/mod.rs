@@ -31,13 +31,15 @@
 //! - [`prss`]: the party's PRSS streams drawn on such a device;
 //! - [`reshare`]: Reshare with its local step on such a device;
 //! - [`msb`]: MSB extraction (Algorithm 10) with its local steps on such a device, the CPU
-//!   protocol's messages and PRSS draws;
+//!   protocol's messages and PRSS draws; [`additive_msb`](mod@additive_msb) likewise for
+//!   AdditiveMSB (from the dot products' additive shares, `--msb-input additive`);
 //! - [`or_tree`]: the OR trees over the comparison bits, likewise, and [`and`](mod@and) the
 //!   ANDs of bit vectors;
 //! - [`session`](mod@session): what the runtime holds, and the dot products and MSB
 //!   extractions it offers;
 //! - [`stats`]: the figures for `--stats`.
 
+pub mod additive_msb;
 pub mod and;
 #[cfg(feature = "cuda")]
 mod cuda_lanes;

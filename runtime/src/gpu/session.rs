@@ -109,6 +109,16 @@ mod imp {
             match self.never {}
         }
 
+        pub fn additive_msb<T: crate::ring::RingElem>(
+            &self,
+            _net: &mut dyn crate::net::Transport,
+            _prss: &mut crate::rand::Prss,
+            _z: &[T],
+            _k: u32,
+        ) -> Result<crate::share::BitShares, RuntimeError> {
+            match self.never {}
+        }
+
         pub fn reshare<T: crate::ring::RingElem>(
             &self,
             _net: &mut dyn crate::net::Transport,
@@ -342,6 +352,28 @@ mod imp {
             // background dot products keep the device's main stream meanwhile.
             let lanes = crate::gpu::cuda_lanes::CudaLanes::comparing(&shard.device);
             let bits = crate::gpu::msb::msb_on(&lanes, net, prss, own, prev, k)?;
+            let mut stats = shard.figures()?;
+            stats.msb_calls += 1;
+            stats.msb_s += started.elapsed().as_secs_f64();
+            Ok(bits)
+        }
+
+        /// The most significant bits of the values whose additive shares this party holds in
+        /// `z` in Z_2^k (16- or 32-bit storage), AdditiveMSB's carry rounds on the party's
+        /// first GPU ([`crate::gpu::additive_msb::additive_msb_on`]): the CPU protocol's
+        /// messages, PRSS draws and output shares. Counted with the MSB extractions.
+        pub fn additive_msb<T: crate::ring::RingElem>(
+            &self,
+            net: &mut dyn crate::net::Transport,
+            prss: &mut crate::rand::Prss,
+            z: &[T],
+            k: u32,
+        ) -> Result<crate::share::BitShares, RuntimeError> {
+            let started = Instant::now();
+            let shard = &self.shards[0];
+            // No lock while it runs, as `msb`.
+            let lanes = crate::gpu::cuda_lanes::CudaLanes::comparing(&shard.device);
+            let bits = crate::gpu::additive_msb::additive_msb_on(&lanes, net, prss, z, k)?;
             let mut stats = shard.figures()?;
             stats.msb_calls += 1;
             stats.msb_s += started.elapsed().as_secs_f64();

@@ -205,6 +205,28 @@ fn reshare_where<T: RingElem>(
     )?)
 }
 
+/// AdditiveMSB on the party's GPU when it has one that runs the comparison phase, the storage
+/// is 16- or 32-bit and the rounds are unchunked (as [`msb_where`]); otherwise on the CPU,
+/// counted for `--stats`. The messages and the output shares are the same either way.
+fn additive_msb_where<T: RingElem>(
+    gpu: Option<&crate::gpu::Session>,
+    net: &mut dyn crate::net::Transport,
+    prss: &mut crate::rand::prss::Prss,
+    z: &[T],
+    k: u32,
+) -> Result<crate::share::binary::BitShares, RuntimeError> {
+    if let Some(g) = gpu {
+        let fits = crate::contract::gpu::LimbWidth::of_bits(T::BITS).is_some();
+        if g.compares() && fits && protocol::chunk_elems() == 0 {
+            return g.additive_msb(net, prss, z, k);
+        }
+        if g.compares() {
+            g.note_cpu_msb();
+        }
+    }
+    Ok(protocol::additive_msb(net, prss, z, k)?)
+}
+
 /// [`msb_of`] on the party's GPU when it has one that runs the comparison phase, the storage
 /// is 16- or 32-bit and the rounds are unchunked (all parties chunk alike, so a chunked run
 /// stays on the CPU everywhere); otherwise on the CPU, counted for `--stats`. The messages
@@ -228,8 +250,8 @@ fn msb_where<T: RingElem>(
 }
 
 /// AdditiveMSB ([`protocol::additive_msb()`]): the most significant bit of each value held as
-/// additive shares, k + 1 rounds. On the CPU also where a GPU runs the comparison phase (it has
-/// no kernel of this protocol), counted for `--stats`.
+/// additive shares, k + 1 rounds; its carry rounds on the party's GPU where it has one that
+/// runs the comparison phase ([`additive_msb_where`]).
 pub fn additive_msb(cx: &mut Ctx<'_>, src: &Value, ring_bits: u32) -> Result<Value, RuntimeError> {
     let Value::Additive(z) = src else {
         return Err(sched(format!(
@@ -237,14 +259,14 @@ pub fn additive_msb(cx: &mut Ctx<'_>, src: &Value, ring_bits: u32) -> Result<Val
             src.kind()
         )));
     };
-    if let Some(g) = &cx.gpu {
-        if g.compares() {
-            g.note_cpu_msb();
-        }
-    }
     let (net, prss) = (&mut *cx.net, &mut *cx.prss);
-    let bits = on_pair!(z, z, |v, _same| protocol::additive_msb(
-        net, prss, v, ring_bits
+    let gpu = cx.gpu.clone();
+    let bits = on_pair!(z, z, |v, _same| additive_msb_where(
+        gpu.as_deref(),
+        net,
+        prss,
+        v,
+        ring_bits
     )?)?;
     cx.rounds += protocol::additive_msb::rounds(ring_bits);
     Ok(Value::Bits(bits))

@@ -58,6 +58,123 @@ pub fn additive_msb<T: RingElem>(
     z: &[T],
     k: u32,
 ) -> Result<BitShares, NetError> {
+    let Some(ops) = inputs(net, prss, z, k)? else {
+        return Ok(BitShares::zeros(0));
+    };
+    let (w, n, top) = (ops.words, ops.len, ops.planes - 1);
+    if top == 0 {
+        return Ok(ops.top_bits(&vec![0; w], &vec![0; w]));
+    }
+    let (to, from) = (net.next(), net.prev());
+    let tail = tail_mask(n);
+    let chunks = super::chunk_ranges(w);
+    let plane = |j: usize| j * w..(j + 1) * w;
+    let (a_own, a_prev, b_own, b_prev) = (&ops.a_own, &ops.a_prev, &ops.b_own, &ops.b_prev);
+
+    // Step 3: carries c_1..c_top, c_1 = a_0 b_0 and c_(i+1) = (a_i ⊕ c_i)(b_i ⊕ c_i) ⊕ c_i.
+    // Round i computes the AND of x = a_i ⊕ c_i and y = b_i ⊕ c_i (c_0 = 0) as in
+    // Algorithm 2's AND of replicated bits: z = x_own (y_own ⊕ y_prev) ⊕ x_prev y_own ⊕ α.
+    let alpha = prss.zero_bits(top * w);
+    let (mut co, mut cp) = (vec![0u64; w], vec![0u64; w]);
+    let and_round = |i: usize, co: &mut [u64], cp: &[u64], a: usize, b: usize| -> Vec<u64> {
+        let r = plane(i);
+        let (ao, ap) = (
+            &a_own[r.start + a..r.start + b],
+            &a_prev[r.start + a..r.start + b],
+        );
+        let (bo, bp) = (
+            &b_own[r.start + a..r.start + b],
+            &b_prev[r.start + a..r.start + b],
+        );
+        let al = &alpha[i * w + a..i * w + b];
+        let (co, cp) = (&mut co[a..b], &cp[a..b]);
+        let mut zs = Vec::with_capacity(b - a);
+        for j in 0..b - a {
+            let (xo, xp) = (ao[j] ^ co[j], ap[j] ^ cp[j]);
+            let (yo, yp) = (bo[j] ^ co[j], bp[j] ^ cp[j]);
+            let mut zj = (xo & (yo ^ yp)) ^ (xp & yo) ^ al[j];
+            if b == w && j + 1 == b - a {
+                zj &= tail;
+            }
+            // The new carry's own component: the AND's, plus c_i (the ⊕ c_i of the carry).
+            co[j] ^= zj;
+            zs.push(zj);
+        }
+        zs
+    };
+    for &(a, b) in &chunks {
+        let zs = and_round(0, &mut co, &cp, a, b);
+        send_elems(net, to, &zs)?;
+    }
+    for i in 0..top {
+        let last = i + 1 == top;
+        for &(a, b) in &chunks {
+            let mut got: Vec<u64> = recv_elems(net, from, b - a, "AdditiveMSB AND shares")?;
+            if b == w {
+                got[b - a - 1] &= tail;
+            }
+            // Carry c_(i+1)'s prev component for this chunk is complete.
+            for (c, g) in cp[a..b].iter_mut().zip(&got) {
+                *c ^= g;
+            }
+            if !last {
+                let zs = and_round(i + 1, &mut co, &cp, a, b);
+                send_elems(net, to, &zs)?;
+            }
+        }
+    }
+    Ok(ops.top_bits(&co, &cp))
+}
+
+/// The two operands of AdditiveMSB's adder as replicated binary shares, bit-sliced: steps 1
+/// and 2 of [`additive_msb`]. Plane j of each component is words `j·words .. (j+1)·words`,
+/// the tails beyond `len` clear.
+pub struct Operands {
+    /// Components of a = z_0 + z_1 + r (party 1's value).
+    pub a_own: Vec<u64>,
+    pub a_prev: Vec<u64>,
+    /// Components of b = z_2 − r (party 2's value).
+    pub b_own: Vec<u64>,
+    pub b_prev: Vec<u64>,
+    /// k planes per component.
+    pub planes: usize,
+    /// Words per plane.
+    pub words: usize,
+    /// Elements.
+    pub len: usize,
+}
+
+impl Operands {
+    /// Bit k − 1 of a + b, given the (own, prev) components of the carry into it: the top
+    /// planes of a and b and the carry, XORed.
+    pub fn top_bits(&self, carry_own: &[u64], carry_prev: &[u64]) -> BitShares {
+        let w = self.words;
+        let t = (self.planes - 1) * w..self.planes * w;
+        let xor3 = |x: &[u64], y: &[u64], c: &[u64]| -> Vec<u64> {
+            x.iter()
+                .zip(y)
+                .zip(c)
+                .map(|((x, y), c)| x ^ y ^ c)
+                .collect()
+        };
+        BitShares::from_words(
+            xor3(&self.a_own[t.clone()], &self.b_own[t.clone()], carry_own),
+            xor3(&self.a_prev[t.clone()], &self.b_prev[t], carry_prev),
+            self.len,
+        )
+    }
+}
+
+/// Steps 1 and 2 of [`additive_msb`] (in message chunks where the thread has a chunk size):
+/// the operands a and b as binary shares, or `None` for an empty batch (nothing sent). The
+/// device's AdditiveMSB ([`crate::gpu::additive_msb`]) runs the same steps. Panics unless
+/// `1 <= k <= T::BITS`.
+pub fn inputs<T: RingElem>(
+    net: &mut dyn Transport,
+    prss: &mut Prss,
+    z: &[T],
+    k: u32,
+) -> Result<Option<Operands>, NetError> {
     assert!(
         k >= 1 && k <= T::BITS,
         "additive MSB: k = {k} does not fit the {}-bit storage",
@@ -67,7 +184,7 @@ pub fn additive_msb<T: RingElem>(
     let w = words_for(n);
     if w == 0 {
         // The length is public: every party returns here, nothing is sent.
-        return Ok(BitShares::zeros(0));
+        return Ok(None);
     }
     let planes = k as usize;
     let (party, to, from) = (net.party(), net.next(), net.prev());
@@ -188,88 +305,15 @@ pub fn additive_msb<T: RingElem>(
         }
     };
 
-    let top = planes - 1;
-    let plane = |j: usize| j * w..(j + 1) * w;
-    let xor3 = |x: &[u64], y: &[u64], c: &[u64]| -> Vec<u64> {
-        x.iter()
-            .zip(y)
-            .zip(c)
-            .map(|((x, y), c)| x ^ y ^ c)
-            .collect()
-    };
-    if top == 0 {
-        let t = plane(0);
-        let o = a_own[t.clone()]
-            .iter()
-            .zip(&b_own[t.clone()])
-            .map(|(x, y)| x ^ y)
-            .collect();
-        let p = a_prev[t.clone()]
-            .iter()
-            .zip(&b_prev[t])
-            .map(|(x, y)| x ^ y)
-            .collect();
-        return Ok(BitShares::from_words(o, p, n));
-    }
-
-    // Step 3: carries c_1..c_top, c_1 = a_0 b_0 and c_(i+1) = (a_i ⊕ c_i)(b_i ⊕ c_i) ⊕ c_i.
-    // Round i computes the AND of x = a_i ⊕ c_i and y = b_i ⊕ c_i (c_0 = 0) as in
-    // Algorithm 2's AND of replicated bits: z = x_own (y_own ⊕ y_prev) ⊕ x_prev y_own ⊕ α.
-    let alpha = prss.zero_bits(top * w);
-    let (mut co, mut cp) = (vec![0u64; w], vec![0u64; w]);
-    let and_round = |i: usize, co: &mut [u64], cp: &[u64], a: usize, b: usize| -> Vec<u64> {
-        let r = plane(i);
-        let (ao, ap) = (
-            &a_own[r.start + a..r.start + b],
-            &a_prev[r.start + a..r.start + b],
-        );
-        let (bo, bp) = (
-            &b_own[r.start + a..r.start + b],
-            &b_prev[r.start + a..r.start + b],
-        );
-        let al = &alpha[i * w + a..i * w + b];
-        let (co, cp) = (&mut co[a..b], &cp[a..b]);
-        let mut zs = Vec::with_capacity(b - a);
-        for j in 0..b - a {
-            let (xo, xp) = (ao[j] ^ co[j], ap[j] ^ cp[j]);
-            let (yo, yp) = (bo[j] ^ co[j], bp[j] ^ cp[j]);
-            let mut zj = (xo & (yo ^ yp)) ^ (xp & yo) ^ al[j];
-            if b == w && j + 1 == b - a {
-                zj &= tail;
-            }
-            // The new carry's own component: the AND's, plus c_i (the ⊕ c_i of the carry).
-            co[j] ^= zj;
-            zs.push(zj);
-        }
-        zs
-    };
-    for &(a, b) in &chunks {
-        let zs = and_round(0, &mut co, &cp, a, b);
-        send_elems(net, to, &zs)?;
-    }
-    for i in 0..top {
-        let last = i + 1 == top;
-        for &(a, b) in &chunks {
-            let mut got: Vec<u64> = recv_elems(net, from, b - a, "AdditiveMSB AND shares")?;
-            if b == w {
-                got[b - a - 1] &= tail;
-            }
-            // Carry c_(i+1)'s prev component for this chunk is complete.
-            for (c, g) in cp[a..b].iter_mut().zip(&got) {
-                *c ^= g;
-            }
-            if !last {
-                let zs = and_round(i + 1, &mut co, &cp, a, b);
-                send_elems(net, to, &zs)?;
-            }
-        }
-    }
-    let t = plane(top);
-    Ok(BitShares::from_words(
-        xor3(&a_own[t.clone()], &b_own[t.clone()], &co),
-        xor3(&a_prev[t.clone()], &b_prev[t], &cp),
-        n,
-    ))
+    Ok(Some(Operands {
+        a_own,
+        a_prev,
+        b_own,
+        b_prev,
+        planes,
+        words: w,
+        len: n,
+    }))
 }
 
 #[cfg(test)]

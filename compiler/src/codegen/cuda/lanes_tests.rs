@@ -1,6 +1,6 @@
 //! The GPU scan's public half and comparison phase without a GPU: the runtime's mask-length
 //! and MSB orchestration ([`irisc_runtime::gpu::mask_len::mask_lengths_on`],
-//! [`irisc_runtime::gpu::msb::msb_on`]) over the generated kernels' host twins
+//! [`irisc_runtime::gpu::msb::msb_on`], [`irisc_runtime::gpu::additive_msb::additive_msb_on`]) over the generated kernels' host twins
 //! ([`HostLanes`], the same emitted bodies JIT-compiled for this CPU), three parties on
 //! threads over the in-memory transport. Each party's output shares, messages, bytes and the
 //! position of its PRSS streams afterwards equal the CPU protocol's bit for bit, the opened
@@ -12,6 +12,7 @@ use super::kernels::{bit_extract, bits, mask_len, or_tree, prss, reshare, Flavor
 use inkwell::OptimizationLevel;
 use irisc_runtime::contract::gpu::{self, LimbWidth};
 use irisc_runtime::error::RuntimeError;
+use irisc_runtime::gpu::additive_msb::additive_msb_on;
 use irisc_runtime::gpu::lanes::{Lanes, Words, WordsMut};
 use irisc_runtime::gpu::msb::msb_on;
 use irisc_runtime::net::memory::run_three;
@@ -583,6 +584,127 @@ fn msb_on_the_host_twins_at_word_edges_and_the_full_ring() {
         }
         for k in [17u32, 31, 32] {
             check::<u32>(lanes, &values, k, n as u64, seeds, 1).unwrap();
+        }
+    }
+}
+
+/// The three parties' AdditiveMSB of `values` in Z_2^k (T storage) from additive shares dealt
+/// at random (bits above k random too: only the low k bits may be read), party i on
+/// `where_[i]`, each PRSS first drawing `before` u16 words.
+fn additive_run<T: RingElem>(
+    lanes: HostLanes,
+    values: &[u64],
+    k: u32,
+    seed: u64,
+    seeds: [[u8; 16]; 3],
+    before: usize,
+    where_: [On; 3],
+) -> ([PartyRun; 3], Vec<bool>) {
+    let mut rng = rand_chacha::ChaCha12Rng::seed_from_u64(seed);
+    let mask = irisc_runtime::ring::mask(k);
+    let mut z: [Vec<T>; 3] = Default::default();
+    for &v in values {
+        let (z0, z1): (u64, u64) = (rand::Rng::random(&mut rng), rand::Rng::random(&mut rng));
+        let z2 = v.wrapping_sub(z0).wrapping_sub(z1) & mask;
+        let high = if k < 64 {
+            rand::Rng::random::<u64>(&mut rng) << k
+        } else {
+            0
+        };
+        for (s, x) in z.iter_mut().zip([z0, z1, z2 | high]) {
+            s.push(T::from_u64(x));
+        }
+    }
+    let runs = run_three(move |mut t| {
+        let i = t.party();
+        let mut p = Prss::from_seeds(i, seeds[i], seeds[(i + 2) % 3]);
+        let _ = p.zero_shares::<u16>(before);
+        let (m0, b0) = (t.messages_sent(), t.bytes_sent());
+        let bits: BitShares = match where_[i] {
+            On::Cpu => irisc_runtime::protocol::additive_msb(&mut t, &mut p, &z[i], k).unwrap(),
+            On::Twins => additive_msb_on(&lanes, &mut t, &mut p, &z[i], k).unwrap(),
+        };
+        PartyRun {
+            bits: (bits.own.clone(), bits.prev.clone(), bits.len),
+            messages: t.messages_sent() - m0,
+            bytes: t.bytes_sent() - b0,
+            next_draw: p.zero_shares::<u16>(9),
+        }
+    });
+    let shares: [BitShares; 3] = std::array::from_fn(|i| {
+        let (o, p, n) = &runs[i].bits;
+        BitShares::from_words(o.clone(), p.clone(), *n)
+    });
+    let opened = reconstruct_bits(&shares).expect("consistent binary shares");
+    (runs, opened)
+}
+
+/// AdditiveMSB with every party on the twins, and with each party alone on them, equals the
+/// CPU protocol party by party (shares, messages, bytes, the PRSS's next draw) and opens to
+/// the plaintext MSB.
+fn check_additive<T: RingElem>(
+    lanes: HostLanes,
+    values: &[u64],
+    k: u32,
+    seed: u64,
+    seeds: [[u8; 16]; 3],
+    before: usize,
+) -> Result<(), TestCaseError> {
+    use On::*;
+    let run = |where_| additive_run::<T>(lanes, values, k, seed, seeds, before, where_);
+    let (cpu, cpu_bits) = run([Cpu; 3]);
+    let (twins, twin_bits) = run([Twins; 3]);
+    let want = plain_msb(values, k);
+    prop_assert_eq!(&cpu_bits, &want, "the CPU protocol, k = {}", k);
+    prop_assert_eq!(&twin_bits, &want, "the twins, k = {}", k);
+    for i in 0..3 {
+        prop_assert_eq!(&twins[i], &cpu[i], "party {} of k = {}", i, k);
+    }
+    for g in 0..3 {
+        let mut where_ = [Cpu; 3];
+        where_[g] = Twins;
+        let (mixed, bits) = run(where_);
+        prop_assert_eq!(&bits, &want, "party {} on the twins, k = {}", g, k);
+        prop_assert_eq!(&mixed[g], &cpu[g]);
+    }
+    Ok(())
+}
+
+#[test]
+fn additive_msb_on_the_host_twins_is_the_cpu_protocol_bit_for_bit() {
+    let lanes = host_lanes();
+    let mut runner = TestRunner::new(Config::with_cases(40));
+    let strat = (
+        prop::collection::vec(any::<u64>(), 0..260),
+        1u32..=32,
+        any::<u64>(),
+        any::<[[u8; 16]; 3]>(),
+        0usize..11,
+    );
+    runner
+        .run(&strat, |(mut values, k, seed, seeds, before)| {
+            values.extend(edges(k));
+            if k <= 16 {
+                check_additive::<u16>(lanes, &values, k, seed, seeds, before)?;
+            }
+            check_additive::<u32>(lanes, &values, k, seed, seeds, before)
+        })
+        .unwrap();
+}
+
+#[test]
+fn additive_msb_on_the_host_twins_at_word_edges_and_the_full_ring() {
+    let lanes = host_lanes();
+    let seeds = [[4u8; 16], [5u8; 16], [6u8; 16]];
+    for n in [0usize, 1, 63, 64, 65, 128, 129] {
+        let values: Vec<u64> = (0..n as u64)
+            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .collect();
+        for k in [1u32, 2, 15, 16] {
+            check_additive::<u16>(lanes, &values, k, n as u64, seeds, 3).unwrap();
+        }
+        for k in [17u32, 31, 32] {
+            check_additive::<u32>(lanes, &values, k, n as u64, seeds, 1).unwrap();
         }
     }
 }
