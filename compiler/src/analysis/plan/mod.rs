@@ -61,7 +61,8 @@ pub struct PlanOptions {
     pub malicious: Option<u32>,
     /// `--msb-input`: what plain-mask comparisons in Z_2^k extract the MSB from (None: the
     /// cheaper by the cost model under `rep3`, replicated shares under `beaver`). `irisc build
-    /// --target cuda` asks for replicated shares: the GPU runs the reshare and BitExtract.
+    /// --target cuda` asks for replicated shares unless told: the GPU runs the reshare and
+    /// BitExtract (or, told additive, AdditiveMSB's carry rounds).
     pub msb_input: Option<MsbInput>,
 }
 
