@@ -107,7 +107,7 @@ inputs_of() {
 # --- 1. one CPU party and two GPU parties ---------------------------------------------------------
 # $1: the comparisons' MSB input, the same in every party's build (parties built to different
 # protocols are refused at connect): `replicated` (the CUDA default: the GPU runs the reshare and
-# BitExtract) or `additive` (AdditiveMSB, its carry rounds on the GPU). Every party runs with the
+# BitExtract) or `additive` (AdditiveMSB, its local steps on the GPU). Every party runs with the
 # GPU parties' one message per round (`--chunk-size 0`; a CPU party's default is chunks of 2^20
 # elements, also refused at connect).
 mixed() {
@@ -149,7 +149,7 @@ mixed() {
 if ! want mixed; then :
 else
     if mixed replicated; then pass "CPU party 0 with GPU parties 1 and 2, reshare and BitExtract (dot products, mask lengths, reshares, MSB extractions and OR trees on the GPU): the same answers"; else fail "CPU party with GPU parties, --msb-input replicated (see $WORK/mixed-replicated)"; fi
-    if mixed additive; then pass "CPU party 0 with GPU parties 1 and 2, AdditiveMSB (its carry rounds on the GPU): the same answers"; else fail "CPU party with GPU parties, --msb-input additive (see $WORK/mixed-additive)"; fi
+    if mixed additive; then pass "CPU party 0 with GPU parties 1 and 2, AdditiveMSB (its local steps on the GPU): the same answers"; else fail "CPU party with GPU parties, --msb-input additive (see $WORK/mixed-additive)"; fi
 fi
 
 # --- 2. compute-sanitizer memcheck on one party ----------------------------------------------------

@@ -468,8 +468,8 @@ pub struct E2eRow {
 
 /// What the AdditiveMSB run is compared with: the default build's two-batch run.
 pub const ADDITIVE_HOW: &str = "the two-batch run built with --msb-input additive (AdditiveMSB \
-    from the dot products' additive shares: steps 1-2 on the host, the carry rounds' local steps \
-    on the GPU, no reshare) against the same run of the default build (reshare, then BitExtract \
+    from the dot products' additive shares, every local step on the GPU, no \
+    reshare) against the same run of the default build (reshare, then BitExtract \
     with its local steps on the GPU): the same gallery size, queries and threads, matching time \
     of both batches";
 

@@ -79,7 +79,7 @@ pub struct PlanArgs {
     /// the dot products' additive shares: k - 1 AND gates, no reshare) or replicated (reshare,
     /// then BitExtract: 2k - 3 AND gates, one round fewer). Default: the cheaper by the cost
     /// model under rep3; replicated under beaver and with --target cuda (the GPU runs the
-    /// reshare and BitExtract; with additive it runs AdditiveMSB's carry rounds).
+    /// reshare and BitExtract; with additive it runs AdditiveMSB).
     #[arg(long, value_parser = ["additive", "replicated"])]
     pub msb_input: Option<String>,
 }

@@ -25,7 +25,7 @@ pub struct Planned {
 /// `options` for a build for `target`: a CUDA build keeps the comparisons on replicated shares
 /// unless `--msb-input` says otherwise (the GPU runs the reshare and BitExtract of the
 /// comparison phase, the configuration measured on a GPU; `--msb-input additive` runs
-/// AdditiveMSB with its carry rounds on the GPU, which `irisc-bench --sections gpu` times next
+/// AdditiveMSB with its local steps on the GPU, which `irisc-bench --sections gpu` times next
 /// to it).
 pub fn options_for_target(options: &PlanOptions, target: Target) -> PlanOptions {
     let mut options = *options;

@@ -359,7 +359,7 @@ mod imp {
         }
 
         /// The most significant bits of the values whose additive shares this party holds in
-        /// `z` in Z_2^k (16- or 32-bit storage), AdditiveMSB's carry rounds on the party's
+        /// `z` in Z_2^k (16- or 32-bit storage), AdditiveMSB's local steps on the party's
         /// first GPU ([`crate::gpu::additive_msb::additive_msb_on`]): the CPU protocol's
         /// messages, PRSS draws and output shares. Counted with the MSB extractions.
         pub fn additive_msb<T: crate::ring::RingElem>(

@@ -250,7 +250,7 @@ fn msb_where<T: RingElem>(
 }
 
 /// AdditiveMSB ([`protocol::additive_msb()`]): the most significant bit of each value held as
-/// additive shares, k + 1 rounds; its carry rounds on the party's GPU where it has one that
+/// additive shares, k + 1 rounds; its local steps on the party's GPU where it has one that
 /// runs the comparison phase ([`additive_msb_where`]).
 pub fn additive_msb(cx: &mut Ctx<'_>, src: &Value, ring_bits: u32) -> Result<Value, RuntimeError> {
     let Value::Additive(z) = src else {

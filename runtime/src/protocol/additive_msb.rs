@@ -129,7 +129,7 @@ pub fn additive_msb<T: RingElem>(
 /// The two operands of AdditiveMSB's adder as replicated binary shares, bit-sliced: steps 1
 /// and 2 of [`additive_msb`]. Plane j of each component is words `j·words .. (j+1)·words`,
 /// the tails beyond `len` clear.
-pub struct Operands {
+pub(crate) struct Operands {
     /// Components of a = z_0 + z_1 + r (party 1's value).
     pub a_own: Vec<u64>,
     pub a_prev: Vec<u64>,
@@ -147,7 +147,7 @@ pub struct Operands {
 impl Operands {
     /// Bit k − 1 of a + b, given the (own, prev) components of the carry into it: the top
     /// planes of a and b and the carry, XORed.
-    pub fn top_bits(&self, carry_own: &[u64], carry_prev: &[u64]) -> BitShares {
+    fn top_bits(&self, carry_own: &[u64], carry_prev: &[u64]) -> BitShares {
         let w = self.words;
         let t = (self.planes - 1) * w..self.planes * w;
         let xor3 = |x: &[u64], y: &[u64], c: &[u64]| -> Vec<u64> {
@@ -167,9 +167,9 @@ impl Operands {
 
 /// Steps 1 and 2 of [`additive_msb`] (in message chunks where the thread has a chunk size):
 /// the operands a and b as binary shares, or `None` for an empty batch (nothing sent). The
-/// device's AdditiveMSB ([`crate::gpu::additive_msb`]) runs the same steps. Panics unless
-/// `1 <= k <= T::BITS`.
-pub fn inputs<T: RingElem>(
+/// device's AdditiveMSB ([`crate::gpu::additive_msb`]) runs the same steps in kernels. Panics
+/// unless `1 <= k <= T::BITS`.
+pub(crate) fn inputs<T: RingElem>(
     net: &mut dyn Transport,
     prss: &mut Prss,
     z: &[T],

@@ -115,6 +115,15 @@ impl Prss {
         self.prev.seek(to);
     }
 
+    /// Skips the next `bytes` bytes of the stream shared with the next party (`own`) or with
+    /// the previous one: a device's draw of that stream alone ([`Prss::with_next`] /
+    /// [`Prss::with_prev`] made on a device).
+    pub fn skip_one(&mut self, own: bool, bytes: u64) {
+        let stream = if own { &mut self.own } else { &mut self.prev };
+        let to = stream.position() + u128::from(bytes);
+        stream.seek(to);
+    }
+
     pub fn party(&self) -> usize {
         self.party
     }

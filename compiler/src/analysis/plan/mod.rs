@@ -62,7 +62,7 @@ pub struct PlanOptions {
     /// `--msb-input`: what plain-mask comparisons in Z_2^k extract the MSB from (None: the
     /// cheaper by the cost model under `rep3`, replicated shares under `beaver`). `irisc build
     /// --target cuda` asks for replicated shares unless told: the GPU runs the reshare and
-    /// BitExtract (or, told additive, AdditiveMSB's carry rounds).
+    /// BitExtract (or, told additive, AdditiveMSB).
     pub msb_input: Option<MsbInput>,
 }
 
