@@ -465,34 +465,21 @@ enum On {
     Twins,
 }
 
-/// The three parties' MSB extraction of `values` in Z_2^k (T storage), party i on
-/// `where_[i]`. Each PRSS first makes a draw of `before` u16 words, so that its streams stand
-/// mid-block, as after the reshares of a real schedule.
-fn run<T: RingElem>(
-    lanes: HostLanes,
-    values: &[u64],
-    k: u32,
-    seed: u64,
+/// Three parties over the in-memory transport, party i's PRSS first drawing `before` u16 words
+/// (so that its streams stand mid-block, as after the reshares of a real schedule), then
+/// running `step(party, where it runs, transport, prss)`: each party's run and the opened bits.
+fn three_parties(
     seeds: [[u8; 16]; 3],
     before: usize,
     where_: [On; 3],
+    step: impl Fn(usize, On, &mut dyn Transport, &mut Prss) -> BitShares + Send + Sync + 'static,
 ) -> ([PartyRun; 3], Vec<bool>) {
-    let mut rng = rand_chacha::ChaCha12Rng::seed_from_u64(seed);
-    let v: Vec<T> = values
-        .iter()
-        .map(|&x| T::from_u64(x & irisc_runtime::ring::mask(k)))
-        .collect();
-    let shares: [Rep3Vec<T>; 3] = share_vec(&v, k, &mut rng);
     let runs = run_three(move |mut t| {
         let i = t.party();
         let mut p = Prss::from_seeds(i, seeds[i], seeds[(i + 2) % 3]);
         let _ = p.zero_shares::<u16>(before);
         let (m0, b0) = (t.messages_sent(), t.bytes_sent());
-        let x = &shares[i];
-        let bits: BitShares = match where_[i] {
-            On::Cpu => irisc_runtime::protocol::msb(&mut t, &mut p, x, k).unwrap(),
-            On::Twins => msb_on(&lanes, &mut t, &mut p, &x.own, &x.prev, k).unwrap(),
-        };
+        let bits = step(i, where_[i], &mut t, &mut p);
         PartyRun {
             bits: (bits.own.clone(), bits.prev.clone(), bits.len),
             messages: t.messages_sent() - m0,
@@ -508,6 +495,32 @@ fn run<T: RingElem>(
     (runs, opened)
 }
 
+/// The three parties' MSB extraction of `values` in Z_2^k (T storage) from replicated shares,
+/// party i on `where_[i]`.
+fn run<T: RingElem>(
+    lanes: HostLanes,
+    values: &[u64],
+    k: u32,
+    seed: u64,
+    seeds: [[u8; 16]; 3],
+    before: usize,
+    where_: [On; 3],
+) -> ([PartyRun; 3], Vec<bool>) {
+    let mut rng = rand_chacha::ChaCha12Rng::seed_from_u64(seed);
+    let v: Vec<T> = values
+        .iter()
+        .map(|&x| T::from_u64(x & irisc_runtime::ring::mask(k)))
+        .collect();
+    let shares: [Rep3Vec<T>; 3] = share_vec(&v, k, &mut rng);
+    three_parties(seeds, before, where_, move |i, on, t, p| {
+        let x = &shares[i];
+        match on {
+            On::Cpu => irisc_runtime::protocol::msb(t, p, x, k).unwrap(),
+            On::Twins => msb_on(&lanes, t, p, &x.own, &x.prev, k).unwrap(),
+        }
+    })
+}
+
 /// The plaintext definition: bit k − 1 of x mod 2^k.
 fn plain_msb(values: &[u64], k: u32) -> Vec<bool> {
     values.iter().map(|&x| (x >> (k - 1)) & 1 == 1).collect()
@@ -520,7 +533,16 @@ fn edges(k: u32) -> Vec<u64> {
     vec![0, 1, m, m - 1, half - 1, half, half + 1, 2 & m]
 }
 
-fn check<T: RingElem>(
+/// A party runner: `run` or `additive_run`.
+type Runner =
+    fn(HostLanes, &[u64], u32, u64, [[u8; 16]; 3], usize, [On; 3]) -> ([PartyRun; 3], Vec<bool>);
+
+/// With every party on the twins, and with each party alone on them, the protocol `run` runs
+/// equals the CPU protocol party by party (shares, messages, bytes, the PRSS's next draw) and
+/// opens to the plaintext MSB.
+#[allow(clippy::too_many_arguments)]
+fn check_with(
+    run: Runner,
     lanes: HostLanes,
     values: &[u64],
     k: u32,
@@ -529,8 +551,8 @@ fn check<T: RingElem>(
     before: usize,
 ) -> Result<(), TestCaseError> {
     use On::*;
-    let (cpu, cpu_bits) = run::<T>(lanes, values, k, seed, seeds, before, [Cpu; 3]);
-    let (twins, twin_bits) = run::<T>(lanes, values, k, seed, seeds, before, [Twins; 3]);
+    let (cpu, cpu_bits) = run(lanes, values, k, seed, seeds, before, [Cpu; 3]);
+    let (twins, twin_bits) = run(lanes, values, k, seed, seeds, before, [Twins; 3]);
     let want = plain_msb(values, k);
     prop_assert_eq!(&cpu_bits, &want, "the CPU protocol, k = {}", k);
     prop_assert_eq!(&twin_bits, &want, "the twins, k = {}", k);
@@ -541,15 +563,16 @@ fn check<T: RingElem>(
     for g in 0..3 {
         let mut where_ = [Cpu; 3];
         where_[g] = Twins;
-        let (mixed, bits) = run::<T>(lanes, values, k, seed, seeds, before, where_);
+        let (mixed, bits) = run(lanes, values, k, seed, seeds, before, where_);
         prop_assert_eq!(&bits, &want, "party {} on the twins, k = {}", g, k);
         prop_assert_eq!(&mixed[g], &cpu[g]);
     }
     Ok(())
 }
 
-#[test]
-fn msb_on_the_host_twins_is_the_cpu_protocol_bit_for_bit() {
+/// [`check_with`] on random batches with the ring's edges, k = 1..=32 (16-bit storage up to
+/// 16): the protocols `runs` runs in 16- and 32-bit storage.
+fn random_batches(runs: [Runner; 2]) {
     let lanes = host_lanes();
     let mut runner = TestRunner::new(Config::with_cases(40));
     let strat = (
@@ -563,29 +586,38 @@ fn msb_on_the_host_twins_is_the_cpu_protocol_bit_for_bit() {
         .run(&strat, |(mut values, k, seed, seeds, before)| {
             values.extend(edges(k));
             if k <= 16 {
-                check::<u16>(lanes, &values, k, seed, seeds, before)?;
+                check_with(runs[0], lanes, &values, k, seed, seeds, before)?;
             }
-            check::<u32>(lanes, &values, k, seed, seeds, before)
+            check_with(runs[1], lanes, &values, k, seed, seeds, before)
         })
         .unwrap();
 }
 
-#[test]
-fn msb_on_the_host_twins_at_word_edges_and_the_full_ring() {
+/// [`check_with`] at lengths around a word and empty (the tails of every plane stay clear),
+/// k at the edges of both storages.
+fn word_edges(runs: [Runner; 2], seeds: [[u8; 16]; 3]) {
     let lanes = host_lanes();
-    let seeds = [[1u8; 16], [2u8; 16], [3u8; 16]];
-    // Lengths around a word and empty: the tails of every plane stay clear.
     for n in [0usize, 1, 63, 64, 65, 128, 129] {
         let values: Vec<u64> = (0..n as u64)
             .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
             .collect();
         for k in [1u32, 2, 15, 16] {
-            check::<u16>(lanes, &values, k, n as u64, seeds, 3).unwrap();
+            check_with(runs[0], lanes, &values, k, n as u64, seeds, 3).unwrap();
         }
         for k in [17u32, 31, 32] {
-            check::<u32>(lanes, &values, k, n as u64, seeds, 1).unwrap();
+            check_with(runs[1], lanes, &values, k, n as u64, seeds, 1).unwrap();
         }
     }
+}
+
+#[test]
+fn msb_on_the_host_twins_is_the_cpu_protocol_bit_for_bit() {
+    random_batches([run::<u16>, run::<u32>]);
+}
+
+#[test]
+fn msb_on_the_host_twins_at_word_edges_and_the_full_ring() {
+    word_edges([run::<u16>, run::<u32>], [[1u8; 16], [2u8; 16], [3u8; 16]]);
 }
 
 /// The three parties' AdditiveMSB of `values` in Z_2^k (T storage) from additive shares dealt
@@ -615,98 +647,23 @@ fn additive_run<T: RingElem>(
             s.push(T::from_u64(x));
         }
     }
-    let runs = run_three(move |mut t| {
-        let i = t.party();
-        let mut p = Prss::from_seeds(i, seeds[i], seeds[(i + 2) % 3]);
-        let _ = p.zero_shares::<u16>(before);
-        let (m0, b0) = (t.messages_sent(), t.bytes_sent());
-        let bits: BitShares = match where_[i] {
-            On::Cpu => irisc_runtime::protocol::additive_msb(&mut t, &mut p, &z[i], k).unwrap(),
-            On::Twins => additive_msb_on(&lanes, &mut t, &mut p, &z[i], k).unwrap(),
-        };
-        PartyRun {
-            bits: (bits.own.clone(), bits.prev.clone(), bits.len),
-            messages: t.messages_sent() - m0,
-            bytes: t.bytes_sent() - b0,
-            next_draw: p.zero_shares::<u16>(9),
-        }
-    });
-    let shares: [BitShares; 3] = std::array::from_fn(|i| {
-        let (o, p, n) = &runs[i].bits;
-        BitShares::from_words(o.clone(), p.clone(), *n)
-    });
-    let opened = reconstruct_bits(&shares).expect("consistent binary shares");
-    (runs, opened)
-}
-
-/// AdditiveMSB with every party on the twins, and with each party alone on them, equals the
-/// CPU protocol party by party (shares, messages, bytes, the PRSS's next draw) and opens to
-/// the plaintext MSB.
-fn check_additive<T: RingElem>(
-    lanes: HostLanes,
-    values: &[u64],
-    k: u32,
-    seed: u64,
-    seeds: [[u8; 16]; 3],
-    before: usize,
-) -> Result<(), TestCaseError> {
-    use On::*;
-    let run = |where_| additive_run::<T>(lanes, values, k, seed, seeds, before, where_);
-    let (cpu, cpu_bits) = run([Cpu; 3]);
-    let (twins, twin_bits) = run([Twins; 3]);
-    let want = plain_msb(values, k);
-    prop_assert_eq!(&cpu_bits, &want, "the CPU protocol, k = {}", k);
-    prop_assert_eq!(&twin_bits, &want, "the twins, k = {}", k);
-    for i in 0..3 {
-        prop_assert_eq!(&twins[i], &cpu[i], "party {} of k = {}", i, k);
-    }
-    for g in 0..3 {
-        let mut where_ = [Cpu; 3];
-        where_[g] = Twins;
-        let (mixed, bits) = run(where_);
-        prop_assert_eq!(&bits, &want, "party {} on the twins, k = {}", g, k);
-        prop_assert_eq!(&mixed[g], &cpu[g]);
-    }
-    Ok(())
+    three_parties(seeds, before, where_, move |i, on, t, p| match on {
+        On::Cpu => irisc_runtime::protocol::additive_msb(t, p, &z[i], k).unwrap(),
+        On::Twins => additive_msb_on(&lanes, t, p, &z[i], k).unwrap(),
+    })
 }
 
 #[test]
 fn additive_msb_on_the_host_twins_is_the_cpu_protocol_bit_for_bit() {
-    let lanes = host_lanes();
-    let mut runner = TestRunner::new(Config::with_cases(40));
-    let strat = (
-        prop::collection::vec(any::<u64>(), 0..260),
-        1u32..=32,
-        any::<u64>(),
-        any::<[[u8; 16]; 3]>(),
-        0usize..11,
-    );
-    runner
-        .run(&strat, |(mut values, k, seed, seeds, before)| {
-            values.extend(edges(k));
-            if k <= 16 {
-                check_additive::<u16>(lanes, &values, k, seed, seeds, before)?;
-            }
-            check_additive::<u32>(lanes, &values, k, seed, seeds, before)
-        })
-        .unwrap();
+    random_batches([additive_run::<u16>, additive_run::<u32>]);
 }
 
 #[test]
 fn additive_msb_on_the_host_twins_at_word_edges_and_the_full_ring() {
-    let lanes = host_lanes();
-    let seeds = [[4u8; 16], [5u8; 16], [6u8; 16]];
-    for n in [0usize, 1, 63, 64, 65, 128, 129] {
-        let values: Vec<u64> = (0..n as u64)
-            .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
-            .collect();
-        for k in [1u32, 2, 15, 16] {
-            check_additive::<u16>(lanes, &values, k, n as u64, seeds, 3).unwrap();
-        }
-        for k in [17u32, 31, 32] {
-            check_additive::<u32>(lanes, &values, k, n as u64, seeds, 1).unwrap();
-        }
-    }
+    word_edges(
+        [additive_run::<u16>, additive_run::<u32>],
+        [[4u8; 16], [5u8; 16], [6u8; 16]],
+    );
 }
 
 /// The mask lengths on the twins equal a plain popcount of every (record, code) pair, in the
