@@ -147,6 +147,9 @@ pub struct Setting {
     pub message_chunk: Option<usize>,
     /// Variables set in the parties' environment (the GPU path's choices).
     pub env: Vec<(String, String)>,
+    /// `Some(m)`: the run uses a build of the same program with `--msb-input m` instead of the
+    /// case's (same inputs, so the same manifest fingerprint and the same shares).
+    pub msb_input: Option<&'static str>,
 }
 
 impl Setting {
@@ -159,6 +162,7 @@ impl Setting {
             record_chunk: None,
             message_chunk: None,
             env: Vec::new(),
+            msb_input: None,
         }
     }
 
@@ -180,6 +184,9 @@ impl Setting {
             Some(0) => l.push_str(" one message per round"),
             Some(n) => l.push_str(&format!(" messages of {n}")),
             None => {}
+        }
+        if let Some(m) = self.msb_input {
+            l.push_str(&format!(" msb-input {m}"));
         }
         l
     }
@@ -673,6 +680,32 @@ pub fn measure_placed(
     target: Target,
     store_roots: Option<&[PathBuf; 3]>,
 ) -> Result<Vec<RunFigures>> {
+    measure_placed_also(
+        dir,
+        case,
+        records,
+        settings,
+        &[],
+        quick,
+        target,
+        store_roots,
+    )
+    .map(|(runs, _)| runs)
+}
+
+/// [`measure_placed`], then the runs of `also` on the same gallery and shares, each of which
+/// may fail without failing the others (its error as text).
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+pub fn measure_placed_also(
+    dir: &Path,
+    case: &Case,
+    records: usize,
+    settings: &[Setting],
+    also: &[Setting],
+    quick: bool,
+    target: Target,
+    store_roots: Option<&[PathBuf; 3]>,
+) -> Result<(Vec<RunFigures>, Vec<Result<RunFigures, String>>)> {
     let root = dir.join("e2e-work");
     let work = root.join(case.name);
     let roots: Option<[PathBuf; 3]> =
@@ -681,6 +714,7 @@ pub fn measure_placed(
         case,
         records,
         settings,
+        also,
         &work,
         quick,
         target,
@@ -694,16 +728,19 @@ pub fn measure_placed(
     result
 }
 
-/// Builds `case`, generates and shares its inputs in `work`, and runs it once per setting.
+/// Builds `case`, generates and shares its inputs in `work`, and runs it once per setting, then
+/// once per setting of `also` (whose failures are returned, not raised).
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn measure_case(
     case: &Case,
     records: usize,
     settings: &[Setting],
+    also: &[Setting],
     work: &Path,
     quick: bool,
     target: Target,
     store_roots: Option<&[PathBuf; 3]>,
-) -> Result<Vec<RunFigures>> {
+) -> Result<(Vec<RunFigures>, Vec<Result<RunFigures, String>>)> {
     std::fs::create_dir_all(work).with_context(|| format!("cannot create {}", work.display()))?;
     let super::Built {
         checked,
@@ -712,9 +749,30 @@ fn measure_case(
         exe,
         ..
     } = super::build_program(work, case.name, case.source, &case.plan_options()?, target)?;
+    // The builds that settings ask for with another `--msb-input`: the same inputs, so the
+    // same fingerprint, shares and answers.
+    let mut exes: BTreeMap<Option<&'static str>, PathBuf> = BTreeMap::from([(None, exe)]);
+    for m in settings.iter().chain(also).filter_map(|s| s.msb_input) {
+        if exes.contains_key(&Some(m)) {
+            continue;
+        }
+        let other = Case {
+            msb_input: Some(m),
+            ..*case
+        };
+        let name = format!("{}-msb-{m}", case.name);
+        let built = super::build_program(work, &name, case.source, &other.plan_options()?, target)?;
+        if built.manifest.fingerprint != manifest.fingerprint {
+            bail!(
+                "e2e: {}: the build with --msb-input {m} has another manifest fingerprint",
+                case.name
+            );
+        }
+        exes.insert(Some(m), built.exe);
+    }
     eprintln!("e2e: {}: built; generating {records} records", case.name);
 
-    let mut batches: Vec<usize> = settings.iter().map(|s| s.queries).collect();
+    let mut batches: Vec<usize> = settings.iter().chain(also).map(|s| s.queries).collect();
     batches.sort_unstable();
     batches.dedup();
     let most = batches.last().copied().unwrap_or(1);
@@ -819,9 +877,11 @@ fn measure_case(
         Target::Cuda => None,
     };
     let kernel_secs = if quick { 0.01 } else { 0.5 };
-    let run_all = |timer: Option<&kernel_rate::Timer>| -> Result<Vec<RunFigures>> {
-        let mut out = Vec::new();
-        for (i, setting) in settings.iter().enumerate() {
+    let run_one = |i: usize,
+                   setting: &Setting,
+                   timer: Option<&kernel_rate::Timer>|
+     -> Result<RunFigures> {
+        {
             let (party_args, expected) = &per_batch[&setting.queries];
             let comparisons = (records * case.eyes * case.rotations * setting.queries) as u64;
             let threads = setting.threads;
@@ -863,7 +923,7 @@ fn measure_case(
                 None => None,
             };
             let outcome = party_run::launch_parties_with_env(
-                &exe,
+                &exes[&setting.msb_input],
                 configs,
                 &args,
                 &extra,
@@ -902,14 +962,27 @@ fn measure_case(
             let mut f = figures(case.name, setting.clone(), comparisons, &acc)?;
             f.records = records;
             f.kernel = kernel;
-            out.push(f);
+            Ok(f)
         }
-        Ok(out)
+    };
+    let run_all = |timer: Option<&kernel_rate::Timer>| -> Result<_> {
+        let runs = settings
+            .iter()
+            .enumerate()
+            .map(|(i, s)| run_one(i, s, timer))
+            .collect::<Result<Vec<_>>>()?;
+        let more = also
+            .iter()
+            .enumerate()
+            .map(|(i, s)| run_one(settings.len() + i, s, timer).map_err(|e| format!("{e:#}")))
+            .collect();
+        Ok((runs, more))
     };
     match shape {
         Some(shape) => {
             let codes: Vec<usize> = settings
                 .iter()
+                .chain(also)
                 .map(|s| case.rotations * s.queries)
                 .collect();
             kernel_rate::with_timer(shape, &codes, |t| run_all(Some(t)))?
@@ -1071,6 +1144,50 @@ fn figures(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run of `also` with another `--msb-input` uses its own build on the same shares: its
+    /// answers are checked against the plaintext, its bytes per comparison are the other
+    /// protocol's (reshare + BitExtract sends more than AdditiveMSB), and a failing one is
+    /// returned as an error without failing the runs before it.
+    #[test]
+    fn a_setting_may_run_the_other_msb_input_on_the_same_shares() {
+        let dir = tempfile::tempdir().unwrap();
+        let one = Setting::one_query(1, None);
+        let replicated = Setting {
+            msb_input: Some("replicated"),
+            ..one.clone()
+        };
+        // Parties refuse `--threads 0`.
+        let failing = Setting {
+            threads: 0,
+            ..replicated.clone()
+        };
+        let (runs, more) = measure_placed_also(
+            dir.path(),
+            &CASES[0],
+            40,
+            std::slice::from_ref(&one),
+            &[replicated, failing],
+            true,
+            Target::Cpu,
+            None,
+        )
+        .unwrap();
+        assert_eq!(runs.len(), 1);
+        let other = more[0].as_ref().expect("the replicated build's run");
+        assert_eq!(other.setting.msb_input, Some("replicated"));
+        assert!(
+            other.bytes_per_cmp > runs[0].bytes_per_cmp,
+            "replicated {} B against additive {} B per comparison",
+            other.bytes_per_cmp,
+            runs[0].bytes_per_cmp
+        );
+        assert!(
+            more[1].is_err(),
+            "{:?}",
+            more[1].as_ref().map(|f| f.matching_s)
+        );
+    }
 
     /// A `--quick` run builds both programs, runs each with one thread and with all, checks the
     /// answers against the plaintext definition (an error otherwise) and writes JSON and PNG.

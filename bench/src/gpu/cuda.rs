@@ -721,6 +721,7 @@ fn end_to_end(opts: &BenchOptions, dir: &std::path::Path, gpu_free: u64) -> Resu
         ),
         message_chunk: None,
         env: Vec::new(),
+        msb_input: None,
     };
     // The same run with two batches of 32: the second finds the gallery resident (its limb
     // planes uploaded by the first), so the difference of the two runs is one batch at the
@@ -729,46 +730,32 @@ fn end_to_end(opts: &BenchOptions, dir: &std::path::Path, gpu_free: u64) -> Resu
         queries: 2 * TABLE3_PEOPLE,
         ..setting.clone()
     };
-    let two_batches_setting = two_batches.clone();
-    let mut runs = e2e::measure_placed(
+    // The two-batch run again with AdditiveMSB (`ADDITIVE_HOW`), on the same gallery and
+    // shares, unless `--quick`: which comparison protocol a GPU party should default to. Its
+    // failure is reported, not fatal.
+    let also: Vec<Setting> = match opts.quick {
+        true => Vec::new(),
+        false => vec![Setting {
+            msb_input: Some("additive"),
+            ..two_batches.clone()
+        }],
+    };
+    let (runs, more) = e2e::measure_placed_also(
         dir,
         &case,
         fit.records,
         &[setting, two_batches],
+        &also,
         opts.quick,
         Target::Cuda,
         roots.as_ref(),
-    )
-    .map(|r| r.into_iter())?;
+    )?;
+    let mut runs = runs.into_iter();
     let figures = runs
         .next()
         .ok_or_else(|| anyhow!("the end-to-end run returned nothing"))?;
     let two_batches = runs.next();
-    // The two-batch run again with AdditiveMSB (`ADDITIVE_HOW`), unless `--quick`: which
-    // comparison protocol a GPU party should default to. Its failure is reported, not fatal.
-    let additive = (!opts.quick && two_batches.is_some()).then(|| {
-        eprintln!("gpu: end to end: the two-batch run again with --msb-input additive");
-        let case = Case {
-            name: "gpu_table3_additive_msb",
-            msb_input: Some("additive"),
-            ..case
-        };
-        e2e::measure_placed(
-            dir,
-            &case,
-            fit.records,
-            std::slice::from_ref(&two_batches_setting),
-            opts.quick,
-            Target::Cuda,
-            roots.as_ref(),
-        )
-        .map_err(|e| format!("{e:#}"))
-        .and_then(|r| {
-            r.into_iter()
-                .next()
-                .ok_or_else(|| "the run returned nothing".to_string())
-        })
-    });
+    let additive = more.into_iter().next();
     Ok(E2eRow {
         fit,
         queries: TABLE3_PEOPLE,

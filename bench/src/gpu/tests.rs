@@ -409,6 +409,7 @@ fn the_steady_state_is_the_second_batch_by_hand() {
             record_chunk: None,
             message_chunk: None,
             env: Vec::new(),
+            msb_input: None,
         },
         records: 1000,
         comparisons: comparisons(1000, EYES, ROTATIONS, queries),
