@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use super::*;
 use crate::io::share_file::{write, ShareFile, ShareFileHeader};
 use crate::manifest::{ManifestInput, ABI_VERSION};
+use crate::net::Transport;
 use crate::share::{fp, galois};
 use crate::vocab::{InputKind, InputMask, Sharing};
 
@@ -914,4 +915,153 @@ fn the_comparisons_protocols_are_read_from_the_explain_document() {
     );
     m.explain = serde_json::json!({});
     assert_eq!(comparison_protocols(&m), "none");
+}
+
+/// Record `i` of party share file `shr` as a client sends it to enrol: a one-record share file,
+/// under id `id` when given.
+fn one_record_file(shr: &Path, i: usize, id: Option<u64>) -> ShareFile {
+    let f = crate::io::share_file::read(shr).unwrap();
+    let per = f.header.elements_per_record() as usize;
+    let ml = if f.header.mask == InputMask::Public {
+        f.header.elements as usize / 8
+    } else {
+        0
+    };
+    let r = i * per..(i + 1) * per;
+    let slice = |v: &RingVec| match v {
+        RingVec::U16(w) if w.is_empty() => RingVec::U16(Vec::new()),
+        RingVec::U16(w) => RingVec::U16(w[r.clone()].to_vec()),
+        RingVec::U32(w) => RingVec::U32(w[r.clone()].to_vec()),
+        RingVec::U64(w) => RingVec::U64(w[r.clone()].to_vec()),
+    };
+    let mut header = f.header.clone();
+    header.count = 1;
+    ShareFile {
+        header,
+        ids: vec![id.unwrap_or(f.ids[i])],
+        masks: f.masks[i * ml..(i + 1) * ml].to_vec(),
+        own: slice(&f.own),
+        prev: slice(&f.prev),
+    }
+}
+
+/// The record ids of the store at `path`, read from disk.
+fn ids_on_disk(path: &Path) -> Vec<u64> {
+    crate::store::Store::open(path).unwrap().ids()
+}
+
+/// Two attempts of one enrolment in one batch (a client that heard from only two parties asks
+/// again under a derived id with the same shares while its first attempt is still queued):
+/// the record is enrolled once and both attempts are answered as enrolled, beside a third
+/// request of the batch. Where one party's shares of the later attempt differ from the first's,
+/// it is no repeat: it is staged as itself, its id is taken by the first, and the batch's
+/// enrolment is refused, nothing enrolled.
+#[test]
+fn two_attempts_of_one_enrolment_in_one_batch_enrol_it_once() {
+    use crate::serve::enrol::{settle, Ask, Outcome};
+    let dir = tempfile::tempdir().unwrap();
+    for sharing in [Sharing::Rep3, Sharing::Fp] {
+        for other_shares in [false, true] {
+            let g = iris_gallery_spec(sharing, false);
+            let sub = dir.path().join(format!("repeat-{sharing}-{other_shares}"));
+            std::fs::create_dir_all(&sub).unwrap();
+            let gd = iris_data(8, 128, false, 41);
+            let gf = deal(&sub, &g, &gd, 42);
+            let mut m = manifest(vec![g]);
+            m.fingerprint = "abc123".into();
+            let stores = [0, 1, 2].map(|p| store_from_file_part(&gf[p], "abc123", 5));
+            let (ids, stores_then) = (gd.ids.clone(), stores.clone());
+            let results = crate::net::memory::run_three(move |mut net| {
+                let p = net.party();
+                let flags = input_flags(&[("g", &stores)], p);
+                let mut ins = Inputs::load(&args(p, &m, &flags), &m).unwrap();
+                let first = vec![(0, one_record_file(&gf[p], 5, None))];
+                let again = if other_shares && p == 2 {
+                    vec![(0, one_record_file(&gf[p], 7, Some(ids[5])))]
+                } else {
+                    first.clone()
+                };
+                let other = vec![(0, one_record_file(&gf[p], 6, None))];
+                let asks: Vec<Ask<'_>> =
+                    [("signup", &first), ("signup.1", &again), ("other", &other)]
+                        .into_iter()
+                        .map(|(id, records)| Ask {
+                            id: id.into(),
+                            records,
+                            matched: (p == 0).then(|| vec![false]),
+                            replaces: None,
+                        })
+                        .collect();
+                let outcomes = settle(&mut net, &mut ins, p, &asks).unwrap();
+                (outcomes, ins.ids(0).to_vec())
+            });
+            for (p, (outcomes, in_memory)) in results.iter().enumerate() {
+                let on_disk = ids_on_disk(&stores_then[p]);
+                assert_eq!(&on_disk, in_memory, "{sharing} party {p}");
+                if other_shares {
+                    for o in outcomes {
+                        match o {
+                            Outcome::Refused(why) => assert!(
+                                why.contains(&format!(
+                                    "record id {} is already enrolled",
+                                    gd.ids[5]
+                                )),
+                                "{sharing} party {p}: {why}"
+                            ),
+                            other => panic!("{sharing} party {p}: {other:?}"),
+                        }
+                    }
+                    assert_eq!(on_disk, gd.ids[..5], "{sharing} party {p}");
+                } else {
+                    assert_eq!(outcomes, &vec![Outcome::Enrolled; 3], "{sharing} party {p}");
+                    let mut expected = gd.ids[..5].to_vec();
+                    expected.extend([gd.ids[5], gd.ids[6]]);
+                    assert_eq!(on_disk, expected, "{sharing} party {p}");
+                }
+            }
+        }
+    }
+}
+
+/// Reconciling reads each store as it is on disk, not as the party last loaded it: a party
+/// whose link broke between committing an enrolment and reloading its gallery holds the record
+/// in its store only. Where not all three committed, the record is rolled back from every
+/// store that holds it; where all three did, every party's gallery holds it afterwards.
+#[test]
+fn reconciling_sees_records_committed_but_not_yet_loaded() {
+    let dir = tempfile::tempdir().unwrap();
+    for committed_by in [vec![0usize, 1], vec![0], vec![0, 1, 2]] {
+        let g = iris_gallery_spec(Sharing::Rep3, false);
+        let sub = dir.path().join(format!(
+            "reconcile-{}",
+            committed_by.len() * 10 + committed_by[committed_by.len() - 1]
+        ));
+        std::fs::create_dir_all(&sub).unwrap();
+        let gd = iris_data(7, 128, false, 43);
+        let gf = deal(&sub, &g, &gd, 44);
+        let mut m = manifest(vec![g]);
+        m.fingerprint = "abc123".into();
+        let stores = [0, 1, 2].map(|p| store_from_file_part(&gf[p], "abc123", 5));
+        let (stores_then, by) = (stores.clone(), committed_by.clone());
+        let results = crate::net::memory::run_three(move |mut net| {
+            let p = net.party();
+            let flags = input_flags(&[("g", &stores)], p);
+            let mut ins = Inputs::load(&args(p, &m, &flags), &m).unwrap();
+            if by.contains(&p) {
+                // Committed after the gallery was loaded; the gallery not reloaded.
+                append_from_file(&stores[p], &gf[p], 5..6, None);
+            }
+            let done = crate::serve::reconcile::reconcile(&mut net, &mut ins, p).unwrap();
+            (done.rolled_back, ins.ids(0).to_vec())
+        });
+        let all = committed_by.len() == 3;
+        let expected: Vec<u64> = gd.ids[..if all { 6 } else { 5 }].to_vec();
+        for (p, (rolled_back, in_memory)) in results.iter().enumerate() {
+            let what = format!("committed by {committed_by:?}, party {p}");
+            assert_eq!(ids_on_disk(&stores_then[p]), expected, "{what}");
+            assert_eq!(in_memory, &expected, "{what}");
+            let rolled = usize::from(!all && committed_by.contains(&p));
+            assert_eq!(*rolled_back, rolled, "{what}");
+        }
+    }
 }

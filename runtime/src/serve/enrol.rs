@@ -56,13 +56,48 @@ struct Decision {
     /// Requests an earlier attempt already enrolled in all three stores: answered as
     /// enrolled, not applied again.
     applied: Vec<String>,
+    /// (later, earlier): two attempts of one request in this very batch (all three parties
+    /// found their records equal, [`repeats`]). The later is not staged again; it is
+    /// answered as the earlier is.
+    #[serde(default)]
+    repeats: Vec<(String, String)>,
 }
 
 /// A follower's word before the decision: the requests whose records its stores already hold,
-/// byte for byte ([`already_applied`]).
+/// byte for byte ([`already_applied`]), and the repeats within the batch ([`repeats`]).
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Held {
     applied: Vec<String>,
+    #[serde(default)]
+    repeats: Vec<(String, String)>,
+}
+
+/// The asks of this batch whose records equal, byte for byte, those of an earlier ask of the
+/// batch: (later, the first such earlier). A client that hears from only two parties asks again
+/// under a derived id with the same shares; when the first attempt is still queued at the
+/// parties, both attempts land in one batch. Staging both would enrol the record id twice (and
+/// is refused, failing both); the shares are a fresh random dealing, so equal shares are the
+/// same request.
+fn repeats(asks: &[Ask<'_>]) -> Vec<(String, String)> {
+    let all: Vec<Option<Vec<(usize, Record<'_>)>>> = asks
+        .iter()
+        .map(|a| {
+            a.records
+                .iter()
+                .map(|(g, f)| Record::of_share_file(f, 0).ok().map(|r| (*g, r)))
+                .collect()
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (i, later) in all.iter().enumerate() {
+        let Some(later) = later.as_ref().filter(|r| !r.is_empty()) else {
+            continue;
+        };
+        if let Some(j) = (0..i).find(|&j| all[j].as_ref() == Some(later)) {
+            out.push((asks[i].id.clone(), asks[j].id.clone()));
+        }
+    }
+    out
 }
 
 /// The requests among `asks` whose records every gallery store of this party already holds,
@@ -146,6 +181,7 @@ pub fn settle(
     asks: &[Ask<'_>],
 ) -> Result<Vec<Outcome>, RuntimeError> {
     let mine = already_applied(&*inputs, asks);
+    let my_repeats = repeats(asks);
     let decision = if party == 0 {
         let mut d = Decision::default();
         let (one, two): (Held, Held) = (recv(net, 1)?, recv(net, 2)?);
@@ -165,6 +201,19 @@ pub fn settle(
                 ));
                 continue;
             }
+            // A repeat only where all three parties found the records equal: a client that
+            // sent other shares under a derived id is staged as itself (and refused when its
+            // ids are taken).
+            let repeat = my_repeats.iter().find(|(later, earlier)| {
+                later == id
+                    && [&one.repeats, &two.repeats]
+                        .iter()
+                        .all(|r| r.iter().any(|(l, e)| l == later && e == earlier))
+            });
+            if let Some(pair) = repeat {
+                d.repeats.push(pair.clone());
+                continue;
+            }
             match matched {
                 Some(m) if !m.is_empty() => {
                     if m.iter().all(|x| !x) {
@@ -182,7 +231,14 @@ pub fn settle(
         }
         d
     } else {
-        send(net, 0, &Held { applied: mine })?;
+        send(
+            net,
+            0,
+            &Held {
+                applied: mine,
+                repeats: my_repeats,
+            },
+        )?;
         recv::<Decision>(net, 0)?
     };
     let enrol: HashSet<&str> = decision.enrol.iter().map(String::as_str).collect();
@@ -281,6 +337,11 @@ fn refused_or(
     enrol: &HashSet<&str>,
     chosen: impl FnOnce() -> Outcome,
 ) -> Outcome {
+    // A repeat in the batch is answered as its earlier attempt (which is no repeat itself:
+    // `repeats` names the first equal ask).
+    if let Some((_, earlier)) = d.repeats.iter().find(|(later, _)| later == id) {
+        return refused_or(d, earlier, enrol, chosen);
+    }
     if d.applied.iter().any(|a| a == id) {
         Outcome::EnrolledEarlier
     } else if let Some((_, why)) = d.refused.iter().find(|(r, _)| r == id) {

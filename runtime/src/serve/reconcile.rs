@@ -54,6 +54,10 @@ pub fn reconcile(
             .store_path(g)
             .map(|p| p.to_path_buf())
             .unwrap_or_default();
+        // The store as it is on disk, not as this party last loaded it: a party whose link
+        // broke between committing an enrolment and reloading its gallery holds the records
+        // in its store only, and the view must show them (to be rolled back or kept).
+        galleries.reload_store(g, party)?;
         let mine = StoreView {
             ids: galleries.ids(g).to_vec(),
             deleted: crate::store::deleted::read(&path).map_err(RuntimeError::Input)?,
