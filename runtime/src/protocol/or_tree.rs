@@ -4,6 +4,7 @@
 
 use crate::net::{NetError, Transport};
 use crate::rand::Prss;
+use crate::share::binary::copy_bits;
 use crate::share::BitShares;
 
 /// ORs each run of `group` consecutive elements of `bits` into one bit: output element g is the
@@ -26,38 +27,45 @@ pub fn or_groups(
     let mut cur = bits.clone();
     while sizes.iter().any(|&s| s > 1) {
         // Each group of size s halves to h = ceil(s/2): element j < s − h pairs with j + h,
-        // and the middle element of an odd group passes through.
-        let (mut left, mut right, mut keep) = (Vec::new(), Vec::new(), Vec::new());
-        let mut start = 0;
+        // and the middle element of an odd group passes through. The AND takes the pairs
+        // group by group (the gate order, and so the PRSS draws, of the device's OR tree);
+        // each group's runs are copied as bit ranges, not bit by bit through index lists.
+        let pairs: usize = sizes.iter().map(|&s| s - s.div_ceil(2)).sum();
+        let (mut l, mut r) = (BitShares::zeros(pairs), BitShares::zeros(pairs));
+        let (mut at, mut start) = (0, 0);
         for &s in &sizes {
-            let h = s.div_ceil(2);
-            for j in 0..s - h {
-                left.push(start + j);
-                right.push(start + j + h);
+            let (h, n) = (s.div_ceil(2), s - s.div_ceil(2));
+            for (dst, src) in [(&mut l.own, &cur.own), (&mut l.prev, &cur.prev)] {
+                copy_bits(dst, at, src, start, n);
             }
-            if s % 2 == 1 {
-                keep.push(start + h - 1);
+            for (dst, src) in [(&mut r.own, &cur.own), (&mut r.prev, &cur.prev)] {
+                copy_bits(dst, at, src, start + h, n);
             }
+            at += n;
             start += s;
         }
-        let (l, r) = (cur.gather(&left), cur.gather(&right));
         let both = super::and(net, prss, &l, &r)?;
         let or = l.xor(&r).xor(&both);
-        let pass = cur.gather(&keep);
-        // Reassemble the groups in order: each group's paired results, then its passed element.
-        let mut order = Vec::with_capacity(left.len() + keep.len());
-        let (mut at_or, mut at_keep) = (0, left.len());
+        // Each group again in order: its paired results, then its passed element.
+        let mut next = BitShares::zeros(sizes.iter().map(|&s| s.div_ceil(2)).sum());
+        let (mut at_next, mut at_or, mut start) = (0, 0, 0);
         for s in sizes.iter_mut() {
-            let h = s.div_ceil(2);
-            order.extend(at_or..at_or + (*s - h));
-            at_or += *s - h;
-            if *s % 2 == 1 {
-                order.push(at_keep);
-                at_keep += 1;
+            let (h, n) = (s.div_ceil(2), *s - s.div_ceil(2));
+            for (dst, src, from_cur) in [
+                (&mut next.own, &or.own, &cur.own),
+                (&mut next.prev, &or.prev, &cur.prev),
+            ] {
+                copy_bits(dst, at_next, src, at_or, n);
+                if *s % 2 == 1 {
+                    copy_bits(dst, at_next + n, from_cur, start + h - 1, 1);
+                }
             }
+            at_next += h;
+            at_or += n;
+            start += *s;
             *s = h;
         }
-        cur = BitShares::concat(&[&or, &pass]).gather(&order);
+        cur = next;
     }
     Ok(cur)
 }

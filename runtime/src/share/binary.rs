@@ -226,6 +226,45 @@ fn place(dst: &mut [u64], at: usize, src: &[u64], len: usize) {
     }
 }
 
+/// Bits `at .. at + n` of the bit-sliced `words` (`n <= 64`) as the low bits of one word.
+#[inline]
+pub fn bits_at(words: &[u64], at: usize, n: usize) -> u64 {
+    if n == 0 {
+        return 0;
+    }
+    let (w, sh) = (at / 64, at % 64);
+    let mut v = words[w] >> sh;
+    if sh != 0 && sh + n > 64 {
+        v |= words[w + 1] << (64 - sh);
+    }
+    v & tail_mask(n)
+}
+
+/// ORs the low `n` bits of `v` (`n <= 64`, the bits above them clear) into `words` at bit
+/// `at`.
+#[inline]
+pub fn put_bits(words: &mut [u64], at: usize, n: usize, v: u64) {
+    if n == 0 {
+        return;
+    }
+    let (w, sh) = (at / 64, at % 64);
+    words[w] |= v << sh;
+    if sh != 0 && sh + n > 64 {
+        words[w + 1] |= v >> (64 - sh);
+    }
+}
+
+/// ORs bits `src_at .. src_at + n` of `src` into `dst` at bit `dst_at` (a bit-range copy into
+/// clear bits), 64 bits at a time.
+pub fn copy_bits(dst: &mut [u64], dst_at: usize, src: &[u64], src_at: usize, n: usize) {
+    let mut k = 0;
+    while k < n {
+        let m = (n - k).min(64);
+        put_bits(dst, dst_at + k, m, bits_at(src, src_at + k, m));
+        k += m;
+    }
+}
+
 /// Dealer side (tests, input tools): replicated binary shares of `bits`.
 pub fn share_bits(bits: &[bool], rng: &mut impl CryptoRng) -> [BitShares; 3] {
     let len = bits.len();
@@ -293,6 +332,37 @@ mod tests {
     use proptest::prelude::*;
     use rand::SeedableRng;
     use rand_chacha::ChaCha12Rng;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+        /// A bit-range copy into clear bits equals copying bit by bit, at any offsets and
+        /// lengths (inside a word, across one or several word boundaries), and leaves every
+        /// other bit of the destination as it was.
+        #[test]
+        fn bit_range_copies_equal_bit_by_bit_copies(
+            src in proptest::collection::vec(any::<bool>(), 0..300),
+            dst in proptest::collection::vec(any::<bool>(), 0..300),
+            picks in (0.0f64..1.0, 0.0f64..1.0, 0.0f64..1.0),
+        ) {
+            let n = (picks.0 * src.len().min(dst.len()) as f64) as usize;
+            let src_at = (picks.1 * (src.len() - n) as f64) as usize;
+            let dst_at = (picks.2 * (dst.len() - n) as f64) as usize;
+            // The destination's range cleared first, as the copies expect.
+            let mut before = dst.clone();
+            before[dst_at..dst_at + n].iter_mut().for_each(|b| *b = false);
+            let mut words = pack_bits(&before);
+            copy_bits(&mut words, dst_at, &pack_bits(&src), src_at, n);
+            let mut want = before.clone();
+            want[dst_at..dst_at + n].copy_from_slice(&src[src_at..src_at + n]);
+            prop_assert_eq!(unpack_bits(&words, dst.len()), want);
+            if n <= 64 {
+                let v = bits_at(&pack_bits(&src), src_at, n);
+                let got: Vec<bool> = (0..n).map(|i| (v >> i) & 1 == 1).collect();
+                prop_assert_eq!(&got[..], &src[src_at..src_at + n]);
+                prop_assert!(n == 64 || v >> n == 0, "bits above n are clear");
+            }
+        }
+    }
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(32))]
