@@ -1,5 +1,8 @@
 //! Loading inputs: every part and sharing reconstructs to what was shared, and every mistake a
-//! user can make with `--input` is refused with a message that names the input.
+//! user can make with `--input` is refused with a message that names the input. A serving
+//! party's galleries follow their stores: through changes read in place, and through the
+//! enrolments (`serve::enrol::settle`) and reconciliations (`serve::reconcile`) that write them,
+//! run here on real stores by three parties over the in-memory transport.
 
 use std::path::{Path, PathBuf};
 
