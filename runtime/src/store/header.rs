@@ -54,6 +54,8 @@
 use std::fmt;
 use std::path::Path;
 
+use twox_hash::xxhash3_128 as xxh3;
+
 use super::error::StoreError;
 use crate::io::share_file::RingVec;
 use crate::iris::check_code_bits;
@@ -80,6 +82,20 @@ const RECORD_KEY: &str = "irisc gallery store 2024 record v1";
 /// The XXH3 seed of version 3's record hash (the bytes `irisc v3`), so that a record's hash
 /// differs from a plain XXH3 of the same bytes.
 const RECORD_SEED_V3: u64 = u64::from_le_bytes(*b"irisc v3");
+
+/// The v3 record hasher's seed and secret: the secret XXH3 derives from [`RECORD_SEED_V3`],
+/// derived once per process. `XxHash3_128::with_seed` holds the same seed and secret, but
+/// derives and allocates the secret for every record (3 % of dealing a gallery). `None` only
+/// if the crate refused its own default secret length (then each record derives its own).
+fn record_secret_v3() -> Option<xxh3::SecretBuffer<&'static [u8; xxh3::DEFAULT_SECRET_LENGTH]>> {
+    static SECRET: std::sync::LazyLock<Option<[u8; xxh3::DEFAULT_SECRET_LENGTH]>> =
+        std::sync::LazyLock::new(|| {
+            xxh3::SecretBuffer::with_seed(RECORD_SEED_V3, [0u8; xxh3::DEFAULT_SECRET_LENGTH])
+                .ok()
+                .map(|b| b.into_secret())
+        });
+    xxh3::SecretBuffer::new(RECORD_SEED_V3, SECRET.as_ref()?).ok()
+}
 
 /// The secret-sharing scheme of a store's records: the store's on-disk encoding of a
 /// [`Sharing`] with its parameter (d of GR(2^16, d), p of F_p), made by `From<Sharing>`.
@@ -343,13 +359,22 @@ impl RecordHash {
                 h.update(shares);
                 RecordsSum(*h.finalize().as_bytes())
             }
-            RecordHash::Xxh3 => {
-                let mut h = twox_hash::XxHash3_128::with_seed(RECORD_SEED_V3);
-                h.write(&index.to_le_bytes());
-                h.write(meta);
-                h.write(shares);
-                RecordsSum::from_u128(h.finish_128())
-            }
+            RecordHash::Xxh3 => RecordsSum::from_u128(match record_secret_v3() {
+                Some(secret) => {
+                    let mut h = xxh3::RawHasher::new(secret);
+                    h.write(&index.to_le_bytes());
+                    h.write(meta);
+                    h.write(shares);
+                    h.finish_128()
+                }
+                None => {
+                    let mut h = twox_hash::XxHash3_128::with_seed(RECORD_SEED_V3);
+                    h.write(&index.to_le_bytes());
+                    h.write(meta);
+                    h.write(shares);
+                    h.finish_128()
+                }
+            }),
         }
     }
 
