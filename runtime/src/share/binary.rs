@@ -187,8 +187,8 @@ impl BitShares {
         let mut prev = vec![0u64; words_for(len)];
         let mut at = 0;
         for p in parts {
-            place(&mut own, at, &p.own, p.len);
-            place(&mut prev, at, &p.prev, p.len);
+            copy_bits(&mut own, at, &p.own, 0, p.len);
+            copy_bits(&mut prev, at, &p.prev, 0, p.len);
             at += p.len;
         }
         BitShares { own, prev, len }
@@ -197,33 +197,9 @@ impl BitShares {
 
 /// Bits `start..start + len` of `src` as a fresh word vector.
 fn extract(src: &[u64], start: usize, len: usize) -> Vec<u64> {
-    let (w0, sh) = (start / 64, start % 64);
-    let mut out: Vec<u64> = (0..words_for(len))
-        .map(|j| {
-            let lo = src[w0 + j] >> sh;
-            let hi = if sh == 0 {
-                0
-            } else {
-                src.get(w0 + j + 1).map_or(0, |w| w << (64 - sh))
-            };
-            lo | hi
-        })
-        .collect();
-    clear_tail(&mut out, len);
+    let mut out = vec![0u64; words_for(len)];
+    copy_bits(&mut out, 0, src, start, len);
     out
-}
-
-/// ORs the first `len` bits of `src` into `dst` starting at bit `at` (dst bits there are zero).
-fn place(dst: &mut [u64], at: usize, src: &[u64], len: usize) {
-    let (w0, sh) = (at / 64, at % 64);
-    for (j, &s) in src.iter().enumerate().take(words_for(len)) {
-        dst[w0 + j] |= s << sh;
-        if sh != 0 {
-            if let Some(d) = dst.get_mut(w0 + j + 1) {
-                *d |= s >> (64 - sh);
-            }
-        }
-    }
 }
 
 /// Bits `at .. at + n` of the bit-sliced `words` (`n <= 64`) as the low bits of one word.

@@ -97,6 +97,14 @@ fn record_secret_v3() -> Option<xxh3::SecretBuffer<&'static [u8; xxh3::DEFAULT_S
     xxh3::SecretBuffer::new(RECORD_SEED_V3, SECRET.as_ref()?).ok()
 }
 
+/// XXH3-128 of `parts` written one after the other into `h`.
+fn xxh3_of<S: xxh3::FixedBuffer>(mut h: xxh3::RawHasher<S>, parts: &[&[u8]]) -> u128 {
+    for p in parts {
+        h.write(p);
+    }
+    h.finish_128()
+}
+
 /// The secret-sharing scheme of a store's records: the store's on-disk encoding of a
 /// [`Sharing`] with its parameter (d of GR(2^16, d), p of F_p), made by `From<Sharing>`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -359,22 +367,18 @@ impl RecordHash {
                 h.update(shares);
                 RecordsSum(*h.finalize().as_bytes())
             }
-            RecordHash::Xxh3 => RecordsSum::from_u128(match record_secret_v3() {
-                Some(secret) => {
-                    let mut h = xxh3::RawHasher::new(secret);
-                    h.write(&index.to_le_bytes());
-                    h.write(meta);
-                    h.write(shares);
-                    h.finish_128()
-                }
-                None => {
-                    let mut h = twox_hash::XxHash3_128::with_seed(RECORD_SEED_V3);
-                    h.write(&index.to_le_bytes());
-                    h.write(meta);
-                    h.write(shares);
-                    h.finish_128()
-                }
-            }),
+            RecordHash::Xxh3 => {
+                let parts: [&[u8]; 3] = [&index.to_le_bytes(), meta, shares];
+                RecordsSum::from_u128(match record_secret_v3() {
+                    Some(secret) => xxh3_of(xxh3::RawHasher::new(secret), &parts),
+                    None => xxh3_of(
+                        xxh3::RawHasher::new(xxh3::SecretBuffer::allocate_with_seed(
+                            RECORD_SEED_V3,
+                        )),
+                        &parts,
+                    ),
+                })
+            }
         }
     }
 
