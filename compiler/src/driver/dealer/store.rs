@@ -179,8 +179,8 @@ fn share_batched(
             spec.name
         )
     })?;
-    // The meta region is sized for the file's lines, as for the records read in full before.
-    let capacity = super::stream::count_lines(input)?;
+    // The meta region is sized for the most records the file can hold.
+    let capacity = super::stream::max_records(input, spec.elements as usize / 8)?;
     let mut stores = Vec::new();
     for (p, path) in params.iter().zip(paths) {
         stores.push(

@@ -2,30 +2,34 @@
 //! gallery is read, dealt and written in blocks, so memory stays at one block whatever the
 //! gallery size, and each block is dealt on every core.
 //!
-//! Per block: the main thread reads up to [`BLOCK_PER_THREAD`] lines per worker into one
-//! buffer; each worker parses its lines (base64 decoded into reused buffers), deals each record
-//! into three scratch records that stay in cache ([`RecordDealer`], AES-CTR under a fresh key
-//! from the operating system per worker and block), writes its meta, hashes the three records
-//! there (the store's [`RecordsSum`], by its version's [`RecordHash`]) and moves them into the
-//! block with streaming stores (the block, tens of megabytes, goes to disk and is not read
-//! again: ordinary stores would first read each of its lines; measured on rep3, 100 000
-//! records, this and the AVX2 hash loop took dealing from 47 400 to 56 300-57 100 records per
-//! CPU-second, `irisc-bench --sections share`); the main thread then checks
-//! the ids (distinct, new) in file order and writes the block to the three stores in one
-//! positioned write per region ([`Appender`]). Nothing is allocated per record.
+//! Per block: the main thread reads up to [`BLOCK_PER_THREAD`] lines per worker straight into
+//! one buffer ([`Lines`]); each worker ([`Worker`], kept from block to block) parses its lines
+//! (the usual form by [`parse_usual_line`], anything else by `serde_json`; base64 decoded with
+//! SIMD into reused buffers), deals each record into three scratch records that stay in cache
+//! ([`RecordDealer`], AES-CTR under a key from the operating system per worker), laid out as
+//! the record hash reads them, `index | meta | shares`; hashes each in one pass there (the
+//! store's [`RecordsSum`], by its version's [`RecordHash`]) and moves it into the block with
+//! streaming stores (the block, tens of megabytes, goes to disk and is not read again:
+//! ordinary stores would first read each of its lines). The main thread then checks the ids
+//! (distinct, new) in file order and writes the block to the three stores in one positioned
+//! write per region ([`Appender`]). Nothing is allocated per record or per block.
+//!
+//! Measured on rep3, 100 000 records of 12 800 bits (`irisc-bench --sections share`, and
+//! `perf record` of `irisc share`): streaming stores and the AVX2 hash loop took dealing from
+//! 47 400 to 56 300-57 100 records per CPU-second on a Zen 5 core. On a Zen 4 core, what
+//! remains is the streaming copy (a fifth: the machine's write bandwidth), XXH3 (a sixth),
+//! AES-CTR (an eighth) and the rep3 kernel (a tenth).
 //!
 //! Any fault in the input (malformed line, wrong code length, repeated id) stops the run and is
 //! reported exactly as the plain NDJSON reader reports it ([`super::share::read_iris`]).
 
 use std::collections::HashSet;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::ops::Range;
 use std::path::Path;
 
 use anyhow::{anyhow, bail, Result};
-use base64::engine::general_purpose::STANDARD as B64;
-use base64::Engine as _;
 use irisc_runtime::dealer::{encode_meta, RecordDealer};
 use irisc_runtime::manifest::ManifestInput;
 use irisc_runtime::store::{
@@ -54,18 +58,32 @@ struct LineBlock {
     lines: Vec<(usize, Range<usize>)>,
 }
 
-/// Reads the non-blank lines of an NDJSON file block by block.
+/// Reads the non-blank lines of an NDJSON file block by block, straight into the block's
+/// buffer: a buffered reader's `read_until` copied every byte once more and searched for
+/// newlines a byte word at a time (together 5 % of dealing rep3).
 struct Lines {
-    input: BufReader<File>,
+    input: File,
+    /// Lines read so far (the number of the last one).
     line: usize,
+    /// The start of the next line, read into the last block but not part of it.
+    carry: Vec<u8>,
+    at_end: bool,
+    /// Bytes read from the file at a time ([`READ_CHUNK`]; tests read a few at a time).
+    chunk: u64,
 }
+
+/// Bytes read from the file at a time.
+const READ_CHUNK: u64 = 1 << 20;
 
 impl Lines {
     fn open(path: &Path) -> Result<Lines> {
         let f = File::open(path).map_err(|e| anyhow!("{}: cannot open: {e}", path.display()))?;
         Ok(Lines {
-            input: BufReader::with_capacity(1 << 20, f),
+            input: f,
             line: 0,
+            carry: Vec::new(),
+            at_end: false,
+            chunk: READ_CHUNK,
         })
     }
 
@@ -73,40 +91,54 @@ impl Lines {
     fn next_block(&mut self, max: usize, block: &mut LineBlock) -> std::io::Result<bool> {
         block.text.clear();
         block.lines.clear();
+        block.text.append(&mut self.carry);
+        // The start of the line being looked for, and where its newline search resumes.
+        let (mut start, mut scan) = (0, 0);
         while block.lines.len() < max {
-            let start = block.text.len();
-            if self.input.read_until(b'\n', &mut block.text)? == 0 {
-                break;
-            }
+            let end = match memchr::memchr(b'\n', &block.text[scan..]) {
+                Some(i) => scan + i + 1,
+                None if !self.at_end => {
+                    scan = block.text.len();
+                    // `File`'s reads fill the spare capacity without zeroing it first.
+                    let got = (&self.input)
+                        .take(self.chunk)
+                        .read_to_end(&mut block.text)?;
+                    self.at_end = got == 0;
+                    continue;
+                }
+                None if start < block.text.len() => block.text.len(),
+                None => break,
+            };
             self.line += 1;
-            if block.text[start..].iter().all(u8::is_ascii_whitespace) {
-                block.text.truncate(start);
-                continue;
+            if !block.text[start..end].iter().all(u8::is_ascii_whitespace) {
+                block.lines.push((self.line, start..end));
             }
-            block.lines.push((self.line, start..block.text.len()));
+            (start, scan) = (end, end);
         }
+        self.carry.extend_from_slice(&block.text[start..]);
+        block.text.truncate(start);
         Ok(!block.lines.is_empty())
     }
 }
 
-/// The number of non-blank lines of `path` at most (its newlines, plus a last line without
-/// one): the meta capacity a new store is created with.
-pub fn count_lines(path: &Path) -> Result<u64> {
-    let mut f = File::open(path).map_err(|e| anyhow!("{}: cannot open: {e}", path.display()))?;
-    let mut buf = vec![0u8; 1 << 20];
-    let (mut n, mut last) = (0u64, b'\n');
-    loop {
-        let got = f
-            .read(&mut buf)
-            .map_err(|e| anyhow!("{}: cannot read: {e}", path.display()))?;
-        if got == 0 {
-            break;
-        }
-        // SIMD search: a byte-at-a-time count was 4 % of dealing a gallery.
-        n += memchr::memchr_iter(b'\n', &buf[..got]).count() as u64;
-        last = buf[got - 1];
-    }
-    Ok(n + u64::from(last != b'\n'))
+/// The most records the NDJSON gallery `path` of `code_bytes`-byte codes can hold: its size
+/// over the shortest line a record can be, `{"id":0,"code":"..","mask":".."}` with both
+/// strings the canonical base64 of `code_bytes` bytes, plus a newline between lines. The meta
+/// capacity a new store is created with. Counting the lines instead read the whole file a
+/// second time (6 % of dealing rep3); this bound exceeds the count of a gallery that `irisc
+/// gen` writes by under 1 %, and a store's meta region is 1/30 of its records' size.
+pub fn max_records(path: &Path, code_bytes: usize) -> Result<u64> {
+    let size = std::fs::metadata(path)
+        .map_err(|e| anyhow!("{}: cannot open: {e}", path.display()))?
+        .len();
+    Ok((size + 1) / shortest_line(code_bytes))
+}
+
+/// Bytes of the shortest NDJSON line holding a record of `code_bytes`-byte codes, with the
+/// newline that separates it from the next.
+fn shortest_line(code_bytes: usize) -> u64 {
+    let b64 = 4 * code_bytes.div_ceil(3);
+    (r#"{"id":0,"code":"","mask":""}"#.len() + 2 * b64 + 1) as u64
 }
 
 /// What a worker made of its lines.
@@ -150,6 +182,9 @@ pub fn deal_into(
         metas: PageBuf::new(per_block * layout.meta_size + DIRECT_ALIGN),
         shares: std::array::from_fn(|_| PageBuf::new(per_block * layout.share_size + DIRECT_ALIGN)),
     };
+    let mut workers = (0..threads)
+        .map(|_| Worker::new(params, &layout, bytes))
+        .collect::<Result<Vec<_>>>()?;
     let mut total = 0u64;
     while lines
         .next_block(per_block, &mut block)
@@ -172,14 +207,12 @@ pub fn deal_into(
             ],
         };
         let dealt = deal_block(
-            params,
             &layout,
-            bytes,
             &block,
             &mut out,
             first_index,
             appenders[0].record_hash(),
-            threads,
+            &mut workers,
         )?;
         let fault = dealt.iter().filter_map(|d| d.fault).min();
         // Ids in file order, up to the first line a worker could not take.
@@ -210,20 +243,40 @@ struct Window<'b> {
     shares: [&'b mut [u8]; 3],
 }
 
-/// Deals the lines of `block` on `threads` workers into `buf`.
-#[allow(clippy::too_many_arguments)]
+/// One dealing thread's state, kept from block to block: its dealer (an AES-CTR keystream
+/// under its own key from the operating system) and its buffers. Made afresh for every block,
+/// these were allocated and first touched again each time (page faults: 3-4 % of dealing).
+struct Worker {
+    dealer: RecordDealer,
+    code: Vec<u8>,
+    mask: Vec<u8>,
+    /// Per party, one record as the record hash reads it, `index | meta | shares`.
+    scratch: [Vec<u64>; 3],
+}
+
+impl Worker {
+    fn new(params: &StoreParams, layout: &RecordLayout, bytes: usize) -> Result<Worker> {
+        let record = 8 + layout.meta_size + layout.share_size;
+        Ok(Worker {
+            dealer: RecordDealer::from_os(params).map_err(|e| anyhow!(e))?,
+            code: vec![0; bytes],
+            mask: vec![0; bytes],
+            scratch: std::array::from_fn(|_| vec![0; record.div_ceil(8)]),
+        })
+    }
+}
+
+/// Deals the lines of `block` on one thread per worker into `buf`.
 fn deal_block(
-    params: &StoreParams,
     layout: &RecordLayout,
-    bytes: usize,
     block: &LineBlock,
     buf: &mut Window<'_>,
     first_index: u64,
     hash: RecordHash,
-    threads: usize,
+    workers: &mut [Worker],
 ) -> Result<Vec<Dealt>> {
     let n = block.lines.len();
-    let per = n.div_ceil(threads).max(1);
+    let per = n.div_ceil(workers.len()).max(1);
     let (ms, ss) = (layout.meta_size, layout.share_size);
     let [s0, s1, s2] = &mut buf.shares;
     let work = block
@@ -234,16 +287,16 @@ fn deal_block(
         .zip(s0.chunks_mut(per * ss))
         .zip(s1.chunks_mut(per * ss))
         .zip(s2.chunks_mut(per * ss))
+        .zip(workers.iter_mut())
         .enumerate();
     std::thread::scope(|scope| {
         let handles: Vec<_> = work
-            .map(|(w, (((((lines, ids), metas), o0), o1), o2))| {
+            .map(|(w, ((((((lines, ids), metas), o0), o1), o2), worker))| {
                 let first = first_index + (w * per) as u64;
                 scope.spawn(move || {
                     deal_lines(
-                        params,
+                        worker,
                         layout,
-                        bytes,
                         &block.text,
                         lines,
                         first,
@@ -269,9 +322,8 @@ fn deal_block(
 /// One worker's share of a block: parses, deals, writes meta and hashes each of `lines`.
 #[allow(clippy::too_many_arguments)]
 fn deal_lines(
-    params: &StoreParams,
+    worker: &mut Worker,
     layout: &RecordLayout,
-    bytes: usize,
     text: &[u8],
     lines: &[(usize, Range<usize>)],
     first_index: u64,
@@ -280,25 +332,29 @@ fn deal_lines(
     metas: &mut [u8],
     out: [&mut [u8]; 3],
 ) -> Result<Dealt> {
-    let mut dealer = RecordDealer::from_os(params).map_err(|e| anyhow!(e))?;
+    let Worker {
+        dealer,
+        code,
+        mask,
+        scratch,
+    } = worker;
+    let bytes = code.len();
     let (ms, ss) = (layout.meta_size, layout.share_size);
-    let mut code = vec![0u8; bytes + 3];
-    let mut mask = vec![0u8; bytes + 3];
     let mut sums = [RecordsSum::default(); 3];
-    // u64-backed: the share kernels write aligned words.
-    let mut scratch: [Vec<u64>; 3] = std::array::from_fn(|_| vec![0u64; ss.div_ceil(8)]);
+    // Each party's record is dealt into a scratch record laid out as the record hash reads it,
+    // `index | meta | shares`, so that it is hashed in one pass (the streaming hasher took the
+    // parts one by one, a stripe at a time). u64-backed, and the meta size a multiple of 8:
+    // the share kernels write aligned words.
+    let (meta_at, share_at) = (8, 8 + ms);
     let mut scratch: [&mut [u8]; 3] = scratch
         .each_mut()
-        .map(|v| bytemuck::cast_slice_mut(v.as_mut_slice()));
+        .map(|v| &mut bytemuck::cast_slice_mut(v.as_mut_slice())[..share_at + ss]);
     let [o0, o1, o2] = out;
     for (j, (line, range)) in lines.iter().enumerate() {
-        let parsed = std::str::from_utf8(&text[range.clone()])
-            .ok()
-            .and_then(|t| serde_json::from_str::<Line<'_>>(t).ok())
-            .filter(|l| {
-                matches!(B64.decode_slice(l.code, &mut code), Ok(k) if k == bytes)
-                    && matches!(B64.decode_slice(l.mask, &mut mask), Ok(k) if k == bytes)
-            });
+        let line_text = &text[range.clone()];
+        let parsed = parse_usual_line(line_text)
+            .or_else(|| serde_json::from_slice::<Line<'_>>(line_text).ok())
+            .filter(|l| decode_exactly(l.code, code) && decode_exactly(l.mask, mask));
         let Some(l) = parsed else {
             return Ok(Dealt {
                 sums,
@@ -306,30 +362,102 @@ fn deal_lines(
             });
         };
         ids[j] = l.id;
-        let meta = &mut metas[j * ms..(j + 1) * ms];
-        encode_meta(layout, l.id, &mask[..bytes], meta);
-        // Each party's record is dealt into a scratch record that stays in cache, hashed
-        // there, then streamed into the block (which only the disk reads again).
         let index = first_index + j as u64;
-        let at = j * ss..(j + 1) * ss;
+        // The meta is made in the first scratch record and copied from there: the block's
+        // meta region is not in cache, and writing it in place cost a read of each line.
         let [s0, s1, s2] = &mut scratch;
+        s0[..meta_at].copy_from_slice(&index.to_le_bytes());
+        encode_meta(layout, l.id, &mask[..bytes], &mut s0[meta_at..share_at]);
+        s1[..share_at].copy_from_slice(&s0[..share_at]);
+        s2[..share_at].copy_from_slice(&s0[..share_at]);
+        copy_streaming(&mut metas[j * ms..(j + 1) * ms], &s0[meta_at..share_at]);
+        let at = j * ss..(j + 1) * ss;
         dealer
             .deal(
                 &code[..bytes],
                 &mask[..bytes],
-                [&mut s0[..ss], &mut s1[..ss], &mut s2[..ss]],
+                [
+                    &mut s0[share_at..],
+                    &mut s1[share_at..],
+                    &mut s2[share_at..],
+                ],
             )
             .map_err(|e| anyhow!(e))?;
+        // Hashed in cache, then streamed into the block (which only the disk reads again).
         for ((sum, o), s) in sums
             .iter_mut()
             .zip([&mut *o0, &mut *o1, &mut *o2])
             .zip(&scratch)
         {
-            sum.add_record(hash, index, meta, &s[..ss]);
-            copy_streaming(&mut o[at.clone()], &s[..ss]);
+            sum.add_sum(&hash.contiguous(s));
+            copy_streaming(&mut o[at.clone()], &s[share_at..]);
         }
     }
     Ok(Dealt { sums, fault: None })
+}
+
+/// The line's record if it has the form `irisc gen` writes, `{"id": N, "code": "..", "mask":
+/// ".."}` (keys in this order, any JSON whitespace between tokens, strings without escapes);
+/// `None` for any other line, which then goes to the JSON parser. On the lines it takes it
+/// agrees with `serde_json` (checked by `usual_lines_parse_as_serde_parses_them`); it scans
+/// each string once with a SIMD search, where the parser's string scan and UTF-8 check were
+/// 6 % of dealing rep3.
+fn parse_usual_line(line: &[u8]) -> Option<Line<'_>> {
+    let mut at = 0;
+    let ws = |at: &mut usize| {
+        while line
+            .get(*at)
+            .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        {
+            *at += 1;
+        }
+    };
+    let token = |at: &mut usize, t: &[u8]| -> Option<()> {
+        ws(at);
+        line.get(*at..)?.starts_with(t).then(|| *at += t.len())
+    };
+    let string = |at: &mut usize| -> Option<&str> {
+        token(at, b"\"")?;
+        let len = memchr::memchr2(b'"', b'\\', &line[*at..])?;
+        let s = &line[*at..*at + len];
+        *at += len;
+        token(at, b"\"")?;
+        std::str::from_utf8(s).ok()
+    };
+    token(&mut at, b"{")?;
+    token(&mut at, b"\"id\"")?;
+    token(&mut at, b":")?;
+    ws(&mut at);
+    let digits = line[at..].iter().take_while(|b| b.is_ascii_digit()).count();
+    let number = &line[at..at + digits];
+    // JSON numbers have no leading zeros; a fraction or exponent goes to the parser.
+    if digits == 0 || (digits > 1 && number[0] == b'0') {
+        return None;
+    }
+    let id = std::str::from_utf8(number).ok()?.parse::<u64>().ok()?;
+    at += digits;
+    token(&mut at, b",")?;
+    token(&mut at, b"\"code\"")?;
+    token(&mut at, b":")?;
+    let code = string(&mut at)?;
+    token(&mut at, b",")?;
+    token(&mut at, b"\"mask\"")?;
+    token(&mut at, b":")?;
+    let mask = string(&mut at)?;
+    token(&mut at, b"}")?;
+    ws(&mut at);
+    (at == line.len()).then_some(Line { id, code, mask })
+}
+
+/// Decodes the canonical, padded base64 `text` of exactly `out.len()` bytes into `out`; false
+/// for any other text. Accepts what the plain reader's decoder accepts (checked by the test
+/// `fast_base64_accepts_what_the_reader_accepts`).
+fn decode_exactly(text: &str, out: &mut [u8]) -> bool {
+    let b64 = base64_simd::STANDARD;
+    matches!(b64.decoded_length(text.as_bytes()), Ok(n) if n == out.len())
+        && b64
+            .decode(text.as_bytes(), base64_simd::Out::from_slice(out))
+            .is_ok()
 }
 
 /// The error for a fault found at `line` of `input`: the plain reader's own message (it reads
@@ -378,4 +506,177 @@ pub fn read_ids(spec: &ManifestInput, input: &Path) -> Result<Vec<u64>> {
         );
     }
     Ok(ids)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use base64::engine::general_purpose::STANDARD as B64;
+    use base64::Engine as _;
+    use proptest::prelude::*;
+    use std::io::Write as _;
+
+    /// The (number, text) of each non-blank line of `text`, by splitting at newlines: the
+    /// definition the block reader must meet.
+    fn lines_by_split(text: &[u8]) -> Vec<(usize, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut rest = text;
+        let mut number = 0;
+        while !rest.is_empty() {
+            let end = rest
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(rest.len(), |i| i + 1);
+            number += 1;
+            if !rest[..end].iter().all(u8::is_ascii_whitespace) {
+                out.push((number, rest[..end].to_vec()));
+            }
+            rest = &rest[end..];
+        }
+        out
+    }
+
+    fn file_of(text: &[u8]) -> tempfile::NamedTempFile {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(text).unwrap();
+        f.flush().unwrap();
+        f
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        /// Blocks of at most `max` lines, read a few bytes at a time, give every non-blank
+        /// line with its number, whole: lines that cross reads, blank and whitespace lines,
+        /// CRLF, a last line with and without its newline, an empty file.
+        #[test]
+        fn lines_are_read_whole_at_any_read_size(
+            pieces in prop::collection::vec(
+                prop_oneof![
+                    "[a-z{}\":, ]{0,40}",
+                    Just(String::new()),
+                    Just("  \t".to_string()),
+                    Just("x\r".to_string()),
+                ],
+                0..30,
+            ),
+            trailing_newline in any::<bool>(),
+            chunk in 1u64..64,
+            max in 1usize..6,
+        ) {
+            let mut text = pieces.join("\n").into_bytes();
+            if trailing_newline && !text.is_empty() {
+                text.push(b'\n');
+            }
+            let f = file_of(&text);
+            let mut lines = Lines::open(f.path()).unwrap();
+            lines.chunk = chunk;
+            let mut block = LineBlock::default();
+            let mut got = Vec::new();
+            while lines.next_block(max, &mut block).unwrap() {
+                prop_assert!(block.lines.len() <= max);
+                for (n, r) in &block.lines {
+                    got.push((*n, block.text[r.clone()].to_vec()));
+                }
+            }
+            prop_assert_eq!(got, lines_by_split(&text));
+        }
+
+        /// Every line the usual-form parser takes, `serde_json` parses to the same record; and
+        /// it takes the lines `irisc gen` writes. Lines are built from the usual form with
+        /// changes the JSON grammar cares about: whitespace, leading zeros, signs, fractions,
+        /// escapes and quotes in the strings, other key orders, trailing text.
+        #[test]
+        fn usual_lines_parse_as_serde_parses_them(
+            id in any::<u64>(),
+            code in "[A-Za-z0-9+/=]{0,12}",
+            mask in "[A-Za-z0-9+/=\\\\\"é]{0,12}",
+            ws in prop::collection::vec(prop_oneof![
+                Just(""), Just(" "), Just("\t"), Just("\r\n"), Just("\u{c}"),
+            ], 12),
+            change in 0usize..9,
+        ) {
+            let number = match change {
+                0 => format!("0{id}"),
+                1 => format!("-{id}"),
+                2 => format!("{id}.0"),
+                3 => format!("{id}e0"),
+                _ => id.to_string(),
+            };
+            let mut line = format!(
+                "{}{{{}\"id\"{}:{}{number}{},{}\"code\"{}:{}\"{code}\"{},{}\"mask\":\"{mask}\"{}}}{}",
+                ws[0], ws[1], ws[2], ws[3], ws[4], ws[5], ws[6], ws[7], ws[8], ws[9], ws[10],
+                ws[11],
+            );
+            match change {
+                5 => line = line.replace("\"id\"", "\"i\\u0064\""),
+                6 => line = format!(
+                    "{{\"code\":\"{code}\",\"id\":{id},\"mask\":\"{mask}\"}}"
+                ),
+                7 => line.push_str(" x"),
+                _ => {}
+            }
+            let serde = serde_json::from_str::<Line<'_>>(&line).ok();
+            if let Some(fast) = parse_usual_line(line.as_bytes()) {
+                let serde = serde.expect("the usual-form parser took a line serde refuses");
+                prop_assert_eq!((fast.id, fast.code, fast.mask), (serde.id, serde.code, serde.mask));
+            }
+            let generated = format!("{{\"id\": {id}, \"code\": \"{code}\", \"mask\": \"{code}\"}}\n");
+            let fast = parse_usual_line(generated.as_bytes());
+            prop_assert!(fast.is_some_and(|l| l.id == id && l.code == code && l.mask == code));
+        }
+
+        /// The SIMD decoder takes exactly the texts the reader's decoder takes (canonical,
+        /// padded, of the expected length), with the same bytes: valid encodings with one
+        /// character changed (to a base64 character, `=`, or one outside the alphabet), cut
+        /// short or lengthened, and unpadded.
+        #[test]
+        fn fast_base64_accepts_what_the_reader_accepts(
+            bytes in prop::collection::vec(any::<u8>(), 0..40),
+            at in any::<prop::sample::Index>(),
+            to in prop::sample::select(b"AQgw+/=*- \n\xc3".to_vec()),
+            change in 0usize..5,
+        ) {
+            let mut text = B64.encode(&bytes).into_bytes();
+            match change {
+                0 if !text.is_empty() => { let i = at.index(text.len()); text[i] = to; }
+                1 => { text.pop(); }
+                2 => text.extend_from_slice(b"AA=="),
+                3 => while text.last() == Some(&b'=') { text.pop(); },
+                _ => {}
+            }
+            let Ok(text) = String::from_utf8(text) else { return Ok(()); };
+            let mut want = vec![0u8; bytes.len() + 8];
+            let reader = match B64.decode_slice(&text, &mut want) {
+                Ok(k) if k == bytes.len() => Some(want[..k].to_vec()),
+                _ => None,
+            };
+            let mut out = vec![0u8; bytes.len()];
+            let fast = decode_exactly(&text, &mut out).then_some(out);
+            prop_assert_eq!(fast, reader);
+        }
+    }
+
+    /// The record bound is exact for a file of the shortest records, and one byte fewer holds
+    /// one record fewer: the shortest line is a record the dealer takes.
+    #[test]
+    fn max_records_is_the_count_of_shortest_lines() {
+        for code_bytes in [1usize, 2, 3, 16, 1600] {
+            let b64 = B64.encode(vec![0u8; code_bytes]);
+            let shortest = format!("{{\"id\":0,\"code\":\"{b64}\",\"mask\":\"{b64}\"}}");
+            let l = parse_usual_line(shortest.as_bytes()).expect("the shortest line parses");
+            let mut out = vec![0u8; code_bytes];
+            assert!(decode_exactly(l.code, &mut out) && decode_exactly(l.mask, &mut out));
+            assert_eq!(shortest.len() as u64 + 1, shortest_line(code_bytes));
+            for n in [1usize, 2, 7] {
+                let text = vec![shortest.as_str(); n].join("\n");
+                for (extra, want) in [("", n), ("\n", n)] {
+                    let f = file_of(format!("{text}{extra}").as_bytes());
+                    assert_eq!(max_records(f.path(), code_bytes).unwrap(), want as u64);
+                }
+                let f = file_of(&text.as_bytes()[1..]);
+                assert_eq!(max_records(f.path(), code_bytes).unwrap(), n as u64 - 1);
+            }
+        }
+    }
 }
