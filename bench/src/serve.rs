@@ -328,7 +328,7 @@ impl Load {
         let req = ClientRequest {
             program: self.program.clone(),
             inputs,
-            plan: self.plan.clone(),
+            plan: self.plan,
             config: self.config_path.clone(),
             apis: Vec::new(),
             token: PathBuf::new(),
@@ -580,7 +580,7 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
         iris::write_records(&file, recs)?;
         let spec = share::find_input(&manifest, name)?;
         let paths = [0, 1, 2].map(|p| work.join(format!("p{p}")).join(format!("{name}.store")));
-        let paths = store::share_to_stores(&manifest.fingerprint, &spec, &file, paths)?;
+        let paths = store::share_to_stores(&manifest.fingerprint, spec, &file, paths)?;
         for p in 0..3 {
             stores[p][e] = paths[p].clone();
         }
@@ -715,7 +715,7 @@ fn batch_baseline(
         iris::write_records(&file, &recs)?;
         let spec = share::find_input(manifest, name)?;
         let paths = share::input_paths(&work.join("baseline"), name);
-        let paths = share::share_input_to(&spec, None, &file, paths)?;
+        let paths = share::share_input_to(spec, None, &file, paths)?;
         for (a, p) in args.iter_mut().zip(&paths) {
             a.push("--input".into());
             a.push(format!("{name}={}", p.display()));

@@ -167,6 +167,9 @@ fn median_ms(v: &[f64]) -> f64 {
     s.get(s.len() / 2).copied().unwrap_or(0.0) * 1e3
 }
 
+/// A party's file name from its index.
+type FileName = fn(usize) -> String;
+
 /// `irisc run P.irs --protocol fss2`: the whole run on this machine, every role its own process
 /// (the dealer's enrollment and preprocessing, the two servers, the client), over TLS on
 /// loopback; relays the client's answers and, with `check`, compares them with the plaintext
@@ -209,20 +212,19 @@ pub fn run_local(
     let prog = program.display().to_string();
     // The malicious variant's files and flags (CSB.Eval*), or the semi-honest ones.
     let m = malicious.map(|m| m.to_string());
-    let (secret, gallery_name, material_name): (&str, fn(usize) -> String, fn(usize) -> String) =
-        if m.is_some() {
-            (
-                party::star::SECRET_NAME,
-                party::star::gallery_name,
-                party::star::material_name,
-            )
-        } else {
-            (
-                party::SECRET_NAME,
-                party::gallery_name,
-                party::material_name,
-            )
-        };
+    let (secret, gallery_name, material_name): (&str, FileName, FileName) = if m.is_some() {
+        (
+            party::star::SECRET_NAME,
+            party::star::gallery_name,
+            party::star::material_name,
+        )
+    } else {
+        (
+            party::SECRET_NAME,
+            party::gallery_name,
+            party::material_name,
+        )
+    };
     let with_m = |mut args: Vec<String>, flag_only: bool| {
         if let Some(m) = &m {
             args.push("--malicious".into());

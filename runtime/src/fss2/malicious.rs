@@ -519,8 +519,8 @@ pub fn serve_star(
         // c_1 of the template's m instances in one batch of gate evaluations.
         let signs: Vec<(&IcKey, u64)> = (0..m).map(|i| (&mat.sign_keys[j * m + i], x)).collect();
         let c1s = eval_bits_many(&signs);
-        for i in 0..m {
-            let s = c1s[i]
+        for (i, c1) in c1s.iter().enumerate().take(m) {
+            let s = *c1
                 ^ matches!(deviation, Deviation::WrongKey { template, instance } if template == j && instance == i);
             e_open.push(e.plus(mat.cond_masks[j * m + i]));
             mat.cond_keys[j * m + i]
@@ -543,7 +543,7 @@ pub fn serve_star(
     let mut tags = 0u128;
     // KeyDec of every instance, then the unlocked gate keys evaluated in one batch.
     let mut opened_keys = Vec::with_capacity(records * m);
-    for k in 0..records * m {
+    for (k, delta) in delta_e.iter().enumerate().take(records * m) {
         let at = k * KeyRequest::BYTES;
         let request =
             KeyRequest::decode(&their_requests[at..at + KeyRequest::BYTES]).map_err(|e| {
@@ -554,7 +554,7 @@ pub fn serve_star(
             })?;
         opened_keys.push(
             mat.cond_keys[k]
-                .open_key(&request, delta_e[k] as u64)
+                .open_key(&request, *delta as u64)
                 .map_err(|e| EvalError::Refused(e.to_string()))?,
         );
     }
@@ -588,6 +588,7 @@ pub fn serve_star(
 
 /// The client's CSB side: its query in, one decision per template out, or the reason the
 /// output is withheld.
+#[allow(clippy::too_many_arguments)]
 pub fn query_star(
     net: &mut dyn Transport,
     roles: Roles,

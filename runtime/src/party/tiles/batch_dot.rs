@@ -181,6 +181,7 @@ fn split_value(v: Value, n: usize, c: usize) -> Result<Vec<Value>, RuntimeError>
 /// # Safety
 /// A [`DotKernel::Masked`] kernel must be a generated masked-dot kernel for the storage width
 /// and code length of these shares (as `masked_dot` requires of its table).
+#[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn batch_dot_local(
     party: usize,
     batch: &Coded,

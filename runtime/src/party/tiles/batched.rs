@@ -46,11 +46,7 @@ pub fn width(w: i64, op: &str) -> Result<usize, RuntimeError> {
 }
 
 /// The values in slots `base .. base + n`.
-fn per_query<'s>(
-    slots: &'s [Option<Value>],
-    base: u32,
-    n: usize,
-) -> Result<Vec<&'s Value>, RuntimeError> {
+fn per_query(slots: &[Option<Value>], base: u32, n: usize) -> Result<Vec<&Value>, RuntimeError> {
     (0..n as u32).map(|j| get(slots, base + j)).collect()
 }
 

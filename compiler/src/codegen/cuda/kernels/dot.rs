@@ -58,7 +58,7 @@ pub fn define<'ctx>(
     flavor: Flavor,
 ) -> Result<(), CodegenError> {
     let name = dot_kernel_name(width, k_pad);
-    if k_pad == 0 || k_pad % K_STEP != 0 || k_pad > MAX_K {
+    if k_pad == 0 || !k_pad.is_multiple_of(K_STEP) || k_pad > MAX_K {
         return Err(err(format!(
             "no GPU dot kernel for rows of {k_pad} limbs: a positive multiple of {K_STEP} up to {MAX_K} is needed"
         )));
@@ -277,17 +277,17 @@ fn tensor_core_body<'ctx>(ir: &Ir<'ctx, '_>, o: &Operands<'ctx>) -> Result<(), C
             }
             for (i, j) in o.width.products() {
                 let s = i + j;
-                for mi in 0..m_tiles {
-                    for ni in 0..n_tiles {
+                for (mi, a_tile) in a[i].iter().enumerate().take(m_tiles) {
+                    for (ni, b_tile) in bq[j].iter().enumerate().take(n_tiles) {
                         let mut args: Vec<inkwell::values::BasicMetadataValueEnum> =
                             Vec::with_capacity(10);
                         args.extend(
-                            a[i][mi]
+                            a_tile
                                 .iter()
                                 .map(|v| inkwell::values::BasicMetadataValueEnum::from(*v)),
                         );
                         args.extend(
-                            bq[j][ni]
+                            b_tile
                                 .iter()
                                 .map(|v| inkwell::values::BasicMetadataValueEnum::from(*v)),
                         );
@@ -317,10 +317,10 @@ fn tensor_core_body<'ctx>(ir: &Ir<'ctx, '_>, o: &Operands<'ctx>) -> Result<(), C
 
     // Epilogue: accumulator register x of tile (mi, ni) is row g + 8 (x / 2), column
     // 2t + (x % 2).
-    for mi in 0..m_tiles {
+    for (mi, &row) in a_rows.iter().enumerate().take(m_tiles) {
         for ni in 0..n_tiles {
             for x in 0..4usize {
-                let r = ir.add(a_rows[mi], ir.c64(8 * (x as u64 / 2)))?;
+                let r = ir.add(row, ir.c64(8 * (x as u64 / 2)))?;
                 let c = ir.add(
                     ir.add(col0, ir.c64(ni as u64 * MMA_N))?,
                     ir.add(ir.mul(in_group, ir.c64(2))?, ir.c64(x as u64 % 2))?,
