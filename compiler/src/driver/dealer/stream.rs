@@ -12,13 +12,14 @@
 //! streaming stores (the block, tens of megabytes, goes to disk and is not read again:
 //! ordinary stores would first read each of its lines). The main thread then checks the ids
 //! (distinct, new) in file order and writes the block to the three stores in one positioned
-//! write per region ([`Appender`]). Nothing is allocated per record or per block.
+//! write per region ([`Appender`]). No buffer is allocated per record or per block.
 //!
 //! Measured on rep3, 100 000 records of 12 800 bits (`irisc-bench --sections share`, and
 //! `perf record` of `irisc share`): streaming stores and the AVX2 hash loop took dealing from
 //! 47 400 to 56 300-57 100 records per CPU-second on a Zen 5 core. On a Zen 4 core, what
-//! remains is the streaming copy (a fifth: the machine's write bandwidth), XXH3 (a sixth),
-//! AES-CTR (an eighth) and the rep3 kernel (a tenth).
+//! remains is the streaming copy into the block (about a third of the time: leaving it out of a
+//! test build took rep3 from 2.2-2.5 to 1.4-1.7 CPU-s per 100 000 records), XXH3, AES-CTR and
+//! the rep3 kernel, which overlap with it.
 //!
 //! Any fault in the input (malformed line, wrong code length, repeated id) stops the run and is
 //! reported exactly as the plain NDJSON reader reports it ([`super::share::read_iris`]).
@@ -126,7 +127,8 @@ impl Lines {
 /// strings the canonical base64 of `code_bytes` bytes, plus a newline between lines. The meta
 /// capacity a new store is created with. Counting the lines instead read the whole file a
 /// second time (6 % of dealing rep3); this bound exceeds the count of a gallery that `irisc
-/// gen` writes by under 1 %, and a store's meta region is 1/30 of its records' size.
+/// gen` writes by under 1 %, and a meta entry (1.6 kB at 12 800 bits) is small beside a
+/// record's shares (25.6-51.2 kB per party).
 pub fn max_records(path: &Path, code_bytes: usize) -> Result<u64> {
     let size = std::fs::metadata(path)
         .map_err(|e| anyhow!("{}: cannot open: {e}", path.display()))?
@@ -338,7 +340,6 @@ fn deal_lines(
         mask,
         scratch,
     } = worker;
-    let bytes = code.len();
     let (ms, ss) = (layout.meta_size, layout.share_size);
     let mut sums = [RecordsSum::default(); 3];
     // Each party's record is dealt into a scratch record laid out as the record hash reads it,
@@ -367,15 +368,15 @@ fn deal_lines(
         // meta region is not in cache, and writing it in place cost a read of each line.
         let [s0, s1, s2] = &mut scratch;
         s0[..meta_at].copy_from_slice(&index.to_le_bytes());
-        encode_meta(layout, l.id, &mask[..bytes], &mut s0[meta_at..share_at]);
+        encode_meta(layout, l.id, mask, &mut s0[meta_at..share_at]);
         s1[..share_at].copy_from_slice(&s0[..share_at]);
         s2[..share_at].copy_from_slice(&s0[..share_at]);
         copy_streaming(&mut metas[j * ms..(j + 1) * ms], &s0[meta_at..share_at]);
         let at = j * ss..(j + 1) * ss;
         dealer
             .deal(
-                &code[..bytes],
-                &mask[..bytes],
+                code,
+                mask,
                 [
                     &mut s0[share_at..],
                     &mut s1[share_at..],
