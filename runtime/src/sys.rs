@@ -40,6 +40,27 @@ pub fn rusage() -> Option<libc::rusage> {
     Some(usage)
 }
 
+/// CPU time of the calling thread (user + system), or `None` where the OS does not say: what
+/// a measurement of this thread's work reads, unmoved by other processes taking its core.
+pub fn thread_cpu_time() -> Option<std::time::Duration> {
+    #[cfg(unix)]
+    {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: clock_gettime writes one timespec into `t`.
+        if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) } != 0 {
+            return None;
+        }
+        Some(std::time::Duration::new(t.tv_sec as u64, t.tv_nsec as u32))
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
 /// The size of a transparent huge page on x86-64 and arm64 (4 KiB base pages).
 const HUGE_PAGE: usize = 2 << 20;
 

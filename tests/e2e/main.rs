@@ -14,6 +14,7 @@ mod kill;
 mod language;
 mod matching;
 mod mirror;
+mod nests;
 mod outputs;
 mod party;
 mod ratio_edges;

@@ -65,6 +65,18 @@
 //!   slower (Z16 124: 6.72 -> 6.59), and inside code panels (1 984 codes, 126 codes' rows:
 //!   504 KiB) 2 % slower in whole calls (Z16 6.35-6.39 -> 6.23-6.27).
 //!
+//! - a second loop nest, measured at run time: whether K chunks and record panels pay depends on
+//!   the core and on the codes per call, which the executable only learns when it runs (a
+//!   batch executable built for 8 queries per call may get one). GR16, l = 12 800, 31 codes, 8 000
+//!   records from memory (`masked_dot_timing`): on a Zen 4 core (one `vpdpwssd zmm` per cycle,
+//!   117.2 G MAC/s) 7.1 M/s with K chunks and record panels, 7.9 M/s without (62 codes: 7.7 and
+//!   7.8; 248 codes: 8.0 and 8.1; Z16 248 codes: 3.73 and 3.34), where the Zen 5 core above ran
+//!   31 codes at 9.5 M/s without and 11.1 with. So where the tile takes K chunks with record
+//!   panels and no code panels, the op also records `nest_alternative = "unchunked"`: the kernel
+//!   table then offers the same register tile without K chunks or record panels as a second
+//!   nest, and the runtime times both on the first large call's records and runs the faster
+//!   (`irisc_runtime::kernels::nest`).
+//!
 //! The narrower ISA variants (AVX2, 16 registers; portable) keep their fixed tiles.
 
 use std::fmt;
@@ -96,6 +108,11 @@ pub const RECORD_PANEL_BYTES: u64 = 192 << 10;
 /// hold more than [`PANEL_BYTES`]: each record panel reads them all once, and past that they
 /// no longer stay in L2 beside the panel, so wider panels read them half as often.
 pub const WIDE_RECORD_PANEL_BYTES: u64 = 384 << 10;
+
+/// The second loop nest the kernel table offers, if any: `"unchunked"` (the only one).
+pub const NEST_ATTR: &str = "nest_alternative";
+/// The value of [`NEST_ATTR`] for the unchunked nest.
+pub const UNCHUNKED: &str = "unchunked";
 
 /// The most records a tile for fewer codes than a full tile's takes.
 const FEW_CODES_RECORDS: u32 = 12;
@@ -160,6 +177,21 @@ pub struct KernelTile {
     pub k_chunk_bytes: u64,
     /// Bytes of the records' rows (one K chunk of each) per record panel; 0: no panels.
     pub record_panel_bytes: u64,
+    /// Whether the kernel table also offers the same register tile without K chunks or record
+    /// panels, for the runtime to measure against this one (module doc).
+    pub unchunked_alternative: bool,
+}
+
+impl KernelTile {
+    /// The second nest: this tile without K chunks or record panels.
+    pub fn unchunked(&self) -> KernelTile {
+        KernelTile {
+            k_chunk_bytes: 0,
+            record_panel_bytes: 0,
+            unchunked_alternative: false,
+            ..*self
+        }
+    }
 }
 
 impl fmt::Display for KernelTile {
@@ -177,6 +209,9 @@ impl fmt::Display for KernelTile {
         }
         if self.record_panel_bytes > 0 {
             write!(f, ", record panels of {} bytes", self.record_panel_bytes)?;
+        }
+        if self.unchunked_alternative {
+            write!(f, "; or unchunked, whichever runs faster")?;
         }
         Ok(())
     }
@@ -214,6 +249,10 @@ pub fn choose(kind: DotKind, codes: u64) -> KernelTile {
             (true, false) => RECORD_PANEL_BYTES,
             (true, true) => WIDE_RECORD_PANEL_BYTES,
         },
+        // Which of the two runs faster depends on the core (module doc); F_p needs its chunks,
+        // and past the code panels' threshold the unchunked nest would read every code's whole
+        // rows per record block.
+        unchunked_alternative: record_panels && !code_panels,
     }
 }
 
@@ -257,6 +296,16 @@ pub fn check(kind: DotKind, t: &KernelTile) -> Result<(), String> {
             t.record_panel_bytes
         ));
     }
+    if t.unchunked_alternative && (t.k_chunk_bytes == 0 || kind == DotKind::Prime) {
+        return Err(match kind {
+            DotKind::Prime => format!(
+                "{NEST_ATTR} = \"{UNCHUNKED}\": F_p kernels need their K chunks (exact i32 lanes)"
+            ),
+            _ => format!(
+                "{NEST_ATTR} = \"{UNCHUNKED}\": the tile has no K chunks ({K_CHUNK_ATTR} = 0), so the two nests are one"
+            ),
+        });
+    }
     if t.record_panel_bytes != 0 && t.record_panel_bytes < t.k_chunk_bytes {
         return Err(format!(
             "{RECORD_PANEL_ATTR} = {}: a record panel holds at least one record's chunk ({K_CHUNK_ATTR} = {})",
@@ -288,7 +337,9 @@ mod tests {
                     "{kind:?} {codes}"
                 );
                 assert_eq!(t.record_panel_bytes, record_panel, "{kind:?} {codes}");
+                assert!(t.unchunked_alternative, "{kind:?} {codes}");
                 check(kind, &t).unwrap();
+                check(kind, &t.unchunked()).unwrap();
             }
             let large = choose(kind, 1984);
             assert_eq!(
@@ -299,12 +350,14 @@ mod tests {
                 ),
                 (PANEL_BYTES, K_CHUNK_BYTES, RECORD_PANEL_BYTES)
             );
+            assert!(!large.unchunked_alternative, "code panels: one nest");
         }
         for codes in [31, 248, 1984] {
             let fp = choose(DotKind::Prime, codes);
             assert_eq!((fp.records, fp.codes), (6, 2));
             assert_eq!(fp.k_chunk_bytes, K_CHUNK_BYTES);
             assert_eq!(fp.record_panel_bytes, 0, "F_p runs without record panels");
+            assert!(!fp.unchunked_alternative, "F_p needs its K chunks");
         }
         let z64 = choose(DotKind::Replicated { storage_bits: 64 }, 31);
         assert_eq!(
@@ -316,6 +369,7 @@ mod tests {
             ),
             (2, 4, 0, 0)
         );
+        assert!(!z64.unchunked_alternative);
     }
 
     #[test]
@@ -339,6 +393,7 @@ mod tests {
             panel_bytes: 0,
             k_chunk_bytes: 0,
             record_panel_bytes: 0,
+            unchunked_alternative: false,
         };
         assert!(check(Z16, &t(0, 4)).unwrap_err().contains("at least 1"));
         let e = check(Z16, &t(8, 4)).unwrap_err();
@@ -364,5 +419,28 @@ mod tests {
             .contains("at least one record's chunk"));
         thin.record_panel_bytes = 4096;
         assert!(check(Z16, &thin).is_ok());
+        let mut alternative = thin;
+        alternative.unchunked_alternative = true;
+        assert!(check(Z16, &alternative).is_ok());
+        assert!(check(
+            DotKind::Prime,
+            &KernelTile {
+                records: 6,
+                codes: 2,
+                ..alternative
+            }
+        )
+        .unwrap_err()
+        .contains("need their K chunks"));
+        assert!(check(
+            Z16,
+            &KernelTile {
+                k_chunk_bytes: 0,
+                record_panel_bytes: 0,
+                ..alternative
+            }
+        )
+        .unwrap_err()
+        .contains("the two nests are one"));
     }
 }

@@ -14,15 +14,15 @@
 //! ```
 //! After:
 //! ```mlir
-//! %2 = "mpc.batch_shamir_dot"(%1, %arg1) {code_panel_bytes = 0, k_chunk_bytes = 4096, record_panel_bytes = 393216, tile = [4, 6], tile_codes = 248} : (...) -> !mpc.add<16>
+//! %2 = "mpc.batch_shamir_dot"(%1, %arg1) {code_panel_bytes = 0, k_chunk_bytes = 4096, nest_alternative = "unchunked", record_panel_bytes = 393216, tile = [4, 6], tile_codes = 248} : (...) -> !mpc.add<16>
 //! ```
 
 use super::{Pass, PassError};
 use crate::analysis::kernel_tile::{
-    check, choose, DotKind, KernelTile, CODES_ATTR, K_CHUNK_ATTR, PANEL_ATTR, RECORD_PANEL_ATTR,
-    TILE_ATTR,
+    check, choose, DotKind, KernelTile, CODES_ATTR, K_CHUNK_ATTR, NEST_ATTR, PANEL_ATTR,
+    RECORD_PANEL_ATTR, TILE_ATTR, UNCHUNKED,
 };
-use crate::mlir::{get_int, get_str, int_attr, op_name, Compiler};
+use crate::mlir::{get_int, get_str, int_attr, op_name, str_attr, Compiler};
 use melior::ir::{
     attribute::{ArrayAttribute, Attribute, IntegerAttribute},
     block::BlockLike,
@@ -116,6 +116,18 @@ pub fn read_tile<'c: 'a, 'a>(
         } else {
             0
         },
+        // Optional: absent, one nest.
+        unchunked_alternative: match op.attribute(NEST_ATTR) {
+            Err(_) => false,
+            Ok(_) => match get_str(op, NEST_ATTR)?.as_str() {
+                UNCHUNKED => true,
+                other => {
+                    return Err(format!(
+                        "`{name}`: attribute `{NEST_ATTR}` must be \"{UNCHUNKED}\" (or absent: one nest), not \"{other}\""
+                    ))
+                }
+            },
+        },
     }))
 }
 
@@ -202,6 +214,9 @@ impl Pass for KernelTilePass {
                     RECORD_PANEL_ATTR,
                     int_attr(ctx, RECORD_PANEL_ATTR, t.record_panel_bytes as i64).1,
                 );
+                if t.unchunked_alternative {
+                    op.set_attribute(NEST_ATTR, str_attr(ctx, NEST_ATTR, UNCHUNKED).1);
+                }
             }
         }
         Ok(module)

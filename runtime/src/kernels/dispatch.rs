@@ -13,17 +13,20 @@ use crate::error::RuntimeError;
 /// The environment variable that forces an ISA.
 pub const ISA_ENV: &str = "IRISC_ISA";
 
+use super::nest::Nests;
 use crate::contract::constants::ISA_SLOTS;
 pub use crate::contract::Isa;
 
-/// The table the schedule passes for one kernel: one entry per [`Isa`], null where absent, and
-/// the code length in words the kernels are specialised to (checked before every call: a
-/// kernel run on codes of another length would read out of bounds).
+/// The table the schedule passes for one kernel: one entry per [`Isa`], null where absent, the
+/// code length in words the kernels are specialised to (checked before every call: a kernel
+/// run on codes of another length would read out of bounds), and per [`Isa`] a second loop
+/// nest of the same kernel, null where the compiler offers none ([`super::nest`]).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct KernelTable {
     pub variants: [*const (); ISA_SLOTS],
     pub words: u64,
+    pub alternatives: [*const (); ISA_SLOTS],
 }
 
 /// What the runtime knows of an ISA beyond the contract: whether this CPU runs it.
@@ -105,6 +108,22 @@ pub fn pick(table: &KernelTable, cap: Isa) -> Option<(Isa, *const ())> {
 }
 
 /// [`pick`] under [`Isa::selected`], from the table pointer the schedule passes, for codes of
+/// `words` words: the variant's nests (the table's alternative of that variant as the second).
+///
+/// # Safety
+/// `table` must be null or point to a [`KernelTable`].
+pub unsafe fn pick_nests_from(
+    table: *const KernelTable,
+    words: usize,
+) -> Result<(Isa, Nests), RuntimeError> {
+    // SAFETY: the caller's contract.
+    let (isa, first) = unsafe { pick_from(table, words) }?;
+    // SAFETY: non-null (pick_from refuses a null table).
+    let second = unsafe { (*table).alternatives[isa as usize] };
+    Ok((isa, Nests::of_table(table as usize, first, second)))
+}
+
+/// [`pick`] under [`Isa::selected`], from the table pointer the schedule passes, for codes of
 /// `words` words.
 ///
 /// # Safety
@@ -153,15 +172,35 @@ mod tests {
         let t = KernelTable {
             variants: [a, null, c, null],
             words: 7,
+            alternatives: [null, null, a, null],
         };
         assert_eq!(pick(&t, Isa::Vnni), Some((Isa::Avx512, c)));
         assert_eq!(pick(&t, Isa::Avx2), Some((Isa::Portable, a)));
         let empty = KernelTable {
             variants: [null; 4],
             words: 7,
+            alternatives: [null; 4],
         };
         assert_eq!(pick(&empty, Isa::Vnni), None);
         // SAFETY: a valid table.
         assert!(unsafe { pick_from(&t, 8) }.is_err());
+        // The alternative is the picked variant's own, not another variant's.
+        if Isa::selected().is_ok_and(|i| i as usize >= Isa::Avx512 as usize) {
+            // SAFETY: a valid table.
+            let (isa, nests) = unsafe { pick_nests_from(&t, 7) }.unwrap();
+            assert_eq!((isa, nests.first, nests.second), (Isa::Avx512, c, Some(a)));
+        }
+        // SAFETY: a valid table.
+        let (_, portable) = unsafe {
+            pick_nests_from(
+                &KernelTable {
+                    variants: [a, null, null, null],
+                    ..t
+                },
+                7,
+            )
+        }
+        .unwrap();
+        assert_eq!((portable.first, portable.second), (a, None));
     }
 }

@@ -1,9 +1,11 @@
 //! Compute kernels. The compiler generates the dot-product kernels in LLVM (CPU, one variant per
 //! instruction set, picked at run time by [`dispatch`]) and PTX (GPU);
 //! [`reference`](mod@reference) is their portable reference and the fallback the runtime uses
-//! without them; [`run`](mod@run) runs a generated kernel over codes, split across threads.
+//! without them; [`run`](mod@run) runs a generated kernel over codes, split across threads, in
+//! the loop nest [`nest`] measured fastest on this machine.
 
 pub mod dispatch;
+pub mod nest;
 pub mod reference;
 pub mod run;
 

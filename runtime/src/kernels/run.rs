@@ -9,17 +9,13 @@ use crate::ring::RingElem;
 use crate::share::{Codes, RingVec};
 
 use super::dispatch;
-use super::{KernelTable, MaskedDotKernel, MaskedDotKernelU16};
+use super::nest::Nests;
+use super::{KernelTable, MaskedDotKernel};
 
 /// A generated two-sided (eq. 6) masked-dot kernel as the dispatch table holds it: type-erased,
 /// since the table is generated for one storage width and the shares say which.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct ErasedKernel(pub(crate) *const ());
-
-// SAFETY: the pointer is the address of generated machine code, which is immutable and has no
-// thread affinity; calling it from another thread is as safe as from this one.
-unsafe impl Send for ErasedKernel {}
-unsafe impl Sync for ErasedKernel {}
+pub(crate) struct ErasedKernel(pub(crate) Nests);
 
 /// The variant of the masked-dot kernel `table` [`dispatch`] picks for codes of `bits` elements.
 ///
@@ -30,7 +26,7 @@ pub(crate) unsafe fn masked_kernel(
     bits: usize,
 ) -> Result<ErasedKernel, RuntimeError> {
     // SAFETY: the caller's contract.
-    let (_, kernel) = unsafe { dispatch::pick_from(table, bits) }?;
+    let (_, kernel) = unsafe { dispatch::pick_nests_from(table, bits) }?;
     Ok(ErasedKernel(kernel))
 }
 
@@ -63,7 +59,7 @@ pub(crate) unsafe fn masked_dot_records(
                     // SAFETY: the caller promises the kernels of this storage width.
                     RingVec::$W(unsafe {
                         run_erased(kernel, (qa, qb), q.count, gallery, n, l, threads)
-                    })
+                    }?)
                 })*
                 _ => {
                     return Err(RuntimeError::Schedule(
@@ -102,36 +98,28 @@ pub(crate) fn check_masked_operands(
 /// sides, eq. 6) or `None` for the one-sided Shamir kernels.
 pub(crate) type Sides<'a, T> = (&'a [T], Option<&'a [T]>);
 
-/// Runs `kernel` (any generated dot kernel with storage word `T`) over `n_codes` codes and
-/// `n_records` records of `words` words each, the records split in contiguous shards across
-/// `threads` threads (each writes its own block of the record-major output).
-/// [`run_kernel`] for a two-sided (eq. 6) kernel given type-erased, as the dispatch table holds it.
+/// [`run_nests`] for a two-sided (eq. 6) kernel given type-erased, as the dispatch table holds
+/// it.
 ///
 /// # Safety
-/// `kernel` must be a generated masked-dot kernel for storage `T`.
+/// Every nest of `kernel` must be a generated masked-dot kernel for storage `T`.
 #[allow(clippy::too_many_arguments)]
 unsafe fn run_erased<T: RingElem + Send + Sync>(
-    kernel: *const (),
+    kernel: Nests,
     q: (&[T], &[T]),
     n_codes: usize,
     g: (&[T], &[T]),
     n_records: usize,
     words: usize,
     threads: usize,
-) -> Vec<T> {
+) -> Result<Vec<T>, RuntimeError> {
+    let (q, g) = ((q.0, Some(q.1)), (g.0, Some(g.1)));
     // SAFETY: the caller's contract; every generated kernel has this signature in its width.
-    let k: MaskedDotKernel<T> = unsafe { std::mem::transmute(kernel) };
-    run_kernel(
-        k,
-        (q.0, Some(q.1)),
-        n_codes,
-        (g.0, Some(g.1)),
-        n_records,
-        words,
-        threads,
-    )
+    unsafe { run_nests(kernel, q, n_codes, g, n_records, words, threads) }
 }
 
+/// [`run_nests`] with one kernel, a function of the right type.
+#[cfg(test)]
 pub(crate) fn run_kernel<T: RingElem + Send + Sync>(
     kernel: MaskedDotKernel<T>,
     q: Sides<'_, T>,
@@ -141,6 +129,30 @@ pub(crate) fn run_kernel<T: RingElem + Send + Sync>(
     words: usize,
     threads: usize,
 ) -> Vec<T> {
+    let nests = Nests::single(kernel as *const ());
+    // SAFETY: the one nest is `kernel`, of the signature `run_nests` calls.
+    unsafe { run_nests(nests, q, n_codes, g, n_records, words, threads) }
+        .expect("a single nest runs under any policy")
+}
+
+/// Runs a generated dot kernel with storage word `T` over `n_codes` codes and `n_records`
+/// records of `words` words each, the records split in contiguous shards across `threads`
+/// threads (each writes its own block of the record-major output), in the loop nest of
+/// `nests` this process runs for `n_codes` codes per call ([`Nests::run`]: measured on the
+/// first large call's records); each shard is one call, or the measured slices and the rest.
+///
+/// # Safety
+/// Both nests must be generated dot kernels with storage word `T` (the signature of
+/// [`MaskedDotKernel`]) computing the same words.
+pub(crate) unsafe fn run_nests<T: RingElem + Send + Sync>(
+    nests: Nests,
+    q: Sides<'_, T>,
+    n_codes: usize,
+    g: Sides<'_, T>,
+    n_records: usize,
+    words: usize,
+    threads: usize,
+) -> Result<Vec<T>, RuntimeError> {
     assert!(
         q.0.len() >= n_codes * words && q.1.is_none_or(|b| b.len() >= n_codes * words),
         "query shares shorter than n_codes * words"
@@ -151,40 +163,54 @@ pub(crate) fn run_kernel<T: RingElem + Send + Sync>(
     );
     let mut out = vec![T::ZERO; n_codes * n_records];
     if n_records == 0 || n_codes == 0 || words == 0 {
-        return out;
+        return Ok(out);
     }
     let per = n_records.div_ceil(threads.clamp(1, n_records));
     let ptr = |s: Option<&[T]>| s.map_or(std::ptr::null(), |s| s.as_ptr());
-    let run = |first: usize, out_chunk: &mut [T]| {
+    let run = |first: usize, out_chunk: &mut [T]| -> Result<(), RuntimeError> {
         let n = out_chunk.len() / n_codes;
-        let range = first * words..(first + n) * words;
-        let (ga, gb) = (&g.0[range.clone()], g.1.map(|b| &b[range]));
-        // SAFETY: every pointer covers what the kernel reads and writes: n_codes * words
-        // (queries), n * words (this shard's records), n * n_codes (out); side b pointers are
-        // null only for one-sided kernels, which do not read them.
-        unsafe {
-            kernel(
-                q.0.as_ptr(),
-                ptr(q.1),
-                n_codes as i64,
-                ga.as_ptr(),
-                ptr(gb),
-                n as i64,
-                out_chunk.as_mut_ptr(),
-            )
-        }
+        let out_ptr = out_chunk.as_mut_ptr();
+        nests.run(n_codes, n, &mut |kernel, part| {
+            let (r0, len) = (first + part.start, part.len());
+            let range = r0 * words..(r0 + len) * words;
+            let (ga, gb) = (&g.0[range.clone()], g.1.map(|b| &b[range]));
+            // SAFETY: the caller's contract: every nest has this signature in its width.
+            let k: MaskedDotKernel<T> = unsafe { std::mem::transmute(kernel) };
+            // SAFETY: every pointer covers what the kernel reads and writes: n_codes * words
+            // (queries), len * words (these records), len * n_codes (out, within this shard's
+            // chunk: `part` lies in 0..n); side b pointers are null only for one-sided
+            // kernels, which do not read them.
+            unsafe {
+                k(
+                    q.0.as_ptr(),
+                    ptr(q.1),
+                    n_codes as i64,
+                    ga.as_ptr(),
+                    ptr(gb),
+                    len as i64,
+                    out_ptr.add(part.start * n_codes),
+                )
+            }
+        })
     };
     if per >= n_records {
-        run(0, &mut out);
-        return out;
+        run(0, &mut out)?;
+        return Ok(out);
     }
     std::thread::scope(|s| {
-        for (chunk, out_chunk) in out.chunks_mut(per * n_codes).enumerate() {
-            let run = &run;
-            s.spawn(move || run(chunk * per, out_chunk));
-        }
-    });
-    out
+        let handles: Vec<_> = out
+            .chunks_mut(per * n_codes)
+            .enumerate()
+            .map(|(chunk, out_chunk)| {
+                let run = &run;
+                s.spawn(move || run(chunk * per, out_chunk))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .try_for_each(|h| h.join().expect("a kernel thread panicked"))
+    })?;
+    Ok(out)
 }
 
 /// The variant of the Shamir dot-product kernel `table` [`dispatch`] picks for codes of `words`
@@ -196,15 +222,13 @@ pub(crate) fn run_kernel<T: RingElem + Send + Sync>(
 pub(crate) unsafe fn shamir_kernel(
     table: *const KernelTable,
     words: usize,
-) -> Result<Option<MaskedDotKernelU16>, RuntimeError> {
+) -> Result<Option<Nests>, RuntimeError> {
     if table.is_null() {
         return Ok(None);
     }
     // SAFETY: the caller's contract; every Shamir kernel takes u16 words.
-    let (_, k) = unsafe { dispatch::pick_from(table, words) }?;
-    Ok(Some(unsafe {
-        std::mem::transmute::<*const (), MaskedDotKernelU16>(k)
-    }))
+    let (_, k) = unsafe { dispatch::pick_nests_from(table, words) }?;
+    Ok(Some(k))
 }
 
 #[cfg(test)]

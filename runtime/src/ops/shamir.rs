@@ -23,7 +23,8 @@ use crate::share::Rep3Vec;
 use super::ctx::{at, broadcast_len, sched, Ctx};
 use super::shamir_codes::{ShamirCodes, ShamirKind, Side};
 use super::value::Value;
-use crate::kernels::run::run_kernel;
+use crate::kernels::nest::Nests;
+use crate::kernels::run::run_nests;
 
 fn shamir<'v>(v: &'v Value, op: &str) -> Result<&'v ShamirCodes, RuntimeError> {
     match v {
@@ -78,8 +79,25 @@ pub fn shamir_dot_kernel(
     kernel: Option<MaskedDotKernelU16>,
     threads: usize,
 ) -> Result<Value, RuntimeError> {
+    let kernel = kernel.map(|k| Nests::single(k as *const ()));
+    // SAFETY: the one nest is a kernel of the right signature (its type says so).
+    unsafe { shamir_dot_nests(cx, query, gallery, kernel, threads) }
+}
+
+/// [`shamir_dot_kernel`] with a table's nests ([`crate::kernels::nest`]).
+///
+/// # Safety
+/// Every nest must be a generated one-sided kernel of u16 words for this sharing and length.
+unsafe fn shamir_dot_nests(
+    cx: &mut Ctx<'_>,
+    query: &Value,
+    gallery: &Value,
+    kernel: Option<Nests>,
+    threads: usize,
+) -> Result<Value, RuntimeError> {
     let (q, g) = (shamir(query, "shamir_dot")?, shamir(gallery, "shamir_dot")?);
-    shamir_dot_records(cx.party(), q, g, 0..g.count, kernel, threads)
+    // SAFETY: the caller's contract.
+    unsafe { shamir_dot_records(cx.party(), q, g, 0..g.count, kernel, threads) }
 }
 
 /// The party-local dot products of [`shamir_dot_kernel`] of every code of `q` with records
@@ -87,12 +105,16 @@ pub fn shamir_dot_kernel(
 /// `records.start`): what `shamir_dot` computes for the whole gallery and the tiled scan for
 /// one chunk of it (with `q` a batch of queries' codes). Only reads its operands, so it runs
 /// on any thread.
-pub(crate) fn shamir_dot_records(
+///
+/// # Safety
+/// Every nest of `kernel` must be a generated one-sided kernel of u16 words for this sharing
+/// and code length.
+pub(crate) unsafe fn shamir_dot_records(
     party: usize,
     q: &ShamirCodes,
     g: &ShamirCodes,
     records: Range<usize>,
-    kernel: Option<MaskedDotKernelU16>,
+    kernel: Option<Nests>,
     threads: usize,
 ) -> Result<Value, RuntimeError> {
     check_shamir_operands(q, g, &records)?;
@@ -103,7 +125,10 @@ pub(crate) fn shamir_dot_records(
         ShamirKind::Gr2 | ShamirKind::Gr4 => {
             let prepared = prepared_gr_query(party, q);
             let z = match kernel {
-                Some(k) => run_kernel(k, (&prepared, None), q.count, (gw, None), n, words, threads),
+                // SAFETY: the caller's contract.
+                Some(k) => unsafe {
+                    run_nests::<u16>(k, (&prepared, None), q.count, (gw, None), n, words, threads)
+                }?,
                 None => galois_dot_local(&prepared, q.count, gw, n, words).own,
             };
             Value::Additive(RingVec::U16(z))
@@ -111,7 +136,10 @@ pub(crate) fn shamir_dot_records(
         ShamirKind::Fp => {
             let qw: &[u16] = &q.words[..];
             let out = match kernel {
-                Some(k) => run_kernel(k, (qw, None), q.count, (gw, None), n, words, threads),
+                // SAFETY: the caller's contract.
+                Some(k) => unsafe {
+                    run_nests::<u16>(k, (qw, None), q.count, (gw, None), n, words, threads)
+                }?,
                 None => {
                     let mut out = vec![0u16; q.count * n];
                     fp_dot_reference(qw, q.count, gw, n, words, &mut out);
@@ -422,7 +450,8 @@ pub unsafe fn shamir_dot_table(
     match kernel {
         Some(_) => {
             let threads = cx.threads;
-            shamir_dot_kernel(cx, query, gallery, kernel, threads)
+            // SAFETY: the table's nests are its kernels (the caller's contract).
+            unsafe { shamir_dot_nests(cx, query, gallery, kernel, threads) }
         }
         None => shamir_dot(cx, query, gallery),
     }

@@ -61,6 +61,10 @@ pub struct Accounting {
     /// What the `beaver` evaluations consumed (`--protocol beaver`): absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub beaver: Option<BeaverStats>,
+    /// The loop nests measured against each other in this process and the one each kernel ran
+    /// ([`crate::kernels::nest`]): empty where no kernel offered two, or no call was long
+    /// enough to measure.
+    pub kernel_nests: Vec<crate::kernels::nest::Measured>,
 }
 
 /// What the `beaver` evaluations of a run consumed at this party, measured: the same
@@ -143,6 +147,7 @@ impl Accounting {
             ops_cpu_s: BTreeMap::new(),
             gpu: None,
             beaver: None,
+            kernel_nests: crate::kernels::nest::measurements(),
         }
     }
 
@@ -200,6 +205,18 @@ impl Accounting {
             s.push_str(&format!(
                 "; beaver: {} executions x {} lanes, {} triples ({} naive), {} mask bits",
                 b.executions, b.lanes, b.triples, b.triples_naive, b.mask_bits
+            ));
+        }
+        for m in &self.kernel_nests {
+            s.push_str(&format!(
+                "; kernel loop nests measured at {} codes per call: {:.1} ns per dot product (compiler's), {:.1} (alternative), ran the {}",
+                m.codes,
+                m.first_ns_per_dot,
+                m.second_ns_per_dot,
+                match m.chosen {
+                    crate::kernels::nest::Nest::First => "compiler's",
+                    crate::kernels::nest::Nest::Second => "alternative",
+                }
             ));
         }
         if let Some(cpu) = self.cpu_s {

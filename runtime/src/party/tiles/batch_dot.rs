@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use crate::error::RuntimeError;
 use crate::io::share_file::RingVec;
+use crate::kernels::nest::Nests;
 use crate::kernels::run::{masked_dot_records, ErasedKernel};
-use crate::kernels::MaskedDotKernelU16;
 use crate::ops::ctx::sched;
 use crate::ops::shamir::{shamir_dot_records, shamir_dot_records_gpu};
 use crate::ops::shamir_codes::ShamirCodes;
@@ -23,8 +23,9 @@ use super::Coded;
 pub(crate) enum DotKernel {
     /// Replicated codes: a generated two-sided (eq. 6) kernel of the shares' storage width.
     Masked(ErasedKernel),
-    /// Shamir codes: a generated one-sided 16-bit kernel, or `None` for the scalar reference.
-    Shamir(Option<MaskedDotKernelU16>),
+    /// Shamir codes: a generated one-sided 16-bit kernel's nests, or `None` for the scalar
+    /// reference.
+    Shamir(Option<Nests>),
     /// The party's GPU ([`crate::gpu`]): replicated codes in 16- or 32-bit storage, or
     /// Galois-ring Shamir codes, with the gallery chunk resident there.
     Gpu(Arc<crate::gpu::Session>),
@@ -34,9 +35,9 @@ impl DotKernel {
     /// Whether both run the same code.
     pub(super) fn same(&self, other: &DotKernel) -> bool {
         match (self, other) {
-            (DotKernel::Masked(a), DotKernel::Masked(b)) => a.0 == b.0,
+            (DotKernel::Masked(a), DotKernel::Masked(b)) => a.0.first == b.0.first,
             (DotKernel::Shamir(a), DotKernel::Shamir(b)) => {
-                a.map(|k| k as usize) == b.map(|k| k as usize)
+                a.map(|k| k.first) == b.map(|k| k.first)
             }
             (DotKernel::Gpu(a), DotKernel::Gpu(b)) => Arc::ptr_eq(a, b),
             _ => false,
@@ -180,7 +181,8 @@ fn split_value(v: Value, n: usize, c: usize) -> Result<Vec<Value>, RuntimeError>
 ///
 /// # Safety
 /// A [`DotKernel::Masked`] kernel must be a generated masked-dot kernel for the storage width
-/// and code length of these shares (as `masked_dot` requires of its table).
+/// and code length of these shares (as `masked_dot` requires of its table), a
+/// [`DotKernel::Shamir`] one a generated one-sided kernel for this sharing and length.
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn batch_dot_local(
     party: usize,
@@ -205,7 +207,8 @@ pub(crate) unsafe fn batch_dot_local(
             Value::Additive(unsafe { masked_dot_records(q, g, records, k, threads) }?)
         }
         (Coded::Shamir(q), Coded::Shamir(g), DotKernel::Shamir(k)) => {
-            shamir_dot_records(party, q, g, records, k, threads)?
+            // SAFETY: the caller's contract.
+            unsafe { shamir_dot_records(party, q, g, records, k, threads) }?
         }
         (Coded::Rep3(q), Coded::Rep3(g), DotKernel::Gpu(gpu)) => {
             Value::Additive(gpu.masked_dot_records(q, g, records)?)

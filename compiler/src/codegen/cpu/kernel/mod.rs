@@ -254,8 +254,8 @@ pub fn kernel_tiled<'ctx>(
 
 /// Returns the table of all variants of the kernel for (`ring`, `l`) for the host target,
 /// defining the kernels and the table the first time: a private constant
-/// `{ [4 x ptr], i64 }` (variants indexed by [`Isa::index`], then `l`), the runtime's
-/// `KernelTable`.
+/// `{ [4 x ptr], i64, [4 x ptr] }` (variants indexed by [`Isa::index`], then `l`, then each
+/// variant's second loop nest or null), the runtime's `KernelTable`.
 pub fn table<'ctx>(
     cx: &'ctx Context,
     module: &Module<'ctx>,
@@ -266,6 +266,8 @@ pub fn table<'ctx>(
 }
 
 /// [`table`] of the kernels with the tile the IR records on the dot op (`None`: the default).
+/// Where the tile asks for the unchunked alternative, each variant whose loop nest it changes
+/// gets that nest as its second, for the runtime to measure (`irisc_runtime::kernels::nest`).
 pub fn table_tiled<'ctx>(
     cx: &'ctx Context,
     module: &Module<'ctx>,
@@ -273,20 +275,48 @@ pub fn table_tiled<'ctx>(
     l: u32,
     tile: Option<&KernelTile>,
 ) -> Result<GlobalValue<'ctx>, CodegenError> {
-    let name = format!("{}{}", table_name(ring, l), tile_suffix(ring, l, tile));
+    let variants = ring.variants(host_is_x86());
+    // The second nest, where it changes some variant's loop nest (short codes run no K chunks,
+    // so theirs is the first).
+    let alternative = tile
+        .filter(|t| t.unchunked_alternative)
+        .map(|t| t.unchunked())
+        .filter(|alt| {
+            variants
+                .iter()
+                .any(|&isa| shape(isa, ring, l, Some(alt)) != shape(isa, ring, l, tile))
+        });
+    let name = format!(
+        "{}{}{}",
+        table_name(ring, l),
+        tile_suffix(ring, l, tile),
+        if alternative.is_some() {
+            "_or_unchunked"
+        } else {
+            ""
+        }
+    );
     if let Some(g) = module.get_global(&name) {
         return Ok(g);
     }
     let ptr = cx.ptr_type(Default::default());
     let mut slots = vec![ptr.const_null(); Isa::ALL.len()];
-    for isa in ring.variants(host_is_x86()) {
+    let mut second = vec![ptr.const_null(); Isa::ALL.len()];
+    for isa in variants {
         let f = kernel_tiled(cx, module, ring, l, isa, tile)?;
         slots[isa.index()] = f.as_global_value().as_pointer_value();
+        if let Some(alt) = &alternative {
+            if shape(isa, ring, l, Some(alt)) != shape(isa, ring, l, tile) {
+                let g = kernel_tiled(cx, module, ring, l, isa, Some(alt))?;
+                second[isa.index()] = g.as_global_value().as_pointer_value();
+            }
+        }
     }
     let init = cx.const_struct(
         &[
             ptr.const_array(&slots).into(),
             cx.i64_type().const_int(l.into(), false).into(),
+            ptr.const_array(&second).into(),
         ],
         false,
     );

@@ -438,6 +438,46 @@ fn recorded_tiles_name_their_kernels() {
     let z = choose(DotKind::Replicated { storage_bits: 16 }, 1984);
     let z = kernel_name_tiled(DotRing::Z16, 12800, Isa::Vnni, Some(&z));
     assert_eq!(z, "irisc_kernel_dot_z16_L12800_vnni_t4x6_p126_k1024_r48");
+    // Where K chunks run, the 31-code tile's table offers the unchunked nest as each x86
+    // variant's second (the portable variant runs no chunks: one nest); too short for chunks,
+    // it is the default's.
+    let few = choose(DotKind::Galois, 31);
+    assert!(few.unchunked_alternative);
+    let short = table_tiled(&cx, &module, DotRing::Gr16, 64, Some(&few)).unwrap();
+    assert!(
+        !short
+            .get_name()
+            .to_str()
+            .unwrap()
+            .ends_with("_or_unchunked"),
+        "{short:?}"
+    );
+    let long = table_tiled(&cx, &module, DotRing::Gr16, 12800, Some(&few)).unwrap();
+    assert_eq!(
+        long.get_name().to_str().unwrap(),
+        "irisc_kernels_dot_gr16_L12800_t4x6_k2048_r48_or_unchunked"
+    );
+    use inkwell::values::AnyValue;
+    let text = long
+        .get_initializer()
+        .unwrap()
+        .print_to_string()
+        .to_string();
+    let unchunked = |isa: Isa| {
+        format!(
+            "ptr @{}",
+            kernel_name_tiled(DotRing::Gr16, 12800, isa, Some(&few.unchunked()))
+        )
+    };
+    if host_is_x86() {
+        for isa in [Isa::Avx2, Isa::Avx512, Isa::Vnni] {
+            assert!(text.contains(&unchunked(isa)), "{isa:?}: {text}");
+        }
+        assert!(
+            text.contains("[ptr null, ptr @"),
+            "no portable second nest: {text}"
+        );
+    }
     module.verify().unwrap();
 }
 
@@ -482,6 +522,7 @@ mod shapes {
                 panel_bytes: 0,
                 k_chunk_bytes: 0,
                 record_panel_bytes: 0,
+                unchunked_alternative: false,
             };
             prop_assume!(check(kind, &t).is_ok());
             let lanes = Isa::Vnni.lanes(ring);

@@ -171,7 +171,9 @@ fn shamir_batch_dot_equals_per_query_op() {
                                 party,
                                 &queries,
                                 &Coded::Shamir(g.clone()),
-                                DotKernel::Shamir(k),
+                                DotKernel::Shamir(
+                                    k.map(|k| crate::kernels::nest::Nests::single(k as *const ())),
+                                ),
                                 record_chunk,
                                 threads,
                                 &whole,

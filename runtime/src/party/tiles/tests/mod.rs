@@ -29,7 +29,7 @@ fn masked_kernel_for(bytes: usize) -> DotKernel {
         4 => ref_masked::<u32, L> as *const (),
         _ => ref_masked::<u64, L> as *const (),
     };
-    DotKernel::Masked(ErasedKernel(k))
+    DotKernel::Masked(ErasedKernel(crate::kernels::nest::Nests::single(k)))
 }
 
 /// Replicated codes of random shares in Z_2^k (k picks the storage width).

@@ -1,0 +1,94 @@
+//! The kernels' two loop nests (`nest_alternative = "unchunked"`): each one, forced with
+//! `IRISC_KERNEL_NEST`, answers as the plaintext definition does and as the other; and a call
+//! long enough to be measured runs both on its own records and still answers right.
+//! `long_rows.irs` has codes of 4 096 bits, long enough for the K chunks the alternative
+//! leaves out (shorter codes run one nest, and nothing is measured).
+
+use serde_json::Value;
+
+use crate::common;
+use crate::language::{s, Work};
+
+fn long_rows() -> std::path::PathBuf {
+    common::repo().join("tests/e2e/programs/long_rows.irs")
+}
+
+/// `irisc run long_rows.irs --check` with `env`; returns the answers and the parties' stderr.
+fn run(args: &[&str], threads: &str, env: &[(&str, &str)]) -> (Vec<Value>, String) {
+    let out = common::irisc()
+        .arg("run")
+        .arg(long_rows())
+        .args(args)
+        .args(["--threads", threads, "--check"])
+        .envs(env.iter().copied())
+        .output()
+        .expect("irisc runs");
+    let err = common::stderr(&out);
+    assert!(out.status.success(), "irisc run {args:?} failed:\n{err}");
+    assert!(
+        err.contains("checked: the answers equal the plaintext definition"),
+        "no check reported:\n{err}"
+    );
+    (common::stdout_json(&out), err)
+}
+
+/// Both nests, forced, on a batch of 8 queries near a small gallery (records split over 2 and
+/// 3 threads), replicated and Shamir codes: the plaintext answers, the same from each, and no
+/// measurement (a forced nest is not measured).
+#[test]
+fn each_nest_forced_answers_as_the_plaintext_definition() {
+    let w = Work::new();
+    let db = w.gallery("db.ndjson", 61, 31, 4096);
+    let q = w.near("q.ndjson", &db, 8, 32, "0.375");
+    for sharing in ["rep3", "gr2"] {
+        let args = ["--db", s(&db), "--query", s(&q), "--sharing", sharing];
+        let mut answers = Vec::new();
+        for (nest, threads) in [("first", "2"), ("second", "3")] {
+            let (got, err) = run(&args, threads, &[("IRISC_KERNEL_NEST", nest)]);
+            assert!(!err.contains("loop nests measured"), "{err}");
+            assert!(
+                got.iter().any(|v| v["match"] == Value::Bool(true))
+                    && got.iter().any(|v| v["match"] == Value::Bool(false)),
+                "the queries should both match and miss: {got:?}"
+            );
+            answers.push(got);
+        }
+        assert_eq!(answers[0], answers[1], "--sharing {sharing}");
+    }
+    // And an unknown value is refused, not ignored.
+    let out = common::irisc()
+        .arg("run")
+        .arg(long_rows())
+        .args(["--db", s(&db), "--query", s(&q), "--threads", "1"])
+        .env("IRISC_KERNEL_NEST", "fastest")
+        .output()
+        .expect("irisc runs");
+    assert!(!out.status.success());
+    let err = common::stderr(&out);
+    assert!(err.contains("IRISC_KERNEL_NEST=fastest"), "{err}");
+}
+
+/// A call of 2 600 records x 248 codes (8 queries x 31 rotations) is long enough to be
+/// measured: every party reports both nests' times and the one it ran, and the answers (part
+/// of them computed by each nest) are the plaintext definition's.
+#[test]
+fn a_long_call_is_measured_and_answers_right() {
+    let w = Work::new();
+    let db = w.gallery("db.ndjson", 2600, 33, 4096);
+    let q = w.near("q.ndjson", &db, 8, 34, "0.375");
+    let (got, err) = run(
+        &["--db", s(&db), "--query", s(&q), "--sharing", "gr2"],
+        "1",
+        &[],
+    );
+    assert_eq!(got.len(), 8);
+    assert!(
+        got.iter().any(|v| v["match"] == Value::Bool(true)),
+        "{got:?}"
+    );
+    let measured = err
+        .lines()
+        .filter(|l| l.contains("kernel loop nests measured at 248 codes per call"))
+        .count();
+    assert_eq!(measured, 3, "every party measures:\n{err}");
+}
