@@ -1,7 +1,9 @@
 //! The generated dot-product kernel's own rate, timed in this process for what a run's parties
 //! computed: the same ring and code length (from the program's gallery input), the same number
 //! of query codes per call (31 rotations, times the queries of a batch), the loop nest the
-//! compiler records for that many codes (`kernel-tile`: register tile, K chunks, panels), the
+//! compiler records for that many codes (`kernel-tile`: register tile, K chunks, panels; where
+//! it offers the unchunked nest too, the one the parties would run: the faster of the two, or
+//! the one `IRISC_KERNEL_NEST` forces), the
 //! ISA variant the runtime dispatches to (`IRISC_ISA` included), one thread, over a gallery
 //! streamed from memory (64 MiB of random shares re-read every pass, as the `dot` section does). The `e2e` section
 //! puts each run's dot phase next to it: the ratio says how much of the kernel's speed the
@@ -14,6 +16,7 @@
 use anyhow::{anyhow, bail, Result};
 use irisc::analysis::kernel_tile::{choose, DotKind};
 use irisc::codegen::cpu::kernel::{kernel_name_tiled, storage_bits, DotRing, Isa, KernelTile};
+use irisc_runtime::kernels::nest::{Nest, NestPolicy};
 use irisc_runtime::manifest::ManifestInput;
 use irisc_runtime::ops::shamir_codes::ShamirKind;
 use irisc_runtime::share::fp;
@@ -134,9 +137,12 @@ pub fn with_timer<R>(
     let selected = dispatched_isa()?;
     let mut kernels = vec![(shape.ring, shape.words, None)];
     for &c in codes {
-        let tile = Some(shape.tile_for(c));
-        if !kernels.contains(&(shape.ring, shape.words, tile)) {
-            kernels.push((shape.ring, shape.words, tile));
+        let tile = shape.tile_for(c);
+        let unchunked = tile.unchunked_alternative.then(|| tile.unchunked());
+        for t in std::iter::once(tile).chain(unchunked) {
+            if !kernels.contains(&(shape.ring, shape.words, Some(t))) {
+                kernels.push((shape.ring, shape.words, Some(t)));
+            }
         }
     }
     jit::with_tiled_kernels(&kernels, |kernels| {
@@ -168,11 +174,34 @@ impl Timer<'_> {
     /// Times the kernel with `codes` query codes on one thread for at least `min_secs` of CPU
     /// time (after one warm-up pass), over fresh random shares.
     pub fn measure(&self, codes: usize, min_secs: f64) -> Result<KernelRate> {
+        let tile = self.shape.tile_for(codes);
+        if !tile.unchunked_alternative {
+            return self.measure_tile(codes, tile, min_secs);
+        }
+        let policy = NestPolicy::selected().map_err(|e| anyhow!("{e}"))?;
+        Ok(match policy {
+            NestPolicy::Force(Nest::First) => self.measure_tile(codes, tile, min_secs)?,
+            NestPolicy::Force(Nest::Second) => {
+                self.measure_tile(codes, tile.unchunked(), min_secs)?
+            }
+            NestPolicy::Measure => {
+                let first = self.measure_tile(codes, tile, min_secs)?;
+                let second = self.measure_tile(codes, tile.unchunked(), min_secs)?;
+                if second.per_cpu_s > first.per_cpu_s {
+                    second
+                } else {
+                    first
+                }
+            }
+        })
+    }
+
+    /// [`Timer::measure`] of the nest of `tile`.
+    fn measure_tile(&self, codes: usize, tile: KernelTile, min_secs: f64) -> Result<KernelRate> {
         if codes == 0 {
             bail!("kernel rate: no query codes");
         }
         let (k, shape, isa) = (self.kernels, self.shape, self.isa);
-        let tile = shape.tile_for(codes);
         let records = (GALLERY_BUDGET / shape.bytes_per_record().max(1)).clamp(2, 8192);
         let w = shape.words as usize;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2026);
