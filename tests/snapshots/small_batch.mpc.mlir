@@ -20,8 +20,8 @@ module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
     %11 = "mpc.msb"(%10) : (!mpc.rep<12 : i64>) -> !mpc.bits
     %12 = "mpc.or_tree"(%11) {group = 5 : i64} : (!mpc.bits) -> !mpc.bits
     "mpc.stage"() {name = "batch_dot"} : () -> ()
-    %13 = "mpc.batch_masked_dot"(%1, %arg1) {code_bits = 256 : i64, code_panel_bytes = 0 : i64, k_chunk_bytes = 4096 : i64, nest_alternative = "unchunked", record_panel_bytes = 196608 : i64, tile = [4, 6], tile_codes = 40 : i64} : (!mpc.code<12 : i64>, !mpc.code<12 : i64>) -> !mpc.add<12 : i64>
-    %14 = "mpc.batch_masked_dot"(%3, %arg2) {code_bits = 256 : i64, code_panel_bytes = 0 : i64, k_chunk_bytes = 4096 : i64, nest_alternative = "unchunked", record_panel_bytes = 196608 : i64, tile = [4, 6], tile_codes = 40 : i64} : (!mpc.code<12 : i64>, !mpc.code<12 : i64>) -> !mpc.add<12 : i64>
+    %13 = "mpc.batch_masked_dot"(%1, %arg1) {alternative_tile = [6, 4], code_bits = 256 : i64, code_panel_bytes = 0 : i64, k_chunk_bytes = 4096 : i64, nest_alternative = "unchunked", record_panel_bytes = 196608 : i64, tile = [4, 6], tile_codes = 40 : i64} : (!mpc.code<12 : i64>, !mpc.code<12 : i64>) -> !mpc.add<12 : i64>
+    %14 = "mpc.batch_masked_dot"(%3, %arg2) {alternative_tile = [6, 4], code_bits = 256 : i64, code_panel_bytes = 0 : i64, k_chunk_bytes = 4096 : i64, nest_alternative = "unchunked", record_panel_bytes = 196608 : i64, tile = [4, 6], tile_codes = 40 : i64} : (!mpc.code<12 : i64>, !mpc.code<12 : i64>) -> !mpc.add<12 : i64>
     "mpc.stage"() {name = "chunk"} : () -> ()
     %15 = "mpc.reshare"(%13) : (!mpc.add<12 : i64>) -> !mpc.rep<12 : i64>
     %16 = "mpc.reshare"(%14) : (!mpc.add<12 : i64>) -> !mpc.rep<12 : i64>

@@ -71,11 +71,14 @@
 //!   records from memory (`masked_dot_timing`): on a Zen 4 core (one `vpdpwssd zmm` per cycle,
 //!   117.2 G MAC/s) 7.1 M/s with K chunks and record panels, 7.9 M/s without (62 codes: 7.7 and
 //!   7.8; 248 codes: 8.0 and 8.1; Z16 248 codes: 3.73 and 3.34), where the Zen 5 core above ran
-//!   31 codes at 9.5 M/s without and 11.1 with. So where the tile takes K chunks with record
-//!   panels and no code panels, the op also records `nest_alternative = "unchunked"`: the kernel
-//!   table then offers the same register tile without K chunks or record panels as a second
-//!   nest, and the runtime times both on the first large call's records and runs the faster
-//!   (`irisc_runtime::kernels::nest`).
+//!   31 codes at 9.5 M/s without and 11.1 with. The register tile too: unchunked, on the Zen 4
+//!   core, 6 x 4 ran GR16 at 31 codes 7.9-8.1 M/s against 7.5-7.6 for 4 x 6, and at 248 codes
+//!   8.35 against 8.0 (Z16 31 codes 3.59 against 3.38), where on the Zen 5 core 4 x 6 beat
+//!   6 x 4 (above). So where the tile takes K chunks with record panels and no code panels, the
+//!   op also records `nest_alternative = "unchunked"` and, for the full tile,
+//!   `alternative_tile = [6, 4]` (the full tile transposed): the kernel table then offers that
+//!   tile without K chunks or record panels as a second nest, and the runtime times both on
+//!   the first large call's records and runs the faster (`irisc_runtime::kernels::nest`).
 //!
 //! The narrower ISA variants (AVX2, 16 registers; portable) keep their fixed tiles.
 
@@ -113,6 +116,8 @@ pub const WIDE_RECORD_PANEL_BYTES: u64 = 384 << 10;
 pub const NEST_ATTR: &str = "nest_alternative";
 /// The value of [`NEST_ATTR`] for the unchunked nest.
 pub const UNCHUNKED: &str = "unchunked";
+/// The second nest's register tile `[records, codes]`, where it is not the first's.
+pub const ALT_TILE_ATTR: &str = "alternative_tile";
 
 /// The most records a tile for fewer codes than a full tile's takes.
 const FEW_CODES_RECORDS: u32 = 12;
@@ -177,18 +182,24 @@ pub struct KernelTile {
     pub k_chunk_bytes: u64,
     /// Bytes of the records' rows (one K chunk of each) per record panel; 0: no panels.
     pub record_panel_bytes: u64,
-    /// Whether the kernel table also offers the same register tile without K chunks or record
-    /// panels, for the runtime to measure against this one (module doc).
+    /// Whether the kernel table also offers a second nest without K chunks or record panels,
+    /// for the runtime to measure against this one (module doc).
     pub unchunked_alternative: bool,
+    /// The second nest's register tile (records, codes); `None`: this tile's own.
+    pub alternative_tile: Option<(u32, u32)>,
 }
 
 impl KernelTile {
-    /// The second nest: this tile without K chunks or record panels.
+    /// The second nest: without K chunks or record panels, in the alternative register tile.
     pub fn unchunked(&self) -> KernelTile {
+        let (records, codes) = self.alternative_tile.unwrap_or((self.records, self.codes));
         KernelTile {
+            records,
+            codes,
             k_chunk_bytes: 0,
             record_panel_bytes: 0,
             unchunked_alternative: false,
+            alternative_tile: None,
             ..*self
         }
     }
@@ -211,7 +222,12 @@ impl fmt::Display for KernelTile {
             write!(f, ", record panels of {} bytes", self.record_panel_bytes)?;
         }
         if self.unchunked_alternative {
-            write!(f, "; or unchunked, whichever runs faster")?;
+            let alt = self.unchunked();
+            write!(
+                f,
+                "; or unchunked in {}x{}, whichever runs faster",
+                alt.records, alt.codes
+            )?;
         }
         Ok(())
     }
@@ -253,6 +269,9 @@ pub fn choose(kind: DotKind, codes: u64) -> KernelTile {
         // and past the code panels' threshold the unchunked nest would read every code's whole
         // rows per record block.
         unchunked_alternative: record_panels && !code_panels,
+        // The full tile transposed (module doc); a narrower tile keeps its shape.
+        alternative_tile: (record_panels && !code_panels && c == kind.codes())
+            .then(|| (kind.codes(), kind.records())),
     }
 }
 
@@ -306,6 +325,26 @@ pub fn check(kind: DotKind, t: &KernelTile) -> Result<(), String> {
             ),
         });
     }
+    if let Some((records, codes)) = t.alternative_tile {
+        if !t.unchunked_alternative {
+            return Err(format!(
+                "{ALT_TILE_ATTR} = [{records}, {codes}]: a second nest's tile, and there is no second nest ({NEST_ATTR} is absent)"
+            ));
+        }
+        check(
+            kind,
+            &KernelTile {
+                records,
+                codes,
+                alternative_tile: None,
+                unchunked_alternative: false,
+                k_chunk_bytes: 0,
+                record_panel_bytes: 0,
+                ..*t
+            },
+        )
+        .map_err(|e| format!("{ALT_TILE_ATTR}: {e}"))?;
+    }
     if t.record_panel_bytes != 0 && t.record_panel_bytes < t.k_chunk_bytes {
         return Err(format!(
             "{RECORD_PANEL_ATTR} = {}: a record panel holds at least one record's chunk ({K_CHUNK_ATTR} = {})",
@@ -338,8 +377,19 @@ mod tests {
                 );
                 assert_eq!(t.record_panel_bytes, record_panel, "{kind:?} {codes}");
                 assert!(t.unchunked_alternative, "{kind:?} {codes}");
+                assert_eq!(t.alternative_tile, Some((6, 4)), "{kind:?} {codes}");
                 check(kind, &t).unwrap();
-                check(kind, &t.unchunked()).unwrap();
+                let alt = t.unchunked();
+                assert_eq!(
+                    (
+                        alt.records,
+                        alt.codes,
+                        alt.k_chunk_bytes,
+                        alt.record_panel_bytes
+                    ),
+                    (6, 4, 0, 0)
+                );
+                check(kind, &alt).unwrap();
             }
             let large = choose(kind, 1984);
             assert_eq!(
@@ -379,6 +429,9 @@ mod tests {
                 let t = choose(kind, codes);
                 assert!(t.codes as u64 <= codes, "{kind:?} {codes}: {t:?}");
                 check(kind, &t).unwrap();
+                if codes < 6 {
+                    assert_eq!(t.alternative_tile, None, "a narrow tile keeps its shape");
+                }
             }
         }
         assert_eq!(choose(DotKind::Galois, 1).records, 12);
@@ -394,6 +447,7 @@ mod tests {
             k_chunk_bytes: 0,
             record_panel_bytes: 0,
             unchunked_alternative: false,
+            alternative_tile: None,
         };
         assert!(check(Z16, &t(0, 4)).unwrap_err().contains("at least 1"));
         let e = check(Z16, &t(8, 4)).unwrap_err();

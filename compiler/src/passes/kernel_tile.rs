@@ -14,13 +14,13 @@
 //! ```
 //! After:
 //! ```mlir
-//! %2 = "mpc.batch_shamir_dot"(%1, %arg1) {code_panel_bytes = 0, k_chunk_bytes = 4096, nest_alternative = "unchunked", record_panel_bytes = 393216, tile = [4, 6], tile_codes = 248} : (...) -> !mpc.add<16>
+//! %2 = "mpc.batch_shamir_dot"(%1, %arg1) {alternative_tile = [6, 4], code_panel_bytes = 0, k_chunk_bytes = 4096, nest_alternative = "unchunked", record_panel_bytes = 393216, tile = [4, 6], tile_codes = 248} : (...) -> !mpc.add<16>
 //! ```
 
 use super::{Pass, PassError};
 use crate::analysis::kernel_tile::{
-    check, choose, DotKind, KernelTile, CODES_ATTR, K_CHUNK_ATTR, NEST_ATTR, PANEL_ATTR,
-    RECORD_PANEL_ATTR, TILE_ATTR, UNCHUNKED,
+    check, choose, DotKind, KernelTile, ALT_TILE_ATTR, CODES_ATTR, K_CHUNK_ATTR, NEST_ATTR,
+    PANEL_ATTR, RECORD_PANEL_ATTR, TILE_ATTR, UNCHUNKED,
 };
 use crate::mlir::{get_int, get_str, int_attr, op_name, str_attr, Compiler};
 use melior::ir::{
@@ -86,22 +86,22 @@ pub fn read_tile<'c: 'a, 'a>(
             "`{name}`: attribute `{TILE_ATTR}` must be [records, codes] (two integers), not {attr}"
         )
     };
-    let array = ArrayAttribute::try_from(attr).map_err(|_| bad())?;
-    if array.len() != 2 {
-        return Err(bad());
-    }
-    let side = |i: usize| -> Result<u32, String> {
-        let a = array.element(i).map_err(|_| bad())?;
-        let v = IntegerAttribute::try_from(a).map_err(|_| bad())?.value();
-        u32::try_from(v).map_err(|_| bad())
-    };
+    let (records, codes) = pair(attr).ok_or_else(bad)?;
     let count = |attr: &str| -> Result<u64, String> {
         let v = get_int(op, attr)?;
         u64::try_from(v).map_err(|_| format!("`{name}`: attribute `{attr}` is negative ({v})"))
     };
+    let alternative_tile = match op.attribute(ALT_TILE_ATTR) {
+        Err(_) => None,
+        Ok(a) => Some(pair(a).ok_or_else(|| {
+            format!(
+                "`{name}`: attribute `{ALT_TILE_ATTR}` must be [records, codes] (two integers), not {a}"
+            )
+        })?),
+    };
     Ok(Some(KernelTile {
-        records: side(0)?,
-        codes: side(1)?,
+        records,
+        codes,
         call_codes: count(CODES_ATTR)?,
         panel_bytes: count(PANEL_ATTR)?,
         // Optional: a tile recorded before K chunks were a decision has none.
@@ -128,7 +128,21 @@ pub fn read_tile<'c: 'a, 'a>(
                 }
             },
         },
+        alternative_tile,
     }))
+}
+
+/// An attribute `[a, b]` of two non-negative integers that fit u32.
+fn pair(attr: Attribute) -> Option<(u32, u32)> {
+    let array = ArrayAttribute::try_from(attr).ok()?;
+    if array.len() != 2 {
+        return None;
+    }
+    let side = |i: usize| -> Option<u32> {
+        let a = array.element(i).ok()?;
+        u32::try_from(IntegerAttribute::try_from(a).ok()?.value()).ok()
+    };
+    Some((side(0)?, side(1)?))
 }
 
 /// The tile of a dot op as code generation takes it: the recorded one, checked against the
@@ -196,11 +210,14 @@ impl Pass for KernelTilePass {
                 };
                 let t = choose(kind, codes);
                 let i64t = IntegerType::new(ctx, 64).into();
-                let pair: Vec<Attribute> = [t.records, t.codes]
-                    .iter()
-                    .map(|&v| IntegerAttribute::new(i64t, i64::from(v)).into())
-                    .collect();
-                op.set_attribute(TILE_ATTR, ArrayAttribute::new(ctx, &pair).into());
+                let pair_attr = |a: u32, b: u32| -> Attribute {
+                    let both: Vec<Attribute> = [a, b]
+                        .iter()
+                        .map(|&v| IntegerAttribute::new(i64t, i64::from(v)).into())
+                        .collect();
+                    ArrayAttribute::new(ctx, &both).into()
+                };
+                op.set_attribute(TILE_ATTR, pair_attr(t.records, t.codes));
                 op.set_attribute(CODES_ATTR, int_attr(ctx, CODES_ATTR, t.call_codes as i64).1);
                 op.set_attribute(
                     PANEL_ATTR,
@@ -216,6 +233,9 @@ impl Pass for KernelTilePass {
                 );
                 if t.unchunked_alternative {
                     op.set_attribute(NEST_ATTR, str_attr(ctx, NEST_ATTR, UNCHUNKED).1);
+                }
+                if let Some((records, codes)) = t.alternative_tile {
+                    op.set_attribute(ALT_TILE_ATTR, pair_attr(records, codes));
                 }
             }
         }

@@ -7,9 +7,10 @@
 //! 7.9 M/s unchunked and 7.1 M/s in K chunks with record panels. And a batch executable built
 //! for 8 queries per call runs a single query's 31 codes through the tile chosen for 248.
 //!
-//! So the compiler may give a kernel table a second nest: the same register tile without K
-//! chunks or record panels (`nest_alternative = "unchunked"` on the IR's dot op, the table's
-//! `alternatives`). The first call of at least [`min_records`] records for a given number of
+//! The register tile likewise: unchunked, 6 x 4 ran 5-6 % faster than 4 x 6 on that Zen 4 core,
+//! where the Zen 5 one measured the reverse. So the compiler may give a kernel table a second
+//! nest: a register tile without K chunks or record panels (`nest_alternative = "unchunked"` and
+//! `alternative_tile` on the IR's dot op, the table's `alternatives`). The first call of at least [`min_records`] records for a given number of
 //! codes runs both nests on alternating slices of its own records ([`MEASURE_ROUNDS`] each,
 //! in the order first, second, second, first, ... so that a drift of the machine's pace favours
 //! neither), keeps each one's fastest slice, and every later call with that many codes runs

@@ -267,7 +267,8 @@ pub fn table<'ctx>(
 
 /// [`table`] of the kernels with the tile the IR records on the dot op (`None`: the default).
 /// Where the tile asks for the unchunked alternative, each variant whose loop nest it changes
-/// gets that nest as its second, for the runtime to measure (`irisc_runtime::kernels::nest`).
+/// gets that nest (in the alternative register tile, for the 512-bit variants) as its second,
+/// for the runtime to measure (`irisc_runtime::kernels::nest`).
 pub fn table_tiled<'ctx>(
     cx: &'ctx Context,
     module: &Module<'ctx>,
@@ -276,8 +277,8 @@ pub fn table_tiled<'ctx>(
     tile: Option<&KernelTile>,
 ) -> Result<GlobalValue<'ctx>, CodegenError> {
     let variants = ring.variants(host_is_x86());
-    // The second nest, where it changes some variant's loop nest (short codes run no K chunks,
-    // so theirs is the first).
+    // The second nest, where it changes some variant's loop nest (the portable variant runs no
+    // K chunks and no recorded tile, so its nest is the first).
     let alternative = tile
         .filter(|t| t.unchunked_alternative)
         .map(|t| t.unchunked())
@@ -286,29 +287,32 @@ pub fn table_tiled<'ctx>(
                 .iter()
                 .any(|&isa| shape(isa, ring, l, Some(alt)) != shape(isa, ring, l, tile))
         });
+    // `_or_unchunked`, or `_or` and the second nest's own suffix where it has one.
+    let second = match &alternative {
+        None => String::new(),
+        Some(alt) => match tile_suffix(ring, l, Some(alt)) {
+            s if s.is_empty() => "_or_unchunked".to_string(),
+            s => format!("_or{s}"),
+        },
+    };
     let name = format!(
-        "{}{}{}",
+        "{}{}{second}",
         table_name(ring, l),
-        tile_suffix(ring, l, tile),
-        if alternative.is_some() {
-            "_or_unchunked"
-        } else {
-            ""
-        }
+        tile_suffix(ring, l, tile)
     );
     if let Some(g) = module.get_global(&name) {
         return Ok(g);
     }
     let ptr = cx.ptr_type(Default::default());
     let mut slots = vec![ptr.const_null(); Isa::ALL.len()];
-    let mut second = vec![ptr.const_null(); Isa::ALL.len()];
+    let mut seconds = vec![ptr.const_null(); Isa::ALL.len()];
     for isa in variants {
         let f = kernel_tiled(cx, module, ring, l, isa, tile)?;
         slots[isa.index()] = f.as_global_value().as_pointer_value();
         if let Some(alt) = &alternative {
             if shape(isa, ring, l, Some(alt)) != shape(isa, ring, l, tile) {
                 let g = kernel_tiled(cx, module, ring, l, isa, Some(alt))?;
-                second[isa.index()] = g.as_global_value().as_pointer_value();
+                seconds[isa.index()] = g.as_global_value().as_pointer_value();
             }
         }
     }
@@ -316,7 +320,7 @@ pub fn table_tiled<'ctx>(
         &[
             ptr.const_array(&slots).into(),
             cx.i64_type().const_int(l.into(), false).into(),
-            ptr.const_array(&second).into(),
+            ptr.const_array(&seconds).into(),
         ],
         false,
     );
