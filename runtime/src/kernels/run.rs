@@ -55,10 +55,10 @@ pub(crate) unsafe fn masked_dot_records(
         ($($W:ident),*) => {
             match (&q.a, &q.b, &g.a, &g.b) {
                 $((RingVec::$W(qa), RingVec::$W(qb), RingVec::$W(ga), RingVec::$W(gb)) => {
-                    let gallery = (&ga[span.clone()], &gb[span.clone()]);
-                    // SAFETY: the caller promises the kernels of this storage width.
+                    let gallery = (&ga[span.clone()], Some(&gb[span.clone()]));
+                    // SAFETY: the caller promises two-sided kernels of this storage width.
                     RingVec::$W(unsafe {
-                        run_erased(kernel, (qa, qb), q.count, gallery, n, l, threads)
+                        run_nests(kernel, (qa, Some(qb)), q.count, gallery, n, l, threads)
                     }?)
                 })*
                 _ => {
@@ -97,26 +97,6 @@ pub(crate) fn check_masked_operands(
 /// The shares one side of a kernel call reads: side a, and side b for replicated shares (two
 /// sides, eq. 6) or `None` for the one-sided Shamir kernels.
 pub(crate) type Sides<'a, T> = (&'a [T], Option<&'a [T]>);
-
-/// [`run_nests`] for a two-sided (eq. 6) kernel given type-erased, as the dispatch table holds
-/// it.
-///
-/// # Safety
-/// Every nest of `kernel` must be a generated masked-dot kernel for storage `T`.
-#[allow(clippy::too_many_arguments)]
-unsafe fn run_erased<T: RingElem + Send + Sync>(
-    kernel: Nests,
-    q: (&[T], &[T]),
-    n_codes: usize,
-    g: (&[T], &[T]),
-    n_records: usize,
-    words: usize,
-    threads: usize,
-) -> Result<Vec<T>, RuntimeError> {
-    let (q, g) = ((q.0, Some(q.1)), (g.0, Some(g.1)));
-    // SAFETY: the caller's contract; every generated kernel has this signature in its width.
-    unsafe { run_nests(kernel, q, n_codes, g, n_records, words, threads) }
-}
 
 /// [`run_nests`] with one kernel, a function of the right type.
 #[cfg(test)]
