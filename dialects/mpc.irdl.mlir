@@ -174,6 +174,11 @@ irdl.dialect @mpc {
   }
 
   // ml = popcount(m_c & m_d) for every (record, code), from the public masks (Algorithm 2).
+  // Optional, written by `threshold-placement`: `computed_by = "record_thirds"` with
+  // `holders = 1|2`: only the parties holding share component c compute the mask lengths of the
+  // c-th third of the records (`holders` parties per component, from party c), the others
+  // only which records have an empty mask; threshold ops with `threshold_by = "record_thirds"`
+  // alone may read it. Absent (or "every_party"): every party computes every mask length.
   irdl.operation @mask_len {
     %c = irdl.base @mpc::@code
     %sh = irdl.base @mpc::@shamir
@@ -185,7 +190,9 @@ irdl.dialect @mpc {
 
   // T - dot with the public threshold T = floor((den - 2 num) * ml / den) (Lemma 1): negative
   // iff the pair matches. Local, on replicated or on additive shares (the result is of the
-  // operand's kind: party 0 adds T). `_p`: the same mod p.
+  // operand's kind: share component 0 adds T). `_p`: the same mod p. Optional
+  // `threshold_by = "record_thirds"` (written by `threshold-placement`): component c adds T on
+  // the c-th third of the records, and a record with an empty public mask compares 0.
   irdl.operation @sub_threshold {
     %i = irdl.base "#builtin.integer"
     %i_ratio_num = irdl.base "#builtin.integer"
@@ -555,7 +562,8 @@ irdl.dialect @mpc {
   // [record][query][width] (the batch dot product's own output, not split per query).
 
   // `mask_len` of every query of the batch (`codes`, held per query) with the chunk of
-  // `gallery`, in the batch layout (width: the codes per query).
+  // `gallery`, in the batch layout (width: the codes per query). Placed as `mask_len`
+  // (`computed_by`, `holders`).
   irdl.operation @batch_mask_len {
     %t = irdl.any
     irdl.operands(codes: %t, gallery: %t)

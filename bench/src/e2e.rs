@@ -36,7 +36,7 @@ use irisc::codegen::Target;
 use irisc::driver::dealer::{share, store};
 use irisc::driver::synth::iris;
 use irisc::driver::{keys, plaintext, run as party_run};
-use irisc_runtime::vocab::{MsbInput, Sharing, Variant};
+use irisc_runtime::vocab::{MsbInput, Sharing, ThresholdPlacement, Variant};
 
 /// A program measured end to end.
 pub struct Case {
@@ -57,6 +57,8 @@ pub struct Case {
     pub query_batch: Option<u32>,
     /// `--msb-input` of the build (None: the target's default).
     pub msb_input: Option<&'static str>,
+    /// `--threshold-placement` of the build (None: the compiler's default, record thirds).
+    pub threshold_placement: Option<&'static str>,
 }
 
 impl Case {
@@ -82,6 +84,13 @@ impl Case {
                 }
                 None => None,
             },
+            threshold_placement: match self.threshold_placement {
+                Some(p) => Some(
+                    ThresholdPlacement::parse(p)
+                        .ok_or_else(|| anyhow!("unknown threshold placement {p}"))?,
+                ),
+                None => None,
+            },
         })
     }
 }
@@ -97,6 +106,7 @@ pub const CASES: &[Case] = &[
         per_query_chunks: false,
         query_batch: None,
         msb_input: None,
+        threshold_placement: None,
     },
     Case {
         name: "iris_eyes_ids",
@@ -108,6 +118,7 @@ pub const CASES: &[Case] = &[
         per_query_chunks: false,
         query_batch: None,
         msb_input: None,
+        threshold_placement: None,
     },
 ];
 
@@ -150,6 +161,9 @@ pub struct Setting {
     /// `Some(m)`: the run uses a build of the same program with `--msb-input m` instead of the
     /// case's (same inputs, so the same manifest fingerprint and the same shares).
     pub msb_input: Option<&'static str>,
+    /// `Some(p)`: likewise with `--threshold-placement p` (e.g. `component0`, every party
+    /// computing every mask length, against the default's record thirds).
+    pub threshold_placement: Option<&'static str>,
 }
 
 impl Setting {
@@ -163,6 +177,7 @@ impl Setting {
             message_chunk: None,
             env: Vec::new(),
             msb_input: None,
+            threshold_placement: None,
         }
     }
 
@@ -187,6 +202,9 @@ impl Setting {
         }
         if let Some(m) = self.msb_input {
             l.push_str(&format!(" msb-input {m}"));
+        }
+        if let Some(p) = self.threshold_placement {
+            l.push_str(&format!(" threshold {p}"));
         }
         l
     }
@@ -252,6 +270,15 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
         queries: BATCH_QUERIES,
         ..Setting::one_query(1, None)
     });
+    // One query and the batch again with every party computing every mask length (the
+    // threshold on component 0), against the default's record thirds, in the same run.
+    for queries in [1, BATCH_QUERIES] {
+        settings.push(Setting {
+            queries,
+            threshold_placement: Some("component0"),
+            ..Setting::one_query(1, None)
+        });
+    }
     let mut runs = Vec::new();
     for case in CASES {
         runs.extend(measure_in(dir, case, records, &settings, opts.quick)?);
@@ -454,6 +481,7 @@ pub fn write_report(
                 && b.setting.threads == r.setting.threads
                 && b.setting.queries == 1
                 && b.setting.record_chunk.is_none()
+                && build_choice(&b.setting) == build_choice(&r.setting)
         });
         let Some(base) = base.filter(|b| !std::ptr::eq(*b, r)) else {
             continue;
@@ -728,6 +756,13 @@ pub fn measure_placed_also(
     result
 }
 
+/// A setting's build choices beyond the case's: `--msb-input`, `--threshold-placement`.
+type BuildChoice = (Option<&'static str>, Option<&'static str>);
+
+fn build_choice(s: &Setting) -> BuildChoice {
+    (s.msb_input, s.threshold_placement)
+}
+
 /// Builds `case`, generates and shares its inputs in `work`, and runs it once per setting, then
 /// once per setting of `also` (whose failures are returned, not raised).
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
@@ -749,26 +784,33 @@ fn measure_case(
         exe,
         ..
     } = super::build_program(work, case.name, case.source, &case.plan_options()?, target)?;
-    // The builds that settings ask for with another `--msb-input`: the same inputs, so the
-    // same fingerprint, shares and answers.
-    let mut exes: BTreeMap<Option<&'static str>, PathBuf> = BTreeMap::from([(None, exe)]);
-    for m in settings.iter().chain(also).filter_map(|s| s.msb_input) {
-        if exes.contains_key(&Some(m)) {
+    // The builds that settings ask for with another `--msb-input` or `--threshold-placement`:
+    // the same inputs, so the same fingerprint, shares and answers.
+    let mut exes: BTreeMap<BuildChoice, PathBuf> = BTreeMap::from([((None, None), exe)]);
+    for key in settings.iter().chain(also).map(build_choice) {
+        if exes.contains_key(&key) {
             continue;
         }
+        let (m, p) = key;
         let other = Case {
-            msb_input: Some(m),
+            msb_input: m.or(case.msb_input),
+            threshold_placement: p.or(case.threshold_placement),
             ..*case
         };
-        let name = format!("{}-msb-{m}", case.name);
+        let mut name = case.name.to_string();
+        for (what, v) in [("msb", m), ("threshold", p)] {
+            if let Some(v) = v {
+                name.push_str(&format!("-{what}-{v}"));
+            }
+        }
         let built = super::build_program(work, &name, case.source, &other.plan_options()?, target)?;
         if built.manifest.fingerprint != manifest.fingerprint {
             bail!(
-                "e2e: {}: the build with --msb-input {m} has another manifest fingerprint",
+                "e2e: {}: the build {name} has another manifest fingerprint",
                 case.name
             );
         }
-        exes.insert(Some(m), built.exe);
+        exes.insert(key, built.exe);
     }
     eprintln!("e2e: {}: built; generating {records} records", case.name);
 
@@ -923,7 +965,7 @@ fn measure_case(
                 None => None,
             };
             let outcome = party_run::launch_parties_with_env(
-                &exes[&setting.msb_input],
+                &exes[&build_choice(setting)],
                 configs,
                 &args,
                 &extra,

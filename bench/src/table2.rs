@@ -47,6 +47,7 @@ const fn case(name: &'static str, source: &'static str, variant: Option<&'static
         per_query_chunks: false,
         query_batch: None,
         msb_input: None,
+        threshold_placement: None,
     }
 }
 

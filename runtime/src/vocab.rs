@@ -119,6 +119,60 @@ impl MsbInput {
     }
 }
 
+/// Where the public threshold of a plain-mask comparison enters its shares, and so which
+/// parties need the public mask lengths it is computed from (`threshold_by` on
+/// `mpc.sub_threshold`/`mpc.sub_threshold_p`, `computed_by` on the mask-length ops, the ABI's
+/// `placement` argument by number). Only the parties holding the share component that adds the
+/// threshold read a mask length's value; the others negate their shares whatever it is, so
+/// the mask lengths need not be computed there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ThresholdPlacement {
+    /// Component 0 adds the threshold to every pair (0, or the attribute absent), and every
+    /// party computes every mask length.
+    Component0 = 0,
+    /// Each call's records are cut into three ranges, the c-th `c·n/3 .. (c+1)·n/3`;
+    /// component c adds the threshold on range c (1). The mask lengths of range c are computed
+    /// only by the parties holding component c: party c for additive shares, parties c and
+    /// c + 1 for replicated ones (`holders`), so the three parties share the work.
+    RecordThirds = 1,
+}
+
+impl ThresholdPlacement {
+    pub const ALL: [ThresholdPlacement; 2] = [
+        ThresholdPlacement::Component0,
+        ThresholdPlacement::RecordThirds,
+    ];
+
+    /// The spelling of the attributes and of `--threshold-placement`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ThresholdPlacement::Component0 => "component0",
+            ThresholdPlacement::RecordThirds => "record_thirds",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ThresholdPlacement> {
+        ThresholdPlacement::ALL.into_iter().find(|p| p.name() == s)
+    }
+
+    pub fn from_i32(v: i32) -> Option<ThresholdPlacement> {
+        ThresholdPlacement::ALL.into_iter().find(|p| *p as i32 == v)
+    }
+}
+
+/// Record range c of three (`c·records/3 .. (c+1)·records/3`): under
+/// [`ThresholdPlacement::RecordThirds`], where component c adds the threshold.
+pub fn record_third(c: usize, records: usize) -> std::ops::Range<usize> {
+    c * records / 3..(c + 1) * records / 3
+}
+
+/// Whether `party` holds share component `c` when each component is held by `holders`
+/// consecutive parties from party c (1: additive shares; 2: replicated, party c as its own
+/// component and party c + 1 as its previous one).
+pub fn holds_component(party: usize, c: usize, holders: usize) -> bool {
+    (party + 3 - c % 3) % 3 < holders
+}
+
 /// What a rotation mirrors first (`mpc.rotate`'s `mirror` attribute, and the ABI's `mirror`
 /// argument, by number): the mirror image that a mirror-attack check (`mirror(q)`) compares.
 /// Both reverse each row's columns; only [`Mirror::Codes`] changes the entries' signs.

@@ -76,6 +76,7 @@ fn ids_equal_plaintext(
 
 static IDS: OnceLock<Setup> = OnceLock::new();
 static IDS_ADDITIVE: OnceLock<Setup> = OnceLock::new();
+static IDS_COMPONENT0: OnceLock<Setup> = OnceLock::new();
 static ANY: OnceLock<Setup> = OnceLock::new();
 
 proptest! {
@@ -103,6 +104,23 @@ proptest! {
     ) {
         let setup = IDS_ADDITIVE.get_or_init(|| common::setup_with(&small_ids(), &["--msb-input", "additive"]));
         ids_equal_plaintext(setup, seed, n_random, queries, &["--chunk-size", chunk])?;
+    }
+
+    /// Both threshold placements against the definition: the default (record thirds: each
+    /// party computes the mask lengths of the thirds its components add to) is the build of
+    /// the two tests above, on replicated shares (two holders per third) and on additive ones
+    /// (one); here `--threshold-placement component0` (every party computes every mask length,
+    /// component 0 adds every threshold).
+    #[test]
+    fn ids_with_the_threshold_on_component0_equal_plaintext_definition(
+        seed in any::<u64>(),
+        n_random in 0usize..12,
+        queries in 1usize..4,
+    ) {
+        let setup = IDS_COMPONENT0.get_or_init(|| {
+            common::setup_with(&small_ids(), &["--threshold-placement", "component0", "--msb-input", "additive"])
+        });
+        ids_equal_plaintext(setup, seed, n_random, queries, &[])?;
     }
 
     /// The one-bit form: the OR over every record and rotation, revealed to party 1.

@@ -16,12 +16,12 @@ module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
     "mpc.stage"() {name = "chunk"} : () -> ()
     %6 = "mpc.gallery_view"(%arg1) {shares = 0 : i64} : (!mpc.shamir<"gr2">) -> !mpc.shamir<"gr2">
     %7 = "mpc.gallery_view"(%arg2) {shares = 0 : i64} : (!mpc.shamir<"gr2">) -> !mpc.shamir<"gr2">
-    %8 = "mpc.batch_mask_len"(%1, %6) : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.pub<16 : i64>
-    %9 = "mpc.sub_threshold"(%4, %8) {ratio_den = 8 : i64, ratio_num = 3 : i64} : (!mpc.add<16 : i64>, !mpc.pub<16 : i64>) -> !mpc.add<16 : i64>
+    %8 = "mpc.batch_mask_len"(%1, %6) {computed_by = "record_thirds", holders = 1 : i64} : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.pub<16 : i64>
+    %9 = "mpc.sub_threshold"(%4, %8) {ratio_den = 8 : i64, ratio_num = 3 : i64, threshold_by = "record_thirds"} : (!mpc.add<16 : i64>, !mpc.pub<16 : i64>) -> !mpc.add<16 : i64>
     %10 = "mpc.additive_msb"(%9) : (!mpc.add<16 : i64>) -> !mpc.bits
     %11 = "mpc.or_tree"(%10) {group = 31 : i64} : (!mpc.bits) -> !mpc.bits
-    %12 = "mpc.batch_mask_len"(%3, %7) : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.pub<16 : i64>
-    %13 = "mpc.sub_threshold"(%5, %12) {ratio_den = 8 : i64, ratio_num = 3 : i64} : (!mpc.add<16 : i64>, !mpc.pub<16 : i64>) -> !mpc.add<16 : i64>
+    %12 = "mpc.batch_mask_len"(%3, %7) {computed_by = "record_thirds", holders = 1 : i64} : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.pub<16 : i64>
+    %13 = "mpc.sub_threshold"(%5, %12) {ratio_den = 8 : i64, ratio_num = 3 : i64, threshold_by = "record_thirds"} : (!mpc.add<16 : i64>, !mpc.pub<16 : i64>) -> !mpc.add<16 : i64>
     %14 = "mpc.additive_msb"(%13) : (!mpc.add<16 : i64>) -> !mpc.bits
     %15 = "mpc.or_tree"(%14) {group = 31 : i64} : (!mpc.bits) -> !mpc.bits
     %16 = "mpc.and"(%11, %15) : (!mpc.bits, !mpc.bits) -> !mpc.bits

@@ -11,8 +11,8 @@ module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
     %2 = "mpc.batch_shamir_dot"(%1, %arg1) {alternative_tile = [6, 4], code_panel_bytes = 0 : i64, k_chunk_bytes = 4096 : i64, nest_alternative = "unchunked", record_panel_bytes = 393216 : i64, tile = [4, 6], tile_codes = 248 : i64} : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.add<16 : i64>
     "mpc.stage"() {name = "chunk"} : () -> ()
     %3 = "mpc.gallery_view"(%arg1) {shares = 0 : i64} : (!mpc.shamir<"gr2">) -> !mpc.shamir<"gr2">
-    %4 = "mpc.batch_mask_len"(%1, %3) : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.pub<16 : i64>
-    %5 = "mpc.sub_threshold"(%2, %4) {ratio_den = 200 : i64, ratio_num = 69 : i64} : (!mpc.add<16 : i64>, !mpc.pub<16 : i64>) -> !mpc.add<16 : i64>
+    %4 = "mpc.batch_mask_len"(%1, %3) {computed_by = "record_thirds", holders = 1 : i64} : (!mpc.shamir<"gr2">, !mpc.shamir<"gr2">) -> !mpc.pub<16 : i64>
+    %5 = "mpc.sub_threshold"(%2, %4) {ratio_den = 200 : i64, ratio_num = 69 : i64, threshold_by = "record_thirds"} : (!mpc.add<16 : i64>, !mpc.pub<16 : i64>) -> !mpc.add<16 : i64>
     %6 = "mpc.additive_msb"(%5) : (!mpc.add<16 : i64>) -> !mpc.bits
     %7 = "mpc.or_tree"(%6) {group = 31 : i64} : (!mpc.bits) -> !mpc.bits
     %8 = "mpc.append"(%7) : (!mpc.bits) -> !mpc.bits

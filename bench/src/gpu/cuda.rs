@@ -709,6 +709,7 @@ fn end_to_end(opts: &BenchOptions, dir: &std::path::Path, gpu_free: u64) -> Resu
         // Paper 003 Table 3: the batch of 32 people is one kernel call per eye.
         query_batch: Some(TABLE3_PEOPLE as u32),
         msb_input: None,
+        threshold_placement: None,
     };
     let setting = Setting {
         threads,
@@ -722,6 +723,7 @@ fn end_to_end(opts: &BenchOptions, dir: &std::path::Path, gpu_free: u64) -> Resu
         message_chunk: None,
         env: Vec::new(),
         msb_input: None,
+        threshold_placement: None,
     };
     // The same run with two batches of 32: the second finds the gallery resident (its limb
     // planes uploaded by the first), so the difference of the two runs is one batch at the

@@ -410,6 +410,7 @@ fn the_steady_state_is_the_second_batch_by_hand() {
             message_chunk: None,
             env: Vec::new(),
             msb_input: None,
+            threshold_placement: None,
         },
         records: 1000,
         comparisons: comparisons(1000, EYES, ROTATIONS, queries),

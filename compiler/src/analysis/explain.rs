@@ -554,6 +554,7 @@ pub fn explain_program_json_with_source(
         "plan_cost_per_record": plan.cost,
         "beaver": beaver_costs(program, plan, records),
         "schedule": plan.schedule.map(|tile| schedule_note(records, &tile)),
+        "mask_lengths": plan.mask_lengths,
         "leakage": leakage(program, records, plan.protocol),
     })
 }

@@ -13,3 +13,4 @@ pub mod range;
 pub mod ring;
 pub mod schedule;
 pub mod sites;
+pub mod threshold_placement;

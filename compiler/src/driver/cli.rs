@@ -82,6 +82,12 @@ pub struct PlanArgs {
     /// reshare and BitExtract; with additive it runs AdditiveMSB).
     #[arg(long, value_parser = ["additive", "replicated"])]
     pub msb_input: Option<String>,
+    /// Which share component adds each plain-mask comparison's public threshold: record_thirds
+    /// (the default: component c on the c-th third of the records, so each party computes the
+    /// public mask lengths of only the thirds it adds to) or component0 (component 0 on every
+    /// record; every party computes every mask length).
+    #[arg(long, value_parser = ["record_thirds", "component0"])]
+    pub threshold_placement: Option<String>,
 }
 
 impl PlanArgs {
@@ -122,6 +128,13 @@ impl PlanArgs {
                     .ok_or_else(|| anyhow::anyhow!("unknown msb input {m}"))?,
             ),
         };
+        let threshold_placement = match self.threshold_placement.as_deref() {
+            None => None,
+            Some(p) => Some(
+                irisc_runtime::vocab::ThresholdPlacement::parse(p)
+                    .ok_or_else(|| anyhow::anyhow!("unknown threshold placement {p}"))?,
+            ),
+        };
         Ok(PlanOptions {
             sharing,
             variant,
@@ -131,6 +144,7 @@ impl PlanArgs {
             protocol,
             malicious: self.malicious,
             msb_input,
+            threshold_placement,
         })
     }
 }

@@ -50,6 +50,7 @@ pub fn plan(checked: &Checked, options: &PlanOptions) -> Result<Planned> {
         .run(&cx, module, None)
         .map_err(|e| checked.pass_error(e))?;
     plan.schedule = TileOptions::of(&mpc);
+    plan.mask_lengths = Some(crate::analysis::threshold_placement::placement_of(&mpc));
     plan.beaver = crate::codegen::manifest::beaver_circuit(&mpc)
         .map_err(|e| anyhow!("{}: {e}", checked.path.display()))?;
     Ok(Planned {

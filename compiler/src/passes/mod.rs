@@ -11,7 +11,10 @@
 //! - [`mpc_tile`]: rewrites `@query` into the tiled schedule (stages, batch dot products, gallery
 //!   views, appends of crossings) with its options recorded in the IR;
 //! - [`kernel_tile`]: records on every dot product the register tile of its kernel, chosen for
-//!   the codes per kernel call (query batch x rotations).
+//!   the codes per kernel call (query batch x rotations);
+//! - [`threshold_placement`]: records which share component adds each plain-mask threshold,
+//!   and so which parties compute its public mask lengths (by record thirds where only
+//!   thresholds read them).
 //!
 //! The choice passes query [`crate::analysis::sites::ComparisonSites`], built from the module;
 //! what the user forces (`--sharing`, `--variant`, `--precision`) are their options
@@ -23,6 +26,7 @@ pub mod irs_to_mpc;
 pub mod kernel_tile;
 pub mod mpc_tile;
 pub mod ring_select;
+pub mod threshold_placement;
 pub mod variant_select;
 
 use crate::analysis::plan::{PlanError, PlanOptions};
@@ -82,7 +86,7 @@ pub struct PassInfo {
 }
 
 /// Every pass `irisc opt --passes` can run, in pipeline order.
-pub const REGISTRY: [PassInfo; 5] = [
+pub const REGISTRY: [PassInfo; 6] = [
     PassInfo {
         name: variant_select::NAME,
         options:
@@ -135,6 +139,15 @@ pub const REGISTRY: [PassInfo; 5] = [
         build: |o| match o.keys().next() {
             Some(k) => Err(format!("kernel-tile has no option `{k}`")),
             None => Ok(Box::new(kernel_tile::KernelTilePass)),
+        },
+    },
+    PassInfo {
+        name: threshold_placement::NAME,
+        options: "placement=record_thirds|component0",
+        build: |o| {
+            Ok(Box::new(
+                threshold_placement::ThresholdPlacementPass::from_options(o)?,
+            ))
         },
     },
 ];
@@ -306,11 +319,16 @@ impl PassManager {
             ..tile
         });
         pm.add(kernel_tile::KernelTilePass);
+        pm.add(threshold_placement::ThresholdPlacementPass {
+            placement: options
+                .threshold_placement
+                .unwrap_or(irisc_runtime::vocab::ThresholdPlacement::RecordThirds),
+        });
         pm
     }
 
     /// From an `irs` module with its choices to the tiled `mpc` module: `irs-to-mpc`, then
-    /// `mpc-tile` with its default options, then `kernel-tile`.
+    /// `mpc-tile` with its default options, then `kernel-tile` and `threshold-placement`.
     pub fn schedule_pipeline() -> PassManager {
         PassManager::schedule_pipeline_for(&PlanOptions::default())
     }

@@ -26,6 +26,7 @@ use crate::ops::ctx::get;
 use crate::ops::{arith, beaver, logic, rep3, shamir, vector};
 use crate::party::executor::Phase;
 use crate::party::{output, stop, tiles, Runtime};
+use crate::vocab::ThresholdPlacement;
 use macros::entry_points;
 
 /// Prints why the party stops (the first reason only: see [`stop::final_line`]).
@@ -40,6 +41,20 @@ fn sched(msg: String) -> RuntimeError {
 /// A group size: 0 (all) or positive.
 fn group(op: &str, g: i64) -> Result<u64, RuntimeError> {
     u64::try_from(g).map_err(|_| sched(format!("{op}: group {g}")))
+}
+
+/// The holders per share component of mask lengths computed by record thirds: 0 (not by
+/// thirds: every pair), 1 or 2.
+fn thirds_holders(h: i32, op: &str) -> Result<usize, RuntimeError> {
+    usize::try_from(h)
+        .ok()
+        .filter(|&h| h <= 2)
+        .ok_or_else(|| sched(format!("{op}: {h} holders per share component")))
+}
+
+/// A [`ThresholdPlacement`] by number.
+fn threshold_placement(p: i32, op: &str) -> Result<ThresholdPlacement, RuntimeError> {
+    ThresholdPlacement::from_i32(p).ok_or_else(|| sched(format!("{op}: threshold placement {p}")))
 }
 
 /// A reduction over all of each query's elements of a batch value, one result per query.
@@ -289,23 +304,29 @@ entry_points! {
     };
 
     /// `ml` of every (record, code) pair from the public masks.
-    mpc["mask_len"] fn irisc_rt_mask_len(rt, dst: Slot, codes: Slot, gallery: Slot) -> Status
+    /// `holders` 0: every pair's; 1 or 2: the record thirds whose share component this party
+    /// holds, each held by that many parties (the threshold placed by record thirds).
+    mpc["mask_len"] fn irisc_rt_mask_len(rt, dst: Slot, codes: Slot, gallery: Slot, holders: I32) -> Status
         = |r: &mut Runtime| {
-        r.exec(OP, Phase::Dot, dst, [codes, gallery], |cx, [v0, v1]| rep3::mask_len(cx, v0, v1))
+        let holders = thirds_holders(holders, OP)?;
+        r.exec(OP, Phase::Dot, dst, [codes, gallery], |cx, [v0, v1]| rep3::mask_len(cx, v0, v1, holders))
     };
 
-    /// `T(ml) - dot` for every pair over Z_2^k, the public threshold added to component 0.
+    /// `T(ml) - dot` for every pair over Z_2^k, the public threshold added where `placement`
+    /// says ([`ThresholdPlacement`] by number).
     mpc["sub_threshold"] fn irisc_rt_sub_threshold(
-        rt, dst: Slot, dot: Slot, mask_len: Slot, num: I64, den: I64, ring_bits: I32
+        rt, dst: Slot, dot: Slot, mask_len: Slot, num: I64, den: I64, ring_bits: I32, placement: I32
     ) -> Status = |r: &mut Runtime| {
-        r.exec(OP, Phase::Compare, dst, [dot, mask_len], |cx, [v0, v1]| rep3::sub_threshold(cx, v0, v1, num, den, ring_bits as u32))
+        let placement = threshold_placement(placement, OP)?;
+        r.exec(OP, Phase::Compare, dst, [dot, mask_len], |cx, [v0, v1]| rep3::sub_threshold(cx, v0, v1, num, den, ring_bits as u32, placement))
     };
 
-    /// `T(ml) − dot` mod p (public masks).
+    /// `T(ml) − dot` mod p (public masks), the threshold placed as in `sub_threshold`.
     mpc["sub_threshold_p"] fn irisc_rt_sub_threshold_p(
-        rt, dst: Slot, dot: Slot, ml: Slot, num: I64, den: I64
+        rt, dst: Slot, dot: Slot, ml: Slot, num: I64, den: I64, placement: I32
     ) -> Status = |r: &mut Runtime| {
-        r.exec(OP, Phase::Compare, dst, [dot, ml], |cx, [v0, v1]| shamir::sub_threshold_p(cx, v0, v1, num, den))
+        let placement = threshold_placement(placement, OP)?;
+        r.exec(OP, Phase::Compare, dst, [dot, ml], |cx, [v0, v1]| shamir::sub_threshold_p(cx, v0, v1, num, den, placement))
     };
 
     /// `dst = a·x − b·y` over Z_2^k (replicated; x or y may be public).
@@ -588,12 +609,14 @@ entry_points! {
 
     /// Slot `dst` = `mask_len` of the codes in slots `codes_base + j` (j < n) with the gallery
     /// (chunk) in slot `gallery`, in the batch layout `[record][query][code]`.
+    /// `holders` as in `mask_len`.
     mpc["batch_mask_len"] fn irisc_rt_batch_mask_len(
-        rt, dst: Slot, codes_base: Slot, n: I64, gallery: Slot
+        rt, dst: Slot, codes_base: Slot, n: I64, gallery: Slot, holders: I32
     ) -> Status = |r: &mut Runtime| {
         let n = tiles::batched::batch_size(n, OP)?;
+        let holders = thirds_holders(holders, OP)?;
         r.exec_with(OP, Phase::Dot, |cx, slots, _| {
-            let v = tiles::batched::batch_mask_len(cx, slots, codes_base, n, get(slots, gallery)?)?;
+            let v = tiles::batched::batch_mask_len(cx, slots, codes_base, n, get(slots, gallery)?, holders)?;
             Ok(vec![(dst, v)])
         })
     };

@@ -208,7 +208,7 @@ mod tests {
                 let ml = Value::Public(mask_lengths(&q, &g).unwrap());
                 let z = shamir_dot(cx, &Value::Shamir(std::sync::Arc::new(q)), &Value::Shamir(std::sync::Arc::new(g))).unwrap();
                 let d = reshare_p(cx, &z).unwrap();
-                let c = sub_threshold_p(cx, &d, &ml, num as i64, den as i64).unwrap();
+                let c = sub_threshold_p(cx, &d, &ml, num as i64, den as i64, crate::vocab::ThresholdPlacement::Component0).unwrap();
                 let Value::Bits(b) = msb_p(cx, &c).unwrap() else { panic!("bits expected") };
                 b
             });

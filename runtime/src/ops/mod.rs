@@ -11,6 +11,7 @@
 //!   sums, opening integers);
 //! - [`logic`]: boolean gates, the multiplexer and AND trees;
 //! - [`mask_lengths`](mod@mask_lengths): the public mask lengths, at the dot product's pace;
+//!   [`placement`]: which parties compute them when the threshold is placed by record thirds;
 //! - [`shamir`]: the Shamir instantiations (dot products, F_p and Z_(p·2^m) comparisons);
 //! - [`vector`]: local steps of the cosine test and public constant bits;
 //! - [`beaver`]: the reveals' circuit under the `beaver` family (local conversion to XOR
@@ -23,6 +24,7 @@ mod chains;
 pub mod ctx;
 pub mod logic;
 pub(crate) mod mask_lengths;
+pub mod placement;
 pub mod rep3;
 pub mod shamir;
 pub mod shamir_codes;

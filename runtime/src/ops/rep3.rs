@@ -14,9 +14,11 @@ use crate::ring::RingElem;
 use crate::share::rep3::{AddVec, Rep3Vec};
 
 use super::ctx::{sched, Ctx};
+use super::placement::{self, PublicThirds};
 use super::value::Value;
 use crate::share::ring_vec::on_pair;
 use crate::share::Codes;
+use crate::vocab::ThresholdPlacement;
 
 fn codes<'v>(v: &'v Value, op: &str) -> Result<&'v Arc<Codes>, RuntimeError> {
     match v {
@@ -74,12 +76,56 @@ pub unsafe fn masked_dot(
 }
 
 /// `ml` of every (record, code) pair from the public masks (replicated or Shamir codes).
-pub fn mask_len(_cx: &mut Ctx<'_>, query: &Value, gallery: &Value) -> Result<Value, RuntimeError> {
-    if let (Value::Shamir(q), Value::Shamir(g)) = (query, gallery) {
-        return Ok(Value::Public(super::shamir_codes::mask_lengths(q, g)?));
-    }
-    let (q, g) = (codes(query, "mask_len")?, codes(gallery, "mask_len")?);
-    Ok(Value::Public(mask_lengths(q, g)))
+///
+/// `holders` 0: every pair's mask length; 1 or 2: only those of the record thirds whose share
+/// component this party holds when each is held by that many parties
+/// ([`ThresholdPlacement::RecordThirds`]).
+pub fn mask_len(
+    cx: &mut Ctx<'_>,
+    query: &Value,
+    gallery: &Value,
+    holders: usize,
+) -> Result<Value, RuntimeError> {
+    let (q_masks, q_count, g_masks, g_count, w) = match (query, gallery) {
+        (Value::Shamir(q), Value::Shamir(g)) => {
+            if holders == 0 {
+                return Ok(Value::Public(super::shamir_codes::mask_lengths(q, g)?));
+            }
+            if q.len != g.len {
+                return Err(sched(format!(
+                    "mask_len: codes of {} and {} entries",
+                    q.len, g.len
+                )));
+            }
+            (
+                &q.masks,
+                q.count,
+                &g.masks,
+                g.count,
+                q.mask_words_per_code(),
+            )
+        }
+        _ => {
+            let (q, g) = (codes(query, "mask_len")?, codes(gallery, "mask_len")?);
+            if holders == 0 {
+                return Ok(Value::Public(mask_lengths(q, g)));
+            }
+            if q.bits != g.bits {
+                return Err(sched("mask_len: query and gallery codes differ in length"));
+            }
+            (&q.masks, q.count, &g.masks, g.count, q.words_per_code())
+        }
+    };
+    let thirds = placement::mask_lengths_by_thirds(
+        cx.party(),
+        holders,
+        q_count,
+        g_masks,
+        g_count,
+        w,
+        |g, n| Ok(super::mask_lengths::mask_lengths(q_masks, q_count, g, n, w)),
+    )?;
+    Ok(Value::PublicThirds(Arc::new(thirds)))
 }
 
 /// Additive shares over Z_2^k to fresh replicated shares (Appendix C): one round.
@@ -100,7 +146,9 @@ pub fn reshare(cx: &mut Ctx<'_>, src: &Value, ring_bits: u32) -> Result<Value, R
     Ok(Value::Replicated { own, prev })
 }
 
-/// `T - dot` for every pair, with the public threshold added to component 0 only.
+/// `T - dot` for every pair, with the public threshold added to component 0 only
+/// ([`ThresholdPlacement::Component0`]), or by component c on the c-th third of the records
+/// ([`ThresholdPlacement::RecordThirds`], [`super::placement`]).
 pub fn sub_threshold(
     cx: &mut Ctx<'_>,
     dot: &Value,
@@ -108,9 +156,23 @@ pub fn sub_threshold(
     num: i64,
     den: i64,
     ring_bits: u32,
+    placement: ThresholdPlacement,
 ) -> Result<Value, RuntimeError> {
     if den <= 0 || num < 0 {
         return Err(sched(format!("invalid ratio {num}/{den}")));
+    }
+    match (placement, mask_len) {
+        (ThresholdPlacement::RecordThirds, Value::PublicThirds(ml)) => {
+            return sub_threshold_by_thirds(cx, dot, ml, num, den, ring_bits)
+        }
+        (ThresholdPlacement::Component0, Value::Public(_)) => {}
+        (p, v) => {
+            return Err(sched(format!(
+                "sub_threshold placed as {} reads {}",
+                p.name(),
+                v.kind()
+            )))
+        }
     }
     let Value::Public(ml) = mask_len else {
         return Err(sched(format!(
@@ -154,6 +216,56 @@ pub fn sub_threshold(
     let (add_own, add_prev) = (party == 0, party == 1);
     let (own, prev) = on_pair!(own, prev, |o, p| {
         let (o, p) = sub_from_public(o, p, ml, &thresholds, add_own, add_prev, ring_bits, threads);
+        (RingVec::from(o), RingVec::from(p))
+    })?;
+    Ok(Value::Replicated { own, prev })
+}
+
+/// [`sub_threshold`] placed by record thirds: party p's own component is component p, its
+/// previous one (replicated shares) component p − 1; component c adds the threshold on the
+/// c-th third of the records.
+fn sub_threshold_by_thirds(
+    cx: &mut Ctx<'_>,
+    dot: &Value,
+    ml: &PublicThirds,
+    num: i64,
+    den: i64,
+    ring_bits: u32,
+) -> Result<Value, RuntimeError> {
+    let thresholds = Thresholds::new(num as u64, den as u64, &ml.values);
+    let (party, threads) = (cx.party(), cx.threads);
+    let same_size = |n: usize| {
+        if n == ml.len() {
+            Ok(())
+        } else {
+            Err(sched("threshold and dot product sizes differ".to_string()))
+        }
+    };
+    if let Value::Additive(z) = dot {
+        same_size(z.len())?;
+        let adds = placement::adds_on(ml, Some(party))?;
+        let out = on_pair!(z, z, |v, _same| RingVec::from(placement::sub_from_thirds(
+            v,
+            ml,
+            &thresholds,
+            adds,
+            ring_bits,
+            threads
+        )))?;
+        return Ok(Value::Additive(out));
+    }
+    let Value::Replicated { own, prev } = dot else {
+        return Err(sched(format!(
+            "sub_threshold: {} is neither additive nor replicated",
+            dot.kind()
+        )));
+    };
+    same_size(own.len())?;
+    let own_adds = placement::adds_on(ml, Some(party))?;
+    let prev_adds = placement::adds_on(ml, Some((party + 2) % 3))?;
+    let (own, prev) = on_pair!(own, prev, |o, p| {
+        let o = placement::sub_from_thirds(o, ml, &thresholds, own_adds, ring_bits, threads);
+        let p = placement::sub_from_thirds(p, ml, &thresholds, prev_adds, ring_bits, threads);
         (RingVec::from(o), RingVec::from(p))
     })?;
     Ok(Value::Replicated { own, prev })
@@ -455,13 +567,16 @@ mod threshold_tests {
 
 #[cfg(test)]
 mod additive_compare_tests {
-    use super::{additive_msb, sub_threshold};
+    use super::{additive_msb, msb, sub_threshold};
     use crate::io::share_file::RingVec;
-    use crate::ops::ctx::testkit::{open_bits, run3};
+    use crate::ops::ctx::testkit::{deal, open_bits, rep_value, run3};
+    use crate::ops::placement::mask_lengths_by_thirds;
     use crate::ops::value::Value;
+    use crate::vocab::ThresholdPlacement;
     use proptest::prelude::*;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha12Rng;
+    use std::sync::Arc;
 
     /// The fractional Hamming distance test with public masks, from its definition: the pair
     /// matches iff hd / ml < num / den (no match when ml = 0).
@@ -513,7 +628,7 @@ mod additive_compare_tests {
             };
             let inputs = [0, 1, 2].map(|p| (value(&shares[p]), Value::Public(ml.clone())));
             let runs = run3(inputs, move |cx, (dot, ml): &(Value, Value)| {
-                let diff = sub_threshold(cx, dot, ml, num as i64, den as i64, k).unwrap();
+                let diff = sub_threshold(cx, dot, ml, num as i64, den as i64, k, ThresholdPlacement::Component0).unwrap();
                 match additive_msb(cx, &diff, k).unwrap() {
                     Value::Bits(b) => b,
                     other => panic!("additive_msb gave {}", other.kind()),
@@ -524,6 +639,175 @@ mod additive_compare_tests {
             let got = open_bits([a, b, c]);
             let want: Vec<bool> = pairs.iter().map(|&(ml, hd)| plain_match(ml, hd, num, den)).collect();
             prop_assert_eq!(got, want);
+        }
+    }
+
+    /// A gallery of `records` records of `w` mask words against `width` query masks: its masks
+    /// (some records deleted: mask emptied), every pair's popcount, and dot products
+    /// `ml - 2 hd` for a random `hd <= ml`, stale for deleted records (their shares are kept).
+    struct Gallery {
+        q: Vec<u64>,
+        g: Vec<u64>,
+        ml: Vec<u64>,
+        hd: Vec<u64>,
+        dots: Vec<u64>,
+        deleted: Vec<bool>,
+    }
+
+    fn gallery(rng: &mut ChaCha12Rng, records: usize, width: usize, w: usize) -> Gallery {
+        let mask = |rng: &mut ChaCha12Rng| -> u64 {
+            match rng.random_range(0..6) {
+                0 => 0,
+                1 => u64::MAX,
+                _ => rng.random::<u64>() | rng.random::<u64>(),
+            }
+        };
+        let q: Vec<u64> = (0..width * w).map(|_| mask(rng)).collect();
+        let deleted: Vec<bool> = (0..records).map(|_| rng.random_range(0..5) == 0).collect();
+        let mut g: Vec<u64> = (0..records * w).map(|_| mask(rng)).collect();
+        let (mut ml, mut hd, mut dots) = (vec![], vec![], vec![]);
+        for r in 0..records {
+            // The masks the record was dealt with; a deleted record's public mask is emptied.
+            let dealt: Vec<u64> = g[r * w..(r + 1) * w].to_vec();
+            if deleted[r] {
+                g[r * w..(r + 1) * w].fill(0);
+            }
+            for c in 0..width {
+                let pop = |m: &[u64]| -> u64 {
+                    (0..w)
+                        .map(|i| u64::from((q[c * w + i] & m[i]).count_ones()))
+                        .sum()
+                };
+                let (now, then) = (pop(&g[r * w..(r + 1) * w]), pop(&dealt));
+                let h = rng.random_range(0..=then);
+                ml.push(now);
+                hd.push(h);
+                dots.push((then as i64 - 2 * h as i64) as u64);
+            }
+        }
+        Gallery {
+            q,
+            g,
+            ml,
+            hd,
+            dots,
+            deleted,
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        /// The threshold placed by record thirds: each party computes only the mask lengths of
+        /// the thirds its components add to, and `sub_threshold` then the MSB (AdditiveMSB on
+        /// additive shares, BitExtract on replicated ones) opens exactly the plain test's bits,
+        /// with deleted records (emptied masks, stale shares) never matching. Galleries of 0 to
+        /// 40 records (thirds of 0 records included), disjoint and full masks among them.
+        #[test]
+        fn record_thirds_give_the_plain_matches(
+            seed: u64,
+            records in 0usize..40,
+            width in 1usize..6,
+            w in 1usize..3,
+            replicated: bool,
+            num in prop::sample::select(vec![69u64, 0, 100, 1]),
+        ) {
+            let (den, k) = (200u64, 16u32);
+            let mut rng = ChaCha12Rng::seed_from_u64(seed);
+            let gal = gallery(&mut rng, records, width, w);
+            let holders = if replicated { 2 } else { 1 };
+            let thirds = [0, 1, 2].map(|p| {
+                Arc::new(mask_lengths_by_thirds(p, holders, width, &gal.g, records, w, |g, n| {
+                    Ok(super::super::mask_lengths::mask_lengths(&gal.q, width, g, n, w))
+                })
+                .unwrap())
+            });
+            let dots = deal(&gal.dots, k, seed ^ 1);
+            let inputs: [(Value, Value); 3] = std::array::from_fn(|p| {
+                let dot = if replicated {
+                    rep_value(&dots[p], k)
+                } else {
+                    // Party p's additive share: its own replicated component.
+                    Value::Additive(RingVec::from(dots[p].own.iter().map(|&x| x as u16).collect::<Vec<u16>>()))
+                };
+                (dot, Value::PublicThirds(thirds[p].clone()))
+            });
+            let runs = run3(inputs, move |cx, (dot, ml): &(Value, Value)| {
+                let diff = sub_threshold(cx, dot, ml, num as i64, den as i64, k, ThresholdPlacement::RecordThirds).unwrap();
+                let bits = if replicated { msb(cx, &diff, k) } else { additive_msb(cx, &diff, k) };
+                match bits.unwrap() {
+                    Value::Bits(b) => b,
+                    other => panic!("msb gave {}", other.kind()),
+                }
+            });
+            let [a, b, c] = runs.map(|r| r.out);
+            let got = open_bits([a, b, c]);
+            let want: Vec<bool> = (0..records * width)
+                .map(|i| !gal.deleted[i / width] && plain_match(gal.ml[i], gal.hd[i], num, den))
+                .collect();
+            prop_assert_eq!(got, want);
+        }
+    }
+
+    /// Matches really occur in every third (the property above is not vacuous): at the
+    /// deployed ratio, a 30-record gallery has matching pairs in each third and none in a
+    /// deleted record.
+    #[test]
+    fn thirds_gallery_has_matches_in_every_third() {
+        let mut rng = ChaCha12Rng::seed_from_u64(3);
+        let (records, width) = (30, 4);
+        let gal = gallery(&mut rng, records, width, 2);
+        for c in 0..3 {
+            let r = crate::vocab::record_third(c, records);
+            let n = (r.start * width..r.end * width)
+                .filter(|&i| !gal.deleted[i / width] && plain_match(gal.ml[i], gal.hd[i], 69, 200))
+                .count();
+            assert!(n > 0, "third {c} has no match");
+        }
+        assert!(gal.deleted.iter().any(|&d| d));
+    }
+
+    /// A placement and mask lengths that disagree are refused, not computed.
+    #[test]
+    fn placements_that_disagree_are_refused() {
+        let mut rng = ChaCha12Rng::seed_from_u64(9);
+        let gal = gallery(&mut rng, 6, 2, 1);
+        let dots = deal(&gal.dots, 16, 2);
+        let inputs: [(Value, Value, Value); 3] = std::array::from_fn(|p| {
+            // Party p was given the thirds of party p + 1.
+            let t = mask_lengths_by_thirds((p + 1) % 3, 1, 2, &gal.g, 6, 1, |g, n| {
+                Ok(super::super::mask_lengths::mask_lengths(&gal.q, 2, g, n, 1))
+            })
+            .unwrap();
+            let add = Value::Additive(RingVec::from(
+                dots[p].own.iter().map(|&x| x as u16).collect::<Vec<u16>>(),
+            ));
+            (
+                add,
+                Value::PublicThirds(Arc::new(t)),
+                Value::Public(gal.ml.clone()),
+            )
+        });
+        let runs = run3(inputs, |cx, (dot, thirds, full): &(Value, Value, Value)| {
+            let errors = [
+                sub_threshold(
+                    cx,
+                    dot,
+                    thirds,
+                    69,
+                    200,
+                    16,
+                    ThresholdPlacement::RecordThirds,
+                ),
+                sub_threshold(cx, dot, thirds, 69, 200, 16, ThresholdPlacement::Component0),
+                sub_threshold(cx, dot, full, 69, 200, 16, ThresholdPlacement::RecordThirds),
+            ];
+            errors.map(|e| e.err().map(|e| e.to_string()))
+        });
+        for r in runs {
+            let [a, b, c] = r.out;
+            assert!(a.unwrap().contains("placements differ"));
+            assert!(b.unwrap().contains("reads mask lengths of record thirds"));
+            assert!(c.unwrap().contains("reads public values"));
         }
     }
 }

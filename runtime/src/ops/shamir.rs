@@ -21,10 +21,12 @@ use crate::share::galois::ShamirVec;
 use crate::share::Rep3Vec;
 
 use super::ctx::{at, broadcast_len, sched, Ctx};
+use super::placement::{self, PublicThirds};
 use super::shamir_codes::{ShamirCodes, ShamirKind, Side};
 use super::value::Value;
 use crate::kernels::nest::Nests;
 use crate::kernels::run::run_nests;
+use crate::vocab::{record_third, ThresholdPlacement};
 
 fn shamir<'v>(v: &'v Value, op: &str) -> Result<&'v ShamirCodes, RuntimeError> {
     match v {
@@ -240,18 +242,39 @@ pub fn reshare_p(cx: &mut Ctx<'_>, src: &Value) -> Result<Value, RuntimeError> {
 
 /// `T(ml) − dot` mod p for public masks, T(ml) = ⌊(den − 2·num)·ml / den⌋ (the public
 /// threshold of Algorithm 1 in the masked-bitvector form; it may be negative). Local; the
-/// threshold enters through component 0. Length-1 operands broadcast.
+/// threshold enters through component 0 ([`ThresholdPlacement::Component0`]; length-1
+/// operands broadcast), or through component c on the c-th third of the records
+/// ([`ThresholdPlacement::RecordThirds`], [`super::placement`]).
 pub fn sub_threshold_p(
     cx: &mut Ctx<'_>,
     dot: &Value,
     ml: &Value,
     num: i64,
     den: i64,
+    placement: ThresholdPlacement,
 ) -> Result<Value, RuntimeError> {
     if den <= 0 || num < 0 {
         return Err(sched(format!("sub_threshold_p: invalid ratio {num}/{den}")));
     }
     let d = rep_p(dot, "sub_threshold_p")?;
+    match (placement, ml) {
+        (ThresholdPlacement::RecordThirds, Value::PublicThirds(ml)) => {
+            return sub_threshold_p_by_thirds(cx.party(), d, ml, num, den)
+        }
+        (ThresholdPlacement::Component0, Value::Public(_)) => {}
+        (ThresholdPlacement::RecordThirds, v) => {
+            return Err(sched(format!(
+                "sub_threshold_p placed by record thirds reads {}",
+                v.kind()
+            )))
+        }
+        (ThresholdPlacement::Component0, Value::PublicThirds(_)) => {
+            return Err(sched(
+                "sub_threshold_p placed on component 0 reads mask lengths of record thirds",
+            ))
+        }
+        _ => {}
+    }
     let Value::Public(ml) = ml else {
         return Err(sched(format!(
             "sub_threshold_p: mask lengths hold {}, expected public values",
@@ -274,6 +297,50 @@ pub fn sub_threshold_p(
     };
     out.add_public(cx.party(), &t);
     Ok(Value::ReplicatedP(out))
+}
+
+/// [`sub_threshold_p`] placed by record thirds: party p's own component is component p, its
+/// previous one component p − 1; component c adds `T` on the c-th third of the records; records
+/// with an empty gallery mask compare the public 0.
+fn sub_threshold_p_by_thirds(
+    party: usize,
+    d: &Rep3Fp,
+    ml: &PublicThirds,
+    num: i64,
+    den: i64,
+) -> Result<Value, RuntimeError> {
+    if d.len() != ml.len() {
+        return Err(sched(
+            "sub_threshold_p: threshold and dot product sizes differ",
+        ));
+    }
+    let thresholds = Thresholds::new(num as u64, den as u64, &ml.values);
+    let (w, records) = (ml.width, ml.records());
+    let side = |x: &[u16], adds: Option<usize>| -> Vec<u16> {
+        let adding = adds.map(|c| record_third(c, records)).unwrap_or(0..0);
+        let mut out = vec![0u16; x.len()];
+        for r in 0..records {
+            if ml.empty[r] {
+                continue;
+            }
+            for i in r * w..(r + 1) * w {
+                let neg = fp::neg(x[i]);
+                out[i] = if adding.contains(&r) {
+                    let t = thresholds.of(ml.values[i]).rem_euclid(P as i128) as u16;
+                    fp::add(neg, t)
+                } else {
+                    neg
+                };
+            }
+        }
+        out
+    };
+    let own_adds = placement::adds_on(ml, Some(party))?;
+    let prev_adds = placement::adds_on(ml, Some((party + 2) % 3))?;
+    Ok(Value::ReplicatedP(Rep3Fp {
+        own: side(&d.own, own_adds),
+        prev: side(&d.prev, prev_adds),
+    }))
 }
 
 /// Algorithm 12 (BitExtractP): bit 15 of the canonical representative in [0, p), the MSB of
@@ -627,7 +694,7 @@ mod tests {
             }
             let s = share_fp(&dot, &mut rng);
             let runs = run3(s, move |cx, x: &Rep3Fp| {
-                let d = sub_threshold_p(cx, &Value::ReplicatedP(x.clone()), &Value::Public(ml.clone()), num, den).unwrap();
+                let d = sub_threshold_p(cx, &Value::ReplicatedP(x.clone()), &Value::Public(ml.clone()), num, den, ThresholdPlacement::Component0).unwrap();
                 let Value::Bits(b) = msb_p(cx, &d).unwrap() else { panic!() };
                 b
             });
@@ -719,8 +786,24 @@ mod tests {
                 lin_mod(cx, &m5, &m5, 1, 1, 6).err(),
                 msb_mod(cx, &big, 5).err(),
                 msb_mod(cx, &Value::Public(vec![1]), 5).err(),
-                sub_threshold_p(cx, &p, &Value::Public(vec![1, 2, 3]), 1, 2).err(),
-                sub_threshold_p(cx, &p, &Value::Public(vec![1, 2]), 1, 0).err(),
+                sub_threshold_p(
+                    cx,
+                    &p,
+                    &Value::Public(vec![1, 2, 3]),
+                    1,
+                    2,
+                    ThresholdPlacement::Component0,
+                )
+                .err(),
+                sub_threshold_p(
+                    cx,
+                    &p,
+                    &Value::Public(vec![1, 2]),
+                    1,
+                    0,
+                    ThresholdPlacement::Component0,
+                )
+                .err(),
                 shamir_dot(cx, &fp, &gr).err(),
                 // Both packed as queries: the GR dot product would be wrong.
                 shamir_dot(cx, &gr, &gr).err(),

@@ -19,6 +19,9 @@ pub enum Value {
     Replicated { own: RingVec, prev: RingVec },
     /// Public values known to every party, one per pair (e.g. combined mask lengths).
     Public(Vec<u64>),
+    /// Mask lengths computed on the record thirds this party holds (the threshold placed by
+    /// record thirds), read only by `sub_threshold`.
+    PublicThirds(Arc<super::placement::PublicThirds>),
     /// Binary replicated shares, bit-sliced.
     Bits(BitShares),
     /// Opened bits: the values at the output party, `None` at the others.
@@ -46,6 +49,7 @@ impl Value {
             Value::Additive(_) => "additive shares",
             Value::Replicated { .. } => "replicated shares",
             Value::Public(_) => "public values",
+            Value::PublicThirds(_) => "mask lengths of record thirds",
             Value::Bits(_) => "binary shares",
             Value::Clear(_) => "opened bits",
             Value::ClearInts(_) => "opened integers",

@@ -103,6 +103,7 @@ pub fn render(
     );
     paragraph(&mut s, 0, &cost_model);
     schedule(&mut s, &j["schedule"]);
+    mask_lengths(&mut s, &j["mask_lengths"]);
     beaver(&mut s, &j["beaver"]);
 
     s.push('\n');
@@ -408,6 +409,42 @@ fn beaver(s: &mut String, b: &Value) {
         bytes(b["preprocessing_bytes_per_party_naive"].as_f64().unwrap_or(0.0)),
         bytes(b["evaluation_bytes_per_party"].as_f64().unwrap_or(0.0)),
     );
+    paragraph(s, 0, &line);
+}
+
+/// Which parties compute the public mask lengths (`threshold-placement`).
+fn mask_lengths(s: &mut String, m: &Value) {
+    let n = |k: &str| m[k].as_u64().unwrap_or(0);
+    let (ops, additive, replicated) = (n("ops"), n("thirds_additive"), n("thirds_replicated"));
+    if ops == 0 {
+        return;
+    }
+    let line = if additive + replicated == 0 {
+        "Mask lengths: every party computes every public mask length (component 0 adds each \
+         threshold)."
+            .to_string()
+    } else {
+        let which = match (additive, replicated) {
+            (_, 0) => "one third of them (additive shares: component c is party c's)".to_string(),
+            (0, _) => "two thirds of them (replicated shares: component c is held by parties c \
+                       and c + 1)"
+                .to_string(),
+            _ => "one third of them under additive shares, two under replicated ones".to_string(),
+        };
+        let rest = ops - additive - replicated;
+        let rest = if rest == 0 {
+            String::new()
+        } else {
+            format!(" The other {rest} (read by more than a threshold) every party computes.")
+        };
+        format!(
+            "Mask lengths: {} of {ops} computed by record thirds: component c adds the public \
+             threshold on the c-th third of each call's records, so each party computes the \
+             popcounts of {which}; a record whose public mask is empty (deleted) compares the \
+             public 0 at every party.{rest}",
+            additive + replicated
+        )
+    };
     paragraph(s, 0, &line);
 }
 

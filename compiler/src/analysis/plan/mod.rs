@@ -64,6 +64,9 @@ pub struct PlanOptions {
     /// --target cuda` asks for replicated shares unless told: the GPU runs the reshare and
     /// BitExtract (or, told additive, AdditiveMSB).
     pub msb_input: Option<MsbInput>,
+    /// `--threshold-placement`: where plain-mask thresholds are added and so who computes the
+    /// mask lengths (`threshold-placement{placement=...}`; None: by record thirds).
+    pub threshold_placement: Option<irisc_runtime::vocab::ThresholdPlacement>,
 }
 
 /// The plan of one fhd test.
@@ -164,6 +167,10 @@ pub struct Plan {
     /// input whose records are its lanes; `None` until that module exists, and for `rep3`.
     #[serde(skip)]
     pub beaver: Option<BeaverCircuit>,
+    /// Which parties compute the public mask lengths, as `threshold-placement` recorded it on
+    /// the `mpc` module; `None` until that module exists.
+    #[serde(skip)]
+    pub mask_lengths: Option<crate::analysis::threshold_placement::MaskLengthPlacement>,
 }
 
 /// The reveals' circuit a `beaver` program runs, as `irs-to-mpc` emitted it.
@@ -519,6 +526,7 @@ pub fn assemble(
         tests,
         cost,
         schedule: None,
+        mask_lengths: None,
         beaver: None,
     })
 }

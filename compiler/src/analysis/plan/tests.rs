@@ -281,6 +281,7 @@ fn forced_variants() {
         protocol: None,
         malicious: None,
         msb_input: None,
+        threshold_placement: None,
     };
     let p = plan(&prog, &force(Some(Sharing::Rep3), Variant::ConstLift)).unwrap();
     let f = only_fhd(&p);
@@ -315,6 +316,7 @@ fn forced_variants() {
         protocol: None,
         malicious: None,
         msb_input: None,
+        threshold_placement: None,
     };
     let f = plan(&prog, &o).unwrap().tests[0].clone();
     let TestPlan::Fhd(f) = f else { panic!() };
@@ -399,6 +401,7 @@ fn rings_too_large_or_too_wide_for_16_bits() {
         protocol: None,
         malicious: None,
         msb_input: None,
+        threshold_placement: None,
     };
     let e = plan(&deployed(MaskKind::Secret), &o).unwrap_err();
     assert!(e.message.contains("more than 64"), "{e}");

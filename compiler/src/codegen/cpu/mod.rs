@@ -148,10 +148,12 @@ mod tests {
             "call i32 @irisc_rt_batch_dot_joined(ptr %rt, i32 19, i32 11, i64 %nb, i32 0, i64 %chunks.i, ptr @irisc_kernels_dot_z16_L12800_t4x6_k1024_r96_or_t6x4, i32 0)",
             // Only the view's public masks are read (mask_len): no shares in it.
             "call i32 @irisc_rt_gallery_view(ptr %rt, i32 1, i32 0, i64 %chunks.i, i32 0)",
-            // Chunk stage, once for the batch: constant slots, the mask lengths of every query;
-            // the threshold and AdditiveMSB on the dot products' additive shares (no reshare).
-            "call i32 @irisc_rt_batch_mask_len(ptr %rt, i32 20, i32 11, i64 %nb, i32 1)",
-            "call i32 @irisc_rt_sub_threshold(ptr %rt, i32 21, i32 19, i32 20, i64 69, i64 200, i32 16)",
+            // Chunk stage, once for the batch: constant slots, the mask lengths of every query
+            // (by record thirds, one holder per component: the last argument); the threshold
+            // (placed by record thirds: 1) and AdditiveMSB on the dot products' additive shares
+            // (no reshare).
+            "call i32 @irisc_rt_batch_mask_len(ptr %rt, i32 20, i32 11, i64 %nb, i32 1, i32 1)",
+            "call i32 @irisc_rt_sub_threshold(ptr %rt, i32 21, i32 19, i32 20, i64 69, i64 200, i32 16, i32 1)",
             "call i32 @irisc_rt_additive_msb(ptr %rt, i32 22, i32 21, i32 16)",
             // The reduction over all records, each query's 31 values per record apart, its
             // result collected in 2 ...

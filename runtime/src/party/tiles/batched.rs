@@ -6,6 +6,7 @@
 use crate::error::RuntimeError;
 use crate::ops::ctx::{get, sched, Ctx};
 use crate::ops::mask_lengths::mask_lengths;
+use crate::ops::placement::mask_lengths_by_thirds;
 use crate::ops::value::Value;
 use crate::ops::{arith, logic, rep3};
 
@@ -61,6 +62,7 @@ pub fn batch_mask_len(
     codes_base: u32,
     n: usize,
     gallery: &Value,
+    holders: usize,
 ) -> Result<Value, RuntimeError> {
     let queries = per_query(slots, codes_base, n)?;
     let differ = |what: &str| {
@@ -129,23 +131,25 @@ pub fn batch_mask_len(
         return Err(sched("batch_mask_len: masks are not their codes' words"));
     }
     // On the party's GPU when it has one: the scan's public half at the GPU's pace.
-    if let Some(gpu) = &cx.gpu {
-        return Ok(Value::Public(gpu.mask_lengths(
-            &masks,
-            n * count,
-            g_masks,
-            g_count,
-            words,
-            cx.threads,
-        )?));
+    let (gpu, threads) = (cx.gpu.clone(), cx.threads);
+    let compute = |g: &[u64], records: usize| match &gpu {
+        Some(gpu) => gpu.mask_lengths(&masks, n * count, g, records, words, threads),
+        None => Ok(mask_lengths(&masks, n * count, g, records, words)),
+    };
+    if holders == 0 {
+        return Ok(Value::Public(compute(g_masks, g_count)?));
     }
-    Ok(Value::Public(mask_lengths(
-        &masks,
+    // Only the record thirds whose threshold this party's components add.
+    let thirds = mask_lengths_by_thirds(
+        cx.party(),
+        holders,
         n * count,
         g_masks,
         g_count,
         words,
-    )))
+        compute,
+    )?;
+    Ok(Value::PublicThirds(std::sync::Arc::new(thirds)))
 }
 
 /// Per-query values of `records` records each (`[record][width]`, the same width) in the batch

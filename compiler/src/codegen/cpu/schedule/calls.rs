@@ -3,6 +3,7 @@
 //! pass the kernel table generated for their ring and length ([`kernel`]).
 
 use super::{err, key, slots::Slot, Schedule};
+use crate::analysis::threshold_placement::{mask_holders_of, threshold_placement_of};
 use crate::codegen::{cpu::kernel, CodegenError};
 use crate::mlir::{get_int, get_str, op_name, type_name, type_param};
 use inkwell::{
@@ -128,15 +129,20 @@ impl<'ctx> Schedule<'ctx, '_> {
             "mpc.sub_threshold" | "mpc.sub_threshold_p" => {
                 let (dot, ml) = (self.slot_arg(op, 0)?, self.slot_arg(op, 1)?);
                 let (num, den) = (self.i64c(int("ratio_num")?), self.i64c(int("ratio_den")?));
+                let placement = threshold_placement_of(op).map_err(err)?;
+                let placement = self.i32c(placement as i64);
                 let dst = self.fresh(op)?;
                 if name == "mpc.sub_threshold" {
                     let k = self.i32c(self.ring(op, None)?.into());
                     (
                         "irisc_rt_sub_threshold",
-                        vec![rt, dst, dot, ml, num, den, k],
+                        vec![rt, dst, dot, ml, num, den, k, placement],
                     )
                 } else {
-                    ("irisc_rt_sub_threshold_p", vec![rt, dst, dot, ml, num, den])
+                    (
+                        "irisc_rt_sub_threshold_p",
+                        vec![rt, dst, dot, ml, num, den, placement],
+                    )
                 }
             }
             "mpc.lin" | "mpc.lin_mod" => {
@@ -216,12 +222,20 @@ impl<'ctx> Schedule<'ctx, '_> {
                     vec![rt, self.fresh(op)?, x, y, table],
                 )
             }
-            "mpc.mask_len" | "mpc.and" | "mpc.or" => {
+            "mpc.mask_len" => {
                 let (x, y) = (self.slot_arg(op, 0)?, self.slot_arg(op, 1)?);
-                let callee = match name {
-                    "mpc.mask_len" => "irisc_rt_mask_len",
-                    "mpc.and" => "irisc_rt_and",
-                    _ => "irisc_rt_or",
+                let holders = self.i32c(mask_holders_of(op).map_err(err)? as i64);
+                (
+                    "irisc_rt_mask_len",
+                    vec![rt, self.fresh(op)?, x, y, holders],
+                )
+            }
+            "mpc.and" | "mpc.or" => {
+                let (x, y) = (self.slot_arg(op, 0)?, self.slot_arg(op, 1)?);
+                let callee = if name == "mpc.and" {
+                    "irisc_rt_and"
+                } else {
+                    "irisc_rt_or"
                 };
                 (callee, vec![rt, self.fresh(op)?, x, y])
             }
@@ -458,10 +472,11 @@ impl<'ctx> Schedule<'ctx, '_> {
                 let codes = self.per_query_base(op, 0)?;
                 let gallery = self.slot_arg(op, 1)?;
                 let codes = self.i32c(codes.into());
+                let holders = self.i32c(mask_holders_of(op).map_err(err)? as i64);
                 let dst = self.fresh(op)?;
                 (
                     "irisc_rt_batch_mask_len",
-                    vec![rt, dst, codes, nb.into(), gallery],
+                    vec![rt, dst, codes, nb.into(), gallery, holders],
                 )
             }
             "mpc.batch_spread" => {

@@ -12,6 +12,7 @@ use super::super::layout;
 use super::{rep3, shamir};
 use crate::ops::ctx::testkit::{deal, open_bits, open_rep, rep_value, run3};
 use crate::ops::ctx::Ctx;
+use crate::ops::placement::PublicThirds;
 use crate::ops::rep3 as rep3_ops;
 use crate::ops::shamir_codes::{ShamirKind, Side};
 use crate::ops::value::Value;
@@ -175,7 +176,7 @@ proptest! {
             let compare = |cx: &mut Ctx<'_>, dot: &Rep3Vec<u64>, ml: &[u64]| {
                 let before = cx.rounds;
                 let d = rep_value(dot, k);
-                let t = rep3_ops::sub_threshold(cx, &d, &Value::Public(ml.to_vec()), 3, 8, k)
+                let t = rep3_ops::sub_threshold(cx, &d, &Value::Public(ml.to_vec()), 3, 8, k, crate::vocab::ThresholdPlacement::Component0)
                     .unwrap();
                 let b = rep3_ops::msb(cx, &t, k).unwrap();
                 let or = rep3_ops::or_groups(cx, &b, codes as u64).unwrap();
@@ -231,10 +232,10 @@ fn batch_mask_lengths_are_each_querys_interleaved() {
                 (&sq, Value::Shamir(sg.clone()), 5),
             ] {
                 let slots: Vec<Option<Value>> = qs.iter().map(|q| Some(clone_codes(q))).collect();
-                let batched = batch_mask_len(cx, &slots, 0, n, &g).unwrap();
+                let batched = batch_mask_len(cx, &slots, 0, n, &g, 0).unwrap();
                 let each: Vec<Value> = qs
                     .iter()
-                    .map(|q| rep3_ops::mask_len(cx, q, &g).unwrap())
+                    .map(|q| rep3_ops::mask_len(cx, q, &g, 0).unwrap())
                     .collect();
                 let refs: Vec<&Value> = each.iter().collect();
                 let by_query = interleave(&refs, records).unwrap();
@@ -274,21 +275,66 @@ fn batch_mask_lengths_are_each_querys_interleaved() {
                         }
                     }
                 }
+                // By record thirds (1 and 2 holders per component): this party's thirds, batched
+                // and per query.
+                let mut thirds = Vec::new();
+                for holders in [1, 2] {
+                    let t = batch_mask_len(cx, &slots, 0, n, &g, holders).unwrap();
+                    let each: Vec<PublicThirds> = qs
+                        .iter()
+                        .map(|q| match rep3_ops::mask_len(cx, q, &g, holders).unwrap() {
+                            Value::PublicThirds(t) => (*t).clone(),
+                            other => panic!("mask_len gave {}", other.kind()),
+                        })
+                        .collect();
+                    match t {
+                        Value::PublicThirds(t) => thirds.push((holders, (*t).clone(), each)),
+                        other => panic!("batch_mask_len gave {}", other.kind()),
+                    }
+                }
                 out.push((
                     public(&batched),
                     public(&by_query),
                     each.iter().map(public).collect::<Vec<_>>(),
                     plain,
+                    thirds,
+                    cx.party(),
                 ));
             }
             out
         });
-        for (batched, interleaved, each, plain) in &runs[0].out {
-            assert_eq!(batched, plain, "n = {n}");
-            assert_eq!(batched, interleaved, "n = {n}");
-            let width = codes;
-            let by_hand_ml = by_hand(each, width);
-            assert_eq!(batched, &by_hand_ml, "n = {n}");
+        for run in &runs {
+            for (batched, interleaved, each, plain, thirds, party) in &run.out {
+                assert_eq!(batched, plain, "n = {n}");
+                assert_eq!(batched, interleaved, "n = {n}");
+                let width = codes;
+                let by_hand_ml = by_hand(each, width);
+                assert_eq!(batched, &by_hand_ml, "n = {n}");
+                let records = plain.len() / (n * width);
+                for (holders, t, per_query) in thirds {
+                    assert_eq!(t.width, n * width);
+                    for c in 0..3 {
+                        let held = crate::vocab::holds_component(*party, c, *holders);
+                        assert_eq!(t.held[c], held, "party {party}, third {c}");
+                        let r = crate::vocab::record_third(c, records);
+                        let rows = r.start * n * width..r.end * n * width;
+                        let want = if held {
+                            plain[rows.clone()].to_vec()
+                        } else {
+                            vec![0; rows.len()]
+                        };
+                        assert_eq!(&t.values[rows], &want[..], "party {party}, third {c}");
+                        for (j, q) in per_query.iter().enumerate() {
+                            assert_eq!(q.held, t.held);
+                            for rec in r.clone() {
+                                let got = &q.values[rec * width..(rec + 1) * width];
+                                let at = (rec * n + j) * width;
+                                assert_eq!(got, &t.values[at..at + width], "query {j}");
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
 }
@@ -331,7 +377,7 @@ fn batch_mask_len_refuses_queries_of_different_code_counts() {
     let qs = [rep3(2, 16, &mut rng), rep3(3, 16, &mut rng)];
     let runs = run3([(); 3], move |cx, _| {
         let slots: Vec<Option<Value>> = qs.iter().map(|q| Some(Value::Codes(q.clone()))).collect();
-        batch_mask_len(cx, &slots, 0, 2, &gallery)
+        batch_mask_len(cx, &slots, 0, 2, &gallery, 0)
             .err()
             .map(|e| e.to_string())
     });
