@@ -300,7 +300,11 @@ impl Thresholds {
     const TABLE_MAX: u64 = 1 << 20;
 
     pub fn new(num: u64, den: u64, mask_lens: &[u64]) -> Thresholds {
-        let max = mask_lens.iter().copied().max().unwrap_or(0);
+        Thresholds::up_to(num, den, mask_lens.iter().copied().max().unwrap_or(0))
+    }
+
+    /// The thresholds of mask lengths up to `max` (others are computed when asked).
+    pub fn up_to(num: u64, den: u64, max: u64) -> Thresholds {
         let table = if max <= Self::TABLE_MAX {
             (0..=max).map(|m| public_threshold(num, den, m)).collect()
         } else {

@@ -62,11 +62,26 @@ pub(crate) fn mask_lengths(
     g_count: usize,
     w: usize,
 ) -> Vec<u64> {
-    mask_lengths_with(PopcountIsa::best(), q, q_count, g, g_count, w)
+    let mut out = vec![0u64; q_count * g_count];
+    mask_lengths_into(q, q_count, g, g_count, w, &mut out);
+    out
+}
+
+/// [`mask_lengths`] into `out` (`q_count * g_count` values), with the widest variant.
+pub(crate) fn mask_lengths_into(
+    q: &[u64],
+    q_count: usize,
+    g: &[u64],
+    g_count: usize,
+    w: usize,
+    out: &mut [u64],
+) {
+    fill_with(PopcountIsa::best(), q, q_count, g, g_count, w, out)
 }
 
 /// [`mask_lengths`] with the variant `isa` (a variant this CPU does not run is replaced by the
 /// portable one).
+#[cfg(test)]
 pub(crate) fn mask_lengths_with(
     isa: PopcountIsa,
     q: &[u64],
@@ -75,13 +90,29 @@ pub(crate) fn mask_lengths_with(
     g_count: usize,
     w: usize,
 ) -> Vec<u64> {
+    let mut out = vec![0u64; q_count * g_count];
+    fill_with(isa, q, q_count, g, g_count, w, &mut out);
+    out
+}
+
+/// The popcounts of [`mask_lengths_with`] into `out`.
+fn fill_with(
+    isa: PopcountIsa,
+    q: &[u64],
+    q_count: usize,
+    g: &[u64],
+    g_count: usize,
+    w: usize,
+    out: &mut [u64],
+) {
     assert!(
         q.len() >= q_count * w && g.len() >= g_count * w,
         "masks shorter than their count"
     );
-    let mut out = vec![0u64; q_count * g_count];
+    assert_eq!(out.len(), q_count * g_count, "mask lengths: output size");
     if w == 0 || q_count == 0 {
-        return out;
+        out.fill(0);
+        return;
     }
     let (q, g) = (&q[..q_count * w], &g[..g_count * w]);
     let isa = if isa.runs_here() {
@@ -90,17 +121,16 @@ pub(crate) fn mask_lengths_with(
         PopcountIsa::Portable
     };
     match isa {
-        PopcountIsa::Portable => fill(q, g, w, &mut out),
+        PopcountIsa::Portable => fill(q, g, w, out),
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the CPU has popcnt (checked above).
-        PopcountIsa::Popcnt => unsafe { fill_popcnt(q, g, w, &mut out) },
+        PopcountIsa::Popcnt => unsafe { fill_popcnt(q, g, w, out) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the CPU has AVX-512F and VPOPCNTDQ (checked above).
-        PopcountIsa::Avx512 => unsafe { fill_avx512(q, g, w, &mut out) },
+        PopcountIsa::Avx512 => unsafe { fill_avx512(q, g, w, out) },
         #[cfg(not(target_arch = "x86_64"))]
-        _ => fill(q, g, w, &mut out),
+        _ => fill(q, g, w, out),
     }
-    out
 }
 
 /// The loop every variant compiles: one gallery mask (in L1) against all query masks.

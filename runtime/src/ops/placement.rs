@@ -38,6 +38,8 @@ pub struct PublicThirds {
     pub held: [bool; 3],
     /// Records whose gallery mask is empty (deleted): their pairs compare the public 0.
     pub empty: Vec<bool>,
+    /// The largest value computed (what the threshold table must reach).
+    pub max: u64,
 }
 
 impl PublicThirds {
@@ -55,8 +57,9 @@ impl PublicThirds {
 }
 
 /// The mask lengths of `g_count` gallery masks (`w` words each) with `q_count` query masks,
-/// computed by `compute(gallery_masks, records)` (record-major, `q_count` per record) on the
-/// thirds `party` holds when each component is held by `holders` parties (1 or 2).
+/// computed by `compute(gallery_masks, records, out)` (into `out`, record-major, `q_count` per
+/// record) on the thirds `party` holds when each component is held by `holders` parties (1 or
+/// 2). The values of the other thirds are never written, so their pages are never touched.
 pub(crate) fn mask_lengths_by_thirds(
     party: usize,
     holders: usize,
@@ -64,7 +67,7 @@ pub(crate) fn mask_lengths_by_thirds(
     g: &[u64],
     g_count: usize,
     w: usize,
-    mut compute: impl FnMut(&[u64], usize) -> Result<Vec<u64>, RuntimeError>,
+    mut compute: impl FnMut(&[u64], usize, &mut [u64]) -> Result<(), RuntimeError>,
 ) -> Result<PublicThirds, RuntimeError> {
     if !(1..=2).contains(&holders) || party > 2 {
         return Err(sched(format!(
@@ -78,17 +81,15 @@ pub(crate) fn mask_lengths_by_thirds(
     }
     let held = [0, 1, 2].map(|c| holds_component(party, c, holders));
     let mut values = vec![0u64; g_count * q_count];
+    let mut max = 0;
     for (c, _) in held.iter().enumerate().filter(|(_, h)| **h) {
         let r = record_third(c, g_count);
         if r.is_empty() {
             continue;
         }
-        let part = compute(&g[r.start * w..r.end * w], r.len())?;
         let out = &mut values[r.start * q_count..r.end * q_count];
-        if part.len() != out.len() {
-            return Err(sched("mask lengths: a third's values are not its pairs"));
-        }
-        out.copy_from_slice(&part);
+        compute(&g[r.start * w..r.end * w], r.len(), out)?;
+        max = max.max(out.iter().copied().max().unwrap_or(0));
     }
     let empty = (0..g_count)
         .map(|r| g[r * w..(r + 1) * w].iter().all(|&m| m == 0))
@@ -98,6 +99,7 @@ pub(crate) fn mask_lengths_by_thirds(
         width: q_count,
         held,
         empty,
+        max,
     })
 }
 
@@ -213,10 +215,18 @@ mod tests {
             let want = popcounts(&q, q_count, &g, g_count, w);
             let mut covered = vec![0usize; g_count];
             for party in 0..3 {
-                let t = mask_lengths_by_thirds(party, holders, q_count, &g, g_count, w, |gs, n| {
-                    Ok(popcounts(&q, q_count, gs, n, w))
+                let t = mask_lengths_by_thirds(party, holders, q_count, &g, g_count, w, |gs, n, out| {
+                    out.copy_from_slice(&popcounts(&q, q_count, gs, n, w));
+                    Ok(())
                 })
                 .unwrap();
+                let held_max = (0..3)
+                    .filter(|&c| holds_component(party, c, holders))
+                    .flat_map(|c| record_third(c, g_count))
+                    .flat_map(|r| want[r * q_count..(r + 1) * q_count].iter().copied())
+                    .max()
+                    .unwrap_or(0);
+                prop_assert_eq!(t.max, held_max);
                 prop_assert_eq!(t.len(), g_count * q_count);
                 prop_assert_eq!(&t.empty, &deleted[..g_count].to_vec());
                 for c in 0..3 {
@@ -247,11 +257,15 @@ mod tests {
 
     #[test]
     fn a_component_not_held_is_refused() {
-        let t = mask_lengths_by_thirds(1, 1, 1, &[1, 2, 3], 3, 1, |_, n| Ok(vec![1; n])).unwrap();
+        let t = mask_lengths_by_thirds(1, 1, 1, &[1, 2, 3], 3, 1, |_, _, out| {
+            out.fill(1);
+            Ok(())
+        })
+        .unwrap();
         assert_eq!(t.held, [false, true, false]);
         assert!(adds_on(&t, Some(1)).is_ok());
         let e = adds_on(&t, Some(0)).unwrap_err().to_string();
         assert!(e.contains("placements differ"), "{e}");
-        assert!(mask_lengths_by_thirds(0, 3, 1, &[1], 1, 1, |_, n| Ok(vec![0; n])).is_err());
+        assert!(mask_lengths_by_thirds(0, 3, 1, &[1], 1, 1, |_, _, _| Ok(())).is_err());
     }
 }

@@ -123,7 +123,10 @@ pub fn mask_len(
         g_masks,
         g_count,
         w,
-        |g, n| Ok(super::mask_lengths::mask_lengths(q_masks, q_count, g, n, w)),
+        |g, n, out| {
+            super::mask_lengths::mask_lengths_into(q_masks, q_count, g, n, w, out);
+            Ok(())
+        },
     )?;
     Ok(Value::PublicThirds(Arc::new(thirds)))
 }
@@ -232,7 +235,7 @@ fn sub_threshold_by_thirds(
     den: i64,
     ring_bits: u32,
 ) -> Result<Value, RuntimeError> {
-    let thresholds = Thresholds::new(num as u64, den as u64, &ml.values);
+    let thresholds = Thresholds::up_to(num as u64, den as u64, ml.max);
     let (party, threads) = (cx.party(), cx.threads);
     let same_size = |n: usize| {
         if n == ml.len() {
@@ -716,8 +719,8 @@ mod additive_compare_tests {
             let gal = gallery(&mut rng, records, width, w);
             let holders = if replicated { 2 } else { 1 };
             let thirds = [0, 1, 2].map(|p| {
-                Arc::new(mask_lengths_by_thirds(p, holders, width, &gal.g, records, w, |g, n| {
-                    Ok(super::super::mask_lengths::mask_lengths(&gal.q, width, g, n, w))
+                Arc::new(mask_lengths_by_thirds(p, holders, width, &gal.g, records, w, |g, n, out| {
+                    { super::super::mask_lengths::mask_lengths_into(&gal.q, width, g, n, w, out); Ok(()) }
                 })
                 .unwrap())
             });
@@ -774,8 +777,9 @@ mod additive_compare_tests {
         let dots = deal(&gal.dots, 16, 2);
         let inputs: [(Value, Value, Value); 3] = std::array::from_fn(|p| {
             // Party p was given the thirds of party p + 1.
-            let t = mask_lengths_by_thirds((p + 1) % 3, 1, 2, &gal.g, 6, 1, |g, n| {
-                Ok(super::super::mask_lengths::mask_lengths(&gal.q, 2, g, n, 1))
+            let t = mask_lengths_by_thirds((p + 1) % 3, 1, 2, &gal.g, 6, 1, |g, n, out| {
+                super::super::mask_lengths::mask_lengths_into(&gal.q, 2, g, n, 1, out);
+                Ok(())
             })
             .unwrap();
             let add = Value::Additive(RingVec::from(

@@ -314,7 +314,7 @@ fn sub_threshold_p_by_thirds(
             "sub_threshold_p: threshold and dot product sizes differ",
         ));
     }
-    let thresholds = Thresholds::new(num as u64, den as u64, &ml.values);
+    let thresholds = Thresholds::up_to(num as u64, den as u64, ml.max);
     let (w, records) = (ml.width, ml.records());
     let side = |x: &[u16], adds: Option<usize>| -> Vec<u16> {
         let adding = adds.map(|c| record_third(c, records)).unwrap_or(0..0);

@@ -5,7 +5,7 @@
 
 use crate::error::RuntimeError;
 use crate::ops::ctx::{get, sched, Ctx};
-use crate::ops::mask_lengths::mask_lengths;
+use crate::ops::mask_lengths::{mask_lengths, mask_lengths_into};
 use crate::ops::placement::mask_lengths_by_thirds;
 use crate::ops::value::Value;
 use crate::ops::{arith, logic, rep3};
@@ -132,13 +132,26 @@ pub fn batch_mask_len(
     }
     // On the party's GPU when it has one: the scan's public half at the GPU's pace.
     let (gpu, threads) = (cx.gpu.clone(), cx.threads);
-    let compute = |g: &[u64], records: usize| match &gpu {
-        Some(gpu) => gpu.mask_lengths(&masks, n * count, g, records, words, threads),
-        None => Ok(mask_lengths(&masks, n * count, g, records, words)),
-    };
     if holders == 0 {
-        return Ok(Value::Public(compute(g_masks, g_count)?));
+        return Ok(Value::Public(match &gpu {
+            Some(gpu) => gpu.mask_lengths(&masks, n * count, g_masks, g_count, words, threads)?,
+            None => mask_lengths(&masks, n * count, g_masks, g_count, words),
+        }));
     }
+    let compute = |g: &[u64], records: usize, out: &mut [u64]| {
+        match &gpu {
+            Some(gpu) => out.copy_from_slice(&gpu.mask_lengths(
+                &masks,
+                n * count,
+                g,
+                records,
+                words,
+                threads,
+            )?),
+            None => mask_lengths_into(&masks, n * count, g, records, words, out),
+        }
+        Ok(())
+    };
     // Only the record thirds whose threshold this party's components add.
     let thirds = mask_lengths_by_thirds(
         cx.party(),
