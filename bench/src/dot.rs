@@ -962,6 +962,7 @@ mod tests {
             store_dirs: Vec::new(),
             gpu_record_chunk: None,
             serve_kills: None,
+            serve_threshold_placement: None,
         };
         let files = crate::run(&opts).unwrap();
         let json: Report =
@@ -1042,6 +1043,7 @@ mod tests {
             store_dirs: Vec::new(),
             gpu_record_chunk: None,
             serve_kills: None,
+            serve_threshold_placement: None,
         };
         let e = crate::run(&opts).unwrap_err().to_string();
         assert!(e.contains("unknown bench section"), "{e}");

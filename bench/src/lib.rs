@@ -71,6 +71,9 @@ pub struct BenchOptions {
     /// SIGKILL restarts of the `serve` section's fault phase (default 100; 0 skips the phase,
     /// for a look at latency and throughput alone).
     pub serve_kills: Option<usize>,
+    /// The `serve` section's build with `--threshold-placement` (None: the compiler's default),
+    /// to compare the placements' latency on one machine.
+    pub serve_threshold_placement: Option<irisc_runtime::vocab::ThresholdPlacement>,
 }
 
 /// Gallery records of the sections that run compiled programs, without `--records`.

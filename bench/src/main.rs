@@ -45,6 +45,10 @@ struct Cli {
     /// to look at latency and throughput alone).
     #[arg(long)]
     serve_kills: Option<usize>,
+    /// The `serve` section's build with `--threshold-placement record_thirds|component0`
+    /// (default: the compiler's, record thirds).
+    #[arg(long, value_parser = ["record_thirds", "component0"])]
+    serve_threshold_placement: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -59,6 +63,10 @@ fn main() -> ExitCode {
         store_dirs: cli.store_dirs,
         gpu_record_chunk: cli.gpu_record_chunk,
         serve_kills: cli.serve_kills,
+        serve_threshold_placement: cli
+            .serve_threshold_placement
+            .as_deref()
+            .and_then(irisc_runtime::vocab::ThresholdPlacement::parse),
     }) {
         Ok(files) => {
             for f in &files {

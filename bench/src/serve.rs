@@ -546,7 +546,10 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
         .prefix("irisc-serve-")
         .tempdir_in(std::env::temp_dir())?;
     let work = work.path().to_path_buf();
-    let plan = PlanOptions::default();
+    let plan = PlanOptions {
+        threshold_placement: opts.serve_threshold_placement,
+        ..PlanOptions::default()
+    };
     let super::Built {
         program,
         manifest,
@@ -1184,6 +1187,9 @@ fn write(
         machine: MachineInfo::collect(),
         config: json!({
             "program": "examples/iris_eyes_ids.irs (both eyes, 31 rotations)",
+            "threshold_placement": opts
+                .serve_threshold_placement
+                .map_or("the compiler's default (record_thirds)", |p| p.name()),
             "records": records,
             "max_batch": MAX_BATCH,
             "parties": "three serving processes (--serve), mutually authenticated TLS over loopback; clients over HTTPS with a bearer token",

@@ -158,6 +158,7 @@ mod tests {
             store_dirs: Vec::new(),
             gpu_record_chunk: None,
             serve_kills: None,
+            serve_threshold_placement: None,
         };
         // `dot` states its gallery per kernel; `gpu` by default the largest gallery the GPU holds;
         // `triples` runs circuits, not galleries, and states their sizes.

@@ -449,6 +449,7 @@ mod tests {
             store_dirs: Vec::new(),
             gpu_record_chunk: None,
             serve_kills: None,
+            serve_threshold_placement: None,
         };
         let files = run(&opts, dir.path()).unwrap();
         let json: Value =

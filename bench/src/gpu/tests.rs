@@ -11,6 +11,7 @@ fn opts(dir: &Path) -> BenchOptions {
         store_dirs: Vec::new(),
         gpu_record_chunk: None,
         serve_kills: None,
+        serve_threshold_placement: None,
     }
 }
 
