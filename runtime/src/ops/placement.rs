@@ -103,30 +103,28 @@ pub(crate) fn mask_lengths_by_thirds(
     })
 }
 
-/// Which third's threshold a share component adds, checked against what `ml` holds: `None`
-/// for a component that adds nothing (a party's previous component under additive shares).
-pub(crate) fn adds_on(
-    ml: &PublicThirds,
-    component: Option<usize>,
-) -> Result<Option<usize>, RuntimeError> {
-    match component {
-        Some(c) if !ml.held[c] => Err(sched(format!(
-            "sub_threshold: component {c} adds the threshold on record third {c}, but this \
-             party's mask lengths are of thirds {:?} (mask-length and threshold placements \
-             differ)",
-            ml.held
-        ))),
-        other => Ok(other),
+/// The third on which share component `c` adds the threshold (the c-th), checked against the
+/// thirds `ml` holds.
+pub(crate) fn adds_on(ml: &PublicThirds, c: usize) -> Result<usize, RuntimeError> {
+    if ml.held[c % 3] {
+        return Ok(c % 3);
     }
+    Err(sched(format!(
+        "sub_threshold: component {} adds the threshold on record third {}, but this party's \
+         mask lengths are of thirds {:?} (mask-length and threshold placements differ)",
+        c % 3,
+        c % 3,
+        ml.held
+    )))
 }
 
-/// `T(ml) − x` on the records of third `adds` (when given) and `−x` on the others, reduced to
-/// k bits; zeros on records with an empty gallery mask. On up to `threads` threads.
+/// `T(ml) − x` on the records of third `adds` and `−x` on the others, reduced to k bits; zeros
+/// on records with an empty gallery mask. On up to `threads` threads.
 pub(crate) fn sub_from_thirds<T: RingElem>(
     x: &[T],
     ml: &PublicThirds,
     thresholds: &Thresholds,
-    adds: Option<usize>,
+    adds: usize,
     k: u32,
     threads: usize,
 ) -> Vec<T> {
@@ -135,7 +133,7 @@ pub(crate) fn sub_from_thirds<T: RingElem>(
     if w == 0 || records == 0 {
         return out;
     }
-    let adding = adds.map(|c| record_third(c, records)).unwrap_or(0..0);
+    let adding = record_third(adds, records);
     let fill = |out: &mut [T], x: &[T], first: usize| {
         for (i, (o, x)) in out.chunks_exact_mut(w).zip(x.chunks_exact(w)).enumerate() {
             let r = first + i;
@@ -263,8 +261,8 @@ mod tests {
         })
         .unwrap();
         assert_eq!(t.held, [false, true, false]);
-        assert!(adds_on(&t, Some(1)).is_ok());
-        let e = adds_on(&t, Some(0)).unwrap_err().to_string();
+        assert_eq!(adds_on(&t, 1).unwrap(), 1);
+        let e = adds_on(&t, 0).unwrap_err().to_string();
         assert!(e.contains("placements differ"), "{e}");
         assert!(mask_lengths_by_thirds(0, 3, 1, &[1], 1, 1, |_, _, _| Ok(())).is_err());
     }

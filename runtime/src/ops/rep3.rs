@@ -246,7 +246,7 @@ fn sub_threshold_by_thirds(
     };
     if let Value::Additive(z) = dot {
         same_size(z.len())?;
-        let adds = placement::adds_on(ml, Some(party))?;
+        let adds = placement::adds_on(ml, party)?;
         let out = on_pair!(z, z, |v, _same| RingVec::from(placement::sub_from_thirds(
             v,
             ml,
@@ -264,8 +264,8 @@ fn sub_threshold_by_thirds(
         )));
     };
     same_size(own.len())?;
-    let own_adds = placement::adds_on(ml, Some(party))?;
-    let prev_adds = placement::adds_on(ml, Some((party + 2) % 3))?;
+    let own_adds = placement::adds_on(ml, party)?;
+    let prev_adds = placement::adds_on(ml, party + 2)?;
     let (own, prev) = on_pair!(own, prev, |o, p| {
         let o = placement::sub_from_thirds(o, ml, &thresholds, own_adds, ring_bits, threads);
         let p = placement::sub_from_thirds(p, ml, &thresholds, prev_adds, ring_bits, threads);

@@ -316,8 +316,8 @@ fn sub_threshold_p_by_thirds(
     }
     let thresholds = Thresholds::up_to(num as u64, den as u64, ml.max);
     let (w, records) = (ml.width, ml.records());
-    let side = |x: &[u16], adds: Option<usize>| -> Vec<u16> {
-        let adding = adds.map(|c| record_third(c, records)).unwrap_or(0..0);
+    let side = |x: &[u16], adds: usize| -> Vec<u16> {
+        let adding = record_third(adds, records);
         let mut out = vec![0u16; x.len()];
         for r in 0..records {
             if ml.empty[r] {
@@ -335,8 +335,8 @@ fn sub_threshold_p_by_thirds(
         }
         out
     };
-    let own_adds = placement::adds_on(ml, Some(party))?;
-    let prev_adds = placement::adds_on(ml, Some((party + 2) % 3))?;
+    let own_adds = placement::adds_on(ml, party)?;
+    let prev_adds = placement::adds_on(ml, party + 2)?;
     Ok(Value::ReplicatedP(Rep3Fp {
         own: side(&d.own, own_adds),
         prev: side(&d.prev, prev_adds),
@@ -702,6 +702,41 @@ mod tests {
             let rounds = if got.is_empty() { 0 } else { bit_extract_p_cost(1).rounds };
             prop_assert_eq!(got, want);
             prop_assert!(runs.iter().all(|r| r.rounds == rounds));
+        }
+
+        /// The same placed by record thirds: each party holds the mask lengths of the two
+        /// thirds whose components it holds (zeros elsewhere), component c adds the threshold
+        /// on third c, and deleted records (emptied masks, shares as stored) are flagged by
+        /// their masks: the opened bits are Algorithm 1's.
+        #[test]
+        fn sub_threshold_p_by_record_thirds_is_algorithm_1(seed: u64, pairs in proptest::collection::vec((0u64..=12_800, 0.0f64..=1.0), 0..40), num in 0i64..100, dead in proptest::collection::vec(any::<bool>(), 40)) {
+            use crate::ops::placement::PublicThirds;
+            use crate::vocab::holds_component;
+            let den = 200i64;
+            let n = pairs.len();
+            let mut rng = ChaCha12Rng::seed_from_u64(seed);
+            let ml: Vec<u64> = pairs.iter().enumerate().map(|(i, p)| if dead[i] { 0 } else { p.0 }).collect();
+            let hd: Vec<u64> = pairs.iter().map(|p| (p.0 as f64 * p.1) as u64).collect();
+            // A deleted record's shares are as stored: its dot product from its old mask.
+            let dot: Vec<u16> = (0..n).map(|i| (pairs[i].0 as i64 - 2 * hd[i] as i64).rem_euclid(P as i64) as u16).collect();
+            let want: Vec<bool> = (0..n).map(|i| !dead[i] && (hd[i] as i64) * den < num * ml[i] as i64).collect();
+            let s = share_fp(&dot, &mut rng);
+            let inputs: [(Rep3Fp, PublicThirds); 3] = std::array::from_fn(|p| {
+                let held = [0, 1, 2].map(|c| holds_component(p, c, 2));
+                let values: Vec<u64> = (0..n)
+                    .map(|r| if held[(0..3).find(|&c| record_third(c, n).contains(&r)).unwrap()] { ml[r] } else { 0 })
+                    .collect();
+                let max = values.iter().copied().max().unwrap_or(0);
+                (s[p].clone(), PublicThirds { values, width: 1, held, empty: dead[..n].to_vec(), max })
+            });
+            let runs = run3(inputs, move |cx, (x, t): &(Rep3Fp, PublicThirds)| {
+                let ml = Value::PublicThirds(Arc::new(t.clone()));
+                let d = sub_threshold_p(cx, &Value::ReplicatedP(x.clone()), &ml, num, den, ThresholdPlacement::RecordThirds).unwrap();
+                let Value::Bits(b) = msb_p(cx, &d).unwrap() else { panic!() };
+                b
+            });
+            let got = reconstruct_bits(&[runs[0].out.clone(), runs[1].out.clone(), runs[2].out.clone()]).unwrap();
+            prop_assert_eq!(got, want);
         }
 
         #[test]
