@@ -268,6 +268,29 @@ fn a_party_built_with_another_msb_input_is_named_at_connect() {
     );
 }
 
+/// A party built with the other threshold placement would add the public threshold on other
+/// records than its peers (twice, or not at all): its schedule differs (the mask-length and
+/// threshold calls carry the placement), so it is refused at connect.
+#[test]
+fn a_party_built_with_another_threshold_placement_is_named_at_connect() {
+    let component0 = |dir: &std::path::Path| {
+        vec![
+            None,
+            Some(build_other(
+                dir,
+                "prog-component0",
+                &["--threshold-placement", "component0"],
+            )),
+            None,
+        ]
+    };
+    refused_at_connect_built(
+        component0,
+        [&[], &[], &[]],
+        &["the parties must agree on the message schedule"],
+    );
+}
+
 #[test]
 fn a_party_that_cannot_load_its_inputs_tells_its_peers_at_once() {
     let setup = common::setup(&small());
