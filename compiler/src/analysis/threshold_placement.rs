@@ -165,11 +165,13 @@ pub struct MaskLengthPlacement {
     pub thirds_replicated: usize,
 }
 
-/// [`MaskLengthPlacement`] of the ops in `module`'s functions (a malformed placement counts as
-/// computed by every party: the pass refuses it before anything runs).
-pub fn placement_of(module: &melior::ir::Module<'_>) -> MaskLengthPlacement {
+/// The blocks of every function of `module` (where mask-length ops and their readers live),
+/// in order: what the analysis reads and the pass writes.
+pub fn function_blocks<'c, 'a>(
+    module: &'a melior::ir::Module<'c>,
+) -> Vec<melior::ir::BlockRef<'c, 'a>> {
     use melior::ir::{block::BlockLike, RegionLike};
-    let mut p = MaskLengthPlacement::default();
+    let mut blocks = Vec::new();
     let mut func = module.body().first_operation();
     while let Some(f) = func {
         func = f.next_in_block();
@@ -177,19 +179,30 @@ pub fn placement_of(module: &melior::ir::Module<'_>) -> MaskLengthPlacement {
             let mut block = region.first_block();
             while let Some(b) = block {
                 block = b.next_in_region();
-                let mut cur = b.first_operation();
-                while let Some(op) = cur {
-                    cur = op.next_in_block();
-                    if !MASK_LENGTH_OPS.contains(&op_name(&op).as_str()) {
-                        continue;
-                    }
-                    p.ops += 1;
-                    match mask_holders_of(&op) {
-                        Ok(1) => p.thirds_additive += 1,
-                        Ok(2) => p.thirds_replicated += 1,
-                        _ => {}
-                    }
-                }
+                blocks.push(b);
+            }
+        }
+    }
+    blocks
+}
+
+/// [`MaskLengthPlacement`] of the ops in `module`'s functions (a malformed placement counts as
+/// computed by every party: the pass refuses it before anything runs).
+pub fn placement_of(module: &melior::ir::Module<'_>) -> MaskLengthPlacement {
+    use melior::ir::block::BlockLike;
+    let mut p = MaskLengthPlacement::default();
+    for b in function_blocks(module) {
+        let mut cur = b.first_operation();
+        while let Some(op) = cur {
+            cur = op.next_in_block();
+            if !MASK_LENGTH_OPS.contains(&op_name(&op).as_str()) {
+                continue;
+            }
+            p.ops += 1;
+            match mask_holders_of(&op) {
+                Ok(1) => p.thirds_additive += 1,
+                Ok(2) => p.thirds_replicated += 1,
+                _ => {}
             }
         }
     }

@@ -21,15 +21,16 @@
 
 use super::{Pass, PassError};
 use crate::analysis::threshold_placement::{
-    check_read, holders_of, mask_holders_of, thirds_holders, threshold_placement_of, MaskRead,
-    COMPUTED_ATTR, HOLDERS_ATTR, MASK_LENGTH_OPS, THRESHOLD_ATTR, THRESHOLD_OPS,
+    check_read, function_blocks, holders_of, mask_holders_of, thirds_holders,
+    threshold_placement_of, MaskRead, COMPUTED_ATTR, HOLDERS_ATTR, MASK_LENGTH_OPS, THRESHOLD_ATTR,
+    THRESHOLD_OPS,
 };
 use crate::mlir::{int_attr, op_name, str_attr, Compiler};
 use irisc_runtime::vocab::ThresholdPlacement;
 use melior::ir::{
     block::BlockLike,
     operation::{OperationLike, OperationMutLike},
-    BlockRef, Module, RegionLike, ValueLike,
+    BlockRef, Module, ValueLike,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -181,42 +182,26 @@ impl Pass for ThresholdPlacementPass {
 
     fn run<'c>(&self, cx: &'c Compiler, module: Module<'c>) -> Result<Module<'c>, PassError> {
         let ctx = cx.context();
-        let mut func = module.body().first_operation();
-        while let Some(f) = func {
-            func = f.next_in_block();
-            for region in f.regions() {
-                let mut block = region.first_block();
-                while let Some(b) = block {
-                    block = b.next_in_region();
-                    let d = decide(&b, self.placement)?;
-                    if d.masks.is_empty() {
-                        continue;
-                    }
-                    let mut cur = b.first_operation_mut();
-                    while let Some(mut op) = cur {
-                        cur = op.next_in_block_mut();
-                        let k = key(&op);
-                        if let Some(&holders) = d.masks.get(&k) {
-                            op.set_attribute(
-                                COMPUTED_ATTR,
-                                str_attr(ctx, COMPUTED_ATTR, "record_thirds").1,
-                            );
-                            op.set_attribute(
-                                HOLDERS_ATTR,
-                                int_attr(ctx, HOLDERS_ATTR, holders as i64).1,
-                            );
-                        } else if d.thresholds.contains(&k) {
-                            op.set_attribute(
-                                THRESHOLD_ATTR,
-                                str_attr(
-                                    ctx,
-                                    THRESHOLD_ATTR,
-                                    ThresholdPlacement::RecordThirds.name(),
-                                )
-                                .1,
-                            );
-                        }
-                    }
+        for b in function_blocks(&module) {
+            let d = decide(&b, self.placement)?;
+            if d.masks.is_empty() {
+                continue;
+            }
+            let mut cur = b.first_operation_mut();
+            while let Some(mut op) = cur {
+                cur = op.next_in_block_mut();
+                let k = key(&op);
+                if let Some(&holders) = d.masks.get(&k) {
+                    op.set_attribute(
+                        COMPUTED_ATTR,
+                        str_attr(ctx, COMPUTED_ATTR, "record_thirds").1,
+                    );
+                    op.set_attribute(HOLDERS_ATTR, int_attr(ctx, HOLDERS_ATTR, holders as i64).1);
+                } else if d.thresholds.contains(&k) {
+                    op.set_attribute(
+                        THRESHOLD_ATTR,
+                        str_attr(ctx, THRESHOLD_ATTR, ThresholdPlacement::RecordThirds.name()).1,
+                    );
                 }
             }
         }
