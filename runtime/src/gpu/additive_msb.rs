@@ -13,7 +13,9 @@
 //!
 //! Only the messages cross to the host: the CPU protocol's messages, bytes, rounds and PRSS
 //! draws (each stream skipped on the CPU as far as the device drew it), so a party here runs
-//! with parties on the CPU and its output shares equal the CPU's bit for bit.
+//! with parties on the CPU and its output shares equal the CPU's bit for bit. That includes
+//! the CPU protocol's two halves ([`halves`]): the second runs mirrored, its messages to the
+//! previous party, and converts its shares to (own, prev) in its last round.
 //!
 //! Unchunked rounds only: with a message chunk size ([`crate::protocol::set_chunk_elems`])
 //! the caller runs the CPU protocol, whose chunked messages every party then sends alike.
@@ -21,6 +23,7 @@
 use crate::contract::gpu::LimbWidth;
 use crate::error::RuntimeError;
 use crate::net::Transport;
+use crate::protocol::additive_msb::{halves, Way};
 use crate::protocol::{recv_elems, send_elems};
 use crate::rand::Prss;
 use crate::ring::RingElem;
@@ -29,6 +32,36 @@ use crate::share::BitShares;
 
 use super::lanes::{all, from, out, pack, unpack, Lanes, Words, WordsMut};
 use super::prss::{stream_ring_on, stream_words_on, zero_bits_on, Stream};
+
+/// One half of the batch on the device: its way and role, its elements' additive shares, and
+/// as the steps proceed what this party draws, sends and receives.
+struct HalfOn<B> {
+    way: Way,
+    role: usize,
+    /// Elements and words of the half.
+    len: usize,
+    words: usize,
+    z: B,
+    /// Role 0: r; role 2: −r (drawn negated); role 1: unused.
+    r: Option<B>,
+    /// The stream the steps share with the half's next party (role 0: a's component 0;
+    /// role 1: b's component 1) or, for role 2, with the previous one (b's input stream); and
+    /// role 1's input stream for a.
+    m: Option<B>,
+    m2: Option<B>,
+    /// This party's input, as sent (roles 1 and 2).
+    sent: Option<B>,
+}
+
+/// The streams the steps call "shared with the next party" and "with the previous party" in a
+/// half going `way`.
+fn streams(way: Way) -> (Stream, Stream) {
+    if way.next_stream_is_own() {
+        (Stream::Own, Stream::Prev)
+    } else {
+        (Stream::Prev, Stream::Own)
+    }
+}
 
 /// Binary shares of the MSB of z = z_0 + z_1 + z_2 mod 2^k, this party holding `z` (16- or
 /// 32-bit storage), on `lanes`: what [`crate::protocol::additive_msb()`] computes, with the
@@ -56,143 +89,286 @@ pub fn additive_msb_on<L: Lanes, T: RingElem>(
         return Ok(BitShares::zeros(0));
     }
     let planes = k as usize;
-    let (pw, top) = (planes * w, planes - 1);
-    let (party, to, from_party) = (net.party(), net.next(), net.prev());
-    let tail = tail_mask(n);
-    let clear_tails = |v: &mut [u64]| {
-        for plane in v.chunks_exact_mut(w) {
-            plane[w - 1] &= tail;
-        }
-    };
-    let packed_z = pack(z);
-    let ring_words = packed_z.len();
-    let z_dev = lanes.upload(&packed_z)?;
-    // (x + y) mod 2^k of two device vectors of ring words.
-    let add = |x: &L::Buf, y: &L::Buf| -> Result<L::Buf, RuntimeError> {
-        let mut sum = lanes.zeros(ring_words)?;
-        lanes.reshare_local(width, all(x), all(y), n as u64, k, out(&mut sum))?;
+    let top = planes - 1;
+    let party = net.party();
+    // Words of `len` ring elements packed as `pack` packs them.
+    let packed = |len: usize| (len * std::mem::size_of::<T>()).div_ceil(8);
+    // (x + y) mod 2^k of two device vectors of `len` ring elements.
+    let add = |x: &L::Buf, y: &L::Buf, len: usize| -> Result<L::Buf, RuntimeError> {
+        let mut sum = lanes.zeros(packed(len))?;
+        lanes.reshare_local(width, all(x), all(y), len as u64, k, out(&mut sum))?;
         Ok(sum)
     };
-    // Step 2 for the value this party alone knows: its bit planes XOR the input stream `m`
-    // (the component the next party holds), sent with the tails clear; the device keeps it.
-    let input = |net: &mut dyn Transport, values: &L::Buf, m: &L::Buf| {
+    // Step 2 for the value this party alone knows in `half`: its bit planes XOR the input
+    // stream `m` (the component the half's next party holds), sent with the tails clear; the
+    // device keeps it.
+    let input = |net: &mut dyn Transport, half: &HalfOn<L::Buf>, values: &L::Buf, m: &L::Buf| {
+        let (hw, pw) = (half.words, planes * half.words);
         let mut bits = lanes.zeros(pw)?;
         lanes.bit_planes(
             width,
             all(values),
-            n as u64,
+            half.len as u64,
             planes as u32,
             out(&mut bits),
-            w as u64,
+            hw as u64,
         )?;
         let mut c = lanes.zeros(pw)?;
         lanes.prss_zero_bits(all(&bits), 0, all(m), 0, pw as u64, out(&mut c))?;
         let mut sent = lanes.read(&c, 0, pw)?;
-        clear_tails(&mut sent);
+        clear_tails(&mut sent, hw, half.len);
+        let to = half.way.to(net);
         send_elems(net, to, &sent)?;
         Ok::<_, RuntimeError>(c)
     };
-    let recv_planes = |net: &mut dyn Transport, what: &str| {
-        let mut v: Vec<u64> = recv_elems(net, from_party, pw, what)?;
-        clear_tails(&mut v);
+    let recv_planes = |net: &mut dyn Transport, half: &HalfOn<L::Buf>, what: &str| {
+        let from_party = half.way.from(net);
+        let mut v: Vec<u64> = recv_elems(net, from_party, planes * half.words, what)?;
+        clear_tails(&mut v, half.words, half.len);
         lanes.upload(&v)
     };
-    // Each operand's (own, prev) components, as the CPU protocol's steps 1 and 2 give them:
-    // the input streams' tail bits are left as drawn here (the CPU clears them), which only
-    // reaches tail bits that every AND share and the output clear.
-    let (a_own, a_prev, b_own, b_prev) = match party {
-        0 => {
-            // r with party 2; z_0 + r to party 1.
-            let r = stream_ring_on(lanes, prss, Stream::Prev, width, n, false)?;
-            let masked = add(&z_dev, &r)?;
-            let sent: Vec<T> = unpack(&lanes.read(&masked, 0, ring_words)?, n);
-            send_elems(net, to, &sent)?;
-            // a: component 0 is the stream shared with party 1, component 2 is zero; b:
-            // component 0 is zero, component 2 comes from party 2.
-            let m = stream_words_on(lanes, prss, Stream::Own, pw)?;
-            let b_prev = recv_planes(net, "AdditiveMSB input b")?;
-            (m, lanes.zeros(pw)?, lanes.zeros(pw)?, b_prev)
-        }
-        1 => {
-            // a = z_1 + (z_0 + r): component 1 goes to party 2, component 0 is the stream
-            // with party 0.
-            let m = stream_words_on(lanes, prss, Stream::Prev, pw)?;
-            let got: Vec<T> = recv_elems(net, from_party, n, "AdditiveMSB masked share")?;
-            let a = add(&z_dev, &lanes.upload(&pack(&got))?)?;
-            let c1 = input(net, &a, &m)?;
-            // b: component 1 is the stream shared with party 2, component 0 is zero.
-            let m2 = stream_words_on(lanes, prss, Stream::Own, pw)?;
-            (c1, m, m2, lanes.zeros(pw)?)
-        }
-        _ => {
-            // b = z_2 − r: component 2 goes to party 0, component 1 is the stream with party 1.
-            let minus_r = stream_ring_on(lanes, prss, Stream::Own, width, n, true)?;
-            let b = add(&z_dev, &minus_r)?;
-            let m = stream_words_on(lanes, prss, Stream::Prev, pw)?;
-            let c2 = input(net, &b, &m)?;
-            // a: component 2 is zero, component 1 comes from party 1.
-            let a_prev = recv_planes(net, "AdditiveMSB input a")?;
-            (lanes.zeros(pw)?, a_prev, c2, m)
-        }
-    };
-    // Bit k − 1 of a + b: the top planes and the carry into them, XORed (tails cleared).
-    let top_bits = |carry_own: &[u64], carry_prev: &[u64]| {
-        let at = top * w;
-        let xor3 = |x: &L::Buf, y: &L::Buf, c: &[u64]| -> Result<Vec<u64>, RuntimeError> {
-            let (x, y) = (lanes.read(x, at, w)?, lanes.read(y, at, w)?);
-            Ok((0..w).map(|j| x[j] ^ y[j] ^ c[j]).collect())
-        };
-        Ok::<_, RuntimeError>(BitShares::from_words(
-            xor3(&a_own, &b_own, carry_own)?,
-            xor3(&a_prev, &b_prev, carry_prev)?,
-            n,
-        ))
-    };
-    if top == 0 {
-        return top_bits(&vec![0; w], &vec![0; w]);
-    }
-    // The zero bits of every AND, one plane per carry round (the CPU protocol's draw).
-    let alpha = zero_bits_on(lanes, prss, top * w)?;
-    // The carry c_i as (own, prev) components: own on the device (the kernel folds each
-    // round's share into it), prev on the host (what the previous party sends, folded here)
-    // and copied to the device for the next round.
-    let mut carry_own = lanes.zeros(w)?;
-    let mut carry_prev_dev = lanes.zeros(w)?;
-    let mut carry_prev = vec![0u64; w];
-    let mut z_round = lanes.zeros(w)?;
-    for i in 0..top {
-        if i > 0 {
-            lanes.write(&mut carry_prev_dev, 0, &carry_prev)?;
-        }
-        let at = i * w;
-        // x = a_i ⊕ c_i, y = b_i ⊕ c_i; z = x_own (y_own ⊕ y_prev) ⊕ x_prev y_own ⊕ α;
-        // then c_(i+1)'s own component is c_i's ⊕ z.
-        lanes.ripple_local(
-            (from(&a_own, at), from(&a_prev, at)),
-            (from(&b_own, at), from(&b_prev, at)),
-            (
-                WordsMut {
-                    buf: &mut carry_own,
-                    at: 0,
-                },
-                Words {
-                    buf: &carry_prev_dev,
-                    at: 0,
-                },
+
+    // Every half's PRSS draws first, in half order (the CPU protocol's order on each stream).
+    let mut halves_on = Vec::new();
+    for (way, words) in halves(w, k) {
+        let elems = 64 * words.start..(64 * words.end).min(n);
+        let (hw, len) = (words.len(), elems.len());
+        let pw = planes * hw;
+        let role = way.role(party);
+        let (next_s, prev_s) = streams(way);
+        let (r, m, m2) = match role {
+            0 => (
+                Some(stream_ring_on(lanes, prss, prev_s, width, len, false)?),
+                Some(stream_words_on(lanes, prss, next_s, pw)?),
+                None,
             ),
-            from(&alpha, at),
-            w as u64,
-            n as u64,
-            out(&mut z_round),
-        )?;
-        send_elems(net, to, &lanes.read(&z_round, 0, w)?)?;
-        let mut got: Vec<u64> = recv_elems(net, from_party, w, "AdditiveMSB AND shares")?;
-        // A peer's stray bits beyond the batch must not reach later gates.
-        got[w - 1] &= tail;
-        for (c, g) in carry_prev.iter_mut().zip(&got) {
-            *c ^= g;
+            1 => (
+                None,
+                Some(stream_words_on(lanes, prss, prev_s, pw)?),
+                Some(stream_words_on(lanes, prss, next_s, pw)?),
+            ),
+            _ => (
+                Some(stream_ring_on(lanes, prss, next_s, width, len, true)?),
+                Some(stream_words_on(lanes, prss, prev_s, pw)?),
+                None,
+            ),
+        };
+        halves_on.push(HalfOn {
+            way,
+            role,
+            len,
+            words: hw,
+            z: lanes.upload(&pack(&z[elems]))?,
+            r,
+            m,
+            m2,
+            sent: None,
+        });
+    }
+    let missing =
+        || RuntimeError::Schedule("internal error: additive msb half without its draw".into());
+    // Sends that wait for nothing: role 0's z_0 + r, role 2's input of b = z_2 − r.
+    for half in halves_on.iter_mut() {
+        match half.role {
+            0 => {
+                let masked = add(&half.z, half.r.as_ref().ok_or_else(missing)?, half.len)?;
+                let sent: Vec<T> = unpack(&lanes.read(&masked, 0, packed(half.len))?, half.len);
+                let to = half.way.to(net);
+                send_elems(net, to, &sent)?;
+            }
+            2 => {
+                let b = add(&half.z, half.r.as_ref().ok_or_else(missing)?, half.len)?;
+                let c2 = input(net, half, &b, half.m.as_ref().ok_or_else(missing)?)?;
+                half.sent = Some(c2);
+            }
+            _ => {}
         }
     }
-    let carry_own = lanes.read(&carry_own, 0, w)?;
-    top_bits(&carry_own, &carry_prev)
+    // Role 1: a = z_1 + (z_0 + r), input once the masked share has arrived.
+    for half in halves_on.iter_mut().filter(|h| h.role == 1) {
+        let from_party = half.way.from(net);
+        let got: Vec<T> = recv_elems(net, from_party, half.len, "AdditiveMSB masked share")?;
+        let a = add(&half.z, &lanes.upload(&pack(&got))?, half.len)?;
+        let c1 = input(net, half, &a, half.m.as_ref().ok_or_else(missing)?)?;
+        half.sent = Some(c1);
+    }
+    // The receipts: each operand's (own, prev) components in the half's orientation, as the
+    // CPU protocol's steps 1 and 2 give them (the input streams' tail bits are left as drawn
+    // here, the CPU clears them: they only reach tail bits that every AND share and the output
+    // clear).
+    let mut operands = Vec::with_capacity(halves_on.len());
+    for half in halves_on.iter_mut() {
+        let pw = planes * half.words;
+        let take = |b: &mut Option<L::Buf>| b.take().ok_or_else(missing);
+        let ops = match half.role {
+            0 => {
+                let b_prev = recv_planes(net, half, "AdditiveMSB input b")?;
+                [
+                    take(&mut half.m)?,
+                    lanes.zeros(pw)?,
+                    lanes.zeros(pw)?,
+                    b_prev,
+                ]
+            }
+            1 => [
+                take(&mut half.sent)?,
+                take(&mut half.m)?,
+                take(&mut half.m2)?,
+                lanes.zeros(pw)?,
+            ],
+            _ => {
+                let a_prev = recv_planes(net, half, "AdditiveMSB input a")?;
+                [
+                    lanes.zeros(pw)?,
+                    a_prev,
+                    take(&mut half.sent)?,
+                    take(&mut half.m)?,
+                ]
+            }
+        };
+        operands.push(ops);
+    }
+    // Bit k − 1 of a + b in one half: the top planes and the carry into them, XORed.
+    let top_plane = |ops: &[L::Buf; 4], half: &HalfOn<L::Buf>, own: bool| {
+        let (x, y) = if own {
+            (&ops[0], &ops[2])
+        } else {
+            (&ops[1], &ops[3])
+        };
+        let at = top * half.words;
+        let (x, y) = (
+            lanes.read(x, at, half.words)?,
+            lanes.read(y, at, half.words)?,
+        );
+        Ok::<_, RuntimeError>((0..half.words).map(|j| x[j] ^ y[j]).collect::<Vec<u64>>())
+    };
+    let xor =
+        |x: Vec<u64>, c: &[u64]| -> Vec<u64> { x.iter().zip(c).map(|(x, c)| x ^ c).collect() };
+    if top == 0 {
+        // One half ([`halves`] does not split without an AND round).
+        let (ops, half) = (&operands[0], &halves_on[0]);
+        return Ok(BitShares::from_words(
+            top_plane(ops, half, true)?,
+            top_plane(ops, half, false)?,
+            half.len,
+        ));
+    }
+    // The zero bits of every AND, one draw for the batch (the CPU protocol's): plane i of half
+    // j at top · (words before j) + i · (words of j).
+    let alpha = zero_bits_on(lanes, prss, top * w)?;
+    // Each half's carry c_i as (own, prev) components: own on the device (the kernel folds
+    // each round's share into it), prev on the host (what the half's previous party sends,
+    // folded here) and copied to the device for the next round; and the mirrored half's MSB
+    // components after its conversion round.
+    struct Chain<B> {
+        base: usize,
+        own: B,
+        prev_dev: B,
+        prev: Vec<u64>,
+        z_round: B,
+        msb: Option<(Vec<u64>, Vec<u64>)>,
+    }
+    let mut chains = Vec::with_capacity(halves_on.len());
+    let mut base = 0;
+    for half in &halves_on {
+        chains.push(Chain {
+            base,
+            own: lanes.zeros(half.words)?,
+            prev_dev: lanes.zeros(half.words)?,
+            prev: vec![0u64; half.words],
+            z_round: lanes.zeros(half.words)?,
+            msb: None,
+        });
+        base += top * half.words;
+    }
+    for i in 0..top {
+        let last = i + 1 == top;
+        for ((half, ops), chain) in halves_on.iter().zip(&operands).zip(chains.iter_mut()) {
+            let hw = half.words;
+            if i > 0 {
+                lanes.write(&mut chain.prev_dev, 0, &chain.prev)?;
+            }
+            let at = i * hw;
+            // x = a_i ⊕ c_i, y = b_i ⊕ c_i; z = x_own (y_own ⊕ y_prev) ⊕ x_prev y_own ⊕ α;
+            // then c_(i+1)'s own component is c_i's ⊕ z.
+            lanes.ripple_local(
+                (from(&ops[0], at), from(&ops[1], at)),
+                (from(&ops[2], at), from(&ops[3], at)),
+                (
+                    WordsMut {
+                        buf: &mut chain.own,
+                        at: 0,
+                    },
+                    Words {
+                        buf: &chain.prev_dev,
+                        at: 0,
+                    },
+                ),
+                from(&alpha, chain.base + at),
+                hw as u64,
+                half.len as u64,
+                out(&mut chain.z_round),
+            )?;
+            if last && half.way == Way::Prev {
+                // The conversion: this party's component of the MSB to party i + 1.
+                let carry = lanes.read(&chain.own, 0, hw)?;
+                let mut msb = xor(top_plane(ops, half, true)?, &carry);
+                msb[hw - 1] &= tail_mask(half.len);
+                let to = net.next();
+                send_elems(net, to, &msb)?;
+                chain.msb = Some((msb, Vec::new()));
+            } else {
+                let to = half.way.to(net);
+                send_elems(net, to, &lanes.read(&chain.z_round, 0, hw)?)?;
+            }
+        }
+        for (half, chain) in halves_on.iter().zip(chains.iter_mut()) {
+            let hw = half.words;
+            if let (true, Some((_, msb_prev))) = (last, chain.msb.as_mut()) {
+                let from_party = net.prev();
+                let mut got: Vec<u64> = recv_elems(
+                    net,
+                    from_party,
+                    hw,
+                    "AdditiveMSB mirrored half's MSB shares",
+                )?;
+                got[hw - 1] &= tail_mask(half.len);
+                *msb_prev = got;
+                continue;
+            }
+            let from_party = half.way.from(net);
+            let mut got: Vec<u64> = recv_elems(net, from_party, hw, "AdditiveMSB AND shares")?;
+            // A peer's stray bits beyond the batch must not reach later gates.
+            got[hw - 1] &= tail_mask(half.len);
+            for (c, g) in chain.prev.iter_mut().zip(&got) {
+                *c ^= g;
+            }
+        }
+    }
+    let (mut own, mut prev) = (Vec::with_capacity(w), Vec::with_capacity(w));
+    for ((half, ops), chain) in halves_on.iter().zip(&operands).zip(chains) {
+        let (o, p) = match chain.msb {
+            Some(msb) => msb,
+            None => {
+                let carry = lanes.read(&chain.own, 0, half.words)?;
+                (
+                    xor(top_plane(ops, half, true)?, &carry),
+                    xor(top_plane(ops, half, false)?, &chain.prev),
+                )
+            }
+        };
+        // Each half's words, its tail cleared (only the last half has one).
+        let bits = BitShares::from_words(o, p, half.len);
+        own.extend_from_slice(&bits.own);
+        prev.extend_from_slice(&bits.prev);
+    }
+    Ok(BitShares::from_words(own, prev, n))
+}
+
+/// Clears the bits beyond `len` elements in the last word of every `words`-word plane.
+fn clear_tails(v: &mut [u64], words: usize, len: usize) {
+    let tail = tail_mask(len);
+    for plane in v.chunks_exact_mut(words) {
+        plane[words - 1] &= tail;
+    }
 }

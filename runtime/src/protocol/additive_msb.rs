@@ -1,5 +1,6 @@
 //! AdditiveMSB: the most significant bit of a value the three parties hold as additive shares,
-//! by two private binary inputs and one ripple-carry adder.
+//! by two private binary inputs and one ripple-carry adder, its messages split between both
+//! directions of the ring.
 //!
 //! A dot product leaves party i with an additive share z_i (Appendix C, eq. 6, for replicated
 //! codes; Section 4.3.2 of the later version, after the Lagrange weights, for Shamir over
@@ -24,10 +25,27 @@
 //! z_0 masked by a stream it does not know; party 2 sees a masked by a stream it does not know,
 //! party 0 b likewise; the AND gates reveal nothing (their messages carry fresh zero shares).
 //!
+//! **Both directions of every link.** As written, every message goes from party i to party
+//! i + 1, so each link carries its whole load one way and nothing back; on a link of limited
+//! rate (a WAN) the comparison phase waits for those bytes. The batch is therefore cut in two
+//! halves ([`halves`]): the first runs the steps above ([`Way::Next`]); the second runs their
+//! mirror image ([`Way::Prev`]), every message sent to party i − 1, party i playing the role of
+//! party −i mod 3 (party 0 keeps its role, 1 and 2 swap) and drawing from the other of its two
+//! PRSS streams wherever the steps name one. The mirrored half ends with its shares held as
+//! (own, next) components instead of (own, prev); its last AND round converts them at no cost:
+//! instead of the round's AND share each party sends its component of the MSB (the carry's
+//! component, which that round's zero share masks, XOR the top bits of a and b) to party i + 1,
+//! which then holds (own, prev) like the first half. Same bytes and rounds as one direction,
+//! two messages per round instead of one, and each way of a link carries about half: 16
+//! against 31 bits per element for k = 16. The halves' word counts balance the two ways,
+//! counting that last message.
+//!
 //! Batched and bit-sliced as [`super::bit_extract()`]: plane j holds bit j of every element,
 //! 64 elements a word; with a chunk size ([`super::set_chunk_elems`]) steps 1 and 2 and each AND
 //! round are sent in element chunks: party 1 inputs a chunk of a as soon as that chunk of
 //! z_0 + r has arrived, and the AND chain is pipelined as there.
+
+use std::ops::Range;
 
 use crate::net::{NetError, Transport};
 use crate::rand::Prss;
@@ -48,6 +66,79 @@ pub fn and_gates(k: u32) -> u64 {
     u64::from(k.saturating_sub(1))
 }
 
+/// Which way a half of the batch sends its messages round the ring of parties.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Way {
+    /// Party i sends to party i + 1, as the steps are written.
+    Next,
+    /// The mirror image: party i sends to party i − 1, in the role of party −i mod 3.
+    Prev,
+}
+
+impl Way {
+    /// This party's role (the party of the written steps it plays) in a half going this way.
+    pub fn role(self, party: usize) -> usize {
+        match self {
+            Way::Next => party,
+            Way::Prev => (3 - party) % 3,
+        }
+    }
+
+    /// The party this half's messages go to.
+    pub fn to(self, net: &dyn Transport) -> usize {
+        match self {
+            Way::Next => net.next(),
+            Way::Prev => net.prev(),
+        }
+    }
+
+    /// The party this half's messages come from.
+    pub fn from(self, net: &dyn Transport) -> usize {
+        match self {
+            Way::Next => net.prev(),
+            Way::Prev => net.next(),
+        }
+    }
+
+    /// Whether the stream the steps call "shared with the next party" is this party's own
+    /// stream (the one it shares with party i + 1) rather than the one it shares with party
+    /// i − 1.
+    pub fn next_stream_is_own(self) -> bool {
+        self == Way::Next
+    }
+
+    /// The next `n` elements of the stream the steps share with the half's next party.
+    fn with_next<T: RingElem>(self, prss: &mut Prss, n: usize) -> Vec<T> {
+        match self {
+            Way::Next => prss.with_next(n),
+            Way::Prev => prss.with_prev(n),
+        }
+    }
+
+    /// The next `n` elements of the stream the steps share with the half's previous party.
+    fn with_prev<T: RingElem>(self, prss: &mut Prss, n: usize) -> Vec<T> {
+        match self {
+            Way::Next => prss.with_prev(n),
+            Way::Prev => prss.with_next(n),
+        }
+    }
+}
+
+/// The halves of a batch of `words` words (64 elements each) in Z_2^k: word ranges and their
+/// ways, in the order every party runs them. One half ([`Way::Next`]) when there is no AND
+/// round to convert the mirrored half's shares in (k = 1) or fewer than two words. Otherwise
+/// the first half's words h balance the bits each way of a link carries: the first half sends
+/// 2k − 1 bits per element one way, the second 2k − 2 the other way and 1 (its last message)
+/// the first way, so h (2k − 1) + (words − h) = (words − h)(2k − 2).
+pub fn halves(words: usize, k: u32) -> Vec<(Way, Range<usize>)> {
+    if k < 2 || words < 2 {
+        return vec![(Way::Next, 0..words)];
+    }
+    let k = k as usize;
+    let h = (words * (2 * k - 3) / (4 * k - 4)).clamp(1, words - 1);
+    vec![(Way::Next, 0..h), (Way::Prev, h..words)]
+}
+
 /// Binary shares of the MSB of z = z_0 + z_1 + z_2 mod 2^k, where this party holds `z`, its
 /// additive share (elements reduced or not: only their low k bits are read). Panics unless
 /// `1 <= k <= T::BITS` (fixed by the compiler, not by peers).
@@ -58,86 +149,170 @@ pub fn additive_msb<T: RingElem>(
     z: &[T],
     k: u32,
 ) -> Result<BitShares, NetError> {
-    let Some(ops) = inputs(net, prss, z, k)? else {
+    let Some(halves) = inputs(net, prss, z, k)? else {
         return Ok(BitShares::zeros(0));
     };
-    let (w, n, top) = (ops.words, ops.len, ops.planes - 1);
+    let top = k as usize - 1;
     if top == 0 {
+        // One half ([`halves`] does not split without an AND round).
+        let ops = &halves[0];
+        let w = ops.words;
         return Ok(ops.top_bits(&vec![0; w], &vec![0; w]));
     }
-    let (to, from) = (net.next(), net.prev());
-    let tail = tail_mask(n);
-    let chunks = super::chunk_ranges(w);
-    let plane = |j: usize| j * w..(j + 1) * w;
-    let (a_own, a_prev, b_own, b_prev) = (&ops.a_own, &ops.a_prev, &ops.b_own, &ops.b_prev);
+    let total: usize = halves.iter().map(|h| h.words).sum();
+    // The zero bits of every AND: one draw for the batch, plane i of half j at
+    // top · (words before j) + i · (words of j).
+    let alpha = prss.zero_bits(top * total);
+    let mut chains: Vec<Chain> = Vec::with_capacity(halves.len());
+    let mut base = 0;
+    for ops in &halves {
+        let w = ops.words;
+        chains.push(Chain {
+            alpha: &alpha[base..base + top * w],
+            co: vec![0; w],
+            cp: vec![0; w],
+            msb_own: vec![0; w],
+            msb_prev: vec![0; w],
+            chunks: super::chunk_ranges(w),
+        });
+        base += top * w;
+    }
+    // Step 3: carries c_1..c_top, c_1 = a_0 b_0 and c_(i+1) = (a_i ⊕ c_i)(b_i ⊕ c_i) ⊕ c_i,
+    // round i of every half in half order, each half's chunks in order.
+    for (ops, chain) in halves.iter().zip(chains.iter_mut()) {
+        for c in 0..chain.chunks.len() {
+            chain.send_round(net, ops, 0, c, top)?;
+        }
+    }
+    for i in 0..top {
+        for (ops, chain) in halves.iter().zip(chains.iter_mut()) {
+            for c in 0..chain.chunks.len() {
+                chain.recv_round(net, ops, i, c, top)?;
+                if i + 1 < top {
+                    chain.send_round(net, ops, i + 1, c, top)?;
+                }
+            }
+        }
+    }
+    let (mut own, mut prev) = (Vec::with_capacity(total), Vec::with_capacity(total));
+    for (ops, chain) in halves.iter().zip(chains) {
+        let bits = match ops.way {
+            Way::Next => ops.top_bits(&chain.co, &chain.cp),
+            Way::Prev => BitShares::from_words(chain.msb_own, chain.msb_prev, ops.len),
+        };
+        own.extend_from_slice(&bits.own);
+        prev.extend_from_slice(&bits.prev);
+    }
+    Ok(BitShares::from_words(own, prev, z.len()))
+}
 
-    // Step 3: carries c_1..c_top, c_1 = a_0 b_0 and c_(i+1) = (a_i ⊕ c_i)(b_i ⊕ c_i) ⊕ c_i.
-    // Round i computes the AND of x = a_i ⊕ c_i and y = b_i ⊕ c_i (c_0 = 0) as in
-    // Algorithm 2's AND of replicated bits: z = x_own (y_own ⊕ y_prev) ⊕ x_prev y_own ⊕ α.
-    let alpha = prss.zero_bits(top * w);
-    let (mut co, mut cp) = (vec![0u64; w], vec![0u64; w]);
-    let and_round = |i: usize, co: &mut [u64], cp: &[u64], a: usize, b: usize| -> Vec<u64> {
-        let r = plane(i);
-        let (ao, ap) = (
-            &a_own[r.start + a..r.start + b],
-            &a_prev[r.start + a..r.start + b],
-        );
-        let (bo, bp) = (
-            &b_own[r.start + a..r.start + b],
-            &b_prev[r.start + a..r.start + b],
-        );
-        let al = &alpha[i * w + a..i * w + b];
-        let (co, cp) = (&mut co[a..b], &cp[a..b]);
+/// One half's carry chain (step 3): the carry's (own, prev) components in the half's
+/// orientation, its zero bits, and for a mirrored half the MSB's components after the
+/// conversion round.
+struct Chain<'a> {
+    alpha: &'a [u64],
+    co: Vec<u64>,
+    cp: Vec<u64>,
+    msb_own: Vec<u64>,
+    msb_prev: Vec<u64>,
+    chunks: Vec<(usize, usize)>,
+}
+
+impl Chain<'_> {
+    /// Round i's AND on chunk `c`, folded into the carry's own component and sent to the
+    /// half's next party; the last round of a mirrored half sends this party's component of
+    /// the MSB to party i + 1 instead (the conversion to (own, prev)).
+    fn send_round(
+        &mut self,
+        net: &mut dyn Transport,
+        ops: &Operands,
+        i: usize,
+        c: usize,
+        top: usize,
+    ) -> Result<(), NetError> {
+        let (a, b) = self.chunks[c];
+        let w = ops.words;
+        let tail = tail_mask(ops.len);
+        let r = i * w..(i + 1) * w;
+        let (ao, ap) = (&ops.a_own[r.clone()], &ops.a_prev[r.clone()]);
+        let (bo, bp) = (&ops.b_own[r.clone()], &ops.b_prev[r]);
+        let al = &self.alpha[i * w..(i + 1) * w];
         let mut zs = Vec::with_capacity(b - a);
-        for j in 0..b - a {
-            let (xo, xp) = (ao[j] ^ co[j], ap[j] ^ cp[j]);
-            let (yo, yp) = (bo[j] ^ co[j], bp[j] ^ cp[j]);
+        for j in a..b {
+            // x = a_i ⊕ c_i, y = b_i ⊕ c_i; Algorithm 2's AND of replicated bits:
+            // z = x_own (y_own ⊕ y_prev) ⊕ x_prev y_own ⊕ α.
+            let (xo, xp) = (ao[j] ^ self.co[j], ap[j] ^ self.cp[j]);
+            let (yo, yp) = (bo[j] ^ self.co[j], bp[j] ^ self.cp[j]);
             let mut zj = (xo & (yo ^ yp)) ^ (xp & yo) ^ al[j];
-            if b == w && j + 1 == b - a {
+            if j + 1 == w {
                 zj &= tail;
             }
             // The new carry's own component: the AND's, plus c_i (the ⊕ c_i of the carry).
-            co[j] ^= zj;
+            self.co[j] ^= zj;
             zs.push(zj);
         }
-        zs
-    };
-    for &(a, b) in &chunks {
-        let zs = and_round(0, &mut co, &cp, a, b);
-        send_elems(net, to, &zs)?;
-    }
-    for i in 0..top {
-        let last = i + 1 == top;
-        for &(a, b) in &chunks {
-            let mut got: Vec<u64> = recv_elems(net, from, b - a, "AdditiveMSB AND shares")?;
-            if b == w {
-                got[b - a - 1] &= tail;
+        if ops.way == Way::Prev && i + 1 == top {
+            let t = top * w;
+            for (n, j) in (a..b).enumerate() {
+                let msb = ops.a_own[t + j] ^ ops.b_own[t + j] ^ self.co[j];
+                self.msb_own[j] = msb;
+                zs[n] = msb;
             }
-            // Carry c_(i+1)'s prev component for this chunk is complete.
-            for (c, g) in cp[a..b].iter_mut().zip(&got) {
-                *c ^= g;
-            }
-            if !last {
-                let zs = and_round(i + 1, &mut co, &cp, a, b);
-                send_elems(net, to, &zs)?;
-            }
+            let to = net.next();
+            return send_elems(net, to, &zs);
         }
+        let to = ops.way.to(net);
+        send_elems(net, to, &zs)
     }
-    Ok(ops.top_bits(&co, &cp))
+
+    /// Round i's AND shares of chunk `c` from the half's previous party, folded into the
+    /// carry's prev component (the conversion's MSB component from party i − 1 in the last
+    /// round of a mirrored half).
+    fn recv_round(
+        &mut self,
+        net: &mut dyn Transport,
+        ops: &Operands,
+        i: usize,
+        c: usize,
+        top: usize,
+    ) -> Result<(), NetError> {
+        let (a, b) = self.chunks[c];
+        let last_mirrored = ops.way == Way::Prev && i + 1 == top;
+        let (from, what) = if last_mirrored {
+            (net.prev(), "AdditiveMSB mirrored half's MSB shares")
+        } else {
+            (ops.way.from(net), "AdditiveMSB AND shares")
+        };
+        let mut got: Vec<u64> = recv_elems(net, from, b - a, what)?;
+        if b == ops.words {
+            // A peer's stray bits beyond the batch must not reach later gates.
+            got[b - a - 1] &= tail_mask(ops.len);
+        }
+        let into = if last_mirrored {
+            &mut self.msb_prev[a..b]
+        } else {
+            &mut self.cp[a..b]
+        };
+        // Carry c_(i+1)'s prev component for this chunk is complete.
+        for (c, g) in into.iter_mut().zip(&got) {
+            *c ^= g;
+        }
+        Ok(())
+    }
 }
 
-/// The two operands of AdditiveMSB's adder as replicated binary shares, bit-sliced: steps 1
-/// and 2 of [`additive_msb`]. Plane j of each component is words `j·words .. (j+1)·words`,
-/// the tails beyond `len` clear.
+/// The two operands of AdditiveMSB's adder for one half of the batch, as replicated binary
+/// shares in the half's orientation ("prev" is the component of the half's previous party),
+/// bit-sliced: steps 1 and 2 of [`additive_msb`]. Plane j of each component is words
+/// `j·words .. (j+1)·words`, the tails beyond `len` clear.
 pub(crate) struct Operands {
-    /// Components of a = z_0 + z_1 + r (party 1's value).
+    pub way: Way,
+    /// Components of a = z_0 + z_1 + r (the value of the party in role 1).
     pub a_own: Vec<u64>,
     pub a_prev: Vec<u64>,
-    /// Components of b = z_2 − r (party 2's value).
+    /// Components of b = z_2 − r (the value of the party in role 2).
     pub b_own: Vec<u64>,
     pub b_prev: Vec<u64>,
-    /// k planes per component.
-    pub planes: usize,
     /// Words per plane.
     pub words: usize,
     /// Elements.
@@ -149,7 +324,8 @@ impl Operands {
     /// planes of a and b and the carry, XORed.
     fn top_bits(&self, carry_own: &[u64], carry_prev: &[u64]) -> BitShares {
         let w = self.words;
-        let t = (self.planes - 1) * w..self.planes * w;
+        let planes = self.a_own.len() / w;
+        let t = (planes - 1) * w..planes * w;
         let xor3 = |x: &[u64], y: &[u64], c: &[u64]| -> Vec<u64> {
             x.iter()
                 .zip(y)
@@ -165,16 +341,143 @@ impl Operands {
     }
 }
 
-/// Steps 1 and 2 of [`additive_msb`] (in message chunks where the thread has a chunk size):
-/// the operands a and b as binary shares, or `None` for an empty batch (nothing sent). The
-/// device's AdditiveMSB ([`crate::gpu::additive_msb`]) runs the same steps in kernels. Panics
-/// unless `1 <= k <= T::BITS`.
+/// What one half draws from the PRSS before any message, per role: the streams of steps 1
+/// and 2 (every half's draws come before the next half's, so each stream is drawn in the same
+/// order by the two parties that share it).
+enum Draws<T> {
+    /// Role 0: r (with the half's previous party) and a's component 0 (with the next).
+    Zero { r: Vec<T>, a0: Vec<u64> },
+    /// Role 1: a's input stream (with the previous party) and b's component 1 (with the next).
+    One { m: Vec<u64>, b1: Vec<u64> },
+    /// Role 2: r (with the next party) and b's input stream (with the previous).
+    Two { r: Vec<T>, m: Vec<u64> },
+}
+
+/// One half's geometry: its way, its elements of the batch, its words and planes.
+struct Half {
+    way: Way,
+    elems: Range<usize>,
+    words: usize,
+    planes: usize,
+}
+
+impl Half {
+    fn len(&self) -> usize {
+        self.elems.len()
+    }
+
+    /// Clears the bits beyond the half's elements in the last word of every plane.
+    fn clear_tails(&self, v: &mut [u64]) {
+        let (w, tail) = (self.words, tail_mask(self.len()));
+        for plane in v.chunks_exact_mut(w) {
+            plane[w - 1] &= tail;
+        }
+    }
+
+    /// Elements (of the half) of the chunk of words `[a, b)`.
+    fn chunk_elems(&self, (a, b): (usize, usize)) -> Range<usize> {
+        64 * a..(64 * b).min(self.len())
+    }
+
+    /// Words `[a, b)` of every plane of `v`, as one message to the half's next party.
+    fn send_planes(
+        &self,
+        net: &mut dyn Transport,
+        v: &[u64],
+        (a, b): (usize, usize),
+    ) -> Result<(), NetError> {
+        let w = self.words;
+        let mut msg = Vec::with_capacity(self.planes * (b - a));
+        for j in 0..self.planes {
+            msg.extend_from_slice(&v[j * w + a..j * w + b]);
+        }
+        let to = self.way.to(net);
+        send_elems(net, to, &msg)
+    }
+
+    /// Every plane from the half's previous party, chunk by chunk.
+    fn recv_planes(&self, net: &mut dyn Transport, what: &str) -> Result<Vec<u64>, NetError> {
+        let w = self.words;
+        let mut v = vec![0u64; self.planes * w];
+        for (a, b) in super::chunk_ranges(w) {
+            let from = self.way.from(net);
+            let got: Vec<u64> = recv_elems(net, from, self.planes * (b - a), what)?;
+            for (j, part) in got.chunks_exact(b - a).enumerate() {
+                v[j * w + a..j * w + b].copy_from_slice(part);
+            }
+        }
+        self.clear_tails(&mut v);
+        Ok(v)
+    }
+
+    /// A value this party alone knows, input as binary shares for the chunk of words
+    /// `[a, b)`: the component the half's next party must hold is the value ⊕ the stream `m`
+    /// shared with the previous party (which holds that stream as its own component), put in
+    /// `c` and sent; the third component is zero.
+    fn input_chunk<T: RingElem>(
+        &self,
+        net: &mut dyn Transport,
+        m: &[u64],
+        c: &mut [u64],
+        (a, b): (usize, usize),
+        values: &[T],
+    ) -> Result<(), NetError> {
+        let w = self.words;
+        let tail = tail_mask(self.len());
+        let part = bit_planes_flat(values, self.planes);
+        for (j, plane) in part.chunks_exact(b - a).enumerate() {
+            let at = j * w + a..j * w + b;
+            for ((c, &p), &m) in c[at.clone()].iter_mut().zip(plane).zip(&m[at]) {
+                *c = p ^ m;
+            }
+            if b == w {
+                c[j * w + w - 1] &= tail;
+            }
+        }
+        self.send_planes(net, c, (a, b))
+    }
+
+    /// The half's PRSS draws for this party's role.
+    fn draws<T: RingElem>(&self, prss: &mut Prss, role: usize) -> Draws<T> {
+        let pw = self.planes * self.words;
+        let bits = |v: Vec<u64>| {
+            let mut v = v;
+            self.clear_tails(&mut v);
+            v
+        };
+        match role {
+            0 => {
+                let r = self.way.with_prev(prss, self.len());
+                let a0 = bits(self.way.with_next(prss, pw));
+                Draws::Zero { r, a0 }
+            }
+            1 => {
+                let m = bits(self.way.with_prev(prss, pw));
+                let b1 = bits(self.way.with_next(prss, pw));
+                Draws::One { m, b1 }
+            }
+            _ => {
+                let r = self.way.with_next(prss, self.len());
+                let m = bits(self.way.with_prev(prss, pw));
+                Draws::Two { r, m }
+            }
+        }
+    }
+}
+
+/// Steps 1 and 2 of [`additive_msb`] for every half (in message chunks where the thread has a
+/// chunk size): the operands a and b as binary shares, or `None` for an empty batch (nothing
+/// sent). Messages that wait for nothing go first (role 0's z_0 + r, role 2's input of b),
+/// then role 1's input of a as the masked share arrives, then the receipts, so that the two
+/// halves' steps overlap instead of following one another. The device's AdditiveMSB
+/// ([`crate::gpu::additive_msb`]) runs the same steps in kernels. Panics unless
+/// `1 <= k <= T::BITS`.
 pub(crate) fn inputs<T: RingElem>(
     net: &mut dyn Transport,
     prss: &mut Prss,
     z: &[T],
     k: u32,
-) -> Result<Option<Operands>, NetError> {
+) -> Result<Option<Vec<Operands>>, NetError> {
     assert!(
         k >= 1 && k <= T::BITS,
         "additive MSB: k = {k} does not fit the {}-bit storage",
@@ -186,134 +489,98 @@ pub(crate) fn inputs<T: RingElem>(
         // The length is public: every party returns here, nothing is sent.
         return Ok(None);
     }
-    let planes = k as usize;
-    let (party, to, from) = (net.party(), net.next(), net.prev());
-    let tail = tail_mask(n);
-    // Bits beyond the batch in the last word of every plane: zero in what is sent, and cleared
-    // in what is received, so a peer's stray bits never reach a gate.
-    let clear_tails = |v: &mut [u64]| {
-        for plane in v.chunks_exact_mut(w) {
-            plane[w - 1] &= tail;
-        }
-    };
+    let party = net.party();
+    let halves: Vec<Half> = halves(w, k)
+        .into_iter()
+        .map(|(way, words)| Half {
+            way,
+            elems: 64 * words.start..(64 * words.end).min(n),
+            words: words.len(),
+            planes: k as usize,
+        })
+        .collect();
+    let draws: Vec<Draws<T>> = halves
+        .iter()
+        .map(|h| h.draws(prss, h.way.role(party)))
+        .collect();
+    let zeros = |h: &Half| vec![0u64; h.planes * h.words];
 
-    // Steps 1 and 2 run in the AND rounds' chunks of elements (64 per word): party 1 inputs
-    // chunk c of a as soon as chunk c of z_0 + r has arrived, so on a slow link the transfer
-    // of a (party 1 to 2) overlaps that of z_0 + r (party 0 to 1) instead of following it.
-    // The PRSS streams are drawn whole first, in the same order as unchunked.
-    let chunks = super::chunk_ranges(w);
-    let elems = |(a, b): (usize, usize)| 64 * a..(64 * b).min(n);
-    // Words [a, b) of every plane of `v`, as one message.
-    let send_planes = |net: &mut dyn Transport, v: &[u64], (a, b): (usize, usize)| {
-        let mut msg = Vec::with_capacity(planes * (b - a));
-        for j in 0..planes {
-            msg.extend_from_slice(&v[j * w + a..j * w + b]);
-        }
-        send_elems(net, to, &msg)
-    };
-    // Every plane, received chunk by chunk (words [a, b) of every plane per message).
-    let recv_planes = |net: &mut dyn Transport, what: &str| -> Result<Vec<u64>, NetError> {
-        let mut v = vec![0u64; planes * w];
-        for &(a, b) in &chunks {
-            let got: Vec<u64> = recv_elems(net, from, planes * (b - a), what)?;
-            for (j, part) in got.chunks_exact(b - a).enumerate() {
-                v[j * w + a..j * w + b].copy_from_slice(part);
+    // Sends that wait for nothing: role 0's z_0 + r, role 2's input of b = z_2 − r.
+    let mut sent: Vec<Option<Vec<u64>>> = Vec::with_capacity(halves.len());
+    for (h, d) in halves.iter().zip(&draws) {
+        let z = &z[h.elems.clone()];
+        let chunks = super::chunk_ranges(h.words);
+        sent.push(match d {
+            Draws::Zero { r, .. } => {
+                let mut u: Vec<T> = z.iter().zip(r).map(|(&x, &r)| x.wrapping_add(r)).collect();
+                mask_slice(&mut u, k);
+                for &c in &chunks {
+                    let to = h.way.to(net);
+                    send_elems(net, to, &u[h.chunk_elems(c)])?;
+                }
+                None
             }
-        }
-        clear_tails(&mut v);
-        Ok(v)
-    };
-    // A value this party alone knows is input as binary shares, one message per chunk: the
-    // component the next party must hold is the value ⊕ the stream shared with the previous
-    // party (which holds that stream as its own component); the third component is zero.
-    // `input_stream` draws that stream (whole, before any chunk); `input_chunk` puts the
-    // component of the values of `chunk` into `c` and sends it.
-    let input_stream = |prss: &mut Prss| {
-        let mut m: Vec<u64> = prss.with_prev(planes * w);
-        clear_tails(&mut m);
-        m
-    };
-    let input_chunk = |net: &mut dyn Transport,
-                       m: &[u64],
-                       c: &mut [u64],
-                       (a, b): (usize, usize),
-                       values: &[T]|
-     -> Result<(), NetError> {
-        let part = bit_planes_flat(values, planes);
-        for (j, plane) in part.chunks_exact(b - a).enumerate() {
-            let at = j * w + a..j * w + b;
-            for ((c, &p), &m) in c[at.clone()].iter_mut().zip(plane).zip(&m[at]) {
-                *c = p ^ m;
+            Draws::Two { r, m } => {
+                let b: Vec<T> = z.iter().zip(r).map(|(&x, &r)| x.wrapping_sub(r)).collect();
+                let mut c2 = zeros(h);
+                for &c in &chunks {
+                    h.input_chunk(net, m, &mut c2, c, &b[h.chunk_elems(c)])?;
+                }
+                Some(c2)
             }
-            if b == w {
-                c[j * w + w - 1] &= tail;
-            }
-        }
-        send_planes(net, c, (a, b))
-    };
-
-    // Step 1 and the inputs. Each operand as (own, prev) components, planes * w words each.
-    let zeros = || vec![0u64; planes * w];
-    let ((a_own, a_prev), (b_own, b_prev)) = match party {
-        0 => {
-            // r with party 2; z_0 + r to party 1.
-            let r: Vec<T> = prss.with_prev(n);
-            let mut u: Vec<T> = z.iter().zip(&r).map(|(&x, &r)| x.wrapping_add(r)).collect();
-            mask_slice(&mut u, k);
-            for &c in &chunks {
-                send_elems(net, to, &u[elems(c)])?;
-            }
-            // a: component 0 is the stream shared with party 1, component 2 is zero.
-            let mut m: Vec<u64> = prss.with_next(planes * w);
-            clear_tails(&mut m);
-            // b: component 0 is zero, component 2 comes from party 2.
-            let b_prev = recv_planes(net, "AdditiveMSB input b")?;
-            ((m, zeros()), (zeros(), b_prev))
-        }
-        1 => {
-            // a = z_1 + (z_0 + r), chunk by chunk as the masked share arrives.
-            // a: component 1 goes to party 2; component 0 is the stream with party 0.
-            let m = input_stream(prss);
-            let mut c1 = zeros();
-            for &chunk in &chunks {
-                let at = elems(chunk);
+            Draws::One { .. } => None,
+        });
+    }
+    // Role 1: a = z_1 + (z_0 + r), input chunk by chunk as the masked share arrives.
+    for ((h, d), sent) in halves.iter().zip(&draws).zip(sent.iter_mut()) {
+        if let Draws::One { m, .. } = d {
+            let z = &z[h.elems.clone()];
+            let mut c1 = zeros(h);
+            for c in super::chunk_ranges(h.words) {
+                let at = h.chunk_elems(c);
+                let from = h.way.from(net);
                 let u: Vec<T> = recv_elems(net, from, at.len(), "AdditiveMSB masked share")?;
                 let a: Vec<T> = z[at]
                     .iter()
                     .zip(&u)
                     .map(|(&x, &u)| x.wrapping_add(u))
                     .collect();
-                input_chunk(net, &m, &mut c1, chunk, &a)?;
+                h.input_chunk(net, m, &mut c1, c, &a)?;
             }
-            // b: component 1 is the stream shared with party 2, component 0 is zero.
-            let mut m2: Vec<u64> = prss.with_next(planes * w);
-            clear_tails(&mut m2);
-            ((c1, m), (m2, zeros()))
+            *sent = Some(c1);
         }
-        _ => {
-            let r: Vec<T> = prss.with_next(n);
-            let b: Vec<T> = z.iter().zip(&r).map(|(&x, &r)| x.wrapping_sub(r)).collect();
-            // b: component 2 goes to party 0; component 1 is the stream with party 1.
-            let m = input_stream(prss);
-            let mut c2 = zeros();
-            for &chunk in &chunks {
-                input_chunk(net, &m, &mut c2, chunk, &b[elems(chunk)])?;
+    }
+    // The receipts, and each operand as (own, prev) components of the half's orientation.
+    let mut out = Vec::with_capacity(halves.len());
+    for ((h, d), sent) in halves.iter().zip(draws).zip(sent) {
+        let ((a_own, a_prev), (b_own, b_prev)) = match d {
+            // a: component 0 is the stream shared with role 1, component 2 is zero; b:
+            // component 0 is zero, component 2 comes from role 2.
+            Draws::Zero { a0, .. } => {
+                let b_prev = h.recv_planes(net, "AdditiveMSB input b")?;
+                ((a0, zeros(h)), (zeros(h), b_prev))
             }
-            // a: component 2 is zero, component 1 comes from party 1.
-            let a_prev = recv_planes(net, "AdditiveMSB input a")?;
-            ((zeros(), a_prev), (c2, m))
-        }
-    };
-
-    Ok(Some(Operands {
-        a_own,
-        a_prev,
-        b_own,
-        b_prev,
-        planes,
-        words: w,
-        len: n,
-    }))
+            // a: component 1 was sent to role 2, component 0 is the stream with role 0; b:
+            // component 1 is the stream shared with role 2, component 0 is zero.
+            Draws::One { m, b1 } => ((sent.unwrap_or_default(), m), (b1, zeros(h))),
+            // a: component 2 is zero, component 1 comes from role 1; b: component 2 was sent
+            // to role 0, component 1 is the stream with role 1.
+            Draws::Two { m, .. } => {
+                let a_prev = h.recv_planes(net, "AdditiveMSB input a")?;
+                ((zeros(h), a_prev), (sent.unwrap_or_default(), m))
+            }
+        };
+        out.push(Operands {
+            way: h.way,
+            a_own,
+            a_prev,
+            b_own,
+            b_prev,
+            words: h.words,
+            len: h.len(),
+        });
+    }
+    Ok(Some(out))
 }
 
 #[cfg(test)]
@@ -369,11 +636,17 @@ mod tests {
         prop_assert_eq!(got, Some(want), "k = {}", k);
         let n = values.len();
         let w = words_for(n) as u64;
-        let chunks = if chunk == 0 {
-            1
-        } else {
-            (w as usize).div_ceil(chunk.div_ceil(64)).max(1) as u64
-        };
+        // Every half sends its inputs and AND rounds in its own chunks.
+        let chunks: u64 = halves(w as usize, k)
+            .iter()
+            .map(|(_, words)| {
+                if chunk == 0 {
+                    1
+                } else {
+                    words.len().div_ceil(chunk.div_ceil(64)).max(1) as u64
+                }
+            })
+            .sum();
         let ands = and_gates(k);
         for (p, r) in runs.iter().enumerate() {
             let input = if p == 0 {
@@ -436,6 +709,120 @@ mod tests {
             .map(|&v| v as u64 & 0xFFFF)
             .collect();
         check::<u16>(&values, 16, 7, 0).unwrap();
+    }
+
+    /// A transport that counts the bytes sent to each peer.
+    struct PerPeer<'a> {
+        inner: &'a mut dyn Transport,
+        bytes_to: [u64; 3],
+    }
+
+    impl Transport for PerPeer<'_> {
+        fn party(&self) -> usize {
+            self.inner.party()
+        }
+        fn parties(&self) -> usize {
+            self.inner.parties()
+        }
+        fn send(&mut self, to: usize, message: Vec<u8>) -> Result<(), NetError> {
+            self.bytes_to[to] += message.len() as u64;
+            self.inner.send(to, message)
+        }
+        fn recv(&mut self, from: usize) -> Result<Vec<u8>, NetError> {
+            self.inner.recv(from)
+        }
+        fn bytes_sent(&self) -> u64 {
+            self.inner.bytes_sent()
+        }
+        fn messages_sent(&self) -> u64 {
+            self.inner.messages_sent()
+        }
+    }
+
+    /// Each way of every link carries its half's bytes: the first half's inputs and AND rounds
+    /// to the next party, the mirrored half's to the previous one but for its last round (the
+    /// conversion, to the next party); for k = 16 neither way carries more than 52 % of a
+    /// party's bytes (the one-way protocol put all of them on one way). The opened bits are
+    /// the sign bits.
+    #[test]
+    fn each_way_of_a_link_carries_about_half() {
+        for (n, k) in [
+            (64 * 100, 16u32),
+            (64 * 7 + 5, 16),
+            (64 * 3, 2),
+            (200, 32),
+            (64, 16),
+        ] {
+            let mut rng = ChaCha12Rng::seed_from_u64(n as u64 + u64::from(k));
+            let values: Vec<u64> = (0..n).map(|_| rng.random::<u64>() & mask(k)).collect();
+            let shares = deal::<u32>(&values, k, &mut rng);
+            let runs = run_protocol(shares, move |net, prss, z: &Vec<u32>| {
+                let (next, prev) = (net.next(), net.prev());
+                let mut counted = PerPeer {
+                    inner: net,
+                    bytes_to: [0; 3],
+                };
+                let bits = additive_msb(&mut counted, prss, z, k).unwrap();
+                (bits, counted.bytes_to[next], counted.bytes_to[prev])
+            });
+            let got = reconstruct_bits(&[
+                runs[0].out.0.clone(),
+                runs[1].out.0.clone(),
+                runs[2].out.0.clone(),
+            ]);
+            let want: Vec<bool> = values.iter().map(|&v| v >> (k - 1) & 1 == 1).collect();
+            assert_eq!(got, Some(want), "n {n} k {k}");
+            let w = words_for(n);
+            for (p, r) in runs.iter().enumerate() {
+                let (mut to_next, mut to_prev) = (0u64, 0u64);
+                for (way, words) in halves(w, k) {
+                    let wh = words.len() as u64;
+                    let elems = ((64 * words.end).min(n) - 64 * words.start) as u64;
+                    let input = if way.role(p) == 0 {
+                        4 * elems
+                    } else {
+                        u64::from(k) * wh * 8
+                    };
+                    let ands = and_gates(k) * wh * 8;
+                    match way {
+                        Way::Next => to_next += input + ands,
+                        Way::Prev => {
+                            to_prev += input + ands - wh * 8;
+                            to_next += wh * 8;
+                        }
+                    }
+                }
+                assert_eq!(
+                    (r.out.1, r.out.2),
+                    (to_next, to_prev),
+                    "party {p} n {n} k {k}"
+                );
+                if k == 16 && w >= 100 {
+                    let most = r.out.1.max(r.out.2) as f64 / (r.out.1 + r.out.2) as f64;
+                    assert!(most <= 0.52, "party {p}: {most} of its bytes one way");
+                }
+            }
+            if w < 2 {
+                assert_eq!(halves(w, k), vec![(Way::Next, 0..w)]);
+            }
+        }
+    }
+
+    /// The halves cover the batch's words in order, both non-empty from two words on.
+    #[test]
+    fn halves_cover_the_words() {
+        for k in 1..=64u32 {
+            for w in 0..300usize {
+                let h = halves(w, k);
+                let covered: Vec<usize> = h.iter().flat_map(|(_, r)| r.clone()).collect();
+                assert_eq!(covered, (0..w).collect::<Vec<_>>(), "w {w} k {k}");
+                if w >= 2 && k >= 2 {
+                    assert_eq!(h.len(), 2);
+                    assert!(h.iter().all(|(_, r)| !r.is_empty()), "w {w} k {k}");
+                    assert_eq!((h[0].0, h[1].0), (Way::Next, Way::Prev));
+                }
+            }
+        }
     }
 
     /// An empty batch sends nothing and opens to nothing.
