@@ -251,7 +251,7 @@ impl Chain<'_> {
             self.co[j] ^= zj;
             zs.push(zj);
         }
-        if ops.way == Way::Prev && i + 1 == top {
+        if ops.converts_in(i, top) {
             let t = top * w;
             for (n, j) in (a..b).enumerate() {
                 let msb = ops.a_own[t + j] ^ ops.b_own[t + j] ^ self.co[j];
@@ -277,7 +277,7 @@ impl Chain<'_> {
         top: usize,
     ) -> Result<(), NetError> {
         let (a, b) = self.chunks[c];
-        let last_mirrored = ops.way == Way::Prev && i + 1 == top;
+        let last_mirrored = ops.converts_in(i, top);
         let (from, what) = if last_mirrored {
             (net.prev(), "AdditiveMSB mirrored half's MSB shares")
         } else {
@@ -320,6 +320,12 @@ pub(crate) struct Operands {
 }
 
 impl Operands {
+    /// Whether AND round i of `top` is this half's conversion round: the last one of a
+    /// mirrored half.
+    fn converts_in(&self, i: usize, top: usize) -> bool {
+        self.way == Way::Prev && i + 1 == top
+    }
+
     /// Bit k − 1 of a + b, given the (own, prev) components of the carry into it: the top
     /// planes of a and b and the carry, XORed.
     fn top_bits(&self, carry_own: &[u64], carry_prev: &[u64]) -> BitShares {
