@@ -433,7 +433,7 @@ fn leakage(program: &Program, records: u64, protocol: Protocol) -> Vec<Value> {
     out.push(json!({
         "open": "(none)",
         "value": "reshares, AND-gate and MSB-extraction messages",
-        "to": "the next party",
+        "to": "the next party; under AdditiveMSB also the previous one (the mirrored half of each batch)",
         "bits_per_query": "see bytes_per_party",
         "why": "every sent component is masked by fresh PRSS zero-sharing randomness: each \
                 message alone is uniformly random and independent of the inputs",

@@ -206,7 +206,8 @@ fn comparison(
                 "msb",
                 format!(
                     "AdditiveMSB of the additive T - dot: party 0 masks its share to party 1, parties 1 \
-                     and 2 input their sums as bits, one adder ({} AND gates, {} rounds; no reshare)",
+                     and 2 input their sums as bits, one adder ({} AND gates, {} rounds; no reshare); \
+                     the second half of each batch runs mirrored, its messages to the previous party",
                     k.saturating_sub(1),
                     k + 1
                 ),
