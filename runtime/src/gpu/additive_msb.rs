@@ -253,15 +253,16 @@ pub fn additive_msb_on<L: Lanes, T: RingElem>(
             half.len,
         ));
     }
-    // The zero bits of every AND, one draw for the batch (the CPU protocol's): plane i of half
-    // j at top · (words before j) + i · (words of j).
+    // The zero bits of every AND in one draw: round i's are words i · w .. (i + 1) · w, a
+    // word per batch word (the first half's first), the bits the CPU protocol draws round by
+    // round.
     let alpha = zero_bits_on(lanes, prss, top * w)?;
     // Each half's carry c_i as (own, prev) components: own on the device (the kernel folds
     // each round's share into it), prev on the host (what the half's previous party sends,
     // folded here) and copied to the device for the next round; and the mirrored half's MSB
     // components after its conversion round.
     struct Chain<B> {
-        base: usize,
+        start: usize,
         own: B,
         prev_dev: B,
         prev: Vec<u64>,
@@ -269,17 +270,17 @@ pub fn additive_msb_on<L: Lanes, T: RingElem>(
         msb: Option<(Vec<u64>, Vec<u64>)>,
     }
     let mut chains = Vec::with_capacity(halves_on.len());
-    let mut base = 0;
+    let mut start = 0;
     for half in &halves_on {
         chains.push(Chain {
-            base,
+            start,
             own: lanes.zeros(half.words)?,
             prev_dev: lanes.zeros(half.words)?,
             prev: vec![0u64; half.words],
             z_round: lanes.zeros(half.words)?,
             msb: None,
         });
-        base += top * half.words;
+        start += half.words;
     }
     for i in 0..top {
         let last = i + 1 == top;
@@ -304,7 +305,7 @@ pub fn additive_msb_on<L: Lanes, T: RingElem>(
                         at: 0,
                     },
                 ),
-                from(&alpha, chain.base + at),
+                from(&alpha, i * w + chain.start),
                 hw as u64,
                 half.len as u64,
                 out(&mut chain.z_round),

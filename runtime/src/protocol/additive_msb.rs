@@ -160,36 +160,40 @@ pub fn additive_msb<T: RingElem>(
         return Ok(ops.top_bits(&vec![0; w], &vec![0; w]));
     }
     let total: usize = halves.iter().map(|h| h.words).sum();
-    // The zero bits of every AND: one draw for the batch, plane i of half j at
-    // top · (words before j) + i · (words of j).
-    let alpha = prss.zero_bits(top * total);
     let mut chains: Vec<Chain> = Vec::with_capacity(halves.len());
-    let mut base = 0;
+    let mut start = 0;
     for ops in &halves {
         let w = ops.words;
         chains.push(Chain {
-            alpha: &alpha[base..base + top * w],
+            start,
             co: vec![0; w],
             cp: vec![0; w],
             msb_own: vec![0; w],
             msb_prev: vec![0; w],
             chunks: super::chunk_ranges(w),
         });
-        base += top * w;
+        start += w;
     }
     // Step 3: carries c_1..c_top, c_1 = a_0 b_0 and c_(i+1) = (a_i ⊕ c_i)(b_i ⊕ c_i) ⊕ c_i,
-    // round i of every half in half order, each half's chunks in order.
+    // round i of every half in half order, each half's chunks in order. The zero bits of round
+    // i are drawn as the round starts, one word per batch word (the first half's words first):
+    // the streams give the same bits as one draw of every round's, and no more than one
+    // round's are held.
+    let mut alpha = prss.zero_bits(total);
     for (ops, chain) in halves.iter().zip(chains.iter_mut()) {
         for c in 0..chain.chunks.len() {
-            chain.send_round(net, ops, 0, c, top)?;
+            chain.send_round(net, ops, &alpha, 0, c, top)?;
         }
     }
     for i in 0..top {
+        if i + 1 < top {
+            alpha = prss.zero_bits(total);
+        }
         for (ops, chain) in halves.iter().zip(chains.iter_mut()) {
             for c in 0..chain.chunks.len() {
                 chain.recv_round(net, ops, i, c, top)?;
                 if i + 1 < top {
-                    chain.send_round(net, ops, i + 1, c, top)?;
+                    chain.send_round(net, ops, &alpha, i + 1, c, top)?;
                 }
             }
         }
@@ -206,11 +210,11 @@ pub fn additive_msb<T: RingElem>(
     Ok(BitShares::from_words(own, prev, z.len()))
 }
 
-/// One half's carry chain (step 3): the carry's (own, prev) components in the half's
-/// orientation, its zero bits, and for a mirrored half the MSB's components after the
-/// conversion round.
-struct Chain<'a> {
-    alpha: &'a [u64],
+/// One half's carry chain (step 3): its first word in the batch, the carry's (own, prev)
+/// components in the half's orientation, and for a mirrored half the MSB's components after
+/// the conversion round.
+struct Chain {
+    start: usize,
     co: Vec<u64>,
     cp: Vec<u64>,
     msb_own: Vec<u64>,
@@ -218,14 +222,16 @@ struct Chain<'a> {
     chunks: Vec<(usize, usize)>,
 }
 
-impl Chain<'_> {
-    /// Round i's AND on chunk `c`, folded into the carry's own component and sent to the
-    /// half's next party; the last round of a mirrored half sends this party's component of
-    /// the MSB to party i + 1 instead (the conversion to (own, prev)).
+impl Chain {
+    /// Round i's AND on chunk `c` with the round's zero bits `alpha` (the batch's), folded
+    /// into the carry's own component and sent to the half's next party; the last round of a
+    /// mirrored half sends this party's component of the MSB to party i + 1 instead (the
+    /// conversion to (own, prev)).
     fn send_round(
         &mut self,
         net: &mut dyn Transport,
         ops: &Operands,
+        alpha: &[u64],
         i: usize,
         c: usize,
         top: usize,
@@ -236,7 +242,7 @@ impl Chain<'_> {
         let r = i * w..(i + 1) * w;
         let (ao, ap) = (&ops.a_own[r.clone()], &ops.a_prev[r.clone()]);
         let (bo, bp) = (&ops.b_own[r.clone()], &ops.b_prev[r]);
-        let al = &self.alpha[i * w..(i + 1) * w];
+        let al = &alpha[self.start..self.start + w];
         let mut zs = Vec::with_capacity(b - a);
         for j in a..b {
             // x = a_i ⊕ c_i, y = b_i ⊕ c_i; Algorithm 2's AND of replicated bits:
@@ -505,7 +511,7 @@ pub(crate) fn inputs<T: RingElem>(
             planes: k as usize,
         })
         .collect();
-    let draws: Vec<Draws<T>> = halves
+    let mut draws: Vec<Draws<T>> = halves
         .iter()
         .map(|h| h.draws(prss, h.way.role(party)))
         .collect();
@@ -513,12 +519,16 @@ pub(crate) fn inputs<T: RingElem>(
 
     // Sends that wait for nothing: role 0's z_0 + r, role 2's input of b = z_2 − r.
     let mut sent: Vec<Option<Vec<u64>>> = Vec::with_capacity(halves.len());
-    for (h, d) in halves.iter().zip(&draws) {
+    for (h, d) in halves.iter().zip(draws.iter_mut()) {
         let z = &z[h.elems.clone()];
         let chunks = super::chunk_ranges(h.words);
         sent.push(match d {
             Draws::Zero { r, .. } => {
-                let mut u: Vec<T> = z.iter().zip(r).map(|(&x, &r)| x.wrapping_add(r)).collect();
+                // z_0 + r in r's place (r is not needed again).
+                let mut u = std::mem::take(r);
+                for (u, &x) in u.iter_mut().zip(z) {
+                    *u = x.wrapping_add(*u);
+                }
                 mask_slice(&mut u, k);
                 for &c in &chunks {
                     let to = h.way.to(net);
@@ -527,7 +537,11 @@ pub(crate) fn inputs<T: RingElem>(
                 None
             }
             Draws::Two { r, m } => {
-                let b: Vec<T> = z.iter().zip(r).map(|(&x, &r)| x.wrapping_sub(r)).collect();
+                // z_2 − r in r's place.
+                let mut b = std::mem::take(r);
+                for (b, &x) in b.iter_mut().zip(z) {
+                    *b = x.wrapping_sub(*b);
+                }
                 let mut c2 = zeros(h);
                 for &c in &chunks {
                     h.input_chunk(net, m, &mut c2, c, &b[h.chunk_elems(c)])?;
@@ -545,12 +559,11 @@ pub(crate) fn inputs<T: RingElem>(
             for c in super::chunk_ranges(h.words) {
                 let at = h.chunk_elems(c);
                 let from = h.way.from(net);
-                let u: Vec<T> = recv_elems(net, from, at.len(), "AdditiveMSB masked share")?;
-                let a: Vec<T> = z[at]
-                    .iter()
-                    .zip(&u)
-                    .map(|(&x, &u)| x.wrapping_add(u))
-                    .collect();
+                // a = z_1 + (z_0 + r) in the received vector's place.
+                let mut a: Vec<T> = recv_elems(net, from, at.len(), "AdditiveMSB masked share")?;
+                for (a, &x) in a.iter_mut().zip(&z[at]) {
+                    *a = x.wrapping_add(*a);
+                }
                 h.input_chunk(net, m, &mut c1, c, &a)?;
             }
             *sent = Some(c1);

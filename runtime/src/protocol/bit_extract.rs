@@ -165,10 +165,10 @@ pub fn bit_extract<T: RingElem>(
     let so: Vec<u64> = (0..nb * w).map(|i| ao[i] ^ bo[i] ^ co[i]).collect();
     let sp: Vec<u64> = (0..nb * w).map(|i| ap[i] ^ bp[i] ^ cp[i]).collect();
 
-    // Zero shares of every AND: m·w for the adder layer, then w per ripple round (the draws
-    // that full_adder and bin_add make, in one call).
-    let alpha = prss.zero_bits((2 * m).saturating_sub(1) * w);
-    let (fa_alpha, ripple_alpha) = alpha.split_at(m * w);
+    // Zero shares of every AND: m·w for the adder layer now, then w as each ripple round
+    // starts (the streams give the bits of one draw of all (2m − 1)·w, which the device's
+    // BitExtract makes; a round's words stay in cache, and only one round's are held).
+    let fa_alpha = prss.zero_bits(m * w);
     let chunks = super::chunk_ranges(w);
     let (to, from) = (net.next(), net.prev());
 
@@ -228,6 +228,7 @@ pub fn bit_extract<T: RingElem>(
     for i in 0..m {
         let planes = if i == 0 { m } else { 1 };
         let last = i + 1 == m;
+        let round_alpha = if last { Vec::new() } else { prss.zero_bits(w) };
         for &(a, b) in &chunks {
             let cw = b - a;
             let mut got: Vec<u64> = recv_elems(net, from, planes * cw, "AND shares")?;
@@ -266,7 +267,7 @@ pub fn bit_extract<T: RingElem>(
             if last {
                 continue;
             }
-            let al = &ripple_alpha[i * w + a..i * w + b];
+            let al = &round_alpha[a..b];
             let (kco_, kcp_) = (&mut kco[a..b], &kcp[a..b]);
             let mut z = vec![0u64; cw];
             for j in 0..cw {
