@@ -185,7 +185,12 @@ fn accept_loop(listener: TcpListener, target: &str, profile: NetProfile, stop: &
                 let deadline = Instant::now() + Duration::from_secs(30);
                 let outbound = loop {
                     match TcpStream::connect(target) {
-                        Ok(s) => break Some(s),
+                        // Not a dial that met itself on a port nobody listens on yet.
+                        Ok(s) if s.local_addr().ok() != s.peer_addr().ok() => break Some(s),
+                        Ok(_) if Instant::now() < deadline && !stop.load(Ordering::SeqCst) => {
+                            std::thread::sleep(Duration::from_millis(20))
+                        }
+                        Ok(_) => break None,
                         Err(_) if Instant::now() < deadline && !stop.load(Ordering::SeqCst) => {
                             std::thread::sleep(Duration::from_millis(20))
                         }

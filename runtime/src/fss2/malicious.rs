@@ -42,10 +42,18 @@ pub enum Deviation {
     AlterDelta {
         template: usize,
     },
-    /// Sends the key-decryption message for the other share of `s` in `instance`.
+    /// Sends the key-decryption message for the other share of `s` in `instance`. Caught
+    /// when the instance is a trap or its flipped output differs from the other normal ones;
+    /// where `f(x) = 0` a normal instance's output does not change, and nothing is to catch.
     WrongKey {
         template: usize,
         instance: usize,
+    },
+    /// Sends the other key-decryption message in every instance of `template`: the attempt
+    /// to flip the template's decision (paper 002, Appendix B, event B), caught unless every
+    /// instance is normal (probability `2^-m`).
+    WrongKeys {
+        template: usize,
     },
     /// Changes one entry of its MAC list.
     CorruptMac,
@@ -521,7 +529,11 @@ pub fn serve_star(
         let c1s = eval_bits_many(&signs);
         for (i, c1) in c1s.iter().enumerate().take(m) {
             let s = *c1
-                ^ matches!(deviation, Deviation::WrongKey { template, instance } if template == j && instance == i);
+                ^ match deviation {
+                    Deviation::WrongKey { template, instance } => template == j && instance == i,
+                    Deviation::WrongKeys { template } => template == j,
+                    _ => false,
+                };
             e_open.push(e.plus(mat.cond_masks[j * m + i]));
             mat.cond_keys[j * m + i]
                 .key_request(s)

@@ -199,6 +199,7 @@ fn every_deviation_is_detected_and_the_output_withheld() {
             template: 2,
             instance: 7,
         },
+        Deviation::WrongKeys { template: 1 },
         Deviation::CorruptMac,
     ];
     for (k, d) in deviations.into_iter().enumerate() {

@@ -549,13 +549,14 @@ pub mod star {
     }
 
     /// A deviation for the tests of detection, from `IRISC_FSS2_DEVIATE` (`flip-output`,
-    /// `alter-delta`, `wrong-key`, `corrupt-mac`); none when unset.
+    /// `alter-delta`, `wrong-key` (every instance of the first template), `corrupt-mac`);
+    /// none when unset.
     pub fn deviation_from_env() -> Result<Deviation, String> {
         match std::env::var("IRISC_FSS2_DEVIATE").ok().as_deref() {
             None | Some("") => Ok(Deviation::None),
             Some("flip-output") => Ok(Deviation::FlipOutput { template: 0, instance: 0 }),
             Some("alter-delta") => Ok(Deviation::AlterDelta { template: 0 }),
-            Some("wrong-key") => Ok(Deviation::WrongKey { template: 0, instance: 0 }),
+            Some("wrong-key") => Ok(Deviation::WrongKeys { template: 0 }),
             Some("corrupt-mac") => Ok(Deviation::CorruptMac),
             Some(other) => Err(format!("IRISC_FSS2_DEVIATE={other}: one of flip-output, alter-delta, wrong-key, corrupt-mac")),
         }

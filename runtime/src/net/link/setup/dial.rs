@@ -103,6 +103,12 @@ fn connect_tls(
             Ok(addrs) => {
                 for addr in addrs {
                     match TcpStream::connect_timeout(&addr, left.min(Duration::from_secs(5))) {
+                        // A loopback dial to a port nobody listens on yet can be given that
+                        // same port as its own and connect to itself (TCP simultaneous open):
+                        // drop it and dial again, as if refused.
+                        Ok(s) if is_self_connection(&s) => {
+                            last_error = "connection refused (the dial met itself)".into();
+                        }
                         Ok(s) => break 'connected s,
                         Err(e) => last_error = describe_connect_error(&e),
                     }
@@ -138,6 +144,12 @@ fn connect_tls(
     Ok(stream)
 }
 
+/// Whether a connected socket's two ends are the same address: the kernel picked the peer's
+/// port as this side's ephemeral port while the peer was not yet listening.
+pub(super) fn is_self_connection(sock: &TcpStream) -> bool {
+    matches!((sock.local_addr(), sock.peer_addr()), (Ok(a), Ok(b)) if a == b)
+}
+
 /// Runs the TLS handshake to completion (both directions of the first flight).
 fn finish_handshake<C, S>(
     conn: &mut C,
@@ -155,4 +167,37 @@ where
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::{SocketAddr, TcpListener, TcpStream};
+
+    use socket2::{Domain, Socket, Type};
+
+    use super::is_self_connection;
+
+    #[test]
+    fn a_dial_that_met_itself_is_told_from_a_real_connection() {
+        // A port nobody listens on, dialled from itself: TCP's simultaneous open connects the
+        // socket to itself, as a loopback dial does when the kernel picks the peer's port.
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+        let sock = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+        sock.set_reuse_address(true).unwrap();
+        sock.bind(&addr.into()).unwrap();
+        sock.connect(&addr.into()).unwrap();
+        let looped: TcpStream = sock.into();
+        assert!(is_self_connection(&looped));
+
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let real = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (accepted, _) = listener.accept().unwrap();
+        assert!(!is_self_connection(&real));
+        assert!(!is_self_connection(&accepted));
+    }
 }
