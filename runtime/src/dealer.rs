@@ -61,6 +61,22 @@ const SPREAD: [[u16; 8]; 256] = {
     t
 };
 
+/// Byte by byte through [`SPREAD`]: each masked bit as m - 2 (c & m) (1, -1, or 0 where the
+/// mask is clear), and with `mask_bits` the mask bits as 0 / 1.
+fn encode_bytes(code: &[u8], mask: &[u8], masked: &mut [u16], mask_bits: Option<&mut [u16]>) {
+    for ((out, &c), &m) in masked.chunks_exact_mut(8).zip(code).zip(mask) {
+        let (sm, scm) = (&SPREAD[m as usize], &SPREAD[(c & m) as usize]);
+        for j in 0..8 {
+            out[j] = sm[j].wrapping_sub(scm[j].wrapping_mul(2));
+        }
+    }
+    if let Some(mask_bits) = mask_bits {
+        for (out, &m) in mask_bits.chunks_exact_mut(8).zip(mask) {
+            out.copy_from_slice(&SPREAD[m as usize]);
+        }
+    }
+}
+
 impl RecordDealer {
     /// A dealer for stores with `params` (the party field is ignored) whose randomness is the
     /// AES-CTR keystream of `key`, which must be fresh and secret (the operating system's
@@ -117,7 +133,9 @@ impl RecordDealer {
         if out.iter().any(|o| o.len() != self.layout.share_size) {
             return Err("an output record of the wrong size".into());
         }
-        self.encode(code, mask);
+        if !self.rep3_from_bits() {
+            self.encode(code, mask);
+        }
         let align = self.layout.element_bytes;
         if out
             .iter()
@@ -129,23 +147,38 @@ impl RecordDealer {
             scratch.iter_mut().for_each(|s| s.resize(words, 0));
             let [s0, s1, s2] = &mut scratch;
             let size = self.layout.share_size;
-            self.deal_aligned(bytes_of(s0, size), bytes_of(s1, size), bytes_of(s2, size))?;
+            self.deal_aligned(
+                (code, mask),
+                [bytes_of(s0, size), bytes_of(s1, size), bytes_of(s2, size)],
+            )?;
             for (o, s) in out.into_iter().zip(scratch.iter_mut()) {
                 o.copy_from_slice(bytes_of(s, size));
             }
             self.unaligned = scratch;
             return Ok(());
         }
-        let [o0, o1, o2] = out;
-        self.deal_aligned(o0, o1, o2)
+        self.deal_aligned((code, mask), out)
     }
 
-    fn deal_aligned(&mut self, o0: &mut [u8], o1: &mut [u8], o2: &mut [u8]) -> Result<(), String> {
+    /// Whether rep3 shares are made straight from the record's bits, with no `values` pass
+    /// between: 16-bit words on AVX-512, whole 32-bit groups of code bits.
+    fn rep3_from_bits(&self) -> bool {
+        self.sharing == StoreSharing::Rep3
+            && self.layout.element_bytes == 2
+            && self.code_bits.is_multiple_of(32)
+            && wide()
+    }
+
+    fn deal_aligned(
+        &mut self,
+        bits: (&[u8], &[u8]),
+        [o0, o1, o2]: [&mut [u8]; 3],
+    ) -> Result<(), String> {
         match self.sharing {
             StoreSharing::Rep3 => match self.layout.element_bytes {
-                2 => self.rep3::<u16>(o0, o1, o2),
-                4 => self.rep3::<u32>(o0, o1, o2),
-                _ => self.rep3::<u64>(o0, o1, o2),
+                2 => self.rep3::<u16>(bits, o0, o1, o2),
+                4 => self.rep3::<u32>(bits, o0, o1, o2),
+                _ => self.rep3::<u64>(bits, o0, o1, o2),
             },
             StoreSharing::ShamirGr { degree: 2 } => self.gr::<2>(o0, o1, o2),
             StoreSharing::ShamirGr { degree: 4 } => self.gr::<4>(o0, o1, o2),
@@ -163,17 +196,16 @@ impl RecordDealer {
     fn encode(&mut self, code: &[u8], mask: &[u8]) {
         let bits = self.code_bits;
         let (masked, mask_bits) = self.values.split_at_mut(bits);
-        for ((out, &c), &m) in masked.chunks_exact_mut(8).zip(code).zip(mask) {
-            let (sm, scm) = (&SPREAD[m as usize], &SPREAD[(c & m) as usize]);
-            for j in 0..8 {
-                out[j] = sm[j].wrapping_sub(scm[j].wrapping_mul(2));
-            }
+        let mask_bits = self.secret_mask.then_some(mask_bits);
+        #[cfg(target_arch = "x86_64")]
+        if wide() {
+            // SAFETY: the CPU has AVX-512F/BW (checked just now).
+            unsafe { avx512::encode(code, mask, masked, mask_bits) };
+        } else {
+            encode_bytes(code, mask, masked, mask_bits);
         }
-        if self.secret_mask {
-            for (out, &m) in mask_bits.chunks_exact_mut(8).zip(mask) {
-                out.copy_from_slice(&SPREAD[m as usize]);
-            }
-        }
+        #[cfg(not(target_arch = "x86_64"))]
+        encode_bytes(code, mask, masked, mask_bits);
         if self.sharing == (StoreSharing::ShamirGr { degree: 4 }) {
             // Reversed packing for d = 4: (v0, v1, v2, v3) -> (v0, v3, v2, v1); d = 2 is the
             // identity.
@@ -183,7 +215,14 @@ impl RecordDealer {
         }
     }
 
-    fn rep3<W: Word>(&mut self, o0: &mut [u8], o1: &mut [u8], o2: &mut [u8]) {
+    fn rep3<W: Word>(
+        &mut self,
+        (code, mask): (&[u8], &[u8]),
+        o0: &mut [u8],
+        o1: &mut [u8],
+        o2: &mut [u8],
+    ) {
+        let from_bits = self.rep3_from_bits();
         let n = self.layout.elements;
         let stride = self.layout.component_stride;
         let k = W::mask(self.ring_bits);
@@ -201,6 +240,23 @@ impl RecordDealer {
         }
         let [own0, prev0, own1, prev1, own2, prev2] =
             parts.map(|p| words_mut::<W>(&mut p[..n * W::BYTES]));
+        #[cfg(target_arch = "x86_64")]
+        if from_bits {
+            let secret = self.secret_mask.then_some(mask);
+            // SAFETY: the CPU has AVX-512F/BW (`rep3_from_bits` checked it).
+            unsafe {
+                avx512::rep3_from_bits(
+                    bytemuck::cast_slice::<W, u16>(&[k])[0],
+                    (code, mask, secret),
+                    bytemuck::cast_slice(r0),
+                    bytemuck::cast_slice(r1),
+                    [own0, prev0, own1, prev1, own2, prev2].map(words_mut_as_u16),
+                )
+            };
+            return;
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (from_bits, code, mask);
         rep3_kernel::<W>(
             k,
             &self.values,
@@ -252,6 +308,11 @@ fn bytes_of(words: &mut [u64], len: usize) -> &mut [u8] {
 /// multiples of 8 bytes of page-aligned buffers, and scratch is `u64`-backed).
 fn words<W: bytemuck::Pod>(b: &[u8]) -> &[W] {
     bytemuck::cast_slice(b)
+}
+
+#[cfg(target_arch = "x86_64")]
+fn words_mut_as_u16<W: bytemuck::Pod>(w: &mut [W]) -> &mut [u16] {
+    bytemuck::cast_slice_mut(w)
 }
 
 fn words_mut<W: bytemuck::Pod>(b: &mut [u8]) -> &mut [W] {
@@ -375,6 +436,98 @@ fn add_mod_p(a: u16, b: u16) -> u16 {
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
     use super::*;
+
+    /// [`super::encode_bytes`] 32 bits at a time: the bits of a little-endian u32 are a
+    /// lane mask (bit 8b + j is byte b's bit j, the element order), so each vector of words is
+    /// two masked moves.
+    #[target_feature(enable = "avx512f,avx512bw,avx2")]
+    pub(super) unsafe fn encode(
+        code: &[u8],
+        mask: &[u8],
+        masked: &mut [u16],
+        mut mask_bits: Option<&mut [u16]>,
+    ) {
+        use std::arch::x86_64::{
+            _mm512_mask_mov_epi16, _mm512_maskz_mov_epi16, _mm512_set1_epi16, _mm512_storeu_si512,
+        };
+        let whole = code.len().min(mask.len()).min(masked.len() / 8) / 4;
+        let (one, minus_one) = (_mm512_set1_epi16(1), _mm512_set1_epi16(-1));
+        let le =
+            |b: &[u8], i: usize| u32::from_le_bytes(b[4 * i..4 * i + 4].try_into().expect("4"));
+        for i in 0..whole {
+            let (c, m) = (le(code, i), le(mask, i));
+            let present = _mm512_maskz_mov_epi16(m, one);
+            let v = _mm512_mask_mov_epi16(present, c & m, minus_one);
+            let out = &mut masked[32 * i..32 * i + 32];
+            // SAFETY: `out` holds 32 words (64 bytes); unaligned stores.
+            unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) };
+            if let Some(bits) = mask_bits.as_deref_mut() {
+                let out = &mut bits[32 * i..32 * i + 32];
+                // SAFETY: as above.
+                unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), present) };
+            }
+        }
+        let done = 4 * whole;
+        super::encode_bytes(
+            &code[done..],
+            &mask[done..],
+            &mut masked[8 * done..],
+            mask_bits.map(|b| &mut b[8 * done..]),
+        );
+    }
+
+    /// rep3 over 16-bit words made from the record's bits 32 at a time ([`encode`]'s masked
+    /// moves) inside the sharing loop, so the values never pass through memory: the masked
+    /// bits from `code` and `mask`, then with `secret` the mask bits. `code.len()` is a
+    /// multiple of 4.
+    #[target_feature(enable = "avx512f,avx512bw,avx2")]
+    pub(super) unsafe fn rep3_from_bits(
+        k: u16,
+        (code, mask, secret): (&[u8], &[u8], Option<&[u8]>),
+        r0: &[u16],
+        r1: &[u16],
+        out: [&mut [u16]; 6],
+    ) {
+        use std::arch::x86_64::{
+            __m512i, _mm512_and_si512, _mm512_loadu_si512, _mm512_mask_mov_epi16,
+            _mm512_maskz_mov_epi16, _mm512_set1_epi16, _mm512_storeu_si512, _mm512_sub_epi16,
+        };
+        let groups = code.len() / 4;
+        let n = groups * 32 * if secret.is_some() { 2 } else { 1 };
+        assert!(r0.len() >= n && r1.len() >= n && out.iter().all(|o| o.len() >= n));
+        let (one, minus_one) = (_mm512_set1_epi16(1), _mm512_set1_epi16(-1));
+        let kv = _mm512_set1_epi16(k as i16);
+        let le =
+            |b: &[u8], i: usize| u32::from_le_bytes(b[4 * i..4 * i + 4].try_into().expect("4"));
+        let [own0, prev0, own1, prev1, own2, prev2] = out;
+        for g in 0..n / 32 {
+            let v = if g < groups {
+                let (c, m) = (le(code, g), le(mask, g));
+                _mm512_mask_mov_epi16(_mm512_maskz_mov_epi16(m, one), c & m, minus_one)
+            } else {
+                _mm512_maskz_mov_epi16(le(secret.unwrap_or(mask), g - groups), one)
+            };
+            let at = 32 * g;
+            // SAFETY: every slice holds at least n >= at + 32 words (asserted); unaligned
+            // loads and stores.
+            unsafe {
+                let load = |w: &[u16]| _mm512_loadu_si512(w.as_ptr().add(at).cast::<__m512i>());
+                let x0 = _mm512_and_si512(load(r0), kv);
+                let x1 = _mm512_and_si512(load(r1), kv);
+                let x2 = _mm512_and_si512(_mm512_sub_epi16(_mm512_sub_epi16(v, x0), x1), kv);
+                for (o, x) in [
+                    (&mut *own0, x0),
+                    (&mut *prev1, x0),
+                    (&mut *own1, x1),
+                    (&mut *prev2, x1),
+                    (&mut *own2, x2),
+                    (&mut *prev0, x2),
+                ] {
+                    _mm512_storeu_si512(o.as_mut_ptr().add(at).cast::<__m512i>(), x);
+                }
+            }
+        }
+    }
 
     #[target_feature(enable = "avx512f,avx512bw,avx2")]
     pub(super) unsafe fn rep3<W: Word>(k: W, v: &[u16], r0: &[W], r1: &[W], out: [&mut [W]; 6]) {
@@ -650,6 +803,42 @@ mod tests {
                 let p = params(sharing, k, 8 * bytes as u32, secret);
                 let got = open(&p, &deal_one(&p, &code, &mask));
                 prop_assert_eq!(got, expected(&p, &plain_values(&code, &mask, secret)), "{:?} k={}", sharing, k);
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// The vector encoder (32 bits a step, the rest byte by byte) and the byte encoder
+        /// both give the bit-by-bit values, at every length including those with a rest.
+        #[test]
+        fn both_encoders_give_the_values_bit_by_bit(
+            code in prop::collection::vec(any::<u8>(), 0..70),
+            mask_seed in any::<u64>(),
+        ) {
+            let bytes = code.len();
+            let mask: Vec<u8> = (0..bytes)
+                .map(|i| (mask_seed.rotate_left(7 * i as u32) as u8) | (i % 3 == 0) as u8)
+                .collect();
+            for secret in [false, true] {
+                let want: Vec<u16> = plain_values(&code, &mask, secret)
+                    .into_iter()
+                    .map(|v| v as u16)
+                    .collect();
+                let n = 8 * bytes;
+                let mut scalar = vec![0x5555u16; if secret { 2 * n } else { n }];
+                let (masked, bits) = scalar.split_at_mut(n);
+                encode_bytes(&code, &mask, masked, secret.then_some(bits));
+                prop_assert_eq!(&scalar, &want);
+                #[cfg(target_arch = "x86_64")]
+                if wide() {
+                    let mut vector = vec![0x5555u16; if secret { 2 * n } else { n }];
+                    let (masked, bits) = vector.split_at_mut(n);
+                    // SAFETY: AVX-512F/BW present (checked).
+                    unsafe { avx512::encode(&code, &mask, masked, secret.then_some(bits)) };
+                    prop_assert_eq!(&vector, &want);
+                }
             }
         }
     }
