@@ -536,25 +536,14 @@ mod tests {
     use super::*;
     use irisc_runtime::net::{PartiesConfig, TlsTransport, Transport};
 
-    /// A base port with three free consecutive loopback ports (best effort; the OS may reuse them).
+    /// A base port with three free consecutive loopback ports (best effort: free when chosen).
     fn free_base_port() -> u16 {
         free_base_port_for(3)
     }
 
-    /// A base port with `n` free consecutive loopback ports (best effort, as above).
+    /// A base port with `n` free consecutive loopback ports, as `irisc run` chooses them.
     fn free_base_port_for(n: u16) -> u16 {
-        for _ in 0..200 {
-            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            let base = l.local_addr().unwrap().port();
-            drop(l);
-            if base > 65000 || base == 0 {
-                continue;
-            }
-            if (0..n).all(|i| std::net::TcpListener::bind(("127.0.0.1", base + i)).is_ok()) {
-                return base;
-            }
-        }
-        panic!("no {n} consecutive free ports");
+        crate::driver::run::free_base_port_for(n).expect("free loopback ports")
     }
 
     /// Each party's key made on its own "host" (a folder of its own), the public files

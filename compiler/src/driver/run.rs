@@ -41,19 +41,49 @@ pub struct RunOptions {
     pub target: crate::codegen::Target,
 }
 
-/// Three consecutive free TCP ports on loopback.
+/// Three consecutive free TCP ports on loopback ([`free_base_port_for`]).
 pub fn free_base_port() -> Result<u16> {
+    free_base_port_for(3)
+}
+
+/// `n` consecutive TCP ports free on loopback now, for a local all-in-one run: drawn at random
+/// below the system's ephemeral range, where no outgoing connection (of this run or another
+/// program) is given one of them before the parties listen, and a party dialling a peer not
+/// yet listening cannot be connected to itself; from the ephemeral range only if none is free.
+pub fn free_base_port_for(n: u16) -> Result<u16> {
+    use rand::Rng;
     use std::net::TcpListener;
+    let free = |base: u16| (0..n).all(|i| TcpListener::bind(("127.0.0.1", base + i)).is_ok());
+    let (ephemeral_low, _) = ephemeral_ports().unwrap_or((32768, 60999));
+    let (lo, hi) = (
+        10_000u16.min(ephemeral_low / 2),
+        ephemeral_low.saturating_sub(n),
+    );
+    let mut rng = rand::rng();
     for _ in 0..200 {
-        let base = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-        if base > 65000 {
-            continue;
+        if lo >= hi {
+            break;
         }
-        if (1..3).all(|i| TcpListener::bind(("127.0.0.1", base + i)).is_ok()) {
+        let base = rng.random_range(lo..hi);
+        if free(base) {
             return Ok(base);
         }
     }
-    bail!("found no three consecutive free ports on 127.0.0.1")
+    for _ in 0..200 {
+        let base = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        if base <= u16::MAX - n && free(base) {
+            return Ok(base);
+        }
+    }
+    bail!("found no {n} consecutive free ports on 127.0.0.1")
+}
+
+/// The range the system gives outgoing connections their local ports from (Linux's
+/// `ip_local_port_range`); `None` where it cannot be read.
+fn ephemeral_ports() -> Option<(u16, u16)> {
+    let text = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
+    let mut it = text.split_whitespace().map(|w| w.parse::<u16>().ok());
+    Some((it.next()??, it.next()??))
 }
 
 pub fn run(opts: &RunOptions) -> Result<ExitCode> {
@@ -716,4 +746,28 @@ pub fn plain_inputs(
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The ports are free, consecutive, and below the ephemeral range where the system states
+    /// one: no outgoing connection can be handed one of them.
+    #[test]
+    fn local_run_ports_are_free_and_below_the_ephemeral_range() {
+        for n in [1u16, 2, 3] {
+            let base = free_base_port_for(n).unwrap();
+            let held: Vec<_> = (0..n)
+                .map(|i| std::net::TcpListener::bind(("127.0.0.1", base + i)).unwrap())
+                .collect();
+            assert_eq!(held.len(), usize::from(n));
+            if let Some((low, _)) = ephemeral_ports() {
+                assert!(
+                    base + n <= low,
+                    "{base} + {n} reaches the ephemeral range from {low}"
+                );
+            }
+        }
+    }
 }
