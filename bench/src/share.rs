@@ -56,6 +56,8 @@ pub fn about(opts: &BenchOptions) -> String {
 
 struct Figures {
     sharing: &'static str,
+    /// The sharing, and "one thread" for the run with `--threads 1`.
+    label: String,
     seconds: f64,
     cpu_seconds: f64,
     bytes: u64,
@@ -66,7 +68,13 @@ struct Figures {
 /// (its CPU time from the operating system's accounting of the child) and not shaped by this
 /// process's own memory (the gallery it generated leaves the heap fragmented, and a dealer
 /// whose buffers then get no huge pages pins 512 times as many pages per direct write).
-fn deal_once(irisc: &Path, work: &Path, plain: &Path, sharing: &'static str) -> Result<Figures> {
+fn deal_once(
+    irisc: &Path,
+    work: &Path,
+    plain: &Path,
+    sharing: &'static str,
+    threads: Option<u16>,
+) -> Result<Figures> {
     let program = work.join("iris_ids.irs");
     std::fs::write(&program, PROGRAM)?;
     let out = work.join(format!("shares-{sharing}"));
@@ -81,7 +89,9 @@ fn deal_once(irisc: &Path, work: &Path, plain: &Path, sharing: &'static str) -> 
         .arg(&program)
         .arg("--input")
         .arg(&input)
-        .args(["--sharing", sharing, "-o"])
+        .args(["--sharing", sharing])
+        .args(threads.map(|t| format!("--threads={t}")))
+        .arg("-o")
         .arg(&out)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -103,6 +113,11 @@ fn deal_once(irisc: &Path, work: &Path, plain: &Path, sharing: &'static str) -> 
     let _ = std::fs::remove_dir_all(&out);
     Ok(Figures {
         sharing,
+        label: match threads {
+            Some(1) => format!("{sharing} one thread"),
+            Some(t) => format!("{sharing} {t} threads"),
+            None => sharing.to_string(),
+        },
         seconds,
         cpu_seconds,
         bytes,
@@ -132,8 +147,12 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
     let irisc = super::triples::irisc_binary()?;
     for sharing in ["rep3", "gr2", "gr4", "fp"] {
         eprintln!("share: dealing {n} records, {sharing}");
-        figures.push(deal_once(&irisc, &work, &plain, sharing)?);
+        figures.push(deal_once(&irisc, &work, &plain, sharing, None)?);
     }
+    // rep3 once more on one thread: what one core deals when no other dealing thread shares
+    // its memory bandwidth (the rate per CPU-second of the run above is of every core at once).
+    eprintln!("share: dealing {n} records, rep3 on one thread");
+    figures.push(deal_once(&irisc, &work, &plain, "rep3", Some(1))?);
     let _ = std::fs::remove_dir_all(&work);
 
     let mut measurements = Vec::new();
@@ -142,6 +161,14 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
         let extra = |fraction: Option<f64>| {
             let mut m = BTreeMap::new();
             m.insert("sharing".into(), json!(f.sharing));
+            m.insert(
+                "threads".into(),
+                json!(if f.label == f.sharing {
+                    "every core"
+                } else {
+                    "one"
+                }),
+            );
             m.insert("records".into(), json!(n));
             m.insert("seconds".into(), json!(f.seconds));
             m.insert("cpu_seconds".into(), json!(f.cpu_seconds));
@@ -151,19 +178,19 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
             m
         };
         measurements.push(Measurement {
-            name: format!("{} records per second per core", f.sharing),
+            name: format!("{} records per second per core", f.label),
             value: per_core,
             unit: "records/s per CPU-second".into(),
             extra: extra(Some(per_core / TARGET_RECORDS_PER_CORE_S)),
         });
         measurements.push(Measurement {
-            name: format!("{} records per second (wall)", f.sharing),
+            name: format!("{} records per second (wall)", f.label),
             value: n as f64 / f.seconds,
             unit: "records/s".into(),
             extra: extra(None),
         });
         measurements.push(Measurement {
-            name: format!("{} bytes written per record", f.sharing),
+            name: format!("{} bytes written per record", f.label),
             value: f.bytes as f64 / n as f64,
             unit: "bytes (three stores)".into(),
             extra: extra(None),
@@ -188,6 +215,8 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
         }],
         notes: vec![
             "per core = records / (user + system CPU seconds of the `irisc share` process)".into(),
+            "`one thread`: `irisc share --threads 1`; the other runs deal on one thread per core"
+                .into(),
         ],
     };
     let json_path = report.write(dir)?;
@@ -196,10 +225,7 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
         &png,
         &format!("Dealing a {n}-record gallery into three stores"),
         "records/s",
-        &figures
-            .iter()
-            .map(|f| f.sharing.to_string())
-            .collect::<Vec<_>>(),
+        &figures.iter().map(|f| f.label.clone()).collect::<Vec<_>>(),
         &[
             (
                 "per CPU-second".into(),
@@ -244,7 +270,7 @@ mod tests {
         assert!(files.iter().any(|f| f.ends_with("share.png")));
         let report: Report =
             serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
-        for sharing in ["rep3", "gr2", "gr4", "fp"] {
+        for sharing in ["rep3", "gr2", "gr4", "fp", "rep3 one thread"] {
             let get = |what: &str| {
                 report
                     .measurements

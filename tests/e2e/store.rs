@@ -283,7 +283,10 @@ fn enroll_appends_and_the_parties_match_the_oracle() {
     let new = new_records(35, 3);
     let new_path = setup.dir.path().join("new.ndjson");
     ndjson::write_file(&new_path, &new).unwrap();
-    let out = enroll_cmd(&setup, &new_path, &[]).output().unwrap();
+    // Dealt on one thread (`--threads`): the same records as any number of threads.
+    let out = enroll_cmd(&setup, &new_path, &["--threads", "1"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", common::stderr(&out));
     gallery.extend(new.iter().cloned());
     for p in &db {

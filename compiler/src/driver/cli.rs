@@ -298,6 +298,9 @@ pub enum Command {
         /// Replace existing stores and share files (an enrolled store loses its records).
         #[arg(long)]
         force: bool,
+        /// Threads that deal records (default: one per core).
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+        threads: Option<u16>,
     },
     /// Append new records to a gallery's three stores (made by `irisc share --program P.irs`):
     /// deals shares of the records for the same program and build choices and appends them
@@ -321,6 +324,9 @@ pub enum Command {
         /// The choices the program is built with (the stores were shared with them).
         #[command(flatten)]
         plan: PlanArgs,
+        /// Threads that deal records (default: one per core).
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+        threads: Option<u16>,
     },
     /// Rewrite a gallery store's damaged or stale header slot from its intact mirror (after a
     /// power loss during a commit, or disk damage to one slot); loses no committed record.
@@ -708,16 +714,20 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             ring,
             plan,
             force,
-        } => dealer::run_share(&dealer::ShareRequest {
-            inputs,
-            db,
-            query,
-            output,
-            program,
-            ring,
-            plan: plan.options()?,
-            force,
-        }),
+            threads,
+        } => {
+            dealer::dealing_threads(threads)?;
+            dealer::run_share(&dealer::ShareRequest {
+                inputs,
+                db,
+                query,
+                output,
+                program,
+                ring,
+                plan: plan.options()?,
+                force,
+            })
+        }
         Command::Store(StoreCommand::Info { stores }) => store_info::run(&stores),
         Command::Client {
             program,
@@ -810,14 +820,18 @@ pub fn dispatch(cli: Cli) -> Result<ExitCode> {
             store,
             roll_back,
             plan,
-        } => dealer::run_enroll(&dealer::EnrollRequest {
-            program,
-            db,
-            input,
-            store,
-            roll_back,
-            plan: plan.options()?,
-        }),
+            threads,
+        } => {
+            dealer::dealing_threads(threads)?;
+            dealer::run_enroll(&dealer::EnrollRequest {
+                program,
+                db,
+                input,
+                store,
+                roll_back,
+                plan: plan.options()?,
+            })
+        }
         Command::Run {
             program,
             inputs,

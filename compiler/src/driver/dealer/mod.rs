@@ -27,6 +27,18 @@ use crate::analysis::plan::PlanOptions;
 
 use super::pipeline;
 
+/// Sizes the dealing threads' pool (`--threads`; `None`: one thread per core, or
+/// `RAYON_NUM_THREADS`). Once per process, before any dealing.
+pub fn dealing_threads(threads: Option<u16>) -> Result<()> {
+    if let Some(n) = threads {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(usize::from(n))
+            .build_global()
+            .map_err(|e| anyhow::anyhow!("cannot start {n} dealing threads: {e}"))?;
+    }
+    Ok(())
+}
+
 /// One `irisc share` request.
 #[derive(Debug, Clone)]
 pub struct ShareRequest {

@@ -474,8 +474,7 @@ mod tests {
     #[test]
     fn streamed_blocks_and_unaligned_enrolments_reconstruct() {
         let dir = tempfile::tempdir().unwrap();
-        let per_block = super::super::stream::BLOCK_PER_THREAD
-            * std::thread::available_parallelism().map_or(1, |n| n.get());
+        let per_block = super::super::stream::BLOCK_PER_THREAD * rayon::current_num_threads();
         let sizes = [2 * per_block + 37, 77, per_block + 5];
         let total: usize = sizes.iter().sum();
         let recs = generate(total, 9, 640, &GenOptions::default()).unwrap();
@@ -558,8 +557,7 @@ mod tests {
     #[test]
     fn enroll_into_version_2_stores_keeps_version_2() {
         let dir = tempfile::tempdir().unwrap();
-        let per_block = super::super::stream::BLOCK_PER_THREAD
-            * std::thread::available_parallelism().map_or(1, |n| n.get());
+        let per_block = super::super::stream::BLOCK_PER_THREAD * rayon::current_num_threads();
         let recs = generate(per_block + 20, 4, 128, &GenOptions::default()).unwrap();
         let (input, more) = (dir.path().join("a.ndjson"), dir.path().join("b.ndjson"));
         ndjson::write_file(&input, &recs[..10]).unwrap();

@@ -172,10 +172,8 @@ pub fn deal_into(
 ) -> Result<u64> {
     let layout = params.layout().map_err(|e| anyhow!("cannot share: {e}"))?;
     let bytes = spec.elements as usize / 8;
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .max(1);
+    // One worker per thread of the pool the blocks are dealt on (`--threads`).
+    let threads = rayon::current_num_threads().max(1);
     let per_block = threads * BLOCK_PER_THREAD;
     let mut lines = Lines::open(input)?;
     let mut block = LineBlock::default();
