@@ -3,9 +3,10 @@
 //! gallery size, and each block is dealt on every core.
 //!
 //! Per block: the main thread reads up to [`BLOCK_PER_THREAD`] lines per worker straight into
-//! one buffer ([`Lines`]); each worker ([`Worker`], kept from block to block) parses its lines
-//! (the usual form by [`parse_usual_line`], anything else by `serde_json`; base64 decoded with
-//! SIMD into reused buffers), deals each record into three scratch records that stay in cache
+//! one buffer ([`Lines`]); each worker ([`Worker`], kept from block to block, run on the
+//! process's thread pool, whose threads also outlive the blocks: `--threads`) parses its lines
+//! (the usual form by [`parse_usual_record`], decoded in place; anything else by `serde_json`;
+//! base64 decoded with SIMD into reused buffers), deals each record into three scratch records that stay in cache
 //! ([`RecordDealer`], AES-CTR under a key from the operating system per worker), laid out as
 //! the record hash reads them, `index | meta | shares`; hashes each in one pass there (the
 //! store's [`RecordsSum`], by its version's [`RecordHash`]) and moves it into the block with
@@ -19,7 +20,8 @@
 //! 47 400 to 56 300-57 100 records per CPU-second on a Zen 5 core. On a Zen 4 core, what
 //! remains is the streaming copy into the block (about a third of the time: leaving it out of a
 //! test build took rep3 from 2.2-2.5 to 1.4-1.7 CPU-s per 100 000 records), XXH3, AES-CTR and
-//! the rep3 kernel, which overlap with it.
+//! the rep3 kernel, which overlap with it; each at about its bandwidth or unit throughput
+//! there (`bench/results/cpu-2026-11-29f/README.md`).
 //!
 //! Any fault in the input (malformed line, wrong code length, repeated id) stops the run and is
 //! reported exactly as the plain NDJSON reader reports it ([`super::share::read_iris`]).
