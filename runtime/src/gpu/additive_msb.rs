@@ -33,24 +33,34 @@ use crate::share::BitShares;
 use super::lanes::{all, from, out, pack, unpack, Lanes, Words, WordsMut};
 use super::prss::{stream_ring_on, stream_words_on, zero_bits_on, Stream};
 
-/// One half of the batch on the device: its way and role, its elements' additive shares, and
-/// as the steps proceed what this party draws, sends and receives.
+/// One half of the batch on the device: its way, its elements' additive shares, what this
+/// party drew for it, and (roles 1 and 2) its input once made.
 struct HalfOn<B> {
+    at: HalfGeometry,
+    z: B,
+    draws: DrawsOn<B>,
+    /// This party's input, as sent (roles 1 and 2, from the step that sends it).
+    sent: Option<B>,
+}
+
+/// A half's place in the batch: its way, and its elements and words.
+struct HalfGeometry {
     way: Way,
-    role: usize,
-    /// Elements and words of the half.
     len: usize,
     words: usize,
-    z: B,
-    /// Role 0: r; role 2: −r (drawn negated); role 1: unused.
-    r: Option<B>,
-    /// The stream the steps share with the half's next party (role 0: a's component 0;
-    /// role 1: b's component 1) or, for role 2, with the previous one (b's input stream); and
-    /// role 1's input stream for a.
-    m: Option<B>,
-    m2: Option<B>,
-    /// This party's input, as sent (roles 1 and 2).
-    sent: Option<B>,
+}
+
+/// What one half draws from the PRSS before any message, per role: the CPU protocol's
+/// `Draws`, on the device.
+enum DrawsOn<B> {
+    /// Role 0: r (with the half's previous party) and a's component 0 (with the next).
+    Zero { r: B, a0: B },
+    /// Role 1: a's input stream (with the previous party) and b's component 1 (with the
+    /// next).
+    One { m: B, b1: B },
+    /// Role 2: −r (drawn negated, with the next party) and b's input stream (with the
+    /// previous).
+    Two { r: B, m: B },
 }
 
 /// The streams the steps call "shared with the next party" and "with the previous party" in a
@@ -102,7 +112,7 @@ pub fn additive_msb_on<L: Lanes, T: RingElem>(
     // Step 2 for the value this party alone knows in `half`: its bit planes XOR the input
     // stream `m` (the component the half's next party holds), sent with the tails clear; the
     // device keeps it.
-    let input = |net: &mut dyn Transport, half: &HalfOn<L::Buf>, values: &L::Buf, m: &L::Buf| {
+    let input = |net: &mut dyn Transport, half: &HalfGeometry, values: &L::Buf, m: &L::Buf| {
         let (hw, pw) = (half.words, planes * half.words);
         let mut bits = lanes.zeros(pw)?;
         lanes.bit_planes(
@@ -121,7 +131,7 @@ pub fn additive_msb_on<L: Lanes, T: RingElem>(
         send_elems(net, to, &sent)?;
         Ok::<_, RuntimeError>(c)
     };
-    let recv_planes = |net: &mut dyn Transport, half: &HalfOn<L::Buf>, what: &str| {
+    let recv_planes = |net: &mut dyn Transport, half: &HalfGeometry, what: &str| {
         let from_party = half.way.from(net);
         let mut v: Vec<u64> = recv_elems(net, from_party, planes * half.words, what)?;
         clear_tails(&mut v, half.words, half.len);
@@ -134,102 +144,88 @@ pub fn additive_msb_on<L: Lanes, T: RingElem>(
         let elems = 64 * words.start..(64 * words.end).min(n);
         let (hw, len) = (words.len(), elems.len());
         let pw = planes * hw;
-        let role = way.role(party);
         let (next_s, prev_s) = streams(way);
-        let (r, m, m2) = match role {
-            0 => (
-                Some(stream_ring_on(lanes, prss, prev_s, width, len, false)?),
-                Some(stream_words_on(lanes, prss, next_s, pw)?),
-                None,
-            ),
-            1 => (
-                None,
-                Some(stream_words_on(lanes, prss, prev_s, pw)?),
-                Some(stream_words_on(lanes, prss, next_s, pw)?),
-            ),
-            _ => (
-                Some(stream_ring_on(lanes, prss, next_s, width, len, true)?),
-                Some(stream_words_on(lanes, prss, prev_s, pw)?),
-                None,
-            ),
+        let draws = match way.role(party) {
+            0 => DrawsOn::Zero {
+                r: stream_ring_on(lanes, prss, prev_s, width, len, false)?,
+                a0: stream_words_on(lanes, prss, next_s, pw)?,
+            },
+            1 => DrawsOn::One {
+                m: stream_words_on(lanes, prss, prev_s, pw)?,
+                b1: stream_words_on(lanes, prss, next_s, pw)?,
+            },
+            _ => DrawsOn::Two {
+                r: stream_ring_on(lanes, prss, next_s, width, len, true)?,
+                m: stream_words_on(lanes, prss, prev_s, pw)?,
+            },
         };
         halves_on.push(HalfOn {
-            way,
-            role,
-            len,
-            words: hw,
+            at: HalfGeometry {
+                way,
+                len,
+                words: hw,
+            },
             z: lanes.upload(&pack(&z[elems]))?,
-            r,
-            m,
-            m2,
+            draws,
             sent: None,
         });
     }
-    let missing =
-        || RuntimeError::Schedule("internal error: additive msb half without its draw".into());
     // Sends that wait for nothing: role 0's z_0 + r, role 2's input of b = z_2 − r.
     for half in halves_on.iter_mut() {
-        match half.role {
-            0 => {
-                let masked = add(&half.z, half.r.as_ref().ok_or_else(missing)?, half.len)?;
-                let sent: Vec<T> = unpack(&lanes.read(&masked, 0, packed(half.len))?, half.len);
-                let to = half.way.to(net);
+        match &half.draws {
+            DrawsOn::Zero { r, .. } => {
+                let len = half.at.len;
+                let masked = add(&half.z, r, len)?;
+                let sent: Vec<T> = unpack(&lanes.read(&masked, 0, packed(len))?, len);
+                let to = half.at.way.to(net);
                 send_elems(net, to, &sent)?;
             }
-            2 => {
-                let b = add(&half.z, half.r.as_ref().ok_or_else(missing)?, half.len)?;
-                let c2 = input(net, half, &b, half.m.as_ref().ok_or_else(missing)?)?;
-                half.sent = Some(c2);
+            DrawsOn::Two { r, m } => {
+                let b = add(&half.z, r, half.at.len)?;
+                half.sent = Some(input(net, &half.at, &b, m)?);
             }
-            _ => {}
+            DrawsOn::One { .. } => {}
         }
     }
     // Role 1: a = z_1 + (z_0 + r), input once the masked share has arrived.
-    for half in halves_on.iter_mut().filter(|h| h.role == 1) {
-        let from_party = half.way.from(net);
-        let got: Vec<T> = recv_elems(net, from_party, half.len, "AdditiveMSB masked share")?;
-        let a = add(&half.z, &lanes.upload(&pack(&got))?, half.len)?;
-        let c1 = input(net, half, &a, half.m.as_ref().ok_or_else(missing)?)?;
-        half.sent = Some(c1);
+    for half in halves_on.iter_mut() {
+        let DrawsOn::One { m, .. } = &half.draws else {
+            continue;
+        };
+        let from_party = half.at.way.from(net);
+        let got: Vec<T> = recv_elems(net, from_party, half.at.len, "AdditiveMSB masked share")?;
+        let a = add(&half.z, &lanes.upload(&pack(&got))?, half.at.len)?;
+        half.sent = Some(input(net, &half.at, &a, m)?);
     }
     // The receipts: each operand's (own, prev) components in the half's orientation, as the
     // CPU protocol's steps 1 and 2 give them (the input streams' tail bits are left as drawn
     // here, the CPU clears them: they only reach tail bits that every AND share and the output
     // clear).
     let mut operands = Vec::with_capacity(halves_on.len());
-    for half in halves_on.iter_mut() {
-        let pw = planes * half.words;
-        let take = |b: &mut Option<L::Buf>| b.take().ok_or_else(missing);
-        let ops = match half.role {
-            0 => {
-                let b_prev = recv_planes(net, half, "AdditiveMSB input b")?;
-                [
-                    take(&mut half.m)?,
-                    lanes.zeros(pw)?,
-                    lanes.zeros(pw)?,
-                    b_prev,
-                ]
+    let mut geometry = Vec::with_capacity(halves_on.len());
+    for half in halves_on {
+        let pw = planes * half.at.words;
+        let sent = |sent: Option<L::Buf>| {
+            sent.ok_or_else(|| {
+                RuntimeError::Schedule("internal error: additive msb input not made".into())
+            })
+        };
+        let ops = match half.draws {
+            DrawsOn::Zero { a0, .. } => {
+                let b_prev = recv_planes(net, &half.at, "AdditiveMSB input b")?;
+                [a0, lanes.zeros(pw)?, lanes.zeros(pw)?, b_prev]
             }
-            1 => [
-                take(&mut half.sent)?,
-                take(&mut half.m)?,
-                take(&mut half.m2)?,
-                lanes.zeros(pw)?,
-            ],
-            _ => {
-                let a_prev = recv_planes(net, half, "AdditiveMSB input a")?;
-                [
-                    lanes.zeros(pw)?,
-                    a_prev,
-                    take(&mut half.sent)?,
-                    take(&mut half.m)?,
-                ]
+            DrawsOn::One { m, b1 } => [sent(half.sent)?, m, b1, lanes.zeros(pw)?],
+            DrawsOn::Two { m, .. } => {
+                let a_prev = recv_planes(net, &half.at, "AdditiveMSB input a")?;
+                [lanes.zeros(pw)?, a_prev, sent(half.sent)?, m]
             }
         };
         operands.push(ops);
+        geometry.push(half.at);
     }
     // Bit k − 1 of a + b in one half: the top planes and the carry into them, XORed.
-    let top_plane = |ops: &[L::Buf; 4], half: &HalfOn<L::Buf>, own: bool| {
+    let top_plane = |ops: &[L::Buf; 4], half: &HalfGeometry, own: bool| {
         let (x, y) = if own {
             (&ops[0], &ops[2])
         } else {
@@ -246,7 +242,7 @@ pub fn additive_msb_on<L: Lanes, T: RingElem>(
         |x: Vec<u64>, c: &[u64]| -> Vec<u64> { x.iter().zip(c).map(|(x, c)| x ^ c).collect() };
     if top == 0 {
         // One half ([`halves`] does not split without an AND round).
-        let (ops, half) = (&operands[0], &halves_on[0]);
+        let (ops, half) = (&operands[0], &geometry[0]);
         return Ok(BitShares::from_words(
             top_plane(ops, half, true)?,
             top_plane(ops, half, false)?,
@@ -269,9 +265,9 @@ pub fn additive_msb_on<L: Lanes, T: RingElem>(
         z_round: B,
         msb: Option<(Vec<u64>, Vec<u64>)>,
     }
-    let mut chains = Vec::with_capacity(halves_on.len());
+    let mut chains = Vec::with_capacity(geometry.len());
     let mut start = 0;
-    for half in &halves_on {
+    for half in &geometry {
         chains.push(Chain {
             start,
             own: lanes.zeros(half.words)?,
@@ -284,7 +280,7 @@ pub fn additive_msb_on<L: Lanes, T: RingElem>(
     }
     for i in 0..top {
         let last = i + 1 == top;
-        for ((half, ops), chain) in halves_on.iter().zip(&operands).zip(chains.iter_mut()) {
+        for ((half, ops), chain) in geometry.iter().zip(&operands).zip(chains.iter_mut()) {
             let hw = half.words;
             if i > 0 {
                 lanes.write(&mut chain.prev_dev, 0, &chain.prev)?;
@@ -323,7 +319,7 @@ pub fn additive_msb_on<L: Lanes, T: RingElem>(
                 send_elems(net, to, &lanes.read(&chain.z_round, 0, hw)?)?;
             }
         }
-        for (half, chain) in halves_on.iter().zip(chains.iter_mut()) {
+        for (half, chain) in geometry.iter().zip(chains.iter_mut()) {
             let hw = half.words;
             if let (true, Some((_, msb_prev))) = (last, chain.msb.as_mut()) {
                 let from_party = net.prev();
@@ -347,7 +343,7 @@ pub fn additive_msb_on<L: Lanes, T: RingElem>(
         }
     }
     let (mut own, mut prev) = (Vec::with_capacity(w), Vec::with_capacity(w));
-    for ((half, ops), chain) in halves_on.iter().zip(&operands).zip(chains) {
+    for ((half, ops), chain) in geometry.iter().zip(&operands).zip(chains) {
         let (o, p) = match chain.msb {
             Some(msb) => msb,
             None => {
