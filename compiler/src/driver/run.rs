@@ -47,9 +47,11 @@ pub fn free_base_port() -> Result<u16> {
 }
 
 /// `n` consecutive TCP ports free on loopback now, for a local all-in-one run: drawn at random
-/// below the system's ephemeral range, where no outgoing connection (of this run or another
-/// program) is given one of them before the parties listen, and a party dialling a peer not
-/// yet listening cannot be connected to itself; from the ephemeral range only if none is free.
+/// from 10 000-19 999, below the system's ephemeral range (32 768 on Linux, 49 152 elsewhere),
+/// where no outgoing connection (of this run or another program) is given one of them before
+/// the parties listen, and a party dialling a peer not yet listening cannot be connected to
+/// itself; from the ephemeral range only if none is free. (The end-to-end tests take fixed
+/// ports from 20 000 up, so a local run beside them does not draw theirs.)
 pub fn free_base_port_for(n: u16) -> Result<u16> {
     use rand::Rng;
     use std::net::TcpListener;
@@ -57,7 +59,7 @@ pub fn free_base_port_for(n: u16) -> Result<u16> {
     let (ephemeral_low, _) = ephemeral_ports().unwrap_or((32768, 60999));
     let (lo, hi) = (
         10_000u16.min(ephemeral_low / 2),
-        ephemeral_low.saturating_sub(n),
+        20_000u16.min(ephemeral_low).saturating_sub(n),
     );
     let mut rng = rand::rng();
     for _ in 0..200 {
@@ -753,7 +755,8 @@ mod tests {
     use super::*;
 
     /// The ports are free, consecutive, and below the ephemeral range where the system states
-    /// one: no outgoing connection can be handed one of them.
+    /// one (no outgoing connection can be handed one of them), and below the end-to-end tests'
+    /// fixed ports.
     #[test]
     fn local_run_ports_are_free_and_below_the_ephemeral_range() {
         for n in [1u16, 2, 3] {
@@ -767,6 +770,12 @@ mod tests {
                     base + n <= low,
                     "{base} + {n} reaches the ephemeral range from {low}"
                 );
+                if low >= 20_000 {
+                    assert!(
+                        (10_000..20_000).contains(&base),
+                        "{base}: among the tests' ports"
+                    );
+                }
             }
         }
     }
