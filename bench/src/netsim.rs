@@ -185,8 +185,11 @@ fn accept_loop(listener: TcpListener, target: &str, profile: NetProfile, stop: &
                 let deadline = Instant::now() + Duration::from_secs(30);
                 let outbound = loop {
                     match TcpStream::connect(target) {
-                        // Not a dial that met itself on a port nobody listens on yet.
-                        Ok(s) if s.local_addr().ok() != s.peer_addr().ok() => break Some(s),
+                        Ok(s)
+                            if !irisc_runtime::net::meets_itself(s.local_addr(), s.peer_addr()) =>
+                        {
+                            break Some(s)
+                        }
                         Ok(_) if Instant::now() < deadline && !stop.load(Ordering::SeqCst) => {
                             std::thread::sleep(Duration::from_millis(20))
                         }

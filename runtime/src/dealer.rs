@@ -242,7 +242,7 @@ impl RecordDealer {
             parts.map(|p| words_mut::<W>(&mut p[..n * W::BYTES]));
         #[cfg(target_arch = "x86_64")]
         if from_bits {
-            let secret = self.secret_mask.then_some(mask);
+            let secret = self.secret_mask;
             // SAFETY: the CPU has AVX-512F/BW (`rep3_from_bits` checked it).
             unsafe {
                 avx512::rep3_from_bits(
@@ -436,10 +436,28 @@ fn add_mod_p(a: u16, b: u16) -> u16 {
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
     use super::*;
+    use std::arch::x86_64::{
+        __m512i, _mm512_and_si512, _mm512_loadu_si512, _mm512_mask_mov_epi16,
+        _mm512_maskz_mov_epi16, _mm512_set1_epi16, _mm512_storeu_si512, _mm512_sub_epi16,
+    };
 
-    /// [`super::encode_bytes`] 32 bits at a time: the bits of a little-endian u32 are a
-    /// lane mask (bit 8b + j is byte b's bit j, the element order), so each vector of words is
-    /// two masked moves.
+    /// Bits `32 i .. 32 i + 32` of `bytes` as a lane mask: the bits of a little-endian u32
+    /// (bit 8b + j is byte b's bit j, the element order).
+    fn lanes_of(bytes: &[u8], i: usize) -> u32 {
+        u32::from_le_bytes(bytes[4 * i..4 * i + 4].try_into().expect("4 bytes"))
+    }
+
+    /// 32 elements' values from their code bits `c` and mask bits `m`: (m - 2 (c & m), m), as
+    /// 16-bit words (two masked moves).
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx2")]
+    fn values_of(c: u32, m: u32) -> (__m512i, __m512i) {
+        let present = _mm512_maskz_mov_epi16(m, _mm512_set1_epi16(1));
+        let v = _mm512_mask_mov_epi16(present, c & m, _mm512_set1_epi16(-1));
+        (v, present)
+    }
+
+    /// [`super::encode_bytes`] 32 bits at a time ([`values_of`]).
     #[target_feature(enable = "avx512f,avx512bw,avx2")]
     pub(super) unsafe fn encode(
         code: &[u8],
@@ -447,17 +465,9 @@ mod avx512 {
         masked: &mut [u16],
         mut mask_bits: Option<&mut [u16]>,
     ) {
-        use std::arch::x86_64::{
-            _mm512_mask_mov_epi16, _mm512_maskz_mov_epi16, _mm512_set1_epi16, _mm512_storeu_si512,
-        };
         let whole = code.len().min(mask.len()).min(masked.len() / 8) / 4;
-        let (one, minus_one) = (_mm512_set1_epi16(1), _mm512_set1_epi16(-1));
-        let le =
-            |b: &[u8], i: usize| u32::from_le_bytes(b[4 * i..4 * i + 4].try_into().expect("4"));
         for i in 0..whole {
-            let (c, m) = (le(code, i), le(mask, i));
-            let present = _mm512_maskz_mov_epi16(m, one);
-            let v = _mm512_mask_mov_epi16(present, c & m, minus_one);
+            let (v, present) = values_of(lanes_of(code, i), lanes_of(mask, i));
             let out = &mut masked[32 * i..32 * i + 32];
             // SAFETY: `out` holds 32 words (64 bytes); unaligned stores.
             unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), v) };
@@ -476,36 +486,27 @@ mod avx512 {
         );
     }
 
-    /// rep3 over 16-bit words made from the record's bits 32 at a time ([`encode`]'s masked
-    /// moves) inside the sharing loop, so the values never pass through memory: the masked
-    /// bits from `code` and `mask`, then with `secret` the mask bits. `code.len()` is a
-    /// multiple of 4.
+    /// rep3 over 16-bit words made from the record's bits 32 at a time ([`values_of`]) inside
+    /// the sharing loop, so the values never pass through memory: the masked bits, then with
+    /// `secret` the mask bits. `code.len()` is a multiple of 4.
     #[target_feature(enable = "avx512f,avx512bw,avx2")]
     pub(super) unsafe fn rep3_from_bits(
         k: u16,
-        (code, mask, secret): (&[u8], &[u8], Option<&[u8]>),
+        (code, mask, secret): (&[u8], &[u8], bool),
         r0: &[u16],
         r1: &[u16],
         out: [&mut [u16]; 6],
     ) {
-        use std::arch::x86_64::{
-            __m512i, _mm512_and_si512, _mm512_loadu_si512, _mm512_mask_mov_epi16,
-            _mm512_maskz_mov_epi16, _mm512_set1_epi16, _mm512_storeu_si512, _mm512_sub_epi16,
-        };
         let groups = code.len() / 4;
-        let n = groups * 32 * if secret.is_some() { 2 } else { 1 };
+        let n = groups * 32 * if secret { 2 } else { 1 };
         assert!(r0.len() >= n && r1.len() >= n && out.iter().all(|o| o.len() >= n));
-        let (one, minus_one) = (_mm512_set1_epi16(1), _mm512_set1_epi16(-1));
         let kv = _mm512_set1_epi16(k as i16);
-        let le =
-            |b: &[u8], i: usize| u32::from_le_bytes(b[4 * i..4 * i + 4].try_into().expect("4"));
         let [own0, prev0, own1, prev1, own2, prev2] = out;
         for g in 0..n / 32 {
             let v = if g < groups {
-                let (c, m) = (le(code, g), le(mask, g));
-                _mm512_mask_mov_epi16(_mm512_maskz_mov_epi16(m, one), c & m, minus_one)
+                values_of(lanes_of(code, g), lanes_of(mask, g)).0
             } else {
-                _mm512_maskz_mov_epi16(le(secret.unwrap_or(mask), g - groups), one)
+                values_of(0, lanes_of(mask, g - groups)).1
             };
             let at = 32 * g;
             // SAFETY: every slice holds at least n >= at + 32 words (asserted); unaligned

@@ -20,3 +20,14 @@ pub use config::{ConfigError, PartiesConfig, PartyEntry, MAX_PARTIES};
 pub use link::{AbortHandle, SetupError, TlsTransport};
 pub use tls::TlsSetupError;
 pub use transport::{NetError, Transport};
+
+/// Whether a connected socket's two ends are the same address (given as its `local_addr()`
+/// and `peer_addr()`): a loopback dial to a port nobody listens on yet can be handed that port
+/// as its own and connect to itself (TCP simultaneous open). Whoever dials treats it as
+/// refused.
+pub fn meets_itself(
+    local: std::io::Result<std::net::SocketAddr>,
+    peer: std::io::Result<std::net::SocketAddr>,
+) -> bool {
+    matches!((local, peer), (Ok(a), Ok(b)) if a == b)
+}

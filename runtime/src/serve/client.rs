@@ -99,9 +99,8 @@ async fn connect(
     let tcp = tokio::net::TcpStream::connect(address)
         .await
         .map_err(|e| format!("cannot reach party {party}'s API at {address}: {e}"))?;
-    // A loopback dial to a port nobody listens on can connect to itself (TCP simultaneous
-    // open); say so rather than fail the TLS handshake on our own ClientHello.
-    if matches!((tcp.local_addr(), tcp.peer_addr()), (Ok(a), Ok(b)) if a == b) {
+    // Say so rather than fail the TLS handshake on our own ClientHello.
+    if crate::net::meets_itself(tcp.local_addr(), tcp.peer_addr()) {
         return Err(format!(
             "cannot reach party {party}'s API at {address}: nothing listens there"
         ));

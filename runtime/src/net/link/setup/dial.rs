@@ -11,6 +11,7 @@ use rustls::{ClientConnection, StreamOwned};
 use super::hello::{build_hello, build_stop, check_reply, read_setup_frame, write_setup_frame};
 use super::{bound_socket, remaining, setup_io_error, SetupError};
 use crate::net::config::PartiesConfig;
+use crate::net::meets_itself;
 use crate::net::tls::{self, PartyTls};
 
 fn describe_connect_error(e: &io::Error) -> String {
@@ -103,10 +104,8 @@ fn connect_tls(
             Ok(addrs) => {
                 for addr in addrs {
                     match TcpStream::connect_timeout(&addr, left.min(Duration::from_secs(5))) {
-                        // A loopback dial to a port nobody listens on yet can be given that
-                        // same port as its own and connect to itself (TCP simultaneous open):
-                        // drop it and dial again, as if refused.
-                        Ok(s) if is_self_connection(&s) => {
+                        // A dial that met itself: drop it and dial again, as if refused.
+                        Ok(s) if meets_itself(s.local_addr(), s.peer_addr()) => {
                             last_error = "connection refused (the dial met itself)".into();
                         }
                         Ok(s) => break 'connected s,
@@ -144,12 +143,6 @@ fn connect_tls(
     Ok(stream)
 }
 
-/// Whether a connected socket's two ends are the same address: the kernel picked the peer's
-/// port as this side's ephemeral port while the peer was not yet listening.
-pub(super) fn is_self_connection(sock: &TcpStream) -> bool {
-    matches!((sock.local_addr(), sock.peer_addr()), (Ok(a), Ok(b)) if a == b)
-}
-
 /// Runs the TLS handshake to completion (both directions of the first flight).
 fn finish_handshake<C, S>(
     conn: &mut C,
@@ -175,7 +168,7 @@ mod tests {
 
     use socket2::{Domain, Socket, Type};
 
-    use super::is_self_connection;
+    use crate::net::meets_itself;
 
     #[test]
     fn a_dial_that_met_itself_is_told_from_a_real_connection() {
@@ -192,12 +185,13 @@ mod tests {
         sock.bind(&addr.into()).unwrap();
         sock.connect(&addr.into()).unwrap();
         let looped: TcpStream = sock.into();
-        assert!(is_self_connection(&looped));
+        let of = |s: &TcpStream| meets_itself(s.local_addr(), s.peer_addr());
+        assert!(of(&looped));
 
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let real = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (accepted, _) = listener.accept().unwrap();
-        assert!(!is_self_connection(&real));
-        assert!(!is_self_connection(&accepted));
+        assert!(!of(&real));
+        assert!(!of(&accepted));
     }
 }
