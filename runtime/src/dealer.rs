@@ -12,8 +12,9 @@
 //! The values shared per record are its masked bits `m - 2 (c & m)` (in {-1, 0, 1}), then, with
 //! secret masks, its mask bits. Randomness is AES-128 in counter mode under a fresh key from the
 //! operating system per [`RecordDealer`] (one per block of records and thread), with AES-NI /
-//! VAES ([`crate::rand::aes_ctr`]). Each step is a pass over one record's words that the
-//! compiler vectorises.
+//! VAES ([`crate::rand::aes_ctr`]). Each step is a pass over one record's words, built for the
+//! widest vectors the CPU has ([`Simd`]: AVX-512BW, AVX2, or the baseline the compiler
+//! vectorises for); rep3 over 16-bit words makes its shares straight from the record's bits.
 
 use crate::rand::aes_ctr::AesCtr;
 use crate::store::{RecordLayout, StoreParams, StoreSharing};
@@ -27,6 +28,7 @@ pub struct RecordDealer {
     ring_bits: u32,
     code_bits: usize,
     secret_mask: bool,
+    simd: Simd,
     rng: AesCtr,
     /// One record's values (masked bits, then mask bits), as 16-bit words.
     values: Vec<u16>,
@@ -100,6 +102,7 @@ impl RecordDealer {
             ring_bits: params.ring_bits,
             code_bits: params.code_bits as usize,
             secret_mask: params.secret_mask,
+            simd: Simd::detect(),
             rng: AesCtr::new(key),
             values: vec![0; layout.elements],
             random: vec![0; random.div_ceil(8)],
@@ -117,6 +120,15 @@ impl RecordDealer {
 
     pub fn layout(&self) -> &RecordLayout {
         &self.layout
+    }
+
+    /// The same dealer with its loops built for `simd`, which the CPU must run (the tests deal
+    /// with every level the CPU has, whatever the widest one).
+    #[cfg(test)]
+    fn with_simd(mut self, simd: Simd) -> RecordDealer {
+        assert!(simd.supported(), "this CPU does not run {simd:?}");
+        self.simd = simd;
+        self
     }
 
     /// Deals one record: `code` and `mask` are its `code_bits / 8` bytes each; `out[i]` is
@@ -161,12 +173,12 @@ impl RecordDealer {
     }
 
     /// Whether rep3 shares are made straight from the record's bits, with no `values` pass
-    /// between: 16-bit words on AVX-512, whole 32-bit groups of code bits.
+    /// between: 16-bit words on AVX-512 or AVX2, whole 32-bit groups of code bits.
     fn rep3_from_bits(&self) -> bool {
         self.sharing == StoreSharing::Rep3
             && self.layout.element_bytes == 2
             && self.code_bits.is_multiple_of(32)
-            && wide()
+            && self.simd != Simd::Baseline
     }
 
     fn deal_aligned(
@@ -197,15 +209,14 @@ impl RecordDealer {
         let bits = self.code_bits;
         let (masked, mask_bits) = self.values.split_at_mut(bits);
         let mask_bits = self.secret_mask.then_some(mask_bits);
-        #[cfg(target_arch = "x86_64")]
-        if wide() {
-            // SAFETY: the CPU has AVX-512F/BW (checked just now).
-            unsafe { avx512::encode(code, mask, masked, mask_bits) };
-        } else {
-            encode_bytes(code, mask, masked, mask_bits);
+        // SAFETY (each arm): the CPU runs `self.simd` (detected, or checked by `with_simd`).
+        match self.simd {
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx512 => unsafe { avx512::encode(code, mask, masked, mask_bits) },
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx2 => unsafe { avx2::encode(code, mask, masked, mask_bits) },
+            _ => encode_bytes(code, mask, masked, mask_bits),
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        encode_bytes(code, mask, masked, mask_bits);
         if self.sharing == (StoreSharing::ShamirGr { degree: 4 }) {
             // Reversed packing for d = 4: (v0, v1, v2, v3) -> (v0, v3, v2, v1); d = 2 is the
             // identity.
@@ -242,22 +253,23 @@ impl RecordDealer {
             parts.map(|p| words_mut::<W>(&mut p[..n * W::BYTES]));
         #[cfg(target_arch = "x86_64")]
         if from_bits {
-            let secret = self.secret_mask;
-            // SAFETY: the CPU has AVX-512F/BW (`rep3_from_bits` checked it).
+            let k = bytemuck::cast_slice::<W, u16>(&[k])[0];
+            let bits = (code, mask, self.secret_mask);
+            let (r0, r1) = (bytemuck::cast_slice(r0), bytemuck::cast_slice(r1));
+            let out = [own0, prev0, own1, prev1, own2, prev2].map(words_mut_as_u16);
+            // SAFETY: the CPU runs `self.simd`, which is not the baseline (`rep3_from_bits`).
             unsafe {
-                avx512::rep3_from_bits(
-                    bytemuck::cast_slice::<W, u16>(&[k])[0],
-                    (code, mask, secret),
-                    bytemuck::cast_slice(r0),
-                    bytemuck::cast_slice(r1),
-                    [own0, prev0, own1, prev1, own2, prev2].map(words_mut_as_u16),
-                )
+                match self.simd {
+                    Simd::Avx512 => avx512::rep3_from_bits(k, bits, r0, r1, out),
+                    _ => avx2::rep3_from_bits(k, bits, r0, r1, out),
+                }
             };
             return;
         }
         #[cfg(not(target_arch = "x86_64"))]
         let _ = (from_bits, code, mask);
         rep3_kernel::<W>(
+            self.simd,
             k,
             &self.values,
             r0,
@@ -272,7 +284,7 @@ impl RecordDealer {
         self.rng.fill(random);
         let r: &[u16] = words(random);
         let [o0, o1, o2] = [o0, o1, o2].map(words_mut::<u16>);
-        gr_kernel::<D>(&self.values, r, o0, o1, o2);
+        gr_kernel::<D>(self.simd, &self.values, r, o0, o1, o2);
     }
 
     fn fp(&mut self, o0: &mut [u8], o1: &mut [u8], o2: &mut [u8]) {
@@ -295,7 +307,7 @@ impl RecordDealer {
             }
         }
         let [o0, o1, o2] = [o0, o1, o2].map(words_mut::<u16>);
-        fp_kernel(&self.values, r, o0, o1, o2);
+        fp_kernel(self.simd, &self.values, r, o0, o1, o2);
     }
 }
 
@@ -319,15 +331,39 @@ fn words_mut<W: bytemuck::Pod>(b: &mut [u8]) -> &mut [W] {
     bytemuck::cast_slice_mut(b)
 }
 
-/// Whether the AVX-512 builds of the kernels may run.
-fn wide() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx512bw")
+/// The vector instructions the dealer's loops are built for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Simd {
+    /// AVX-512F/BW: 32 sixteen-bit lanes, lane masks from the record's bits.
+    Avx512,
+    /// AVX2: 16 sixteen-bit lanes (a Zen 3 or Skylake client core).
+    Avx2,
+    /// What the compiler vectorises for the target's baseline.
+    Baseline,
+}
+
+impl Simd {
+    /// The widest level this CPU runs.
+    fn detect() -> Simd {
+        [Simd::Avx512, Simd::Avx2]
+            .into_iter()
+            .find(|s| s.supported())
+            .unwrap_or(Simd::Baseline)
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
+
+    fn supported(self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            match self {
+                Simd::Avx512 => std::arch::is_x86_feature_detected!("avx512bw"),
+                Simd::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
+                Simd::Baseline => true,
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            self == Simd::Baseline
+        }
     }
 }
 
@@ -552,31 +588,184 @@ mod avx512 {
     }
 }
 
-fn rep3_kernel<W: Word>(k: W, v: &[u16], r0: &[W], r1: &[W], out: [&mut [W]; 6]) {
-    #[cfg(target_arch = "x86_64")]
-    if wide() {
-        // SAFETY: the CPU has AVX-512F/BW (checked just now).
-        return unsafe { avx512::rep3(k, v, r0, r1, out) };
+// The sharing loops at `simd` (SAFETY, every arm: the dealer's level runs on this CPU).
+
+fn rep3_kernel<W: Word>(simd: Simd, k: W, v: &[u16], r0: &[W], r1: &[W], out: [&mut [W]; 6]) {
+    match simd {
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx512 => unsafe { avx512::rep3(k, v, r0, r1, out) },
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx2 => unsafe { avx2::rep3(k, v, r0, r1, out) },
+        _ => rep3_body(k, v, r0, r1, out),
     }
-    rep3_body(k, v, r0, r1, out)
 }
 
-fn gr_kernel<const D: usize>(s: &[u16], r: &[u16], o0: &mut [u16], o1: &mut [u16], o2: &mut [u16]) {
-    #[cfg(target_arch = "x86_64")]
-    if wide() {
-        // SAFETY: as above.
-        return unsafe { avx512::gr::<D>(s, r, o0, o1, o2) };
+fn gr_kernel<const D: usize>(
+    simd: Simd,
+    s: &[u16],
+    r: &[u16],
+    o0: &mut [u16],
+    o1: &mut [u16],
+    o2: &mut [u16],
+) {
+    match simd {
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx512 => unsafe { avx512::gr::<D>(s, r, o0, o1, o2) },
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx2 => unsafe { avx2::gr::<D>(s, r, o0, o1, o2) },
+        _ => gr_body::<D>(s, r, o0, o1, o2),
     }
-    gr_body::<D>(s, r, o0, o1, o2)
 }
 
-fn fp_kernel(v: &[u16], r: &[u16], o0: &mut [u16], o1: &mut [u16], o2: &mut [u16]) {
-    #[cfg(target_arch = "x86_64")]
-    if wide() {
-        // SAFETY: as above.
-        return unsafe { avx512::fp(v, r, o0, o1, o2) };
+fn fp_kernel(simd: Simd, v: &[u16], r: &[u16], o0: &mut [u16], o1: &mut [u16], o2: &mut [u16]) {
+    match simd {
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx512 => unsafe { avx512::fp(v, r, o0, o1, o2) },
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx2 => unsafe { avx2::fp(v, r, o0, o1, o2) },
+        _ => fp_body(v, r, o0, o1, o2),
     }
-    fp_body(v, r, o0, o1, o2)
+}
+
+/// The AVX2 builds: 16 sixteen-bit lanes, each lane testing its own bit of a 16-bit group
+/// (AVX2 has no lane masks).
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::*;
+    use std::arch::x86_64::{
+        __m256i, _mm256_add_epi16, _mm256_and_si256, _mm256_cmpeq_epi16, _mm256_loadu_si256,
+        _mm256_set1_epi16, _mm256_setr_epi16, _mm256_srli_epi16, _mm256_storeu_si256,
+        _mm256_sub_epi16,
+    };
+
+    /// Bits `16 i .. 16 i + 16` of `bytes` (bit 8b + j is byte b's bit j, the element order).
+    fn group_of(bytes: &[u8], i: usize) -> u16 {
+        u16::from_le_bytes([bytes[2 * i], bytes[2 * i + 1]])
+    }
+
+    /// 16 elements' values from their code bits `c` and mask bits `m`: (m - 2 (c & m), m) as
+    /// 16-bit words. Lane j is all ones where bit j is set (`set`), so the masked bit is
+    /// 2 set(c & m) - set(m) (-2 + 1, 0 + 1, or 0) and the mask bit set(m) >> 15.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn values_of(c: u16, m: u16) -> (__m256i, __m256i) {
+        let bit = _mm256_setr_epi16(
+            1,
+            2,
+            4,
+            8,
+            16,
+            32,
+            64,
+            128,
+            256,
+            512,
+            1024,
+            2048,
+            4096,
+            8192,
+            16384,
+            i16::MIN,
+        );
+        let set =
+            |x: u16| _mm256_cmpeq_epi16(_mm256_and_si256(_mm256_set1_epi16(x as i16), bit), bit);
+        let (both, present) = (set(c & m), set(m));
+        let v = _mm256_sub_epi16(_mm256_add_epi16(both, both), present);
+        (v, _mm256_srli_epi16(present, 15))
+    }
+
+    /// [`super::encode_bytes`] 16 bits at a time ([`values_of`]).
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn encode(
+        code: &[u8],
+        mask: &[u8],
+        masked: &mut [u16],
+        mut mask_bits: Option<&mut [u16]>,
+    ) {
+        let whole = code.len().min(mask.len()).min(masked.len() / 8) / 2;
+        for i in 0..whole {
+            let (v, present) = values_of(group_of(code, i), group_of(mask, i));
+            let out = &mut masked[16 * i..16 * i + 16];
+            // SAFETY: `out` holds 16 words (32 bytes); unaligned stores.
+            unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), v) };
+            if let Some(bits) = mask_bits.as_deref_mut() {
+                let out = &mut bits[16 * i..16 * i + 16];
+                // SAFETY: as above.
+                unsafe { _mm256_storeu_si256(out.as_mut_ptr().cast(), present) };
+            }
+        }
+        let done = 2 * whole;
+        super::encode_bytes(
+            &code[done..],
+            &mask[done..],
+            &mut masked[8 * done..],
+            mask_bits.map(|b| &mut b[8 * done..]),
+        );
+    }
+
+    /// rep3 over 16-bit words made from the record's bits 16 at a time ([`values_of`]) inside
+    /// the sharing loop, as [`super::avx512::rep3_from_bits`]. `code.len()` is even.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn rep3_from_bits(
+        k: u16,
+        (code, mask, secret): (&[u8], &[u8], bool),
+        r0: &[u16],
+        r1: &[u16],
+        out: [&mut [u16]; 6],
+    ) {
+        let groups = code.len() / 2;
+        let n = groups * 16 * if secret { 2 } else { 1 };
+        assert!(r0.len() >= n && r1.len() >= n && out.iter().all(|o| o.len() >= n));
+        let kv = _mm256_set1_epi16(k as i16);
+        let [own0, prev0, own1, prev1, own2, prev2] = out;
+        for g in 0..n / 16 {
+            let v = if g < groups {
+                values_of(group_of(code, g), group_of(mask, g)).0
+            } else {
+                values_of(0, group_of(mask, g - groups)).1
+            };
+            let at = 16 * g;
+            // SAFETY: every slice holds at least n >= at + 16 words (asserted); unaligned
+            // loads and stores.
+            unsafe {
+                let load = |w: &[u16]| _mm256_loadu_si256(w.as_ptr().add(at).cast::<__m256i>());
+                let x0 = _mm256_and_si256(load(r0), kv);
+                let x1 = _mm256_and_si256(load(r1), kv);
+                let x2 = _mm256_and_si256(_mm256_sub_epi16(_mm256_sub_epi16(v, x0), x1), kv);
+                for (o, x) in [
+                    (&mut *own0, x0),
+                    (&mut *prev1, x0),
+                    (&mut *own1, x1),
+                    (&mut *prev2, x1),
+                    (&mut *own2, x2),
+                    (&mut *prev0, x2),
+                ] {
+                    _mm256_storeu_si256(o.as_mut_ptr().add(at).cast::<__m256i>(), x);
+                }
+            }
+        }
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn rep3<W: Word>(k: W, v: &[u16], r0: &[W], r1: &[W], out: [&mut [W]; 6]) {
+        rep3_body(k, v, r0, r1, out)
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn gr<const D: usize>(
+        s: &[u16],
+        r: &[u16],
+        o0: &mut [u16],
+        o1: &mut [u16],
+        o2: &mut [u16],
+    ) {
+        gr_body::<D>(s, r, o0, o1, o2)
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn fp(v: &[u16], r: &[u16], o0: &mut [u16], o1: &mut [u16], o2: &mut [u16]) {
+        fp_body(v, r, o0, o1, o2)
+    }
 }
 
 /// The share word of a rep3 ring: u16, u32 or u64, stored little-endian.
@@ -668,14 +857,30 @@ mod tests {
         v
     }
 
-    /// Deals one record and returns the three parties' share bytes.
-    fn deal_one(p: &StoreParams, code: &[u8], mask: &[u8]) -> [Vec<u8>; 3] {
-        let mut d = RecordDealer::from_os(p).unwrap();
+    /// The vector levels this CPU runs, widest first.
+    fn levels() -> Vec<Simd> {
+        [Simd::Avx512, Simd::Avx2, Simd::Baseline]
+            .into_iter()
+            .filter(|s| s.supported())
+            .collect()
+    }
+
+    /// Deals one record at `simd` and returns the three parties' share bytes.
+    fn deal_at(simd: Simd, p: &StoreParams, code: &[u8], mask: &[u8]) -> [Vec<u8>; 3] {
+        let mut d = RecordDealer::from_os(p).unwrap().with_simd(simd);
         let size = d.layout().share_size;
         let mut out = [vec![0u8; size], vec![0u8; size], vec![0u8; size]];
         let [a, b, c] = &mut out;
         d.deal(code, mask, [a, b, c]).unwrap();
         out
+    }
+
+    /// Deals one record at every vector level this CPU runs and returns each level's shares.
+    fn deal_one(p: &StoreParams, code: &[u8], mask: &[u8]) -> Vec<(Simd, [Vec<u8>; 3])> {
+        levels()
+            .into_iter()
+            .map(|s| (s, deal_at(s, p, code, mask)))
+            .collect()
     }
 
     fn le_words(b: &[u8], w: usize) -> Vec<u64> {
@@ -802,8 +1007,10 @@ mod tests {
             let mask: Vec<u8> = (0..bytes).map(|i| seed[(i + 7) % seed.len()] ^ (i as u8)).collect();
             for (sharing, k) in every_sharing() {
                 let p = params(sharing, k, 8 * bytes as u32, secret);
-                let got = open(&p, &deal_one(&p, &code, &mask));
-                prop_assert_eq!(got, expected(&p, &plain_values(&code, &mask, secret)), "{:?} k={}", sharing, k);
+                for (simd, shares) in deal_one(&p, &code, &mask) {
+                    let got = open(&p, &shares);
+                    prop_assert_eq!(got, expected(&p, &plain_values(&code, &mask, secret)), "{:?} k={} {:?}", sharing, k, simd);
+                }
             }
         }
     }
@@ -811,8 +1018,8 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
 
-        /// The vector encoder (32 bits a step, the rest byte by byte) and the byte encoder
-        /// both give the bit-by-bit values, at every length including those with a rest.
+        /// The vector encoders (32 or 16 bits a step, the rest byte by byte) and the byte
+        /// encoder all give the bit-by-bit values, at every length including those with a rest.
         #[test]
         fn both_encoders_give_the_values_bit_by_bit(
             code in prop::collection::vec(any::<u8>(), 0..70),
@@ -833,12 +1040,17 @@ mod tests {
                 encode_bytes(&code, &mask, masked, secret.then_some(bits));
                 prop_assert_eq!(&scalar, &want);
                 #[cfg(target_arch = "x86_64")]
-                if wide() {
+                for simd in levels() {
                     let mut vector = vec![0x5555u16; if secret { 2 * n } else { n }];
                     let (masked, bits) = vector.split_at_mut(n);
-                    // SAFETY: AVX-512F/BW present (checked).
-                    unsafe { avx512::encode(&code, &mask, masked, secret.then_some(bits)) };
-                    prop_assert_eq!(&vector, &want);
+                    let bits = secret.then_some(bits);
+                    // SAFETY: the CPU runs `simd` (`levels`).
+                    match simd {
+                        Simd::Avx512 => unsafe { avx512::encode(&code, &mask, masked, bits) },
+                        Simd::Avx2 => unsafe { avx2::encode(&code, &mask, masked, bits) },
+                        Simd::Baseline => continue,
+                    }
+                    prop_assert_eq!(&vector, &want, "{:?}", simd);
                 }
             }
         }
@@ -877,12 +1089,13 @@ mod tests {
                 for secret in [false, true] {
                     for (sharing, k) in every_sharing() {
                         let p = params(sharing, k, 8 * bytes as u32, secret);
-                        let got = open(&p, &deal_one(&p, code, mask));
-                        assert_eq!(
-                            got,
-                            expected(&p, &plain_values(code, mask, secret)),
-                            "{sharing:?} k={k}"
-                        );
+                        for (simd, shares) in deal_one(&p, code, mask) {
+                            assert_eq!(
+                                open(&p, &shares),
+                                expected(&p, &plain_values(code, mask, secret)),
+                                "{sharing:?} k={k} {simd:?}"
+                            );
+                        }
                     }
                 }
             }
