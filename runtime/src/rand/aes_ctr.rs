@@ -299,17 +299,35 @@ mod ni {
     /// As [`blocks_ni`] with VAES on 256-bit registers: two blocks per instruction, 16 in flight
     /// (eight registers: the four-cycle latency at two instructions per cycle). `out.len()` is
     /// a multiple of 256.
+    ///
+    /// The counter blocks are made in registers, a vector add per two blocks, where the low 64
+    /// bits of the counter do not wrap within the call (every call in practice: 2^64 blocks);
+    /// building each vector from two 128-bit counters stored to memory instead cost a failed
+    /// store-to-load forward per vector (6.4 against 12-13 GB/s of keystream on a Zen 3 core).
     #[target_feature(enable = "avx2,vaes")]
     unsafe fn blocks_vaes_ymm(keys: &[[u8; 16]; 11], counter: u128, out: &mut [u8]) {
         let rk: [__m256i; 11] = std::array::from_fn(|i| {
             _mm256_broadcastsi128_si256(_mm_loadu_si128(keys[i].as_ptr() as *const __m128i))
         });
+        let blocks = (out.len() / 16) as u64;
+        let (lo, hi) = (counter as u64, (counter >> 64) as u64);
+        let in_registers = lo.checked_add(blocks).is_some();
+        // Lanes (low, high) of blocks c and c + 1; each vector of a chunk two blocks on.
+        let mut next =
+            _mm256_set_epi64x(hi as i64, lo.wrapping_add(1) as i64, hi as i64, lo as i64);
+        let two = _mm256_set_epi64x(0, 2, 0, 2);
         let mut c = counter;
         for chunk in out.chunks_exact_mut(256) {
             let mut b: [__m256i; 8] = std::array::from_fn(|i| {
-                let base = c.wrapping_add(2 * i as u128);
-                let lanes: [u128; 2] = [base, base.wrapping_add(1)];
-                let v = _mm256_loadu_si256(lanes.as_ptr() as *const __m256i);
+                let v = if in_registers {
+                    let v = next;
+                    next = _mm256_add_epi64(next, two);
+                    v
+                } else {
+                    let base = c.wrapping_add(2 * i as u128);
+                    let lanes: [u128; 2] = [base, base.wrapping_add(1)];
+                    _mm256_loadu_si256(lanes.as_ptr() as *const __m256i)
+                };
                 _mm256_xor_si256(v, rk[0])
             });
             for r in &rk[1..10] {
@@ -326,18 +344,40 @@ mod ni {
     }
 
     /// As [`blocks_ni`] with VAES: four blocks per instruction, 32 in flight. `out.len()` is a
-    /// multiple of 512.
+    /// multiple of 512. Counter blocks in registers where the low 64 bits do not wrap within
+    /// the call, as in [`blocks_vaes_ymm`].
     #[target_feature(enable = "avx512f,vaes")]
     unsafe fn blocks_vaes(keys: &[[u8; 16]; 11], counter: u128, out: &mut [u8]) {
         let rk: [__m512i; 11] = std::array::from_fn(|i| {
             _mm512_broadcast_i32x4(_mm_loadu_si128(keys[i].as_ptr() as *const __m128i))
         });
+        let blocks = (out.len() / 16) as u64;
+        let (lo, hi) = (counter as u64, (counter >> 64) as u64);
+        let in_registers = lo.checked_add(blocks).is_some();
+        let (h, l) = (hi as i64, lo as i64);
+        let mut next = _mm512_set_epi64(
+            h,
+            l.wrapping_add(3),
+            h,
+            l.wrapping_add(2),
+            h,
+            l.wrapping_add(1),
+            h,
+            l,
+        );
+        let four = _mm512_set_epi64(0, 4, 0, 4, 0, 4, 0, 4);
         let mut c = counter;
         for chunk in out.chunks_exact_mut(512) {
             let mut b: [__m512i; 8] = std::array::from_fn(|i| {
-                let base = c.wrapping_add(4 * i as u128);
-                let lanes: [u128; 4] = std::array::from_fn(|j| base.wrapping_add(j as u128));
-                let v = _mm512_loadu_si512(lanes.as_ptr() as *const __m512i);
+                let v = if in_registers {
+                    let v = next;
+                    next = _mm512_add_epi64(next, four);
+                    v
+                } else {
+                    let base = c.wrapping_add(4 * i as u128);
+                    let lanes: [u128; 4] = std::array::from_fn(|j| base.wrapping_add(j as u128));
+                    _mm512_loadu_si512(lanes.as_ptr() as *const __m512i)
+                };
                 _mm512_xor_si512(v, rk[0])
             });
             for r in &rk[1..10] {
@@ -396,6 +436,38 @@ mod tests {
                 a.fill(&mut x);
                 b.fill(&mut y);
                 assert_eq!(x, y, "{wide:?} len {len}");
+            }
+        }
+    }
+
+    /// Near the end of the counter's low 64 bits (where the bulk forms build their counter
+    /// blocks in memory, carrying into the high half) and just before it (in registers), every
+    /// form gives the `ctr` crate's stream.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn every_wide_form_carries_into_the_high_half_of_the_counter() {
+        use super::ni::{Stream, Wide};
+        let key = *b"carry the count!";
+        let top = 1u128 << 64;
+        for wide in [Wide::None, Wide::Ymm, Wide::Zmm] {
+            if !wide.supported() {
+                continue;
+            }
+            for blocks_left in [1u128, 5, 17, 40, 200, 1000] {
+                for skew in [0u128, 7] {
+                    let at = (top - blocks_left) * 16 + skew;
+                    let mut a = Stream::with_width(&key, wide);
+                    let mut b = AesCtr::portable(&key);
+                    a.seek(at);
+                    b.seek(at);
+                    let (mut x, mut y) = (vec![0u8; 9000], vec![1u8; 9000]);
+                    a.fill(&mut x);
+                    b.fill(&mut y);
+                    assert_eq!(
+                        x, y,
+                        "{wide:?}, {blocks_left} blocks below 2^64, skew {skew}"
+                    );
+                }
             }
         }
     }
