@@ -145,16 +145,6 @@ pub(crate) unsafe fn run_nests<T: RingElem + Send + Sync>(
     if n_records == 0 || n_codes == 0 || words == 0 {
         return Ok(out);
     }
-    // The query sides on a cache line (a copy where they are not), read by every record.
-    let query = (&q.0[..n_codes * words], q.1.map(|b| &b[..n_codes * words]));
-    let copies = (LineCopy::of(query.0), query.1.and_then(LineCopy::of));
-    let q: Sides<'_, T> = (
-        copies.0.as_ref().map_or(query.0, LineCopy::words),
-        match (&copies.1, query.1) {
-            (Some(c), _) => Some(c.words()),
-            (None, b) => b,
-        },
-    );
     let per = n_records.div_ceil(threads.clamp(1, n_records));
     let ptr = |s: Option<&[T]>| s.map_or(std::ptr::null(), |s| s.as_ptr());
     let run = |first: usize, out_chunk: &mut [T]| -> Result<(), RuntimeError> {
@@ -203,61 +193,6 @@ pub(crate) unsafe fn run_nests<T: RingElem + Send + Sync>(
     Ok(out)
 }
 
-/// A cache line, the unit [`LineCopy`] allocates in.
-#[repr(C, align(64))]
-#[derive(Clone, Copy)]
-struct Line([u8; 64]);
-
-/// A copy of a query side that starts on a cache line, made where the side does not.
-///
-/// Why: a query's rows are vectors the system allocator starts 16 bytes past a line (glibc's
-/// large blocks), so a kernel's 32-byte loads of them split every other one across two lines,
-/// and its 64-byte loads (the 512-bit variants) every one. Every record of the call reads the
-/// rows again, so the copy is 1 / n_records of the call's work. Measured on a Zen 3 core (AVX2):
-/// the generated kernel alone, l = 12 800, rows from memory, both operands on a line against
-/// both 16 bytes past one, same process: GR16 31 codes 3.90 against 3.50 M dot products/s, 248
-/// codes 4.04 against 3.69, replicated Z16 248 codes 1.61 against 1.49; but the parties' dot
-/// phase (`iris_ids`, GR16, 100 000 records, 8 queries, three alternations) did not change
-/// (8.6-9.5 CPU-s with the copy, 8.5-9.0 without): its gallery rows are mapped from the store,
-/// on a page, and a chunk of the query rows stays in L1, where a split load costs little. The
-/// 512-bit variants, whose every load of such a row splits, are not measured here. (A
-/// replicated gallery's rows built in memory keep the allocator's alignment.)
-struct LineCopy<T> {
-    lines: Vec<Line>,
-    len: usize,
-    word: std::marker::PhantomData<T>,
-}
-
-impl<T: RingElem> LineCopy<T> {
-    /// A line-aligned copy of `words`, or `None` where they start on a line already.
-    fn of(words: &[T]) -> Option<LineCopy<T>> {
-        if (words.as_ptr() as usize).is_multiple_of(std::mem::align_of::<Line>()) {
-            return None;
-        }
-        let bytes = std::mem::size_of_val(words);
-        let mut lines = vec![Line([0; 64]); bytes.div_ceil(64)];
-        // SAFETY: `lines` holds at least `bytes` bytes, and the two buffers are distinct.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                words.as_ptr().cast::<u8>(),
-                lines.as_mut_ptr().cast::<u8>(),
-                bytes,
-            );
-        }
-        Some(LineCopy {
-            lines,
-            len: words.len(),
-            word: std::marker::PhantomData,
-        })
-    }
-
-    fn words(&self) -> &[T] {
-        // SAFETY: the lines hold `len` words of `T` copied from a `[T]` (an integer word: any
-        // bytes are a valid value), and a line's alignment (64) is a multiple of `T`'s.
-        unsafe { std::slice::from_raw_parts(self.lines.as_ptr().cast::<T>(), self.len) }
-    }
-}
-
 /// The variant of the Shamir dot-product kernel `table` [`dispatch`] picks for codes of `words`
 /// u16 words; `None` (the scalar reference) for a null table.
 ///
@@ -283,80 +218,6 @@ mod tests {
     use crate::kernels::{gr_dot_reference, masked_dot_reference};
 
     const WORDS: usize = 9;
-
-    /// A stand-in kernel that writes, for every (record, code) cell, whether both query sides
-    /// it was given start on a cache line (1) or not (0).
-    unsafe extern "C" fn query_on_a_line(
-        qa: *const u16,
-        qb: *const u16,
-        n_codes: i64,
-        _ga: *const u16,
-        _gb: *const u16,
-        n_records: i64,
-        out: *mut u16,
-    ) {
-        let on = |p: *const u16| p.is_null() || (p as usize).is_multiple_of(64);
-        let flag = u16::from(on(qa) && on(qb));
-        for i in 0..(n_codes * n_records) as usize {
-            // SAFETY: run_nests passes out with n_codes * n_records cells.
-            unsafe { *out.add(i) = flag };
-        }
-    }
-
-    /// Whatever the alignment of the query words a caller has, the kernels get them on a cache
-    /// line, and the copy holds the same words (the reference kernels' results are unchanged).
-    #[test]
-    fn kernels_read_the_queries_from_a_cache_line() {
-        let (nc, nr) = (5usize, 7usize);
-        let mut x = 7u32;
-        let mut next = || {
-            x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            (x >> 7) as u16
-        };
-        let backing: Vec<u16> = (0..2 * nc * WORDS + 64).map(|_| next()).collect();
-        let g: Vec<u16> = (0..2 * nr * WORDS).map(|_| next()).collect();
-        let (ga, gb) = g.split_at(nr * WORDS);
-        for offset in 0..32 {
-            let q = &backing[offset..offset + 2 * nc * WORDS];
-            let (qa, qb) = q.split_at(nc * WORDS);
-            for threads in [1usize, 3] {
-                let flags = run_kernel(
-                    query_on_a_line,
-                    (qa, Some(qb)),
-                    nc,
-                    (ga, Some(gb)),
-                    nr,
-                    WORDS,
-                    threads,
-                );
-                assert!(flags.iter().all(|&f| f == 1), "offset {offset} words");
-                let mut want = vec![0u16; nc * nr];
-                masked_dot_reference(qa, qb, nc, ga, gb, nr, WORDS, &mut want);
-                let got = run_kernel(
-                    ref_masked::<u16, WORDS>,
-                    (qa, Some(qb)),
-                    nc,
-                    (ga, Some(gb)),
-                    nr,
-                    WORDS,
-                    threads,
-                );
-                assert_eq!(got, want, "offset {offset} words, {threads} threads");
-                let mut want1 = vec![0u16; nc * nr];
-                gr_dot_reference(qa, nc, ga, nr, WORDS, &mut want1);
-                let got1 = run_kernel(
-                    ref_shamir::<false, WORDS>,
-                    (qa, None),
-                    nc,
-                    (ga, None),
-                    nr,
-                    WORDS,
-                    threads,
-                );
-                assert_eq!(got1, want1, "one-sided, offset {offset} words");
-            }
-        }
-    }
 
     /// Records split over any number of threads give the single-call result, for one- and
     /// two-sided kernels, including more threads than records and empty shapes.
