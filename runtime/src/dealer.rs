@@ -469,6 +469,46 @@ fn add_mod_p(a: u16, b: u16) -> u16 {
     }
 }
 
+/// The sharing loops' builds for one vector level (`$features`): the bodies, inlined into
+/// functions compiled with those target features, which the compiler vectorises for them.
+#[cfg(target_arch = "x86_64")]
+macro_rules! sharing_loops {
+    ($features:literal) => {
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn rep3<W: Word>(
+            k: W,
+            v: &[u16],
+            r0: &[W],
+            r1: &[W],
+            out: [&mut [W]; 6],
+        ) {
+            rep3_body(k, v, r0, r1, out)
+        }
+
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn gr<const D: usize>(
+            s: &[u16],
+            r: &[u16],
+            o0: &mut [u16],
+            o1: &mut [u16],
+            o2: &mut [u16],
+        ) {
+            gr_body::<D>(s, r, o0, o1, o2)
+        }
+
+        #[target_feature(enable = $features)]
+        pub(super) unsafe fn fp(
+            v: &[u16],
+            r: &[u16],
+            o0: &mut [u16],
+            o1: &mut [u16],
+            o2: &mut [u16],
+        ) {
+            fp_body(v, r, o0, o1, o2)
+        }
+    };
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
     use super::*;
@@ -566,26 +606,7 @@ mod avx512 {
         }
     }
 
-    #[target_feature(enable = "avx512f,avx512bw,avx2")]
-    pub(super) unsafe fn rep3<W: Word>(k: W, v: &[u16], r0: &[W], r1: &[W], out: [&mut [W]; 6]) {
-        rep3_body(k, v, r0, r1, out)
-    }
-
-    #[target_feature(enable = "avx512f,avx512bw,avx2")]
-    pub(super) unsafe fn gr<const D: usize>(
-        s: &[u16],
-        r: &[u16],
-        o0: &mut [u16],
-        o1: &mut [u16],
-        o2: &mut [u16],
-    ) {
-        gr_body::<D>(s, r, o0, o1, o2)
-    }
-
-    #[target_feature(enable = "avx512f,avx512bw,avx2")]
-    pub(super) unsafe fn fp(v: &[u16], r: &[u16], o0: &mut [u16], o1: &mut [u16], o2: &mut [u16]) {
-        fp_body(v, r, o0, o1, o2)
-    }
+    sharing_loops!("avx512f,avx512bw,avx2");
 }
 
 // The sharing loops at `simd` (SAFETY, every arm: the dealer's level runs on this CPU).
@@ -746,26 +767,7 @@ mod avx2 {
         }
     }
 
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn rep3<W: Word>(k: W, v: &[u16], r0: &[W], r1: &[W], out: [&mut [W]; 6]) {
-        rep3_body(k, v, r0, r1, out)
-    }
-
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn gr<const D: usize>(
-        s: &[u16],
-        r: &[u16],
-        o0: &mut [u16],
-        o1: &mut [u16],
-        o2: &mut [u16],
-    ) {
-        gr_body::<D>(s, r, o0, o1, o2)
-    }
-
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn fp(v: &[u16], r: &[u16], o0: &mut [u16], o1: &mut [u16], o2: &mut [u16]) {
-        fp_body(v, r, o0, o1, o2)
-    }
+    sharing_loops!("avx2");
 }
 
 /// The share word of a rep3 ring: u16, u32 or u64, stored little-endian.
