@@ -25,8 +25,10 @@ use super::{jit, plot, BenchOptions};
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
 use irisc::analysis::kernel_tile::{choose, DotKind, KernelTile};
+use irisc::codegen::cpu::kernel::polyphase::kernel_name as polyphase_kernel_name;
 use irisc::codegen::cpu::kernel::{kernel_name, kernel_name_tiled, shape, DotRing, Isa};
 use irisc_runtime::kernels::dispatch::Isa as RtIsa;
+use irisc_runtime::kernels::polyphase::Polyphase;
 use irisc_runtime::ring::RingElem;
 use irisc_runtime::share::fp;
 use rand::{Rng, SeedableRng};
@@ -50,6 +52,11 @@ const GALLERY_BUDGET: usize = 64 << 20;
 /// Codes per kernel call of the batch shapes measured at l = 12 800: one query's 31 rotations,
 /// a batch of 8 queries (the default `query-batch`), 32 queries of 62 rotations.
 pub const BATCH_CODES: [usize; 3] = [31, 248, 1984];
+/// Queries per call of the polyphase measurements (31 rotations each) at l = 12 800.
+pub const POLYPHASE_QUERIES: [usize; 2] = [1, 8];
+/// The rings the polyphase kernel exists for (GR(2^16, 4) runs GR(2^16, 2)'s kernel).
+pub const POLYPHASE_RINGS: [Ring; 2] = [Ring::Z16, Ring::Gr2];
+
 /// The rings whose batch shapes are measured (the 16-bit ones the targets are set for).
 pub const BATCH_RINGS: [Ring; 4] = [Ring::Z16, Ring::Gr2, Ring::Gr4, Ring::Fp];
 
@@ -404,7 +411,8 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
         .map(|i| i.name())
         .collect();
     let total = LENGTHS.len() * RINGS.len() * (isas.len() + 1) * thread_counts.len()
-        + BATCH_RINGS.len() * BATCH_CODES.len();
+        + BATCH_RINGS.len() * BATCH_CODES.len()
+        + POLYPHASE_RINGS.len() * POLYPHASE_QUERIES.len();
     let bar = if opts.progress {
         let b = ProgressBar::new(total as u64);
         if let Ok(s) = ProgressStyle::with_template("{bar:30} {pos}/{len} {elapsed} {msg}") {
@@ -464,7 +472,18 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
     jit_kernels.sort();
     jit_kernels.dedup();
     let best_isa = isas.last().copied().unwrap_or(Isa::Portable);
-    jit::with_tiled_kernels(&jit_kernels, |k| -> Result<()> {
+    // Half rows per call: 3 x 16 per query of 31 rotations.
+    let half_rows = |queries: usize| (48 * queries) as u64;
+    let polyphase_kernels: Vec<(DotRing, u32, u64)> = POLYPHASE_RINGS
+        .iter()
+        .flat_map(|&r| {
+            let (dr, words) = dot_ring(r, batch_l);
+            POLYPHASE_QUERIES
+                .iter()
+                .map(move |&q| (dr, words, half_rows(q)))
+        })
+        .collect();
+    jit::with_all_kernels(&jit_kernels, &polyphase_kernels, |k| -> Result<()> {
         for &l in &LENGTHS {
             for ring in RINGS {
                 let n = if opts.quick {
@@ -738,6 +757,131 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
             });
             bar.inc(1);
         }
+        // The polyphase kernel against the plain one, one thread, the dispatched variant, in
+        // one process: 31 rotations of 1 and 8 queries, its output combined per rotation (the
+        // query's half rows are laid out once per query, outside the timing).
+        for &ring in &POLYPHASE_RINGS {
+            for &queries in &POLYPHASE_QUERIES {
+                let l = batch_l;
+                let codes = queries * ROTATIONS;
+                let n = if opts.quick {
+                    all
+                } else {
+                    (GALLERY_BUDGET / ring.gallery_bytes_per_record(l)).clamp(2 * all, 8192)
+                };
+                let (dr, words) = dot_ring(ring, l);
+                let name = format!(
+                    "dot/{}/polyphase/codes={codes}/l={l}/threads=1",
+                    ring.name()
+                );
+                bar.set_message(name.clone());
+                let form = Polyphase::new(-15, 15, words as usize)
+                    .ok_or_else(|| anyhow::anyhow!("no polyphase form at l = {l}"))?;
+                let data = rep_data::<u16>(codes, n, l, &mut rng);
+                let sides = dr.sides() as usize;
+                let qa = form.query_rows(&data.0, queries);
+                let qb = form.query_rows(&data.1, queries);
+                // SAFETY: u16 is the storage word of both rings.
+                let plain_f = unsafe { k.get::<u16>(dr, words, best_isa) }
+                    .ok_or_else(|| anyhow::anyhow!("JIT kernel {ring:?}"))?;
+                let poly_f = unsafe { k.get_polyphase(dr, words, half_rows(queries), best_isa) }
+                    .ok_or_else(|| anyhow::anyhow!("JIT polyphase kernel {ring:?}"))?;
+                let wide = form.kernel_rows(queries);
+                let (qa, qb, data) = (&qa, &qb, &data);
+                let side_b = move |v: &[u16]| {
+                    if sides == 2 {
+                        v.as_ptr()
+                    } else {
+                        std::ptr::null()
+                    }
+                };
+                let plain: Pass = Box::new(move |r: Range<usize>| {
+                    let mut out = vec![0u16; codes * r.len()];
+                    // SAFETY: the buffers hold `codes` codes and r.end <= n records of l words.
+                    unsafe {
+                        plain_f(
+                            data.0.as_ptr(),
+                            side_b(&data.1),
+                            codes as i64,
+                            data.2[r.start * l..].as_ptr(),
+                            side_b(&data.3[r.start * l..]),
+                            r.len() as i64,
+                            out.as_mut_ptr(),
+                        )
+                    };
+                    black_box(&out);
+                });
+                let poly: Pass = Box::new(move |r: Range<usize>| {
+                    let mut wide_out = vec![0u16; wide * r.len()];
+                    let mut out = vec![0u16; codes * r.len()];
+                    // SAFETY: the half rows are `wide` rows of l / 2 words; r.end <= n records.
+                    unsafe {
+                        poly_f(
+                            qa.as_ptr(),
+                            side_b(qb),
+                            wide as i64,
+                            data.2[r.start * l..].as_ptr(),
+                            side_b(&data.3[r.start * l..]),
+                            r.len() as i64,
+                            wide_out.as_mut_ptr(),
+                        )
+                    };
+                    form.combine(&wide_out, r.len(), queries, &mut out);
+                    black_box(&out);
+                });
+                let (tp, tq) = (
+                    measure(1, n, min_secs, plain.as_ref()),
+                    measure(1, n, min_secs, poly.as_ref()),
+                );
+                let per_dot = |t: &Timing| t.best_rate() * (n * codes) as f64;
+                let (plain_rate, rate) = (per_dot(&tp), per_dot(&tq));
+                let macs = ring.macs_per_dot(l);
+                let peak = peak_of(ring);
+                let mut extra = BTreeMap::new();
+                extra.insert("ring".into(), json!(ring.name()));
+                extra.insert("kind".into(), json!("polyphase"));
+                extra.insert("isa".into(), json!(best_isa.name()));
+                extra.insert(
+                    "implementation".into(),
+                    json!(format!(
+                        "irisc LLVM kernel {} (JIT) and the runtime's combination",
+                        polyphase_kernel_name(dr, words, best_isa, half_rows(queries))
+                    )),
+                );
+                extra.insert("l".into(), json!(l));
+                extra.insert("queries".into(), json!(queries));
+                extra.insert("codes_per_call".into(), json!(codes));
+                extra.insert("half_rows_per_call".into(), json!(wide));
+                extra.insert("records".into(), json!(n));
+                extra.insert("threads".into(), json!(1));
+                extra.insert("plain_per_core".into(), json!(plain_rate));
+                extra.insert("ratio_to_plain".into(), json!(rate / plain_rate));
+                extra.insert("macs_per_dot_plain".into(), json!(macs));
+                extra.insert(
+                    "macs_issued_per_dot".into(),
+                    json!(macs as f64 * (wide as f64 / 2.0) / codes as f64),
+                );
+                extra.insert("peak_macs_per_s_per_core".into(), json!(peak.macs_per_s));
+                extra.insert("peak_instruction".into(), json!(peak.instruction));
+                // Dot products at the plain kernel's L multiply-accumulates each over the
+                // peak: above 1 where the polyphase form saves more than the kernel loses.
+                extra.insert(
+                    "plain_equivalent_peak_fraction".into(),
+                    json!(rate * macs as f64 / peak.macs_per_s),
+                );
+                extra.insert(
+                    "plain_peak_fraction".into(),
+                    json!(plain_rate * macs as f64 / peak.macs_per_s),
+                );
+                ms.push(Measurement {
+                    name,
+                    value: rate,
+                    unit: "dot products/s per core".into(),
+                    extra,
+                });
+                bar.inc(1);
+            }
+        }
         Ok(())
     })??;
     bar.finish_and_clear();
@@ -855,6 +999,58 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
             &groups,
             &series,
             &refs,
+        )?;
+        files.push(path);
+    }
+
+    // The polyphase kernel next to the plain one, same run.
+    {
+        let groups: Vec<String> = POLYPHASE_RINGS
+            .iter()
+            .flat_map(|r| {
+                POLYPHASE_QUERIES
+                    .iter()
+                    .map(move |q| format!("{} {} codes", r.name(), q * ROTATIONS))
+            })
+            .collect();
+        let ms = &ms;
+        let pick = |key: &'static str| -> Vec<f64> {
+            POLYPHASE_RINGS
+                .iter()
+                .flat_map(|r| {
+                    POLYPHASE_QUERIES.iter().map(move |q| {
+                        let n = format!(
+                            "dot/{}/polyphase/codes={}/l={}/threads=1",
+                            r.name(),
+                            q * ROTATIONS,
+                            batch_l
+                        );
+                        ms.iter()
+                            .find(|m| m.name == n)
+                            .and_then(|m| m.extra.get(key))
+                            .and_then(|v| v.as_f64())
+                            .map_or(f64::NAN, |f| 100.0 * f)
+                    })
+                })
+                .collect()
+        };
+        let series = vec![
+            ("plain kernel".to_string(), pick("plain_peak_fraction")),
+            (
+                "polyphase kernel (plain-equivalent)".to_string(),
+                pick("plain_equivalent_peak_fraction"),
+            ),
+        ];
+        let path = dir.join("dot-polyphase.png");
+        plot::grouped_bars(
+            &path,
+            &format!(
+                "31 rotations per query, l = {batch_l}, 1 thread: dot products x L MACs over the measured peak"
+            ),
+            "% of the measured 16-bit peak",
+            &groups,
+            &series,
+            &[],
         )?;
         files.push(path);
     }

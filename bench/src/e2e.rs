@@ -17,6 +17,7 @@
 //! itself and of the mask lengths come from the parties' per-op accounting.
 
 use anyhow::{anyhow, bail, Context, Result};
+use irisc_runtime::kernels::polyphase::POLYPHASE_ENV;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
 use std::collections::{BTreeMap, HashMap};
@@ -206,6 +207,13 @@ impl Setting {
         if let Some(p) = self.threshold_placement {
             l.push_str(&format!(" threshold {p}"));
         }
+        if self
+            .env
+            .iter()
+            .any(|(k, v)| k == POLYPHASE_ENV && v == "off")
+        {
+            l.push_str(" plain kernel");
+        }
         l
     }
 }
@@ -270,6 +278,15 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
         queries: BATCH_QUERIES,
         ..Setting::one_query(1, None)
     });
+    // One query and the batch again with the plain kernels instead of the polyphase ones, in
+    // the same run.
+    for queries in [1, BATCH_QUERIES] {
+        settings.push(Setting {
+            queries,
+            env: vec![(POLYPHASE_ENV.to_string(), "off".to_string())],
+            ..Setting::one_query(1, None)
+        });
+    }
     // One query and the batch again with every party computing every mask length (the
     // threshold on component 0), against the default's record thirds, in the same run.
     for queries in [1, BATCH_QUERIES] {

@@ -6,6 +6,7 @@
 use anyhow::{anyhow, Result};
 use inkwell::context::Context;
 use inkwell::OptimizationLevel;
+use irisc::codegen::cpu::kernel::polyphase as poly;
 use irisc::codegen::cpu::kernel::{kernel_name_tiled, table_tiled, DotRing, Isa, KernelTile};
 use irisc::codegen::cpu::target::{host_machine, optimize};
 use std::collections::BTreeMap;
@@ -18,6 +19,9 @@ pub type KernelFn<T> =
 /// inside the closure passed to [`with_kernels`].
 pub struct Kernels {
     addrs: BTreeMap<(DotRing, u32, Option<KernelTile>, Isa), usize>,
+    /// The polyphase kernels ([`irisc::codegen::cpu::kernel::polyphase`]), by half rows per
+    /// call too.
+    polyphase: BTreeMap<(DotRing, u32, u64, Isa), usize>,
 }
 
 impl Kernels {
@@ -52,6 +56,22 @@ impl Kernels {
         Some(unsafe { std::mem::transmute::<usize, KernelFn<T>>(addr) })
     }
 
+    /// The variant `isa` of the polyphase kernel for (`ring`, `words`), if generated.
+    ///
+    /// # Safety
+    /// As [`Kernels::get`] (u16 words).
+    pub unsafe fn get_polyphase(
+        &self,
+        ring: DotRing,
+        words: u32,
+        half_rows: u64,
+        isa: Isa,
+    ) -> Option<KernelFn<u16>> {
+        let addr = *self.polyphase.get(&(ring, words, half_rows, isa))?;
+        // SAFETY: the address is the entry of a function with this signature (see module docs).
+        Some(unsafe { std::mem::transmute::<usize, KernelFn<u16>>(addr) })
+    }
+
     /// The variants generated for (`ring`, `words`), in table order.
     pub fn variants(&self, ring: DotRing, words: u32) -> Vec<Isa> {
         self.addrs
@@ -75,11 +95,24 @@ pub fn with_tiled_kernels<R>(
     kernels: &[(DotRing, u32, Option<KernelTile>)],
     f: impl FnOnce(&Kernels) -> R,
 ) -> Result<R> {
+    with_all_kernels(kernels, &[], f)
+}
+
+/// [`with_tiled_kernels`] and the polyphase kernels of each (ring, words, half rows per call)
+/// in `polyphase`.
+pub fn with_all_kernels<R>(
+    kernels: &[(DotRing, u32, Option<KernelTile>)],
+    polyphase: &[(DotRing, u32, u64)],
+    f: impl FnOnce(&Kernels) -> R,
+) -> Result<R> {
     let cx = Context::create();
     let module = cx.create_module("irisc_bench_kernels");
     let tm = host_machine().map_err(|e| anyhow!("{e}"))?;
     for &(ring, words, tile) in kernels {
-        table_tiled(&cx, &module, ring, words, tile.as_ref()).map_err(|e| anyhow!("{e}"))?;
+        table_tiled(&cx, &module, ring, words, tile.as_ref(), None).map_err(|e| anyhow!("{e}"))?;
+    }
+    for &(ring, words, half_rows) in polyphase {
+        poly::variants(&cx, &module, ring, words, half_rows).map_err(|e| anyhow!("{e}"))?;
     }
     module.verify().map_err(|e| anyhow!("kernel module: {e}"))?;
     optimize(&module, &tm).map_err(|e| anyhow!("{e}"))?;
@@ -98,7 +131,22 @@ pub fn with_tiled_kernels<R>(
             }
         }
     }
-    Ok(f(&Kernels { addrs }))
+    let mut poly_addrs = BTreeMap::new();
+    for &(ring, words, half_rows) in polyphase {
+        for isa in Isa::ALL {
+            let name = poly::kernel_name(ring, words, isa, half_rows);
+            if module.get_function(&name).is_some() {
+                let a = ee
+                    .get_function_address(&name)
+                    .map_err(|e| anyhow!("JIT lookup {name}: {e}"))?;
+                poly_addrs.insert((ring, words, half_rows, isa), a);
+            }
+        }
+    }
+    Ok(f(&Kernels {
+        addrs,
+        polyphase: poly_addrs,
+    }))
 }
 
 #[cfg(test)]

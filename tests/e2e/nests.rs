@@ -1,6 +1,8 @@
 //! The kernels' two loop nests (`nest_alternative = "unchunked"`): each one, forced with
 //! `IRISC_KERNEL_NEST`, answers as the plaintext definition does and as the other; and a call
-//! long enough to be measured runs both on its own records and still answers right.
+//! long enough to be measured runs both on its own records and still answers right. The plain
+//! kernels run these (`IRISC_POLYPHASE=off`: the compiler also offers polyphase kernels for
+//! the rotations, tested last against them).
 //! `long_rows.irs` has codes of 4 096 bits, long enough for the K chunks the alternative
 //! leaves out (shorter codes run one nest, and nothing is measured).
 
@@ -44,7 +46,8 @@ fn each_nest_forced_answers_as_the_plaintext_definition() {
         let args = ["--db", s(&db), "--query", s(&q), "--sharing", sharing];
         let mut answers = Vec::new();
         for (nest, threads) in [("first", "2"), ("second", "3")] {
-            let (got, err) = run(&args, threads, &[("IRISC_KERNEL_NEST", nest)]);
+            let env = [("IRISC_KERNEL_NEST", nest), ("IRISC_POLYPHASE", "off")];
+            let (got, err) = run(&args, threads, &env);
             assert!(!err.contains("loop nests measured"), "{err}");
             assert!(
                 got.iter().any(|v| v["match"] == Value::Bool(true))
@@ -79,7 +82,7 @@ fn a_long_call_is_measured_and_answers_right() {
     let (got, err) = run(
         &["--db", s(&db), "--query", s(&q), "--sharing", "gr2"],
         "1",
-        &[],
+        &[("IRISC_POLYPHASE", "off")],
     );
     assert_eq!(got.len(), 8);
     assert!(
@@ -91,4 +94,49 @@ fn a_long_call_is_measured_and_answers_right() {
         .filter(|l| l.contains("kernel loop nests measured at 248 codes per call"))
         .count();
     assert_eq!(measured, 3, "every party measures:\n{err}");
+}
+
+/// The polyphase kernels (the default for rotated queries) answer as the plaintext definition
+/// and as the plain kernels do, replicated and Shamir codes, one and three threads, a batch of
+/// 8 queries that both match and miss; every party reports its polyphase calls, none with
+/// `IRISC_POLYPHASE=off`; an unknown value is refused.
+#[test]
+fn the_polyphase_kernels_answer_as_the_plain_ones() {
+    let w = Work::new();
+    let db = w.gallery("db.ndjson", 97, 41, 4096);
+    let q = w.near("q.ndjson", &db, 8, 42, "0.375");
+    let calls = |err: &str| {
+        err.lines()
+            .filter(|l| l.contains("polyphase kernel calls"))
+            .count()
+    };
+    for sharing in ["rep3", "gr2"] {
+        let args = ["--db", s(&db), "--query", s(&q), "--sharing", sharing];
+        for threads in ["1", "3"] {
+            let (polyphase, err) = run(&args, threads, &[]);
+            assert_eq!(
+                calls(&err),
+                3,
+                "every party runs the polyphase kernel:\n{err}"
+            );
+            assert!(
+                polyphase.iter().any(|v| v["match"] == Value::Bool(true))
+                    && polyphase.iter().any(|v| v["match"] == Value::Bool(false)),
+                "the queries should both match and miss: {polyphase:?}"
+            );
+            let (plain, err) = run(&args, threads, &[("IRISC_POLYPHASE", "off")]);
+            assert_eq!(calls(&err), 0, "{err}");
+            assert_eq!(polyphase, plain, "--sharing {sharing}, {threads} threads");
+        }
+    }
+    let out = common::irisc()
+        .arg("run")
+        .arg(long_rows())
+        .args(["--db", s(&db), "--query", s(&q), "--threads", "1"])
+        .env("IRISC_POLYPHASE", "maybe")
+        .output()
+        .expect("irisc runs");
+    assert!(!out.status.success());
+    let err = common::stderr(&out);
+    assert!(err.contains("IRISC_POLYPHASE=maybe"), "{err}");
 }

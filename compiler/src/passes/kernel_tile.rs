@@ -4,6 +4,12 @@
 //! query operand for a batch dot product, the rotations alone for an untiled one) and
 //! `code_panel_bytes`, `k_chunk_bytes` and `record_panel_bytes`. Code generation generates the kernel variant the attributes name.
 //!
+//! Where the query operand is the rotations `lo..=hi` (at least two) of a query in 16-bit
+//! words of a wrapping ring (replicated Z_2^k, k <= 16, or GR(2^16, d)), it also records
+//! `polyphase = [lo, hi]`: code generation adds the polyphase kernels of those shifts to the
+//! op's table ([`crate::codegen::cpu::kernel::polyphase`], about three quarters of the
+//! multiply-accumulates), which the runtime runs on whole batches of those rotations.
+//!
 //! A tile already on an op is checked (registers, sides) and kept, so a hand-written tile can be
 //! tried with `irisc opt`/`irisc build` on `.mlir`; a bad one is refused with the reason.
 //!
@@ -14,7 +20,7 @@
 //! ```
 //! After:
 //! ```mlir
-//! %2 = "mpc.batch_shamir_dot"(%1, %arg1) {alternative_tile = [6, 4], code_panel_bytes = 0, k_chunk_bytes = 4096, nest_alternative = "unchunked", record_panel_bytes = 393216, tile = [4, 6], tile_codes = 248} : (...) -> !mpc.add<16>
+//! %2 = "mpc.batch_shamir_dot"(%1, %arg1) {alternative_tile = [6, 4], code_panel_bytes = 0, k_chunk_bytes = 4096, nest_alternative = "unchunked", polyphase = [-15, 15], record_panel_bytes = 393216, tile = [4, 6], tile_codes = 248} : (...) -> !mpc.add<16>
 //! ```
 
 use super::{Pass, PassError};
@@ -33,6 +39,9 @@ use melior::ir::{
 use std::collections::BTreeMap;
 
 pub(crate) const NAME: &str = "kernel-tile";
+
+/// The shifts `[lo, hi]` of the rotated query rows whose polyphase kernels the op's table holds.
+pub const POLYPHASE_ATTR: &str = "polyphase";
 
 /// The dot products whose kernels take a tile.
 pub const DOT_OPS: [&str; 4] = [
@@ -145,6 +154,41 @@ fn pair(attr: Attribute) -> Option<(u32, u32)> {
     Some((side(0)?, side(1)?))
 }
 
+/// The shifts `(lo, hi)` the op's polyphase kernels are for ([`POLYPHASE_ATTR`]); `Ok(None)`
+/// without the attribute, an error where it is malformed, names fewer than two shifts, or sits
+/// on a dot product of another ring than the 16-bit wrapping ones.
+pub fn polyphase_of<'c: 'a, 'a>(
+    op: &impl OperationLike<'c, 'a>,
+) -> Result<Option<(i32, i32)>, String> {
+    let Ok(attr) = op.attribute(POLYPHASE_ATTR) else {
+        return Ok(None);
+    };
+    let name = op_name(op);
+    let bad = || {
+        format!("`{name}`: attribute `{POLYPHASE_ATTR}` must be [lo, hi], two shifts with lo < hi, not {attr}")
+    };
+    let array = ArrayAttribute::try_from(attr).map_err(|_| bad())?;
+    let shift = |i: usize| -> Option<i32> {
+        let a = array.element(i).ok()?;
+        i32::try_from(IntegerAttribute::try_from(a).ok()?.value()).ok()
+    };
+    let (lo, hi) = match (array.len(), shift(0), shift(1)) {
+        (2, Some(lo), Some(hi)) if lo < hi => (lo, hi),
+        _ => return Err(bad()),
+    };
+    let t = op
+        .operand(0)
+        .map_err(|e| e.to_string())?
+        .r#type()
+        .to_string();
+    match dot_kind(&t)? {
+        DotKind::Galois | DotKind::Replicated { storage_bits: 16 } => Ok(Some((lo, hi))),
+        _ => Err(format!(
+            "`{name}`: attribute `{POLYPHASE_ATTR}`: polyphase kernels exist for 16-bit wrapping rings only, not {t}"
+        )),
+    }
+}
+
 /// The tile of a dot op as code generation takes it: the recorded one, checked against the
 /// op's ring; `Ok(None)` where none is recorded (the ISA's default tile).
 pub fn tile_of<'c: 'a, 'a>(op: &impl OperationLike<'c, 'a>) -> Result<Option<KernelTile>, String> {
@@ -177,8 +221,10 @@ impl Pass for KernelTilePass {
             let Some(block) = f.region(0).ok().and_then(|r| r.first_block()) else {
                 continue;
             };
-            // Codes per query: the rotations a value carries (one code otherwise).
+            // Codes per query: the rotations a value carries (one code otherwise), and their
+            // shifts.
             let mut rotations: BTreeMap<usize, u64> = BTreeMap::new();
+            let mut shifts: BTreeMap<usize, (i64, i64)> = BTreeMap::new();
             let mut cur = block.first_operation_mut();
             while let Some(mut op) = cur {
                 cur = op.next_in_block_mut();
@@ -187,6 +233,7 @@ impl Pass for KernelTilePass {
                     let (lo, hi) = (get_int(&op, "lo"), get_int(&op, "hi"));
                     if let (Ok(lo), Ok(hi), Ok(r)) = (lo, hi, op.result(0)) {
                         rotations.insert(r.to_raw().ptr as usize, (hi - lo + 1).max(1) as u64);
+                        shifts.insert(r.to_raw().ptr as usize, (lo, hi));
                     }
                     continue;
                 }
@@ -195,6 +242,24 @@ impl Pass for KernelTilePass {
                 }
                 let q = op.operand(0).map_err(|e| fail(e.to_string()))?;
                 let kind = dot_kind(&q.r#type().to_string()).map_err(fail)?;
+                let sixteen = matches!(
+                    kind,
+                    DotKind::Galois | DotKind::Replicated { storage_bits: 16 }
+                );
+                match shifts.get(&(q.to_raw().ptr as usize)) {
+                    Some(&(lo, hi))
+                        if sixteen && hi > lo && op.attribute(POLYPHASE_ATTR).is_err() =>
+                    {
+                        let i64t = IntegerType::new(ctx, 64).into();
+                        let both: Vec<Attribute> = [lo, hi]
+                            .iter()
+                            .map(|&v| IntegerAttribute::new(i64t, v).into())
+                            .collect();
+                        op.set_attribute(POLYPHASE_ATTR, ArrayAttribute::new(ctx, &both).into());
+                    }
+                    _ => {}
+                }
+                polyphase_of(&op).map_err(fail)?;
                 if let Some(tile) = read_tile(&op).map_err(fail)? {
                     check(kind, &tile).map_err(|e| fail(format!("`{name}`: {e}")))?;
                     continue;

@@ -14,19 +14,24 @@ use crate::error::RuntimeError;
 pub const ISA_ENV: &str = "IRISC_ISA";
 
 use super::nest::Nests;
+use super::polyphase::Polyphase;
 use crate::contract::constants::ISA_SLOTS;
 pub use crate::contract::Isa;
 
 /// The table the schedule passes for one kernel: one entry per [`Isa`], null where absent, the
 /// code length in words the kernels are specialised to (checked before every call: a kernel
 /// run on codes of another length would read out of bounds), and per [`Isa`] a second loop
-/// nest of the same kernel, null where the compiler offers none ([`super::nest`]).
+/// nest of the same kernel, null where the compiler offers none ([`super::nest`]); then per
+/// [`Isa`] the polyphase kernel of the ring and length, null where the compiler chose none
+/// ([`super::polyphase`]), and the shifts `lo, hi` of the rotated query rows it is for.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct KernelTable {
     pub variants: [*const (); ISA_SLOTS],
     pub words: u64,
     pub alternatives: [*const (); ISA_SLOTS],
+    pub polyphase: [*const (); ISA_SLOTS],
+    pub rotations: [i64; 2],
 }
 
 /// What the runtime knows of an ISA beyond the contract: whether this CPU runs it.
@@ -119,8 +124,22 @@ pub unsafe fn pick_nests_from(
     // SAFETY: the caller's contract.
     let (isa, first) = unsafe { pick_from(table, words) }?;
     // SAFETY: non-null (pick_from refuses a null table).
-    let second = unsafe { (*table).alternatives[isa as usize] };
-    Ok((isa, Nests::of_table(table as usize, first, second)))
+    let (second, polyphase, [lo, hi]) = unsafe {
+        (
+            (*table).alternatives[isa as usize],
+            (*table).polyphase[isa as usize],
+            (*table).rotations,
+        )
+    };
+    // A bad IRISC_KERNEL_NEST is refused here, whether or not a call then runs the nests.
+    super::nest::NestPolicy::selected()?;
+    let mut nests = Nests::of_table(table as usize, first, second);
+    // The polyphase variant of the same ISA, where the compiler generated one for these shifts.
+    let form = || Polyphase::new(i32::try_from(lo).ok()?, i32::try_from(hi).ok()?, words);
+    if let (false, Some(form), true) = (polyphase.is_null(), form(), super::polyphase::enabled()?) {
+        nests.polyphase = Some((polyphase, form));
+    }
+    Ok((isa, nests))
 }
 
 /// [`pick`] under [`Isa::selected`], from the table pointer the schedule passes, for codes of
@@ -173,6 +192,8 @@ mod tests {
             variants: [a, null, c, null],
             words: 7,
             alternatives: [null, null, a, null],
+            polyphase: [null; 4],
+            rotations: [0, 0],
         };
         assert_eq!(pick(&t, Isa::Vnni), Some((Isa::Avx512, c)));
         assert_eq!(pick(&t, Isa::Avx2), Some((Isa::Portable, a)));
@@ -180,6 +201,8 @@ mod tests {
             variants: [null; 4],
             words: 7,
             alternatives: [null; 4],
+            polyphase: [null; 4],
+            rotations: [0, 0],
         };
         assert_eq!(pick(&empty, Isa::Vnni), None);
         // SAFETY: a valid table.

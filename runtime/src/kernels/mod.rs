@@ -6,6 +6,7 @@
 
 pub mod dispatch;
 pub mod nest;
+pub mod polyphase;
 pub mod reference;
 pub mod run;
 

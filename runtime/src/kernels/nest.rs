@@ -153,6 +153,9 @@ pub fn min_records(codes: usize) -> usize {
 pub struct Nests {
     pub first: *const (),
     pub second: Option<*const ()>,
+    /// The polyphase kernel of the same ISA and the shifts it is for
+    /// ([`super::polyphase`]): run instead of the nests where the codes are those rotations.
+    pub polyphase: Option<(*const (), super::polyphase::Polyphase)>,
     /// The table the nests came from (the measurement's key); null for a single kernel.
     table: usize,
 }
@@ -168,6 +171,7 @@ impl Nests {
         Nests {
             first: kernel,
             second: None,
+            polyphase: None,
             table: 0,
         }
     }
@@ -177,6 +181,7 @@ impl Nests {
         Nests {
             first,
             second: (!second.is_null() && second != first).then_some(second),
+            polyphase: None,
             table,
         }
     }

@@ -175,6 +175,65 @@ pub mod stand_in {
             }
         }
     }
+
+    /// A stand-in for a generated polyphase kernel over codes of `W` words (the compiler's
+    /// `codegen::cpu::kernel::polyphase`): half row `j` of the `n_codes = 3 m` rows against the
+    /// even cells of each record (j < m), the odd cells (j < 2 m), or their sum; two sides
+    /// (eq. 6) where `qb` is not null.
+    ///
+    /// # Safety
+    /// The pointers and counts must satisfy the kernel ABI's contract.
+    pub unsafe extern "C" fn ref_polyphase<const W: usize>(
+        qa: *const u16,
+        qb: *const u16,
+        n_codes: i64,
+        ga: *const u16,
+        gb: *const u16,
+        n_records: i64,
+        out: *mut u16,
+    ) {
+        let (nc, nr, h) = (n_codes as usize, n_records as usize, W / 2);
+        let m = nc / 3;
+        // SAFETY: the ABI's contract.
+        unsafe {
+            let out = std::slice::from_raw_parts_mut(out, nc * nr);
+            let sides: Vec<(&[u16], &[u16])> = [(qa, ga), (qb, gb)]
+                .into_iter()
+                .filter(|(q, _)| !q.is_null())
+                .map(|(q, g)| {
+                    (
+                        std::slice::from_raw_parts(q, nc * h),
+                        std::slice::from_raw_parts(g, nr * W),
+                    )
+                })
+                .collect();
+            for r in 0..nr {
+                for j in 0..nc {
+                    let mut acc = 0u16;
+                    for (s, (q, g)) in sides.iter().enumerate() {
+                        let row = &g[r * W..][..W];
+                        let mut dot = 0u16;
+                        for (i, &x) in q[j * h..][..h].iter().enumerate() {
+                            let (cell, w) = (i / 4, i % 4);
+                            let (e, o) = (row[8 * cell + w], row[8 * cell + 4 + w]);
+                            let y = match j / m.max(1) {
+                                0 => e,
+                                1 => o,
+                                _ => e.wrapping_add(o),
+                            };
+                            dot = dot.wrapping_add(x.wrapping_mul(y));
+                        }
+                        acc = if s == 0 {
+                            acc.wrapping_add(dot)
+                        } else {
+                            acc.wrapping_sub(dot)
+                        };
+                    }
+                    out[r * nc + j] = acc;
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]

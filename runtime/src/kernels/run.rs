@@ -94,6 +94,12 @@ pub(crate) fn check_masked_operands(
     g.check_shares("dot product", "gallery codes")
 }
 
+/// 16-bit shares as the u16 words they are (a panic for any other width: callers check
+/// `T::BITS`).
+fn as_words<T: RingElem>(s: &[T]) -> &[u16] {
+    bytemuck::cast_slice(s)
+}
+
 /// The shares one side of a kernel call reads: side a, and side b for replicated shares (two
 /// sides, eq. 6) or `None` for the one-sided Shamir kernels.
 pub(crate) type Sides<'a, T> = (&'a [T], Option<&'a [T]>);
@@ -144,6 +150,30 @@ pub(crate) unsafe fn run_nests<T: RingElem + Send + Sync>(
     let mut out = vec![T::ZERO; n_codes * n_records];
     if n_records == 0 || n_codes == 0 || words == 0 {
         return Ok(out);
+    }
+    // Codes that are whole batches of the rotations the table's polyphase kernel is for (the
+    // compiler generates one only for the rotations of the dot op's query operand, in 16-bit
+    // words), at least `MIN_QUERIES` of them: that kernel, about three quarters of the
+    // multiply-accumulates.
+    if let Some((kernel, form)) = nests.polyphase {
+        let whole = n_codes.is_multiple_of(form.rotations())
+            && n_codes / form.rotations() >= super::polyphase::MIN_QUERIES;
+        if T::BITS == 16 && form.words() == words && whole {
+            // SAFETY: the caller's contract: the table's polyphase kernels take these shares.
+            unsafe {
+                super::polyphase::run(
+                    kernel,
+                    &form,
+                    (as_words(q.0), q.1.map(as_words)),
+                    n_codes,
+                    (as_words(g.0), g.1.map(as_words)),
+                    n_records,
+                    threads,
+                    bytemuck::cast_slice_mut(&mut out),
+                )
+            };
+            return Ok(out);
+        }
     }
     let per = n_records.div_ceil(threads.clamp(1, n_records));
     let ptr = |s: Option<&[T]>| s.map_or(std::ptr::null(), |s| s.as_ptr());
@@ -214,10 +244,109 @@ pub(crate) unsafe fn shamir_kernel(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::reference::stand_in::{ref_masked, ref_shamir};
+    use crate::kernels::polyphase::Polyphase;
+    use crate::kernels::reference::stand_in::{ref_masked, ref_polyphase, ref_shamir};
     use crate::kernels::{gr_dot_reference, masked_dot_reference};
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     const WORDS: usize = 9;
+
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+
+    /// [`ref_polyphase`] for 256 words, counting its calls.
+    unsafe extern "C" fn counted(
+        qa: *const u16,
+        qb: *const u16,
+        n_codes: i64,
+        ga: *const u16,
+        gb: *const u16,
+        n_records: i64,
+        out: *mut u16,
+    ) {
+        CALLS.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: the caller's contract, passed on.
+        unsafe { ref_polyphase::<256>(qa, qb, n_codes, ga, gb, n_records, out) }
+    }
+
+    /// Nests with a polyphase kernel run it where the codes are whole batches of its rotations
+    /// (one and two sides, 1 and 3 queries, thread splits) and give the plain kernel's words;
+    /// codes of another count run the plain kernel.
+    #[test]
+    fn nests_with_a_polyphase_kernel_give_the_plain_words() {
+        const W: usize = 256;
+        let mut x = 7u32;
+        let mut next = || {
+            x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (x >> 16) as u16
+        };
+        let form = Polyphase::new(-3, 4, W).unwrap();
+        let plain = |two: bool| {
+            if two {
+                Nests::single(ref_masked::<u16, W> as *const ())
+            } else {
+                Nests::single(ref_shamir::<false, W> as *const ())
+            }
+        };
+        for two in [false, true] {
+            for (queries, nr) in [(1usize, 5usize), (3, 11), (2, 0)] {
+                // Rotated rows: each query's 8 rotations of one base code.
+                let rotated = |next: &mut dyn FnMut() -> u16| -> Vec<u16> {
+                    let mut rows = Vec::new();
+                    for _ in 0..queries {
+                        let base: Vec<u16> = (0..W).map(|_| next()).collect();
+                        for s in -3..=4i64 {
+                            for row in 0..16 {
+                                for col in 0..W / 64 {
+                                    let from = (col as i64 + s).rem_euclid(W as i64 / 64) as usize;
+                                    rows.extend_from_slice(&base[row * W / 16 + from * 4..][..4]);
+                                }
+                            }
+                        }
+                    }
+                    rows
+                };
+                let (qa, qb) = (rotated(&mut next), rotated(&mut next));
+                let ga: Vec<u16> = (0..nr * W).map(|_| next()).collect();
+                let gb: Vec<u16> = (0..nr * W).map(|_| next()).collect();
+                let nc = queries * form.rotations();
+                let side_b = |v: &[u16]| -> Option<Vec<u16>> { two.then(|| v.to_vec()) };
+                let (qb, gb) = (side_b(&qb), side_b(&gb));
+                for threads in [1usize, 2, 3] {
+                    let run = |nests: Nests, nc: usize| {
+                        // SAFETY: stand-in kernels of these shapes.
+                        unsafe {
+                            run_nests::<u16>(
+                                nests,
+                                (&qa, qb.as_deref()),
+                                nc,
+                                (&ga, gb.as_deref()),
+                                nr,
+                                W,
+                                threads,
+                            )
+                        }
+                        .unwrap()
+                    };
+                    let want = run(plain(two), nc);
+                    let mut with = plain(two);
+                    with.polyphase = Some((counted as *const (), form));
+                    let calls = CALLS.load(Ordering::SeqCst);
+                    assert_eq!(run(with, nc), want, "two sides {two}, {queries} queries");
+                    // From MIN_QUERIES queries per call (one query: the plain kernel).
+                    let ran = CALLS.load(Ordering::SeqCst) > calls;
+                    assert_eq!(
+                        ran,
+                        nr > 0 && queries >= crate::kernels::polyphase::MIN_QUERIES,
+                        "{queries} queries, {nr} records"
+                    );
+                    // One code short of whole batches: the plain kernel.
+                    if nc > 1 {
+                        assert_eq!(run(with, nc - 1), run(plain(two), nc - 1));
+                    }
+                }
+            }
+        }
+    }
 
     /// Records split over any number of threads give the single-call result, for one- and
     /// two-sided kernels, including more threads than records and empty shapes.

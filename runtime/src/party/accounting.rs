@@ -65,6 +65,9 @@ pub struct Accounting {
     /// ([`crate::kernels::nest`]): empty where no kernel offered two, or no call was long
     /// enough to measure.
     pub kernel_nests: Vec<crate::kernels::nest::Measured>,
+    /// Calls of a polyphase kernel in this process ([`crate::kernels::polyphase`]): 0 where
+    /// every dot product ran a plain kernel.
+    pub polyphase_kernel_calls: u64,
 }
 
 /// What the `beaver` evaluations of a run consumed at this party, measured: the same
@@ -148,6 +151,7 @@ impl Accounting {
             gpu: None,
             beaver: None,
             kernel_nests: crate::kernels::nest::measurements(),
+            polyphase_kernel_calls: crate::kernels::polyphase::calls(),
         }
     }
 
@@ -217,6 +221,12 @@ impl Accounting {
                     crate::kernels::nest::Nest::First => "compiler's",
                     crate::kernels::nest::Nest::Second => "alternative",
                 }
+            ));
+        }
+        if self.polyphase_kernel_calls > 0 {
+            s.push_str(&format!(
+                "; {} polyphase kernel calls",
+                self.polyphase_kernel_calls
             ));
         }
         if let Some(cpu) = self.cpu_s {

@@ -4,17 +4,19 @@
 // query rows only past 256 codes, and record panels of 384 KiB from 129 codes to 256; where
 // it runs K chunks in record panels (no code panels) an unchunked nest as a second, in the
 // transposed tile for the full 4 x 6 one (`alternative_tile`), for the parties to measure. A tile already recorded is checked and kept.
+// Every dot product of the rotations -15..=15 of a 16-bit query also gets `polyphase = [-15, 15]`
+// (its table then holds the polyphase kernels of those shifts).
 // RUN: %irisc opt %s --passes=kernel-tile | FileCheck %s
 // RUN: %irisc opt %s --passes=kernel-tile | %mlir-opt --irdl-file=%dialects/mpc.irdl.mlir | FileCheck %s
 // RUN: sed 's/mpc.query_batch = 8 /mpc.query_batch = 64 /' %s | %irisc opt - --passes=kernel-tile | FileCheck %s --check-prefix=BIG
 // REQUIRES: irisc-opt
 
 // CHECK: %[[C:.*]] = "mpc.rotate"
-// CHECK: "mpc.masked_dot"(%[[C]], %{{.*}}) {alternative_tile = [6, 4], code_bits = 12800 : i64, code_panel_bytes = 0 : i64, k_chunk_bytes = 4096 : i64, nest_alternative = "unchunked", record_panel_bytes = 196608 : i64, tile = [4, 6], tile_codes = 31 : i64}
-// CHECK: "mpc.batch_masked_dot"(%[[C]], %arg1) {alternative_tile = [6, 4], code_bits = 12800 : i64, code_panel_bytes = 0 : i64, k_chunk_bytes = 4096 : i64, nest_alternative = "unchunked", record_panel_bytes = 393216 : i64, tile = [4, 6], tile_codes = 248 : i64}
-// CHECK-NEXT: "mpc.batch_masked_dot"(%{{.*}}, %arg2) {code_bits = 12800 : i64, code_panel_bytes = 0 : i64, tile = [5, 4], tile_codes = 31 : i64}
+// CHECK: "mpc.masked_dot"(%[[C]], %{{.*}}) {alternative_tile = [6, 4], code_bits = 12800 : i64, code_panel_bytes = 0 : i64, k_chunk_bytes = 4096 : i64, nest_alternative = "unchunked", polyphase = [-15, 15], record_panel_bytes = 196608 : i64, tile = [4, 6], tile_codes = 31 : i64}
+// CHECK: "mpc.batch_masked_dot"(%[[C]], %arg1) {alternative_tile = [6, 4], code_bits = 12800 : i64, code_panel_bytes = 0 : i64, k_chunk_bytes = 4096 : i64, nest_alternative = "unchunked", polyphase = [-15, 15], record_panel_bytes = 393216 : i64, tile = [4, 6], tile_codes = 248 : i64}
+// CHECK-NEXT: "mpc.batch_masked_dot"(%{{.*}}, %arg2) {code_bits = 12800 : i64, code_panel_bytes = 0 : i64, polyphase = [-15, 15], tile = [5, 4], tile_codes = 31 : i64}
 // Code panels: one nest.
-// BIG: "mpc.batch_masked_dot"(%{{.*}}, %arg1) {code_bits = 12800 : i64, code_panel_bytes = 524288 : i64, k_chunk_bytes = 4096 : i64, record_panel_bytes = 196608 : i64, tile = [4, 6], tile_codes = 1984 : i64}
+// BIG: "mpc.batch_masked_dot"(%{{.*}}, %arg1) {code_bits = 12800 : i64, code_panel_bytes = 524288 : i64, k_chunk_bytes = 4096 : i64, polyphase = [-15, 15], record_panel_bytes = 196608 : i64, tile = [4, 6], tile_codes = 1984 : i64}
 
 module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
   func.func @setup() -> (!mpc.code<16 : i64>, !mpc.code<16 : i64>) {

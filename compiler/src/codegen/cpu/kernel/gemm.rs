@@ -106,37 +106,7 @@ pub fn define<'ctx>(
             "K chunk {chunk} is not a multiple of {lanes} lanes"
         )));
     }
-    let (i64t, ptr) = (cx.i64_type(), cx.ptr_type(Default::default()));
-    let fn_t = cx.void_type().fn_type(
-        &[
-            ptr.into(),
-            ptr.into(),
-            i64t.into(),
-            ptr.into(),
-            ptr.into(),
-            i64t.into(),
-            ptr.into(),
-        ],
-        false,
-    );
-    let f = module.add_function(name, fn_t, Some(Linkage::External));
-    // The runtime passes distinct buffers and writes only `out`: telling LLVM so lets it keep
-    // the accumulators in registers.
-    let enum_attr = |n: &str| cx.create_enum_attribute(Attribute::get_named_enum_kind_id(n), 0);
-    for i in [0u32, 1, 3, 4, 6] {
-        f.add_attribute(AttributeLoc::Param(i), enum_attr("noalias"));
-    }
-    for i in [0u32, 1, 3, 4] {
-        f.add_attribute(AttributeLoc::Param(i), enum_attr("readonly"));
-    }
-    f.add_attribute(AttributeLoc::Function, enum_attr("nounwind"));
-    isa.apply(cx, f, super::host_is_x86());
-    let names = ["qa", "qb", "n_codes", "ga", "gb", "n_records", "out"];
-    for (i, n) in names.iter().enumerate() {
-        if let Some(p) = f.get_nth_param(i as u32) {
-            p.set_name(n);
-        }
-    }
+    let f = declare(cx, module, name, isa);
     let p = |i: u32| {
         f.get_nth_param(i)
             .ok_or_else(|| CodegenError("kernel parameter missing".into()))
@@ -157,14 +127,18 @@ pub fn define<'ctx>(
         f,
         b: &b,
         step,
-        l: l.into(),
         q: q[..sides as usize].to_vec(),
         g: g[..sides as usize].to_vec(),
         n_codes: p(2)?.into_int_value(),
         n_records: p(5)?.into_int_value(),
         out: p(6)?.into_pointer_value(),
+        q_stride: l.into(),
+        g_stride: l.into(),
+        out_stride: p(2)?.into_int_value(),
         stream_next: shape.stream_next,
         prefetch: (shape.prefetch_bytes > 0).then_some(u64::from(shape.prefetch_bytes)),
+        ahead_scale: 1,
+        prefetch_own: true,
     };
     let entry = cx.append_basic_block(f, "entry");
     b.position_at_end(entry);
@@ -251,6 +225,49 @@ pub fn define<'ctx>(
     Ok(f)
 }
 
+/// Adds kernel `name` with the C signature of every dot kernel
+/// (`qa, qb, n_codes, ga, gb, n_records, out`), its buffers marked distinct and read-only but
+/// `out`, and `isa`'s target attributes.
+pub(super) fn declare<'ctx>(
+    cx: &'ctx Context,
+    module: &Module<'ctx>,
+    name: &str,
+    isa: Isa,
+) -> FunctionValue<'ctx> {
+    let (i64t, ptr) = (cx.i64_type(), cx.ptr_type(Default::default()));
+    let fn_t = cx.void_type().fn_type(
+        &[
+            ptr.into(),
+            ptr.into(),
+            i64t.into(),
+            ptr.into(),
+            ptr.into(),
+            i64t.into(),
+            ptr.into(),
+        ],
+        false,
+    );
+    let f = module.add_function(name, fn_t, Some(Linkage::External));
+    // The runtime passes distinct buffers and writes only `out`: telling LLVM so lets it keep
+    // the accumulators in registers.
+    let enum_attr = |n: &str| cx.create_enum_attribute(Attribute::get_named_enum_kind_id(n), 0);
+    for i in [0u32, 1, 3, 4, 6] {
+        f.add_attribute(AttributeLoc::Param(i), enum_attr("noalias"));
+    }
+    for i in [0u32, 1, 3, 4] {
+        f.add_attribute(AttributeLoc::Param(i), enum_attr("readonly"));
+    }
+    f.add_attribute(AttributeLoc::Function, enum_attr("nounwind"));
+    isa.apply(cx, f, super::host_is_x86());
+    let names = ["qa", "qb", "n_codes", "ga", "gb", "n_records", "out"];
+    for (i, n) in names.iter().enumerate() {
+        if let Some(p) = f.get_nth_param(i as u32) {
+            p.set_name(n);
+        }
+    }
+    f
+}
+
 /// The words `k0..k0+len` of every code that one pass of the loop nest covers; `first` says
 /// whether the pass stores its sums (true) or adds them to `out` (a later K chunk); `None`:
 /// the pass covers whole codes and stores.
@@ -258,29 +275,29 @@ pub fn define<'ctx>(
 /// keep in every level, 2 = L2 and out, ...).
 const NEXT_BLOCK_LOCALITY: u64 = 2;
 
-struct Span<'ctx> {
-    k0: IntValue<'ctx>,
-    len: u64,
-    first: Option<IntValue<'ctx>>,
-    codes: Codes<'ctx>,
-    records: Records<'ctx>,
+pub(super) struct Span<'ctx> {
+    pub(super) k0: IntValue<'ctx>,
+    pub(super) len: u64,
+    pub(super) first: Option<IntValue<'ctx>>,
+    pub(super) codes: Codes<'ctx>,
+    pub(super) records: Records<'ctx>,
     /// Where the gallery words of the pass after this one start (first record, first word),
     /// for a record panel's streaming ([`Gemm::nest_codes_outer`]); `None` outside panels.
-    ahead: Option<(IntValue<'ctx>, IntValue<'ctx>)>,
+    pub(super) ahead: Option<(IntValue<'ctx>, IntValue<'ctx>)>,
 }
 
 /// The codes `lo..lo+n` one pass of the loop nest covers (a code panel, or all of them).
 #[derive(Clone, Copy)]
-struct Codes<'ctx> {
-    lo: IntValue<'ctx>,
-    n: IntValue<'ctx>,
+pub(super) struct Codes<'ctx> {
+    pub(super) lo: IntValue<'ctx>,
+    pub(super) n: IntValue<'ctx>,
 }
 
 /// The records `lo..lo+n` one pass of the loop nest covers (a record panel, or all of them).
 #[derive(Clone, Copy)]
-struct Records<'ctx> {
-    lo: IntValue<'ctx>,
-    n: IntValue<'ctx>,
+pub(super) struct Records<'ctx> {
+    pub(super) lo: IntValue<'ctx>,
+    pub(super) n: IntValue<'ctx>,
 }
 
 impl<'ctx> Span<'ctx> {
@@ -296,30 +313,41 @@ impl<'ctx> Span<'ctx> {
     }
 }
 
-struct Gemm<'a, 'ctx> {
-    cx: &'ctx Context,
-    f: FunctionValue<'ctx>,
-    b: &'a Builder<'ctx>,
-    step: Step<'a, 'ctx>,
-    /// Words per code.
-    l: u64,
-    q: Vec<PointerValue<'ctx>>,
-    g: Vec<PointerValue<'ctx>>,
-    n_codes: IntValue<'ctx>,
-    n_records: IntValue<'ctx>,
-    out: PointerValue<'ctx>,
-    stream_next: bool,
+#[derive(Clone)]
+pub(super) struct Gemm<'a, 'ctx> {
+    pub(super) cx: &'ctx Context,
+    pub(super) f: FunctionValue<'ctx>,
+    pub(super) b: &'a Builder<'ctx>,
+    pub(super) step: Step<'a, 'ctx>,
+    pub(super) q: Vec<PointerValue<'ctx>>,
+    pub(super) g: Vec<PointerValue<'ctx>>,
+    pub(super) n_codes: IntValue<'ctx>,
+    pub(super) n_records: IntValue<'ctx>,
+    pub(super) out: PointerValue<'ctx>,
+    /// Words from one query row to the next (L; the polyphase kernel's half rows: L / 2).
+    pub(super) q_stride: u64,
+    /// Words from one gallery row to the next (L; the polyphase kernel's scratch: its chunk).
+    pub(super) g_stride: u64,
+    /// Words from one record's outputs to the next (n_codes; the polyphase kernel: 3 m).
+    pub(super) out_stride: IntValue<'ctx>,
+    pub(super) stream_next: bool,
     /// [`Shape::prefetch_bytes`]; `None`: no prefetches.
-    prefetch: Option<u64>,
+    pub(super) prefetch: Option<u64>,
+    /// Words of the next pass's rows per word of this pass's K index (1; the polyphase
+    /// kernel's scratch covers half of each raw word range: 2).
+    pub(super) ahead_scale: u64,
+    /// Whether each tile prefetches its own rows `prefetch` bytes ahead (false where they are
+    /// in L1 already: the polyphase kernel's scratch).
+    pub(super) prefetch_own: bool,
 }
 
 impl<'ctx> Gemm<'_, 'ctx> {
-    fn i64c(&self, v: u64) -> IntValue<'ctx> {
+    pub(super) fn i64c(&self, v: u64) -> IntValue<'ctx> {
         self.cx.i64_type().const_int(v, false)
     }
 
     /// `for i in from..to { body(i) }` at the builder's position; leaves the builder after it.
-    fn counted(
+    pub(super) fn counted(
         &self,
         name: &str,
         from: IntValue<'ctx>,
@@ -352,7 +380,7 @@ impl<'ctx> Gemm<'_, 'ctx> {
     }
 
     /// `for p in panels of size { body(lo, n) }` over `0..total`, the last panel short.
-    fn panels(
+    pub(super) fn panels(
         &self,
         name: &str,
         total: IntValue<'ctx>,
@@ -375,7 +403,7 @@ impl<'ctx> Gemm<'_, 'ctx> {
     /// The code blocks of `span`: `body(c0, width)` for each block of C codes, then once for
     /// the n_codes % C codes left (a switch over the C - 1 possible widths, so that 31
     /// rotations still run mostly in wide tiles). `body` gets the block's index too.
-    fn code_blocks(
+    pub(super) fn code_blocks(
         &self,
         ct: u32,
         span: &Span<'ctx>,
@@ -410,7 +438,7 @@ impl<'ctx> Gemm<'_, 'ctx> {
 
     /// The record blocks of `span`: `body(r0, height)` for each block of R records, then for
     /// each record left.
-    fn record_blocks(
+    pub(super) fn record_blocks(
         &self,
         rt: u32,
         span: &Span<'ctx>,
@@ -448,7 +476,7 @@ impl<'ctx> Gemm<'_, 'ctx> {
                         let row = ahead_row(r0, rb, cb)?;
                         self.g
                             .iter()
-                            .map(|&g| self.row_any(g, row))
+                            .map(|&g| self.row_any(g, self.g_stride, row))
                             .collect::<Result<Vec<_>, _>>()?
                     }
                     false => Vec::new(),
@@ -498,7 +526,7 @@ impl<'ctx> Gemm<'_, 'ctx> {
                         self.g
                             .iter()
                             .map(|&g| {
-                                let p = self.row_any(g, row)?;
+                                let p = self.row_any(g, self.g_stride, row)?;
                                 // SAFETY: a plain (not inbounds) GEP, only prefetched.
                                 e(
                                     unsafe {
@@ -532,34 +560,36 @@ impl<'ctx> Gemm<'_, 'ctx> {
         })
     }
 
-    /// `&base[(first + j) * L]`.
+    /// `&base[(first + j) * stride]`.
     fn row(
         &self,
         base: PointerValue<'ctx>,
+        stride: u64,
         first: IntValue<'ctx>,
         j: u32,
     ) -> Result<PointerValue<'ctx>, CodegenError> {
         let b = self.b;
         let i = e(b.build_int_add(first, self.i64c(j.into()), "row"))?;
-        let off = e(b.build_int_mul(i, self.i64c(self.l), "row.off"))?;
+        let off = e(b.build_int_mul(i, self.i64c(stride), "row.off"))?;
         // SAFETY: the row is inside the buffer (the ABI's contract: n * L words).
         e(unsafe { b.build_in_bounds_gep(self.step.word(), base, &[off], "row.p") })
     }
 
-    /// `&base[row * L]` as a plain GEP: the row may lie past the end (prefetched only).
-    fn row_any(
+    /// `&base[row * stride]` as a plain GEP: the row may lie past the end (prefetched only).
+    pub(super) fn row_any(
         &self,
         base: PointerValue<'ctx>,
+        stride: u64,
         row: IntValue<'ctx>,
     ) -> Result<PointerValue<'ctx>, CodegenError> {
         let b = self.b;
-        let off = e(b.build_int_mul(row, self.i64c(self.l), "next.off"))?;
+        let off = e(b.build_int_mul(row, self.i64c(stride), "next.off"))?;
         // SAFETY: a plain (not inbounds) GEP, only prefetched.
         e(unsafe { b.build_gep(self.step.word(), base, &[off], "next.p") })
     }
 
     /// A vector of `t` words at `&p[k]`, aligned only to the word (codes are not padded).
-    fn load(
+    pub(super) fn load(
         &self,
         p: PointerValue<'ctx>,
         k: IntValue<'ctx>,
@@ -577,7 +607,7 @@ impl<'ctx> Gemm<'_, 'ctx> {
     }
 
     /// One rb x cb tile: out[(r0+i)*n_codes + c0+j] for i < rb, j < cb.
-    fn tile(
+    pub(super) fn tile(
         &self,
         r0: IntValue<'ctx>,
         rb: u32,
@@ -593,12 +623,12 @@ impl<'ctx> Gemm<'_, 'ctx> {
         for s in 0..sides {
             g_rows.push(
                 (0..rb)
-                    .map(|i| self.row(self.g[s], r0, i))
+                    .map(|i| self.row(self.g[s], self.g_stride, r0, i))
                     .collect::<Result<Vec<_>, _>>()?,
             );
             q_rows.push(
                 (0..cb)
-                    .map(|j| self.row(self.q[s], c0, j))
+                    .map(|j| self.row(self.q[s], self.q_stride, c0, j))
                     .collect::<Result<Vec<_>, _>>()?,
             );
         }
@@ -636,24 +666,30 @@ impl<'ctx> Gemm<'_, 'ctx> {
                 let pf = self.prefetch_fn();
                 let i8t = self.cx.i8_type();
                 let i32t = self.cx.i32_type();
-                let bytes = self.i64c(u64::from(st.ring.bits() / 8));
+                // One line per step of this pass's rows; the polyphase kernel's steps cover
+                // `ahead_scale` times as many words of the rows it prefetches.
+                let step_bytes = lanes * u64::from(st.ring.bits() / 8) * self.ahead_scale;
+                let scaled = self.i64c(u64::from(st.ring.bits() / 8) * self.ahead_scale);
                 for &p in next_rows {
-                    let off = e(b.build_int_mul(at, bytes, "pf.next.bytes"))?;
-                    // SAFETY: a plain (not inbounds) GEP; prefetch never faults.
-                    let a = e(unsafe { b.build_gep(i8t, p, &[off], "pf.next.p") })?;
-                    e(b.build_call(
-                        pf,
-                        &[
-                            a.into(),
-                            i32t.const_zero().into(),
-                            i32t.const_int(NEXT_BLOCK_LOCALITY, false).into(),
-                            i32t.const_int(1, false).into(),
-                        ],
-                        "",
-                    ))?;
+                    let off = e(b.build_int_mul(at, scaled, "pf.next.bytes"))?;
+                    for line in 0..step_bytes.div_ceil(64) {
+                        let off = e(b.build_int_add(off, self.i64c(64 * line), "pf.next.line"))?;
+                        // SAFETY: a plain (not inbounds) GEP; prefetch never faults.
+                        let a = e(unsafe { b.build_gep(i8t, p, &[off], "pf.next.p") })?;
+                        e(b.build_call(
+                            pf,
+                            &[
+                                a.into(),
+                                i32t.const_zero().into(),
+                                i32t.const_int(NEXT_BLOCK_LOCALITY, false).into(),
+                                i32t.const_int(1, false).into(),
+                            ],
+                            "",
+                        ))?;
+                    }
                 }
             }
-            if let Some(d) = self.prefetch {
+            if let Some(d) = self.prefetch.filter(|_| self.prefetch_own) {
                 // The gallery streams from memory: prefetch `d` bytes ahead in every row of
                 // the tile (x86 ignores prefetches of addresses past the end).
                 let pf = self.prefetch_fn();
@@ -791,7 +827,7 @@ impl<'ctx> Gemm<'_, 'ctx> {
         let b = self.b;
         let word = self.step.word();
         let r = e(b.build_int_add(r0, self.i64c(i.into()), "r"))?;
-        let row = e(b.build_int_mul(r, self.n_codes, "o.row"))?;
+        let row = e(b.build_int_mul(r, self.out_stride, "o.row"))?;
         let o = e(b.build_int_add(row, c0, "o"))?;
         // SAFETY: r < n_records and c0 + cb <= n_codes: the words lie inside `out`.
         let at = e(unsafe { b.build_in_bounds_gep(word, self.out, &[o], "out.p") })?;
@@ -841,7 +877,7 @@ impl<'ctx> Gemm<'_, 'ctx> {
         };
         let r = e(b.build_int_add(r0, self.i64c(i.into()), "r"))?;
         let c = e(b.build_int_add(c0, self.i64c(j.into()), "c"))?;
-        let row = e(b.build_int_mul(r, self.n_codes, "o.row"))?;
+        let row = e(b.build_int_mul(r, self.out_stride, "o.row"))?;
         let o = e(b.build_int_add(row, c, "o"))?;
         // SAFETY: r < n_records and c < n_codes, so o < n_records * n_codes, the size of `out`.
         let at = e(unsafe { b.build_in_bounds_gep(word, self.out, &[o], "out.p") })?;

@@ -136,6 +136,7 @@ impl IsaCodegen for Isa {
 }
 
 /// Emits one ISA's multiply-accumulate steps for one ring.
+#[derive(Clone, Copy)]
 pub struct Step<'a, 'ctx> {
     pub cx: &'ctx Context,
     pub module: &'a Module<'ctx>,

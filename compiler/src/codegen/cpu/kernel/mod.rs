@@ -19,6 +19,7 @@
 
 pub mod gemm;
 pub mod isa;
+pub mod polyphase;
 
 use super::CodegenError;
 use inkwell::{
@@ -254,28 +255,33 @@ pub fn kernel_tiled<'ctx>(
 
 /// Returns the table of all variants of the kernel for (`ring`, `l`) for the host target,
 /// defining the kernels and the table the first time: a private constant
-/// `{ [4 x ptr], i64, [4 x ptr] }` (variants indexed by [`Isa::index`], then `l`, then each
-/// variant's second loop nest or null), the runtime's `KernelTable`.
+/// `{ [4 x ptr], i64, [4 x ptr], [4 x ptr], [2 x i64] }` (variants indexed by [`Isa::index`],
+/// then `l`, then each variant's second loop nest or null, each variant's polyphase kernel or
+/// null, and the shifts the polyphase kernels are for), the runtime's `KernelTable`.
 pub fn table<'ctx>(
     cx: &'ctx Context,
     module: &Module<'ctx>,
     ring: DotRing,
     l: u32,
 ) -> Result<GlobalValue<'ctx>, CodegenError> {
-    table_tiled(cx, module, ring, l, None)
+    table_tiled(cx, module, ring, l, None, None)
 }
 
 /// [`table`] of the kernels with the tile the IR records on the dot op (`None`: the default).
 /// Where the tile asks for the unchunked alternative, each variant whose loop nest it changes
 /// gets that nest (in the alternative register tile, for the 512-bit variants) as its second,
-/// for the runtime to measure (`irisc_runtime::kernels::nest`).
+/// for the runtime to measure (`irisc_runtime::kernels::nest`). `polyphase`: the shifts
+/// `(lo, hi)` of the op's rotated query rows, whose polyphase kernels ([`polyphase`]) the table
+/// then holds too, where they exist for (`ring`, `l`).
 pub fn table_tiled<'ctx>(
     cx: &'ctx Context,
     module: &Module<'ctx>,
     ring: DotRing,
     l: u32,
     tile: Option<&KernelTile>,
+    polyphase: Option<(i32, i32)>,
 ) -> Result<GlobalValue<'ctx>, CodegenError> {
+    let polyphase = polyphase.filter(|_| polyphase::applies(ring, l));
     let variants = ring.variants(host_is_x86());
     // The second nest, where it changes some variant's loop nest (the portable variant runs no
     // K chunks and no recorded tile, so its nest is the first).
@@ -295,8 +301,15 @@ pub fn table_tiled<'ctx>(
             s => format!("_or{s}"),
         },
     };
+    let shifts = |v: i32| match v {
+        v if v < 0 => format!("m{}", v.unsigned_abs()),
+        v => v.to_string(),
+    };
+    let poly = polyphase.map_or(String::new(), |(lo, hi)| {
+        format!("_poly{}_{}", shifts(lo), shifts(hi))
+    });
     let name = format!(
-        "{}{}{second}",
+        "{}{}{second}{poly}",
         table_name(ring, l),
         tile_suffix(ring, l, tile)
     );
@@ -316,11 +329,32 @@ pub fn table_tiled<'ctx>(
             }
         }
     }
+    let mut polys = vec![ptr.const_null(); Isa::ALL.len()];
+    if let Some((lo, hi)) = polyphase {
+        // Half rows per call: 3 per two shifts for each query of the call (the tile's codes
+        // per call; one query without a tile).
+        let form = irisc_runtime::kernels::polyphase::Polyphase::new(lo, hi, l as usize)
+            .ok_or_else(|| CodegenError(format!("no polyphase form for shifts {lo}..={hi}")))?;
+        let rotations = form.rotations() as u64;
+        let queries = tile.map_or(1, |t| t.call_codes.div_ceil(rotations).max(1));
+        let half_rows = 3 * queries * form.rows_per_part() as u64;
+        for (isa, f) in polyphase::variants(cx, module, ring, l, half_rows)? {
+            polys[isa.index()] = f.as_global_value().as_pointer_value();
+        }
+    }
+    let (lo, hi) = polyphase.unwrap_or((0, 0));
+    let i64t = cx.i64_type();
     let init = cx.const_struct(
         &[
             ptr.const_array(&slots).into(),
-            cx.i64_type().const_int(l.into(), false).into(),
+            i64t.const_int(l.into(), false).into(),
             ptr.const_array(&seconds).into(),
+            ptr.const_array(&polys).into(),
+            i64t.const_array(&[
+                i64t.const_int(lo as u64, true),
+                i64t.const_int(hi as u64, true),
+            ])
+            .into(),
         ],
         false,
     );

@@ -425,7 +425,7 @@ fn recorded_tiles_name_their_kernels() {
     use inkwell::values::AnyValue;
     let default = table(&cx, &module, DotRing::Gr16, 64).unwrap();
     let same = choose(DotKind::Galois, 248);
-    let t = table_tiled(&cx, &module, DotRing::Gr16, 64, Some(&same)).unwrap();
+    let t = table_tiled(&cx, &module, DotRing::Gr16, 64, Some(&same), None).unwrap();
     // The analysis' 248-code tile is the default one (its kernels keep their names); too
     // short for K chunks, its second nest differs in the register tile only, and only for
     // the 512-bit variants, the ones that take the recorded tile.
@@ -445,7 +445,7 @@ fn recorded_tiles_name_their_kernels() {
         );
     }
     let narrow = choose(DotKind::Galois, 3);
-    let n = table_tiled(&cx, &module, DotRing::Gr16, 64, Some(&narrow)).unwrap();
+    let n = table_tiled(&cx, &module, DotRing::Gr16, 64, Some(&narrow), None).unwrap();
     assert_ne!(default, n);
     assert!(n.get_name().to_str().unwrap().ends_with("_t9x3"), "{n:?}");
     // 1 984 codes: panels of 126 codes, the codes whose 4 KiB K chunks fill 512 KiB (sized by
@@ -461,7 +461,7 @@ fn recorded_tiles_name_their_kernels() {
     // tile: one nest).
     let few = choose(DotKind::Galois, 31);
     assert!(few.unchunked_alternative);
-    let long = table_tiled(&cx, &module, DotRing::Gr16, 12800, Some(&few)).unwrap();
+    let long = table_tiled(&cx, &module, DotRing::Gr16, 12800, Some(&few), None).unwrap();
     assert_eq!(
         long.get_name().to_str().unwrap(),
         "irisc_kernels_dot_gr16_L12800_t4x6_k2048_r48_or_t6x4"
@@ -550,5 +550,231 @@ mod shapes {
             };
             check_shape(ring, l, s, nc, nr, seed);
         }
+    }
+}
+
+/// The polyphase kernels' split, written out: the even cells of a row, the odd cells, or their
+/// sum (part 0, 1, 2), each cell 4 words.
+fn split_row(row: &[u16], part: usize) -> Vec<u16> {
+    row.chunks_exact(8)
+        .flat_map(|pair| {
+            (0..4).map(move |w| match part {
+                0 => pair[w],
+                1 => pair[4 + w],
+                _ => pair[w].wrapping_add(pair[4 + w]),
+            })
+        })
+        .collect()
+}
+
+/// JIT-compiles the polyphase table of (`ring`, `l`) and runs `check` on each variant this CPU
+/// runs.
+fn each_polyphase_variant(
+    ring: DotRing,
+    l: u32,
+    half_rows: u64,
+    check: &mut dyn FnMut(Kernel<u16>, Isa),
+) {
+    let cx = Context::create();
+    let module = cx.create_module("polyphase_test");
+    let tm = host_machine().unwrap();
+    polyphase::variants(&cx, &module, ring, l, half_rows).unwrap();
+    module.verify().unwrap();
+    optimize(&module, &tm).unwrap();
+    let ee = module
+        .create_jit_execution_engine(OptimizationLevel::Aggressive)
+        .unwrap();
+    for isa in ring.variants(host_is_x86()) {
+        if !isa.supported() {
+            eprintln!(
+                "SKIPPED: polyphase {} {}: this CPU lacks the ISA",
+                ring.tag(),
+                isa.name()
+            );
+            continue;
+        }
+        let addr = ee
+            .get_function_address(&polyphase::kernel_name(ring, l, isa, half_rows))
+            .unwrap();
+        // SAFETY: the address of a generated kernel, whose signature this is.
+        check(
+            unsafe { std::mem::transmute::<usize, Kernel<u16>>(addr) },
+            isa,
+        );
+    }
+}
+
+/// Every polyphase variant computes, for each record and each of the 3 m half rows, the dot
+/// product with the record's E, O or E + O half (rows 0..m, m..2m, 2m..3m), both sides of a
+/// replicated ring: at one chunk, a chunk and a tail (2 176 = 2 048 + 128), two chunks, and
+/// the deployed length; record counts around the panel and tile; edge-heavy words; the nests
+/// for one query (48 half rows: K chunks of 2 048) and for 8 (384: shorter chunks, longer
+/// panels).
+#[test]
+fn polyphase_variants_equal_the_split_reference() {
+    for ring in [DotRing::Z16, DotRing::Gr16] {
+        for (l, half_rows) in [
+            (128u32, 48),
+            (2176, 48),
+            (4096, 48),
+            (12_800, 48),
+            (2176, 384),
+            (12_800, 384),
+        ] {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(u64::from(l) + 11);
+            each_polyphase_variant(ring, l, half_rows, &mut |f, isa| {
+                let (lu, h) = (l as usize, l as usize / 2);
+                let sides = ring.sides() as usize;
+                for (m, nr) in [(0, 3), (1, 0), (1, 1), (5, 9), (16, 8), (16, 17), (17, 3)] {
+                    let nc = 3 * m;
+                    let q: Vec<Vec<u16>> = (0..2).map(|_| edgy(ring, nc * h, &mut rng)).collect();
+                    let g: Vec<Vec<u16>> = (0..2).map(|_| edgy(ring, nr * lu, &mut rng)).collect();
+                    let got = call(
+                        f,
+                        &q[0],
+                        (sides == 2).then_some(&q[1][..]),
+                        nc,
+                        &g[0],
+                        (sides == 2).then_some(&g[1][..]),
+                        nr,
+                    );
+                    let mut want = vec![0u16; nc * nr];
+                    for r in 0..nr {
+                        for j in 0..nc {
+                            let mut acc = 0u16;
+                            for s in 0..sides {
+                                let half = split_row(&g[s][r * lu..][..lu], j / m);
+                                let dot = q[s][j * h..][..h]
+                                    .iter()
+                                    .zip(&half)
+                                    .fold(0u16, |a, (x, y)| a.wrapping_add(x.wrapping_mul(*y)));
+                                acc = if s == 0 {
+                                    acc.wrapping_add(dot)
+                                } else {
+                                    acc.wrapping_sub(dot)
+                                };
+                            }
+                            want[r * nc + j] = acc;
+                        }
+                    }
+                    assert!(
+                        got == want,
+                        "polyphase {} {} L = {l}, m = {m}, {nr} records",
+                        ring.tag(),
+                        isa.name()
+                    );
+                }
+            });
+        }
+    }
+}
+
+/// The whole polyphase path (the runtime's query rows, the kernel, the runtime's combination)
+/// gives every rotation's dot product, as the plain reference over the rotated rows written
+/// out here: 31 shifts of the deployed length, batches of 1 and 3 queries, both rings.
+#[test]
+fn polyphase_rotations_equal_the_plain_reference() {
+    use irisc_runtime::kernels::polyphase::Polyphase;
+    let l = 12_800u32;
+    let (lu, cols) = (l as usize, l as usize / 64);
+    let rotate = |q: &[u16], r: i32| -> Vec<u16> {
+        let mut d = vec![0u16; lu];
+        for row in 0..16 {
+            for col in 0..cols {
+                let from = (col as i32 + r).rem_euclid(cols as i32) as usize;
+                for k in 0..4 {
+                    d[row * cols * 4 + col * 4 + k] = q[row * cols * 4 + from * 4 + k];
+                }
+            }
+        }
+        d
+    };
+    for ring in [DotRing::Z16, DotRing::Gr16] {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(29);
+        each_polyphase_variant(ring, l, 48, &mut |f, isa| {
+            let sides = ring.sides() as usize;
+            for (lo, hi, queries, nr) in [(-15, 15, 1, 11), (-15, 15, 3, 5), (-2, 3, 2, 9)] {
+                let p = Polyphase::new(lo, hi, lu).unwrap();
+                let n = p.rotations();
+                let rows: Vec<Vec<u16>> = (0..2)
+                    .map(|_| {
+                        (0..queries)
+                            .flat_map(|_| {
+                                let base = edgy(ring, lu, &mut rng);
+                                (lo..=hi)
+                                    .flat_map(move |r| rotate(&base, r))
+                                    .collect::<Vec<_>>()
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let g: Vec<Vec<u16>> = (0..2).map(|_| edgy(ring, nr * lu, &mut rng)).collect();
+                let mut want = vec![0u16; queries * n * nr];
+                masked_dot_reference(
+                    &rows[0],
+                    &if sides == 2 {
+                        rows[1].clone()
+                    } else {
+                        vec![0; rows[0].len()]
+                    },
+                    queries * n,
+                    &g[0],
+                    &g[1],
+                    nr,
+                    lu,
+                    &mut want,
+                );
+                let q: Vec<Vec<u16>> = rows.iter().map(|r| p.query_rows(r, queries)).collect();
+                let nc = p.kernel_rows(queries);
+                let k = call(
+                    f,
+                    &q[0],
+                    (sides == 2).then_some(&q[1][..]),
+                    nc,
+                    &g[0],
+                    (sides == 2).then_some(&g[1][..]),
+                    nr,
+                );
+                let mut got = vec![0u16; queries * n * nr];
+                p.combine(&k, nr, queries, &mut got);
+                assert!(
+                    got == want,
+                    "polyphase {} {} shifts {lo}..={hi}, {queries} queries",
+                    ring.tag(),
+                    isa.name()
+                );
+            }
+        });
+    }
+}
+
+/// A table for rotated query rows holds each variant's polyphase kernel and the shifts, and is
+/// named for them; where the polyphase form does not exist (64 words, or F_p) the table is the
+/// plain one.
+#[test]
+fn polyphase_tables_hold_the_kernels_and_shifts() {
+    use inkwell::values::AnyValue;
+    let cx = Context::create();
+    let module = cx.create_module("poly_tables");
+    let t = table_tiled(&cx, &module, DotRing::Gr16, 12_800, None, Some((-15, 15))).unwrap();
+    assert_eq!(
+        t.get_name().to_str().unwrap(),
+        "irisc_kernels_dot_gr16_L12800_polym15_15"
+    );
+    let text = t.get_initializer().unwrap().print_to_string().to_string();
+    for isa in DotRing::Gr16.variants(host_is_x86()) {
+        let k = format!(
+            "ptr @{}",
+            polyphase::kernel_name(DotRing::Gr16, 12_800, isa, 48)
+        );
+        assert!(text.contains(&k), "{k} in {text}");
+    }
+    assert!(text.contains("[2 x i64] [i64 -15, i64 15]"), "{text}");
+    for (ring, l) in [(DotRing::Gr16, 64), (DotRing::Fp, 12_800)] {
+        let plain = table(&cx, &module, ring, l).unwrap();
+        let t = table_tiled(&cx, &module, ring, l, None, Some((-15, 15))).unwrap();
+        assert_eq!(plain, t, "{} L = {l}", ring.tag());
+        let text = t.get_initializer().unwrap().print_to_string().to_string();
+        assert!(!text.contains("polyphase"), "{text}");
     }
 }

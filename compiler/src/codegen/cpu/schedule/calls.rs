@@ -358,7 +358,15 @@ impl<'ctx> Schedule<'ctx, '_> {
             let width = kernel::storage_bits(self.ring(op, Some(0))?);
             let ring = kernel::DotRing::replicated(width)?;
             let tile = crate::passes::kernel_tile::tile_of(op).map_err(err)?;
-            let table = kernel::table_tiled(self.cx, self.module, ring, code_bits, tile.as_ref())?;
+            let polyphase = crate::passes::kernel_tile::polyphase_of(op).map_err(err)?;
+            let table = kernel::table_tiled(
+                self.cx,
+                self.module,
+                ring,
+                code_bits,
+                tile.as_ref(),
+                polyphase,
+            )?;
             self.used_dot(ring, code_bits);
             return Ok((
                 table.as_pointer_value().into(),
@@ -379,8 +387,13 @@ impl<'ctx> Schedule<'ctx, '_> {
             (Some((ring, d)), Some(len)) if len > 0 => {
                 let words = u32::try_from(len.div_ceil(d) * d).map_err(err)?;
                 let tile = crate::passes::kernel_tile::tile_of(op).map_err(err)?;
+                // The rotations move cells of the code's bits: the words must be those bits
+                // (no padding of the last GR element).
+                let polyphase = crate::passes::kernel_tile::polyphase_of(op)
+                    .map_err(err)?
+                    .filter(|_| u64::from(words) == len as u64);
                 self.used_dot(ring, words);
-                kernel::table_tiled(self.cx, self.module, ring, words, tile.as_ref())?
+                kernel::table_tiled(self.cx, self.module, ring, words, tile.as_ref(), polyphase)?
                     .as_pointer_value()
                     .into()
             }
