@@ -11,7 +11,6 @@
 //! - odd `r`: `dot(r) = S-part(r) - E-part(r + 1) - O-part(r - 1)`.
 
 use super::reference::MaskedDotKernel;
-use super::run::Sides;
 use crate::iris::code::{BITS_PER_CELL, ROWS};
 
 /// Words of one grid cell.
@@ -214,9 +213,9 @@ impl Polyphase {
 pub(crate) unsafe fn run(
     kernel: *const (),
     form: &Polyphase,
-    q: Sides<'_, u16>,
+    q: (&[u16], Option<&[u16]>),
     n_codes: usize,
-    g: Sides<'_, u16>,
+    g: (&[u16], Option<&[u16]>),
     n_records: usize,
     threads: usize,
     out: &mut [u16],
