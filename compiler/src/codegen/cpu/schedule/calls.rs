@@ -391,7 +391,7 @@ impl<'ctx> Schedule<'ctx, '_> {
                 // (no padding of the last GR element).
                 let polyphase = crate::passes::kernel_tile::polyphase_of(op)
                     .map_err(err)?
-                    .filter(|_| u64::from(words) == len as u64);
+                    .filter(|_| u64::from(words) == len);
                 self.used_dot(ring, words);
                 kernel::table_tiled(self.cx, self.module, ring, words, tile.as_ref(), polyphase)?
                     .as_pointer_value()
