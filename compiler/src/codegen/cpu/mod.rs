@@ -145,7 +145,7 @@ mod tests {
             // Per chunk: the whole batch's dot products in one call (codes from 11..), as one
             // value in the batch layout (slot 19), then the chunk's view of the gallery.
             "call i64 @irisc_rt_chunk_count(ptr %rt, i32 0)",
-            "call i32 @irisc_rt_batch_dot_joined(ptr %rt, i32 19, i32 11, i64 %nb, i32 0, i64 %chunks.i, ptr @irisc_kernels_dot_z16_L12800_t4x6_k1024_r96_or_t6x4, i32 0)",
+            "call i32 @irisc_rt_batch_dot_joined(ptr %rt, i32 19, i32 11, i64 %nb, i32 0, i64 %chunks.i, ptr @irisc_kernels_dot_z16_L12800_t4x6_k1024_r96_or_t6x4_polym15_15, i32 0)",
             // Only the view's public masks are read (mask_len): no shares in it.
             "call i32 @irisc_rt_gallery_view(ptr %rt, i32 1, i32 0, i64 %chunks.i, i32 0)",
             // Chunk stage, once for the batch: constant slots, the mask lengths of every query
