@@ -11,10 +11,10 @@ module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
     %2 = "mpc.load_query"(%arg0) {input = 1 : i64, name = "q", part = 1 : i64} : (i64) -> !mpc.code<16 : i64>
     %3 = "mpc.rotate"(%2) {hi = 15 : i64, lo = -15 : i64} : (!mpc.code<16 : i64>) -> !mpc.code<16 : i64>
     %4 = "mpc.load_earlier"(%arg0) {input = 1 : i64, name = "q", part = 0 : i64} : (i64) -> !mpc.code<16 : i64>
-    %5 = "mpc.masked_dot"(%1, %4) {alternative_tile = [6, 4], code_bits = 12800 : i64, code_panel_bytes = 0 : i64, k_chunk_bytes = 4096 : i64, nest_alternative = "unchunked", record_panel_bytes = 196608 : i64, tile = [4, 6], tile_codes = 31 : i64} : (!mpc.code<16 : i64>, !mpc.code<16 : i64>) -> !mpc.add<16 : i64>
+    %5 = "mpc.masked_dot"(%1, %4) {alternative_tile = [6, 4], code_bits = 12800 : i64, code_panel_bytes = 0 : i64, k_chunk_bytes = 4096 : i64, nest_alternative = "unchunked", polyphase = [-15, 15], record_panel_bytes = 196608 : i64, tile = [4, 6], tile_codes = 31 : i64} : (!mpc.code<16 : i64>, !mpc.code<16 : i64>) -> !mpc.add<16 : i64>
     %6 = "mpc.reshare"(%5) : (!mpc.add<16 : i64>) -> !mpc.rep<16 : i64>
     %7 = "mpc.load_earlier"(%arg0) {input = 1 : i64, name = "q", part = 1 : i64} : (i64) -> !mpc.code<16 : i64>
-    %8 = "mpc.masked_dot"(%3, %7) {alternative_tile = [6, 4], code_bits = 12800 : i64, code_panel_bytes = 0 : i64, k_chunk_bytes = 4096 : i64, nest_alternative = "unchunked", record_panel_bytes = 196608 : i64, tile = [4, 6], tile_codes = 31 : i64} : (!mpc.code<16 : i64>, !mpc.code<16 : i64>) -> !mpc.add<16 : i64>
+    %8 = "mpc.masked_dot"(%3, %7) {alternative_tile = [6, 4], code_bits = 12800 : i64, code_panel_bytes = 0 : i64, k_chunk_bytes = 4096 : i64, nest_alternative = "unchunked", polyphase = [-15, 15], record_panel_bytes = 196608 : i64, tile = [4, 6], tile_codes = 31 : i64} : (!mpc.code<16 : i64>, !mpc.code<16 : i64>) -> !mpc.add<16 : i64>
     %9 = "mpc.reshare"(%8) : (!mpc.add<16 : i64>) -> !mpc.rep<16 : i64>
     %10 = "mpc.lift"(%9) : (!mpc.rep<16 : i64>) -> !mpc.rep<32 : i64>
     %11 = "mpc.const_lift"(%6) {lift_bits = 16 : i64} : (!mpc.rep<16 : i64>) -> !mpc.rep<32 : i64>
@@ -22,8 +22,8 @@ module attributes {mpc.parties = 3 : i64, mpc.protocol = "rep3"} {
     %13 = "mpc.msb"(%12) : (!mpc.rep<32 : i64>) -> !mpc.bits
     %14 = "mpc.or_tree"(%13) {group = 31 : i64} : (!mpc.bits) -> !mpc.bits
     "mpc.stage"() {name = "batch_dot"} : () -> ()
-    %15 = "mpc.batch_masked_dot"(%1, %arg1) {alternative_tile = [6, 4], code_bits = 12800 : i64, code_panel_bytes = 0 : i64, k_chunk_bytes = 4096 : i64, nest_alternative = "unchunked", record_panel_bytes = 393216 : i64, tile = [4, 6], tile_codes = 248 : i64} : (!mpc.code<16 : i64>, !mpc.code<16 : i64>) -> !mpc.add<16 : i64>
-    %16 = "mpc.batch_masked_dot"(%3, %arg2) {alternative_tile = [6, 4], code_bits = 12800 : i64, code_panel_bytes = 0 : i64, k_chunk_bytes = 4096 : i64, nest_alternative = "unchunked", record_panel_bytes = 393216 : i64, tile = [4, 6], tile_codes = 248 : i64} : (!mpc.code<16 : i64>, !mpc.code<16 : i64>) -> !mpc.add<16 : i64>
+    %15 = "mpc.batch_masked_dot"(%1, %arg1) {alternative_tile = [6, 4], code_bits = 12800 : i64, code_panel_bytes = 0 : i64, k_chunk_bytes = 4096 : i64, nest_alternative = "unchunked", polyphase = [-15, 15], record_panel_bytes = 393216 : i64, tile = [4, 6], tile_codes = 248 : i64} : (!mpc.code<16 : i64>, !mpc.code<16 : i64>) -> !mpc.add<16 : i64>
+    %16 = "mpc.batch_masked_dot"(%3, %arg2) {alternative_tile = [6, 4], code_bits = 12800 : i64, code_panel_bytes = 0 : i64, k_chunk_bytes = 4096 : i64, nest_alternative = "unchunked", polyphase = [-15, 15], record_panel_bytes = 393216 : i64, tile = [4, 6], tile_codes = 248 : i64} : (!mpc.code<16 : i64>, !mpc.code<16 : i64>) -> !mpc.add<16 : i64>
     "mpc.stage"() {name = "chunk"} : () -> ()
     %17 = "mpc.reshare"(%15) : (!mpc.add<16 : i64>) -> !mpc.rep<16 : i64>
     %18 = "mpc.reshare"(%16) : (!mpc.add<16 : i64>) -> !mpc.rep<16 : i64>
