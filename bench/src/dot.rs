@@ -812,21 +812,24 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
                     black_box(&out);
                 });
                 let poly: Pass = Box::new(move |r: Range<usize>| {
-                    let mut wide_out = vec![0u16; wide * r.len()];
+                    let mut wide_out = Vec::new();
                     let mut out = vec![0u16; codes * r.len()];
-                    // SAFETY: the half rows are `wide` rows of l / 2 words; r.end <= n records.
+                    fn side(v: &[u16], sides: usize) -> Option<&[u16]> {
+                        (sides == 2).then_some(v)
+                    }
+                    // SAFETY: a polyphase kernel of this ring's sides; r.end <= n records.
                     unsafe {
-                        poly_f(
-                            qa.as_ptr(),
-                            side_b(qb),
-                            wide as i64,
-                            data.2[r.start * l..].as_ptr(),
-                            side_b(&data.3[r.start * l..]),
-                            r.len() as i64,
-                            wide_out.as_mut_ptr(),
+                        jit::call_polyphase(
+                            poly_f,
+                            &form,
+                            queries,
+                            (qa, side(qb, sides)),
+                            (&data.2[r.start * l..], side(&data.3[r.start * l..], sides)),
+                            r.len(),
+                            &mut wide_out,
+                            &mut out,
                         )
                     };
-                    form.combine(&wide_out, r.len(), queries, &mut out);
                     black_box(&out);
                 });
                 let (tp, tq) = (

@@ -17,7 +17,7 @@
 //! itself and of the mask lengths come from the parties' per-op accounting.
 
 use anyhow::{anyhow, bail, Context, Result};
-use irisc_runtime::kernels::polyphase::POLYPHASE_ENV;
+use irisc_runtime::kernels::polyphase::{self, POLYPHASE_ENV};
 use rand::{Rng, SeedableRng};
 use serde_json::json;
 use std::collections::{BTreeMap, HashMap};
@@ -598,7 +598,8 @@ pub fn write_report(
                  party's CPU time in the ops of its dot phase (the dot-product op, the mask \
                  lengths, the gallery views); the dot-product op alone from the per-op CPU \
                  times; the kernel alone is the generated kernel the parties dispatch to (same \
-                 ring, code length, codes per call and ISA), timed in this process on one thread \
+                 ring, code length, codes per call and ISA; the polyphase kernel and its \
+                 combination per rotation where the parties run it), timed in this process on one thread \
                  over 64 MiB of random shares re-read every pass, in CPU seconds of that thread"
                     .into(),
             ];
@@ -977,8 +978,19 @@ fn measure_case(
             if let Some(n) = setting.message_chunk {
                 extra.extend(["--chunk-size".to_string(), n.to_string()]);
             }
+            // The kernel the parties run: polyphase unless the run's environment turns it off.
+            let polyphase_on = polyphase::enabled_for(
+                setting
+                    .env
+                    .iter()
+                    .find(|(k, _)| k == POLYPHASE_ENV)
+                    .map(|(_, v)| v.as_str()),
+            )
+            .map_err(|e| anyhow!("e2e: {e}"))?;
             let kernel = match timer {
-                Some(t) => Some(t.measure(case.rotations * setting.queries, kernel_secs)?),
+                Some(t) => {
+                    Some(t.measure(case.rotations * setting.queries, kernel_secs, polyphase_on)?)
+                }
                 None => None,
             };
             let outcome = party_run::launch_parties_with_env(
@@ -1044,7 +1056,10 @@ fn measure_case(
                 .chain(also)
                 .map(|s| case.rotations * s.queries)
                 .collect();
-            kernel_rate::with_timer(shape, &codes, |t| run_all(Some(t)))?
+            // The shifts `kernel-tile` records for the query's rotations (`-r..=r`).
+            let half = (case.rotations / 2) as i32;
+            let shifts = (case.rotations > 1).then_some((-half, half));
+            kernel_rate::with_timer(shape, &codes, shifts, |t| run_all(Some(t)))?
         }
         None => run_all(None),
     }

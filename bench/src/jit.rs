@@ -9,6 +9,7 @@ use inkwell::OptimizationLevel;
 use irisc::codegen::cpu::kernel::polyphase as poly;
 use irisc::codegen::cpu::kernel::{kernel_name_tiled, table_tiled, DotRing, Isa, KernelTile};
 use irisc::codegen::cpu::target::{host_machine, optimize};
+use irisc_runtime::kernels::polyphase::Polyphase;
 use std::collections::BTreeMap;
 
 /// The C ABI of a generated kernel with storage word `T`.
@@ -194,4 +195,43 @@ mod tests {
         })
         .unwrap();
     }
+}
+
+/// One call as the runtime makes it on a part of the gallery
+/// (`irisc_runtime::kernels::polyphase`): the polyphase kernel `f` over the query's half rows
+/// `q` (from [`Polyphase::query_rows`], `form.kernel_rows(queries)` rows of each side given) and
+/// `records` records of `g`, into `wide_out`, then the sums per rotation into `out`
+/// (`records x queries x rotations`).
+///
+/// # Safety
+/// `f` must be a polyphase kernel for `form.words()` words and as many sides as are given (a
+/// second side in both `q` and `g`, or in neither); `g` must hold `records` records.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn call_polyphase(
+    f: KernelFn<u16>,
+    form: &Polyphase,
+    queries: usize,
+    q: (&[u16], Option<&[u16]>),
+    g: (&[u16], Option<&[u16]>),
+    records: usize,
+    wide_out: &mut Vec<u16>,
+    out: &mut [u16],
+) {
+    let wide = form.kernel_rows(queries);
+    assert!(g.0.len() >= records * form.words() && q.0.len() >= wide * form.half_words());
+    wide_out.resize(wide * records, 0);
+    let ptr = |s: Option<&[u16]>| s.map_or(std::ptr::null(), <[u16]>::as_ptr);
+    // SAFETY: the caller's contract; the sizes are checked above.
+    unsafe {
+        f(
+            q.0.as_ptr(),
+            ptr(q.1),
+            wide as i64,
+            g.0.as_ptr(),
+            ptr(g.1),
+            records as i64,
+            wide_out.as_mut_ptr(),
+        )
+    };
+    form.combine(wide_out, records, queries, out);
 }

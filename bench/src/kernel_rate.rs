@@ -15,8 +15,10 @@
 
 use anyhow::{anyhow, bail, Result};
 use irisc::analysis::kernel_tile::{choose, DotKind};
+use irisc::codegen::cpu::kernel::polyphase::kernel_name as polyphase_kernel_name;
 use irisc::codegen::cpu::kernel::{kernel_name_tiled, storage_bits, DotRing, Isa, KernelTile};
 use irisc_runtime::kernels::nest::{Nest, NestPolicy};
+use irisc_runtime::kernels::polyphase::{self, Polyphase};
 use irisc_runtime::manifest::ManifestInput;
 use irisc_runtime::ops::shamir_codes::ShamirKind;
 use irisc_runtime::share::fp;
@@ -113,10 +115,10 @@ pub fn dispatched_isa() -> Result<Isa> {
     Isa::selected().map_err(|e| anyhow!("{e}"))
 }
 
-/// Times the kernel of `shape` with `codes` query codes on one thread for at least `min_secs`
-/// of CPU time (after one warm-up pass).
+/// Times the plain kernel of `shape` with `codes` query codes on one thread for at least
+/// `min_secs` of CPU time (after one warm-up pass).
 pub fn measure(shape: KernelShape, codes: usize, min_secs: f64) -> Result<KernelRate> {
-    with_timer(shape, &[codes], |t| t.measure(codes, min_secs))?
+    with_timer(shape, &[codes], None, |t| t.measure(codes, min_secs, false))?
 }
 
 /// The kernel of one shape, compiled once, timed as often as wanted ([`Timer::measure`]).
@@ -124,17 +126,34 @@ pub struct Timer<'k> {
     kernels: &'k jit::Kernels,
     shape: KernelShape,
     isa: Isa,
+    /// The polyphase form of the calls' rotations, where the ring has polyphase kernels.
+    polyphase: Option<Polyphase>,
 }
 
 /// JIT-compiles the kernels of `shape` as `irisc build` generates them for calls of each of
 /// `codes` codes and calls `f` with a timer for them (so that a section can time one right
-/// before each run it compares with it).
+/// before each run it compares with it). With `shifts` (the rotations `lo..=hi` of each query,
+/// as `kernel-tile` records them in `polyphase`), the polyphase kernels of the calls the
+/// runtime would run them for too.
 pub fn with_timer<R>(
     shape: KernelShape,
     codes: &[usize],
+    shifts: Option<(i32, i32)>,
     f: impl FnOnce(&Timer) -> R,
 ) -> Result<R> {
     let selected = dispatched_isa()?;
+    let polyphase = shifts
+        .filter(|_| matches!(shape.ring, DotRing::Gr16 | DotRing::Z16))
+        .and_then(|(lo, hi)| Polyphase::new(lo, hi, shape.words as usize));
+    let polyphase_kernels: Vec<(DotRing, u32, u64)> = polyphase
+        .iter()
+        .flat_map(|form| {
+            codes
+                .iter()
+                .filter_map(|&c| polyphase_queries(form, c))
+                .map(|q| (shape.ring, shape.words, form.kernel_rows(q) as u64))
+        })
+        .collect();
     let mut kernels = vec![(shape.ring, shape.words, None)];
     for &c in codes {
         let tile = shape.tile_for(c);
@@ -145,7 +164,7 @@ pub fn with_timer<R>(
             }
         }
     }
-    jit::with_tiled_kernels(&kernels, |kernels| {
+    jit::with_all_kernels(&kernels, &polyphase_kernels, |kernels| {
         // As the runtime does: the selected ISA, else the widest variant below it that the
         // ring has (u32/u64 words have no VNNI form and run the AVX-512 one).
         let variants = kernels.variants(shape.ring, shape.words);
@@ -166,14 +185,33 @@ pub fn with_timer<R>(
             kernels,
             shape,
             isa,
+            polyphase,
         }))
     })?
 }
 
+/// Queries per call of `codes` codes, where the runtime runs the polyphase kernel for such
+/// calls (`run_nests`): whole queries of the form's rotations, at least
+/// [`polyphase::MIN_QUERIES`] of them.
+fn polyphase_queries(form: &Polyphase, codes: usize) -> Option<usize> {
+    let n = form.rotations();
+    (codes.is_multiple_of(n) && codes / n >= polyphase::MIN_QUERIES).then_some(codes / n)
+}
+
 impl Timer<'_> {
-    /// Times the kernel with `codes` query codes on one thread for at least `min_secs` of CPU
-    /// time (after one warm-up pass), over fresh random shares.
-    pub fn measure(&self, codes: usize, min_secs: f64) -> Result<KernelRate> {
+    /// Times the kernel the parties run for calls of `codes` query codes, on one thread for
+    /// at least `min_secs` of CPU time (after one warm-up pass), over fresh random shares: the
+    /// polyphase kernel and its combination where `polyphase` (the parties' `IRISC_POLYPHASE`)
+    /// is on and the runtime would take it for such calls, else the plain kernel of the
+    /// compiler's nest.
+    pub fn measure(&self, codes: usize, min_secs: f64, polyphase: bool) -> Result<KernelRate> {
+        if let Some((form, queries)) = self
+            .polyphase
+            .filter(|_| polyphase)
+            .and_then(|f| polyphase_queries(&f, codes).map(|q| (f, q)))
+        {
+            return self.measure_polyphase(&form, queries, min_secs);
+        }
         let tile = self.shape.tile_for(codes);
         if !tile.unchunked_alternative {
             return self.measure_tile(codes, tile, min_secs);
@@ -249,6 +287,70 @@ impl Timer<'_> {
             codes,
             isa,
             kernel: kernel_name_tiled(shape.ring, shape.words, isa, Some(&tile)),
+            records,
+            passes,
+            per_cpu_s: dots / cpu.max(1e-9),
+            per_s: dots / wall.max(1e-9),
+        })
+    }
+}
+
+impl Timer<'_> {
+    /// [`Timer::measure`] of the polyphase kernel for `queries` queries of `form`'s rotations,
+    /// called and combined as the runtime does ([`jit::call_polyphase`]).
+    fn measure_polyphase(
+        &self,
+        form: &Polyphase,
+        queries: usize,
+        min_secs: f64,
+    ) -> Result<KernelRate> {
+        let (shape, isa) = (self.shape, self.isa);
+        let half_rows = form.kernel_rows(queries) as u64;
+        // SAFETY: u16 is the storage word of both polyphase rings.
+        let f = unsafe {
+            self.kernels
+                .get_polyphase(shape.ring, shape.words, half_rows, isa)
+        }
+        .ok_or_else(|| {
+            anyhow!(
+                "kernel rate: no {} polyphase kernel for {queries} queries",
+                isa.name()
+            )
+        })?;
+        let codes = queries * form.rotations();
+        let records = (GALLERY_BUDGET / shape.bytes_per_record().max(1)).clamp(2, 8192);
+        let w = shape.words as usize;
+        let two = shape.ring.sides() == 2;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2026);
+        let mut words = |n: usize| -> Vec<u16> { (0..n).map(|_| rng.random()).collect() };
+        let rows = (words(codes * w), two.then(|| words(codes * w)));
+        let (ga, gb) = (words(records * w), two.then(|| words(records * w)));
+        let (qa, qb) = (
+            form.query_rows(&rows.0, queries),
+            rows.1.map(|b| form.query_rows(&b, queries)),
+        );
+        let mut wide_out = Vec::new();
+        let (passes, cpu, wall) = time_passes(min_secs, codes, records, |out: &mut [u16]| {
+            // SAFETY: a polyphase kernel of this ring's sides, over `records` records of g.
+            unsafe {
+                jit::call_polyphase(
+                    f,
+                    form,
+                    queries,
+                    (&qa, qb.as_deref()),
+                    (&ga, gb.as_deref()),
+                    records,
+                    &mut wide_out,
+                    out,
+                )
+            }
+        });
+        let dots = (passes * codes * records) as f64;
+        Ok(KernelRate {
+            shape,
+            codes,
+            isa,
+            kernel: polyphase_kernel_name(shape.ring, shape.words, isa, half_rows),
             records,
             passes,
             per_cpu_s: dots / cpu.max(1e-9),
@@ -370,10 +472,10 @@ mod tests {
             ring: DotRing::Gr16,
             words: 12_800,
         };
-        let rates = with_timer(shape, &[31, 1984], |t| {
+        let rates = with_timer(shape, &[31, 1984], None, |t| {
             [
-                t.measure(31, 0.001).unwrap(),
-                t.measure(1984, 0.001).unwrap(),
+                t.measure(31, 0.001, true).unwrap(),
+                t.measure(1984, 0.001, true).unwrap(),
             ]
         })
         .unwrap();
@@ -403,11 +505,118 @@ mod tests {
             rates[1].kernel
         );
         // A count the timer was not built for is refused with the reason.
-        let e = with_timer(shape, &[31], |t| {
-            t.measure(1984, 0.001).unwrap_err().to_string()
+        let e = with_timer(shape, &[31], None, |t| {
+            t.measure(1984, 0.001, false).unwrap_err().to_string()
         })
         .unwrap();
         assert!(e.contains("1984 codes"), "{e}");
+    }
+
+    /// With the rotations' shifts, the timer runs the kernel the runtime would: the polyphase
+    /// kernel for calls of whole queries, at least `MIN_QUERIES` of them, unless the parties'
+    /// switch is off; the plain kernel for one query, for F_p, and with the switch off.
+    #[test]
+    fn the_timer_runs_the_polyphase_kernel_where_the_runtime_would() {
+        let q = polyphase::MIN_QUERIES;
+        let codes = [31, 31 * q, 31 * q + 1];
+        for ring in [DotRing::Gr16, DotRing::Z16, DotRing::Fp] {
+            let shape = KernelShape { ring, words: 1_024 };
+            let rates = with_timer(shape, &codes, Some((-15, 15)), |t| {
+                [
+                    t.measure(codes[0], 0.001, true).unwrap(),
+                    t.measure(codes[1], 0.001, true).unwrap(),
+                    t.measure(codes[1], 0.001, false).unwrap(),
+                    t.measure(codes[2], 0.001, true).unwrap(),
+                ]
+            })
+            .unwrap();
+            let isa = rates[0].isa;
+            let poly = polyphase_kernel_name(ring, 1_024, isa, 48 * q as u64);
+            let expect_poly = ring != DotRing::Fp;
+            assert_eq!(rates[1].kernel == poly, expect_poly, "{:?}", rates[1]);
+            for r in [&rates[0], &rates[2], &rates[3]] {
+                assert!(!r.kernel.contains("poly"), "{ring:?}: {}", r.kernel);
+                assert!(r.per_cpu_s > 0.0);
+            }
+            assert_eq!(rates[1].codes, codes[1]);
+        }
+        // Without the shifts: the plain kernel for any count.
+        let shape = KernelShape {
+            ring: DotRing::Gr16,
+            words: 1_024,
+        };
+        let r = with_timer(shape, &[62], None, |t| t.measure(62, 0.001, true).unwrap()).unwrap();
+        assert!(!r.kernel.contains("poly"), "{}", r.kernel);
+    }
+
+    /// The polyphase call the timer makes gives the plain kernel's dot products of the 31
+    /// rotated rows of each query (Z16, two sides: the harder combination).
+    #[test]
+    fn the_timed_polyphase_call_gives_the_plain_dot_products() {
+        let (words, queries, records) = (1_024usize, 2usize, 9usize);
+        let form = Polyphase::new(-15, 15, words).unwrap();
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let mut code = |n: usize| -> Vec<u16> { (0..n).map(|_| rng.random()).collect() };
+        let (base_a, base_b) = (code(queries * words), code(queries * words));
+        // The rotated rows of each query, as the runtime builds them (`IrisCode::rotate`:
+        // row cell `c` of shift `r` is the query's cell `c + r`, cyclically).
+        let rotated = |base: &[u16]| -> Vec<u16> {
+            let cols = words / 64;
+            let mut out = Vec::new();
+            for q in base.chunks_exact(words) {
+                for r in -15i32..=15 {
+                    for row in 0..16 {
+                        for c in 0..cols {
+                            let from = (c as i32 + r).rem_euclid(cols as i32) as usize;
+                            let at = (row * cols + from) * 4;
+                            out.extend_from_slice(&q[at..at + 4]);
+                        }
+                    }
+                }
+            }
+            out
+        };
+        let (rows_a, rows_b) = (rotated(&base_a), rotated(&base_b));
+        let (ga, gb) = (code(records * words), code(records * words));
+        let half_rows = form.kernel_rows(queries) as u64;
+        let got = jit::with_all_kernels(&[], &[(DotRing::Z16, words as u32, half_rows)], |k| {
+            // SAFETY: a two-sided Z16 polyphase kernel, with both sides given.
+            let f =
+                unsafe { k.get_polyphase(DotRing::Z16, words as u32, half_rows, Isa::Portable) }
+                    .unwrap();
+            let (qa, qb) = (
+                form.query_rows(&rows_a, queries),
+                form.query_rows(&rows_b, queries),
+            );
+            let mut out = vec![0u16; records * queries * 31];
+            unsafe {
+                jit::call_polyphase(
+                    f,
+                    &form,
+                    queries,
+                    (&qa, Some(&qb)),
+                    (&ga, Some(&gb)),
+                    records,
+                    &mut Vec::new(),
+                    &mut out,
+                )
+            };
+            out
+        })
+        .unwrap();
+        // The replicated kernel's two sides (eq. 6 with its sides prepared by the runtime):
+        // sum of qa * ga - qb * gb, summed plainly.
+        for r in 0..records {
+            for c in 0..queries * 31 {
+                let (a, b) = (&rows_a[c * words..][..words], &rows_b[c * words..][..words]);
+                let (x, y) = (&ga[r * words..][..words], &gb[r * words..][..words]);
+                let want = (0..words).fold(0u16, |s, i| {
+                    s.wrapping_add(a[i].wrapping_mul(x[i]))
+                        .wrapping_sub(b[i].wrapping_mul(y[i]))
+                });
+                assert_eq!(got[r * queries * 31 + c], want, "record {r} code {c}");
+            }
+        }
     }
 
     /// A short timing of a small kernel gives a positive rate for the dispatched ISA.
