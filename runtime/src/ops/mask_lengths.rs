@@ -166,6 +166,29 @@ unsafe fn fill_popcnt(q: &[u64], g: &[u64], w: usize, out: &mut [u64]) {
     fill(q, g, w, out)
 }
 
+/// The pairs of a tiled variant's record block (rows from record `r`) with the codes from
+/// `blocked_codes` on, which no whole tile covers, through [`fill`].
+#[inline(always)]
+fn fill_codes_left(
+    q: &[u64],
+    rows: &[&[u64]],
+    r: usize,
+    blocked_codes: usize,
+    w: usize,
+    out: &mut [u64],
+) {
+    let q_count = q.len() / w;
+    for (k, row) in rows.iter().enumerate().filter(|_| blocked_codes < q_count) {
+        let at = (r + k) * q_count;
+        fill(
+            &q[blocked_codes * w..],
+            row,
+            w,
+            &mut out[at + blocked_codes..at + q_count],
+        );
+    }
+}
+
 /// The AVX2 variant's register tile: this many records by [`AVX2_CODE_BLOCK`] codes, one
 /// byte accumulator per pair, with the nibble table, the nibble mask and a step's five masks
 /// (13 of the 16 vector registers).
@@ -249,16 +272,7 @@ unsafe fn fill_avx2(q: &[u64], g: &[u64], w: usize, out: &mut [u64]) {
                 }
             }
         }
-        // The codes left over, record by record.
-        for (k, row) in rows.iter().enumerate().filter(|_| blocked_codes < q_count) {
-            let at = (r + k) * q_count;
-            fill(
-                &q[blocked_codes * w..],
-                row,
-                w,
-                &mut out[at + blocked_codes..at + q_count],
-            );
-        }
+        fill_codes_left(q, &rows, r, blocked_codes, w, out);
     }
     fill(
         q,
@@ -339,16 +353,7 @@ unsafe fn fill_avx512(q: &[u64], g: &[u64], w: usize, out: &mut [u64]) {
                 }
             }
         }
-        // The codes left over, record by record.
-        for (k, row) in rows.iter().enumerate().filter(|_| blocked_codes < q_count) {
-            let at = (r + k) * q_count;
-            fill(
-                &q[blocked_codes * w..],
-                row,
-                w,
-                &mut out[at + blocked_codes..at + q_count],
-            );
-        }
+        fill_codes_left(q, &rows, r, blocked_codes, w, out);
     }
     fill(
         q,
@@ -397,6 +402,30 @@ mod tests {
             .collect()
     }
 
+    /// Every variant this CPU runs, and the dispatched one, against the bitwise definition on
+    /// masks of `kinds` from `seed`.
+    fn check_every_variant(
+        w: usize,
+        q_count: usize,
+        g_count: usize,
+        seed: u64,
+        kinds: (u8, u8),
+    ) -> Result<(), TestCaseError> {
+        let q = masks(seed, q_count * w, kinds.0);
+        let g = masks(seed.rotate_left(17) ^ 0x9e37, g_count * w, kinds.1);
+        let want = by_bits(&q, q_count, &g, g_count, w);
+        for isa in PopcountIsa::available() {
+            prop_assert_eq!(
+                &mask_lengths_with(isa, &q, q_count, &g, g_count, w),
+                &want,
+                "{:?}",
+                isa
+            );
+        }
+        prop_assert_eq!(mask_lengths(&q, q_count, &g, g_count, w), want);
+        Ok(())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
         /// Every variant this CPU runs equals the bitwise definition, at widths that fill no,
@@ -410,13 +439,7 @@ mod tests {
             seed in any::<u64>(),
             kinds in (0u8..4, 0u8..4),
         ) {
-            let q = masks(seed, q_count * w, kinds.0);
-            let g = masks(seed.rotate_left(17) ^ 0x9e37, g_count * w, kinds.1);
-            let want = by_bits(&q, q_count, &g, g_count, w);
-            for isa in PopcountIsa::available() {
-                prop_assert_eq!(&mask_lengths_with(isa, &q, q_count, &g, g_count, w), &want, "{:?}", isa);
-            }
-            prop_assert_eq!(mask_lengths(&q, q_count, &g, g_count, w), want);
+            check_every_variant(w, q_count, g_count, seed, kinds)?;
         }
     }
 
@@ -433,12 +456,7 @@ mod tests {
             seed in any::<u64>(),
             kinds in (0u8..4, 0u8..4),
         ) {
-            let q = masks(seed, q_count * w, kinds.0);
-            let g = masks(seed.rotate_left(29) ^ 0x51ed, g_count * w, kinds.1);
-            let want = by_bits(&q, q_count, &g, g_count, w);
-            for isa in PopcountIsa::available() {
-                prop_assert_eq!(&mask_lengths_with(isa, &q, q_count, &g, g_count, w), &want, "{:?}", isa);
-            }
+            check_every_variant(w, q_count, g_count, seed, kinds)?;
         }
     }
 
