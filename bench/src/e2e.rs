@@ -978,15 +978,16 @@ fn measure_case(
             if let Some(n) = setting.message_chunk {
                 extra.extend(["--chunk-size".to_string(), n.to_string()]);
             }
-            // The kernel the parties run: polyphase unless the run's environment turns it off.
-            let polyphase_on = polyphase::enabled_for(
-                setting
-                    .env
-                    .iter()
-                    .find(|(k, _)| k == POLYPHASE_ENV)
-                    .map(|(_, v)| v.as_str()),
-            )
-            .map_err(|e| anyhow!("e2e: {e}"))?;
+            // The kernel the parties run: polyphase unless the run's environment (or this
+            // process's, which the parties inherit) turns it off.
+            let switch = setting
+                .env
+                .iter()
+                .find(|(k, _)| k == POLYPHASE_ENV)
+                .map(|(_, v)| v.clone())
+                .or_else(|| std::env::var(POLYPHASE_ENV).ok());
+            let polyphase_on =
+                polyphase::enabled_for(switch.as_deref()).map_err(|e| anyhow!("e2e: {e}"))?;
             let kernel = match timer {
                 Some(t) => {
                     Some(t.measure(case.rotations * setting.queries, kernel_secs, polyphase_on)?)
