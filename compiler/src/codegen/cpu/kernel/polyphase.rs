@@ -27,7 +27,7 @@
 //!
 //! The loop nest: record panels of P records and K chunks of the raw rows. For each (panel,
 //! chunk) the gallery words are split once into a scratch buffer (E, O and E + O of each row,
-//! in L1), then the three GEMMs run over it with the plain kernel's register tiles, code blocks
+//! in L1 or L2 as [`cache_budget`] sizes it for the ISA), then the three GEMMs run over it with the plain kernel's register tiles, code blocks
 //! outside record blocks, each tile prefetching a row of the next (panel, chunk) so the split
 //! finds it in cache. The split costs 3 vector instructions and 3 stores per 2 vectors of
 //! gallery, against 48 multiply-accumulate vectors per 2 vectors for one query's 31 rotations.
@@ -49,13 +49,40 @@ pub const CELL_WORDS: u32 = 4;
 /// in L2, see [`shape_for`]).
 pub const K_CHUNK: u32 = 2048;
 
-/// Bytes of query half rows one K chunk may hold (all sides and parts): they stay in L2
-/// (512 KiB and up) while the panel's records pass.
-pub const QUERY_CHUNK_BYTES: u64 = 192 << 10;
+/// Where a polyphase kernel's loop nest keeps its operands, per ISA: the bytes of query half
+/// rows one K chunk may hold (all sides and parts), which stay in L2 while the record panel
+/// passes, and the bytes of one part's scratch rows of a record panel (all sides).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheBudget {
+    pub query_chunk_bytes: u64,
+    pub part_scratch_bytes: u64,
+}
 
-/// Bytes of one part's scratch rows of a record panel (all sides): they stay in L1 (32 KiB
-/// and up) with a code block's half rows while the part's GEMM runs.
-pub const PART_SCRATCH_BYTES: u64 = 16 << 10;
+/// The budget of `isa`'s polyphase kernels.
+///
+/// - AVX-512 cores (1 MiB of L2 or more per core: Zen 4, Zen 5, Intel's server cores since
+///   Skylake): 768 KiB of query half rows and 64 KiB of scratch per part, so a batch of 8 queries
+///   runs K chunks of 1 024 (replicated Z16) or 2 048 (GR16) raw words, 16 or 32 vector steps per
+///   tile between the accumulators' reductions, over record panels of 32. With the budget below
+///   the chunks were 256 and 512 words (4 and 8 steps per tile), and on a Zen 5 core the kernel
+///   ran at 0.63-0.67 of the 16-bit peak counted as plain dot products, below the plain kernel's
+///   0.70-0.79; with this one at 0.85-0.96 (Z16) and 0.84-0.96 (GR16), 1.1-1.3x the plain kernel
+///   in the same runs (`bench/results/cpu-2026-12-01-zen5`).
+/// - Other ISAs (AVX2 cores from 512 KiB of L2): 192 KiB of query half rows and 16 KiB of
+///   scratch per part (one part's panel in L1), measured 1.30-1.42x the plain kernel with 8
+///   queries on a Zen 3 core (`bench/results/cpu-2026-11-29-zen3b`).
+pub fn cache_budget(isa: Isa) -> CacheBudget {
+    match isa {
+        Isa::Avx512 | Isa::Vnni => CacheBudget {
+            query_chunk_bytes: 768 << 10,
+            part_scratch_bytes: 64 << 10,
+        },
+        _ => CacheBudget {
+            query_chunk_bytes: 192 << 10,
+            part_scratch_bytes: 16 << 10,
+        },
+    }
+}
 
 /// Whether the polyphase kernel exists for (`ring`, `l` words): the wrapping 16-bit rings, and
 /// `l` a multiple of 128: 16 grid rows of an even number of 4-word cells (`l / 64` columns), so
@@ -67,18 +94,20 @@ pub fn applies(ring: DotRing, l: u32) -> bool {
 /// The loop nest of the polyphase kernel for `isa` and `half_rows` query half rows per call (3
 /// per two shifts, per query: 48 for one query's 31 rotations): the plain kernel's register
 /// tile; K chunks of the most raw words, up to [`K_CHUNK`] and halving down to 256, whose
-/// half rows fit [`QUERY_CHUNK_BYTES`]; record panels of the most records, up to 32 and at
-/// least one tile, whose part of the scratch fits [`PART_SCRATCH_BYTES`].
+/// half rows fit the ISA's [`CacheBudget::query_chunk_bytes`]; record panels of the most
+/// records, up to 32 and at least one tile, whose part of the scratch fits its
+/// [`CacheBudget::part_scratch_bytes`].
 pub fn shape_for(isa: Isa, ring: DotRing, half_rows: u64) -> Shape {
     let tile = isa.tile(ring);
     let sides = u64::from(ring.sides());
+    let budget = cache_budget(isa);
     // Half rows of kc / 2 words of 2 bytes: kc bytes per half row and side.
     let mut kc = K_CHUNK;
-    while kc > 256 && sides * half_rows.max(1) * u64::from(kc) > QUERY_CHUNK_BYTES {
+    while kc > 256 && sides * half_rows.max(1) * u64::from(kc) > budget.query_chunk_bytes {
         kc /= 2;
     }
     let per_record = sides * u64::from(kc);
-    let records = (PART_SCRATCH_BYTES / per_record).clamp(1, 32) as u32;
+    let records = (budget.part_scratch_bytes / per_record).clamp(1, 32) as u32;
     Shape {
         tile,
         k_chunk: kc,
@@ -89,13 +118,12 @@ pub fn shape_for(isa: Isa, ring: DotRing, half_rows: u64) -> Shape {
     }
 }
 
-/// The name suffix of a polyphase kernel's nest: empty for one query's 31 rotations' shape
-/// (48 half rows), `_k{chunk}_r{records}` otherwise.
+/// The name suffix of a polyphase kernel's nest: empty for the ISA's shape of one query's 31
+/// rotations (48 half rows), `_k{chunk}_r{records}` of its own shape otherwise, so two kernels
+/// of one ISA with different nests never share a name.
 fn shape_suffix(isa: Isa, ring: DotRing, half_rows: u64) -> String {
-    let s = shape_for(Isa::Vnni, ring, half_rows);
-    if s == shape_for(Isa::Vnni, ring, 48)
-        && shape_for(isa, ring, half_rows) == shape_for(isa, ring, 48)
-    {
+    let s = shape_for(isa, ring, half_rows);
+    if s == shape_for(isa, ring, 48) {
         return String::new();
     }
     format!("_k{}_r{}", s.k_chunk, s.record_panel)

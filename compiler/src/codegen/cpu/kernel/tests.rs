@@ -607,9 +607,9 @@ fn each_polyphase_variant(
 /// Every polyphase variant computes, for each record and each of the 3 m half rows, the dot
 /// product with the record's E, O or E + O half (rows 0..m, m..2m, 2m..3m), both sides of a
 /// replicated ring: at one chunk, a chunk and a tail (2 176 = 2 048 + 128), two chunks, and
-/// the deployed length; record counts around the panel and tile; edge-heavy words; the nests
-/// for one query (48 half rows: K chunks of 2 048) and for 8 (384: shorter chunks, longer
-/// panels).
+/// the deployed length; record counts around the panel and tile, and past two panels of 32;
+/// edge-heavy words; the nests for one query (48 half rows: K chunks of 2 048) and for 8 (384:
+/// chunks of 1 024 or 2 048 on AVX-512, shorter on AVX2, panels of 32).
 #[test]
 fn polyphase_variants_equal_the_split_reference() {
     for ring in [DotRing::Z16, DotRing::Gr16] {
@@ -625,7 +625,16 @@ fn polyphase_variants_equal_the_split_reference() {
             each_polyphase_variant(ring, l, half_rows, &mut |f, isa| {
                 let (lu, h) = (l as usize, l as usize / 2);
                 let sides = ring.sides() as usize;
-                for (m, nr) in [(0, 3), (1, 0), (1, 1), (5, 9), (16, 8), (16, 17), (17, 3)] {
+                for (m, nr) in [
+                    (0, 3),
+                    (1, 0),
+                    (1, 1),
+                    (5, 9),
+                    (16, 8),
+                    (16, 17),
+                    (17, 3),
+                    (3, 70),
+                ] {
                     let nc = 3 * m;
                     let q: Vec<Vec<u16>> = (0..2).map(|_| edgy(ring, nc * h, &mut rng)).collect();
                     let g: Vec<Vec<u16>> = (0..2).map(|_| edgy(ring, nr * lu, &mut rng)).collect();
@@ -745,6 +754,38 @@ fn polyphase_rotations_equal_the_plain_reference() {
                 );
             }
         });
+    }
+}
+
+/// The polyphase nests as [`polyphase::cache_budget`] sizes them: on AVX-512 a batch of 8
+/// queries (384 half rows) keeps K chunks of 1 024 (replicated Z16) and 2 048 (GR16) words over
+/// panels of 32 records, on AVX2 chunks of 256 and 512; one query's 48 half rows get chunks of
+/// 2 048 everywhere. Each shape of an ISA has its own kernel name.
+#[test]
+fn polyphase_nests_follow_the_isa_cache_budget() {
+    let chunk_and_panel = |isa, ring, half_rows| {
+        let s = polyphase::shape_for(isa, ring, half_rows);
+        (s.k_chunk, s.record_panel)
+    };
+    for isa in [Isa::Vnni, Isa::Avx512] {
+        assert_eq!(chunk_and_panel(isa, DotRing::Z16, 384), (1024, 32));
+        assert_eq!(chunk_and_panel(isa, DotRing::Gr16, 384), (2048, 32));
+        assert_eq!(chunk_and_panel(isa, DotRing::Z16, 48), (2048, 16));
+        assert_eq!(chunk_and_panel(isa, DotRing::Gr16, 48), (2048, 32));
+    }
+    assert_eq!(chunk_and_panel(Isa::Avx2, DotRing::Z16, 384), (256, 32));
+    assert_eq!(chunk_and_panel(Isa::Avx2, DotRing::Gr16, 384), (512, 32));
+    assert_eq!(chunk_and_panel(Isa::Avx2, DotRing::Gr16, 48).0, 2048);
+    for isa in [Isa::Vnni, Isa::Avx2] {
+        for ring in [DotRing::Z16, DotRing::Gr16] {
+            let (one, eight) = (
+                polyphase::kernel_name(ring, 12_800, isa, 48),
+                polyphase::kernel_name(ring, 12_800, isa, 384),
+            );
+            let differ =
+                polyphase::shape_for(isa, ring, 48) != polyphase::shape_for(isa, ring, 384);
+            assert_eq!(one != eight, differ, "{one} / {eight}");
+        }
     }
 }
 
