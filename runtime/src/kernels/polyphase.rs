@@ -22,6 +22,11 @@ pub const CELL_WORDS: usize = BITS_PER_CELL;
 /// kernel (`bench/results/cpu-2026-11-29-zen3b`).
 pub const MIN_QUERIES: usize = 2;
 
+/// Records per polyphase kernel call within a thread's share of the records: a multiple of
+/// every nest's record panel (32 at most), and its output (8 queries: 256 x 384 half-row sums,
+/// 192 KiB) small enough to stay in L2 until it is combined.
+pub const RECORD_BLOCK: usize = 256;
+
 /// The environment variable that turns the polyphase kernels off (`off`): the plain kernels
 /// run, for comparisons in one build; anything else, or unset, leaves them on.
 pub const POLYPHASE_ENV: &str = "IRISC_POLYPHASE";
@@ -229,25 +234,32 @@ pub(crate) unsafe fn run(
     // SAFETY: the caller's contract: a generated kernel of this signature.
     let k: MaskedDotKernel<u16> = unsafe { std::mem::transmute(kernel) };
     let ptr = |s: Option<&[u16]>| s.map_or(std::ptr::null(), |s| s.as_ptr());
+    // Each thread's records in blocks of RECORD_BLOCK, each one kernel call and its
+    // combination, so the kernel's wider output (48 half-row sums per 31 rotations) is a buffer
+    // of one block that stays in cache, not one of the whole shard.
     let part = |first: usize, out: &mut [u16]| {
         CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let n = out.len() / n_codes;
-        let mut kernel_out = vec![0u16; n * wide];
-        let range = first * words..(first + n) * words;
-        // SAFETY: the half rows are `wide` rows of words / 2, the records `n` rows of `words`
-        // from `first` (inside the gallery: the caller checked n_records), the output n x wide.
-        unsafe {
-            k(
-                qa.as_ptr(),
-                ptr(qb.as_deref()),
-                wide as i64,
-                g.0[range.clone()].as_ptr(),
-                ptr(g.1.map(|b| &b[range])),
-                n as i64,
-                kernel_out.as_mut_ptr(),
-            )
-        };
-        form.combine(&kernel_out, n, queries, out);
+        let mut kernel_out = vec![0u16; n.min(RECORD_BLOCK) * wide];
+        for (b, out) in out.chunks_mut(RECORD_BLOCK * n_codes).enumerate() {
+            let (r0, nb) = (first + b * RECORD_BLOCK, out.len() / n_codes);
+            let range = r0 * words..(r0 + nb) * words;
+            // SAFETY: the half rows are `wide` rows of words / 2, the records `nb` rows of
+            // `words` from `r0` (inside the gallery: the caller checked n_records), the output
+            // nb x wide (kernel_out holds at least that).
+            unsafe {
+                k(
+                    qa.as_ptr(),
+                    ptr(qb.as_deref()),
+                    wide as i64,
+                    g.0[range.clone()].as_ptr(),
+                    ptr(g.1.map(|b| &b[range])),
+                    nb as i64,
+                    kernel_out.as_mut_ptr(),
+                )
+            };
+            form.combine(&kernel_out, nb, queries, out);
+        }
     };
     let per = n_records.div_ceil(threads.clamp(1, n_records.max(1)));
     if per >= n_records {

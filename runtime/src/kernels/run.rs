@@ -269,7 +269,8 @@ mod tests {
     }
 
     /// Nests with a polyphase kernel run it where the codes are whole batches of its rotations
-    /// (one and two sides, 1 and 3 queries, thread splits) and give the plain kernel's words;
+    /// (one and two sides, 1 to 3 queries, thread splits, shares of several record blocks) and
+    /// give the plain kernel's words;
     /// codes of another count run the plain kernel.
     #[test]
     fn nests_with_a_polyphase_kernel_give_the_plain_words() {
@@ -288,7 +289,10 @@ mod tests {
             }
         };
         for two in [false, true] {
-            for (queries, nr) in [(1usize, 5usize), (3, 11), (2, 0)] {
+            // 2 x RECORD_BLOCK + 37 records: whole and partial blocks of kernel calls within
+            // a thread's share.
+            let blocks = 2 * crate::kernels::polyphase::RECORD_BLOCK + 37;
+            for (queries, nr) in [(1usize, 5usize), (3, 11), (2, 0), (2, blocks)] {
                 // Rotated rows: each query's 8 rotations of one base code.
                 let rotated = |next: &mut dyn FnMut() -> u16| -> Vec<u16> {
                     let mut rows = Vec::new();
