@@ -27,10 +27,11 @@
 //!
 //! The loop nest: record panels of P records and K chunks of the raw rows. For each (panel,
 //! chunk) the gallery words are split once into a scratch buffer (E, O and E + O of each row,
-//! in L1 or L2 as [`cache_budget`] sizes it for the ISA), then the three GEMMs run over it with the plain kernel's register tiles, code blocks
-//! outside record blocks, each tile prefetching a row of the next (panel, chunk) so the split
-//! finds it in cache. The split costs 3 vector instructions and 3 stores per 2 vectors of
-//! gallery, against 48 multiply-accumulate vectors per 2 vectors for one query's 31 rotations.
+//! in L1 or L2 as [`cache_budget`] sizes it for the ISA), then the three GEMMs run over it
+//! with the plain kernel's register tiles, code blocks outside record blocks, each tile
+//! prefetching a row of the next (panel, chunk) so the split finds it in cache. The split
+//! costs 3 vector instructions and 3 stores per 2 vectors of gallery, against 48
+//! multiply-accumulate vectors per 2 vectors for one query's 31 rotations.
 
 use super::gemm::{declare, Codes, Gemm, Records, Shape, Span};
 use super::isa::{e, IsaCodegen, Step};
@@ -65,9 +66,10 @@ pub struct CacheBudget {
 ///   runs K chunks of 1 024 (replicated Z16) or 2 048 (GR16) raw words, 16 or 32 vector steps per
 ///   tile between the accumulators' reductions, over record panels of 32. With the budget below
 ///   the chunks were 256 and 512 words (4 and 8 steps per tile), and on a Zen 5 core the kernel
-///   ran at 0.63-0.67 of the 16-bit peak counted as plain dot products, below the plain kernel's
-///   0.70-0.79; with this one at 0.85-0.96 (Z16) and 0.84-0.96 (GR16), 1.1-1.3x the plain kernel
-///   in the same runs (`bench/results/cpu-2026-12-01-zen5`).
+///   ran at 0.63-0.67 of the 16-bit peak counted as plain dot products, 0.86-0.87x the tiled
+///   plain kernel; with this one at 0.68-0.97 (Z16) and 0.79-1.02 (GR16) across bench
+///   processes, 0.99-1.3x the tiled plain kernel of the same process
+///   (`bench/results/cpu-2026-12-01-zen5`).
 /// - Other ISAs (AVX2 cores from 512 KiB of L2): 192 KiB of query half rows and 16 KiB of
 ///   scratch per part (one part's panel in L1), measured 1.30-1.42x the plain kernel with 8
 ///   queries on a Zen 3 core (`bench/results/cpu-2026-11-29-zen3b`).
