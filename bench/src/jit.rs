@@ -197,11 +197,11 @@ mod tests {
     }
 }
 
-/// The calls the runtime makes on a part of the gallery (`irisc_runtime::kernels::polyphase`):
-/// per block of its `RECORD_BLOCK` records, the polyphase kernel `f` over the query's half rows
-/// `q` (from [`Polyphase::query_rows`], `form.kernel_rows(queries)` rows of each side given)
-/// and the block's records of `g`, into `wide_out`, then the sums per rotation into `out`
-/// (`records x queries x rotations`).
+/// The calls the runtime makes on a part of the gallery, through its own
+/// `irisc_runtime::kernels::polyphase::run_blocks`: per block of `RECORD_BLOCK` records, the
+/// polyphase kernel `f` over the query's half rows `q` (from [`Polyphase::query_rows`],
+/// `form.kernel_rows(queries)` rows of each side given) and the block's records of `g`, into
+/// `wide_out`, then the sums per rotation into `out` (`records x queries x rotations`).
 ///
 /// # Safety
 /// `f` must be a polyphase kernel for `form.words()` words and as many sides as are given (a
@@ -217,35 +217,18 @@ pub unsafe fn call_polyphase(
     wide_out: &mut Vec<u16>,
     out: &mut [u16],
 ) {
-    let wide = form.kernel_rows(queries);
-    let words = form.words();
-    assert!(g.0.len() >= records * words && q.0.len() >= wide * form.half_words());
     let n_codes = queries * form.rotations();
     assert!(out.len() >= records * n_codes);
-    // In blocks of the runtime's RECORD_BLOCK records, each one call and its combination, as
-    // the parties run it.
-    let block = irisc_runtime::kernels::polyphase::RECORD_BLOCK;
-    wide_out.resize(wide * records.min(block), 0);
-    let ptr = |s: Option<&[u16]>| s.map_or(std::ptr::null(), <[u16]>::as_ptr);
-    for (b, out) in out[..records * n_codes]
-        .chunks_mut(block * n_codes)
-        .enumerate()
-    {
-        let (r0, nb) = (b * block, out.len() / n_codes);
-        let at = |s: &[u16]| s[r0 * words..].as_ptr();
-        // SAFETY: the caller's contract; the sizes are checked above (records r0..r0 + nb of
-        // the gallery, wide_out holds nb x wide).
-        unsafe {
-            f(
-                q.0.as_ptr(),
-                ptr(q.1),
-                wide as i64,
-                at(g.0),
-                g.1.map_or(std::ptr::null(), at),
-                nb as i64,
-                wide_out.as_mut_ptr(),
-            )
-        };
-        form.combine(wide_out, nb, queries, out);
-    }
+    // SAFETY: the caller's contract; run_blocks checks the lengths.
+    unsafe {
+        irisc_runtime::kernels::polyphase::run_blocks(
+            f,
+            form,
+            queries,
+            q,
+            g,
+            wide_out,
+            &mut out[..records * n_codes],
+        )
+    };
 }

@@ -206,10 +206,63 @@ impl Polyphase {
     }
 }
 
+/// One thread's share of a polyphase call: for the records of `g` that `out` covers
+/// (`out.len() / (queries x rotations)` of them, from its first), in blocks of
+/// [`RECORD_BLOCK`], the kernel over the query's half `rows` ([`Polyphase::query_rows`]) into
+/// `kernel_out` (one block's output, so it stays in cache), then the sums per rotation into
+/// that block of `out`.
+///
+/// # Safety
+/// `kernel` must be a generated polyphase kernel for `form.words()` words and as many sides as
+/// are given (a second side in both `rows` and `g`, or in neither).
+pub unsafe fn run_blocks(
+    kernel: MaskedDotKernel<u16>,
+    form: &Polyphase,
+    queries: usize,
+    rows: (&[u16], Option<&[u16]>),
+    g: (&[u16], Option<&[u16]>),
+    kernel_out: &mut Vec<u16>,
+    out: &mut [u16],
+) {
+    let (wide, words, n_codes) = (
+        form.kernel_rows(queries),
+        form.words,
+        queries * form.rotations(),
+    );
+    let records = out.len() / n_codes.max(1);
+    assert!(
+        rows.0.len() >= wide * form.half_words()
+            && rows.1.is_none_or(|b| b.len() >= wide * form.half_words())
+            && g.0.len() >= records * words
+            && g.1.is_none_or(|b| b.len() >= records * words),
+        "polyphase rows or gallery shorter than the call's shape"
+    );
+    kernel_out.resize(records.min(RECORD_BLOCK) * wide, 0);
+    let ptr = |s: Option<&[u16]>| s.map_or(std::ptr::null(), |s| s.as_ptr());
+    for (b, out) in out.chunks_mut(RECORD_BLOCK * n_codes).enumerate() {
+        let (r0, nb) = (b * RECORD_BLOCK, out.len() / n_codes);
+        let at = |s: &'_ [u16]| s[r0 * words..].as_ptr();
+        // SAFETY: the caller's contract; the half rows are `wide` rows of words / 2 and the
+        // block's `nb` records lie inside `g` (checked above), kernel_out holds nb x wide.
+        unsafe {
+            kernel(
+                rows.0.as_ptr(),
+                ptr(rows.1),
+                wide as i64,
+                at(g.0),
+                g.1.map_or(std::ptr::null(), at),
+                nb as i64,
+                kernel_out.as_mut_ptr(),
+            )
+        };
+        form.combine(kernel_out, nb, queries, out);
+    }
+}
+
 /// `out[r * n_codes + c]` = the dot product (eq. 6 for two sides) of code `c` of `q` with
 /// record `r` of `g`, as the plain kernels compute it, through the polyphase `kernel`: `q` is
 /// `n_codes / rotations` queries' rotated rows, whose half rows are laid out once, then the
-/// records split across `threads`, each part one kernel call and its combination.
+/// records split across `threads`, each part in blocks ([`run_blocks`]).
 ///
 /// # Safety
 /// `kernel` must be a generated polyphase kernel for `form.words()` words and this many sides
@@ -230,36 +283,26 @@ pub(crate) unsafe fn run(
         form.query_rows(q.0, queries),
         q.1.map(|b| form.query_rows(b, queries)),
     );
-    let (wide, words) = (form.kernel_rows(queries), form.words);
     // SAFETY: the caller's contract: a generated kernel of this signature.
     let k: MaskedDotKernel<u16> = unsafe { std::mem::transmute(kernel) };
-    let ptr = |s: Option<&[u16]>| s.map_or(std::ptr::null(), |s| s.as_ptr());
-    // Each thread's records in blocks of RECORD_BLOCK, each one kernel call and its
-    // combination, so the kernel's wider output (48 half-row sums per 31 rotations) is a buffer
-    // of one block that stays in cache, not one of the whole shard.
+    let words = form.words;
     let part = |first: usize, out: &mut [u16]| {
         CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let n = out.len() / n_codes;
-        let mut kernel_out = vec![0u16; n.min(RECORD_BLOCK) * wide];
-        for (b, out) in out.chunks_mut(RECORD_BLOCK * n_codes).enumerate() {
-            let (r0, nb) = (first + b * RECORD_BLOCK, out.len() / n_codes);
-            let range = r0 * words..(r0 + nb) * words;
-            // SAFETY: the half rows are `wide` rows of words / 2, the records `nb` rows of
-            // `words` from `r0` (inside the gallery: the caller checked n_records), the output
-            // nb x wide (kernel_out holds at least that).
-            unsafe {
-                k(
-                    qa.as_ptr(),
-                    ptr(qb.as_deref()),
-                    wide as i64,
-                    g.0[range.clone()].as_ptr(),
-                    ptr(g.1.map(|b| &b[range])),
-                    nb as i64,
-                    kernel_out.as_mut_ptr(),
-                )
-            };
-            form.combine(&kernel_out, nb, queries, out);
-        }
+        let at = first * words;
+        let mut kernel_out = Vec::new();
+        // SAFETY: the caller's contract; this part's records lie inside the gallery (the
+        // caller checked n_records, and `out` covers records first.. of it).
+        unsafe {
+            run_blocks(
+                k,
+                form,
+                queries,
+                (&qa, qb.as_deref()),
+                (&g.0[at..], g.1.map(|b| &b[at..])),
+                &mut kernel_out,
+                out,
+            )
+        };
     };
     let per = n_records.div_ceil(threads.clamp(1, n_records.max(1)));
     if per >= n_records {
