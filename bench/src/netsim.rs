@@ -73,6 +73,9 @@ pub fn netem_available() -> std::result::Result<(), String> {
 pub struct Relays {
     stop: Arc<AtomicBool>,
     threads: Vec<JoinHandle<()>>,
+    /// The relays' listening addresses, dialled once by [`Drop`] to wake their blocking
+    /// accepts.
+    listening: Vec<std::net::SocketAddr>,
     /// `configs[p]`: the parties file party p runs with.
     pub configs: Vec<PathBuf>,
 }
@@ -88,6 +91,7 @@ impl Relays {
         let stop = Arc::new(AtomicBool::new(false));
         let mut threads = Vec::new();
         let mut configs = Vec::new();
+        let mut listening = Vec::new();
         for p in 0..3 {
             let mut dial = addresses.clone();
             for (j, target) in addresses.iter().enumerate() {
@@ -95,6 +99,7 @@ impl Relays {
                     continue;
                 }
                 let listener = relay_listener(&addresses)?;
+                listening.push(listener.local_addr()?);
                 dial[j] = listener.local_addr()?.to_string();
                 let (stop, target) = (stop.clone(), target.clone());
                 threads.push(std::thread::spawn(move || {
@@ -108,6 +113,7 @@ impl Relays {
         Ok(Relays {
             stop,
             threads,
+            listening,
             configs,
         })
     }
@@ -116,6 +122,11 @@ impl Relays {
 impl Drop for Relays {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
+        // Each accept loop blocks in `accept` until a connection comes: one wakes it, and it
+        // sees the stop flag.
+        for at in &self.listening {
+            let _ = TcpStream::connect_timeout(at, Duration::from_secs(1));
+        }
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
@@ -174,37 +185,38 @@ fn party_addresses(text: &str) -> Result<Vec<String>> {
     Ok(v)
 }
 
+/// Accepts the party's connections to one relay, blocking in `accept` (a polling loop woke
+/// every few milliseconds for the whole run, on the cores the parties share), and links each to
+/// `target`. [`Relays`]'s `Drop` sets `stop` and dials the listener once to end the loop.
 fn accept_loop(listener: TcpListener, target: &str, profile: NetProfile, stop: &AtomicBool) {
-    let _ = listener.set_nonblocking(true);
     let mut pumps = Vec::new();
-    while !stop.load(Ordering::SeqCst) {
-        match listener.accept() {
-            Ok((inbound, _)) => {
-                let _ = inbound.set_nonblocking(false);
-                // The peer may still be starting: retry as a dialling party would.
-                let deadline = Instant::now() + Duration::from_secs(30);
-                let outbound = loop {
-                    match TcpStream::connect(target) {
-                        Ok(s)
-                            if !irisc_runtime::net::meets_itself(s.local_addr(), s.peer_addr()) =>
-                        {
-                            break Some(s)
-                        }
-                        Ok(_) if Instant::now() < deadline && !stop.load(Ordering::SeqCst) => {
-                            std::thread::sleep(Duration::from_millis(20))
-                        }
-                        Ok(_) => break None,
-                        Err(_) if Instant::now() < deadline && !stop.load(Ordering::SeqCst) => {
-                            std::thread::sleep(Duration::from_millis(20))
-                        }
-                        Err(_) => break None,
-                    }
-                };
-                if let Some(outbound) = outbound {
-                    pumps.extend(link(inbound, outbound, profile));
+    for inbound in listener.incoming() {
+        if stop.load(Ordering::SeqCst) {
+            break;
+        }
+        let Ok(inbound) = inbound else {
+            std::thread::sleep(Duration::from_millis(2));
+            continue;
+        };
+        // The peer may still be starting: retry as a dialling party would.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let outbound = loop {
+            match TcpStream::connect(target) {
+                Ok(s) if !irisc_runtime::net::meets_itself(s.local_addr(), s.peer_addr()) => {
+                    break Some(s)
                 }
+                Ok(_) if Instant::now() < deadline && !stop.load(Ordering::SeqCst) => {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
+                Ok(_) => break None,
+                Err(_) if Instant::now() < deadline && !stop.load(Ordering::SeqCst) => {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
+                Err(_) => break None,
             }
-            Err(_) => std::thread::sleep(Duration::from_millis(2)),
+        };
+        if let Some(outbound) = outbound {
+            pumps.extend(link(inbound, outbound, profile));
         }
     }
     for p in pumps {
@@ -224,19 +236,27 @@ fn link(a: TcpStream, b: TcpStream, profile: NetProfile) -> Vec<JoinHandle<()>> 
     v
 }
 
-/// `from` -> `to`: a reader stamps each chunk with its arrival; a writer delivers it half the
-/// round trip later, no earlier than the link's rate allows after the previous chunk.
+/// Bytes a relay reads at once: at most one such piece is stored and forwarded whole, so it
+/// adds at most its time on the wire (1.1 ms at 477 Mbit/s) to the first byte's delay.
+const RELAY_PIECE: usize = 64 << 10;
+
+/// `from` -> `to`: a reader stamps each piece with its arrival; a writer delivers it half the
+/// round trip later, no earlier than the link's rate allows after the previous piece. The
+/// writer hands each piece's buffer back to the reader, so the relay reuses a few buffers for
+/// the whole run instead of allocating (and faulting in) fresh memory per piece on the cores the
+/// parties share.
 fn direction(mut from: TcpStream, mut to: TcpStream, profile: NetProfile) -> Vec<JoinHandle<()>> {
     let (tx, rx) = mpsc::channel::<(Instant, Vec<u8>)>();
-    let reader = std::thread::spawn(move || {
-        let mut buf = vec![0u8; 64 << 10];
-        loop {
-            match from.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    if tx.send((Instant::now(), buf[..n].to_vec())).is_err() {
-                        break;
-                    }
+    let (give_back, spare) = mpsc::channel::<Vec<u8>>();
+    let reader = std::thread::spawn(move || loop {
+        let mut buf = spare.try_recv().unwrap_or_default();
+        buf.resize(RELAY_PIECE, 0);
+        match from.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                buf.truncate(n);
+                if tx.send((Instant::now(), buf)).is_err() {
+                    break;
                 }
             }
         }
@@ -253,6 +273,8 @@ fn direction(mut from: TcpStream, mut to: TcpStream, profile: NetProfile) -> Vec
             if to.write_all(&bytes).is_err() {
                 break;
             }
+            // The reader may have ended; the buffer is then dropped here.
+            let _ = give_back.send(bytes);
         }
         let _ = to.shutdown(Shutdown::Write);
     });
@@ -404,6 +426,46 @@ mod tests {
         assert!(took < Duration::from_secs(5), "took {took:?}");
         drop(c);
         drop(relays);
+    }
+
+    /// The accept loops block in `accept`; dropping the relays wakes them and returns at once,
+    /// with and without a connection through them.
+    #[test]
+    fn relays_stop_promptly() {
+        let server = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = server.local_addr().unwrap().to_string();
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("parties.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "[[party]]\nindex = 0\naddress = \"127.0.0.1:1\"\n[[party]]\nindex = 1\naddress = \"{addr}\"\n[[party]]\nindex = 2\naddress = \"127.0.0.1:3\"\n"
+            ),
+        )
+        .unwrap();
+        for connect in [false, true] {
+            let relays = Relays::start(&config, LAN).unwrap();
+            if connect {
+                let p0 = std::fs::read_to_string(&relays.configs[0]).unwrap();
+                let relay = party_addresses(&p0).unwrap()[1].clone();
+                let mut c = TcpStream::connect(&relay).unwrap();
+                c.write_all(b"ping").unwrap();
+                let (mut s, _) = server.accept().unwrap();
+                let mut got = [0u8; 4];
+                s.read_exact(&mut got).unwrap();
+                assert_eq!(&got, b"ping");
+                // Both ends close, as parties do when they exit: the relay's pumps end.
+                drop(c);
+                drop(s);
+            }
+            let start = Instant::now();
+            drop(relays);
+            assert!(
+                start.elapsed() < Duration::from_secs(3),
+                "relays took {:?} to stop (connected: {connect})",
+                start.elapsed()
+            );
+        }
     }
 
     #[test]
