@@ -1181,6 +1181,7 @@ mod tests {
             gpu_record_chunk: None,
             serve_kills: None,
             serve_threshold_placement: None,
+            repeat: 1,
         };
         let files = crate::run(&opts).unwrap();
         let json: Report =
@@ -1262,6 +1263,7 @@ mod tests {
             gpu_record_chunk: None,
             serve_kills: None,
             serve_threshold_placement: None,
+            repeat: 1,
         };
         let e = crate::run(&opts).unwrap_err().to_string();
         assert!(e.contains("unknown bench section"), "{e}");

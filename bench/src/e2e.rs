@@ -252,6 +252,85 @@ pub struct RunFigures {
     pub kernel: Option<KernelRate>,
     /// The three parties' `--stats` JSON as written, for figures beyond these.
     pub accounts: Vec<serde_json::Value>,
+    /// With `--repeat N` (N > 1): the figures of all N runs of this setting, in run order;
+    /// the figures above are those of the median run ([`by_median`]). Empty otherwise.
+    pub repeats: Vec<Repeat>,
+}
+
+/// The figures a target is read from, of one of the runs of a repeated setting.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Repeat {
+    pub cmp_per_cpu_s: Option<f64>,
+    /// The dot phase's dot products per party CPU-second over the kernel alone's rate.
+    pub dot_phase_of_kernel: Option<f64>,
+    pub compare_s: f64,
+}
+
+impl RunFigures {
+    /// This run's [`Repeat`] figures.
+    pub fn repeat_figures(&self) -> Repeat {
+        let dot_rate = self
+            .dot_cpu_s
+            .filter(|c| *c > 0.0)
+            .map(|c| self.comparisons as f64 / c);
+        Repeat {
+            cmp_per_cpu_s: self.cmp_per_cpu_s,
+            dot_phase_of_kernel: dot_rate
+                .zip(self.kernel.as_ref())
+                .map(|(r, k)| r / k.per_cpu_s),
+            compare_s: self.compare_s,
+        }
+    }
+}
+
+/// `settings` `n` times over, round robin (every setting once, then again), so that a drift
+/// of the machine's speed during the runs falls on all of them alike.
+pub fn repeated(settings: &[Setting], n: usize) -> Vec<Setting> {
+    (0..n.max(1))
+        .flat_map(|_| settings.iter().cloned())
+        .collect()
+}
+
+/// The index of the median of `values` (the lower one of the middle two for an even count);
+/// `None` when empty. NaNs sort last.
+pub fn median_index(values: &[f64]) -> Option<usize> {
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
+    order.get(values.len().saturating_sub(1) / 2).copied()
+}
+
+/// The runs of [`repeated`] (`per_round` settings per round) back as one run per setting: the
+/// run whose `key` is the median of its repeats, carrying every repeat's figures. On a small
+/// shared machine one run can be 30 % off the next; the median run is a real run (its figures
+/// belong together), and the spread is reported beside it.
+pub fn by_median(
+    runs: Vec<RunFigures>,
+    per_round: usize,
+    key: impl Fn(&RunFigures) -> f64,
+) -> Vec<RunFigures> {
+    if per_round == 0 || runs.len() <= per_round {
+        return runs;
+    }
+    let mut groups: Vec<Vec<RunFigures>> = (0..per_round).map(|_| Vec::new()).collect();
+    for (i, r) in runs.into_iter().enumerate() {
+        groups[i % per_round].push(r);
+    }
+    groups
+        .into_iter()
+        .filter_map(|mut g| {
+            let keys: Vec<f64> = g.iter().map(&key).collect();
+            let repeats: Vec<Repeat> = g.iter().map(RunFigures::repeat_figures).collect();
+            let mut median = g.swap_remove(median_index(&keys)?);
+            median.repeats = repeats;
+            Some(median)
+        })
+        .collect()
+}
+
+/// The median run's key for the e2e section: comparisons per party CPU-second (its target),
+/// or the comparison phase's speed where the parties report no CPU time.
+pub fn cpu_key(r: &RunFigures) -> f64 {
+    r.cmp_per_cpu_s.unwrap_or(1.0 / r.compare_s.max(1e-12))
 }
 
 pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
@@ -296,12 +375,16 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
             ..Setting::one_query(1, None)
         });
     }
+    let repeat = opts.repeat.max(1);
     let mut runs = Vec::new();
     for case in CASES {
-        runs.extend(measure_in(dir, case, records, &settings, opts.quick)?);
+        let all = measure_in(dir, case, records, &repeated(&settings, repeat), opts.quick)?;
+        runs.extend(by_median(all, settings.len(), cpu_key));
     }
     let config = json!({
         "records": records,
+        "repeat": repeat,
+        "repeat_rule": "each setting `repeat` times, round robin; every figure is the median run's (by comparisons per party CPU-second), with the repeats' median, min and max of the target figures beside it",
         "queries": [1, BATCH_QUERIES],
         "programs": CASES.iter().map(|c| json!({
             "program": format!("examples/{}.irs", c.name),
@@ -443,6 +526,47 @@ pub fn write_report(
                     let mut x = describe(m(what, rate / k.per_cpu_s, "x"));
                     x.extra
                         .insert("target".into(), json!(TARGET_DOT_PHASE_OF_KERNEL));
+                    measurements.push(x);
+                }
+            }
+        }
+        if r.repeats.len() > 1 {
+            let n = r.repeats.len();
+            let figures: [(&str, Vec<f64>, f64, &str); 3] = [
+                (
+                    "comparisons per party CPU-second",
+                    r.repeats.iter().filter_map(|x| x.cmp_per_cpu_s).collect(),
+                    1e-6,
+                    "M cmp/s",
+                ),
+                (
+                    "dot phase / kernel alone",
+                    r.repeats
+                        .iter()
+                        .filter_map(|x| x.dot_phase_of_kernel)
+                        .collect(),
+                    1.0,
+                    "x",
+                ),
+                (
+                    "comparison phase",
+                    r.repeats.iter().map(|x| x.compare_s).collect(),
+                    1.0,
+                    "s",
+                ),
+            ];
+            for (what, values, scale, unit) in figures {
+                let Some(mid) = median_index(&values) else {
+                    continue;
+                };
+                let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+                let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                for (stat, v) in [("median", values[mid]), ("min", min), ("max", max)] {
+                    let mut x = m(&format!("{what} over {n} runs: {stat}"), v * scale, unit);
+                    x.extra.insert(
+                        "runs".into(),
+                        json!(values.iter().map(|v| v * scale).collect::<Vec<_>>()),
+                    );
                     measurements.push(x);
                 }
             }
@@ -1213,12 +1337,59 @@ fn figures(
         mask_len_cpu_s: op_cpu(&["mask_len", "batch_mask_len"]),
         kernel: None,
         accounts: acc.to_vec(),
+        repeats: Vec::new(),
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The median of an odd count is its middle value, of an even count the lower middle one,
+    /// whatever the order; nothing for no values.
+    #[test]
+    fn median_index_picks_the_middle_value() {
+        assert_eq!(median_index(&[]), None);
+        assert_eq!(median_index(&[4.0]), Some(0));
+        assert_eq!(median_index(&[9.0, 1.0, 5.0]), Some(2));
+        assert_eq!(median_index(&[3.0, 8.0, 1.0, 6.0]), Some(0));
+        assert_eq!(median_index(&[2.0, 2.0, 7.0]).map(|i| i < 2), Some(true));
+    }
+
+    /// Round-robin runs come back one per setting, as the median run by the key, with every
+    /// repeat's figures in run order.
+    #[test]
+    fn repeated_runs_fold_back_to_their_median_run() {
+        let settings = [
+            Setting::one_query(1, None),
+            Setting {
+                queries: 8,
+                ..Setting::one_query(1, None)
+            },
+        ];
+        let order = repeated(&settings, 3);
+        assert_eq!(order.len(), 6);
+        assert_eq!(order[2].queries, 1);
+        assert_eq!(order[3].queries, 8);
+        let run = |s: &Setting, compare_s: f64| {
+            let mut r = figures("iris_ids", s.clone(), 100, &[json!({"dot_s": 1.0, "compare_s": compare_s, "total_s": 3.0, "load_s": 0.1, "dot_overlapped_s": 0.0, "bytes_sent": 400.0, "rounds": 23.0, "messages_sent": 40.0})]).unwrap();
+            r.records = 10;
+            r
+        };
+        // Setting 0's compare times 3, 1, 2; setting 1's 6, 4, 5.
+        let times = [3.0, 6.0, 1.0, 4.0, 2.0, 5.0];
+        let runs: Vec<RunFigures> = order.iter().zip(times).map(|(s, t)| run(s, t)).collect();
+        let folded = by_median(runs, 2, |r| r.compare_s);
+        assert_eq!(folded.len(), 2);
+        assert_eq!(folded[0].setting.queries, 1);
+        assert_eq!(folded[0].compare_s, 2.0);
+        assert_eq!(folded[1].compare_s, 5.0);
+        let seen: Vec<f64> = folded[1].repeats.iter().map(|x| x.compare_s).collect();
+        assert_eq!(seen, [6.0, 4.0, 5.0]);
+        // One round: the runs as they are, no repeats recorded.
+        let once = by_median(vec![run(&settings[0], 1.0)], 2, |r| r.compare_s);
+        assert!(once[0].repeats.is_empty());
+    }
 
     /// A run of `also` with another `--msb-input` uses its own build on the same shares: its
     /// answers are checked against the plaintext, its bytes per comparison are the other
@@ -1280,6 +1451,7 @@ mod tests {
             gpu_record_chunk: None,
             serve_kills: None,
             serve_threshold_placement: None,
+            repeat: 1,
         };
         let files = run(&opts, dir.path()).unwrap();
         let json: serde_json::Value =

@@ -74,6 +74,9 @@ pub struct BenchOptions {
     /// The `serve` section's build with `--threshold-placement` (None: the compiler's default),
     /// to compare the placements' latency on one machine.
     pub serve_threshold_placement: Option<irisc_runtime::vocab::ThresholdPlacement>,
+    /// Runs of each end-to-end and network setting (round robin); the reports give the median
+    /// run and the spread (0 or 1: once).
+    pub repeat: usize,
 }
 
 /// Gallery records of the sections that run compiled programs, without `--records`.

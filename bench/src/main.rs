@@ -49,6 +49,11 @@ struct Cli {
     /// (default: the compiler's, record thirds).
     #[arg(long, value_parser = ["record_thirds", "component0"])]
     serve_threshold_placement: Option<String>,
+    /// Runs of each `e2e` and `net` setting, round robin: the reports give the median run and
+    /// the spread of the target figures (on a small shared machine one run can be 30 % off the
+    /// next).
+    #[arg(long, default_value_t = 1)]
+    repeat: usize,
 }
 
 fn main() -> ExitCode {
@@ -67,6 +72,7 @@ fn main() -> ExitCode {
             .serve_threshold_placement
             .as_deref()
             .and_then(irisc_runtime::vocab::ThresholdPlacement::parse),
+        repeat: cli.repeat,
     }) {
         Ok(files) => {
             for f in &files {

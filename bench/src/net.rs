@@ -20,7 +20,7 @@ use anyhow::{bail, Result};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
-use super::e2e::{measure_in, write_report, Case, RunFigures, Setting, CASES};
+use super::e2e::{by_median, measure_in, repeated, write_report, Case, RunFigures, Setting, CASES};
 use super::netsim::{netem_available, LAN, WAN};
 use super::BenchOptions;
 
@@ -42,7 +42,17 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
     }
     let netem = netem_available();
     let case = &CASES[0];
-    let mut runs = measure_in(dir, case, records, &settings, opts.quick)?;
+    let mut runs = by_median(
+        measure_in(
+            dir,
+            case,
+            records,
+            &repeated(&settings, opts.repeat.max(1)),
+            opts.quick,
+        )?,
+        settings.len(),
+        |r| r.compare_s,
+    );
     let batch = batch_on_wan(opts, dir, case, records, threads, &mut runs)?;
     let netem_note = match &netem {
         Ok(()) => "tc netem is available here; the links were shaped by irisc's relay all the same \
@@ -123,14 +133,26 @@ fn batch_on_wan(
         ..one_message.clone()
     };
     let both = [setting, one_message];
-    let batched = measure_in(dir, case, records, &both, opts.quick)?;
-    let per_query = measure_in(
-        dir,
-        &per_query_case,
-        records,
-        &[both[0].clone(), both[1].clone(), as_filed],
-        opts.quick,
-    )?;
+    // With `--repeat N` each setting runs N times round robin; each figure below is then the
+    // median run's by its comparison phase, with every run's beside it.
+    let repeat = opts.repeat.max(1);
+    let batched = by_median(
+        measure_in(dir, case, records, &repeated(&both, repeat), opts.quick)?,
+        both.len(),
+        |r| r.compare_s,
+    );
+    let baselines = [both[0].clone(), both[1].clone(), as_filed];
+    let per_query = by_median(
+        measure_in(
+            dir,
+            &per_query_case,
+            records,
+            &repeated(&baselines, repeat),
+            opts.quick,
+        )?,
+        baselines.len(),
+        |r| r.compare_s,
+    );
     let (Some(b), Some(p), Some(bc), Some(pc), Some(f)) = (
         batched.first(),
         per_query.first(),
@@ -144,11 +166,31 @@ fn batch_on_wan(
     let ratio = per_query_s(b) / per_query_s(p).max(1e-12);
     let one_message_ratio = per_query_s(bc) / per_query_s(pc).max(1e-12);
     let as_filed_ratio = per_query_s(b) / per_query_s(f).max(1e-12);
+    // Every run's comparison phase per query, in run order (the median run's alone without
+    // repeats), and the batch's ratio to the as-filed baseline run by run (the i-th batched run
+    // against the i-th baseline run).
+    let each = |r: &RunFigures| -> Vec<f64> {
+        if r.repeats.is_empty() {
+            vec![per_query_s(r)]
+        } else {
+            r.repeats
+                .iter()
+                .map(|x| x.compare_s / r.setting.queries as f64)
+                .collect()
+        }
+    };
+    let as_filed_ratios: Vec<f64> = each(b)
+        .iter()
+        .zip(each(f))
+        .map(|(b, f)| b / f.max(1e-12))
+        .collect();
     let value = json!({
         "network": WAN.name,
         "queries": BATCH_QUERIES,
+        "runs_per_setting": repeat,
         "batched": {
             "compare_s_per_query": per_query_s(b),
+            "compare_s_per_query_each_run": each(b),
             "rounds": b.rounds,
             "bytes_per_comparison": b.bytes_per_cmp,
         },
@@ -171,9 +213,11 @@ fn batch_on_wan(
         "as_filed": {
             "what": "query by query, --msb-input replicated (reshare + BitExtract), one message per round",
             "compare_s_per_query": per_query_s(f),
+            "compare_s_per_query_each_run": each(f),
             "rounds": f.rounds,
             "bytes_per_comparison": f.bytes_per_cmp,
             "batched_ratio": as_filed_ratio,
+            "batched_ratio_each_run": as_filed_ratios,
             "met": as_filed_ratio <= TARGET_BATCHED_COMPARE_RATIO,
         },
     });
@@ -194,9 +238,21 @@ fn batch_on_wan(
     );
     eprintln!(
         "net: query by query as the target was set (reshare + BitExtract, one message per round): \
-         {:.3} s per query ({} rounds): the batch's ratio to it {as_filed_ratio:.2}",
+         {:.3} s per query ({} rounds): the batch's ratio to it {as_filed_ratio:.2}{}",
         per_query_s(f),
-        f.rounds
+        f.rounds,
+        if repeat > 1 {
+            format!(
+                " (median of {repeat} runs each; run by run {})",
+                as_filed_ratios
+                    .iter()
+                    .map(|r| format!("{r:.2}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        } else {
+            String::new()
+        }
     );
     runs.extend(batched);
     runs.extend(per_query);
@@ -224,6 +280,7 @@ mod tests {
             gpu_record_chunk: None,
             serve_kills: None,
             serve_threshold_placement: None,
+            repeat: 1,
         };
         let files = run(&opts, dir.path()).unwrap();
         let json: serde_json::Value =

@@ -159,6 +159,7 @@ mod tests {
             gpu_record_chunk: None,
             serve_kills: None,
             serve_threshold_placement: None,
+            repeat: 1,
         };
         // `dot` states its gallery per kernel; `gpu` by default the largest gallery the GPU holds;
         // `triples` runs circuits, not galleries, and states their sizes.

@@ -499,6 +499,7 @@ mod tests {
             gpu_record_chunk: None,
             serve_kills: None,
             serve_threshold_placement: None,
+            repeat: 1,
         };
         let files = run(&opts, dir.path()).unwrap();
         assert!(files.iter().any(|f| f.ends_with("triples.png")));

@@ -12,6 +12,7 @@ fn opts(dir: &Path) -> BenchOptions {
         gpu_record_chunk: None,
         serve_kills: None,
         serve_threshold_placement: None,
+        repeat: 1,
     }
 }
 
@@ -436,6 +437,7 @@ fn the_steady_state_is_the_second_batch_by_hand() {
             "ops": {"rotate": {"seconds": rotate}, "msb": {"seconds": 1.0}},
             "ops_cpu_s": {"rotate": rotate / 2.0},
         })],
+        repeats: Vec::new(),
     };
     let fit = e2e_fit(u64::MAX, None, &[], 1, Some(1000));
     let mut e = E2eRow {
