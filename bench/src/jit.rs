@@ -150,6 +150,42 @@ pub fn with_all_kernels<R>(
     }))
 }
 
+/// The calls the runtime makes on a part of the gallery, through its own
+/// `irisc_runtime::kernels::polyphase::run_blocks`: per block of `RECORD_BLOCK` records, the
+/// polyphase kernel `f` over the query's half rows `q` (from [`Polyphase::query_rows`],
+/// `form.kernel_rows(queries)` rows of each side given) and the block's records of `g`, into
+/// `wide_out`, then the sums per rotation into `out` (`records x queries x rotations`).
+///
+/// # Safety
+/// `f` must be a polyphase kernel for `form.words()` words and as many sides as are given (a
+/// second side in both `q` and `g`, or in neither); `g` must hold `records` records.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn call_polyphase(
+    f: KernelFn<u16>,
+    form: &Polyphase,
+    queries: usize,
+    q: (&[u16], Option<&[u16]>),
+    g: (&[u16], Option<&[u16]>),
+    records: usize,
+    wide_out: &mut Vec<u16>,
+    out: &mut [u16],
+) {
+    let n_codes = queries * form.rotations();
+    assert!(out.len() >= records * n_codes);
+    // SAFETY: the caller's contract; run_blocks checks the lengths.
+    unsafe {
+        irisc_runtime::kernels::polyphase::run_blocks(
+            f,
+            form,
+            queries,
+            q,
+            g,
+            wide_out,
+            &mut out[..records * n_codes],
+        )
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,40 +231,4 @@ mod tests {
         })
         .unwrap();
     }
-}
-
-/// The calls the runtime makes on a part of the gallery, through its own
-/// `irisc_runtime::kernels::polyphase::run_blocks`: per block of `RECORD_BLOCK` records, the
-/// polyphase kernel `f` over the query's half rows `q` (from [`Polyphase::query_rows`],
-/// `form.kernel_rows(queries)` rows of each side given) and the block's records of `g`, into
-/// `wide_out`, then the sums per rotation into `out` (`records x queries x rotations`).
-///
-/// # Safety
-/// `f` must be a polyphase kernel for `form.words()` words and as many sides as are given (a
-/// second side in both `q` and `g`, or in neither); `g` must hold `records` records.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn call_polyphase(
-    f: KernelFn<u16>,
-    form: &Polyphase,
-    queries: usize,
-    q: (&[u16], Option<&[u16]>),
-    g: (&[u16], Option<&[u16]>),
-    records: usize,
-    wide_out: &mut Vec<u16>,
-    out: &mut [u16],
-) {
-    let n_codes = queries * form.rotations();
-    assert!(out.len() >= records * n_codes);
-    // SAFETY: the caller's contract; run_blocks checks the lengths.
-    unsafe {
-        irisc_runtime::kernels::polyphase::run_blocks(
-            f,
-            form,
-            queries,
-            q,
-            g,
-            wide_out,
-            &mut out[..records * n_codes],
-        )
-    };
 }
