@@ -239,9 +239,8 @@ impl Chain {
         let (a, b) = self.chunks[c];
         let w = ops.words;
         let tail = tail_mask(ops.len);
-        let r = i * w..(i + 1) * w;
-        let (ao, ap) = (&ops.a_own[r.clone()], &ops.a_prev[r.clone()]);
-        let (bo, bp) = (&ops.b_own[r.clone()], &ops.b_prev[r]);
+        let (ao, ap) = (ops.a_own.plane(i, w), ops.a_prev.plane(i, w));
+        let (bo, bp) = (ops.b_own.plane(i, w), ops.b_prev.plane(i, w));
         let al = &alpha[self.start..self.start + w];
         let mut zs = Vec::with_capacity(b - a);
         for j in a..b {
@@ -258,9 +257,9 @@ impl Chain {
             zs.push(zj);
         }
         if ops.converts_in(i, top) {
-            let t = top * w;
+            let (at, bt) = (ops.a_own.plane(top, w), ops.b_own.plane(top, w));
             for (n, j) in (a..b).enumerate() {
-                let msb = ops.a_own[t + j] ^ ops.b_own[t + j] ^ self.co[j];
+                let msb = at[j] ^ bt[j] ^ self.co[j];
                 self.msb_own[j] = msb;
                 zs[n] = msb;
             }
@@ -307,20 +306,50 @@ impl Chain {
     }
 }
 
+/// One share component of an operand, bit-sliced: plane j is `words[j·stride ..][..w]`. A
+/// component a role holds as zero (one of a's and one of b's, per role) is a single plane of
+/// zeros read for every j (stride 0) instead of k planes: that saves the memory, and the page
+/// mappings the AND rounds would take reading it, of up to two operands' components per party.
+pub(crate) struct Planes {
+    words: Vec<u64>,
+    stride: usize,
+}
+
+impl Planes {
+    /// `words`, planes of `w` words one after another.
+    fn of(words: Vec<u64>, w: usize) -> Planes {
+        Planes { words, stride: w }
+    }
+
+    /// Zero in every plane of `w` words.
+    fn zero(w: usize) -> Planes {
+        Planes {
+            words: vec![0; w],
+            stride: 0,
+        }
+    }
+
+    /// Plane `j` (`w` words).
+    fn plane(&self, j: usize, w: usize) -> &[u64] {
+        &self.words[j * self.stride..j * self.stride + w]
+    }
+}
+
 /// The two operands of AdditiveMSB's adder for one half of the batch, as replicated binary
 /// shares in the half's orientation ("prev" is the component of the half's previous party),
-/// bit-sliced: steps 1 and 2 of [`additive_msb`]. Plane j of each component is words
-/// `j·words .. (j+1)·words`, the tails beyond `len` clear.
+/// bit-sliced: steps 1 and 2 of [`additive_msb`], the tails beyond `len` clear.
 pub(crate) struct Operands {
     pub way: Way,
     /// Components of a = z_0 + z_1 + r (the value of the party in role 1).
-    pub a_own: Vec<u64>,
-    pub a_prev: Vec<u64>,
+    pub a_own: Planes,
+    pub a_prev: Planes,
     /// Components of b = z_2 − r (the value of the party in role 2).
-    pub b_own: Vec<u64>,
-    pub b_prev: Vec<u64>,
+    pub b_own: Planes,
+    pub b_prev: Planes,
     /// Words per plane.
     pub words: usize,
+    /// Planes (k).
+    pub planes: usize,
     /// Elements.
     pub len: usize,
 }
@@ -335,9 +364,7 @@ impl Operands {
     /// Bit k − 1 of a + b, given the (own, prev) components of the carry into it: the top
     /// planes of a and b and the carry, XORed.
     fn top_bits(&self, carry_own: &[u64], carry_prev: &[u64]) -> BitShares {
-        let w = self.words;
-        let planes = self.a_own.len() / w;
-        let t = (planes - 1) * w..planes * w;
+        let (w, t) = (self.words, self.planes - 1);
         let xor3 = |x: &[u64], y: &[u64], c: &[u64]| -> Vec<u64> {
             x.iter()
                 .zip(y)
@@ -346,8 +373,8 @@ impl Operands {
                 .collect()
         };
         BitShares::from_words(
-            xor3(&self.a_own[t.clone()], &self.b_own[t.clone()], carry_own),
-            xor3(&self.a_prev[t.clone()], &self.b_prev[t], carry_prev),
+            xor3(self.a_own.plane(t, w), self.b_own.plane(t, w), carry_own),
+            xor3(self.a_prev.plane(t, w), self.b_prev.plane(t, w), carry_prev),
             self.len,
         )
     }
@@ -572,21 +599,28 @@ pub(crate) fn inputs<T: RingElem>(
     // The receipts, and each operand as (own, prev) components of the half's orientation.
     let mut out = Vec::with_capacity(halves.len());
     for ((h, d), sent) in halves.iter().zip(draws).zip(sent) {
+        let (w, of) = (h.words, |v: Vec<u64>| Planes::of(v, h.words));
         let ((a_own, a_prev), (b_own, b_prev)) = match d {
             // a: component 0 is the stream shared with role 1, component 2 is zero; b:
             // component 0 is zero, component 2 comes from role 2.
             Draws::Zero { a0, .. } => {
                 let b_prev = h.recv_planes(net, "AdditiveMSB input b")?;
-                ((a0, zeros(h)), (zeros(h), b_prev))
+                ((of(a0), Planes::zero(w)), (Planes::zero(w), of(b_prev)))
             }
             // a: component 1 was sent to role 2, component 0 is the stream with role 0; b:
             // component 1 is the stream shared with role 2, component 0 is zero.
-            Draws::One { m, b1 } => ((sent.unwrap_or_default(), m), (b1, zeros(h))),
+            Draws::One { m, b1 } => (
+                (of(sent.unwrap_or_default()), of(m)),
+                (of(b1), Planes::zero(w)),
+            ),
             // a: component 2 is zero, component 1 comes from role 1; b: component 2 was sent
             // to role 0, component 1 is the stream with role 1.
             Draws::Two { m, .. } => {
                 let a_prev = h.recv_planes(net, "AdditiveMSB input a")?;
-                ((zeros(h), a_prev), (sent.unwrap_or_default(), m))
+                (
+                    (Planes::zero(w), of(a_prev)),
+                    (of(sent.unwrap_or_default()), of(m)),
+                )
             }
         };
         out.push(Operands {
@@ -596,6 +630,7 @@ pub(crate) fn inputs<T: RingElem>(
             b_own,
             b_prev,
             words: h.words,
+            planes: h.planes,
             len: h.len(),
         });
     }
