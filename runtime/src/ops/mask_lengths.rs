@@ -62,6 +62,29 @@ impl PopcountIsa {
     }
 }
 
+/// The integer a mask length is written as: `u64` for the public values, `u32` where a batch's
+/// lengths are kept by record thirds (a popcount of up to 2^32 − 1 bits; half the memory the
+/// dot phase writes and maps for them).
+pub(crate) trait Count: Copy + Default {
+    /// `n` (a popcount of masks the compiler sized, which fits).
+    fn of(n: u64) -> Self;
+}
+
+impl Count for u64 {
+    #[inline(always)]
+    fn of(n: u64) -> u64 {
+        n
+    }
+}
+
+impl Count for u32 {
+    #[inline(always)]
+    fn of(n: u64) -> u32 {
+        debug_assert!(n <= u64::from(u32::MAX), "a mask length of {n} bits");
+        n as u32
+    }
+}
+
 /// `ml` of every pair of the `g_count` gallery masks `g` and the `q_count` query masks `q`
 /// (`w` words per mask), record-major: `out[r·q_count + c] = Σ popcount(q_c & g_r)`.
 pub(crate) fn mask_lengths(
@@ -77,13 +100,13 @@ pub(crate) fn mask_lengths(
 }
 
 /// [`mask_lengths`] into `out` (`q_count * g_count` values), with the widest variant.
-pub(crate) fn mask_lengths_into(
+pub(crate) fn mask_lengths_into<C: Count>(
     q: &[u64],
     q_count: usize,
     g: &[u64],
     g_count: usize,
     w: usize,
-    out: &mut [u64],
+    out: &mut [C],
 ) {
     fill_with(PopcountIsa::best(), q, q_count, g, g_count, w, out)
 }
@@ -105,14 +128,14 @@ pub(crate) fn mask_lengths_with(
 }
 
 /// The popcounts of [`mask_lengths_with`] into `out`.
-fn fill_with(
+fn fill_with<C: Count>(
     isa: PopcountIsa,
     q: &[u64],
     q_count: usize,
     g: &[u64],
     g_count: usize,
     w: usize,
-    out: &mut [u64],
+    out: &mut [C],
 ) {
     assert!(
         q.len() >= q_count * w && g.len() >= g_count * w,
@@ -120,7 +143,7 @@ fn fill_with(
     );
     assert_eq!(out.len(), q_count * g_count, "mask lengths: output size");
     if w == 0 || q_count == 0 {
-        out.fill(0);
+        out.fill(C::default());
         return;
     }
     let (q, g) = (&q[..q_count * w], &g[..g_count * w]);
@@ -147,35 +170,36 @@ fn fill_with(
 
 /// The loop every variant compiles: one gallery mask (in L1) against all query masks.
 #[inline(always)]
-fn fill(q: &[u64], g: &[u64], w: usize, out: &mut [u64]) {
+fn fill<C: Count>(q: &[u64], g: &[u64], w: usize, out: &mut [C]) {
     let q_count = q.len() / w;
     for (gm, row) in g.chunks_exact(w).zip(out.chunks_exact_mut(q_count)) {
         for (qm, o) in q.chunks_exact(w).zip(row) {
-            *o = qm
-                .iter()
-                .zip(gm)
-                .map(|(a, b)| (a & b).count_ones() as u64)
-                .sum();
+            *o = C::of(
+                qm.iter()
+                    .zip(gm)
+                    .map(|(a, b)| (a & b).count_ones() as u64)
+                    .sum::<u64>(),
+            );
         }
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "popcnt")]
-unsafe fn fill_popcnt(q: &[u64], g: &[u64], w: usize, out: &mut [u64]) {
+unsafe fn fill_popcnt<C: Count>(q: &[u64], g: &[u64], w: usize, out: &mut [C]) {
     fill(q, g, w, out)
 }
 
 /// The pairs of a tiled variant's record block (rows from record `r`) with the codes from
 /// `blocked_codes` on, which no whole tile covers, through [`fill`].
 #[inline(always)]
-fn fill_codes_left(
+fn fill_codes_left<C: Count>(
     q: &[u64],
     rows: &[&[u64]],
     r: usize,
     blocked_codes: usize,
     w: usize,
-    out: &mut [u64],
+    out: &mut [C],
 ) {
     let q_count = q.len() / w;
     for (k, row) in rows.iter().enumerate().filter(|_| blocked_codes < q_count) {
@@ -209,7 +233,7 @@ const AVX2_STEPS_PER_FLUSH: usize = 31;
 /// and records left over, go through [`fill`] (compiled here with the same features).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,popcnt")]
-unsafe fn fill_avx2(q: &[u64], g: &[u64], w: usize, out: &mut [u64]) {
+unsafe fn fill_avx2<C: Count>(q: &[u64], g: &[u64], w: usize, out: &mut [C]) {
     use std::arch::x86_64::*;
     const RB: usize = AVX2_RECORD_BLOCK;
     const CB: usize = AVX2_CODE_BLOCK;
@@ -268,7 +292,7 @@ unsafe fn fill_avx2(q: &[u64], g: &[u64], w: usize, out: &mut [u64]) {
                         .zip(&rows[k][vector_words..])
                         .map(|(a, b)| (a & b).count_ones() as u64)
                         .sum();
-                    out[(r + k) * q_count + c + j] = lanes.iter().sum::<u64>() + tail;
+                    out[(r + k) * q_count + c + j] = C::of(lanes.iter().sum::<u64>() + tail);
                 }
             }
         }
@@ -318,7 +342,7 @@ unsafe fn tile_step(
 /// and records left over go through [`fill`] (compiled here with the same features).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vpopcntdq,popcnt")]
-unsafe fn fill_avx512(q: &[u64], g: &[u64], w: usize, out: &mut [u64]) {
+unsafe fn fill_avx512<C: Count>(q: &[u64], g: &[u64], w: usize, out: &mut [C]) {
     use std::arch::x86_64::*;
     let q_count = q.len() / w;
     let g_count = g.len() / w;
@@ -349,7 +373,7 @@ unsafe fn fill_avx512(q: &[u64], g: &[u64], w: usize, out: &mut [u64]) {
             }
             for (k, row_acc) in acc.iter().enumerate() {
                 for (j, a) in row_acc.iter().enumerate() {
-                    out[(r + k) * q_count + c + j] = _mm512_reduce_add_epi64(*a) as u64;
+                    out[(r + k) * q_count + c + j] = C::of(_mm512_reduce_add_epi64(*a) as u64);
                 }
             }
         }
@@ -422,7 +446,12 @@ mod tests {
                 isa
             );
         }
-        prop_assert_eq!(mask_lengths(&q, q_count, &g, g_count, w), want);
+        prop_assert_eq!(mask_lengths(&q, q_count, &g, g_count, w), want.clone());
+        // The u32 lengths record thirds keep: the same integers.
+        let mut narrow = vec![0u32; q_count * g_count];
+        mask_lengths_into(&q, q_count, &g, g_count, w, &mut narrow);
+        let narrow: Vec<u64> = narrow.into_iter().map(u64::from).collect();
+        prop_assert_eq!(narrow, want);
         Ok(())
     }
 

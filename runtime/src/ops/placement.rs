@@ -31,7 +31,7 @@ fn sched(m: impl Into<String>) -> RuntimeError {
 pub struct PublicThirds {
     /// `ml` of every pair, record-major (`width` per record); 0 on the records of the thirds
     /// this party does not hold, where nothing reads them.
-    pub values: Vec<u64>,
+    pub values: Vec<u32>,
     /// Pairs per record.
     pub width: usize,
     /// The thirds whose mask lengths were computed here.
@@ -67,7 +67,7 @@ pub(crate) fn mask_lengths_by_thirds(
     g: &[u64],
     g_count: usize,
     w: usize,
-    mut compute: impl FnMut(&[u64], usize, &mut [u64]) -> Result<(), RuntimeError>,
+    mut compute: impl FnMut(&[u64], usize, &mut [u32]) -> Result<(), RuntimeError>,
 ) -> Result<PublicThirds, RuntimeError> {
     if !(1..=2).contains(&holders) || party > 2 {
         return Err(sched(format!(
@@ -80,7 +80,7 @@ pub(crate) fn mask_lengths_by_thirds(
         ));
     }
     let held = [0, 1, 2].map(|c| holds_component(party, c, holders));
-    let mut values = vec![0u64; g_count * q_count];
+    let mut values = vec![0u32; g_count * q_count];
     let mut max = 0;
     for (c, _) in held.iter().enumerate().filter(|(_, h)| **h) {
         let r = record_third(c, g_count);
@@ -89,7 +89,7 @@ pub(crate) fn mask_lengths_by_thirds(
         }
         let out = &mut values[r.start * q_count..r.end * q_count];
         compute(&g[r.start * w..r.end * w], r.len(), out)?;
-        max = max.max(out.iter().copied().max().unwrap_or(0));
+        max = max.max(out.iter().copied().max().map_or(0, u64::from));
     }
     let empty = (0..g_count)
         .map(|r| g[r * w..(r + 1) * w].iter().all(|&m| m == 0))
@@ -142,7 +142,7 @@ pub(crate) fn sub_from_thirds<T: RingElem>(
             }
             if adding.contains(&r) {
                 for ((o, &x), &m) in o.iter_mut().zip(x).zip(&ml.values[r * w..(r + 1) * w]) {
-                    let t = T::from_u64(thresholds.of(m) as u64);
+                    let t = T::from_u64(thresholds.of(u64::from(m)) as u64);
                     *o = x.wrapping_neg().wrapping_add(t).mask_to(k);
                 }
             } else {
@@ -214,7 +214,9 @@ mod tests {
             let mut covered = vec![0usize; g_count];
             for party in 0..3 {
                 let t = mask_lengths_by_thirds(party, holders, q_count, &g, g_count, w, |gs, n, out| {
-                    out.copy_from_slice(&popcounts(&q, q_count, gs, n, w));
+                    for (o, v) in out.iter_mut().zip(popcounts(&q, q_count, gs, n, w)) {
+                        *o = v as u32;
+                    }
                     Ok(())
                 })
                 .unwrap();
@@ -233,7 +235,8 @@ mod tests {
                         let got = &t.values[r * q_count..(r + 1) * q_count];
                         if t.held[c] {
                             covered[r] += 1;
-                            prop_assert_eq!(got, &want[r * q_count..(r + 1) * q_count]);
+                            let got: Vec<u64> = got.iter().map(|&v| u64::from(v)).collect();
+                            prop_assert_eq!(&got[..], &want[r * q_count..(r + 1) * q_count]);
                         } else {
                             prop_assert!(got.iter().all(|&v| v == 0));
                         }

@@ -326,7 +326,7 @@ fn sub_threshold_p_by_thirds(
             for i in r * w..(r + 1) * w {
                 let neg = fp::neg(x[i]);
                 out[i] = if adding.contains(&r) {
-                    let t = thresholds.of(ml.values[i]).rem_euclid(P as i128) as u16;
+                    let t = thresholds.of(u64::from(ml.values[i])).rem_euclid(P as i128) as u16;
                     fp::add(neg, t)
                 } else {
                     neg
@@ -723,10 +723,10 @@ mod tests {
             let s = share_fp(&dot, &mut rng);
             let inputs: [(Rep3Fp, PublicThirds); 3] = std::array::from_fn(|p| {
                 let held = [0, 1, 2].map(|c| holds_component(p, c, 2));
-                let values: Vec<u64> = (0..n)
-                    .map(|r| if held[(0..3).find(|&c| record_third(c, n).contains(&r)).unwrap()] { ml[r] } else { 0 })
+                let values: Vec<u32> = (0..n)
+                    .map(|r| if held[(0..3).find(|&c| record_third(c, n).contains(&r)).unwrap()] { ml[r] as u32 } else { 0 })
                     .collect();
-                let max = values.iter().copied().max().unwrap_or(0);
+                let max = values.iter().copied().max().map_or(0, u64::from);
                 (s[p].clone(), PublicThirds { values, width: 1, held, empty: dead[..n].to_vec(), max })
             });
             let runs = run3(inputs, move |cx, (x, t): &(Rep3Fp, PublicThirds)| {

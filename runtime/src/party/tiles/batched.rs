@@ -138,16 +138,14 @@ pub fn batch_mask_len(
             None => mask_lengths(&masks, n * count, g_masks, g_count, words),
         }));
     }
-    let compute = |g: &[u64], records: usize, out: &mut [u64]| {
+    let compute = |g: &[u64], records: usize, out: &mut [u32]| {
         match &gpu {
-            Some(gpu) => out.copy_from_slice(&gpu.mask_lengths(
-                &masks,
-                n * count,
-                g,
-                records,
-                words,
-                threads,
-            )?),
+            Some(gpu) => {
+                let lengths = gpu.mask_lengths(&masks, n * count, g, records, words, threads)?;
+                for (o, l) in out.iter_mut().zip(lengths) {
+                    *o = l as u32;
+                }
+            }
             None => mask_lengths_into(&masks, n * count, g, records, words, out),
         }
         Ok(())

@@ -323,7 +323,8 @@ fn batch_mask_lengths_are_each_querys_interleaved() {
                         } else {
                             vec![0; rows.len()]
                         };
-                        assert_eq!(&t.values[rows], &want[..], "party {party}, third {c}");
+                        let got: Vec<u64> = t.values[rows].iter().map(|&v| u64::from(v)).collect();
+                        assert_eq!(got, want, "party {party}, third {c}");
                         for (j, q) in per_query.iter().enumerate() {
                             assert_eq!(q.held, t.held);
                             for rec in r.clone() {
