@@ -25,8 +25,10 @@ use super::{jit, plot, BenchOptions};
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
 use irisc::analysis::kernel_tile::{choose, DotKind, KernelTile};
+use irisc::codegen::cpu::kernel::amx::kernel_name as amx_kernel_name;
 use irisc::codegen::cpu::kernel::polyphase::kernel_name as polyphase_kernel_name;
 use irisc::codegen::cpu::kernel::{kernel_name, kernel_name_tiled, shape, DotRing, Isa};
+use irisc_runtime::kernels::amx as amx_rt;
 use irisc_runtime::kernels::dispatch::Isa as RtIsa;
 use irisc_runtime::kernels::polyphase::Polyphase;
 use irisc_runtime::ring::RingElem;
@@ -58,6 +60,9 @@ pub const POLYPHASE_QUERIES: [usize; 2] = [1, 8];
 pub const POLYPHASE_RINGS: [Ring; 2] = [Ring::Z16, Ring::Gr2];
 
 /// The rings whose batch shapes are measured (the 16-bit ones the targets are set for).
+/// The rings an AMX kernel exists for (wrapping mod 2^16), measured where the CPU runs AMX.
+pub const AMX_RINGS: [Ring; 3] = [Ring::Z16, Ring::Gr2, Ring::Gr4];
+
 pub const BATCH_RINGS: [Ring; 4] = [Ring::Z16, Ring::Gr2, Ring::Gr4, Ring::Fp];
 
 /// The issue's target fraction of the measured 16-bit peak for a ring's kernel.
@@ -435,6 +440,7 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
         .map(|&lane| peak::measure(lane, peak_secs))
         .collect();
     let other_peaks = peak::others(peak_secs);
+    let amx_peak = peak::amx(peak_secs);
     let peak_of = |ring: Ring| {
         let lane = peak_lane(ring);
         peaks
@@ -901,6 +907,113 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
                 bar.inc(1);
             }
         }
+        // The AMX kernels, where this CPU runs them: the batch shapes' codes per call, one
+        // thread, whole record blocks, the query's columns laid out once outside the timing
+        // (as the runtime lays them out once per call), against the same vector kernel rows.
+        if let Some(amx_peak) = &amx_peak {
+            for &ring in &AMX_RINGS {
+                for &codes in &batch_codes {
+                    let l = batch_l;
+                    let (dr, words) = dot_ring(ring, l);
+                    let Some(f) = k.get_amx(dr, words) else {
+                        continue;
+                    };
+                    let name = format!("dot/{}/amx/codes={codes}/l={l}/threads=1", ring.name());
+                    bar.set_message(name.clone());
+                    let n = if opts.quick {
+                        all
+                    } else {
+                        (GALLERY_BUDGET / ring.gallery_bytes_per_record(l)).clamp(2 * all, 8192)
+                    }
+                    .next_multiple_of(amx_rt::RECORD_BLOCK);
+                    let w = words as usize;
+                    let data = rep_data::<u16>(codes, n, w, &mut rng);
+                    let two = dr.sides() == 2;
+                    let cols =
+                        amx_rt::Columns::new((&data.0, two.then_some(&data.1[..])), codes, w);
+                    let (cols, data) = (&cols, &data);
+                    let pass: Pass = Box::new(move |r: Range<usize>| {
+                        let mut out = vec![0u16; codes * r.len()];
+                        let g = (&data.2[r.start * w..], two.then(|| &data.3[r.start * w..]));
+                        // SAFETY: an AMX kernel of this ring's sides and words; AMX is
+                        // available (amx_peak was measured); r.end <= n records of w words,
+                        // whole blocks but for a last range's records, which the vector
+                        // kernel cannot be asked for here: the ranges are whole blocks.
+                        unsafe {
+                            amx_rt::run_blocks(f, cols, g, w, &mut out, &mut |_, _, _| {
+                                unreachable!("whole record blocks")
+                            })
+                        };
+                        black_box(&out);
+                    });
+                    let t = measure(1, n, min_secs, pass.as_ref());
+                    let rate = t.best_rate() * (n * codes) as f64;
+                    let macs = ring.macs_per_dot(l);
+                    let peak = peak_of(ring);
+                    // Byte products issued per dot product: 4 per word product (two columns of
+                    // two bytes), the code tiles padded to whole pairs.
+                    let padded = cols.tiles() * amx_rt::CODES_PER_TILE;
+                    let byte_macs = 4.0 * macs as f64 * padded as f64 / codes as f64;
+                    let vector = ms
+                        .iter()
+                        .find(|m| {
+                            m.name
+                                == format!(
+                                    "dot/{}/batch/codes={codes}/l={l}/threads=1",
+                                    ring.name()
+                                )
+                        })
+                        .map(|m| m.value);
+                    let mut extra = BTreeMap::new();
+                    extra.insert("ring".into(), json!(ring.name()));
+                    extra.insert("kind".into(), json!("amx"));
+                    extra.insert(
+                        "implementation".into(),
+                        json!(format!(
+                            "irisc LLVM kernel {} (JIT) over the runtime's query columns",
+                            amx_kernel_name(dr, words)
+                        )),
+                    );
+                    extra.insert("l".into(), json!(l));
+                    extra.insert("codes_per_call".into(), json!(codes));
+                    extra.insert("records".into(), json!(n));
+                    extra.insert("threads".into(), json!(1));
+                    extra.insert("macs_per_dot".into(), json!(macs));
+                    extra.insert("peak_macs_per_s_per_core".into(), json!(peak.macs_per_s));
+                    extra.insert("peak_instruction".into(), json!(peak.instruction));
+                    // Over the 16-bit vector peak (above 1: the tiles do more than the vector
+                    // units can) and over the tile multiply's own peak.
+                    extra.insert(
+                        "peak_fraction".into(),
+                        json!(rate * macs as f64 / peak.macs_per_s),
+                    );
+                    extra.insert("byte_macs_issued_per_dot".into(), json!(byte_macs));
+                    extra.insert(
+                        "amx_peak_byte_macs_per_s".into(),
+                        json!(amx_peak.macs_per_s),
+                    );
+                    extra.insert(
+                        "amx_peak_fraction".into(),
+                        json!(rate * byte_macs / amx_peak.macs_per_s),
+                    );
+                    if let Some(v) = vector {
+                        extra.insert("vector_batch_per_core".into(), json!(v));
+                        extra.insert("ratio_to_vector_batch".into(), json!(rate / v));
+                    }
+                    if let Some(t) = target_fraction(ring) {
+                        extra.insert("target_fraction".into(), json!(t));
+                    }
+                    extra.insert("passes".into(), json!(t.passes));
+                    extra.insert("seconds".into(), json!(t.best_secs));
+                    ms.push(Measurement {
+                        name,
+                        value: rate,
+                        unit: "dot products/s per core".into(),
+                        extra,
+                    });
+                }
+            }
+        }
         Ok(())
     })??;
     bar.finish_and_clear();
@@ -1114,6 +1227,18 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
                     "macs_per_s_per_core": p.macs_per_s,
                     "fraction_of_the_16_bit_peak": p.macs_per_s / peak_of(Ring::Gr2).macs_per_s,
                 })).collect::<Vec<_>>(),
+                "amx": amx_peak.as_ref().map(|p| json!({
+                    "lane_bits": 8,
+                    "instruction": p.instruction,
+                    "macs_per_instruction_step": p.macs_per_step,
+                    "chains": p.chains,
+                    "runs": p.runs,
+                    "fastest_run_seconds": p.seconds,
+                    "byte_macs_per_s_per_core": p.macs_per_s,
+                    "sixteen_bit_macs_per_s_per_core": p.macs_per_s / 4.0,
+                    "fraction_of_the_16_bit_peak": p.macs_per_s / 4.0 / peak_of(Ring::Gr2).macs_per_s,
+                    "note": "AMX-INT8 tile multiplies (u8 x u8): the AMX kernels issue four byte products per 16-bit word product (irisc::codegen::cpu::kernel::amx), so their 16-bit ceiling is a quarter of this; `amx` rows give amx_peak_fraction over it and peak_fraction over the 16-bit vector peak (above 1: more than the vector units can do). Null where the CPU or OS does not run AMX.",
+                })),
                 "which_peak": "The 16-bit rings' (Z16, GR16, F_p) peak_fraction is over the `lanes` entry of 16 bits: vpdpwssd zmm where the CPU has AVX-512 VNNI, the fastest instruction that multiplies 16-bit words (32 products and their sums per instruction; one per cycle on a core with 256-bit data paths, two on a full 512-bit one: the measurement says which). `others` are measured for comparison only: vpdpwssd ymm and vpmullw + vpaddw zmm are other ways to the same 16-bit products; vpdpbusd zmm multiplies 8-bit by 8-bit values (64 products per instruction, twice the 16-bit rate), which 16-bit ring elements cannot use without splitting every product into four 8-bit ones (no gain).",
             },
             "batch_shapes": {

@@ -6,9 +6,11 @@
 use anyhow::{anyhow, Result};
 use inkwell::context::Context;
 use inkwell::OptimizationLevel;
+use irisc::codegen::cpu::kernel::amx;
 use irisc::codegen::cpu::kernel::polyphase as poly;
 use irisc::codegen::cpu::kernel::{kernel_name_tiled, table_tiled, DotRing, Isa, KernelTile};
 use irisc::codegen::cpu::target::{host_machine, optimize};
+use irisc_runtime::kernels::amx::AmxDotKernel;
 use irisc_runtime::kernels::polyphase::Polyphase;
 use std::collections::BTreeMap;
 
@@ -23,6 +25,8 @@ pub struct Kernels {
     /// The polyphase kernels ([`irisc::codegen::cpu::kernel::polyphase`]), by half rows per
     /// call too.
     polyphase: BTreeMap<(DotRing, u32, u64, Isa), usize>,
+    /// The AMX kernels ([`irisc::codegen::cpu::kernel::amx`]) of the tables that have one.
+    amx: BTreeMap<(DotRing, u32), usize>,
 }
 
 impl Kernels {
@@ -71,6 +75,14 @@ impl Kernels {
         let addr = *self.polyphase.get(&(ring, words, half_rows, isa))?;
         // SAFETY: the address is the entry of a function with this signature (see module docs).
         Some(unsafe { std::mem::transmute::<usize, KernelFn<u16>>(addr) })
+    }
+
+    /// The AMX kernel for (`ring`, `words`), if the table has one (x86-64 hosts, the rings and
+    /// lengths it exists for); whether this CPU runs it is `irisc_runtime::kernels::amx::available`.
+    pub fn get_amx(&self, ring: DotRing, words: u32) -> Option<AmxDotKernel> {
+        let addr = *self.amx.get(&(ring, words))?;
+        // SAFETY: the address is the entry of an AMX kernel, whose signature this is.
+        Some(unsafe { std::mem::transmute::<usize, AmxDotKernel>(addr) })
     }
 
     /// The variants generated for (`ring`, `words`), in table order.
@@ -132,6 +144,16 @@ pub fn with_all_kernels<R>(
             }
         }
     }
+    let mut amx_addrs = BTreeMap::new();
+    for &(ring, words, _) in kernels {
+        let name = amx::kernel_name(ring, words);
+        if module.get_function(&name).is_some() {
+            let a = ee
+                .get_function_address(&name)
+                .map_err(|e| anyhow!("JIT lookup {name}: {e}"))?;
+            amx_addrs.insert((ring, words), a);
+        }
+    }
     let mut poly_addrs = BTreeMap::new();
     for &(ring, words, half_rows) in polyphase {
         for isa in Isa::ALL {
@@ -147,6 +169,7 @@ pub fn with_all_kernels<R>(
     Ok(f(&Kernels {
         addrs,
         polyphase: poly_addrs,
+        amx: amx_addrs,
     }))
 }
 

@@ -205,6 +205,14 @@ impl Timer<'_> {
     /// is on and the runtime would take it for such calls, else the plain kernel of the
     /// compiler's nest.
     pub fn measure(&self, codes: usize, min_secs: f64, polyphase: bool) -> Result<KernelRate> {
+        // The AMX kernel first, as the runtime takes it first (`run_nests`) where this process
+        // may run AMX (the parties read the same environment).
+        let amx_usable = irisc_runtime::kernels::amx::usable().map_err(|e| anyhow!("{e}"))?;
+        let amx = self.kernels.get_amx(self.shape.ring, self.shape.words);
+        let amx_runs = amx_usable && codes <= irisc_runtime::kernels::amx::MAX_CODES;
+        if let (true, Some(f)) = (amx_runs, amx) {
+            return self.measure_amx(f, codes, min_secs);
+        }
         if let Some((form, queries)) = self
             .polyphase
             .filter(|_| polyphase)
@@ -296,6 +304,48 @@ impl Timer<'_> {
 }
 
 impl Timer<'_> {
+    /// [`Timer::measure`] of the AMX kernel `f`: the query's columns laid out once (as the
+    /// runtime lays them out once per call), whole record blocks per pass.
+    fn measure_amx(
+        &self,
+        f: irisc_runtime::kernels::amx::AmxDotKernel,
+        codes: usize,
+        min_secs: f64,
+    ) -> Result<KernelRate> {
+        use irisc_runtime::kernels::amx::{run_blocks, Columns, RECORD_BLOCK};
+        let shape = self.shape;
+        let records = (GALLERY_BUDGET / shape.bytes_per_record().max(1))
+            .clamp(RECORD_BLOCK, 8192)
+            .next_multiple_of(RECORD_BLOCK);
+        let w = shape.words as usize;
+        let two = shape.ring.sides() == 2;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2026);
+        let mut words = |n: usize| -> Vec<u16> { (0..n).map(|_| rng.random()).collect() };
+        let (qa, qb) = (words(codes * w), two.then(|| words(codes * w)));
+        let (ga, gb) = (words(records * w), two.then(|| words(records * w)));
+        let columns = Columns::new((&qa, qb.as_deref()), codes, w);
+        let (passes, cpu, wall) = time_passes(min_secs, codes, records, |out: &mut [u16]| {
+            // SAFETY: an AMX kernel of this ring's sides and words (AMX usable), over
+            // `records` records, whole blocks (no remainder for the vector kernel).
+            unsafe {
+                run_blocks(f, &columns, (&ga, gb.as_deref()), w, out, &mut |_, _, _| {
+                    unreachable!("whole record blocks")
+                })
+            }
+        });
+        let dots = (passes * codes * records) as f64;
+        Ok(KernelRate {
+            shape,
+            codes,
+            isa: self.isa,
+            kernel: irisc::codegen::cpu::kernel::amx::kernel_name(shape.ring, shape.words),
+            records,
+            passes,
+            per_cpu_s: dots / cpu.max(1e-9),
+            per_s: dots / wall.max(1e-9),
+        })
+    }
+
     /// [`Timer::measure`] of the polyphase kernel for `queries` queries of `form`'s rotations,
     /// called and combined as the runtime does ([`jit::call_polyphase`]).
     fn measure_polyphase(

@@ -190,6 +190,25 @@ pub fn others(min_secs: f64) -> Vec<(u32, Peak)> {
     Vec::new()
 }
 
+/// The AMX-INT8 tile multiply's peak where this CPU and its operating system run AMX
+/// (`irisc_runtime::kernels::amx::available`), else None: `tdpbuud` (16 x 64 u8 by 64 x 16 u8
+/// into 16 x 16 i32, 16 384 byte products per instruction) into four accumulator tiles in
+/// turn, [`CHAINS`] per loop iteration. Its MACs are 8-bit products: the AMX kernels need four
+/// per 16-bit product (`irisc::codegen::cpu::kernel::amx`).
+pub fn amx(min_secs: f64) -> Option<Peak> {
+    #[cfg(target_arch = "x86_64")]
+    if irisc_runtime::kernels::amx::available() {
+        let k = Kernel {
+            instruction: "tdpbuud (AMX-INT8 tile, 16x16x64 u8)",
+            macs_per_step: 16 * 16 * 64,
+            run: x86::tdpbuud,
+        };
+        return Some(time_kernel(LaneWidth::W16, k, min_secs));
+    }
+    let _ = min_secs;
+    None
+}
+
 fn time_kernel(lane: LaneWidth, k: Kernel, min_secs: f64) -> Peak {
     let time = |iters: u64| {
         let t = Instant::now();
@@ -337,6 +356,48 @@ mod x86 {
                 out("zmm15") _, out("zmm16") _, out("zmm17") _, out("zmm18") _, out("zmm19") _,
                 out("zmm20") _, out("zmm21") _,
                 options(nostack, nomem),
+            );
+        }
+    }
+
+    /// The tile configuration: palette 1, tiles 0-7 of 16 rows x 64 bytes.
+    #[repr(C, align(64))]
+    struct TileConfig([u8; 64]);
+
+    fn tile_config() -> TileConfig {
+        let mut c = [0u8; 64];
+        c[0] = 1;
+        for t in 0..8 {
+            c[16 + 2 * t..18 + 2 * t].copy_from_slice(&64u16.to_le_bytes());
+            c[48 + t] = 16;
+        }
+        TileConfig(c)
+    }
+
+    /// `tdpbuud` into tmm0-3 in turn from zeroed tmm4-7, [`super::CHAINS`] per iteration.
+    pub fn tdpbuud(iterations: u64) {
+        assert!(irisc_runtime::kernels::amx::available());
+        let cfg = tile_config();
+        // SAFETY: the process has tile data permission (checked just above); the tile state
+        // is configured here and released before the block ends; registers only besides the
+        // configuration read.
+        unsafe {
+            asm!(
+                "ldtilecfg [{cfg}]",
+                "tilezero tmm0", "tilezero tmm1", "tilezero tmm2", "tilezero tmm3",
+                "tilezero tmm4", "tilezero tmm5", "tilezero tmm6", "tilezero tmm7",
+                "2:",
+                "tdpbuud tmm0, tmm4, tmm6", "tdpbuud tmm1, tmm4, tmm7",
+                "tdpbuud tmm2, tmm5, tmm6", "tdpbuud tmm3, tmm5, tmm7",
+                "tdpbuud tmm0, tmm4, tmm6", "tdpbuud tmm1, tmm4, tmm7",
+                "tdpbuud tmm2, tmm5, tmm6", "tdpbuud tmm3, tmm5, tmm7",
+                "tdpbuud tmm0, tmm4, tmm6", "tdpbuud tmm1, tmm4, tmm7",
+                "dec {n}",
+                "jnz 2b",
+                "tilerelease",
+                cfg = in(reg) cfg.0.as_ptr(),
+                n = inout(reg) iterations.max(1) => _,
+                options(nostack, readonly),
             );
         }
     }

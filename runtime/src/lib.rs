@@ -39,6 +39,10 @@ macro_rules! say {
 }
 pub(crate) use say;
 
+/// Large blocks on cache lines, for the kernels' loads ([`sys::LineAligned`]).
+#[global_allocator]
+static ALLOCATOR: sys::LineAligned = sys::LineAligned;
+
 pub mod abi;
 pub mod beaver;
 pub mod contract;

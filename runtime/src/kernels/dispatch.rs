@@ -23,7 +23,9 @@ pub use crate::contract::Isa;
 /// run on codes of another length would read out of bounds), and per [`Isa`] a second loop
 /// nest of the same kernel, null where the compiler offers none ([`super::nest`]); then per
 /// [`Isa`] the polyphase kernel of the ring and length, null where the compiler chose none
-/// ([`super::polyphase`]), and the shifts `lo, hi` of the rotated query rows it is for.
+/// ([`super::polyphase`]), and the shifts `lo, hi` of the rotated query rows it is for; last
+/// the AMX kernel of the ring and length ([`super::amx`]), null where the compiler generated
+/// none.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct KernelTable {
@@ -32,6 +34,7 @@ pub struct KernelTable {
     pub alternatives: [*const (); ISA_SLOTS],
     pub polyphase: [*const (); ISA_SLOTS],
     pub rotations: [i64; 2],
+    pub amx: *const (),
 }
 
 /// What the runtime knows of an ISA beyond the contract: whether this CPU runs it.
@@ -124,11 +127,12 @@ pub unsafe fn pick_nests_from(
     // SAFETY: the caller's contract.
     let (isa, first) = unsafe { pick_from(table, words) }?;
     // SAFETY: non-null (pick_from refuses a null table).
-    let (second, polyphase, [lo, hi]) = unsafe {
+    let (second, polyphase, [lo, hi], amx) = unsafe {
         (
             (*table).alternatives[isa as usize],
             (*table).polyphase[isa as usize],
             (*table).rotations,
+            (*table).amx,
         )
     };
     // A bad IRISC_KERNEL_NEST is refused here, whether or not a call then runs the nests.
@@ -138,6 +142,12 @@ pub unsafe fn pick_nests_from(
     let form = || Polyphase::new(i32::try_from(lo).ok()?, i32::try_from(hi).ok()?, words);
     if let (false, Some(form), true) = (polyphase.is_null(), form(), super::polyphase::enabled()?) {
         nests.polyphase = Some((polyphase, form));
+    }
+    // The AMX kernel, where the compiler generated one and this process may run it (a bad
+    // IRISC_AMX is refused here too).
+    let amx_usable = super::amx::usable()?;
+    if !amx.is_null() && amx_usable && super::amx::applies(words) {
+        nests.amx = Some(amx);
     }
     Ok((isa, nests))
 }
@@ -194,6 +204,7 @@ mod tests {
             alternatives: [null, null, a, null],
             polyphase: [null; 4],
             rotations: [0, 0],
+            amx: std::ptr::null(),
         };
         assert_eq!(pick(&t, Isa::Vnni), Some((Isa::Avx512, c)));
         assert_eq!(pick(&t, Isa::Avx2), Some((Isa::Portable, a)));
@@ -203,6 +214,7 @@ mod tests {
             alternatives: [null; 4],
             polyphase: [null; 4],
             rotations: [0, 0],
+            amx: std::ptr::null(),
         };
         assert_eq!(pick(&empty, Isa::Vnni), None);
         // SAFETY: a valid table.

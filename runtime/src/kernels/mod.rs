@@ -4,6 +4,7 @@
 //! without them; [`run`](mod@run) runs a generated kernel over codes, split across threads, in
 //! the loop nest [`nest`] measured fastest on this machine.
 
+pub mod amx;
 pub mod dispatch;
 pub mod nest;
 pub mod polyphase;

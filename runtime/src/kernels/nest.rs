@@ -156,6 +156,9 @@ pub struct Nests {
     /// The polyphase kernel of the same ISA and the shifts it is for
     /// ([`super::polyphase`]): run instead of the nests where the codes are those rotations.
     pub polyphase: Option<(*const (), super::polyphase::Polyphase)>,
+    /// The AMX kernel of the ring and length ([`super::amx`]), where this process runs it: run
+    /// instead of the nests (and of the polyphase kernel) on whole blocks of records.
+    pub amx: Option<*const ()>,
     /// The table the nests came from (the measurement's key); null for a single kernel.
     table: usize,
 }
@@ -172,6 +175,7 @@ impl Nests {
             first: kernel,
             second: None,
             polyphase: None,
+            amx: None,
             table: 0,
         }
     }
@@ -182,6 +186,7 @@ impl Nests {
             first,
             second: (!second.is_null() && second != first).then_some(second),
             polyphase: None,
+            amx: None,
             table,
         }
     }

@@ -151,6 +151,35 @@ pub(crate) unsafe fn run_nests<T: RingElem + Send + Sync>(
     if n_records == 0 || n_codes == 0 || words == 0 {
         return Ok(out);
     }
+    // The AMX kernel where this process runs one (several times the vector kernels' rate, the
+    // polyphase form's included): whole blocks of records there, the rest in the vector nest.
+    if let Some(amx) = nests.amx {
+        if T::BITS == 16
+            && super::amx::applies(words)
+            && n_records >= super::amx::RECORD_BLOCK
+            && n_codes <= super::amx::MAX_CODES
+        {
+            let (qa, qb) = (as_words(q.0), q.1.map(as_words));
+            let g16 = (as_words(g.0), g.1.map(as_words));
+            // SAFETY: the caller's contract: the table's AMX kernel takes these shares, and the
+            // plain nest is a 16-bit kernel of the same sides.
+            let out16 = bytemuck::cast_slice_mut(&mut out);
+            unsafe {
+                run_amx(
+                    amx,
+                    nests.first,
+                    (qa, qb),
+                    n_codes,
+                    g16,
+                    n_records,
+                    words,
+                    threads,
+                    out16,
+                )
+            };
+            return Ok(out);
+        }
+    }
     // Codes that are whole batches of the rotations the table's polyphase kernel is for (the
     // compiler generates one only for the rotations of the dot op's query operand, in 16-bit
     // words), at least `MIN_QUERIES` of them: that kernel, about three quarters of the
@@ -221,6 +250,76 @@ pub(crate) unsafe fn run_nests<T: RingElem + Send + Sync>(
             .try_for_each(|h| h.join().expect("a kernel thread panicked"))
     })?;
     Ok(out)
+}
+
+/// `out[r * n_codes + c]` through the AMX kernel `amx`: the query's columns laid out once,
+/// the records split across `threads` in shards of whole record blocks, each shard's blocks in
+/// the AMX kernel and its last records (fewer than a block) in the vector kernel `plain`.
+///
+/// # Safety
+/// `amx` must be a generated AMX kernel and `plain` a generated 16-bit dot kernel, both for
+/// `words`-word codes and as many sides as `q` holds (two where `q.1` is given, and `g.1`
+/// with it); the process must have tile data permission.
+#[allow(clippy::too_many_arguments)]
+unsafe fn run_amx(
+    amx: *const (),
+    plain: *const (),
+    q: (&[u16], Option<&[u16]>),
+    n_codes: usize,
+    g: (&[u16], Option<&[u16]>),
+    n_records: usize,
+    words: usize,
+    threads: usize,
+    out: &mut [u16],
+) {
+    use super::amx::{AmxDotKernel, Columns, RECORD_BLOCK};
+    {
+        let columns = Columns::new(q, n_codes, words);
+        // SAFETY: the caller's contract: kernels of these signatures.
+        let (amx, plain) = unsafe {
+            (
+                std::mem::transmute::<*const (), AmxDotKernel>(amx),
+                std::mem::transmute::<*const (), MaskedDotKernel<u16>>(plain),
+            )
+        };
+        let ptr = |s: Option<&[u16]>| s.map_or(std::ptr::null(), |s| s.as_ptr());
+        let part = |first: usize, out: &mut [u16]| {
+            let at = first * words;
+            let gallery = (&g.0[at..], g.1.map(|b| &b[at..]));
+            let mut rest = |r0: usize, len: usize, out: &mut [u16]| {
+                let from = r0 * words;
+                // SAFETY: the caller's contract; records r0..r0 + len of this shard lie inside
+                // the gallery (run_nests checked its length), `out` holds len x n_codes.
+                unsafe {
+                    plain(
+                        q.0.as_ptr(),
+                        ptr(q.1),
+                        n_codes as i64,
+                        gallery.0[from..].as_ptr(),
+                        gallery.1.map_or(std::ptr::null(), |b| b[from..].as_ptr()),
+                        len as i64,
+                        out.as_mut_ptr(),
+                    )
+                }
+            };
+            // SAFETY: the caller's contract; the shard's records lie inside the gallery.
+            unsafe { super::amx::run_blocks(amx, &columns, gallery, words, out, &mut rest) };
+        };
+        // Shards of whole blocks: only the last has records the vector kernel takes.
+        let per = n_records
+            .div_ceil(threads.clamp(1, n_records.max(1)))
+            .next_multiple_of(RECORD_BLOCK);
+        if per >= n_records {
+            part(0, out);
+            return;
+        }
+        std::thread::scope(|s| {
+            for (i, chunk) in out.chunks_mut(per * n_codes).enumerate() {
+                let part = &part;
+                s.spawn(move || part(i * per, chunk));
+            }
+        });
+    }
 }
 
 /// The variant of the Shamir dot-product kernel `table` [`dispatch`] picks for codes of `words`

@@ -68,6 +68,9 @@ pub struct Accounting {
     /// Calls of a polyphase kernel in this process ([`crate::kernels::polyphase`]): 0 where
     /// every dot product ran a plain kernel.
     pub polyphase_kernel_calls: u64,
+    /// Records whose dot products ran in an AMX kernel in this process
+    /// ([`crate::kernels::amx`]): 0 where the CPU has no AMX or no kernel had one.
+    pub amx_kernel_records: u64,
 }
 
 /// What the `beaver` evaluations of a run consumed at this party, measured: the same
@@ -152,6 +155,7 @@ impl Accounting {
             beaver: None,
             kernel_nests: crate::kernels::nest::measurements(),
             polyphase_kernel_calls: crate::kernels::polyphase::calls(),
+            amx_kernel_records: crate::kernels::amx::records(),
         }
     }
 
@@ -227,6 +231,12 @@ impl Accounting {
             s.push_str(&format!(
                 "; {} polyphase kernel calls",
                 self.polyphase_kernel_calls
+            ));
+        }
+        if self.amx_kernel_records > 0 {
+            s.push_str(&format!(
+                "; {} records' dot products in AMX kernels",
+                self.amx_kernel_records
             ));
         }
         if let Some(cpu) = self.cpu_s {

@@ -17,6 +17,7 @@
 //! [`gemm`] is the loop nest (register tiles of records x codes so the gallery streams from
 //! memory once per call), [`isa`] the multiply-accumulate step of each instruction set.
 
+pub mod amx;
 pub mod gemm;
 pub mod isa;
 pub mod polyphase;
@@ -255,9 +256,10 @@ pub fn kernel_tiled<'ctx>(
 
 /// Returns the table of all variants of the kernel for (`ring`, `l`) for the host target,
 /// defining the kernels and the table the first time: a private constant
-/// `{ [4 x ptr], i64, [4 x ptr], [4 x ptr], [2 x i64] }` (variants indexed by [`Isa::index`],
-/// then `l`, then each variant's second loop nest or null, each variant's polyphase kernel or
-/// null, and the shifts the polyphase kernels are for), the runtime's `KernelTable`.
+/// `{ [4 x ptr], i64, [4 x ptr], [4 x ptr], [2 x i64], ptr }` (variants indexed by
+/// [`Isa::index`], then `l`, then each variant's second loop nest or null, each variant's
+/// polyphase kernel or null, the shifts the polyphase kernels are for, and the AMX kernel or
+/// null, [`amx`]), the runtime's `KernelTable`.
 pub fn table<'ctx>(
     cx: &'ctx Context,
     module: &Module<'ctx>,
@@ -343,6 +345,15 @@ pub fn table_tiled<'ctx>(
         }
     }
     let (lo, hi) = polyphase.unwrap_or((0, 0));
+    // The AMX kernel: x86-64 hosts, the rings and lengths it takes; the runtime runs it where
+    // the CPU has AMX-INT8 and the operating system grants the tile data.
+    let amx = if host_is_x86() && amx::applies(ring, l) {
+        amx::kernel(cx, module, ring, l)?
+            .as_global_value()
+            .as_pointer_value()
+    } else {
+        ptr.const_null()
+    };
     let i64t = cx.i64_type();
     let init = cx.const_struct(
         &[
@@ -355,6 +366,7 @@ pub fn table_tiled<'ctx>(
                 i64t.const_int(hi as u64, true),
             ])
             .into(),
+            amx.into(),
         ],
         false,
     );

@@ -819,3 +819,149 @@ fn polyphase_tables_hold_the_kernels_and_shifts() {
         assert!(!text.contains("polyphase"), "{text}");
     }
 }
+
+/// The AMX kernel's IR lowers to tile instructions on any x86-64 host (whether or not its CPU
+/// has AMX): a tile configuration, tile loads, the u8 x u8 tile multiply and the release of
+/// the tile state before return; both rings that have one, and none for F_p or unaligned L.
+#[test]
+fn amx_kernels_lower_to_tile_instructions() {
+    if !host_is_x86() {
+        eprintln!("SKIPPED: AMX kernels: not an x86-64 host");
+        return;
+    }
+    assert!(!amx::applies(DotRing::Fp, 12_800) && !amx::applies(DotRing::Z16, 100));
+    for (ring, l) in [(DotRing::Z16, 12_800), (DotRing::Gr16, 64)] {
+        let cx = Context::create();
+        let module = cx.create_module("amx_test");
+        let tm = host_machine().unwrap();
+        table(&cx, &module, ring, l).unwrap();
+        module.verify().unwrap();
+        optimize(&module, &tm).unwrap();
+        let asm = tm
+            .write_to_memory_buffer(&module, inkwell::targets::FileType::Assembly)
+            .unwrap();
+        let asm = String::from_utf8_lossy(asm.as_slice()).to_string();
+        let name = amx::kernel_name(ring, l);
+        let body = asm
+            .split(&format!("{name}:"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("{name} not in the assembly"));
+        let body = body.split(".Lfunc_end").next().unwrap();
+        for insn in [
+            "ldtilecfg",
+            "tileloadd",
+            "tdpbuud",
+            "tilestored",
+            "tilerelease",
+        ] {
+            assert!(body.contains(insn), "{name}: no {insn}");
+        }
+        // Two sides for Z16: two tile-multiply loops of four (LLVM may unroll them).
+        let muls = body.matches("tdpbuud").count();
+        let per_loop = 4 * ring.sides() as usize;
+        assert!(
+            muls >= per_loop && muls.is_multiple_of(per_loop),
+            "{name}: {muls} tile multiplies"
+        );
+    }
+}
+
+/// The AMX kernel equals the plain references where this CPU runs AMX (else skipped, said
+/// so): replicated Z16 (eq. 6) and GR16 words, random and all-ones and edge words, record
+/// counts with and without a vector-kernel remainder and over several record panels, code
+/// counts around the tile widths, one K chunk, several and a short last one.
+#[test]
+fn amx_kernels_equal_the_reference() {
+    use irisc_runtime::kernels::amx::{self as rt, AmxDotKernel, Columns};
+    if !host_is_x86() || !rt::available() {
+        eprintln!("SKIPPED: AMX kernels: this CPU or OS does not run AMX-INT8");
+        return;
+    }
+    for (ring, l) in [
+        (DotRing::Z16, 64u32),
+        (DotRing::Z16, 12_800),
+        (DotRing::Gr16, 160),
+    ] {
+        let cx = Context::create();
+        let module = cx.create_module("amx_test");
+        let tm = host_machine().unwrap();
+        table(&cx, &module, ring, l).unwrap();
+        module.verify().unwrap();
+        optimize(&module, &tm).unwrap();
+        let ee = module
+            .create_jit_execution_engine(OptimizationLevel::Aggressive)
+            .unwrap();
+        let addr = ee.get_function_address(&amx::kernel_name(ring, l)).unwrap();
+        // SAFETY: the address of a generated AMX kernel, whose signature this is.
+        let kernel: AmxDotKernel = unsafe { std::mem::transmute(addr) };
+        let lu = l as usize;
+        let two = ring.sides() == 2;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(u64::from(l) + 17);
+        let shapes: &[(usize, usize)] = if l > 1000 {
+            &[(31, 64), (248, 32)]
+        } else {
+            // 248 codes x 330 records: panels of 192 records, a short one, and a remainder.
+            &[
+                (1, 32),
+                (7, 37),
+                (16, 64),
+                (17, 96),
+                (31, 33),
+                (62, 70),
+                (248, 330),
+            ]
+        };
+        for &(nc, nr) in shapes {
+            for fill in 0..3 {
+                let mut word = |_: usize| -> u16 {
+                    match fill {
+                        0 => rng.random(),
+                        1 => 0xffff,
+                        _ => [0u16, 1, 0xff, 0x100, 0x8000, 0xffff][rng.random_range(0..6)],
+                    }
+                };
+                let qa: Vec<u16> = (0..nc * lu).map(&mut word).collect();
+                let qb: Vec<u16> = (0..nc * lu).map(&mut word).collect();
+                let ga: Vec<u16> = (0..nr * lu).map(&mut word).collect();
+                let gb: Vec<u16> = (0..nr * lu).map(&mut word).collect();
+                let mut want = vec![0u16; nc * nr];
+                if two {
+                    masked_dot_reference(&qa, &qb, nc, &ga, &gb, nr, lu, &mut want);
+                } else {
+                    let zero = vec![0u16; nc * lu];
+                    masked_dot_reference(&qa, &zero, nc, &ga, &ga, nr, lu, &mut want);
+                }
+                let cols = Columns::new((&qa, two.then_some(&qb[..])), nc, lu);
+                let sentinel = 0x5a5a;
+                let mut got = vec![sentinel; nc * nr + 1];
+                let mut rest_records = 0;
+                let g = (&ga[..], two.then_some(&gb[..]));
+                // SAFETY: a generated AMX kernel for these codes and sides; AMX available.
+                unsafe {
+                    rt::run_blocks(
+                        kernel,
+                        &cols,
+                        g,
+                        lu,
+                        &mut got[..nc * nr],
+                        &mut |r0, n, out| {
+                            rest_records += n;
+                            let (a, b) = (&ga[r0 * lu..], &gb[r0 * lu..]);
+                            let zero = vec![0u16; nc * lu];
+                            let qb = if two { &qb[..] } else { &zero[..] };
+                            let b = if two { b } else { a };
+                            masked_dot_reference(&qa, qb, nc, a, b, n, lu, out);
+                        },
+                    )
+                };
+                assert_eq!(got.pop(), Some(sentinel), "AMX kernel wrote past out");
+                assert_eq!(rest_records, nr % rt::RECORD_BLOCK);
+                assert!(
+                    got == want,
+                    "{} L = {l} AMX, {nc} codes x {nr} records, fill {fill}",
+                    ring.tag()
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,401 @@
+//! Dot products over Z_2^16 on AMX-INT8 tiles: the query's byte columns the compiler's AMX
+//! kernel takes (`codegen::cpu::kernel::amx` in the compiler, whose module doc derives them),
+//! whether this CPU and its operating system run AMX, and the blockwise run over a thread's
+//! records.
+//!
+//! `TDPBUUD` multiplies a 16 x 64 tile of u8 (A: 16 rows of 64 K-bytes) by a 64 x 16 tile of
+//! u8 (B: 16 rows of 4 K-bytes per column, the "VNNI" layout) into 16 x 16 i32 sums. The
+//! kernel reads the gallery's u16 rows as bytes in place (A: `g_lo, g_hi` per word, little
+//! endian), and every code of the query is two columns of B:
+//!
+//! - column `2c`: `q_lo` against `g_lo`, 0 against `g_hi`: `C0 = Σ g_lo q_lo`;
+//! - column `2c + 1`: `q_hi` against `g_lo`, `q_lo` against `g_hi`: `C1 = Σ g_lo q_hi + g_hi q_lo`;
+//!
+//! then `<g, q> ≡ C0 + 256 C1 (mod 2^16)`: the `g_hi q_hi` term is a multiple of 2^16, and the
+//! i32 sums wrap mod 2^32, a multiple of 2^16. The second side of a replicated product (eq. 6,
+//! `- <q_b, g_b>`) is the columns of `-q_b mod 2^16`, summed into the same tiles.
+
+use std::sync::OnceLock;
+
+use crate::error::RuntimeError;
+
+/// The environment variable that turns the AMX kernels off (`off`): the vector kernels run,
+/// for comparisons in one build; `on`, empty or unset leaves them on where the CPU has AMX.
+pub const AMX_ENV: &str = "IRISC_AMX";
+
+/// Records per kernel block: two A tiles of 16 rows. A thread's records beyond the last whole
+/// block run in the vector kernel.
+pub const RECORD_BLOCK: usize = 32;
+
+/// Codes per B tile (16 columns, two per code).
+pub const CODES_PER_TILE: usize = 8;
+
+/// K bytes per tile step (one A tile row, 16 B tile rows of 4).
+pub const STEP_BYTES: usize = 64;
+
+/// Bytes of one B tile.
+pub const TILE_BYTES: usize = 1024;
+
+/// Steps per K chunk of the kernel's nest (1 KiB of each gallery row).
+pub const K_CHUNK_STEPS: u64 = 16;
+
+/// Bytes of i32 sums a record panel may hold, and the most records per panel: measured on one
+/// core at L = 12 800 from memory, panels of 192-256 records ran 20 M (248 codes) and 13.8 M
+/// (31 codes) dot products/s, against 12.3 M with 512 records and 31 codes.
+pub const PANEL_SUM_BYTES: usize = 384 << 10;
+pub const PANEL_MAX_RECORDS: usize = 256;
+
+/// Records per panel for `tiles` B tiles: whole blocks, within [`PANEL_SUM_BYTES`] of sums
+/// (16 i32 per tile per record), at least one block, at most [`PANEL_MAX_RECORDS`].
+pub fn panel_records(tiles: usize) -> usize {
+    (PANEL_SUM_BYTES / (64 * tiles.max(1)) / RECORD_BLOCK * RECORD_BLOCK)
+        .clamp(RECORD_BLOCK, PANEL_MAX_RECORDS)
+}
+
+/// Words per tile step: the kernel needs codes of a whole number of steps.
+pub const STEP_WORDS: usize = STEP_BYTES / 2;
+
+/// The C signature of a generated AMX kernel: `columns` from [`Columns::bytes`] (`tiles` B
+/// tiles per side per step, an even number), `sides` galleries of `n_records` records (a
+/// multiple of [`RECORD_BLOCK`]), `out[r * n_codes + c]` as the plain kernels write it, and a
+/// buffer of `panel x tiles x 16` i32 sums for panels of `panel` records (a multiple of
+/// [`RECORD_BLOCK`], [`panel_records`]).
+pub type AmxDotKernel = unsafe extern "C" fn(
+    columns: *const u8,
+    tiles: i64,
+    ga: *const u16,
+    gb: *const u16,
+    n_records: i64,
+    out: *mut u16,
+    n_codes: i64,
+    sums: *mut i32,
+    panel: i64,
+);
+
+/// Records whose dot products ran in an AMX kernel in this process.
+static RECORDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many records' dot products ran in an AMX kernel in this process (the party's
+/// accounting reports them).
+pub fn records() -> u64 {
+    RECORDS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Codes per call up to which the AMX kernel runs (above, the vector kernels): with more, a K
+/// chunk's B tiles no longer stay in L2 (4 MiB for 1 984 codes) and the record panels shrink
+/// to one block; measured on one core at L = 12 800, GR16: 2.2x the vector kernel with 248
+/// codes, 0.9x with 1 984.
+pub const MAX_CODES: usize = 512;
+
+/// Whether codes of `words` words can run in an AMX kernel.
+pub fn applies(words: usize) -> bool {
+    words > 0 && words.is_multiple_of(STEP_WORDS)
+}
+
+/// Whether this CPU has AMX-INT8 and the operating system lets this process use its tile data
+/// (Linux asks each process to request it: `arch_prctl(ARCH_REQ_XCOMP_PERM, XTILEDATA)`);
+/// checked and requested once per process.
+pub fn available() -> bool {
+    static AVAILABLE: OnceLock<bool> = OnceLock::new();
+    *AVAILABLE.get_or_init(request_tile_data)
+}
+
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+fn request_tile_data() -> bool {
+    // CPUID leaf 7 (checked against the maximum leaf): EDX bit 24 AMX-TILE, bit 25 AMX-INT8.
+    if std::arch::x86_64::__cpuid(0).eax < 7 {
+        return false;
+    }
+    let edx = std::arch::x86_64::__cpuid_count(7, 0).edx;
+    if edx & (1 << 24) == 0 || edx & (1 << 25) == 0 {
+        return false;
+    }
+    const ARCH_REQ_XCOMP_PERM: libc::c_long = 0x1023;
+    const XFEATURE_XTILEDATA: libc::c_long = 18;
+    // SAFETY: a request for permission, no memory passed.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_arch_prctl,
+            ARCH_REQ_XCOMP_PERM,
+            XFEATURE_XTILEDATA,
+        )
+    };
+    r == 0
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+fn request_tile_data() -> bool {
+    false
+}
+
+/// Whether the AMX kernels may run in this process: [`AMX_ENV`] not `off`, no `IRISC_ISA` cap
+/// (a forced vector ISA runs that ISA's kernels), and [`available`]. Read once; an unknown
+/// value of [`AMX_ENV`] is refused.
+pub fn usable() -> Result<bool, RuntimeError> {
+    static ON: OnceLock<Result<bool, String>> = OnceLock::new();
+    ON.get_or_init(|| {
+        let on = enabled_for(std::env::var(AMX_ENV).ok().as_deref())?;
+        let capped = std::env::var(super::dispatch::ISA_ENV).is_ok_and(|v| !v.trim().is_empty());
+        Ok(on && !capped && available())
+    })
+    .clone()
+    .map_err(RuntimeError::Usage)
+}
+
+/// [`AMX_ENV`]'s value read as on or off (None: unset).
+pub fn enabled_for(v: Option<&str>) -> Result<bool, String> {
+    match v.map(str::trim) {
+        None | Some("") | Some("on") => Ok(true),
+        Some("off") => Ok(false),
+        Some(other) => Err(format!("{AMX_ENV}={other}: expected on or off")),
+    }
+}
+
+/// One cache line: the unit of the kernel's buffers, so that every tile row it loads or
+/// stores is one aligned line (a row that straddles two lines is two loads: measured at 0.75x
+/// the rate with the columns 16 bytes off a line, 0.4x with the gallery rows off too).
+#[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C, align(64))]
+pub struct Line(pub [u8; 64]);
+
+/// A zeroed buffer of `lines` cache lines.
+fn lines(lines: usize) -> Vec<Line> {
+    vec![Line([0; 64]); lines]
+}
+
+/// A query's codes as the AMX kernel's B tiles, laid out once per call and read by every
+/// record block: per side, per tile, per step, one tile of [`TILE_BYTES`] (so each tile's
+/// steps stream in order).
+#[derive(Debug, Clone)]
+pub struct Columns {
+    bytes: Vec<Line>,
+    tiles: usize,
+    n_codes: usize,
+}
+
+impl Columns {
+    /// The columns of `n_codes` codes of `words` words ([`applies`]), one side (`q.1` None) or
+    /// two (`q.1` the second side's words, negated here).
+    pub fn new(q: (&[u16], Option<&[u16]>), n_codes: usize, words: usize) -> Columns {
+        assert!(applies(words), "AMX columns need whole steps of words");
+        assert!(
+            q.0.len() >= n_codes * words && q.1.is_none_or(|b| b.len() >= n_codes * words),
+            "query shorter than n_codes * words"
+        );
+        // Whole pairs of tiles (the kernel's 2 x 2 block of tiles).
+        let tiles = n_codes.div_ceil(2 * CODES_PER_TILE) * 2;
+        let steps = words / STEP_WORDS;
+        let per_side = tiles * steps * TILE_BYTES;
+        let sides: Vec<(&[u16], bool)> = std::iter::once((q.0, false))
+            .chain(q.1.map(|b| (b, true)))
+            .collect();
+        let mut buffer = lines(sides.len() * per_side / 64);
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut buffer);
+        for (s, &(rows, negate)) in sides.iter().enumerate() {
+            let side = &mut bytes[s * per_side..][..per_side];
+            for c in 0..n_codes {
+                let (tile, col) = (c / CODES_PER_TILE, 2 * (c % CODES_PER_TILE));
+                let row = &rows[c * words..][..words];
+                for (k, &w) in row.iter().enumerate() {
+                    let w = if negate { w.wrapping_neg() } else { w };
+                    let [lo, hi] = w.to_le_bytes();
+                    // Byte 2k of K holds g_lo of word k, byte 2k + 1 its g_hi: B row
+                    // (2k mod 64) / 4 of the step, bytes 4 col + (2k mod 4) and the next.
+                    let (step, kk) = (k / STEP_WORDS, (2 * k) % STEP_BYTES);
+                    let at = (tile * steps + step) * TILE_BYTES + (kk / 4) * 64 + kk % 4;
+                    side[at + 4 * col] = lo;
+                    side[at + 4 * col + 1] = 0;
+                    side[at + 4 * (col + 1)] = hi;
+                    side[at + 4 * (col + 1) + 1] = lo;
+                }
+            }
+        }
+        Columns {
+            bytes: buffer,
+            tiles,
+            n_codes,
+        }
+    }
+
+    /// The B tiles, side by side (64-byte aligned).
+    pub fn bytes(&self) -> &[u8] {
+        bytemuck::cast_slice(&self.bytes)
+    }
+
+    /// B tiles per side per step (even).
+    pub fn tiles(&self) -> usize {
+        self.tiles
+    }
+
+    /// Codes the columns hold.
+    pub fn n_codes(&self) -> usize {
+        self.n_codes
+    }
+}
+
+/// `out[r * n_codes + c]` for the records `g` holds (`out.len() / n_codes` of them): whole
+/// blocks of [`RECORD_BLOCK`] records in the AMX `kernel`, the rest through `rest(first
+/// record, records, out)` (the vector kernel).
+///
+/// # Safety
+/// `kernel` must be a generated AMX kernel for `words`-word codes and as many sides as
+/// `columns` holds (a second gallery side given exactly when it does); the calling thread
+/// must have tile data permission ([`available`]).
+pub unsafe fn run_blocks(
+    kernel: AmxDotKernel,
+    columns: &Columns,
+    g: (&[u16], Option<&[u16]>),
+    words: usize,
+    out: &mut [u16],
+    rest: &mut dyn FnMut(usize, usize, &mut [u16]),
+) {
+    let n_codes = columns.n_codes();
+    let records = out.len() / n_codes.max(1);
+    assert!(
+        g.0.len() >= records * words && g.1.is_none_or(|b| b.len() >= records * words),
+        "gallery shorter than the call's records"
+    );
+    let whole = records / RECORD_BLOCK * RECORD_BLOCK;
+    if whole > 0 {
+        RECORDS.fetch_add(whole as u64, std::sync::atomic::Ordering::Relaxed);
+        let panel = panel_records(columns.tiles());
+        // 16 i32 of a tile row: one line.
+        let mut sums = lines(panel * columns.tiles());
+        // SAFETY: the caller's contract; the gallery holds `whole` records of `words` words on
+        // each side, `out` holds whole x n_codes words, the columns are the kernel's, `sums`
+        // holds a panel's sums.
+        unsafe {
+            kernel(
+                columns.bytes().as_ptr(),
+                columns.tiles() as i64,
+                g.0.as_ptr(),
+                g.1.map_or(std::ptr::null(), |b| b.as_ptr()),
+                whole as i64,
+                out.as_mut_ptr(),
+                n_codes as i64,
+                sums.as_mut_ptr().cast(),
+                panel as i64,
+            )
+        };
+    }
+    if whole < records {
+        rest(whole, records - whole, &mut out[whole * n_codes..]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+
+    /// One TDPBUUD as the instruction's definition states it: `c[m][n] += Σ_{k<16} Σ_{i<4}
+    /// a[m][4k + i] * b[k][4n + i]`, u8 x u8, wrapping i32.
+    fn tdpbuud(c: &mut [[u32; 16]; 16], a: &[[u8; 64]; 16], b: &[u8]) {
+        for (m, row) in c.iter_mut().enumerate() {
+            for (n, acc) in row.iter_mut().enumerate() {
+                for k in 0..16 {
+                    for i in 0..4 {
+                        let x = u32::from(a[m][4 * k + i]);
+                        let y = u32::from(b[k * 64 + 4 * n + i]);
+                        *acc = acc.wrapping_add(x * y);
+                    }
+                }
+            }
+        }
+    }
+
+    /// What the kernel computes, tile by tile from the columns' bytes: the sums of one record
+    /// (A row 0 of every step) against every column.
+    fn emulated(cols: &Columns, g: (&[u16], Option<&[u16]>), words: usize) -> Vec<u16> {
+        let steps = words / STEP_WORDS;
+        let per_side = cols.tiles() * steps * TILE_BYTES;
+        let mut c = vec![[[0u32; 16]; 16]; cols.tiles()];
+        for (s, rows) in std::iter::once(g.0).chain(g.1).enumerate() {
+            for step in 0..steps {
+                let mut a = [[0u8; 64]; 16];
+                for (i, w) in rows[step * STEP_WORDS..][..STEP_WORDS].iter().enumerate() {
+                    a[0][2 * i..2 * i + 2].copy_from_slice(&w.to_le_bytes());
+                }
+                for (t, acc) in c.iter_mut().enumerate() {
+                    let at = s * per_side + (t * steps + step) * TILE_BYTES;
+                    tdpbuud(acc, &a, &cols.bytes()[at..][..TILE_BYTES]);
+                }
+            }
+        }
+        (0..cols.n_codes())
+            .map(|code| {
+                let (t, col) = (code / CODES_PER_TILE, 2 * (code % CODES_PER_TILE));
+                let (c0, c1) = (c[t][0][col], c[t][0][col + 1]);
+                c0.wrapping_add(c1.wrapping_mul(256)) as u16
+            })
+            .collect()
+    }
+
+    /// The columns, multiplied as TDPBUUD defines it and combined as C0 + 256 C1, give the
+    /// plain dot products mod 2^16 (one side) and eq. 6's difference (two sides), on random
+    /// words and on the ring's edges (0, 1, 255, 256, 2^15, 2^16 - 1).
+    #[test]
+    fn the_columns_give_the_dot_products_mod_2_16() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let edges = [0u16, 1, 255, 256, 0x8000, 0xffff, 0x7fff, 0x0101];
+        for (words, n_codes, two_sides) in [
+            (32, 1, false),
+            (64, 9, true),
+            (96, 17, false),
+            (128, 3, true),
+        ] {
+            for trial in 0..4 {
+                let mut word = |i: usize| {
+                    if trial == 0 {
+                        edges[i % edges.len()]
+                    } else if trial == 1 {
+                        0xffff
+                    } else {
+                        rng.random()
+                    }
+                };
+                let qa: Vec<u16> = (0..n_codes * words).map(&mut word).collect();
+                let qb: Vec<u16> = (0..n_codes * words).map(|i| word(i + 3)).collect();
+                let ga: Vec<u16> = (0..words).map(|i| word(i + 5)).collect();
+                let gb: Vec<u16> = (0..words).map(|i| word(i + 7)).collect();
+                let q = (&qa[..], two_sides.then_some(&qb[..]));
+                let g = (&ga[..], two_sides.then_some(&gb[..]));
+                let cols = Columns::new(q, n_codes, words);
+                let got = emulated(&cols, g, words);
+                for (c, &got) in got.iter().enumerate() {
+                    let dot = |q: &[u16], g: &[u16]| {
+                        q.iter()
+                            .zip(g)
+                            .fold(0u16, |s, (x, y)| s.wrapping_add(x.wrapping_mul(*y)))
+                    };
+                    let mut want = dot(&qa[c * words..][..words], &ga);
+                    if two_sides {
+                        want = want.wrapping_sub(dot(&qb[c * words..][..words], &gb));
+                    }
+                    assert_eq!(
+                        got, want,
+                        "{words} words, code {c} of {n_codes}, trial {trial}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_environment_switch_is_checked() {
+        assert_eq!(enabled_for(None), Ok(true));
+        assert_eq!(enabled_for(Some("on")), Ok(true));
+        assert_eq!(enabled_for(Some(" off ")), Ok(false));
+        assert!(enabled_for(Some("yes")).unwrap_err().contains(AMX_ENV));
+    }
+
+    #[test]
+    fn columns_pad_to_whole_pairs_of_tiles() {
+        let q = vec![1u16; 17 * 32];
+        let c = Columns::new((&q, None), 17, 32);
+        // 17 codes: 3 tiles of 8, padded to 4.
+        assert_eq!(c.tiles(), 4);
+        assert_eq!(c.bytes().len(), 4 * TILE_BYTES);
+        assert!(applies(12_800) && !applies(100) && !applies(0));
+    }
+}
