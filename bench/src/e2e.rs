@@ -17,6 +17,7 @@
 //! itself and of the mask lengths come from the parties' per-op accounting.
 
 use anyhow::{anyhow, bail, Context, Result};
+use irisc_runtime::kernels::amx::{self, AMX_ENV};
 use irisc_runtime::kernels::polyphase::{self, POLYPHASE_ENV};
 use rand::{Rng, SeedableRng};
 use serde_json::json;
@@ -207,12 +208,11 @@ impl Setting {
         if let Some(p) = self.threshold_placement {
             l.push_str(&format!(" threshold {p}"));
         }
-        if self
-            .env
-            .iter()
-            .any(|(k, v)| k == POLYPHASE_ENV && v == "off")
-        {
+        let off = |name: &str| self.env.iter().any(|(k, v)| k == name && v == "off");
+        if off(POLYPHASE_ENV) {
             l.push_str(" plain kernel");
+        } else if off(AMX_ENV) {
+            l.push_str(" vector kernels");
         }
         l
     }
@@ -357,14 +357,28 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
         queries: BATCH_QUERIES,
         ..Setting::one_query(1, None)
     });
-    // One query and the batch again with the plain kernels instead of the polyphase ones, in
-    // the same run.
+    // One query and the batch again with the plain kernels instead of the polyphase ones (and
+    // the vector kernels, not the AMX ones), in the same run.
     for queries in [1, BATCH_QUERIES] {
         settings.push(Setting {
             queries,
-            env: vec![(POLYPHASE_ENV.to_string(), "off".to_string())],
+            env: vec![
+                (POLYPHASE_ENV.to_string(), "off".to_string()),
+                (AMX_ENV.to_string(), "off".to_string()),
+            ],
             ..Setting::one_query(1, None)
         });
+    }
+    // Where this CPU runs AMX: one query and the batch again with the vector kernels, in the
+    // same run.
+    if amx::available() {
+        for queries in [1, BATCH_QUERIES] {
+            settings.push(Setting {
+                queries,
+                env: vec![(AMX_ENV.to_string(), "off".to_string())],
+                ..Setting::one_query(1, None)
+            });
+        }
     }
     // One query and the batch again with every party computing every mask length (the
     // threshold on component 0), against the default's record thirds, in the same run.
@@ -1112,10 +1126,21 @@ fn measure_case(
                 .or_else(|| std::env::var(POLYPHASE_ENV).ok());
             let polyphase_on =
                 polyphase::enabled_for(switch.as_deref()).map_err(|e| anyhow!("e2e: {e}"))?;
+            let amx_switch = setting
+                .env
+                .iter()
+                .find(|(k, _)| k == AMX_ENV)
+                .map(|(_, v)| v.clone())
+                .or_else(|| std::env::var(AMX_ENV).ok());
+            let amx_on =
+                amx::enabled_for(amx_switch.as_deref()).map_err(|e| anyhow!("e2e: {e}"))?;
             let kernel = match timer {
-                Some(t) => {
-                    Some(t.measure(case.rotations * setting.queries, kernel_secs, polyphase_on)?)
-                }
+                Some(t) => Some(t.measure(
+                    case.rotations * setting.queries,
+                    kernel_secs,
+                    polyphase_on,
+                    amx_on,
+                )?),
                 None => None,
             };
             let outcome = party_run::launch_parties_with_env(

@@ -118,7 +118,9 @@ pub fn dispatched_isa() -> Result<Isa> {
 /// Times the plain kernel of `shape` with `codes` query codes on one thread for at least
 /// `min_secs` of CPU time (after one warm-up pass).
 pub fn measure(shape: KernelShape, codes: usize, min_secs: f64) -> Result<KernelRate> {
-    with_timer(shape, &[codes], None, |t| t.measure(codes, min_secs, false))?
+    with_timer(shape, &[codes], None, |t| {
+        t.measure(codes, min_secs, false, false)
+    })?
 }
 
 /// The kernel of one shape, compiled once, timed as often as wanted ([`Timer::measure`]).
@@ -201,16 +203,23 @@ fn polyphase_queries(form: &Polyphase, codes: usize) -> Option<usize> {
 impl Timer<'_> {
     /// Times the kernel the parties run for calls of `codes` query codes, on one thread for
     /// at least `min_secs` of CPU time (after one warm-up pass), over fresh random shares: the
-    /// polyphase kernel and its combination where `polyphase` (the parties' `IRISC_POLYPHASE`)
-    /// is on and the runtime would take it for such calls, else the plain kernel of the
-    /// compiler's nest.
-    pub fn measure(&self, codes: usize, min_secs: f64, polyphase: bool) -> Result<KernelRate> {
-        // The AMX kernel first, as the runtime takes it first (`run_nests`) where this process
-        // may run AMX (the parties read the same environment).
-        let amx_usable = irisc_runtime::kernels::amx::usable().map_err(|e| anyhow!("{e}"))?;
-        let amx = self.kernels.get_amx(self.shape.ring, self.shape.words);
-        let amx_runs = amx_usable && codes <= irisc_runtime::kernels::amx::MAX_CODES;
-        if let (true, Some(f)) = (amx_runs, amx) {
+    /// AMX kernel where `amx` (the parties' `IRISC_AMX`) is on, this process may run AMX and
+    /// the runtime would take it for such calls; else the polyphase kernel and its combination
+    /// where `polyphase` (the parties' `IRISC_POLYPHASE`) is on and the runtime would take it,
+    /// else the plain kernel of the compiler's nest.
+    pub fn measure(
+        &self,
+        codes: usize,
+        min_secs: f64,
+        polyphase: bool,
+        amx: bool,
+    ) -> Result<KernelRate> {
+        // The AMX kernel first, as the runtime takes it first (`run_nests`) where the parties
+        // may run AMX (`amx` their switch; this process checks the CPU and the OS).
+        let usable = irisc_runtime::kernels::amx::usable().map_err(|e| anyhow!("{e}"))?;
+        let kernel = self.kernels.get_amx(self.shape.ring, self.shape.words);
+        let runs = amx && usable && codes <= irisc_runtime::kernels::amx::MAX_CODES;
+        if let (true, Some(f)) = (runs, kernel) {
             return self.measure_amx(f, codes, min_secs);
         }
         if let Some((form, queries)) = self
@@ -524,8 +533,8 @@ mod tests {
         };
         let rates = with_timer(shape, &[31, 1984], None, |t| {
             [
-                t.measure(31, 0.001, true).unwrap(),
-                t.measure(1984, 0.001, true).unwrap(),
+                t.measure(31, 0.001, true, false).unwrap(),
+                t.measure(1984, 0.001, true, false).unwrap(),
             ]
         })
         .unwrap();
@@ -556,10 +565,40 @@ mod tests {
         );
         // A count the timer was not built for is refused with the reason.
         let e = with_timer(shape, &[31], None, |t| {
-            t.measure(1984, 0.001, false).unwrap_err().to_string()
+            t.measure(1984, 0.001, false, false)
+                .unwrap_err()
+                .to_string()
         })
         .unwrap();
         assert!(e.contains("1984 codes"), "{e}");
+    }
+
+    /// With AMX on, the timer runs the AMX kernel where the runtime would: this CPU runs AMX,
+    /// a ring that has one (Z16, GR16), at most `MAX_CODES` codes; else the vector kernels.
+    #[test]
+    fn the_timer_runs_the_amx_kernel_where_the_runtime_would() {
+        let usable = irisc_runtime::kernels::amx::usable().unwrap();
+        for ring in [DotRing::Gr16, DotRing::Z16, DotRing::Fp] {
+            let shape = KernelShape { ring, words: 1_024 };
+            let rates = with_timer(shape, &[31, 1984], None, |t| {
+                [
+                    t.measure(31, 0.001, false, true).unwrap(),
+                    t.measure(31, 0.001, false, false).unwrap(),
+                    t.measure(1984, 0.001, false, true).unwrap(),
+                ]
+            })
+            .unwrap();
+            let amx = irisc::codegen::cpu::kernel::amx::kernel_name(ring, 1_024);
+            assert_eq!(
+                rates[0].kernel == amx,
+                usable && ring != DotRing::Fp,
+                "{:?}",
+                rates[0]
+            );
+            assert_ne!(rates[1].kernel, amx);
+            assert_ne!(rates[2].kernel, amx);
+            assert!(rates.iter().all(|r| r.per_cpu_s > 0.0));
+        }
     }
 
     /// With the rotations' shifts, the timer runs the kernel the runtime would: the polyphase
@@ -573,10 +612,10 @@ mod tests {
             let shape = KernelShape { ring, words: 1_024 };
             let rates = with_timer(shape, &codes, Some((-15, 15)), |t| {
                 [
-                    t.measure(codes[0], 0.001, true).unwrap(),
-                    t.measure(codes[1], 0.001, true).unwrap(),
-                    t.measure(codes[1], 0.001, false).unwrap(),
-                    t.measure(codes[2], 0.001, true).unwrap(),
+                    t.measure(codes[0], 0.001, true, false).unwrap(),
+                    t.measure(codes[1], 0.001, true, false).unwrap(),
+                    t.measure(codes[1], 0.001, false, false).unwrap(),
+                    t.measure(codes[2], 0.001, true, false).unwrap(),
                 ]
             })
             .unwrap();
@@ -595,7 +634,10 @@ mod tests {
             ring: DotRing::Gr16,
             words: 1_024,
         };
-        let r = with_timer(shape, &[62], None, |t| t.measure(62, 0.001, true).unwrap()).unwrap();
+        let r = with_timer(shape, &[62], None, |t| {
+            t.measure(62, 0.001, true, false).unwrap()
+        })
+        .unwrap();
         assert!(!r.kernel.contains("poly"), "{}", r.kernel);
     }
 
