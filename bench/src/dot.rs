@@ -25,7 +25,7 @@ use super::{jit, plot, BenchOptions};
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
 use irisc::analysis::kernel_tile::{choose, DotKind, KernelTile};
-use irisc::codegen::cpu::kernel::amx::kernel_name as amx_kernel_name;
+use irisc::codegen::cpu::kernel::amx::{form as amx_form, kernel_name as amx_kernel_name};
 use irisc::codegen::cpu::kernel::polyphase::kernel_name as polyphase_kernel_name;
 use irisc::codegen::cpu::kernel::{kernel_name, kernel_name_tiled, shape, DotRing, Isa};
 use irisc_runtime::kernels::amx as amx_rt;
@@ -60,8 +60,8 @@ pub const POLYPHASE_QUERIES: [usize; 2] = [1, 8];
 pub const POLYPHASE_RINGS: [Ring; 2] = [Ring::Z16, Ring::Gr2];
 
 /// The rings whose batch shapes are measured (the 16-bit ones the targets are set for).
-/// The rings an AMX kernel exists for (wrapping mod 2^16), measured where the CPU runs AMX.
-pub const AMX_RINGS: [Ring; 3] = [Ring::Z16, Ring::Gr2, Ring::Gr4];
+/// The rings an AMX kernel exists for, measured where the CPU runs AMX.
+pub const AMX_RINGS: [Ring; 4] = [Ring::Z16, Ring::Gr2, Ring::Gr4, Ring::Fp];
 
 pub const BATCH_RINGS: [Ring; 4] = [Ring::Z16, Ring::Gr2, Ring::Gr4, Ring::Fp];
 
@@ -927,10 +927,22 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
                     }
                     .next_multiple_of(amx_rt::RECORD_BLOCK);
                     let w = words as usize;
-                    let data = rep_data::<u16>(codes, n, w, &mut rng);
+                    let mut data = rep_data::<u16>(codes, n, w, &mut rng);
+                    let form = amx_form(dr).ok_or_else(|| anyhow::anyhow!("no AMX form"))?;
+                    if ring == Ring::Fp {
+                        // F_p words are below p.
+                        let p = irisc_runtime::share::fp::P;
+                        for v in [&mut data.0, &mut data.2] {
+                            v.iter_mut().for_each(|x| *x %= p);
+                        }
+                    }
                     let two = dr.sides() == 2;
-                    let cols =
-                        amx_rt::Columns::new((&data.0, two.then_some(&data.1[..])), codes, w);
+                    let cols = amx_rt::Columns::of_form(
+                        form,
+                        (&data.0, two.then_some(&data.1[..])),
+                        codes,
+                        w,
+                    );
                     let (cols, data) = (&cols, &data);
                     let pass: Pass = Box::new(move |r: Range<usize>| {
                         let mut out = vec![0u16; codes * r.len()];
@@ -951,9 +963,10 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
                     let macs = ring.macs_per_dot(l);
                     let peak = peak_of(ring);
                     // Byte products issued per dot product: 4 per word product (two columns of
-                    // two bytes), the code tiles padded to whole pairs.
-                    let padded = cols.tiles() * amx_rt::CODES_PER_TILE;
-                    let byte_macs = 4.0 * macs as f64 * padded as f64 / codes as f64;
+                    // two bytes; 6 for F_p's three), the code tiles padded to whole pairs.
+                    let padded = cols.tiles() * form.codes_per_tile();
+                    let per_word = 2.0 * form.columns() as f64;
+                    let byte_macs = per_word * macs as f64 * padded as f64 / codes as f64;
                     let vector = ms
                         .iter()
                         .find(|m| {

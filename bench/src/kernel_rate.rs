@@ -321,7 +321,7 @@ impl Timer<'_> {
         codes: usize,
         min_secs: f64,
     ) -> Result<KernelRate> {
-        use irisc_runtime::kernels::amx::{run_blocks, Columns, RECORD_BLOCK};
+        use irisc_runtime::kernels::amx::{run_blocks, Columns, Form, RECORD_BLOCK};
         let shape = self.shape;
         let records = (GALLERY_BUDGET / shape.bytes_per_record().max(1))
             .clamp(RECORD_BLOCK, 8192)
@@ -329,10 +329,18 @@ impl Timer<'_> {
         let w = shape.words as usize;
         let two = shape.ring.sides() == 2;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2026);
-        let mut words = |n: usize| -> Vec<u16> { (0..n).map(|_| rng.random()).collect() };
+        let form = irisc::codegen::cpu::kernel::amx::form(shape.ring)
+            .ok_or_else(|| anyhow!("kernel rate: no AMX form for {}", shape.ring.tag()))?;
+        // Words below p for F_p (its exact sums assume them).
+        let top = match form {
+            Form::Exact => u32::from(fp::P),
+            Form::Wrap16 => 1 << 16,
+        };
+        let mut words =
+            |n: usize| -> Vec<u16> { (0..n).map(|_| rng.random_range(0..top) as u16).collect() };
         let (qa, qb) = (words(codes * w), two.then(|| words(codes * w)));
         let (ga, gb) = (words(records * w), two.then(|| words(records * w)));
-        let columns = Columns::new((&qa, qb.as_deref()), codes, w);
+        let columns = Columns::of_form(form, (&qa, qb.as_deref()), codes, w);
         let (passes, cpu, wall) = time_passes(min_secs, codes, records, |out: &mut [u16]| {
             // SAFETY: an AMX kernel of this ring's sides and words (AMX usable), over
             // `records` records, whole blocks (no remainder for the vector kernel).
@@ -574,7 +582,7 @@ mod tests {
     }
 
     /// With AMX on, the timer runs the AMX kernel where the runtime would: this CPU runs AMX,
-    /// a ring that has one (Z16, GR16), at most `MAX_CODES` codes; else the vector kernels.
+    /// a ring that has one (Z16, GR16, F_p), at most `MAX_CODES` codes; else the vector kernels.
     #[test]
     fn the_timer_runs_the_amx_kernel_where_the_runtime_would() {
         let usable = irisc_runtime::kernels::amx::usable().unwrap();
@@ -589,12 +597,7 @@ mod tests {
             })
             .unwrap();
             let amx = irisc::codegen::cpu::kernel::amx::kernel_name(ring, 1_024);
-            assert_eq!(
-                rates[0].kernel == amx,
-                usable && ring != DotRing::Fp,
-                "{:?}",
-                rates[0]
-            );
+            assert_eq!(rates[0].kernel == amx, usable, "{:?}", rates[0]);
             assert_ne!(rates[1].kernel, amx);
             assert_ne!(rates[2].kernel, amx);
             assert!(rates.iter().all(|r| r.per_cpu_s > 0.0));

@@ -14,6 +14,11 @@
 //! then `<g, q> ≡ C0 + 256 C1 (mod 2^16)`: the `g_hi q_hi` term is a multiple of 2^16, and the
 //! i32 sums wrap mod 2^32, a multiple of 2^16. The second side of a replicated product (eq. 6,
 //! `- <q_b, g_b>`) is the columns of `-q_b mod 2^16`, summed into the same tiles.
+//!
+//! F_p ([`Form::Exact`]) needs the exact sum, reduced mod p once: a third column `(0, q_hi)`
+//! gives `C2 = Σ g_hi q_hi`, and `<g, q> = C0 + 256 C1 + 65 536 C2` exactly. The sums stay
+//! below 2^31 (no wrap) for codes of up to [`EXACT_MAX_WORDS`] words: each byte product is at
+//! most 255^2 and `C1` adds two per word. Five codes per tile (15 of its 16 columns).
 
 use std::sync::OnceLock;
 
@@ -27,8 +32,51 @@ pub const AMX_ENV: &str = "IRISC_AMX";
 /// block run in the vector kernel.
 pub const RECORD_BLOCK: usize = 32;
 
-/// Codes per B tile (16 columns, two per code).
+/// Codes per B tile (16 columns, two per code) of the wrapping form.
 pub const CODES_PER_TILE: usize = 8;
+
+/// The longest codes (words) whose exact sums stay below 2^31: `2 x 255^2 x words < 2^31`.
+pub const EXACT_MAX_WORDS: usize = 16_384;
+
+/// What the kernel's sums give: the dot product mod 2^16 (Z16, GR16), or the exact one,
+/// reduced mod p (F_p). The discriminant is the contract's (the kernel table's `amx_form`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i64)]
+pub enum Form {
+    /// Two columns per code, `C0 + 256 C1 mod 2^16`.
+    Wrap16 = 0,
+    /// Three columns per code, `C0 + 256 C1 + 65 536 C2 mod p`.
+    Exact = 1,
+}
+
+impl Form {
+    /// The form of the table's `amx_form` value.
+    pub fn from_abi(v: i64) -> Option<Form> {
+        match v {
+            0 => Some(Form::Wrap16),
+            1 => Some(Form::Exact),
+            _ => None,
+        }
+    }
+
+    /// B columns per code.
+    pub const fn columns(self) -> usize {
+        match self {
+            Form::Wrap16 => 2,
+            Form::Exact => 3,
+        }
+    }
+
+    /// Codes per B tile of 16 columns.
+    pub const fn codes_per_tile(self) -> usize {
+        16 / self.columns()
+    }
+
+    /// Whether codes of `words` words can run in this form's kernel.
+    pub fn applies(self, words: usize) -> bool {
+        applies(words) && (self == Form::Wrap16 || words <= EXACT_MAX_WORDS)
+    }
+}
 
 /// K bytes per tile step (one A tile row, 16 B tile rows of 4).
 pub const STEP_BYTES: usize = 64;
@@ -171,19 +219,35 @@ pub struct Columns {
     bytes: Vec<Line>,
     tiles: usize,
     n_codes: usize,
+    form: Form,
 }
 
 impl Columns {
     /// The columns of `n_codes` codes of `words` words ([`applies`]), one side (`q.1` None) or
-    /// two (`q.1` the second side's words, negated here).
+    /// two (`q.1` the second side's words, negated here), in the wrapping form.
     pub fn new(q: (&[u16], Option<&[u16]>), n_codes: usize, words: usize) -> Columns {
-        assert!(applies(words), "AMX columns need whole steps of words");
+        Columns::of_form(Form::Wrap16, q, n_codes, words)
+    }
+
+    /// [`Columns::new`] in `form` (the exact form: one side, words below p).
+    pub fn of_form(
+        form: Form,
+        q: (&[u16], Option<&[u16]>),
+        n_codes: usize,
+        words: usize,
+    ) -> Columns {
+        assert!(form.applies(words), "AMX columns need whole steps of words");
+        assert!(
+            form == Form::Wrap16 || q.1.is_none(),
+            "the exact form has one side"
+        );
         assert!(
             q.0.len() >= n_codes * words && q.1.is_none_or(|b| b.len() >= n_codes * words),
             "query shorter than n_codes * words"
         );
         // Whole pairs of tiles (the kernel's 2 x 2 block of tiles).
-        let tiles = n_codes.div_ceil(2 * CODES_PER_TILE) * 2;
+        let per_tile = form.codes_per_tile();
+        let tiles = n_codes.div_ceil(2 * per_tile) * 2;
         let steps = words / STEP_WORDS;
         let per_side = tiles * steps * TILE_BYTES;
         let sides: Vec<(&[u16], bool)> = std::iter::once((q.0, false))
@@ -194,7 +258,7 @@ impl Columns {
         for (s, &(rows, negate)) in sides.iter().enumerate() {
             let side = &mut bytes[s * per_side..][..per_side];
             for c in 0..n_codes {
-                let (tile, col) = (c / CODES_PER_TILE, 2 * (c % CODES_PER_TILE));
+                let (tile, col) = (c / per_tile, form.columns() * (c % per_tile));
                 let row = &rows[c * words..][..words];
                 for (k, &w) in row.iter().enumerate() {
                     let w = if negate { w.wrapping_neg() } else { w };
@@ -207,6 +271,10 @@ impl Columns {
                     side[at + 4 * col + 1] = 0;
                     side[at + 4 * (col + 1)] = hi;
                     side[at + 4 * (col + 1) + 1] = lo;
+                    if form == Form::Exact {
+                        side[at + 4 * (col + 2)] = 0;
+                        side[at + 4 * (col + 2) + 1] = hi;
+                    }
                 }
             }
         }
@@ -214,6 +282,7 @@ impl Columns {
             bytes: buffer,
             tiles,
             n_codes,
+            form,
         }
     }
 
@@ -230,6 +299,11 @@ impl Columns {
     /// Codes the columns hold.
     pub fn n_codes(&self) -> usize {
         self.n_codes
+    }
+
+    /// The form the columns are laid out in.
+    pub fn form(&self) -> Form {
+        self.form
     }
 }
 
@@ -322,11 +396,21 @@ mod tests {
                 }
             }
         }
+        let form = cols.form();
         (0..cols.n_codes())
             .map(|code| {
-                let (t, col) = (code / CODES_PER_TILE, 2 * (code % CODES_PER_TILE));
+                let per_tile = form.codes_per_tile();
+                let (t, col) = (code / per_tile, form.columns() * (code % per_tile));
                 let (c0, c1) = (c[t][0][col], c[t][0][col + 1]);
-                c0.wrapping_add(c1.wrapping_mul(256)) as u16
+                match form {
+                    Form::Wrap16 => c0.wrapping_add(c1.wrapping_mul(256)) as u16,
+                    Form::Exact => {
+                        let c2 = c[t][0][col + 2];
+                        assert!(c0 < 1 << 31 && c1 < 1 << 31 && c2 < 1 << 31, "exact sums");
+                        let exact = u64::from(c0) + 256 * u64::from(c1) + 65_536 * u64::from(c2);
+                        (exact % u64::from(crate::share::fp::P)) as u16
+                    }
+                }
             })
             .collect()
     }
@@ -379,6 +463,46 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The exact form's three columns give the F_p dot products (reduced once mod p), on
+    /// random words below p, all at p - 1 (the largest sums) at the longest codes it takes,
+    /// and zeros.
+    #[test]
+    fn the_exact_columns_give_the_dot_products_mod_p() {
+        let p = crate::share::fp::P;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(12);
+        for (words, n_codes, fill) in [
+            (32, 1, 0),
+            (64, 6, 0),
+            (96, 11, 0),
+            (EXACT_MAX_WORDS, 2, 1),
+            (64, 5, 2),
+        ] {
+            let mut word = |_: usize| -> u16 {
+                match fill {
+                    0 => rng.random_range(0..p),
+                    1 => p - 1,
+                    _ => 0,
+                }
+            };
+            let q: Vec<u16> = (0..n_codes * words).map(&mut word).collect();
+            let g: Vec<u16> = (0..words).map(&mut word).collect();
+            let cols = Columns::of_form(Form::Exact, (&q, None), n_codes, words);
+            assert_eq!(cols.tiles(), n_codes.div_ceil(10) * 2);
+            let got = emulated(&cols, (&g, None), words);
+            for (c, &got) in got.iter().enumerate() {
+                let want = q[c * words..][..words]
+                    .iter()
+                    .zip(&g)
+                    .map(|(&x, &y)| u64::from(x) * u64::from(y))
+                    .sum::<u64>()
+                    % u64::from(p);
+                assert_eq!(u64::from(got), want, "{words} words, code {c}, fill {fill}");
+            }
+        }
+        assert!(Form::Exact.applies(EXACT_MAX_WORDS) && !Form::Exact.applies(EXACT_MAX_WORDS + 32));
+        assert!(2 * 255 * 255 * EXACT_MAX_WORDS < 1 << 31);
     }
 
     #[test]

@@ -25,7 +25,7 @@ pub use crate::contract::Isa;
 /// [`Isa`] the polyphase kernel of the ring and length, null where the compiler chose none
 /// ([`super::polyphase`]), and the shifts `lo, hi` of the rotated query rows it is for; last
 /// the AMX kernel of the ring and length ([`super::amx`]), null where the compiler generated
-/// none.
+/// none, and the form of its sums ([`super::amx::Form`]).
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct KernelTable {
@@ -35,6 +35,7 @@ pub struct KernelTable {
     pub polyphase: [*const (); ISA_SLOTS],
     pub rotations: [i64; 2],
     pub amx: *const (),
+    pub amx_form: i64,
 }
 
 /// What the runtime knows of an ISA beyond the contract: whether this CPU runs it.
@@ -127,12 +128,13 @@ pub unsafe fn pick_nests_from(
     // SAFETY: the caller's contract.
     let (isa, first) = unsafe { pick_from(table, words) }?;
     // SAFETY: non-null (pick_from refuses a null table).
-    let (second, polyphase, [lo, hi], amx) = unsafe {
+    let (second, polyphase, [lo, hi], amx, amx_form) = unsafe {
         (
             (*table).alternatives[isa as usize],
             (*table).polyphase[isa as usize],
             (*table).rotations,
             (*table).amx,
+            (*table).amx_form,
         )
     };
     // A bad IRISC_KERNEL_NEST is refused here, whether or not a call then runs the nests.
@@ -146,8 +148,10 @@ pub unsafe fn pick_nests_from(
     // The AMX kernel, where the compiler generated one and this process may run it (a bad
     // IRISC_AMX is refused here too).
     let amx_usable = super::amx::usable()?;
-    if !amx.is_null() && amx_usable && super::amx::applies(words) {
-        nests.amx = Some(amx);
+    let form = super::amx::Form::from_abi(amx_form)
+        .ok_or_else(|| RuntimeError::Schedule(format!("unknown AMX kernel form {amx_form}")))?;
+    if !amx.is_null() && amx_usable && form.applies(words) {
+        nests.amx = Some((amx, form));
     }
     Ok((isa, nests))
 }
@@ -205,6 +209,7 @@ mod tests {
             polyphase: [null; 4],
             rotations: [0, 0],
             amx: std::ptr::null(),
+            amx_form: 0,
         };
         assert_eq!(pick(&t, Isa::Vnni), Some((Isa::Avx512, c)));
         assert_eq!(pick(&t, Isa::Avx2), Some((Isa::Portable, a)));
@@ -215,6 +220,7 @@ mod tests {
             polyphase: [null; 4],
             rotations: [0, 0],
             amx: std::ptr::null(),
+            amx_form: 0,
         };
         assert_eq!(pick(&empty, Isa::Vnni), None);
         // SAFETY: a valid table.

@@ -158,7 +158,7 @@ pub struct Nests {
     pub polyphase: Option<(*const (), super::polyphase::Polyphase)>,
     /// The AMX kernel of the ring and length ([`super::amx`]), where this process runs it: run
     /// instead of the nests (and of the polyphase kernel) on whole blocks of records.
-    pub amx: Option<*const ()>,
+    pub amx: Option<(*const (), super::amx::Form)>,
     /// The table the nests came from (the measurement's key); null for a single kernel.
     table: usize,
 }

@@ -153,9 +153,9 @@ pub(crate) unsafe fn run_nests<T: RingElem + Send + Sync>(
     }
     // The AMX kernel where this process runs one (several times the vector kernels' rate, the
     // polyphase form's included): whole blocks of records there, the rest in the vector nest.
-    if let Some(amx) = nests.amx {
+    if let Some((amx, form)) = nests.amx {
         if T::BITS == 16
-            && super::amx::applies(words)
+            && form.applies(words)
             && n_records >= super::amx::RECORD_BLOCK
             && n_codes <= super::amx::MAX_CODES
         {
@@ -167,6 +167,7 @@ pub(crate) unsafe fn run_nests<T: RingElem + Send + Sync>(
             unsafe {
                 run_amx(
                     amx,
+                    form,
                     nests.first,
                     (qa, qb),
                     n_codes,
@@ -263,6 +264,7 @@ pub(crate) unsafe fn run_nests<T: RingElem + Send + Sync>(
 #[allow(clippy::too_many_arguments)]
 unsafe fn run_amx(
     amx: *const (),
+    form: super::amx::Form,
     plain: *const (),
     q: (&[u16], Option<&[u16]>),
     n_codes: usize,
@@ -274,7 +276,7 @@ unsafe fn run_amx(
 ) {
     use super::amx::{AmxDotKernel, Columns, RECORD_BLOCK};
     {
-        let columns = Columns::new(q, n_codes, words);
+        let columns = Columns::of_form(form, q, n_codes, words);
         // SAFETY: the caller's contract: kernels of these signatures.
         let (amx, plain) = unsafe {
             (

@@ -1,6 +1,6 @@
 //! The AMX kernel: dot products over Z_2^16 (replicated Z16, and GR(2^16, d) with the
-//! Lagrange coefficient folded into the query) on Intel AMX-INT8 tiles, the CPU counterpart of
-//! paper 003 Section 4.4's int8 tensor-core products.
+//! Lagrange coefficient folded into the query) and over F_p on Intel AMX-INT8 tiles, the CPU
+//! counterpart of paper 003 Section 4.4's int8 tensor-core products.
 //!
 //! A tile multiply (`TDPBUUD`) takes 16 x 64 u8 by 64 x 16 u8 into 16 x 16 i32: 16 384 byte
 //! products per instruction, about 1 000 per cycle on a core that has it, where the 16-bit
@@ -14,14 +14,18 @@
 //! two bytes gives `C0 = Σ g_lo q_lo`, and `(q_hi, q_lo)` gives `C1 = Σ g_lo q_hi + g_hi q_lo`;
 //! `<g, q> ≡ C0 + 256 C1 (mod 2^16)` (the `g_hi q_hi` term is a multiple of 2^16; the i32
 //! sums wrap mod 2^32). A replicated product's second side (eq. 6, `- <q_b, g_b>`) is the
-//! columns of `-q_b` over `g_b`, summed into the same tiles.
+//! columns of `-q_b` over `g_b`, summed into the same tiles. F_p's kernel takes a third column
+//! `(0, q_hi)`, `C2 = Σ g_hi q_hi`, and reduces the exact `C0 + 256 C1 + 65 536 C2` mod p
+//! once (the sums stay below 2^31 for codes of up to 16 384 words): six byte products per word
+//! product where the vector kernels' ceiling is two instructions per 32 (`isa`).
 //!
 //! The loop nest (register block: 2 x 2 accumulator tiles of 16 records x 8 codes, the 8 tile
 //! registers being 4 sums, 2 A and 2 B): record panels (about 200 records, the runtime's
-//! `panel_records`), inside them K chunks of 16 steps (1 KiB of each row; 8 with two sides),
-//! inside them blocks
-//! of 32 records and pairs of B tiles; each (block, pair) loads its sums so far from the
-//! caller's buffer (zero in the first chunk), runs each side's steps of the chunk, and stores
+//! `panel_records`), inside them K chunks of 16 steps (1 KiB of each row) of one side (two
+//! sides: all of the first side's chunks, then the second's, so that one side's rows share L1
+//! at a time: rows 25 600 bytes apart fall on a quarter of L1's sets), inside them blocks of 32
+//! records and pairs of B tiles; each (block, pair) loads its sums so far from the
+//! caller's buffer (zero in the first chunk), runs the chunk's steps, and stores
 //! them back; after the panel's last chunk its sums are combined into `out`'s u16 words. A
 //! chunk of the panel's rows (32 KiB a block) stays in L1 while the pairs pass, and the
 //! chunk's B tiles (16 KiB a pair) in L2 while the blocks pass. Measured on one core at
@@ -38,6 +42,7 @@ use super::{CodegenError, DotRing};
 use inkwell::{
     context::Context, memory_buffer::MemoryBuffer, module::Module, values::FunctionValue,
 };
+pub use irisc_runtime::kernels::amx::Form;
 use irisc_runtime::kernels::amx::{
     K_CHUNK_STEPS, RECORD_BLOCK, STEP_BYTES, STEP_WORDS, TILE_BYTES,
 };
@@ -46,10 +51,20 @@ use irisc_runtime::kernels::amx::{
 /// operating system's permission, before it runs one).
 pub const FEATURES: &str = "+amx-tile,+amx-int8,+avx2,+avx512f,+avx512bw,+avx512vl,+avx512dq";
 
-/// Whether an AMX kernel exists for (`ring`, `l`): the 16-bit rings that wrap mod 2^16 (F_p's
-/// exact sums would need a third column and a reduction), codes of whole K steps.
+/// The form of (`ring`)'s AMX kernel sums: mod 2^16 for the wrapping rings, exact and reduced
+/// mod p for F_p; None for the 32- and 64-bit rings (no byte split of 16-bit words).
+pub fn form(ring: DotRing) -> Option<Form> {
+    match ring {
+        DotRing::Z16 | DotRing::Gr16 => Some(Form::Wrap16),
+        DotRing::Fp => Some(Form::Exact),
+        _ => None,
+    }
+}
+
+/// Whether an AMX kernel exists for (`ring`, `l`): a 16-bit ring, codes of whole K steps (and,
+/// for F_p, short enough for exact i32 sums).
 pub fn applies(ring: DotRing, l: u32) -> bool {
-    matches!(ring, DotRing::Z16 | DotRing::Gr16) && irisc_runtime::kernels::amx::applies(l as usize)
+    form(ring).is_some_and(|f| f.applies(l as usize))
 }
 
 /// `irisc_kernel_dot_{ring}_L{l}_amx`.
@@ -74,7 +89,8 @@ pub fn kernel<'ctx>(
             ring.tag()
         )));
     }
-    let text = ir_text(&name, ring.sides(), l, module);
+    let form = form(ring).expect("applies checked the ring");
+    let text = ir_text(&name, ring.sides(), form, l, module);
     let buffer = MemoryBuffer::create_from_memory_range_copy(text.as_bytes(), &name);
     let part = cx
         .create_module_from_ir(buffer)
@@ -90,12 +106,13 @@ pub fn kernel<'ctx>(
 /// The kernel's LLVM IR: `void @name(ptr cols, i64 tiles, ptr ga, ptr gb, i64 n_records, ptr
 /// out, i64 n_codes, ptr sums, i64 panel)`, the runtime's `AmxDotKernel`; `n_records` and
 /// `panel` multiples of 32, `sums` holding `panel x 16 tiles` i32.
-fn ir_text(name: &str, sides: u32, l: u32, module: &Module<'_>) -> String {
+fn ir_text(name: &str, sides: u32, form: Form, l: u32, module: &Module<'_>) -> String {
     let row_bytes = 2 * u64::from(l);
     let steps = u64::from(l) / STEP_WORDS as u64;
     let (tile_bytes, step_bytes) = (TILE_BYTES as u64, STEP_BYTES as u64);
-    // Two sides read two blocks of rows per chunk: half the steps keep both in L1.
-    let chunk_steps = K_CHUNK_STEPS / u64::from(sides.max(1));
+    let chunk_steps = K_CHUNK_STEPS;
+    // The K steps of all sides in turn: step u is side u / steps, step u mod steps of it.
+    let all_steps = steps * u64::from(sides.max(1));
     let half = RECORD_BLOCK as u64 / 2;
     let host = inkwell::targets::TargetMachine::get_host_cpu_name();
     let tune = host.to_str().unwrap_or("generic");
@@ -134,15 +151,20 @@ fn ir_text(name: &str, sides: u32, l: u32, module: &Module<'_>) -> String {
     line("  %np = select i1 %p.short, i64 %p.left, i64 %panel".into());
     line(format!("  %g.panel = mul i64 %p0, {row_bytes}"));
     line("  br label %chunk".into());
-    // K chunks of `chunk_steps` steps (the last may be shorter).
+    // K chunks of `chunk_steps` steps of one side (the side's last may be shorter).
     line("chunk:".into());
-    line("  %t0 = phi i64 [ 0, %panel.top ], [ %t0.next, %blk.done ]".into());
+    line("  %u = phi i64 [ 0, %panel.top ], [ %u.next, %blk.done ]".into());
+    line(format!("  %side = udiv i64 %u, {steps}"));
+    line(format!("  %t0 = urem i64 %u, {steps}"));
+    line("  %side0 = icmp eq i64 %side, 0".into());
+    line("  %g.side = select i1 %side0, ptr %ga, ptr %gb".into());
+    line("  %b.side = mul i64 %side, %side_bytes".into());
     line(format!("  %c.left = sub i64 {steps}, %t0"));
     line(format!("  %c.short = icmp ult i64 %c.left, {chunk_steps}"));
     line(format!(
         "  %st = select i1 %c.short, i64 %c.left, i64 {chunk_steps}"
     ));
-    line("  %first = icmp eq i64 %t0, 0".into());
+    line("  %first = icmp eq i64 %u, 0".into());
     line(format!("  %a.chunk = mul i64 %t0, {step_bytes}"));
     line(format!("  %b.chunk = mul i64 %t0, {tile_bytes}"));
     line("  br label %blk".into());
@@ -154,8 +176,8 @@ fn ir_text(name: &str, sides: u32, l: u32, module: &Module<'_>) -> String {
     line("  %g.off = add i64 %g.blk1, %a.chunk".into());
     line("  %s.row = mul i64 %r0, %sum_row".into());
     line("  br label %pair".into());
-    // Pairs of B tiles: the block's sums so far (zero in the first chunk), then each side's
-    // steps of the chunk, then the sums back.
+    // Pairs of B tiles: the block's sums so far (zero in the first chunk), then the chunk's
+    // steps, then the sums back.
     line("pair:".into());
     line("  %t = phi i64 [ 0, %blk ], [ %t.next, %pair.next ]".into());
     line("  %s.col = mul i64 %t, 64".into());
@@ -166,7 +188,8 @@ fn ir_text(name: &str, sides: u32, l: u32, module: &Module<'_>) -> String {
     line("  %s.at2 = getelementptr i8, ptr %s.at0, i64 %s.down".into());
     line("  %s.at3 = getelementptr i8, ptr %s.at2, i64 64".into());
     line(format!("  %b.tile = mul i64 %t, {}", steps * tile_bytes));
-    line("  %b.off = add i64 %b.tile, %b.chunk".into());
+    line("  %b.tc = add i64 %b.tile, %b.chunk".into());
+    line("  %b.off = add i64 %b.tc, %b.side".into());
     line("  br i1 %first, label %init.zero, label %init.load".into());
     line("init.zero:".into());
     for acc in 0..4 {
@@ -195,18 +218,15 @@ fn ir_text(name: &str, sides: u32, l: u32, module: &Module<'_>) -> String {
             "  %init{acc} = phi <256 x i32> [ %zero{acc}, %init.zero ], [ %load{acc}, %init.load ]"
         ));
     }
-    let mut incoming = [0, 1, 2, 3].map(|acc| format!("%init{acc}"));
-    let mut from = "init".to_string();
-    for side in 0..sides {
-        let g = if side == 0 { "%ga" } else { "%gb" };
-        let k = format!("k{side}");
+    // The chunk's steps of the block and pair: the sums carried in tiles from step to step.
+    let incoming = {
+        let (side, g, k, from) = (0, "%g.side", "k0".to_string(), "init");
+        let incoming = [0, 1, 2, 3].map(|acc| format!("%init{acc}"));
         line(format!(
             "  %a{side}.base = getelementptr i8, ptr {g}, i64 %g.off"
         ));
-        line(format!("  %b{side}.side = mul i64 %side_bytes, {side}"));
-        line(format!("  %b{side}.at = add i64 %b{side}.side, %b.off"));
         line(format!(
-            "  %b{side}.base = getelementptr i8, ptr %cols, i64 %b{side}.at"
+            "  %b{side}.base = getelementptr i8, ptr %cols, i64 %b.off"
         ));
         line(format!("  br label %{k}"));
         line(format!("{k}:"));
@@ -266,9 +286,8 @@ fn ir_text(name: &str, sides: u32, l: u32, module: &Module<'_>) -> String {
         line(format!("  %{k}.done = icmp eq i64 %{k}.i.next, %st"));
         line(format!("  br i1 %{k}.done, label %{k}.exit, label %{k}"));
         line(format!("{k}.exit:"));
-        incoming = [0, 1, 2, 3].map(|acc| format!("%{k}.d{acc}"));
-        from = format!("{k}.exit");
-    }
+        [0, 1, 2, 3].map(|acc| format!("%{k}.d{acc}"))
+    };
     for (acc, inc) in incoming.iter().enumerate() {
         line(format!(
             "  %st{acc} = call x86_amx @llvm.x86.cast.vector.to.tile.v256i32(<256 x i32> {inc})"
@@ -288,10 +307,13 @@ fn ir_text(name: &str, sides: u32, l: u32, module: &Module<'_>) -> String {
     line("  %r0.more = icmp ult i64 %r0.next, %np".into());
     line("  br i1 %r0.more, label %blk, label %blk.done".into());
     line("blk.done:".into());
-    line("  %t0.next = add i64 %t0, %st".into());
-    line(format!("  %t0.more = icmp ult i64 %t0.next, {steps}"));
-    line("  br i1 %t0.more, label %chunk, label %combine".into());
-    // out[(p0 + r) * n_codes + c] = C0 + 256 C1: columns 2c and 2c + 1 of the sums' row r.
+    line("  %u.next = add i64 %u, %st".into());
+    line(format!("  %u.more = icmp ult i64 %u.next, {all_steps}"));
+    line("  br i1 %u.more, label %chunk, label %combine".into());
+    // out[(p0 + r) * n_codes + c]: code c's columns of the sums' row r (tile c / per_tile,
+    // column 16 tile + columns x (c mod per_tile)): C0 + 256 C1 mod 2^16, or C0 + 256 C1 +
+    // 65 536 C2 (exact, below 2^48) mod p.
+    let (columns, per_tile) = (form.columns(), form.codes_per_tile());
     line("combine:".into());
     line("  %r = phi i64 [ 0, %blk.done ], [ %r.next, %row.done ]".into());
     line("  %rec = add i64 %p0, %r".into());
@@ -301,14 +323,35 @@ fn ir_text(name: &str, sides: u32, l: u32, module: &Module<'_>) -> String {
     line("  br label %col".into());
     line("col:".into());
     line("  %j = phi i64 [ 0, %combine ], [ %j.next, %col ]".into());
-    line("  %c0.i = shl i64 %j, 1".into());
+    line(format!("  %j.tile = udiv i64 %j, {per_tile}"));
+    line(format!("  %j.in = urem i64 %j, {per_tile}"));
+    line("  %j.t16 = shl i64 %j.tile, 4".into());
+    line(format!("  %j.cols = mul i64 %j.in, {columns}"));
+    line("  %c0.i = add i64 %j.t16, %j.cols".into());
     line("  %c0.p = getelementptr i32, ptr %c.rowp, i64 %c0.i".into());
     line("  %c0 = load i32, ptr %c0.p, align 4".into());
     line("  %c1.p = getelementptr i32, ptr %c0.p, i64 1".into());
     line("  %c1 = load i32, ptr %c1.p, align 4".into());
-    line("  %c1s = shl i32 %c1, 8".into());
-    line("  %sum = add i32 %c0, %c1s".into());
-    line("  %word = trunc i32 %sum to i16".into());
+    match form {
+        Form::Wrap16 => {
+            line("  %c1s = shl i32 %c1, 8".into());
+            line("  %sum = add i32 %c0, %c1s".into());
+            line("  %word = trunc i32 %sum to i16".into());
+        }
+        Form::Exact => {
+            line("  %c2.p = getelementptr i32, ptr %c0.p, i64 2".into());
+            line("  %c2 = load i32, ptr %c2.p, align 4".into());
+            line("  %e0 = zext i32 %c0 to i64".into());
+            line("  %e1 = zext i32 %c1 to i64".into());
+            line("  %e2 = zext i32 %c2 to i64".into());
+            line("  %e1s = shl i64 %e1, 8".into());
+            line("  %e2s = shl i64 %e2, 16".into());
+            line("  %e01 = add i64 %e0, %e1s".into());
+            line("  %exact = add i64 %e01, %e2s".into());
+            line(format!("  %reduced = urem i64 %exact, {}", super::P));
+            line("  %word = trunc i64 %reduced to i16".into());
+        }
+    }
     line("  %o.i = add i64 %o.row, %j".into());
     line("  %o.p = getelementptr i16, ptr %out, i64 %o.i".into());
     line("  store i16 %word, ptr %o.p, align 2".into());

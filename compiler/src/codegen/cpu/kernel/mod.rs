@@ -256,10 +256,10 @@ pub fn kernel_tiled<'ctx>(
 
 /// Returns the table of all variants of the kernel for (`ring`, `l`) for the host target,
 /// defining the kernels and the table the first time: a private constant
-/// `{ [4 x ptr], i64, [4 x ptr], [4 x ptr], [2 x i64], ptr }` (variants indexed by
+/// `{ [4 x ptr], i64, [4 x ptr], [4 x ptr], [2 x i64], ptr, i64 }` (variants indexed by
 /// [`Isa::index`], then `l`, then each variant's second loop nest or null, each variant's
-/// polyphase kernel or null, the shifts the polyphase kernels are for, and the AMX kernel or
-/// null, [`amx`]), the runtime's `KernelTable`.
+/// polyphase kernel or null, the shifts the polyphase kernels are for, the AMX kernel or null
+/// and the form of its sums, [`amx`]), the runtime's `KernelTable`.
 pub fn table<'ctx>(
     cx: &'ctx Context,
     module: &Module<'ctx>,
@@ -367,6 +367,8 @@ pub fn table_tiled<'ctx>(
             ])
             .into(),
             amx.into(),
+            i64t.const_int(amx::form(ring).map_or(0, |f| f as u64), false)
+                .into(),
         ],
         false,
     );

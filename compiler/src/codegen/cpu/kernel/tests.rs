@@ -829,8 +829,13 @@ fn amx_kernels_lower_to_tile_instructions() {
         eprintln!("SKIPPED: AMX kernels: not an x86-64 host");
         return;
     }
-    assert!(!amx::applies(DotRing::Fp, 12_800) && !amx::applies(DotRing::Z16, 100));
-    for (ring, l) in [(DotRing::Z16, 12_800), (DotRing::Gr16, 64)] {
+    assert!(!amx::applies(DotRing::Fp, 16_416) && !amx::applies(DotRing::Z16, 100));
+    assert!(!amx::applies(DotRing::Z32, 12_800) && amx::applies(DotRing::Fp, 12_800));
+    for (ring, l) in [
+        (DotRing::Z16, 12_800),
+        (DotRing::Gr16, 64),
+        (DotRing::Fp, 12_800),
+    ] {
         let cx = Context::create();
         let module = cx.create_module("amx_test");
         let tm = host_machine().unwrap();
@@ -856,18 +861,17 @@ fn amx_kernels_lower_to_tile_instructions() {
         ] {
             assert!(body.contains(insn), "{name}: no {insn}");
         }
-        // Two sides for Z16: two tile-multiply loops of four (LLVM may unroll them).
+        // One loop of four tile multiplies (a 2 x 2 block; LLVM may unroll it).
         let muls = body.matches("tdpbuud").count();
-        let per_loop = 4 * ring.sides() as usize;
         assert!(
-            muls >= per_loop && muls.is_multiple_of(per_loop),
+            muls >= 4 && muls.is_multiple_of(4),
             "{name}: {muls} tile multiplies"
         );
     }
 }
 
 /// The AMX kernel equals the plain references where this CPU runs AMX (else skipped, said
-/// so): replicated Z16 (eq. 6) and GR16 words, random and all-ones and edge words, record
+/// so): replicated Z16 (eq. 6), GR16 and F_p words (below p, p - 1 the largest sums), random and all-ones and edge words, record
 /// counts with and without a vector-kernel remainder and over several record panels, code
 /// counts around the tile widths, one K chunk, several and a short last one.
 #[test]
@@ -881,6 +885,8 @@ fn amx_kernels_equal_the_reference() {
         (DotRing::Z16, 64u32),
         (DotRing::Z16, 12_800),
         (DotRing::Gr16, 160),
+        (DotRing::Fp, 96),
+        (DotRing::Fp, 12_800),
     ] {
         let cx = Context::create();
         let module = cx.create_module("amx_test");
@@ -913,11 +919,23 @@ fn amx_kernels_equal_the_reference() {
         };
         for &(nc, nr) in shapes {
             for fill in 0..3 {
+                // F_p words are below p: its edges are p - 1 and the byte boundaries.
+                let fp = ring == DotRing::Fp;
+                let top = irisc_runtime::share::fp::P;
+                let edges = [
+                    0u16,
+                    1,
+                    0xff,
+                    0x100,
+                    0x8000,
+                    if fp { top - 1 } else { 0xffff },
+                ];
                 let mut word = |_: usize| -> u16 {
-                    match fill {
-                        0 => rng.random(),
-                        1 => 0xffff,
-                        _ => [0u16, 1, 0xff, 0x100, 0x8000, 0xffff][rng.random_range(0..6)],
+                    match (fill, fp) {
+                        (0, false) => rng.random(),
+                        (0, true) => rng.random_range(0..top),
+                        (1, _) => edges[5],
+                        _ => edges[rng.random_range(0..6)],
                     }
                 };
                 let qa: Vec<u16> = (0..nc * lu).map(&mut word).collect();
@@ -927,11 +945,14 @@ fn amx_kernels_equal_the_reference() {
                 let mut want = vec![0u16; nc * nr];
                 if two {
                     masked_dot_reference(&qa, &qb, nc, &ga, &gb, nr, lu, &mut want);
+                } else if fp {
+                    fp_dot_reference(&qa, nc, &ga, nr, lu, &mut want);
                 } else {
                     let zero = vec![0u16; nc * lu];
                     masked_dot_reference(&qa, &zero, nc, &ga, &ga, nr, lu, &mut want);
                 }
-                let cols = Columns::new((&qa, two.then_some(&qb[..])), nc, lu);
+                let form = amx::form(ring).unwrap();
+                let cols = Columns::of_form(form, (&qa, two.then_some(&qb[..])), nc, lu);
                 let sentinel = 0x5a5a;
                 let mut got = vec![sentinel; nc * nr + 1];
                 let mut rest_records = 0;
@@ -950,7 +971,11 @@ fn amx_kernels_equal_the_reference() {
                             let zero = vec![0u16; nc * lu];
                             let qb = if two { &qb[..] } else { &zero[..] };
                             let b = if two { b } else { a };
-                            masked_dot_reference(&qa, qb, nc, a, b, n, lu, out);
+                            if fp {
+                                fp_dot_reference(&qa, nc, a, n, lu, out);
+                            } else {
+                                masked_dot_reference(&qa, qb, nc, a, b, n, lu, out);
+                            }
                         },
                     )
                 };
