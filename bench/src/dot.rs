@@ -1148,6 +1148,56 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
         files.push(path);
     }
 
+    // The AMX kernels next to the vector kernels, same run, where the CPU runs AMX: both as
+    // fractions of the 16-bit vector peak (the targets' measure).
+    if ms.iter().any(|m| m.name.contains("/amx/")) {
+        let groups: Vec<String> = AMX_RINGS
+            .iter()
+            .flat_map(|r| batch_codes.iter().map(move |c| format!("{} {c}", r.name())))
+            .collect();
+        let pick = |kind: &str| -> Vec<f64> {
+            AMX_RINGS
+                .iter()
+                .flat_map(|r| {
+                    batch_codes.iter().map(move |c| {
+                        format!("dot/{}/{kind}/codes={c}/l={batch_l}/threads=1", r.name())
+                    })
+                })
+                .map(|n| {
+                    ms.iter()
+                        .find(|m| m.name == n)
+                        .and_then(|m| m.extra.get("peak_fraction"))
+                        .and_then(|v| v.as_f64())
+                        .map_or(f64::NAN, |f| 100.0 * f)
+                })
+                .collect()
+        };
+        let series = vec![
+            ("vector kernel (compiler's tile)".to_string(), pick("batch")),
+            ("AMX kernel".to_string(), pick("amx")),
+        ];
+        let refs = vec![
+            plot::RefLine {
+                label: "target GR16 80 %".into(),
+                value: 80.0,
+            },
+            plot::RefLine {
+                label: "target Z16, F_p 70 %".into(),
+                value: 70.0,
+            },
+        ];
+        let path = dir.join("dot-amx.png");
+        plot::grouped_bars(
+            &path,
+            &format!("AMX and vector kernels, l = {batch_l}, 1 thread, by ring and codes per call"),
+            "% of the measured vpdpwssd zmm peak",
+            &groups,
+            &series,
+            &refs,
+        )?;
+        files.push(path);
+    }
+
     // The polyphase kernel next to the plain one, same run.
     {
         let groups: Vec<String> = POLYPHASE_RINGS
@@ -1376,6 +1426,21 @@ mod tests {
             assert_eq!(peak["others"].as_array().unwrap().len(), 3, "{peak}");
         }
         assert!(files.contains(&dir.path().join("dot-peak-fraction.png")));
+        // Where the CPU runs AMX: its peak, a row per AMX ring and batch shape, and their chart;
+        // elsewhere none of them.
+        let amx = irisc_runtime::kernels::amx::available();
+        assert_eq!(peak["amx"].is_null(), !amx, "{peak}");
+        for ring in AMX_RINGS {
+            for codes in [31, 248] {
+                let name = format!("dot/{}/amx/codes={codes}/l=12800/threads=1", ring.name());
+                let m = json.measurements.iter().find(|m| m.name == name);
+                assert_eq!(m.is_some(), amx, "{name}");
+                if let Some(m) = m {
+                    assert!(m.value > 0.0 && m.extra["amx_peak_fraction"].as_f64().unwrap() > 0.0);
+                }
+            }
+        }
+        assert_eq!(files.contains(&dir.path().join("dot-amx.png")), amx);
         for l in LENGTHS {
             let png = dir.path().join(format!("dot-l{l}.png"));
             assert!(files.contains(&png));
