@@ -216,7 +216,7 @@ impl Timer<'_> {
     ) -> Result<KernelRate> {
         // The AMX kernel first, as the runtime takes it first (`run_nests`) where the parties
         // may run AMX (`amx` their switch; this process checks the CPU and the OS).
-        let usable = irisc_runtime::kernels::amx::usable().map_err(|e| anyhow!("{e}"))?;
+        let usable = irisc_runtime::kernels::dispatch::amx_usable().map_err(|e| anyhow!("{e}"))?;
         let kernel = self.kernels.get_amx(self.shape.ring, self.shape.words);
         let runs = amx && usable && codes <= irisc_runtime::kernels::amx::MAX_CODES;
         if let (true, Some(f)) = (runs, kernel) {
@@ -585,7 +585,7 @@ mod tests {
     /// a ring that has one (Z16, GR16, F_p), at most `MAX_CODES` codes; else the vector kernels.
     #[test]
     fn the_timer_runs_the_amx_kernel_where_the_runtime_would() {
-        let usable = irisc_runtime::kernels::amx::usable().unwrap();
+        let usable = irisc_runtime::kernels::dispatch::amx_usable().unwrap();
         for ring in [DotRing::Gr16, DotRing::Z16, DotRing::Fp] {
             let shape = KernelShape { ring, words: 1_024 };
             let rates = with_timer(shape, &[31, 1984], None, |t| {

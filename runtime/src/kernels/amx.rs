@@ -1,7 +1,7 @@
-//! Dot products over Z_2^16 on AMX-INT8 tiles: the query's byte columns the compiler's AMX
-//! kernel takes (`codegen::cpu::kernel::amx` in the compiler, whose module doc derives them),
-//! whether this CPU and its operating system run AMX, and the blockwise run over a thread's
-//! records.
+//! Dot products over Z_2^16 and F_p on AMX-INT8 tiles: the query's byte columns the
+//! compiler's AMX kernel takes (`codegen::cpu::kernel::amx` in the compiler, whose module doc
+//! derives them), whether this CPU and its operating system run AMX, and the blockwise run over
+//! a thread's records.
 //!
 //! `TDPBUUD` multiplies a 16 x 64 tile of u8 (A: 16 rows of 64 K-bytes) by a 64 x 16 tile of
 //! u8 (B: 16 rows of 4 K-bytes per column, the "VNNI" layout) into 16 x 16 i32 sums. The
@@ -9,7 +9,8 @@
 //! endian), and every code of the query is two columns of B:
 //!
 //! - column `2c`: `q_lo` against `g_lo`, 0 against `g_hi`: `C0 = Σ g_lo q_lo`;
-//! - column `2c + 1`: `q_hi` against `g_lo`, `q_lo` against `g_hi`: `C1 = Σ g_lo q_hi + g_hi q_lo`;
+//! - column `2c + 1`: `q_hi` against `g_lo`, `q_lo` against `g_hi`:
+//!   `C1 = Σ g_lo q_hi + g_hi q_lo`;
 //!
 //! then `<g, q> ≡ C0 + 256 C1 (mod 2^16)`: the `g_hi q_hi` term is a multiple of 2^16, and the
 //! i32 sums wrap mod 2^32, a multiple of 2^16. The second side of a replicated product (eq. 6,
@@ -87,10 +88,12 @@ pub const TILE_BYTES: usize = 1024;
 /// Steps per K chunk of the kernel's nest (1 KiB of each gallery row).
 pub const K_CHUNK_STEPS: u64 = 16;
 
-/// Bytes of i32 sums a record panel may hold, and the most records per panel: measured on one
-/// core at L = 12 800 from memory, panels of 192-256 records ran 20 M (248 codes) and 13.8 M
-/// (31 codes) dot products/s, against 12.3 M with 512 records and 31 codes.
+/// Bytes of i32 sums a record panel may hold: measured on one core at L = 12 800 from memory,
+/// panels of 192-256 records ran 20 M (248 codes) and 13.8 M (31 codes) dot products/s, against
+/// 12.3 M with 512 records and 31 codes.
 pub const PANEL_SUM_BYTES: usize = 384 << 10;
+
+/// The most records per panel (see [`PANEL_SUM_BYTES`]).
 pub const PANEL_MAX_RECORDS: usize = 256;
 
 /// Records per panel for `tiles` B tiles: whole blocks, within [`PANEL_SUM_BYTES`] of sums
@@ -176,18 +179,14 @@ fn request_tile_data() -> bool {
     false
 }
 
-/// Whether the AMX kernels may run in this process: [`AMX_ENV`] not `off`, no `IRISC_ISA` cap
-/// (a forced vector ISA runs that ISA's kernels), and [`available`]. Read once; an unknown
-/// value of [`AMX_ENV`] is refused.
-pub fn usable() -> Result<bool, RuntimeError> {
+/// Whether [`AMX_ENV`] lets the AMX kernels run and this CPU and OS run them ([`available`]);
+/// read once, an unknown value refused. The runtime's choice also honours an `IRISC_ISA` cap
+/// (`dispatch::amx_usable`).
+pub fn allowed() -> Result<bool, RuntimeError> {
     static ON: OnceLock<Result<bool, String>> = OnceLock::new();
-    ON.get_or_init(|| {
-        let on = enabled_for(std::env::var(AMX_ENV).ok().as_deref())?;
-        let capped = std::env::var(super::dispatch::ISA_ENV).is_ok_and(|v| !v.trim().is_empty());
-        Ok(on && !capped && available())
-    })
-    .clone()
-    .map_err(RuntimeError::Usage)
+    ON.get_or_init(|| Ok(enabled_for(std::env::var(AMX_ENV).ok().as_deref())? && available()))
+        .clone()
+        .map_err(RuntimeError::Usage)
 }
 
 /// [`AMX_ENV`]'s value read as on or off (None: unset).

@@ -105,6 +105,14 @@ impl Isa {
     }
 }
 
+/// Whether the AMX kernels run in this process: `IRISC_AMX` lets them and the CPU and OS run
+/// AMX ([`super::amx::allowed`]), and no `IRISC_ISA` caps the choice (a forced vector ISA runs
+/// that ISA's kernels, so tests can force each path).
+pub fn amx_usable() -> Result<bool, RuntimeError> {
+    let capped = std::env::var(ISA_ENV).is_ok_and(|v| !v.trim().is_empty());
+    Ok(super::amx::allowed()? && !capped)
+}
+
 /// The variant of `table` to run under `cap`: the best non-null entry at or below `cap` (a
 /// ring without a VNNI form runs its AVX-512 one). `None` if every entry up to `cap` is null.
 pub fn pick(table: &KernelTable, cap: Isa) -> Option<(Isa, *const ())> {
@@ -147,7 +155,7 @@ pub unsafe fn pick_nests_from(
     }
     // The AMX kernel, where the compiler generated one and this process may run it (a bad
     // IRISC_AMX is refused here too).
-    let amx_usable = super::amx::usable()?;
+    let amx_usable = amx_usable()?;
     let form = super::amx::Form::from_abi(amx_form)
         .ok_or_else(|| RuntimeError::Schedule(format!("unknown AMX kernel form {amx_form}")))?;
     if !amx.is_null() && amx_usable && form.applies(words) {

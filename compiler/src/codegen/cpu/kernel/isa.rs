@@ -37,7 +37,10 @@
 //! VNNI with the query as signed-byte digits mod p (q ≡ x + 256u, 256q ≡ y + 256v; the gallery's
 //! bytes multiplied in place, no instruction on either operand): measured 51 against 54 M/s in
 //! cache at L = 2 048, and slower from memory, its two digit planes doubling the query's bytes
-//! (`bench/results/cpu-2026-11-28/runs/fp-no-record-panels/README.md`).
+//! (`bench/results/cpu-2026-11-28/runs/fp-no-record-panels/README.md`). Where the CPU has
+//! AMX-INT8 the tile multiplies lift that ceiling: the AMX kernel ([`super::amx`]) ran F_p at
+//! 0.61-0.62 of this peak on an Intel Xeon, 2.8x the vector kernel
+//! (`bench/results/cpu-2026-12-02-xeon-amx`).
 
 use super::{CodegenError, DotRing, P};
 use inkwell::{
