@@ -5,8 +5,12 @@ use std::alloc::{GlobalAlloc, Layout, System};
 /// Allocations of at least this many bytes start on a cache line ([`LineAligned`]).
 pub const LINE_ALIGNED_FROM: usize = 64 << 10;
 
+/// The line the large blocks start on.
+const LINE: usize = 64;
+
 /// The global allocator of every program that links the runtime: the system's, with every
-/// allocation of [`LINE_ALIGNED_FROM`] bytes or more aligned to a 64-byte cache line.
+/// allocation of [`LINE_ALIGNED_FROM`] bytes or more (and an alignment below a line) starting
+/// on a 64-byte cache line.
 ///
 /// Why: the dot kernels read gallery rows and query rows a vector or a tile row (64 bytes) at a
 /// time; glibc returns large blocks 16 bytes past a line, so every such load straddles two
@@ -14,51 +18,92 @@ pub const LINE_ALIGNED_FROM: usize = 64 << 10;
 /// memory): 20.7 M dot products/s with gallery and columns on lines, 13.8 M with the gallery
 /// 16 bytes off, 8.6 M with both off. Small allocations keep the system's alignment (a line
 /// each would waste memory on the protocols' many small buffers).
+///
+/// How: a large block is `malloc`'s block of one line more, the returned pointer the first line
+/// boundary past its start, the distance (1..=64 bytes) kept in the byte before it. Not
+/// `posix_memalign`: glibc serves it from fresh pages each time even with
+/// [`tune_allocator`]'s settings (a freed 64 MiB block faulted in again page by page,
+/// `runtime/tests/allocator.rs`), where `malloc` reuses the heap.
 pub struct LineAligned;
 
-fn line_aligned(l: Layout) -> Layout {
-    if l.size() >= LINE_ALIGNED_FROM && l.align() < 64 {
-        l.align_to(64).unwrap_or(l)
-    } else {
-        l
+fn widened(l: Layout) -> bool {
+    l.size() >= LINE_ALIGNED_FROM && l.align() < LINE
+}
+
+/// The line-aligned pointer inside the system block `raw` of `size + LINE` bytes, its distance
+/// from `raw` recorded in the byte before it; null stays null.
+///
+/// # Safety
+/// `raw` is null or a block of at least `size + LINE` bytes.
+unsafe fn on_line(raw: *mut u8) -> *mut u8 {
+    if raw.is_null() {
+        return raw;
+    }
+    let skip = LINE - (raw as usize % LINE);
+    // SAFETY: 1 <= skip <= LINE, inside the block; the byte before the result is inside too.
+    unsafe {
+        let p = raw.add(skip);
+        p.sub(1).write(skip as u8);
+        p
     }
 }
 
-// SAFETY: every call goes to the system allocator with the layout widened the same way for a
-// block's allocation and its release (the widening depends on the size and alignment only),
-// and a reallocation that changes the widened alignment is an allocation, a copy of the
-// smaller size and a release.
+/// The system block of a line-aligned pointer made by [`on_line`].
+///
+/// # Safety
+/// `p` came from [`on_line`].
+unsafe fn system_block(p: *mut u8) -> *mut u8 {
+    // SAFETY: the caller's contract: the byte before `p` holds its distance from the block.
+    unsafe { p.sub(usize::from(p.sub(1).read())) }
+}
+
+// SAFETY: small layouts go to the system allocator unchanged. A widened layout's block is a
+// `malloc` block of `size + LINE` bytes; the pointer handed out is on a line inside it, which
+// meets the layout's alignment (below a line), with `size` bytes after it; `dealloc` and
+// `realloc` find the block again from the byte before the pointer. The widening depends on the
+// layout only, so a block's allocation and its release take the same path.
 unsafe impl GlobalAlloc for LineAligned {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        // SAFETY: the caller's contract (non-zero size), kept by the widened layout.
-        unsafe { System.alloc(line_aligned(l)) }
+        if !widened(l) {
+            // SAFETY: the caller's contract.
+            return unsafe { System.alloc(l) };
+        }
+        // SAFETY: a non-zero size (widened), and `on_line` gets a block of size + LINE.
+        unsafe { on_line(libc::malloc(l.size() + LINE).cast()) }
     }
 
     unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        // SAFETY: as alloc.
-        unsafe { System.alloc_zeroed(line_aligned(l)) }
+        if !widened(l) {
+            // SAFETY: the caller's contract.
+            return unsafe { System.alloc_zeroed(l) };
+        }
+        // SAFETY: as alloc; calloc zeroes the whole block.
+        unsafe { on_line(libc::calloc(1, l.size() + LINE).cast()) }
     }
 
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        // SAFETY: `p` was allocated by this allocator with `l`, so with `line_aligned(l)`.
-        unsafe { System.dealloc(p, line_aligned(l)) }
+        if !widened(l) {
+            // SAFETY: the caller's contract.
+            return unsafe { System.dealloc(p, l) };
+        }
+        // SAFETY: `p` was allocated by this allocator with `l`, so through `on_line`.
+        unsafe { libc::free(system_block(p).cast()) }
     }
 
     unsafe fn realloc(&self, p: *mut u8, l: Layout, new_size: usize) -> *mut u8 {
-        let old = line_aligned(l);
         // SAFETY: the caller's contract: new_size, rounded up to l.align(), does not overflow.
-        let new = line_aligned(unsafe { Layout::from_size_align_unchecked(new_size, l.align()) });
-        if old.align() == new.align() {
-            // SAFETY: `p` was allocated with `old`; the system keeps its alignment.
-            return unsafe { System.realloc(p, old, new_size) };
+        let new = unsafe { Layout::from_size_align_unchecked(new_size, l.align()) };
+        if !widened(l) && !widened(new) {
+            // SAFETY: both layouts take the system's path.
+            return unsafe { System.realloc(p, l, new_size) };
         }
-        // SAFETY: a fresh block of the new layout; both blocks hold min(sizes) bytes; `p` was
-        // allocated with `old`.
+        // SAFETY: a fresh block of the new layout; both hold min(sizes) bytes; `p` was
+        // allocated with `l` by this allocator.
         unsafe {
-            let q = System.alloc(new);
+            let q = self.alloc(new);
             if !q.is_null() {
                 std::ptr::copy_nonoverlapping(p, q, l.size().min(new_size));
-                System.dealloc(p, old);
+                self.dealloc(p, l);
             }
             q
         }
