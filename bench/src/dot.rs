@@ -49,8 +49,46 @@ pub const LENGTHS: [usize; 2] = [12_800, 1_024];
 pub const PAPER_GR16_PER_CORE: f64 = 1.53e6;
 /// The target: 16-bit dot products per second per core at l = 12 800.
 pub const TARGET_PER_CORE: f64 = 6.0e6;
-/// Gallery bytes per measurement (all arrays); N records is this over the bytes per record.
-const GALLERY_BUDGET: usize = 64 << 20;
+/// Records a measurement of `codes` codes per call reads at (`ring`, `l`): the gallery bytes
+/// of [`peak::gallery_bytes_for`] (all arrays; a gallery that streams from memory for few
+/// codes) over the bytes per record, at least `2 * all`.
+/// A row's limits next to its rate (`per_core` dot products/s): the memory roofline (one
+/// thread's read bandwidth over the gallery bytes per dot product) and `limit_fraction`, the
+/// rate over the lower of the 16-bit (lane) peak's dot products/s and that roofline: the
+/// fraction of what this machine allows one core where the gallery stream, not the multiply,
+/// is the ceiling.
+fn insert_limits(
+    extra: &mut BTreeMap<String, serde_json::Value>,
+    ring: Ring,
+    l: usize,
+    codes: usize,
+    per_core: f64,
+    peak_macs_per_s: f64,
+    stream_bytes_per_s: f64,
+) {
+    let bytes_per_dot = ring.gallery_bytes_per_record(l) as f64 / codes as f64;
+    let memory = stream_bytes_per_s / bytes_per_dot;
+    let compute = peak_macs_per_s / ring.macs_per_dot(l) as f64;
+    extra.insert("gallery_bytes_per_dot".into(), json!(bytes_per_dot));
+    extra.insert("memory_roofline_per_core".into(), json!(memory));
+    extra.insert("compute_peak_per_core".into(), json!(compute));
+    extra.insert(
+        "limit".into(),
+        json!(if memory < compute {
+            "memory"
+        } else {
+            "compute"
+        }),
+    );
+    extra.insert(
+        "limit_fraction".into(),
+        json!(per_core / memory.min(compute)),
+    );
+}
+
+fn records_for(ring: Ring, l: usize, codes: usize, all: usize) -> usize {
+    (peak::gallery_bytes_for(codes) / ring.gallery_bytes_per_record(l)).max(2 * all)
+}
 /// Codes per kernel call of the batch shapes measured at l = 12 800: one query's 31 rotations,
 /// a batch of 8 queries (the default `query-batch`), 32 queries of 62 rotations.
 pub const BATCH_CODES: [usize; 3] = [31, 248, 1984];
@@ -441,6 +479,8 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
         .collect();
     let other_peaks = peak::others(peak_secs);
     let amx_peak = peak::amx(peak_secs);
+    // The memory ceiling of kernels that stream their gallery (few codes per call).
+    let stream_bytes_per_s = peak::stream_read_bytes_per_s(peak_secs);
     let peak_of = |ring: Ring| {
         let lane = peak_lane(ring);
         peaks
@@ -495,7 +535,7 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
                 let n = if opts.quick {
                     all
                 } else {
-                    (GALLERY_BUDGET / ring.gallery_bytes_per_record(l)).clamp(2 * all, 8192)
+                    records_for(ring, l, ROTATIONS, all)
                 };
                 records_used.insert(format!("{} l={l}", ring.name()), n);
                 let w = ring.words(l);
@@ -655,7 +695,7 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
             let n = if opts.quick {
                 all
             } else {
-                (GALLERY_BUDGET / ring.gallery_bytes_per_record(l)).clamp(2 * all, 8192)
+                records_for(ring, l, codes, all)
             };
             let w = ring.words(l);
             let (dr, words) = dot_ring(ring, l);
@@ -751,6 +791,15 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
             extra.insert("runs".into(), json!(t.runs));
             extra.insert("mean_per_core".into(), json!(per_core_mean));
             extra.insert("peak_fraction_mean".into(), json!(fraction_mean));
+            insert_limits(
+                &mut extra,
+                ring,
+                l,
+                codes,
+                per_core,
+                peak.macs_per_s,
+                stream_bytes_per_s,
+            );
             if let Some(t) = target_fraction(ring) {
                 extra.insert("target_fraction".into(), json!(t));
                 extra.insert("meets_target".into(), json!(fraction >= t));
@@ -773,7 +822,7 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
                 let n = if opts.quick {
                     all
                 } else {
-                    (GALLERY_BUDGET / ring.gallery_bytes_per_record(l)).clamp(2 * all, 8192)
+                    records_for(ring, l, codes, all)
                 };
                 let (dr, words) = dot_ring(ring, l);
                 let name = format!(
@@ -923,7 +972,7 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
                     let n = if opts.quick {
                         all
                     } else {
-                        (GALLERY_BUDGET / ring.gallery_bytes_per_record(l)).clamp(2 * all, 8192)
+                        records_for(ring, l, codes, all)
                     }
                     .next_multiple_of(amx_rt::RECORD_BLOCK);
                     let w = words as usize;
@@ -1008,6 +1057,15 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
                     extra.insert(
                         "amx_peak_fraction".into(),
                         json!(rate * byte_macs / amx_peak.macs_per_s),
+                    );
+                    insert_limits(
+                        &mut extra,
+                        ring,
+                        l,
+                        codes,
+                        rate,
+                        peak.macs_per_s,
+                        stream_bytes_per_s,
                     );
                     if let Some(v) = vector {
                         extra.insert("vector_batch_per_core".into(), json!(v));
@@ -1261,7 +1319,17 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
             "rotations": ROTATIONS,
             "lengths": LENGTHS,
             "records": records_used,
-            "gallery_budget_bytes": if opts.quick { None } else { Some(GALLERY_BUDGET) },
+            "gallery_bytes": if opts.quick { None } else { Some(json!({
+                "streaming": peak::streaming_gallery_bytes(),
+                "streaming_up_to_codes_per_call": peak::STREAMING_MAX_CODES,
+                "more_codes": peak::gallery_bytes_for(peak::STREAMING_MAX_CODES + 1),
+                "last_level_cache": peak::last_level_cache_bytes(),
+                "rule": "a call of at most streaming_up_to_codes_per_call codes reads twice the last-level cache (64 MiB to 1 GiB), so that its gallery streams from memory; more codes are compute-bound and read 64 MiB",
+            })) },
+            "stream_read": {
+                "bytes_per_s_per_core": stream_bytes_per_s,
+                "method": "one thread sums the 64-bit words of a buffer of the streaming gallery size, fastest of at least 5 passes; memory_roofline_per_core of a row = this over the gallery bytes per dot product (record bytes / codes per call), roofline_fraction = its rate over the lower of that and the compute peak",
+            },
             "min_seconds_per_measurement": min_secs,
             "thread_counts": thread_counts,
             "isas_measured": isas.iter().map(|i| i.name()).collect::<Vec<_>>(),
@@ -1414,8 +1482,27 @@ mod tests {
                     target_fraction(ring),
                     "{name}"
                 );
+                // The limits: the lower of compute and memory, the rate over it.
+                let get = |k: &str| m.extra[k].as_f64().unwrap();
+                let (memory, compute) = (
+                    get("memory_roofline_per_core"),
+                    get("compute_peak_per_core"),
+                );
+                assert!(memory > 0.0 && compute > 0.0, "{name}");
+                assert!((get("limit_fraction") - m.value / memory.min(compute)).abs() < 1e-9);
+                let bytes = ring.gallery_bytes_per_record(12_800) as f64 / codes as f64;
+                assert!(
+                    (get("gallery_bytes_per_dot") - bytes).abs() < 1e-9,
+                    "{name}"
+                );
             }
         }
+        assert!(
+            json.config["stream_read"]["bytes_per_s_per_core"]
+                .as_f64()
+                .unwrap()
+                > 0.0
+        );
         let peak = &json.config["peak"];
         assert!(peak["which_peak"]
             .as_str()

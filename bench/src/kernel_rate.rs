@@ -28,9 +28,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use super::jit;
-
-/// Bytes of gallery shares each timing pass reads (more than the last-level cache).
-const GALLERY_BUDGET: usize = 64 << 20;
+use super::peak::gallery_bytes_for;
 
 /// The kernel a gallery input's dot products run: its ring and words per code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -257,7 +255,7 @@ impl Timer<'_> {
             bail!("kernel rate: no query codes");
         }
         let (k, shape, isa) = (self.kernels, self.shape, self.isa);
-        let records = (GALLERY_BUDGET / shape.bytes_per_record().max(1)).clamp(2, 8192);
+        let records = (gallery_bytes_for(codes) / shape.bytes_per_record().max(1)).max(2);
         let w = shape.words as usize;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2026);
         let (passes, cpu, wall) = match shape.ring {
@@ -323,8 +321,8 @@ impl Timer<'_> {
     ) -> Result<KernelRate> {
         use irisc_runtime::kernels::amx::{run_blocks, Columns, Form, RECORD_BLOCK};
         let shape = self.shape;
-        let records = (GALLERY_BUDGET / shape.bytes_per_record().max(1))
-            .clamp(RECORD_BLOCK, 8192)
+        let records = (gallery_bytes_for(codes) / shape.bytes_per_record().max(1))
+            .max(RECORD_BLOCK)
             .next_multiple_of(RECORD_BLOCK);
         let w = shape.words as usize;
         let two = shape.ring.sides() == 2;
@@ -385,7 +383,7 @@ impl Timer<'_> {
             )
         })?;
         let codes = queries * form.rotations();
-        let records = (GALLERY_BUDGET / shape.bytes_per_record().max(1)).clamp(2, 8192);
+        let records = (gallery_bytes_for(codes) / shape.bytes_per_record().max(1)).max(2);
         let w = shape.words as usize;
         let two = shape.ring.sides() == 2;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2026);

@@ -190,6 +190,101 @@ pub fn others(min_secs: f64) -> Vec<(u32, Peak)> {
     Vec::new()
 }
 
+/// The last-level cache of cpu0 in bytes, as Linux reports it (the highest `cache/index*`
+/// level of data or unified cache); None where it reports none.
+pub fn last_level_cache_bytes() -> Option<usize> {
+    let dir = std::path::Path::new("/sys/devices/system/cpu/cpu0/cache");
+    let mut best: Option<(u32, usize)> = None;
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let read = |f: &str| std::fs::read_to_string(entry.path().join(f)).ok();
+        let (Some(level), Some(kind), Some(size)) = (read("level"), read("type"), read("size"))
+        else {
+            continue;
+        };
+        if kind.trim() == "Instruction" {
+            continue;
+        }
+        let Ok(level) = level.trim().parse::<u32>() else {
+            continue;
+        };
+        let Some(bytes) = parse_cache_size(size.trim()) else {
+            continue;
+        };
+        if best.is_none_or(|(l, _)| level > l) {
+            best = Some((level, bytes));
+        }
+    }
+    best.map(|(_, bytes)| bytes)
+}
+
+/// `48K`, `2048K`, `480M` (sysfs cache sizes) in bytes.
+fn parse_cache_size(s: &str) -> Option<usize> {
+    let (digits, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+    let n: usize = digits.parse().ok()?;
+    Some(match unit {
+        "" => n,
+        "K" => n << 10,
+        "M" => n << 20,
+        "G" => n << 30,
+        _ => return None,
+    })
+}
+
+/// Gallery bytes a timing pass of few codes reads so that the gallery streams from memory:
+/// twice the last-level cache, at least 64 MiB, at most 1 GiB. (A 64 MiB gallery sat in the
+/// 480 MiB last-level cache one 2-vCPU Xeon reports: its AMX kernel ran 9.5-12.5 M dot
+/// products/s there against 7-10 M from a 2.56 GB gallery, 31 codes.)
+pub fn streaming_gallery_bytes() -> usize {
+    let llc = last_level_cache_bytes().unwrap_or(0);
+    (2 * llc).clamp(64 << 20, 1 << 30)
+}
+
+/// Codes per call up to which a kernel timing reads [`streaming_gallery_bytes`]; more codes
+/// make the kernel compute-bound (each byte of gallery meets many codes), and a pass over a
+/// streaming gallery would take tens of seconds, so they read 64 MiB.
+pub const STREAMING_MAX_CODES: usize = 512;
+
+/// Gallery bytes a kernel timing of `codes` codes per call reads.
+pub fn gallery_bytes_for(codes: usize) -> usize {
+    if codes <= STREAMING_MAX_CODES {
+        streaming_gallery_bytes()
+    } else {
+        64 << 20
+    }
+}
+
+/// One thread's read bandwidth from memory in bytes/s: the sum of the 64-bit words of a buffer
+/// of [`streaming_gallery_bytes`], in [`RUNS`] or more passes of at least `min_secs` in all; the
+/// fastest pass is kept. The ceiling of a kernel that streams its gallery: its dot products per
+/// second cannot pass this over the gallery bytes per dot product.
+pub fn stream_read_bytes_per_s(min_secs: f64) -> f64 {
+    let words = streaming_gallery_bytes() / 8;
+    let mut buf: Vec<u64> = Vec::with_capacity(words);
+    irisc_runtime::sys::advise_huge_pages(&mut buf);
+    buf.extend((0..words as u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)));
+    let pass = |b: &[u64]| {
+        // Eight sums, so that the adds are not one chain.
+        let mut acc = [0u64; 8];
+        for c in b.chunks_exact(8) {
+            for (a, x) in acc.iter_mut().zip(c) {
+                *a = a.wrapping_add(*x);
+            }
+        }
+        std::hint::black_box(acc);
+    };
+    pass(&buf);
+    let (mut best, mut total, mut runs) = (f64::INFINITY, 0.0, 0);
+    while runs < RUNS || total < min_secs {
+        let t = Instant::now();
+        pass(std::hint::black_box(&buf));
+        let s = t.elapsed().as_secs_f64();
+        best = best.min(s);
+        total += s;
+        runs += 1;
+    }
+    (words * 8) as f64 / best
+}
+
 /// The AMX-INT8 tile multiply's peak where this CPU and its operating system run AMX
 /// (`irisc_runtime::kernels::amx::available`), else None: `tdpbuud` (16 x 64 u8 by 64 x 16 u8
 /// into 16 x 16 i32, 16 384 byte products per instruction) into four accumulator tiles in
@@ -624,6 +719,22 @@ mod x86 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn cache_sizes_parse_as_sysfs_writes_them() {
+        assert_eq!(super::parse_cache_size("48K"), Some(48 << 10));
+        assert_eq!(super::parse_cache_size("480M"), Some(480 << 20));
+        assert_eq!(super::parse_cache_size("1G"), Some(1 << 30));
+        assert_eq!(super::parse_cache_size("512"), Some(512));
+        assert_eq!(super::parse_cache_size("12Q"), None);
+        assert_eq!(super::parse_cache_size(""), None);
+        let b = super::streaming_gallery_bytes();
+        assert!((64 << 20..=1 << 30).contains(&b));
+        assert_eq!(
+            super::gallery_bytes_for(super::STREAMING_MAX_CODES + 1),
+            64 << 20
+        );
+    }
+
     use super::*;
 
     /// Every lane width measures a finite, positive rate with the instruction this CPU's

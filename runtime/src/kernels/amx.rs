@@ -88,19 +88,34 @@ pub const TILE_BYTES: usize = 1024;
 /// Steps per K chunk of the kernel's nest (1 KiB of each gallery row).
 pub const K_CHUNK_STEPS: u64 = 16;
 
-/// Bytes of i32 sums a record panel may hold: measured on one core at L = 12 800 from memory,
-/// panels of 192-256 records ran 20 M (248 codes) and 13.8 M (31 codes) dot products/s, against
-/// 12.3 M with 512 records and 31 codes.
+/// Bytes of i32 sums a record panel may hold: measured on one core at L = 12 800, 248 codes,
+/// from a 2.56 GB gallery: panels of 192-256 records ran 19.0-19.5 M dot products/s, 96
+/// records 17-19 M.
 pub const PANEL_SUM_BYTES: usize = 384 << 10;
 
 /// The most records per panel (see [`PANEL_SUM_BYTES`]).
 pub const PANEL_MAX_RECORDS: usize = 256;
 
+/// The most records per panel of at most [`FEW_TILES`] B tiles. Few codes leave a block little
+/// work per chunk, so the chunk's rows come from memory at the streams' pace, and the hardware
+/// prefetcher keeps only so many row streams: one core, L = 12 800, 31 codes (4 tiles), a
+/// 2.56 GB gallery: 9.7-10.4 M dot products/s in panels of 128-160 records, 7.9-8.4 M in
+/// panels of 256; 62 codes (8 tiles): 12.5-12.9 M and 12.0-12.9 M.
+pub const FEW_TILES_PANEL_MAX_RECORDS: usize = 160;
+
+/// B tiles per side up to which [`FEW_TILES_PANEL_MAX_RECORDS`] applies.
+pub const FEW_TILES: usize = 8;
+
 /// Records per panel for `tiles` B tiles: whole blocks, within [`PANEL_SUM_BYTES`] of sums
-/// (16 i32 per tile per record), at least one block, at most [`PANEL_MAX_RECORDS`].
+/// (16 i32 per tile per record), at least one block, at most [`PANEL_MAX_RECORDS`] (or
+/// [`FEW_TILES_PANEL_MAX_RECORDS`] for few tiles).
 pub fn panel_records(tiles: usize) -> usize {
-    (PANEL_SUM_BYTES / (64 * tiles.max(1)) / RECORD_BLOCK * RECORD_BLOCK)
-        .clamp(RECORD_BLOCK, PANEL_MAX_RECORDS)
+    let most = if tiles <= FEW_TILES {
+        FEW_TILES_PANEL_MAX_RECORDS
+    } else {
+        PANEL_MAX_RECORDS
+    };
+    (PANEL_SUM_BYTES / (64 * tiles.max(1)) / RECORD_BLOCK * RECORD_BLOCK).clamp(RECORD_BLOCK, most)
 }
 
 /// Words per tile step: the kernel needs codes of a whole number of steps.
@@ -360,6 +375,27 @@ pub unsafe fn run_blocks(
 mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
+
+    /// Panels are whole blocks whose sums fit the budget (one block at least), and panels of
+    /// few tiles keep to their lower cap.
+    #[test]
+    fn panels_are_whole_blocks_within_the_budgets() {
+        for tiles in (2..=64).step_by(2) {
+            let panel = panel_records(tiles);
+            assert_eq!(panel % RECORD_BLOCK, 0, "{tiles} tiles");
+            assert!(panel >= RECORD_BLOCK);
+            assert!(panel == RECORD_BLOCK || panel * 64 * tiles <= PANEL_SUM_BYTES);
+            let cap = if tiles <= FEW_TILES {
+                FEW_TILES_PANEL_MAX_RECORDS
+            } else {
+                PANEL_MAX_RECORDS
+            };
+            assert!(panel <= cap, "{tiles} tiles: {panel} records");
+        }
+        assert_eq!(panel_records(4), FEW_TILES_PANEL_MAX_RECORDS);
+        assert_eq!(panel_records(10), PANEL_MAX_RECORDS);
+        assert_eq!(panel_records(32), 192);
+    }
 
     /// One TDPBUUD as the instruction's definition states it: `c[m][n] += Σ_{k<16} Σ_{i<4}
     /// a[m][4k + i] * b[k][4n + i]`, u8 x u8, wrapping i32.

@@ -20,7 +20,7 @@
 //! product where the vector kernels' ceiling is two instructions per 32 (`isa`).
 //!
 //! The loop nest (register block: 2 x 2 accumulator tiles of 16 records x 8 codes, the 8 tile
-//! registers being 4 sums, 2 A and 2 B): record panels (about 200 records, the runtime's
+//! registers being 4 sums, 2 A and 2 B): record panels (160-256 records, the runtime's
 //! `panel_records`), inside them K chunks of 16 steps (1 KiB of each row) of one side (two
 //! sides: all of the first side's chunks, then the second's, so that one side's rows share L1
 //! at a time: rows 25 600 bytes apart fall on a quarter of L1's sets), inside them blocks of 32
