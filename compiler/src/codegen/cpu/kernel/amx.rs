@@ -21,14 +21,16 @@
 //!
 //! The loop nest (register block: 2 x 2 accumulator tiles of 16 records x 8 codes, the 8 tile
 //! registers being 4 sums, 2 A and 2 B): record panels (160-256 records, the runtime's
-//! `panel_records`), inside them K chunks of 16 steps (1 KiB of each row) of one side (two
-//! sides: all of the first side's chunks, then the second's, so that one side's rows share L1
+//! `panel_records`), inside them K chunks of one side (16 steps, 1 KiB of each row; 8 steps
+//! for calls of more than 8 B tiles, `k_chunk_steps`; two sides: all of the first side's
+//! chunks, then the second's, so that one side's rows share L1
 //! at a time: rows 25 600 bytes apart fall on a quarter of L1's sets), inside them blocks of 32
 //! records and pairs of B tiles; each (block, pair) loads its sums so far from the
 //! caller's buffer (zero in the first chunk), runs the chunk's steps, and stores
 //! them back; after the panel's last chunk its sums are combined into `out`'s u16 words. A
 //! chunk of the panel's rows (32 KiB a block) stays in L1 while the pairs pass, and the
-//! chunk's B tiles (16 KiB a pair) in L2 while the blocks pass. Measured on one core at
+//! chunk's B tiles (16 KiB a pair; with 8 steps a block's rows and a pair's tiles share L1)
+//! in L2 while the blocks pass. Measured on one core at
 //! L = 12 800, 248 codes, from memory: 19-20 M dot products/s in this nest against 11.6 M with
 //! the sums held in tiles over the whole of K (which re-reads a block's whole rows per pair).
 //! The caller runs whole record blocks here and the rest in the vector kernel.
@@ -44,7 +46,8 @@ use inkwell::{
 };
 pub use irisc_runtime::kernels::amx::Form;
 use irisc_runtime::kernels::amx::{
-    K_CHUNK_STEPS, RECORD_BLOCK, STEP_BYTES, STEP_WORDS, TILE_BYTES,
+    FEW_TILES, K_CHUNK_STEPS, K_CHUNK_STEPS_MANY_TILES, RECORD_BLOCK, STEP_BYTES, STEP_WORDS,
+    TILE_BYTES,
 };
 
 /// The x86 features the AMX kernel is generated with (and the runtime checks, with the
@@ -110,7 +113,6 @@ fn ir_text(name: &str, sides: u32, form: Form, l: u32, module: &Module<'_>) -> S
     let row_bytes = 2 * u64::from(l);
     let steps = u64::from(l) / STEP_WORDS as u64;
     let (tile_bytes, step_bytes) = (TILE_BYTES as u64, STEP_BYTES as u64);
-    let chunk_steps = K_CHUNK_STEPS;
     // The K steps of all sides in turn: step u is side u / steps, step u mod steps of it.
     let all_steps = steps * u64::from(sides.max(1));
     let half = RECORD_BLOCK as u64 / 2;
@@ -142,6 +144,11 @@ fn ir_text(name: &str, sides: u32, form: Form, l: u32, module: &Module<'_>) -> S
         steps * tile_bytes
     ));
     line("  %sum_row = mul i64 %tiles, 64".into());
+    // The K chunk's steps for this call's tiles (`irisc_runtime::kernels::amx::k_chunk_steps`).
+    line(format!("  %few = icmp ule i64 %tiles, {FEW_TILES}"));
+    line(format!(
+        "  %chunk_steps = select i1 %few, i64 {K_CHUNK_STEPS}, i64 {K_CHUNK_STEPS_MANY_TILES}"
+    ));
     line("  br label %panel.top".into());
     // Record panels of `panel` records (the last may be shorter).
     line("panel.top:".into());
@@ -160,10 +167,8 @@ fn ir_text(name: &str, sides: u32, form: Form, l: u32, module: &Module<'_>) -> S
     line("  %g.side = select i1 %side0, ptr %ga, ptr %gb".into());
     line("  %b.side = mul i64 %side, %side_bytes".into());
     line(format!("  %c.left = sub i64 {steps}, %t0"));
-    line(format!("  %c.short = icmp ult i64 %c.left, {chunk_steps}"));
-    line(format!(
-        "  %st = select i1 %c.short, i64 %c.left, i64 {chunk_steps}"
-    ));
+    line("  %c.short = icmp ult i64 %c.left, %chunk_steps".into());
+    line("  %st = select i1 %c.short, i64 %c.left, i64 %chunk_steps".into());
     line("  %first = icmp eq i64 %u, 0".into());
     line(format!("  %a.chunk = mul i64 %t0, {step_bytes}"));
     line(format!("  %b.chunk = mul i64 %t0, {tile_bytes}"));
