@@ -169,6 +169,16 @@ pub struct Setting {
 }
 
 impl Setting {
+    /// The value of the runtime switch `name` the parties of this setting see: the setting's
+    /// environment, else this process's (which the parties inherit).
+    fn switch(&self, name: &str) -> Option<String> {
+        self.env
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var(name).ok())
+    }
+
     /// One query, the default chunks, over `net`.
     pub fn one_query(threads: usize, net: Option<NetProfile>) -> Setting {
         Setting {
@@ -1118,22 +1128,10 @@ fn measure_case(
             }
             // The kernel the parties run: polyphase unless the run's environment (or this
             // process's, which the parties inherit) turns it off.
-            let switch = setting
-                .env
-                .iter()
-                .find(|(k, _)| k == POLYPHASE_ENV)
-                .map(|(_, v)| v.clone())
-                .or_else(|| std::env::var(POLYPHASE_ENV).ok());
-            let polyphase_on =
-                polyphase::enabled_for(switch.as_deref()).map_err(|e| anyhow!("e2e: {e}"))?;
-            let amx_switch = setting
-                .env
-                .iter()
-                .find(|(k, _)| k == AMX_ENV)
-                .map(|(_, v)| v.clone())
-                .or_else(|| std::env::var(AMX_ENV).ok());
-            let amx_on =
-                amx::enabled_for(amx_switch.as_deref()).map_err(|e| anyhow!("e2e: {e}"))?;
+            let polyphase_on = polyphase::enabled_for(setting.switch(POLYPHASE_ENV).as_deref())
+                .map_err(|e| anyhow!("e2e: {e}"))?;
+            let amx_on = amx::enabled_for(setting.switch(AMX_ENV).as_deref())
+                .map_err(|e| anyhow!("e2e: {e}"))?;
             let kernel = match timer {
                 Some(t) => Some(t.measure(
                     case.rotations * setting.queries,

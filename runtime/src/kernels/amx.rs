@@ -555,7 +555,7 @@ mod tests {
             }
         }
         assert!(Form::Exact.applies(EXACT_MAX_WORDS) && !Form::Exact.applies(EXACT_MAX_WORDS + 32));
-        assert!(2 * 255 * 255 * EXACT_MAX_WORDS < 1 << 31);
+        const { assert!(2 * 255 * 255 * EXACT_MAX_WORDS < 1 << 31) };
     }
 
     #[test]

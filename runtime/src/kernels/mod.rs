@@ -10,6 +10,7 @@ pub mod nest;
 pub mod polyphase;
 pub mod reference;
 pub mod run;
+mod shards;
 
 pub use dispatch::{Isa, KernelTable};
 pub use reference::{

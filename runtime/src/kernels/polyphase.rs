@@ -304,17 +304,7 @@ pub(crate) unsafe fn run(
             )
         };
     };
-    let per = n_records.div_ceil(threads.clamp(1, n_records.max(1)));
-    if per >= n_records {
-        part(0, out);
-        return;
-    }
-    std::thread::scope(|s| {
-        for (i, chunk) in out.chunks_mut(per * n_codes).enumerate() {
-            let part = &part;
-            s.spawn(move || part(i * per, chunk));
-        }
-    });
+    super::shards::in_record_shards(n_records, n_codes, threads, 1, out, part);
 }
 
 /// `dst = src` rotated by `s` cells along each of the 16 grid rows of `cols` cells.

@@ -275,53 +275,39 @@ unsafe fn run_amx(
     out: &mut [u16],
 ) {
     use super::amx::{AmxDotKernel, Columns, RECORD_BLOCK};
-    {
-        let columns = Columns::of_form(form, q, n_codes, words);
-        // SAFETY: the caller's contract: kernels of these signatures.
-        let (amx, plain) = unsafe {
-            (
-                std::mem::transmute::<*const (), AmxDotKernel>(amx),
-                std::mem::transmute::<*const (), MaskedDotKernel<u16>>(plain),
-            )
-        };
-        let ptr = |s: Option<&[u16]>| s.map_or(std::ptr::null(), |s| s.as_ptr());
-        let part = |first: usize, out: &mut [u16]| {
-            let at = first * words;
-            let gallery = (&g.0[at..], g.1.map(|b| &b[at..]));
-            let mut rest = |r0: usize, len: usize, out: &mut [u16]| {
-                let from = r0 * words;
-                // SAFETY: the caller's contract; records r0..r0 + len of this shard lie inside
-                // the gallery (run_nests checked its length), `out` holds len x n_codes.
-                unsafe {
-                    plain(
-                        q.0.as_ptr(),
-                        ptr(q.1),
-                        n_codes as i64,
-                        gallery.0[from..].as_ptr(),
-                        gallery.1.map_or(std::ptr::null(), |b| b[from..].as_ptr()),
-                        len as i64,
-                        out.as_mut_ptr(),
-                    )
-                }
-            };
-            // SAFETY: the caller's contract; the shard's records lie inside the gallery.
-            unsafe { super::amx::run_blocks(amx, &columns, gallery, words, out, &mut rest) };
-        };
-        // Shards of whole blocks: only the last has records the vector kernel takes.
-        let per = n_records
-            .div_ceil(threads.clamp(1, n_records.max(1)))
-            .next_multiple_of(RECORD_BLOCK);
-        if per >= n_records {
-            part(0, out);
-            return;
-        }
-        std::thread::scope(|s| {
-            for (i, chunk) in out.chunks_mut(per * n_codes).enumerate() {
-                let part = &part;
-                s.spawn(move || part(i * per, chunk));
+    let columns = Columns::of_form(form, q, n_codes, words);
+    // SAFETY: the caller's contract: kernels of these signatures.
+    let (amx, plain) = unsafe {
+        (
+            std::mem::transmute::<*const (), AmxDotKernel>(amx),
+            std::mem::transmute::<*const (), MaskedDotKernel<u16>>(plain),
+        )
+    };
+    let ptr = |s: Option<&[u16]>| s.map_or(std::ptr::null(), |s| s.as_ptr());
+    let part = |first: usize, out: &mut [u16]| {
+        let at = first * words;
+        let gallery = (&g.0[at..], g.1.map(|b| &b[at..]));
+        let mut rest = |r0: usize, len: usize, out: &mut [u16]| {
+            let from = r0 * words;
+            // SAFETY: the caller's contract; records r0..r0 + len of this shard lie inside the
+            // gallery (run_nests checked its length), `out` holds len x n_codes.
+            unsafe {
+                plain(
+                    q.0.as_ptr(),
+                    ptr(q.1),
+                    n_codes as i64,
+                    gallery.0[from..].as_ptr(),
+                    gallery.1.map_or(std::ptr::null(), |b| b[from..].as_ptr()),
+                    len as i64,
+                    out.as_mut_ptr(),
+                )
             }
-        });
-    }
+        };
+        // SAFETY: the caller's contract; the shard's records lie inside the gallery.
+        unsafe { super::amx::run_blocks(amx, &columns, gallery, words, out, &mut rest) };
+    };
+    // Shards of whole blocks: only the last has records the vector kernel takes.
+    super::shards::in_record_shards(n_records, n_codes, threads, RECORD_BLOCK, out, part);
 }
 
 /// The variant of the Shamir dot-product kernel `table` [`dispatch`] picks for codes of `words`
