@@ -93,18 +93,9 @@ pub const K_CHUNK_STEPS: u64 = 16;
 /// (16 KiB) and a pair's chunk of B tiles (16 KiB) then share L1. One core, L = 12 800, 8 192
 /// records: 248 codes (32 tiles) 22.8 M dot products/s against 20.7-21.1 M in chunks of 16
 /// steps; 400 codes (50 tiles, as F_p's 248) 20.1-20.7 M against 16.8-17.9 M; 31 codes (4
-/// tiles, from a 2.56 GB gallery) 8.6-9.7 M against 9.7-10.3 M, so few tiles keep 16.
+/// tiles, from a 2.56 GB gallery) 8.6-9.7 M against 9.7-10.3 M, so few tiles keep 16. The
+/// generated kernel picks between the two from its `tiles` argument.
 pub const K_CHUNK_STEPS_MANY_TILES: u64 = 8;
-
-/// Steps per K chunk for `tiles` B tiles per side ([`K_CHUNK_STEPS`],
-/// [`K_CHUNK_STEPS_MANY_TILES`]); the generated kernel makes the same choice from its `tiles`.
-pub fn k_chunk_steps(tiles: usize) -> u64 {
-    if tiles <= FEW_TILES {
-        K_CHUNK_STEPS
-    } else {
-        K_CHUNK_STEPS_MANY_TILES
-    }
-}
 
 /// Bytes of i32 sums a record panel may hold: measured on one core at L = 12 800, 248 codes,
 /// from a 2.56 GB gallery: panels of 192-256 records ran 19.0-19.5 M dot products/s, 96

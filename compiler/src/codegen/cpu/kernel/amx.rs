@@ -22,7 +22,7 @@
 //! The loop nest (register block: 2 x 2 accumulator tiles of 16 records x 8 codes, the 8 tile
 //! registers being 4 sums, 2 A and 2 B): record panels (160-256 records, the runtime's
 //! `panel_records`), inside them K chunks of one side (16 steps, 1 KiB of each row; 8 steps
-//! for calls of more than 8 B tiles, `k_chunk_steps`; two sides: all of the first side's
+//! for calls of more than 8 B tiles, `K_CHUNK_STEPS_MANY_TILES`; two sides: all of the first side's
 //! chunks, then the second's, so that one side's rows share L1
 //! at a time: rows 25 600 bytes apart fall on a quarter of L1's sets), inside them blocks of 32
 //! records and pairs of B tiles; each (block, pair) loads its sums so far from the
@@ -144,7 +144,7 @@ fn ir_text(name: &str, sides: u32, form: Form, l: u32, module: &Module<'_>) -> S
         steps * tile_bytes
     ));
     line("  %sum_row = mul i64 %tiles, 64".into());
-    // The K chunk's steps for this call's tiles (`irisc_runtime::kernels::amx::k_chunk_steps`).
+    // The K chunk's steps for this call's tiles (`irisc_runtime::kernels::amx::K_CHUNK_STEPS_MANY_TILES`).
     line(format!("  %few = icmp ule i64 %tiles, {FEW_TILES}"));
     line(format!(
         "  %chunk_steps = select i1 %few, i64 {K_CHUNK_STEPS}, i64 {K_CHUNK_STEPS_MANY_TILES}"

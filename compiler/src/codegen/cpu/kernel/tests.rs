@@ -886,7 +886,7 @@ fn amx_kernels_equal_the_reference() {
         (DotRing::Z16, 12_800),
         (DotRing::Gr16, 160),
         // 20 steps: one chunk of 16 and a rest of 4 for few tiles, two of 8 and a rest of 4
-        // for many (`k_chunk_steps`), on both sides.
+        // for many (`K_CHUNK_STEPS_MANY_TILES`), on both sides.
         (DotRing::Z16, 640),
         (DotRing::Fp, 96),
         (DotRing::Fp, 640),
