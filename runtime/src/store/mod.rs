@@ -55,7 +55,7 @@ pub use header::{
     RECORDS_OFFSET, SHARES_ALIGN, SLOT_LEN, STORE_MAGIC, STORE_VERSION, STORE_VERSION_OLDEST,
 };
 pub use words::Words;
-pub use writer::{create, create_with_capacity, repair, Appender, StoreWriter};
+pub use writer::{create, create_with_capacity, repair, Appender, CanonicalCheck, StoreWriter};
 
 use std::fs::File;
 use std::io::Read;

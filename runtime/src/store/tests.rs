@@ -934,3 +934,55 @@ fn reopening_after_appends_checks_the_new_records_against_the_known_prefix() {
         assert!(Store::open_extending(&path, 7, &s7).unwrap().is_none());
     }
 }
+
+/// The canonical-word check against its definition, word by word: every storage width and
+/// sharing with non-canonical words, random blocks with the largest word put at a random
+/// place, at the limit (canonical) and one past it (not), odd lengths included.
+#[test]
+fn canonical_check_finds_any_word_past_the_limit() {
+    use proptest::prelude::*;
+    let cases = [
+        (StoreSharing::ShamirPrime { modulus: 65_521 }, 16, 2usize),
+        (StoreSharing::ShamirPrime { modulus: 251 }, 16, 2),
+        (StoreSharing::Rep3, 13, 2),
+        (StoreSharing::Rep3, 20, 4),
+        (StoreSharing::Rep3, 40, 8),
+    ];
+    for (sharing, ring_bits, width) in cases {
+        let p = params(sharing, ring_bits);
+        let check = CanonicalCheck::new(&p, &p.layout().unwrap());
+        let limit: u64 = match sharing {
+            StoreSharing::ShamirPrime { modulus } => u64::from(modulus) - 1,
+            _ => (1u64 << ring_bits) - 1,
+        };
+        let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(300));
+        runner
+            .run(
+                &(0usize..300, any::<u64>(), any::<usize>(), any::<bool>()),
+                |(words, seed, at, over)| {
+                    let mut bytes: Vec<u8> = (0..words as u64)
+                        .flat_map(|i| {
+                            let w = splitmix(seed ^ i) % (limit + 1);
+                            w.to_le_bytes()[..width].to_vec()
+                        })
+                        .collect();
+                    if words > 0 {
+                        let i = at % words;
+                        let w = if over { limit + 1 } else { limit };
+                        bytes[i * width..(i + 1) * width]
+                            .copy_from_slice(&w.to_le_bytes()[..width]);
+                    }
+                    // A trailing partial word is not a word.
+                    bytes.push(0xff);
+                    let reference = words > 0 && over;
+                    prop_assert_eq!(check.check(&bytes).is_err(), reference);
+                    Ok(())
+                },
+            )
+            .unwrap();
+    }
+    // Sharings whose every word is canonical are not scanned.
+    let p = params(StoreSharing::ShamirGr { degree: 4 }, 16);
+    let check = CanonicalCheck::new(&p, &p.layout().unwrap());
+    assert!(check.check(&[0xff; 1000]).is_ok());
+}

@@ -36,7 +36,8 @@ use anyhow::{anyhow, bail, Result};
 use irisc_runtime::dealer::{encode_meta, RecordDealer};
 use irisc_runtime::manifest::ManifestInput;
 use irisc_runtime::store::{
-    Appender, PageBuf, RecordHash, RecordLayout, RecordsSum, StoreParams, DIRECT_ALIGN,
+    Appender, CanonicalCheck, PageBuf, RecordHash, RecordLayout, RecordsSum, StoreParams,
+    DIRECT_ALIGN,
 };
 use irisc_runtime::sys::copy_streaming;
 
@@ -229,8 +230,9 @@ pub fn deal_into(
                 s.add_sum(t);
             }
         }
+        // Every record's shares were checked canonical as they were dealt (`deal_lines`).
         for (party, a) in appenders.iter_mut().enumerate() {
-            a.write(n, out.metas, out.shares[party], &sums[party])?;
+            a.write_checked(n, out.metas, out.shares[party], &sums[party])?;
         }
         total += n as u64;
         progress(n);
@@ -254,6 +256,8 @@ struct Worker {
     mask: Vec<u8>,
     /// Per party, one record as the record hash reads it, `index | meta | shares`.
     scratch: [Vec<u64>; 3],
+    /// The stores' check that share words are canonical, run on each record in cache.
+    canonical: CanonicalCheck,
 }
 
 impl Worker {
@@ -264,6 +268,7 @@ impl Worker {
             code: vec![0; bytes],
             mask: vec![0; bytes],
             scratch: std::array::from_fn(|_| vec![0; record.div_ceil(8)]),
+            canonical: CanonicalCheck::new(params, layout),
         })
     }
 }
@@ -338,6 +343,7 @@ fn deal_lines(
         code,
         mask,
         scratch,
+        canonical,
     } = worker;
     let (ms, ss) = (layout.meta_size, layout.share_size);
     let mut sums = [RecordsSum::default(); 3];
@@ -389,12 +395,16 @@ fn deal_lines(
                 ],
             )
             .map_err(|e| anyhow!(e))?;
-        // Hashed in cache, then streamed into the block (which only the disk reads again).
+        // Checked and hashed in cache, then streamed into the block (which only the disk reads
+        // again).
         for ((sum, o), s) in sums
             .iter_mut()
             .zip([&mut *o0, &mut *o1, &mut *o2])
             .zip(&scratch)
         {
+            canonical
+                .check(&s[share_at..])
+                .map_err(|e| anyhow!("dealing record {index}: {e}"))?;
             sum.add_sum(&hash.contiguous(s));
             copy_streaming(&mut o[at.clone()], &s[share_at..]);
         }
