@@ -233,6 +233,19 @@ pub fn copy_streaming(dst: &mut [u8], src: &[u8]) {
     dst.copy_from_slice(src);
 }
 
+/// Orders this thread's streaming stores before its later stores (`sfence`): what a thread
+/// calls after a batch of [`crate::store::xxh3_wide::hash_and_stream`] copies and before
+/// another thread or the kernel reads them.
+pub fn fence_streaming_stores() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `sfence` is part of SSE, which every x86-64 CPU has.
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+}
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn copy_streaming_avx2(dst: &mut [u8], src: &[u8]) {

@@ -88,14 +88,21 @@ const RECORD_SEED_V3: u64 = u64::from_le_bytes(*b"irisc v3");
 /// derives and allocates the secret for every record (3 % of dealing a gallery). `None` only
 /// if the crate refused its own default secret length (then each record derives its own).
 fn record_secret_v3() -> Option<xxh3::SecretBuffer<&'static [u8; xxh3::DEFAULT_SECRET_LENGTH]>> {
+    xxh3::SecretBuffer::new(RECORD_SEED_V3, record_secret_bytes_v3()?).ok()
+}
+
+/// The secret of [`record_secret_v3`], as bytes.
+fn record_secret_bytes_v3() -> Option<&'static [u8; xxh3::DEFAULT_SECRET_LENGTH]> {
     static SECRET: std::sync::LazyLock<Option<[u8; xxh3::DEFAULT_SECRET_LENGTH]>> =
         std::sync::LazyLock::new(|| {
             xxh3::SecretBuffer::with_seed(RECORD_SEED_V3, [0u8; xxh3::DEFAULT_SECRET_LENGTH])
                 .ok()
                 .map(|b| b.into_secret())
         });
-    xxh3::SecretBuffer::new(RECORD_SEED_V3, SECRET.as_ref()?).ok()
+    SECRET.as_ref()
 }
+
+const _: () = assert!(xxh3::DEFAULT_SECRET_LENGTH == super::xxh3_wide::SECRET_LEN);
 
 /// XXH3-128 of `parts` written one after the other into `h`.
 fn xxh3_of<S: xxh3::FixedBuffer>(mut h: xxh3::RawHasher<S>, parts: &[&[u8]]) -> u128 {
@@ -391,11 +398,40 @@ impl RecordHash {
                 h.update(index_meta_shares);
                 RecordsSum(*h.finalize().as_bytes())
             }
-            RecordHash::Xxh3 => RecordsSum::from_u128(twox_hash::XxHash3_128::oneshot_with_seed(
-                RECORD_SEED_V3,
-                index_meta_shares,
-            )),
+            RecordHash::Xxh3 => RecordsSum::from_u128(
+                record_secret_bytes_v3()
+                    .and_then(|secret| super::xxh3_wide::hash(secret, index_meta_shares))
+                    .unwrap_or_else(|| {
+                        twox_hash::XxHash3_128::oneshot_with_seed(RECORD_SEED_V3, index_meta_shares)
+                    }),
+            ),
         }
+    }
+
+    /// [`RecordHash::contiguous`] of `index_meta_shares`, with its bytes from `copy_from` on
+    /// copied into `dst` by streaming stores ([`crate::sys::copy_streaming`]): in one pass
+    /// over the record where the v3 hash runs in AVX-512 registers
+    /// ([`super::xxh3_wide::hash_and_stream`]), else the hash and then the copy. The caller
+    /// calls [`crate::sys::fence_streaming_stores`] before `dst` is read elsewhere.
+    ///
+    /// # Panics
+    /// If `dst` is not `index_meta_shares.len() - copy_from` bytes long.
+    pub fn contiguous_and_stream(
+        self,
+        index_meta_shares: &[u8],
+        copy_from: usize,
+        dst: &mut [u8],
+    ) -> RecordsSum {
+        if self == RecordHash::Xxh3 {
+            if let Some(h) = record_secret_bytes_v3().and_then(|secret| {
+                super::xxh3_wide::hash_and_stream(secret, index_meta_shares, copy_from, dst)
+            }) {
+                return RecordsSum::from_u128(h);
+            }
+        }
+        let sum = self.contiguous(index_meta_shares);
+        crate::sys::copy_streaming(dst, &index_meta_shares[copy_from..]);
+        sum
     }
 }
 

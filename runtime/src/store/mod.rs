@@ -46,6 +46,7 @@ mod error;
 mod header;
 mod words;
 mod writer;
+pub mod xxh3_wide;
 
 pub use direct::{PageBuf, DIRECT_ALIGN};
 pub use error::StoreError;

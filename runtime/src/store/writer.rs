@@ -671,21 +671,27 @@ unsafe fn largest_u16_avx2(bytes: &[u8]) -> u16 {
     largest_u16_lanes(bytes)
 }
 
-/// [`largest_u16`] in 32 independent lanes, which the compiler keeps in vector registers.
+/// [`largest_u16`] in 32 independent lanes, which the compiler keeps in vector registers:
+/// over the bytes as u16 words where they are 2-byte aligned (a little-endian target), else
+/// word by word from the bytes.
 #[inline(always)]
 fn largest_u16_lanes(bytes: &[u8]) -> u16 {
-    let mut lanes = [0u16; 32];
-    let blocks = bytes.chunks_exact(64);
-    let rest = blocks.remainder();
-    for block in blocks {
-        for (lane, w) in lanes.iter_mut().zip(block.chunks_exact(2)) {
-            *lane = (*lane).max(u16::from_le_bytes([w[0], w[1]]));
+    let even = &bytes[..bytes.len() / 2 * 2];
+    if cfg!(target_endian = "little") {
+        if let Ok(words) = bytemuck::try_cast_slice::<u8, u16>(even) {
+            let mut lanes = [0u16; 32];
+            let blocks = words.chunks_exact(32);
+            let tail = blocks.remainder().iter().copied().fold(0u16, u16::max);
+            for block in blocks {
+                for (lane, &w) in lanes.iter_mut().zip(block) {
+                    *lane = (*lane).max(w);
+                }
+            }
+            return lanes.into_iter().fold(tail, u16::max);
         }
     }
-    let tail = rest
-        .chunks_exact(2)
-        .fold(0u16, |m, w| m.max(u16::from_le_bytes([w[0], w[1]])));
-    lanes.into_iter().fold(tail, u16::max)
+    even.chunks_exact(2)
+        .fold(0u16, |m, w| m.max(u16::from_le_bytes([w[0], w[1]])))
 }
 
 /// Serializes a checked record into `meta` and `buf` (exactly one record's parts long),

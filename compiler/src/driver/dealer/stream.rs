@@ -8,10 +8,11 @@
 //! (the usual form by [`parse_usual_record`], decoded in place; anything else by `serde_json`;
 //! base64 decoded with SIMD into reused buffers), deals each record into three scratch records that stay in cache
 //! ([`RecordDealer`], AES-CTR under a key from the operating system per worker), laid out as
-//! the record hash reads them, `index | meta | shares`; hashes each in one pass there (the
-//! store's [`RecordsSum`], by its version's [`RecordHash`]) and moves it into the block with
-//! streaming stores (the block, tens of megabytes, goes to disk and is not read again:
-//! ordinary stores would first read each of its lines). The main thread then checks the ids
+//! the record hash reads them, `index | meta | shares`; checks its share words there (the
+//! stores' [`CanonicalCheck`]), then hashes it (the store's [`RecordsSum`], by its version's
+//! [`RecordHash`]) and moves it into the block with streaming stores in the same pass
+//! ([`RecordHash::contiguous_and_stream`]; the block, tens of megabytes, goes to disk and is
+//! not read again: ordinary stores would first read each of its lines). The main thread then checks the ids
 //! (distinct, new) in file order and writes the block to the three stores in one positioned
 //! write per region ([`Appender`]). No buffer is allocated per record or per block.
 //!
@@ -368,6 +369,7 @@ fn deal_lines(
                 .map(|l| l.id)
         });
         let Some(id) = id else {
+            irisc_runtime::sys::fence_streaming_stores();
             return Ok(Dealt {
                 sums,
                 fault: Some(*line),
@@ -395,8 +397,8 @@ fn deal_lines(
                 ],
             )
             .map_err(|e| anyhow!(e))?;
-        // Checked and hashed in cache, then streamed into the block (which only the disk reads
-        // again).
+        // Checked in cache, then hashed and streamed into the block (which only the disk reads
+        // again) in one pass.
         for ((sum, o), s) in sums
             .iter_mut()
             .zip([&mut *o0, &mut *o1, &mut *o2])
@@ -405,10 +407,11 @@ fn deal_lines(
             canonical
                 .check(&s[share_at..])
                 .map_err(|e| anyhow!("dealing record {index}: {e}"))?;
-            sum.add_sum(&hash.contiguous(s));
-            copy_streaming(&mut o[at.clone()], &s[share_at..]);
+            sum.add_sum(&hash.contiguous_and_stream(s, share_at, &mut o[at.clone()]));
         }
     }
+    // The block's streaming stores ordered before the main thread writes it out.
+    irisc_runtime::sys::fence_streaming_stores();
     Ok(Dealt { sums, fault: None })
 }
 

@@ -1,0 +1,381 @@
+//! XXH3-128 of long inputs (more than 240 bytes) in AVX-512 registers, and the same hash
+//! computed while the input is copied out with streaming stores: the v3 record hash
+//! ([`super::RecordHash::Xxh3`]) at the pace the dealer needs.
+//!
+//! Why not only the `twox-hash` crate: it picks an AVX2 loop at run time, which needs twice
+//! the instructions of one 512-bit lane set per 64-byte stripe, and it hashes a record in a
+//! pass of its own. The dealer hashed each record in cache and then read it once more to
+//! stream it into the block that goes to disk: on the AMX Xeon, dealing rep3 spent 18 % of
+//! its time in the hash and 25 % in that copy. Here one pass does both. Every result equals
+//! `twox-hash`'s XXH3-128 (`xxh3_wide_equals_the_crate_at_every_length` checks lengths around
+//! every stripe and block boundary and random inputs); inputs of at most 240 bytes, and CPUs
+//! without AVX-512, are hashed by the crate.
+//!
+//! The algorithm is XXH3's long-input path: eight 64-bit accumulators; each 64-byte stripe
+//! adds `lo32(d ^ s) * hi32(d ^ s)` to its lane and the data word to the neighbouring lane;
+//! every 16 stripes (one block of the 192-byte secret) the accumulators are scrambled; the
+//! last partial block and the input's last 64 bytes close it, and two merges of the lanes
+//! give the low and high halves of the 128-bit result.
+
+/// The XXH3 secret's length: the crate's default secret, from which a seed derives its own.
+pub const SECRET_LEN: usize = 192;
+
+/// Inputs up to this length take XXH3's short paths (the crate's).
+const SHORT_MAX: usize = 240;
+
+const STRIPE: usize = 64;
+/// Stripes per block: the secret advances 8 bytes a stripe over its first 128 bytes.
+const STRIPES_PER_BLOCK: usize = (SECRET_LEN - STRIPE) / 8;
+const BLOCK: usize = STRIPE * STRIPES_PER_BLOCK;
+
+const PRIME32_1: u64 = 0x9E37_79B1;
+const PRIME32_2: u64 = 0x85EB_CA77;
+const PRIME32_3: u64 = 0xC2B2_AE3D;
+const PRIME64_1: u64 = 0x9E37_79B1_85EB_CA87;
+const PRIME64_2: u64 = 0xC2B2_AE3D_27D4_EB4F;
+const PRIME64_3: u64 = 0x1656_67B1_9E37_79F9;
+const PRIME64_4: u64 = 0x85EB_CA77_C2B2_AE63;
+const PRIME64_5: u64 = 0x27D4_EB2F_1656_67C5;
+const PRIME_MX1: u64 = 0x1656_6791_9E37_79F9;
+
+const INITIAL_ACCUMULATORS: [u64; 8] = [
+    PRIME32_3, PRIME64_1, PRIME64_2, PRIME64_3, PRIME64_4, PRIME32_2, PRIME64_5, PRIME32_1,
+];
+
+/// Whether this CPU runs the AVX-512 loop.
+pub fn available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx512f")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// XXH3-128 of `input` under `secret` (a seed's derived secret), where this module computes
+/// it: inputs longer than 240 bytes on a CPU with AVX-512. `None` otherwise.
+pub fn hash(secret: &[u8; SECRET_LEN], input: &[u8]) -> Option<u128> {
+    if input.len() <= SHORT_MAX || !available() {
+        return None;
+    }
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: AVX-512F is present (checked above) and the input is longer than a stripe.
+    return Some(unsafe { avx512::hash_long(secret, input, None) });
+    #[allow(unreachable_code)]
+    None
+}
+
+/// [`hash`] of `input`, with `input[copy_from..]` copied into `dst` (of that length) in the
+/// same pass: whole 64-byte lines of `dst` by streaming stores (not read first, not kept in
+/// cache), its unaligned ends by ordinary ones. `None` (and nothing copied) where [`hash`]
+/// gives `None`.
+///
+/// Streaming stores are weakly ordered and this function does not fence them: call
+/// [`crate::sys::fence_streaming_stores`] before another thread or the kernel reads `dst`,
+/// once for a batch of records (a fence per record waited for each record's lines to reach
+/// memory before the next was dealt).
+///
+/// # Panics
+/// If `copy_from > input.len()` or `dst` is not `input.len() - copy_from` bytes long.
+pub fn hash_and_stream(
+    secret: &[u8; SECRET_LEN],
+    input: &[u8],
+    copy_from: usize,
+    dst: &mut [u8],
+) -> Option<u128> {
+    assert!(
+        copy_from <= input.len() && dst.len() == input.len() - copy_from,
+        "hash_and_stream: {} bytes to copy from byte {copy_from} of {}",
+        dst.len(),
+        input.len()
+    );
+    if input.len() <= SHORT_MAX || !available() {
+        return None;
+    }
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: AVX-512F is present (checked above); the lengths were checked.
+    return Some(unsafe { avx512::hash_long(secret, input, Some((copy_from, dst))) });
+    #[allow(unreachable_code)]
+    None
+}
+
+fn read_u64(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+fn avalanche(mut x: u64) -> u64 {
+    x ^= x >> 37;
+    x = x.wrapping_mul(PRIME_MX1);
+    x ^ (x >> 32)
+}
+
+/// XXH3's merge of the eight lanes under 64 bytes of the secret from `at`.
+fn merge(acc: &[u64; 8], start: u64, secret: &[u8], at: usize) -> u64 {
+    let mut result = start;
+    for i in 0..4 {
+        let a = u128::from(acc[2 * i] ^ read_u64(secret, at + 16 * i));
+        let b = u128::from(acc[2 * i + 1] ^ read_u64(secret, at + 16 * i + 8));
+        let m = a.wrapping_mul(b);
+        result = result.wrapping_add((m as u64) ^ ((m >> 64) as u64));
+    }
+    avalanche(result)
+}
+
+/// The 128-bit result from the accumulators after the last stripe.
+fn finish_128(acc: &[u64; 8], secret: &[u8; SECRET_LEN], len: usize) -> u128 {
+    let len = len as u64;
+    let low = merge(acc, len.wrapping_mul(PRIME64_1), secret, 11);
+    let high = merge(
+        acc,
+        !len.wrapping_mul(PRIME64_2),
+        secret,
+        SECRET_LEN - STRIPE - 11,
+    );
+    (u128::from(high) << 64) | u128::from(low)
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use std::arch::x86_64::*;
+
+    use super::*;
+
+    /// One stripe into the accumulators.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn accumulate(acc: __m512i, stripe: *const u8, secret: *const u8) -> __m512i {
+        // SAFETY: the caller's: 64 readable bytes at each pointer.
+        let (data, key) = unsafe {
+            (
+                _mm512_loadu_si512(stripe.cast()),
+                _mm512_loadu_si512(secret.cast()),
+            )
+        };
+        let data_key = _mm512_xor_si512(data, key);
+        // Each 64-bit lane's high half moved to its low half, for the 32 x 32-bit product.
+        let data_key_hi = _mm512_shuffle_epi32::<0b00_11_00_01>(data_key);
+        let product = _mm512_mul_epu32(data_key, data_key_hi);
+        // The data words of each pair of lanes swapped: lane i adds the word of lane i ^ 1.
+        let swapped = _mm512_shuffle_epi32::<0b01_00_11_10>(data);
+        _mm512_add_epi64(product, _mm512_add_epi64(acc, swapped))
+    }
+
+    /// The scramble at the end of each block: `acc = (acc ^ acc >> 47 ^ key) * PRIME32_1`.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn scramble(acc: __m512i, secret_end: *const u8) -> __m512i {
+        // SAFETY: the caller's: 64 readable bytes.
+        let key = unsafe { _mm512_loadu_si512(secret_end.cast()) };
+        let shifted = _mm512_xor_si512(acc, _mm512_srli_epi64::<47>(acc));
+        let data_key = _mm512_xor_si512(shifted, key);
+        let prime = _mm512_set1_epi64(PRIME32_1 as i64);
+        let hi = _mm512_shuffle_epi32::<0b00_11_00_01>(data_key);
+        let lo_product = _mm512_mul_epu32(data_key, prime);
+        let hi_product = _mm512_mul_epu32(hi, prime);
+        _mm512_add_epi64(lo_product, _mm512_slli_epi64::<32>(hi_product))
+    }
+
+    /// Copies `src` into `dst` as the hash advances: ordinary stores up to `dst`'s first
+    /// 64-byte boundary, streaming stores for whole lines, ordinary stores for the tail.
+    struct Streamer<'a> {
+        src: &'a [u8],
+        dst: &'a mut [u8],
+        /// Bytes copied so far.
+        done: usize,
+        /// Bytes up to `dst`'s first line boundary.
+        head: usize,
+    }
+
+    impl<'a> Streamer<'a> {
+        fn new(src: &'a [u8], dst: &'a mut [u8]) -> Streamer<'a> {
+            let head = dst.as_ptr().align_offset(64).min(dst.len());
+            Streamer {
+                src,
+                dst,
+                done: 0,
+                head,
+            }
+        }
+
+        /// Copies the whole lines of `dst` that lie below `upto` source bytes.
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn advance(&mut self, upto: usize) {
+            let upto = upto.min(self.dst.len());
+            if self.done < self.head {
+                let end = self.head.min(upto);
+                self.dst[self.done..end].copy_from_slice(&self.src[self.done..end]);
+                self.done = end;
+            }
+            if self.done < self.head {
+                return;
+            }
+            let lines_end = self.done + (upto.saturating_sub(self.done)) / 64 * 64;
+            let (s, d) = (self.src.as_ptr(), self.dst.as_mut_ptr());
+            while self.done < lines_end {
+                // SAFETY: done + 64 <= lines_end <= both lengths; d + done is 64-byte aligned
+                // (done - head is a multiple of 64 and d + head is aligned).
+                unsafe {
+                    let v = _mm512_loadu_si512(s.add(self.done).cast());
+                    _mm512_stream_si512(d.add(self.done).cast(), v);
+                }
+                self.done += 64;
+            }
+        }
+
+        /// Copies what is left (the caller fences: see [`hash_and_stream`]).
+        #[target_feature(enable = "avx512f")]
+        unsafe fn finish(mut self) {
+            let n = self.dst.len();
+            // SAFETY: AVX-512F is present (this function's requirement).
+            unsafe { self.advance(n) };
+            let at = self.done;
+            self.dst[at..].copy_from_slice(&self.src[at..]);
+        }
+    }
+
+    /// XXH3-128 of `input` (longer than 240 bytes) under `secret`; with `copy`, `input[from..]`
+    /// copied into the destination as the blocks are hashed (the block just hashed is in L1).
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn hash_long(
+        secret: &[u8; SECRET_LEN],
+        input: &[u8],
+        copy: Option<(usize, &mut [u8])>,
+    ) -> u128 {
+        let len = input.len();
+        debug_assert!(len > SHORT_MAX);
+        let (p, s) = (input.as_ptr(), secret.as_ptr());
+        let mut streamer = copy.map(|(from, dst)| (from, Streamer::new(&input[from..], dst)));
+        // SAFETY: the initial accumulators are 64 bytes.
+        let mut acc = unsafe { _mm512_loadu_si512(INITIAL_ACCUMULATORS.as_ptr().cast()) };
+        // Every block but the last, which is never empty (a whole last block is hashed as
+        // the last one, without its scramble).
+        let blocks = (len - 1) / BLOCK;
+        for b in 0..blocks {
+            for i in 0..STRIPES_PER_BLOCK {
+                // SAFETY: stripe i of block b lies within the input (b < blocks); the secret's
+                // stripe i ends at 8 i + 64 <= 184.
+                acc = unsafe { accumulate(acc, p.add(b * BLOCK + i * STRIPE), s.add(i * 8)) };
+            }
+            // SAFETY: the secret's last 64 bytes.
+            acc = unsafe { scramble(acc, s.add(SECRET_LEN - STRIPE)) };
+            if let Some((from, st)) = streamer.as_mut() {
+                // SAFETY: AVX-512F is present (this function's requirement).
+                unsafe { st.advance(((b + 1) * BLOCK).saturating_sub(*from)) };
+            }
+        }
+        let last = blocks * BLOCK;
+        let stripes = (len - 1 - last) / STRIPE;
+        for i in 0..stripes {
+            // SAFETY: stripes end below len - 1 + 1; the secret's stripe i as above (i < 16).
+            acc = unsafe { accumulate(acc, p.add(last + i * STRIPE), s.add(i * 8)) };
+        }
+        // The input's last 64 bytes, under the secret 7 bytes before its last 64.
+        // SAFETY: len > 240; 192 - 64 - 7 + 64 <= 192.
+        acc = unsafe { accumulate(acc, p.add(len - STRIPE), s.add(SECRET_LEN - STRIPE - 7)) };
+        if let Some((_, st)) = streamer {
+            // SAFETY: AVX-512F is present (this function's requirement).
+            unsafe { st.finish() };
+        }
+        let mut lanes = [0u64; 8];
+        // SAFETY: 64 writable bytes.
+        unsafe { _mm512_storeu_si512(lanes.as_mut_ptr().cast(), acc) };
+        finish_128(&lanes, secret, len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use twox_hash::xxhash3_128 as xxh3;
+
+    const SEED: u64 = 0x1F2E_3D4C_5B6A_7988;
+
+    fn derived_secret(seed: u64) -> [u8; SECRET_LEN] {
+        xxh3::SecretBuffer::with_seed(seed, [0u8; SECRET_LEN])
+            .ok()
+            .expect("the default secret length")
+            .into_secret()
+    }
+
+    fn bytes(n: usize, seed: u64) -> Vec<u8> {
+        let mut x = seed;
+        (0..n)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                (x >> 56) as u8
+            })
+            .collect()
+    }
+
+    /// Lengths at and around every boundary the long path treats apart: the short-path
+    /// limit, stripes, blocks, and several blocks.
+    fn boundary_lengths() -> Vec<usize> {
+        let mut n = vec![241, 242, 255, 256, 257, 319, 320, 321];
+        for blocks in 1..5 {
+            for d in [-65i64, -64, -63, -2, -1, 0, 1, 2, 63, 64, 65] {
+                n.push((blocks * BLOCK as i64 + d) as usize);
+            }
+        }
+        n.extend([25_608, 51_208, 77_000]);
+        n
+    }
+
+    #[test]
+    fn xxh3_wide_equals_the_crate_at_every_length() {
+        if !available() {
+            eprintln!("no AVX-512 here: the crate hashes every input (nothing to compare)");
+            return;
+        }
+        for seed in [0u64, SEED, u64::MAX] {
+            let secret = derived_secret(seed);
+            for n in boundary_lengths() {
+                let input = bytes(n, n as u64 ^ seed);
+                let want = xxh3::Hasher::oneshot_with_seed(seed, &input);
+                assert_eq!(
+                    hash(&secret, &input),
+                    Some(want),
+                    "length {n}, seed {seed:#x}"
+                );
+            }
+        }
+        // Short inputs are the crate's.
+        assert_eq!(hash(&derived_secret(SEED), &[7u8; 240]), None);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        /// Random inputs, lengths, copy starts and destination alignments: the hash is the
+        /// crate's and the copy is exact, with nothing written outside the destination.
+        #[test]
+        fn hash_and_stream_hashes_and_copies(
+            n in 241usize..5000,
+            from_frac in 0.0f64..=1.0,
+            offset in 0usize..64,
+            seed in any::<u64>(),
+        ) {
+            if !available() {
+                return Ok(());
+            }
+            let secret = derived_secret(seed);
+            let input = bytes(n, seed);
+            let from = ((n as f64) * from_frac) as usize;
+            let len = n - from;
+            // The destination at every alignment, between guard bytes.
+            let mut buf = vec![0xA5u8; len + 256];
+            let dst = &mut buf[64 + offset..64 + offset + len];
+            let got = hash_and_stream(&secret, &input, from, dst);
+            crate::sys::fence_streaming_stores();
+            prop_assert_eq!(got, Some(xxh3::Hasher::oneshot_with_seed(seed, &input)));
+            prop_assert_eq!(&buf[64 + offset..64 + offset + len], &input[from..]);
+            prop_assert!(buf[..64 + offset].iter().all(|&b| b == 0xA5));
+            prop_assert!(buf[64 + offset + len..].iter().all(|&b| b == 0xA5));
+        }
+    }
+}
