@@ -174,6 +174,49 @@ impl RecordDealer {
 
     /// Whether rep3 shares are made straight from the record's bits, with no `values` pass
     /// between: 16-bit words on AVX-512 or AVX2, whole 32-bit groups of code bits.
+    /// Deals one record of replicated shares over Z_2^16 as its three components, where the
+    /// dealer makes them from the bits (AVX2 or AVX-512): `x0` and `x1` are the keystream's
+    /// words themselves (uniform in Z_2^16, so no copy is made), `x2 = v - x0 - x1`; party i
+    /// holds `(x_i, x_{i-1})`. The same components as [`RecordDealer::deal`] deals from the
+    /// same keystream, without writing each twice: [`RecordHash::parts_and_stream`] hashes and
+    /// stores each party's record from them. `None` (nothing drawn) for any other sharing,
+    /// ring or CPU, which [`RecordDealer::deal`] takes.
+    ///
+    /// [`RecordHash::parts_and_stream`]: crate::store::RecordHash::parts_and_stream
+    pub fn rep3_components(
+        &mut self,
+        code: &[u8],
+        mask: &[u8],
+    ) -> Result<Option<[&[u8]; 3]>, String> {
+        #[cfg(target_arch = "x86_64")]
+        if self.rep3_from_bits() && self.ring_bits == 16 {
+            let bytes = self.code_bits / 8;
+            if code.len() != bytes || mask.len() != bytes {
+                return Err(format!(
+                    "a record of {} code and {} mask bytes where {bytes} each are expected",
+                    code.len(),
+                    mask.len()
+                ));
+            }
+            let n = self.layout.elements;
+            let random = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut self.random)[..4 * n];
+            self.rng.fill(random);
+            let (r0, r1) = bytemuck::cast_slice::<u8, u16>(random).split_at(n);
+            let x2 = &mut self.values[..n];
+            let bits = (code, mask, self.secret_mask);
+            // SAFETY: the CPU runs `self.simd`, which is not the baseline (`rep3_from_bits`).
+            unsafe {
+                match self.simd {
+                    Simd::Avx512 => avx512::rep3_third_from_bits(bits, r0, r1, x2),
+                    _ => avx2::rep3_third_from_bits(bits, r0, r1, x2),
+                }
+            };
+            let (r0, r1) = random.split_at(2 * n);
+            return Ok(Some([r0, r1, bytemuck::cast_slice(&self.values[..n])]));
+        }
+        Ok(None)
+    }
+
     fn rep3_from_bits(&self) -> bool {
         self.sharing == StoreSharing::Rep3
             && self.layout.element_bytes == 2
@@ -606,6 +649,35 @@ mod avx512 {
         }
     }
 
+    /// The third component alone of [`rep3_from_bits`] over Z_2^16, where the first two are
+    /// the random words themselves: `x2 = v - r0 - r1`.
+    #[target_feature(enable = "avx512f,avx512bw,avx2")]
+    pub(super) unsafe fn rep3_third_from_bits(
+        (code, mask, secret): (&[u8], &[u8], bool),
+        r0: &[u16],
+        r1: &[u16],
+        x2: &mut [u16],
+    ) {
+        let groups = code.len() / 4;
+        let n = groups * 32 * if secret { 2 } else { 1 };
+        assert!(r0.len() >= n && r1.len() >= n && x2.len() >= n);
+        for g in 0..n / 32 {
+            let v = if g < groups {
+                values_of(lanes_of(code, g), lanes_of(mask, g)).0
+            } else {
+                values_of(0, lanes_of(mask, g - groups)).1
+            };
+            let at = 32 * g;
+            // SAFETY: every slice holds at least n >= at + 32 words (asserted); unaligned
+            // loads and stores.
+            unsafe {
+                let load = |w: &[u16]| _mm512_loadu_si512(w.as_ptr().add(at).cast::<__m512i>());
+                let x = _mm512_sub_epi16(_mm512_sub_epi16(v, load(r0)), load(r1));
+                _mm512_storeu_si512(x2.as_mut_ptr().add(at).cast::<__m512i>(), x);
+            }
+        }
+    }
+
     sharing_loops!("avx512f,avx512bw,avx2");
 }
 
@@ -763,6 +835,34 @@ mod avx2 {
                 ] {
                     _mm256_storeu_si256(o.as_mut_ptr().add(at).cast::<__m256i>(), x);
                 }
+            }
+        }
+    }
+
+    /// The third component alone, as [`super::avx512::rep3_third_from_bits`].
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn rep3_third_from_bits(
+        (code, mask, secret): (&[u8], &[u8], bool),
+        r0: &[u16],
+        r1: &[u16],
+        x2: &mut [u16],
+    ) {
+        let groups = code.len() / 2;
+        let n = groups * 16 * if secret { 2 } else { 1 };
+        assert!(r0.len() >= n && r1.len() >= n && x2.len() >= n);
+        for g in 0..n / 16 {
+            let v = if g < groups {
+                values_of(group_of(code, g), group_of(mask, g)).0
+            } else {
+                values_of(0, group_of(mask, g - groups)).1
+            };
+            let at = 16 * g;
+            // SAFETY: every slice holds at least n >= at + 16 words (asserted); unaligned
+            // loads and stores.
+            unsafe {
+                let load = |w: &[u16]| _mm256_loadu_si256(w.as_ptr().add(at).cast::<__m256i>());
+                let x = _mm256_sub_epi16(_mm256_sub_epi16(v, load(r0)), load(r1));
+                _mm256_storeu_si256(x2.as_mut_ptr().add(at).cast::<__m256i>(), x);
             }
         }
     }
@@ -1013,6 +1113,55 @@ mod tests {
                     let got = open(&p, &shares);
                     prop_assert_eq!(got, expected(&p, &plain_values(&code, &mask, secret)), "{:?} k={} {:?}", sharing, k, simd);
                 }
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Replicated records over Z_2^16 dealt as three components: they add up to the
+        /// plaintext values, and they are exactly the components `deal` writes from the same
+        /// keystream (party i's record is `x_i | x_{i-1}`); other rings, sharings and the
+        /// baseline level take `deal` (`None`).
+        #[test]
+        fn rep3_components_are_the_dealt_records(
+            words in 1usize..5,
+            secret in any::<bool>(),
+            key in any::<[u8; 16]>(),
+            seed in prop::collection::vec(any::<u8>(), 48),
+        ) {
+            let bytes = 8 * words;
+            let code: Vec<u8> = (0..bytes).map(|i| seed[i % 48].rotate_left(i as u32)).collect();
+            let mask: Vec<u8> = (0..bytes).map(|i| seed[(i + 5) % 48] | (i % 4 == 0) as u8).collect();
+            let p = params(StoreSharing::Rep3, 16, 8 * bytes as u32, secret);
+            for simd in levels() {
+                let mut split = RecordDealer::with_key(&p, &key).unwrap().with_simd(simd);
+                let mut whole = RecordDealer::with_key(&p, &key).unwrap().with_simd(simd);
+                let Some(parts) = split.rep3_components(&code, &mask).unwrap() else {
+                    prop_assert_eq!(simd, Simd::Baseline);
+                    continue;
+                };
+                let x: Vec<Vec<u16>> = parts.iter().map(|c| le_words(c, 2).into_iter().map(|w| w as u16).collect()).collect();
+                let want = plain_values(&code, &mask, secret);
+                for (i, v) in want.iter().enumerate() {
+                    prop_assert_eq!(x[0][i].wrapping_add(x[1][i]).wrapping_add(x[2][i]), *v as u16);
+                }
+                let size = whole.layout().share_size;
+                let stride = whole.layout().component_stride;
+                let mut out = [vec![0u8; size], vec![0u8; size], vec![0u8; size]];
+                let [a, b, c] = &mut out;
+                whole.deal(&code, &mask, [a, b, c]).unwrap();
+                for party in 0..3 {
+                    let n = parts[party].len();
+                    prop_assert_eq!(&out[party][..n], parts[party]);
+                    prop_assert_eq!(&out[party][stride..stride + n], parts[(party + 2) % 3]);
+                }
+            }
+            for (sharing, k) in [(StoreSharing::Rep3, 13), (StoreSharing::Rep3, 32), (StoreSharing::ShamirGr { degree: 2 }, 16)] {
+                let p = params(sharing, k, 8 * bytes as u32, secret);
+                let mut d = RecordDealer::with_key(&p, &key).unwrap();
+                prop_assert!(d.rep3_components(&code, &mask).unwrap().is_none());
             }
         }
     }

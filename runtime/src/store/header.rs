@@ -433,6 +433,52 @@ impl RecordHash {
         crate::sys::copy_streaming(dst, &index_meta_shares[copy_from..]);
         sum
     }
+
+    /// [`RecordHash::contiguous_and_stream`] of the record whose bytes are `parts` one after
+    /// the other (`index | meta` first): the dealer's replicated records, whose components it
+    /// writes once for the two parties that hold each.
+    ///
+    /// # Panics
+    /// If `dst` is not the parts' total length less `copy_from` bytes long.
+    pub fn parts_and_stream(self, parts: &[&[u8]], copy_from: usize, dst: &mut [u8]) -> RecordsSum {
+        if self == RecordHash::Xxh3 {
+            if let Some(h) = record_secret_bytes_v3().and_then(|secret| {
+                super::xxh3_wide::hash_parts_and_stream(secret, parts, copy_from, dst)
+            }) {
+                return RecordsSum::from_u128(h);
+            }
+        }
+        let sum = match self {
+            RecordHash::Blake3 => {
+                let mut h = blake3::Hasher::new_derive_key(RECORD_KEY);
+                for p in parts {
+                    h.update(p);
+                }
+                RecordsSum(*h.finalize().as_bytes())
+            }
+            RecordHash::Xxh3 => RecordsSum::from_u128(xxh3_of(
+                xxh3::RawHasher::new(xxh3::SecretBuffer::allocate_with_seed(RECORD_SEED_V3)),
+                parts,
+            )),
+        };
+        let (mut start, mut done) = (0, 0);
+        for p in parts {
+            let end = start + p.len();
+            let from = (copy_from + done).max(start);
+            if from < end {
+                let take = end - from;
+                crate::sys::copy_streaming(&mut dst[done..done + take], &p[from - start..]);
+                done += take;
+            }
+            start = end;
+        }
+        assert_eq!(
+            done,
+            dst.len(),
+            "parts_and_stream: the destination's length"
+        );
+        sum
+    }
 }
 
 /// The order-independent sum (mod 2^256) of a hash of each `(index, record)` ([`RecordHash`]).

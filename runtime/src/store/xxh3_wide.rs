@@ -62,7 +62,7 @@ pub fn hash(secret: &[u8; SECRET_LEN], input: &[u8]) -> Option<u128> {
     }
     #[cfg(target_arch = "x86_64")]
     // SAFETY: AVX-512F is present (checked above) and the input is longer than a stripe.
-    return Some(unsafe { avx512::hash_long(secret, input, None) });
+    return Some(unsafe { avx512::hash_long(secret, Parts::new(&[input]), None) });
     #[allow(unreachable_code)]
     None
 }
@@ -85,20 +85,114 @@ pub fn hash_and_stream(
     copy_from: usize,
     dst: &mut [u8],
 ) -> Option<u128> {
+    hash_parts_and_stream(secret, &[input], copy_from, dst)
+}
+
+/// [`hash_and_stream`] of the concatenation of `parts` (which is never built: a stripe that
+/// spans parts is gathered into 64 bytes of its own). The dealer hands a replicated record's
+/// components this way, each written once and read for both parties that hold it.
+///
+/// # Panics
+/// If `copy_from` is past the parts' total length or `dst` is not the rest's length.
+pub fn hash_parts_and_stream(
+    secret: &[u8; SECRET_LEN],
+    parts: &[&[u8]],
+    copy_from: usize,
+    dst: &mut [u8],
+) -> Option<u128> {
+    let len: usize = parts.iter().map(|p| p.len()).sum();
     assert!(
-        copy_from <= input.len() && dst.len() == input.len() - copy_from,
-        "hash_and_stream: {} bytes to copy from byte {copy_from} of {}",
+        copy_from <= len && dst.len() == len - copy_from,
+        "hash_and_stream: {} bytes to copy from byte {copy_from} of {len}",
         dst.len(),
-        input.len()
     );
-    if input.len() <= SHORT_MAX || !available() {
+    if len <= SHORT_MAX || !available() {
         return None;
     }
     #[cfg(target_arch = "x86_64")]
     // SAFETY: AVX-512F is present (checked above); the lengths were checked.
-    return Some(unsafe { avx512::hash_long(secret, input, Some((copy_from, dst))) });
+    return Some(unsafe { avx512::hash_long(secret, Parts::new(parts), Some((copy_from, dst))) });
     #[allow(unreachable_code)]
     None
+}
+
+/// Byte slices read as their concatenation.
+#[derive(Clone, Copy)]
+pub(crate) struct Parts<'a> {
+    parts: &'a [&'a [u8]],
+    len: usize,
+}
+
+impl<'a> Parts<'a> {
+    fn new(parts: &'a [&'a [u8]]) -> Parts<'a> {
+        Parts {
+            parts,
+            len: parts.iter().map(|p| p.len()).sum(),
+        }
+    }
+
+    /// Bytes `at .. at + out.len()` into `out`.
+    fn copy_to(&self, at: usize, out: &mut [u8]) {
+        let (mut start, mut done) = (0, 0);
+        for p in self.parts {
+            let end = start + p.len();
+            let from = at + done;
+            if from < end && done < out.len() {
+                let take = (end - from).min(out.len() - done);
+                out[done..done + take].copy_from_slice(&p[from - start..from - start + take]);
+                done += take;
+            }
+            start = end;
+        }
+        debug_assert_eq!(done, out.len(), "bytes past the parts");
+    }
+}
+
+/// A reader of [`Parts`] at offsets that never decrease: where the part holding an offset
+/// starts, found by moving forward from the last one (one comparison per read in the usual
+/// case, where the scan stays inside one part).
+struct Cursor<'a> {
+    parts: Parts<'a>,
+    /// The part holding the last offset read, and where it starts.
+    index: usize,
+    start: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn new(parts: Parts<'a>) -> Cursor<'a> {
+        Cursor {
+            parts,
+            index: 0,
+            start: 0,
+        }
+    }
+
+    /// The `n` bytes from `at` where one part holds them all (`at` at least the last
+    /// offset read).
+    #[inline(always)]
+    fn span(&mut self, at: usize, n: usize) -> Option<&'a [u8]> {
+        let parts = self.parts.parts;
+        while self.index < parts.len() && at >= self.start + parts[self.index].len() {
+            self.start += parts[self.index].len();
+            self.index += 1;
+        }
+        let part = parts.get(self.index)?;
+        let from = at - self.start;
+        part.get(from..from + n)
+    }
+
+    /// The 64 bytes from `at` (`at + 64 <= len`, `at` at least the last offset read): in
+    /// place where one part holds them, else gathered into `bounce`.
+    #[inline(always)]
+    fn line(&mut self, at: usize, bounce: &mut [u8; 64]) -> *const u8 {
+        match self.span(at, 64) {
+            Some(line) => line.as_ptr(),
+            None => {
+                self.parts.copy_to(at, bounce);
+                bounce.as_ptr()
+            }
+        }
+    }
 }
 
 fn read_u64(b: &[u8], at: usize) -> u64 {
@@ -177,10 +271,13 @@ mod avx512 {
         _mm512_add_epi64(lo_product, _mm512_slli_epi64::<32>(hi_product))
     }
 
-    /// Copies `src` into `dst` as the hash advances: ordinary stores up to `dst`'s first
-    /// 64-byte boundary, streaming stores for whole lines, ordinary stores for the tail.
+    /// Copies the parts' bytes from `from` into `dst` as the hash advances: ordinary stores up
+    /// to `dst`'s first 64-byte boundary, streaming stores for whole lines, ordinary stores
+    /// for the tail.
     struct Streamer<'a> {
-        src: &'a [u8],
+        src: Parts<'a>,
+        lines: Cursor<'a>,
+        from: usize,
         dst: &'a mut [u8],
         /// Bytes copied so far.
         done: usize,
@@ -189,36 +286,43 @@ mod avx512 {
     }
 
     impl<'a> Streamer<'a> {
-        fn new(src: &'a [u8], dst: &'a mut [u8]) -> Streamer<'a> {
+        fn new(src: Parts<'a>, from: usize, dst: &'a mut [u8]) -> Streamer<'a> {
             let head = dst.as_ptr().align_offset(64).min(dst.len());
             Streamer {
                 src,
+                lines: Cursor::new(src),
+                from,
                 dst,
                 done: 0,
                 head,
             }
         }
 
-        /// Copies the whole lines of `dst` that lie below `upto` source bytes.
+        /// Copies the whole lines of `dst` whose source bytes lie below `upto` (an offset in
+        /// the parts).
         #[inline]
         #[target_feature(enable = "avx512f")]
         unsafe fn advance(&mut self, upto: usize) {
-            let upto = upto.min(self.dst.len());
+            let upto = upto.saturating_sub(self.from).min(self.dst.len());
             if self.done < self.head {
                 let end = self.head.min(upto);
-                self.dst[self.done..end].copy_from_slice(&self.src[self.done..end]);
+                self.src
+                    .copy_to(self.from + self.done, &mut self.dst[self.done..end]);
                 self.done = end;
             }
             if self.done < self.head {
                 return;
             }
             let lines_end = self.done + (upto.saturating_sub(self.done)) / 64 * 64;
-            let (s, d) = (self.src.as_ptr(), self.dst.as_mut_ptr());
+            let d = self.dst.as_mut_ptr();
+            let mut bounce = [0u8; 64];
             while self.done < lines_end {
-                // SAFETY: done + 64 <= lines_end <= both lengths; d + done is 64-byte aligned
-                // (done - head is a multiple of 64 and d + head is aligned).
+                let line = self.lines.line(self.from + self.done, &mut bounce);
+                // SAFETY: `line` points to 64 readable bytes; done + 64 <= lines_end <= the
+                // destination's length, and d + done is 64-byte aligned (done - head is a
+                // multiple of 64 and d + head is aligned).
                 unsafe {
-                    let v = _mm512_loadu_si512(s.add(self.done).cast());
+                    let v = _mm512_loadu_si512(line.cast());
                     _mm512_stream_si512(d.add(self.done).cast(), v);
                 }
                 self.done += 64;
@@ -228,54 +332,70 @@ mod avx512 {
         /// Copies what is left (the caller fences: see [`hash_and_stream`]).
         #[target_feature(enable = "avx512f")]
         unsafe fn finish(mut self) {
-            let n = self.dst.len();
+            let n = self.from + self.dst.len();
             // SAFETY: AVX-512F is present (this function's requirement).
             unsafe { self.advance(n) };
             let at = self.done;
-            self.dst[at..].copy_from_slice(&self.src[at..]);
+            self.src.copy_to(self.from + at, &mut self.dst[at..]);
         }
     }
 
-    /// XXH3-128 of `input` (longer than 240 bytes) under `secret`; with `copy`, `input[from..]`
-    /// copied into the destination as the blocks are hashed (the block just hashed is in L1).
+    /// XXH3-128 of the parts' concatenation (longer than 240 bytes) under `secret`; with
+    /// `copy`, its bytes from the given offset copied into the destination as the blocks are
+    /// hashed (the block just hashed is in L1).
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn hash_long(
         secret: &[u8; SECRET_LEN],
-        input: &[u8],
+        input: Parts<'_>,
         copy: Option<(usize, &mut [u8])>,
     ) -> u128 {
-        let len = input.len();
+        let len = input.len;
         debug_assert!(len > SHORT_MAX);
-        let (p, s) = (input.as_ptr(), secret.as_ptr());
-        let mut streamer = copy.map(|(from, dst)| (from, Streamer::new(&input[from..], dst)));
+        let s = secret.as_ptr();
+        let mut streamer = copy.map(|(from, dst)| Streamer::new(input, from, dst));
+        let mut stripes_of = Cursor::new(input);
+        let mut bounce = [0u8; 64];
         // SAFETY: the initial accumulators are 64 bytes.
         let mut acc = unsafe { _mm512_loadu_si512(INITIAL_ACCUMULATORS.as_ptr().cast()) };
         // Every block but the last, which is never empty (a whole last block is hashed as
         // the last one, without its scramble).
         let blocks = (len - 1) / BLOCK;
         for b in 0..blocks {
-            for i in 0..STRIPES_PER_BLOCK {
-                // SAFETY: stripe i of block b lies within the input (b < blocks); the secret's
-                // stripe i ends at 8 i + 64 <= 184.
-                acc = unsafe { accumulate(acc, p.add(b * BLOCK + i * STRIPE), s.add(i * 8)) };
+            if let Some(block) = stripes_of.span(b * BLOCK, BLOCK) {
+                // The usual case: one part holds the whole block.
+                let p = block.as_ptr();
+                for i in 0..STRIPES_PER_BLOCK {
+                    // SAFETY: stripe i lies in the block's 1 024 bytes; the secret's stripe i
+                    // ends at 8 i + 64 <= 184.
+                    acc = unsafe { accumulate(acc, p.add(i * STRIPE), s.add(i * 8)) };
+                }
+            } else {
+                for i in 0..STRIPES_PER_BLOCK {
+                    let stripe = stripes_of.line(b * BLOCK + i * STRIPE, &mut bounce);
+                    // SAFETY: `stripe` is 64 readable bytes (stripe i of block b < blocks lies
+                    // within the input); the secret's stripe as above.
+                    acc = unsafe { accumulate(acc, stripe, s.add(i * 8)) };
+                }
             }
             // SAFETY: the secret's last 64 bytes.
             acc = unsafe { scramble(acc, s.add(SECRET_LEN - STRIPE)) };
-            if let Some((from, st)) = streamer.as_mut() {
+            if let Some(st) = streamer.as_mut() {
                 // SAFETY: AVX-512F is present (this function's requirement).
-                unsafe { st.advance(((b + 1) * BLOCK).saturating_sub(*from)) };
+                unsafe { st.advance((b + 1) * BLOCK) };
             }
         }
         let last = blocks * BLOCK;
         let stripes = (len - 1 - last) / STRIPE;
         for i in 0..stripes {
+            let stripe = stripes_of.line(last + i * STRIPE, &mut bounce);
             // SAFETY: stripes end below len - 1 + 1; the secret's stripe i as above (i < 16).
-            acc = unsafe { accumulate(acc, p.add(last + i * STRIPE), s.add(i * 8)) };
+            acc = unsafe { accumulate(acc, stripe, s.add(i * 8)) };
         }
         // The input's last 64 bytes, under the secret 7 bytes before its last 64.
+        let stripe = stripes_of.line(len - STRIPE, &mut bounce);
         // SAFETY: len > 240; 192 - 64 - 7 + 64 <= 192.
-        acc = unsafe { accumulate(acc, p.add(len - STRIPE), s.add(SECRET_LEN - STRIPE - 7)) };
-        if let Some((_, st)) = streamer {
+        acc = unsafe { accumulate(acc, stripe, s.add(SECRET_LEN - STRIPE - 7)) };
+        if let Some(st) = streamer {
             // SAFETY: AVX-512F is present (this function's requirement).
             unsafe { st.finish() };
         }
@@ -371,6 +491,38 @@ mod tests {
             let mut buf = vec![0xA5u8; len + 256];
             let dst = &mut buf[64 + offset..64 + offset + len];
             let got = hash_and_stream(&secret, &input, from, dst);
+            crate::sys::fence_streaming_stores();
+            prop_assert_eq!(got, Some(xxh3::Hasher::oneshot_with_seed(seed, &input)));
+            prop_assert_eq!(&buf[64 + offset..64 + offset + len], &input[from..]);
+            prop_assert!(buf[..64 + offset].iter().all(|&b| b == 0xA5));
+            prop_assert!(buf[64 + offset + len..].iter().all(|&b| b == 0xA5));
+        }
+
+        /// The same for the input cut into up to five parts anywhere (empty ones and parts
+        /// shorter than a stripe included): hash and copy as of the whole.
+        #[test]
+        fn parts_hash_and_copy_as_their_concatenation(
+            n in 241usize..5000,
+            cuts in proptest::collection::vec(0.0f64..=1.0, 0..5),
+            from_frac in 0.0f64..=1.0,
+            offset in 0usize..64,
+            seed in any::<u64>(),
+        ) {
+            if !available() {
+                return Ok(());
+            }
+            let secret = derived_secret(seed);
+            let input = bytes(n, seed);
+            let mut at: Vec<usize> = cuts.iter().map(|c| ((n as f64) * c) as usize).collect();
+            at.push(0);
+            at.push(n);
+            at.sort_unstable();
+            let parts: Vec<&[u8]> = at.windows(2).map(|w| &input[w[0]..w[1]]).collect();
+            let from = ((n as f64) * from_frac) as usize;
+            let len = n - from;
+            let mut buf = vec![0xA5u8; len + 256];
+            let dst = &mut buf[64 + offset..64 + offset + len];
+            let got = hash_parts_and_stream(&secret, &parts, from, dst);
             crate::sys::fence_streaming_stores();
             prop_assert_eq!(got, Some(xxh3::Hasher::oneshot_with_seed(seed, &input)));
             prop_assert_eq!(&buf[64 + offset..64 + offset + len], &input[from..]);

@@ -42,6 +42,9 @@ use irisc_runtime::store::{
 };
 use irisc_runtime::sys::copy_streaming;
 
+/// Zero bytes for the padding after a replicated record's components (less than 8 bytes).
+const ZEROS: [u8; 8] = [0; 8];
+
 /// Records a worker deals per block: large enough that a block's writes are megabytes, small
 /// enough that the block's buffers stay in the tens of megabytes.
 pub const BLOCK_PER_THREAD: usize = 128;
@@ -382,10 +385,31 @@ fn deal_lines(
         let [s0, s1, s2] = &mut scratch;
         s0[..meta_at].copy_from_slice(&index.to_le_bytes());
         encode_meta(layout, id, mask, &mut s0[meta_at..share_at]);
-        s1[..share_at].copy_from_slice(&s0[..share_at]);
-        s2[..share_at].copy_from_slice(&s0[..share_at]);
         copy_streaming(&mut metas[j * ms..(j + 1) * ms], &s0[meta_at..share_at]);
         let at = j * ss..(j + 1) * ss;
+        // Replicated shares over Z_2^16: three components, each written once and read for
+        // both parties that hold it; party i's record is `index | meta | x_i | x_{i-1}`, with
+        // the components' padding (zero) between and after them.
+        let prefix = &s0[..share_at];
+        if let Some(x) = dealer.rep3_components(code, mask).map_err(|e| anyhow!(e))? {
+            let pad = &ZEROS[..layout.component_stride - x[0].len()];
+            for (party, (sum, o)) in sums
+                .iter_mut()
+                .zip([&mut *o0, &mut *o1, &mut *o2])
+                .enumerate()
+            {
+                let (own, prev) = (x[party], x[(party + 2) % 3]);
+                canonical
+                    .check(own)
+                    .and_then(|()| canonical.check(prev))
+                    .map_err(|e| anyhow!("dealing record {index}: {e}"))?;
+                let parts = [prefix, own, pad, prev, pad];
+                sum.add_sum(&hash.parts_and_stream(&parts, share_at, &mut o[at.clone()]));
+            }
+            continue;
+        }
+        s1[..share_at].copy_from_slice(prefix);
+        s2[..share_at].copy_from_slice(&s0[..share_at]);
         dealer
             .deal(
                 code,
