@@ -415,10 +415,10 @@ mod tests {
     const SEED: u64 = 0x1F2E_3D4C_5B6A_7988;
 
     fn derived_secret(seed: u64) -> [u8; SECRET_LEN] {
-        xxh3::SecretBuffer::with_seed(seed, [0u8; SECRET_LEN])
-            .ok()
-            .expect("the default secret length")
-            .into_secret()
+        match xxh3::SecretBuffer::with_seed(seed, [0u8; SECRET_LEN]) {
+            Ok(secret) => secret.into_secret(),
+            Err(_) => panic!("the crate refused its default secret length"),
+        }
     }
 
     fn bytes(n: usize, seed: u64) -> Vec<u8> {
