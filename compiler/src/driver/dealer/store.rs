@@ -486,11 +486,21 @@ mod tests {
             files.push(f);
             at += n;
         }
-        for sharing in [Sharing::Rep3, Sharing::Fp, Sharing::Gr2, Sharing::Gr4] {
+        // Replicated over Z_2^13 (dealt record by record) and over Z_2^16 (dealt as three
+        // components, hashed and streamed from the parts: `RecordDealer::rep3_components`).
+        let cases = [
+            (Sharing::Rep3, 13),
+            (Sharing::Rep3, 16),
+            (Sharing::Fp, 16),
+            (Sharing::Gr2, 16),
+            (Sharing::Gr4, 16),
+        ];
+        for (sharing, ring_bits) in cases {
             for mask in [InputMask::Public, InputMask::Secret] {
                 let mut s = spec(sharing, mask);
                 s.elements = 640;
-                let out = dir.path().join(format!("{sharing}-{mask}"));
+                s.ring_bits = ring_bits;
+                let out = dir.path().join(format!("{sharing}-{ring_bits}-{mask}"));
                 let paths = [0, 1, 2].map(|p| out.join(format!("db.p{p}.shr")));
                 share_to_stores("abc", &s, &files[0], paths.clone()).unwrap();
                 for f in &files[1..] {
@@ -501,11 +511,7 @@ mod tests {
                     assert_eq!(st.ids(), recs.iter().map(|r| r.id).collect::<Vec<_>>());
                     store_to_file(&st, &s)
                 });
-                let m = if sharing.is_shamir() {
-                    0xFFFF
-                } else {
-                    (1 << 13) - 1
-                };
+                let m = (1u64 << ring_bits) - 1;
                 let fp_minus_one = u64::from(irisc_runtime::share::fp::P) - 1;
                 let want: Vec<u64> = recs
                     .iter()
