@@ -315,6 +315,23 @@ mod avx512 {
             }
             let lines_end = self.done + (upto.saturating_sub(self.done)) / 64 * 64;
             let d = self.dst.as_mut_ptr();
+            if let Some(run) = self
+                .lines
+                .span(self.from + self.done, lines_end - self.done)
+            {
+                // The usual case: one part holds the lines' source bytes.
+                let s = run.as_ptr();
+                for k in (0..lines_end - self.done).step_by(64) {
+                    // SAFETY: k + 64 <= the run's length; d + done + k is 64-byte aligned (as
+                    // below) and within the destination.
+                    unsafe {
+                        let v = _mm512_loadu_si512(s.add(k).cast());
+                        _mm512_stream_si512(d.add(self.done + k).cast(), v);
+                    }
+                }
+                self.done = lines_end;
+                return;
+            }
             let mut bounce = [0u8; 64];
             while self.done < lines_end {
                 let line = self.lines.line(self.from + self.done, &mut bounce);
