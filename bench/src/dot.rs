@@ -21,7 +21,7 @@
 
 use super::peak::{self, LaneWidth};
 use super::report::{MachineInfo, Measurement, Report};
-use super::{jit, plot, BenchOptions};
+use super::{jit, plot, tile_loads, BenchOptions};
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
 use irisc::analysis::kernel_tile::{choose, DotKind, KernelTile};
@@ -1014,6 +1014,20 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
                     });
                     let t = measure(1, n, min_secs, pass.as_ref());
                     let rate = t.best_rate() * (n * codes) as f64;
+                    // The nest's tile loads alone over the same gallery and columns.
+                    let nest = tile_loads::Nest {
+                        records: n,
+                        steps: w / amx_rt::STEP_WORDS,
+                        tiles: cols.tiles(),
+                    };
+                    let ceiling = tile_loads::ceiling(
+                        nest,
+                        codes,
+                        dr.sides() as usize,
+                        bytemuck::cast_slice(&data.2[..n * w]),
+                        cols.bytes(),
+                        3,
+                    );
                     let macs = ring.macs_per_dot(l);
                     let peak = peak_of(ring);
                     // Byte products issued per dot product: 4 per word product (two columns of
@@ -1072,6 +1086,10 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
                         peak.macs_per_s,
                         stream_bytes_per_s,
                     );
+                    if let Some(c) = ceiling {
+                        extra.insert("tile_load_ceiling_per_core".into(), json!(c));
+                        extra.insert("tile_load_fraction".into(), json!(rate / c));
+                    }
                     if let Some(v) = vector {
                         extra.insert("vector_batch_per_core".into(), json!(v));
                         extra.insert("ratio_to_vector_batch".into(), json!(rate / v));
@@ -1418,6 +1436,7 @@ pub fn run(opts: &BenchOptions, dir: &Path) -> Result<Vec<PathBuf>> {
             "The naive loops are plain Rust compiled in this binary; rustc may auto-vectorise them for the binary's target CPU.".into(),
             "The gallery is at most 64 MiB per measurement and is re-read every pass; the input values are random (timings do not depend on them).".into(),
             "peak_fraction = per-core rate x macs_per_dot / the peak measured for the ring's lane width (config.peak): 16-bit lanes for Z16, GR16 and F_p, 32-bit for Z32, 64-bit for Z64. A kernel can exceed 1 where it does the ring's arithmetic with other instructions than the peak's (e.g. Z64 without vpmullq).".into(),
+            "AMX rows: tile_load_ceiling_per_core = the dot products/s the kernel's own loop nest allows when it only loads its tiles (the gallery's and the query columns', one load per tile product; irisc_bench::tile_loads), timed over the row's gallery and columns in this run; tile_load_fraction = the kernel's rate over it. It bounds the kernel whatever the tile multiplier's speed.".into(),
             "Timings on shared or virtual machines vary between runs; nothing here is asserted by a test.".into(),
         ],
     };
@@ -1530,6 +1549,13 @@ mod tests {
                 assert_eq!(m.is_some(), amx, "{name}");
                 if let Some(m) = m {
                     assert!(m.value > 0.0 && m.extra["amx_peak_fraction"].as_f64().unwrap() > 0.0);
+                    // The load ceiling of the same nest, and the row's rate over it.
+                    let c = m.extra["tile_load_ceiling_per_core"].as_f64().unwrap();
+                    let f = m.extra["tile_load_fraction"].as_f64().unwrap();
+                    assert!(
+                        c > 0.0 && (f - m.value / c).abs() < 1e-9 * f.max(1.0),
+                        "{name}"
+                    );
                 }
             }
         }

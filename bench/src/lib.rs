@@ -40,6 +40,7 @@ pub mod serve;
 pub mod share;
 pub mod summary;
 pub mod table2;
+pub mod tile_loads;
 pub mod triples;
 
 use anyhow::{bail, Result};
