@@ -177,46 +177,40 @@ mod x86 {
             nest.walk(|v: Visit| {
                 let (a0, a1) = (g.add(v.a[0]), g.add(v.a[1]));
                 let (b0, b1) = (b.add(v.b[0]), b.add(v.b[1]));
-                match work {
-                    Work::GalleryLoads => asm!(
-                        "tileloadd tmm4, [{a0} + {rs}*1]",
-                        "tileloadd tmm5, [{a1} + {rs}*1]",
-                        a0 = in(reg) a0, a1 = in(reg) a1, rs = in(reg) row,
-                        options(nostack, readonly),
-                    ),
-                    Work::AllLoads => asm!(
-                        "tileloadd tmm4, [{a0} + {rs}*1]",
-                        "tileloadd tmm5, [{a1} + {rs}*1]",
-                        "tileloadd tmm6, [{b0} + {bs}*1]",
-                        "tileloadd tmm7, [{b1} + {bs}*1]",
-                        a0 = in(reg) a0, a1 = in(reg) a1, rs = in(reg) row,
-                        b0 = in(reg) b0, b1 = in(reg) b1, bs = in(reg) 64usize,
-                        options(nostack, readonly),
-                    ),
-                    Work::LoadsAndProducts => {
-                        if v.chunk_start {
-                            asm!(
-                                "tilezero tmm0",
-                                "tilezero tmm1",
-                                "tilezero tmm2",
-                                "tilezero tmm3",
-                                options(nostack, nomem),
-                            );
-                        }
-                        asm!(
-                            "tileloadd tmm4, [{a0} + {rs}*1]",
-                            "tileloadd tmm5, [{a1} + {rs}*1]",
-                            "tileloadd tmm6, [{b0} + {bs}*1]",
-                            "tileloadd tmm7, [{b1} + {bs}*1]",
-                            "tdpbuud tmm0, tmm4, tmm6",
-                            "tdpbuud tmm1, tmm4, tmm7",
-                            "tdpbuud tmm2, tmm5, tmm6",
-                            "tdpbuud tmm3, tmm5, tmm7",
-                            a0 = in(reg) a0, a1 = in(reg) a1, rs = in(reg) row,
-                            b0 = in(reg) b0, b1 = in(reg) b1, bs = in(reg) 64usize,
-                            options(nostack, readonly),
-                        )
-                    }
+                // Tile registers are the program's own (no compiler allocates them), so the
+                // forms are the same loads with more or less work after them.
+                if work == Work::LoadsAndProducts && v.chunk_start {
+                    asm!(
+                        "tilezero tmm0",
+                        "tilezero tmm1",
+                        "tilezero tmm2",
+                        "tilezero tmm3",
+                        options(nostack, nomem),
+                    );
+                }
+                asm!(
+                    "tileloadd tmm4, [{a0} + {rs}*1]",
+                    "tileloadd tmm5, [{a1} + {rs}*1]",
+                    a0 = in(reg) a0, a1 = in(reg) a1, rs = in(reg) row,
+                    options(nostack, readonly),
+                );
+                if work == Work::GalleryLoads {
+                    return;
+                }
+                asm!(
+                    "tileloadd tmm6, [{b0} + {bs}*1]",
+                    "tileloadd tmm7, [{b1} + {bs}*1]",
+                    b0 = in(reg) b0, b1 = in(reg) b1, bs = in(reg) 64usize,
+                    options(nostack, readonly),
+                );
+                if work == Work::LoadsAndProducts {
+                    asm!(
+                        "tdpbuud tmm0, tmm4, tmm6",
+                        "tdpbuud tmm1, tmm4, tmm7",
+                        "tdpbuud tmm2, tmm5, tmm6",
+                        "tdpbuud tmm3, tmm5, tmm7",
+                        options(nostack, nomem),
+                    );
                 }
             });
             asm!("tilerelease", options(nostack, nomem));
