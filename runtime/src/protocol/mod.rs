@@ -4,9 +4,9 @@
 //!
 //! Every protocol is batched: one call processes a whole vector and sends at most ONE message
 //! per peer per communication round, whatever the vector length (unless a chunk size is set with
-//! [`set_chunk_elems`]: then [`bit_extract()`] sends a round as one message per chunk, with the
-//! same bytes). The shapes (lengths, k, group
-//! sizes) are public and identical at all parties, so all parties draw the same amount of PRSS
+//! [`set_chunk_elems`]: then [`bit_extract()`], [`additive_msb()`] and [`or_groups`] send a
+//! round as one message per chunk, with the same bytes). The shapes (lengths, k, group sizes)
+//! are public and identical at all parties, so all parties draw the same amount of PRSS
 //! randomness in the same order. Every received message is length-checked; a malformed one
 //! becomes [`NetError::Protocol`], never a panic. Opening ([`open`]) needs no randomness and so
 //! is the one step that takes no [`crate::rand::Prss`].
@@ -75,7 +75,8 @@ thread_local! {
     static CHUNK: Cell<usize> = const { Cell::new(0) };
 }
 
-/// Splits the large round messages of the binary protocols ([`bit_extract()`], [`msb`]) into
+/// Splits the large round messages of the binary protocols ([`bit_extract()`], [`msb`],
+/// [`additive_msb()`], [`or_groups`]) into
 /// messages of `elems` elements (rounded up to whole 64-element words) on the calling thread,
 /// so that a party computes chunk i + 1 of a round while chunk i is in flight, and its peer
 /// starts the next round on chunk i before chunk i + 1 arrives. Rounds, bytes and randomness

@@ -1,11 +1,16 @@
 //! OR accumulation of comparison bits (Section 4.2, "Accumulating the Resulting Bits"):
 //! x ∨ y = x ⊕ y ⊕ (x ∧ y), evaluated as a balanced binary tree so that a group of g bits costs
 //! ceil(log2 g) rounds instead of g − 1; every level of every group shares one batched AND.
+//! Where the thread sends in message chunks ([`super::set_chunk_elems`]) the levels are cut
+//! into chunks of whole groups that pipeline, each chunk's next level leaving as soon as its
+//! level is back (the same gates and randomness, bit for bit).
 
 use crate::net::{NetError, Transport};
 use crate::rand::Prss;
 use crate::share::binary::copy_bits;
 use crate::share::BitShares;
+
+use super::{recv_elems, send_elems};
 
 /// ORs each run of `group` consecutive elements of `bits` into one bit: output element g is the
 /// OR of elements `g·group .. min((g+1)·group, len)` (the last group may be shorter).
@@ -19,6 +24,10 @@ pub fn or_groups(
     assert!(group > 0, "OR over groups of zero elements");
     if group >= bits.len {
         return or_one_group(net, prss, bits);
+    }
+    let groups = bits.len.div_ceil(group);
+    if let Some(per_chunk) = chunk_groups(group).filter(|&g| group > 1 && g < groups) {
+        return or_groups_pipelined(net, prss, bits, group, per_chunk);
     }
     // Current sizes of the groups, laid out one after another in `cur`.
     let mut sizes: Vec<usize> = (0..bits.len.div_ceil(group))
@@ -44,6 +53,147 @@ pub fn or_groups(
         };
     }
     Ok(cur)
+}
+
+/// Groups per message chunk when the thread sends in chunks ([`super::set_chunk_elems`]), `None`
+/// when it sends one message per round: the chunk size in groups, rounded down to a multiple of
+/// 64 (at least 64). Then every level's operands of a chunk of whole groups (s − h pairs of
+/// each of its 64·m groups) begin on a word boundary of the level's operands for the whole
+/// vector, so the chunked tree sends the same bits and draws the same randomness as the tree
+/// in one message per level.
+fn chunk_groups(group: usize) -> Option<usize> {
+    match super::chunk_elems() {
+        0 => None,
+        e => Some((e / group / 64).max(1) * 64),
+    }
+}
+
+/// [`or_groups`] in chunks of `per_chunk` groups whose levels pipeline like the rounds of
+/// [`super::additive_msb()`]: level l + 1 of a chunk is sent as soon as that chunk's level l
+/// is back from the previous party, while the later chunks' level l messages are still in
+/// flight, instead of every level waiting for the whole vector's. Each level's zero bits are
+/// drawn as the level starts, one draw for the whole vector, and each chunk's gates are that
+/// draw's words at the chunk's place in the level's operands: the same gates, messages (cut
+/// into chunks) and shares as [`or_groups`] in one message per level, bit for bit.
+fn or_groups_pipelined(
+    net: &mut dyn Transport,
+    prss: &mut Prss,
+    bits: &BitShares,
+    group: usize,
+    per_chunk: usize,
+) -> Result<BitShares, NetError> {
+    use crate::share::binary::{clear_tail, words_for};
+    let groups = bits.len.div_ceil(group);
+    /// One chunk's tree: its current level and group sizes, and the level's AND operands and
+    /// own AND share while the peer's share is in flight.
+    struct Chunk {
+        cur: BitShares,
+        sizes: Vec<usize>,
+        operands: Option<(BitShares, BitShares)>,
+        z: Vec<u64>,
+    }
+    let mut chunks: Vec<Chunk> = (0..groups)
+        .step_by(per_chunk)
+        .map(|g0| {
+            let g1 = (g0 + per_chunk).min(groups);
+            let start = g0 * group;
+            let len = (g1 * group).min(bits.len) - start;
+            Chunk {
+                cur: bits.slice(start, len),
+                sizes: (g0..g1).map(|g| group.min(bits.len - g * group)).collect(),
+                operands: None,
+                z: Vec::new(),
+            }
+        })
+        .collect();
+    // The level's AND for one chunk: operands, own share (from the level's zero bits at the
+    // chunk's word offset), sent to the next party. A chunk without pairs at this level (only
+    // short groups left) sends nothing, at every party alike.
+    let send_level = |net: &mut dyn Transport, c: &mut Chunk, alpha: &[u64]| {
+        let (l, r) = if c.sizes.iter().all(|&s| s <= 64) {
+            short_pairs(&c.cur, &c.sizes)
+        } else {
+            pairs(&c.cur, &c.sizes)
+        };
+        let mut z: Vec<u64> = (0..l.words())
+            .map(|j| (l.own[j] & (r.own[j] ^ r.prev[j])) ^ (l.prev[j] & r.own[j]) ^ alpha[j])
+            .collect();
+        clear_tail(&mut z, l.len);
+        if !z.is_empty() {
+            let to = net.next();
+            send_elems(net, to, &z)?;
+        }
+        c.z = z;
+        c.operands = Some((l, r));
+        Ok::<usize, NetError>(c.z.len())
+    };
+    // Words of each chunk's operands at the next level, from the current sizes.
+    let level_words = |chunks: &[Chunk]| -> Vec<usize> {
+        chunks
+            .iter()
+            .map(|c| words_for(c.sizes.iter().map(|&s| s - s.div_ceil(2)).sum()))
+            .collect()
+    };
+    let mut words = level_words(&chunks);
+    let mut alpha = prss.zero_bits(words.iter().sum());
+    let mut at = 0;
+    for (c, &w) in chunks.iter_mut().zip(&words) {
+        send_level(net, c, &alpha[at..at + w])?;
+        at += w;
+    }
+    loop {
+        // After this level every chunk halves its groups; the next level's draw comes first,
+        // as the unchunked tree draws it when that level starts.
+        let next_words: Vec<usize> = chunks
+            .iter()
+            .map(|c| {
+                let halved: Vec<usize> = c.sizes.iter().map(|&s| s.div_ceil(2)).collect();
+                words_for(halved.iter().map(|&s| s - s.div_ceil(2)).sum())
+            })
+            .collect();
+        let more = chunks
+            .iter()
+            .any(|c| c.sizes.iter().any(|&s| s.div_ceil(2) > 1));
+        if more {
+            alpha = prss.zero_bits(next_words.iter().sum());
+        }
+        let mut at = 0;
+        for (c, (&w, &nw)) in chunks.iter_mut().zip(words.iter().zip(&next_words)) {
+            let (l, r) = c.operands.take().expect("every chunk sent this level");
+            if w > 0 {
+                let from = net.prev();
+                let got: Vec<u64> = recv_elems(net, from, w, "OR tree AND shares")?;
+                let both = BitShares::from_words(std::mem::take(&mut c.z), got, l.len);
+                let or = l.xor(&r).xor(&both);
+                c.cur = if c.sizes.iter().all(|&s| s <= 64) {
+                    short_next(&c.cur, &or, &mut c.sizes)
+                } else {
+                    next(&c.cur, &or, &mut c.sizes)
+                };
+            } else {
+                // No pairs: every group is a single bit already.
+                debug_assert!(c.sizes.iter().all(|&s| s <= 1));
+            }
+            if more {
+                send_level(net, c, &alpha[at..at + nw])?;
+                at += nw;
+            }
+        }
+        if !more {
+            break;
+        }
+        words = next_words;
+    }
+    let len: usize = chunks.iter().map(|c| c.cur.len).sum();
+    let mut out = BitShares::zeros(len);
+    let mut at = 0;
+    for c in &chunks {
+        for (dst, src) in [(&mut out.own, &c.cur.own), (&mut out.prev, &c.cur.prev)] {
+            copy_bits(dst, at, src, 0, c.cur.len);
+        }
+        at += c.cur.len;
+    }
+    Ok(out)
 }
 
 /// A level's AND operands: each group's first s − h elements (l) and the s − h from its h-th
@@ -322,6 +472,67 @@ mod tests {
                 prop_assert_eq!(&short_next(&cur, &or, &mut short_sizes), &want);
                 prop_assert_eq!(&short_sizes, &sizes);
                 cur = want;
+            }
+        }
+    }
+
+    /// One party's tree from fixed PRSS seeds (the same streams every call), with `chunk`
+    /// elements per message on its thread.
+    fn tree_with_seeds(
+        net: &mut dyn Transport,
+        b: &BitShares,
+        group: usize,
+        chunk: usize,
+    ) -> BitShares {
+        let p = net.party() as u8;
+        let mut prss = Prss::from_seeds(net.party(), [p + 1; 16], [(p + 2) % 3 + 1; 16]);
+        let before = crate::protocol::set_chunk_elems(chunk);
+        let out = or_groups(net, &mut prss, b, group).unwrap();
+        crate::protocol::set_chunk_elems(before);
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        /// In message chunks the tree pipelines its levels chunk by chunk, and still computes the
+        /// unchunked tree's gates with its randomness: every party's shares are the same bit for
+        /// bit, the ORs are right, and each level is cut into the chunks of 64·m groups.
+        #[test]
+        fn chunked_levels_give_the_unchunked_shares(
+            seed: u64,
+            groups in 193usize..700,
+            which in 0usize..5,
+            chunk_groups in 0usize..3,
+            short_tail in 0usize..31,
+            density in 0u32..4,
+        ) {
+            let group = [2, 3, 31, 62, 100][which];
+            let len = groups * group - short_tail.min(group - 1);
+            let mut rng = ChaCha12Rng::seed_from_u64(seed);
+            let bits: Vec<bool> = (0..len).map(|_| density > 0 && rng.random_ratio(1, 1 << (2 * density))).collect();
+            let shares = share_bits(&bits, &mut rng);
+            // 64, 128 or 192 groups per chunk.
+            let chunk = (chunk_groups + 1) * 64 * group;
+            let out = crate::net::memory::run_three(move |mut t| {
+                let b = shares[t.party()].clone();
+                let plain = tree_with_seeds(&mut t, &b, group, 0);
+                let m0 = t.messages_sent();
+                let chunked = tree_with_seeds(&mut t, &b, group, chunk);
+                (plain, chunked, t.messages_sent() - m0)
+            });
+            for (plain, chunked, _) in &out {
+                prop_assert_eq!(plain, chunked);
+            }
+            let want: Vec<bool> = bits.chunks(group).map(|c| c.iter().any(|&b| b)).collect();
+            let got = reconstruct_bits(&[out[0].1.clone(), out[1].1.clone(), out[2].1.clone()]);
+            prop_assert_eq!(got, Some(want));
+            let levels = Stats::or_group(group).rounds;
+            let pieces = len.div_ceil(group).div_ceil((chunk_groups + 1) * 64) as u64;
+            prop_assert!(pieces > 1);
+            // Every level of every chunk is one message, except the levels a short last chunk
+            // no longer needs.
+            for (_, _, messages) in &out {
+                prop_assert!(*messages <= levels * pieces && *messages >= levels * (pieces - 1), "{} messages", messages);
             }
         }
     }
