@@ -43,8 +43,7 @@
 //! Batched and bit-sliced as [`super::bit_extract()`]: plane j holds bit j of every element,
 //! 64 elements a word; with a chunk size ([`super::set_chunk_elems`]) steps 1 and 2 and each AND
 //! round are sent in element chunks: party 1 inputs a chunk of a as soon as that chunk of
-//! z_0 + r has arrived, AND round 0 runs on a chunk of the operands as soon as that chunk's
-//! input message is in, and the AND chain is pipelined as there.
+//! z_0 + r has arrived, and the AND chain is pipelined as there.
 
 use std::ops::Range;
 
@@ -150,14 +149,13 @@ pub fn additive_msb<T: RingElem>(
     z: &[T],
     k: u32,
 ) -> Result<BitShares, NetError> {
-    let Some(mut halves) = inputs(net, prss, z, k)? else {
+    let Some(halves) = inputs(net, prss, z, k)? else {
         return Ok(BitShares::zeros(0));
     };
     let top = k as usize - 1;
     if top == 0 {
         // One half ([`halves`] does not split without an AND round).
-        let ops = &mut halves[0];
-        ops.receive_all(net)?;
+        let ops = &halves[0];
         let w = ops.words;
         return Ok(ops.top_bits(&vec![0; w], &vec![0; w]));
     }
@@ -180,12 +178,10 @@ pub fn additive_msb<T: RingElem>(
     // round i of every half in half order, each half's chunks in order. The zero bits of round
     // i are drawn as the round starts, one word per batch word (the first half's words first):
     // the streams give the same bits as one draw of every round's, and no more than one
-    // round's are held. Round 0 of a chunk runs as soon as that chunk of the operands is in,
-    // so the inputs' receipts pipeline into the AND rounds as the rounds do among themselves.
+    // round's are held.
     let mut alpha = prss.zero_bits(total);
-    for (ops, chain) in halves.iter_mut().zip(chains.iter_mut()) {
+    for (ops, chain) in halves.iter().zip(chains.iter_mut()) {
         for c in 0..chain.chunks.len() {
-            ops.receive_chunk(net, chain.chunks[c])?;
             chain.send_round(net, ops, &alpha, 0, c, top)?;
         }
     }
@@ -356,60 +352,9 @@ pub(crate) struct Operands {
     pub planes: usize,
     /// Elements.
     pub len: usize,
-    /// The component still to come from the half's previous party, chunk by chunk (step 2's
-    /// input message, received by [`Operands::receive_chunk`] as AND round 0 reaches the chunk).
-    incoming: Option<Incoming>,
-}
-
-/// Which operand's `prev` component step 2 sends this party: role 0 receives b's, role 2 a's;
-/// role 1 receives none.
-#[derive(Clone, Copy)]
-enum Incoming {
-    A,
-    B,
 }
 
 impl Operands {
-    /// Receives words `[a, b)` of every plane of the pending input component (nothing for a
-    /// role that receives none), so that AND round 0 can run on that chunk while later chunks
-    /// are still in flight.
-    fn receive_chunk(
-        &mut self,
-        net: &mut dyn Transport,
-        (a, b): (usize, usize),
-    ) -> Result<(), NetError> {
-        let Some(which) = self.incoming else {
-            return Ok(());
-        };
-        let (w, tail) = (self.words, tail_mask(self.len));
-        let from = self.way.from(net);
-        let what = match which {
-            Incoming::A => "AdditiveMSB input a",
-            Incoming::B => "AdditiveMSB input b",
-        };
-        let got: Vec<u64> = recv_elems(net, from, self.planes * (b - a), what)?;
-        let into = match which {
-            Incoming::A => &mut self.a_prev.words,
-            Incoming::B => &mut self.b_prev.words,
-        };
-        for (j, part) in got.chunks_exact(b - a).enumerate() {
-            into[j * w + a..j * w + b].copy_from_slice(part);
-            if b == w {
-                // A peer's stray bits beyond the half must not reach the gates.
-                into[j * w + w - 1] &= tail;
-            }
-        }
-        Ok(())
-    }
-
-    /// Every chunk of the pending input component.
-    fn receive_all(&mut self, net: &mut dyn Transport) -> Result<(), NetError> {
-        for c in super::chunk_ranges(self.words) {
-            self.receive_chunk(net, c)?;
-        }
-        Ok(())
-    }
-
     /// Whether AND round i of `top` is this half's conversion round: the last one of a
     /// mirrored half.
     fn converts_in(&self, i: usize, top: usize) -> bool {
@@ -489,6 +434,21 @@ impl Half {
         send_elems(net, to, &msg)
     }
 
+    /// Every plane from the half's previous party, chunk by chunk.
+    fn recv_planes(&self, net: &mut dyn Transport, what: &str) -> Result<Vec<u64>, NetError> {
+        let w = self.words;
+        let mut v = vec![0u64; self.planes * w];
+        for (a, b) in super::chunk_ranges(w) {
+            let from = self.way.from(net);
+            let got: Vec<u64> = recv_elems(net, from, self.planes * (b - a), what)?;
+            for (j, part) in got.chunks_exact(b - a).enumerate() {
+                v[j * w + a..j * w + b].copy_from_slice(part);
+            }
+        }
+        self.clear_tails(&mut v);
+        Ok(v)
+    }
+
     /// A value this party alone knows, input as binary shares for the chunk of words
     /// `[a, b)`: the component the half's next party must hold is the value ⊕ the stream `m`
     /// shared with the previous party (which holds that stream as its own component), put in
@@ -547,10 +507,8 @@ impl Half {
 /// Steps 1 and 2 of [`additive_msb`] for every half (in message chunks where the thread has a
 /// chunk size): the operands a and b as binary shares, or `None` for an empty batch (nothing
 /// sent). Messages that wait for nothing go first (role 0's z_0 + r, role 2's input of b),
-/// then role 1's input of a as the masked share arrives, so that the two halves' steps overlap
-/// instead of following one another. The component a peer inputs to this party is not
-/// received here: [`Operands::receive_chunk`] takes it chunk by chunk as AND round 0 reaches
-/// each chunk. The device's AdditiveMSB
+/// then role 1's input of a as the masked share arrives, then the receipts, so that the two
+/// halves' steps overlap instead of following one another. The device's AdditiveMSB
 /// ([`crate::gpu::additive_msb`]) runs the same steps in kernels. Panics unless
 /// `1 <= k <= T::BITS`.
 pub(crate) fn inputs<T: RingElem>(
@@ -638,33 +596,32 @@ pub(crate) fn inputs<T: RingElem>(
             *sent = Some(c1);
         }
     }
-    // Each operand as (own, prev) components of the half's orientation; the component a peer
-    // sends (step 2) is received later, chunk by chunk, by `Operands::receive_chunk`.
+    // The receipts, and each operand as (own, prev) components of the half's orientation.
     let mut out = Vec::with_capacity(halves.len());
     for ((h, d), sent) in halves.iter().zip(draws).zip(sent) {
         let (w, of) = (h.words, |v: Vec<u64>| Planes::of(v, h.words));
-        let ((a_own, a_prev), (b_own, b_prev), incoming) = match d {
+        let ((a_own, a_prev), (b_own, b_prev)) = match d {
             // a: component 0 is the stream shared with role 1, component 2 is zero; b:
             // component 0 is zero, component 2 comes from role 2.
-            Draws::Zero { a0, .. } => (
-                (of(a0), Planes::zero(w)),
-                (Planes::zero(w), of(zeros(h))),
-                Some(Incoming::B),
-            ),
+            Draws::Zero { a0, .. } => {
+                let b_prev = h.recv_planes(net, "AdditiveMSB input b")?;
+                ((of(a0), Planes::zero(w)), (Planes::zero(w), of(b_prev)))
+            }
             // a: component 1 was sent to role 2, component 0 is the stream with role 0; b:
             // component 1 is the stream shared with role 2, component 0 is zero.
             Draws::One { m, b1 } => (
                 (of(sent.unwrap_or_default()), of(m)),
                 (of(b1), Planes::zero(w)),
-                None,
             ),
             // a: component 2 is zero, component 1 comes from role 1; b: component 2 was sent
             // to role 0, component 1 is the stream with role 1.
-            Draws::Two { m, .. } => (
-                (Planes::zero(w), of(zeros(h))),
-                (of(sent.unwrap_or_default()), of(m)),
-                Some(Incoming::A),
-            ),
+            Draws::Two { m, .. } => {
+                let a_prev = h.recv_planes(net, "AdditiveMSB input a")?;
+                (
+                    (Planes::zero(w), of(a_prev)),
+                    (of(sent.unwrap_or_default()), of(m)),
+                )
+            }
         };
         out.push(Operands {
             way: h.way,
@@ -675,7 +632,6 @@ pub(crate) fn inputs<T: RingElem>(
             words: h.words,
             planes: h.planes,
             len: h.len(),
-            incoming,
         });
     }
     Ok(Some(out))
