@@ -125,16 +125,13 @@ fn or_groups_pipelined(
         }
         c.z = z;
         c.operands = Some((l, r));
-        Ok::<usize, NetError>(c.z.len())
+        Ok::<(), NetError>(())
     };
-    // Words of each chunk's operands at the next level, from the current sizes.
-    let level_words = |chunks: &[Chunk]| -> Vec<usize> {
-        chunks
-            .iter()
-            .map(|c| words_for(c.sizes.iter().map(|&s| s - s.div_ceil(2)).sum()))
-            .collect()
-    };
-    let mut words = level_words(&chunks);
+    // Words of each chunk's operands at the first level.
+    let mut words: Vec<usize> = chunks
+        .iter()
+        .map(|c| words_for(c.sizes.iter().map(|&s| s - s.div_ceil(2)).sum()))
+        .collect();
     let mut alpha = prss.zero_bits(words.iter().sum());
     let mut at = 0;
     for (c, &w) in chunks.iter_mut().zip(&words) {
