@@ -30,13 +30,7 @@ pub fn and_many(
     for (x, y) in pairs {
         assert_eq!(x.len, y.len, "AND of bit vectors of different lengths");
         let start = z.len();
-        let a = &alpha[start..start + x.words()];
-        // x_i(y_i ⊕ y_{i−1}) ⊕ x_{i−1} y_i: the three local cross terms with two ANDs.
-        z.extend(
-            (0..x.words())
-                .map(|j| (x.own[j] & (y.own[j] ^ y.prev[j])) ^ (x.prev[j] & y.own[j]) ^ a[j]),
-        );
-        clear_tail(&mut z[start..], x.len);
+        push_local_share(&mut z, x, y, &alpha[start..start + x.words()]);
     }
     let to = net.next();
     send_elems(net, to, &z)?;
@@ -56,6 +50,18 @@ pub fn and_many(
         at += w;
     }
     Ok(out)
+}
+
+/// Appends this party's AND share of `x ∧ y` to `z`: x_i(y_i ⊕ y_{i−1}) ⊕ x_{i−1} y_i (the
+/// three local cross terms with two ANDs) ⊕ the zero share `alpha`, the bits beyond `x.len`
+/// clear. What [`and_many`] sends for each pair, and the OR tree's pipelined levels per chunk.
+pub(crate) fn push_local_share(z: &mut Vec<u64>, x: &BitShares, y: &BitShares, alpha: &[u64]) {
+    let start = z.len();
+    z.extend(
+        (0..x.words())
+            .map(|j| (x.own[j] & (y.own[j] ^ y.prev[j])) ^ (x.prev[j] & y.own[j]) ^ alpha[j]),
+    );
+    clear_tail(&mut z[start..], x.len);
 }
 
 /// `x ∧ y`, one round.

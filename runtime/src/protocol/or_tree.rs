@@ -82,7 +82,7 @@ fn or_groups_pipelined(
     group: usize,
     per_chunk: usize,
 ) -> Result<BitShares, NetError> {
-    use crate::share::binary::{clear_tail, words_for};
+    use crate::share::binary::words_for;
     let groups = bits.len.div_ceil(group);
     /// One chunk's tree: its current level and group sizes, and the level's AND operands and
     /// own AND share while the peer's share is in flight.
@@ -115,10 +115,8 @@ fn or_groups_pipelined(
         } else {
             pairs(&c.cur, &c.sizes)
         };
-        let mut z: Vec<u64> = (0..l.words())
-            .map(|j| (l.own[j] & (r.own[j] ^ r.prev[j])) ^ (l.prev[j] & r.own[j]) ^ alpha[j])
-            .collect();
-        clear_tail(&mut z, l.len);
+        let mut z = Vec::with_capacity(l.words());
+        super::and::push_local_share(&mut z, &l, &r, alpha);
         if !z.is_empty() {
             let to = net.next();
             send_elems(net, to, &z)?;
